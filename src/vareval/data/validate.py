@@ -1,0 +1,140 @@
+"""Validating a results table and turning its columns into arrays by role.
+
+Roles: the *metric* column holds the numbers, the *by* column(s) name the
+method (or system, model ...), and optional *pairing* columns (seed, fold,
+dataset ...) say which runs of different methods belong together. Every
+problem is reported with the column and the rows involved; no row is ever
+dropped silently.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+import pandas as pd
+
+from vareval.errors import DataError
+
+
+def _rows(mask: np.ndarray) -> str:
+    """Name the offending rows 1-based, as a user counts data rows in a file."""
+    idx = np.flatnonzero(mask) + 1
+    shown = ", ".join(str(i) for i in idx[:8])
+    return shown + (f" ... ({idx.size} rows)" if idx.size > 8 else "")
+
+
+def require_columns(df: pd.DataFrame, columns, role: str) -> list[str]:
+    """Check that every column in ``columns`` exists; suggest close names if not."""
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    if not columns:
+        raise DataError(f"no {role} column given; name at least one.")
+    present = [str(c) for c in df.columns]
+    for col in columns:
+        if col not in df.columns:
+            close = difflib.get_close_matches(str(col), present, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise DataError(
+                f"{role} column {col!r} not found{hint} (columns: {', '.join(present)})"
+            )
+    return columns
+
+
+def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
+    """Return a metric column as floats; refuse text, NaN and infinities by row."""
+    require_columns(df, [column], "metric")
+    raw = df[column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    text = np.isnan(values) & raw.notna().to_numpy()
+    if text.any():
+        example = raw[text].iloc[0]
+        raise DataError(
+            f"metric column {column!r} has non-numeric values in data row(s) "
+            f"{_rows(text)} (e.g. {example!r}); only numbers are accepted."
+        )
+    missing = ~np.isfinite(values)
+    if missing.any():
+        raise DataError(
+            f"metric column {column!r} has missing or infinite values in data row(s) "
+            f"{_rows(missing)}; fill or remove those rows explicitly."
+        )
+    return values
+
+
+def labels(df: pd.DataFrame, columns, role: str) -> pd.Series:
+    """Return one label per row from one or more columns (joined with '/'), refusing blanks."""
+    columns = require_columns(df, columns, role)
+    for col in columns:
+        missing = df[col].isna().to_numpy()
+        if missing.any():
+            raise DataError(
+                f"{role} column {col!r} is empty in data row(s) {_rows(missing)}; "
+                "every row needs a value."
+            )
+    if len(columns) == 1:
+        return df[columns[0]].astype(str)
+    return df[columns].astype(str).agg("/".join, axis=1)
+
+
+def groups(df: pd.DataFrame, metric: str, by, *, min_runs: int = 1) -> dict[str, np.ndarray]:
+    """Split the metric by method, in order of first appearance.
+
+    Raises
+    ------
+    DataError
+        If a method has fewer than ``min_runs`` runs.
+    """
+    values = metric_values(df, metric)
+    names = labels(df, by, "method")
+    out = {str(name): values[(names == name).to_numpy()] for name in pd.unique(names)}
+    for name, scores in out.items():
+        if scores.size < min_runs:
+            raise DataError(
+                f"method {name!r} has {scores.size} run(s) in column {metric!r}; "
+                f"this needs at least {min_runs}."
+            )
+    return out
+
+
+def pairs(
+    df: pd.DataFrame, metric: str, by, pair_on, a: str, b: str
+) -> tuple[np.ndarray, np.ndarray, list]:
+    """Align methods ``a`` and ``b`` on the pairing key(s); refuse unmatched or duplicate keys.
+
+    Returns
+    -------
+    (scores_a, scores_b, keys)
+        Matched arrays in key order and the keys themselves.
+    """
+    values = metric_values(df, metric)
+    names = labels(df, by, "method").to_numpy()
+    keys = labels(df, pair_on, "pairing")
+    for m in (a, b):
+        if m not in set(names):
+            close = difflib.get_close_matches(m, sorted(set(names)), n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise DataError(f"method {m!r} not found{hint} (methods: {', '.join(sorted(set(names)))})")
+    if a == b:
+        raise DataError(f"methods to compare must differ; got {a!r} twice.")
+    sides = {}
+    for m in (a, b):
+        sel = names == m
+        k = keys[sel]
+        dup = k.duplicated(keep=False).to_numpy()
+        if dup.any():
+            raise DataError(
+                f"method {m!r} has duplicate pairing key {k[dup].iloc[0]!r} "
+                f"(data rows {_rows(sel & np.isin(keys, k[dup]))}); each key must appear once per method."
+            )
+        sides[m] = pd.Series(values[sel], index=k.to_numpy())
+    only_a = sides[a].index.difference(sides[b].index)
+    only_b = sides[b].index.difference(sides[a].index)
+    if len(only_a) or len(only_b):
+        parts = []
+        if len(only_a):
+            parts.append(f"keys only in {a!r}: {', '.join(map(str, only_a[:5]))}")
+        if len(only_b):
+            parts.append(f"keys only in {b!r}: {', '.join(map(str, only_b[:5]))}")
+        raise DataError("unmatched pairs: " + "; ".join(parts) + "; every key needs both methods.")
+    order = list(sides[a].index)
+    return sides[a].to_numpy(), sides[b].loc[order].to_numpy(), order

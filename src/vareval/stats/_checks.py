@@ -1,0 +1,79 @@
+"""Argument checks shared by the statistics layer.
+
+Each returns the normalised value or raises :class:`ArgumentError` with a
+message that names the argument, what was wrong and what is accepted.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from vareval.errors import ArgumentError
+
+
+def as_scores(x, name: str, *, min_n: int = 1) -> np.ndarray:
+    """Return ``x`` as a 1-D float array of finite numbers with at least ``min_n``."""
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"`{name}` must be numbers; got non-numeric values.") from None
+    if arr.ndim != 1:
+        raise ArgumentError(f"`{name}` must be one-dimensional; got {arr.ndim} dimensions.")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        shown = ", ".join(str(i) for i in bad[:5]) + (" ..." if bad.size > 5 else "")
+        raise ArgumentError(
+            f"`{name}` has {bad.size} NaN or infinite value(s) at position(s) {shown}; "
+            "remove or fix them explicitly."
+        )
+    if arr.size < min_n:
+        raise ArgumentError(f"`{name}` needs at least {min_n} value(s); got {arr.size}.")
+    return arr
+
+
+def as_confidence(confidence, name: str = "confidence") -> float:
+    """Return a confidence level strictly between 0 and 1."""
+    if not isinstance(confidence, numbers.Real) or not 0 < float(confidence) < 1:
+        raise ArgumentError(f"`{name}` must be a number strictly between 0 and 1; got {confidence!r}.")
+    return float(confidence)
+
+
+def as_positive_int(value, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int that is at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ArgumentError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def as_int_array(values, name: str, *, minimum: int = 1) -> np.ndarray:
+    """Return a 1-D array of integers that are each at least ``minimum``."""
+    arr = np.atleast_1d(np.asarray(values))
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise ArgumentError(f"`{name}` must be a non-empty list of integers; got {values!r}.")
+    if (arr < minimum).any():
+        raise ArgumentError(f"`{name}` values must be >= {minimum}; got {arr[arr < minimum][0]}.")
+    return arr.astype(np.int64)
+
+
+def as_alternative(alternative: str) -> str:
+    """Return the alternative hypothesis name, one of two-sided, greater, less."""
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ArgumentError(
+            f"`alternative` must be 'two-sided', 'greater' or 'less'; got {alternative!r}."
+        )
+    return alternative
+
+
+def as_rng(rng) -> np.random.Generator:
+    """Return a Generator from ``None``, an int seed, a SeedSequence or a Generator (SPEC 7)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(rng, numbers.Integral) and rng < 0:
+            raise ArgumentError(f"`rng` seed must be a non-negative integer; got {rng}.")
+        return np.random.default_rng(rng)
+    raise ArgumentError(
+        f"`rng` must be None, a non-negative int or a numpy Generator; got {type(rng).__name__}."
+    )

@@ -1,0 +1,155 @@
+"""Job 1: what to report from repeated runs.
+
+``summarize`` describes one method's repeated runs: the centre (mean and
+median) with a confidence interval for each, the spread (SD, IQR, range),
+every individual score, and the best run, labelled *selected* because it
+describes a chosen run and not the method's typical performance.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from scipy import special, stats
+
+from vareval.stats._checks import as_confidence, as_scores
+from vareval.stats._result import Result
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Summary(Result):
+    """Summary of one method's repeated runs.
+
+    Attributes
+    ----------
+    n, mean, median, sd, se, iqr, range, min, max
+        Descriptive statistics; ``sd`` uses ddof=1 and ``se = sd / sqrt(n)``.
+    scores : ndarray
+        Every individual score, in the order given.
+    selected : float
+        The best run (maximum, or minimum when lower is better). A *selected*
+        statistic: it estimates nothing about typical performance.
+    selected_index : int
+        Position of the selected run in ``scores``.
+    confidence : float
+        Level of both intervals.
+    mean_ci : (float, float)
+        Student-t interval for the mean.
+    median_ci : (float, float)
+        Distribution-free interval for the median from order statistics.
+    median_ci_coverage : float
+        Exact coverage of ``median_ci`` for any continuous distribution. With
+        few runs the widest interval, (min, max), may fall short of
+        ``confidence``; this field then says by how much.
+    higher_is_better : bool
+        Direction used to pick the selected run.
+    """
+
+    n: int
+    mean: float
+    median: float
+    sd: float
+    se: float
+    iqr: float
+    range: float
+    min: float
+    max: float
+    scores: np.ndarray
+    selected: float
+    selected_index: int
+    confidence: float
+    mean_ci: tuple[float, float]
+    median_ci: tuple[float, float]
+    median_ci_coverage: float
+    higher_is_better: bool
+
+
+def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True) -> Summary:
+    """Summarise one method's repeated runs.
+
+    Estimands: the mean score (``mean``, ``se``, ``mean_ci``, a t interval
+    that assumes roughly normal run-to-run variation or enough runs) and the
+    median score (``median``, ``median_ci``, exact for any continuous
+    distribution). ``selected`` is the best run, a best-of-n statistic.
+
+    Parameters
+    ----------
+    scores : array_like
+        One score per run, at least two, all finite.
+    confidence : float, default 0.95
+        Level of the intervals, in (0, 1).
+    higher_is_better : bool, default True
+        Whether the best run is the largest (accuracy) or smallest (loss) score.
+
+    Returns
+    -------
+    Summary
+
+    Examples
+    --------
+    >>> s = summarize([0.831, 0.847, 0.822])
+    >>> round(s.mean, 4), s.selected
+    (0.8333, 0.847)
+    """
+    x = as_scores(scores, "scores", min_n=2)
+    confidence = as_confidence(confidence)
+    n = x.size
+    sd = float(np.std(x, ddof=1))
+    se = sd / np.sqrt(n)
+    mean = float(np.mean(x))
+    q1, median, q3 = np.percentile(x, [25, 50, 75])
+    best = int(np.argmax(x) if higher_is_better else np.argmin(x))
+    lo, hi, coverage = median_interval(x, confidence)
+    return Summary(
+        n=n,
+        mean=mean,
+        median=float(median),
+        sd=sd,
+        se=float(se),
+        iqr=float(q3 - q1),
+        range=float(x.max() - x.min()),
+        min=float(x.min()),
+        max=float(x.max()),
+        scores=x,
+        selected=float(x[best]),
+        selected_index=best,
+        confidence=confidence,
+        mean_ci=t_interval(mean, se, n - 1, confidence),
+        median_ci=(lo, hi),
+        median_ci_coverage=coverage,
+        higher_is_better=bool(higher_is_better),
+    )
+
+
+def median_interval(scores, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Distribution-free confidence interval for the median from order statistics.
+
+    The interval is ``[x_(l), x_(n+1-l)]`` with the largest ``l`` whose exact
+    coverage ``P(l <= B <= n - l)``, ``B ~ Binomial(n, 1/2)``, is at least
+    ``confidence``. That holds for any continuous distribution. When even
+    ``[min, max]`` covers less (few runs), that interval is returned with its
+    smaller exact coverage.
+
+    Returns
+    -------
+    (low, high, coverage)
+    """
+    x = np.sort(as_scores(scores, "scores"))
+    n = x.size
+    confidence = as_confidence(confidence)
+    l_all = np.arange(1, n // 2 + 1)
+    # coverage(l) = 1 - 2 P(B <= l - 1); decreasing in l.
+    cover = 1 - 2 * stats.binom.cdf(l_all - 1, n, 0.5)
+    ok = np.flatnonzero(cover >= confidence - 1e-12)
+    i = ok[-1] if ok.size else 0
+    if n == 1:
+        return float(x[0]), float(x[0]), 0.0
+    lo_rank = int(l_all[i])
+    return float(x[lo_rank - 1]), float(x[n - lo_rank]), float(cover[i])
+
+
+def t_interval(mean: float, se: float, df: float, confidence: float) -> tuple[float, float]:
+    """Student-t interval ``mean +- t_{(1+c)/2, df} se``."""
+    half = special.stdtrit(df, (1 + confidence) / 2) * se
+    return float(mean - half), float(mean + half)

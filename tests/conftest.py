@@ -1,0 +1,21 @@
+import os
+
+import numpy as np
+import pytest
+
+# Slow calibration tests scale their simulation counts by this factor; CI runs
+# them with a reduced scale so the tier stays bounded.
+SLOW_SCALE = float(os.environ.get("VAREVAL_SLOW_SCALE", "1"))
+
+
+def scaled(n: int, minimum: int = 200) -> int:
+    """Number of simulations for a slow test under the current scale."""
+    return max(minimum, int(n * SLOW_SCALE))
+
+
+@pytest.fixture
+def rng(request):
+    """A fresh seeded generator; the seed is printed so a failure can be replayed."""
+    seed = int(np.random.SeedSequence().entropy % 2**32)
+    print(f"{request.node.name}: seed {seed}")
+    return np.random.default_rng(seed)
