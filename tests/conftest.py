@@ -8,9 +8,10 @@ import pytest
 SLOW_SCALE = float(os.environ.get("VAREVAL_SLOW_SCALE", "1"))
 
 
-def scaled(n: int, minimum: int = 200) -> int:
-    """Number of simulations for a slow test under the current scale."""
-    return max(minimum, int(n * SLOW_SCALE))
+@pytest.fixture
+def scaled():
+    """Return ``f(n, minimum=200)``: a slow test's simulation count under the scale."""
+    return lambda n, minimum=200: max(minimum, int(n * SLOW_SCALE))
 
 
 @pytest.fixture
