@@ -1,0 +1,1 @@
+"""Presentation: plots (matplotlib, imported lazily) and the HTML report."""

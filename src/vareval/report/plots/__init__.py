@@ -1,0 +1,1 @@
+"""Plots, one module per job; matplotlib is imported inside the functions."""
