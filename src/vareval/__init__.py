@@ -5,11 +5,44 @@ Two levels of API:
 - ``vareval.stats``: pure functions on arrays (no pandas needed).
 - the functions here: one call on a pandas DataFrame of results, with the
   columns' roles named (``metric=``, ``by=``, ``pair_on=``).
+
+Names are imported on first use, so ``import vareval`` and the command's
+``--help`` stay fast.
 """
 
-from vareval import errors, stats
-from vareval.errors import VarevalError
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["VarevalError", "errors", "stats"]
+# public name -> module that defines it
+_EXPORTS = {
+    "VarevalError": "vareval.errors",
+    "read_table": "vareval.data.io",
+    "ResultTable": "vareval.data.tables",
+    "summarize": "vareval.data.repeated",
+    "best_of_k": "vareval.data.repeated",
+    "paired": "vareval.data.repeated",
+    "plan": "vareval.data.repeated",
+    "ranking_stability": "vareval.data.repeated",
+    "reseeding_design": "vareval.experiment.design",
+}
+_SUBMODULES = {"errors", "stats", "data", "experiment", "datasets", "report"}
+
+__all__ = sorted([*_EXPORTS, *_SUBMODULES])
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"vareval.{name}")
+    else:
+        raise AttributeError(f"module 'vareval' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

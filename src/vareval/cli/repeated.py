@@ -4,31 +4,317 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import by_option, emit, json_option, metric_option, results_file, split_columns
+from vareval.cli._common import (
+    by_option,
+    emit,
+    json_option,
+    metric_option,
+    parse_ints,
+    results_file,
+    split_columns,
+)
+
+
+def _confidence_option(f):
+    return click.option(
+        "--confidence",
+        type=float,
+        default=0.95,
+        show_default=True,
+        help="Level of the confidence intervals.",
+    )(f)
+
+
+def _direction_option(f):
+    return click.option(
+        "--lower-is-better", is_flag=True, help="The best run is the smallest score (a loss)."
+    )(f)
+
+
+def _seed_option(f):
+    return click.option(
+        "--seed",
+        type=int,
+        default=0,
+        show_default=True,
+        help="Seed of the simulation or bootstrap.",
+    )(f)
+
+
+def _pair_options(f):
+    f = click.option("--b", "b", default=None, help="Method B (the baseline).")(f)
+    f = click.option("--a", "a", default=None, help="Method A (the candidate).")(f)
+    return click.option(
+        "--pair-on", required=True, help="Column(s) matching runs across methods, e.g. seed."
+    )(f)
 
 
 @click.command()
 @results_file
 @metric_option
 @by_option
-@click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option("--lower-is-better", is_flag=True, help="The best run is the smallest score.")
+@_confidence_option
+@_direction_option
 @json_option
 def summarize(results, metric, by, confidence, lower_is_better, as_json):
     """Per-method summary of repeated runs: centre, spread, CIs, the selected best run."""
-    from vareval.data import groups, read_table
-    from vareval.stats import summarize as summarize_scores
+    import vareval
 
-    table = groups(read_table(results), metric, split_columns(by), min_runs=2)
-    out = {
-        name: summarize_scores(x, confidence=confidence, higher_is_better=not lower_is_better)
-        for name, x in table.items()
-    }
-    emit(as_json, {k: v.to_dict() for k, v in out.items()}, "\n".join(map(repr, out.values())))
+    table = vareval.summarize(
+        vareval.read_table(results),
+        metric,
+        split_columns(by),
+        confidence=confidence,
+        higher_is_better=not lower_is_better,
+    )
+    emit(as_json, table.to_dict(), render_summary(table, metric))
+
+
+def render_summary(table, metric: str) -> str:
+    """The per-method report: typical performance with spread, the best run as selected."""
+    first = next(iter(table.results.values()))
+    pct = f"{first.confidence:.0%}"
+    lines = [
+        f"{metric}: {pct} intervals; 'selected' is the best run, not typical performance",
+        f"{'method':<14}{'n':>4}{'mean':>9}{'SD':>9}{'SE':>9}  {pct + ' CI (mean)':<20}"
+        f"{'median':>9}  {pct + ' CI (median)':<20}{'IQR':>9}{'selected':>10}",
+    ]
+    for name, s in table.results.items():
+        med_ci = f"[{s.median_ci[0]:.4f}, {s.median_ci[1]:.4f}]"
+        if s.median_ci_coverage < s.confidence:
+            med_ci += f" {s.median_ci_coverage:.0%}"
+        lines.append(
+            f"{name[:13]:<14}{s.n:>4}{s.mean:>9.4f}{s.sd:>9.4f}{s.se:>9.4f}  "
+            f"{f'[{s.mean_ci[0]:.4f}, {s.mean_ci[1]:.4f}]':<20}{s.median:>9.4f}  "
+            f"{med_ci:<20}{s.iqr:>9.4f}{s.selected:>10.4f}"
+        )
+    lines.append(
+        "runs: "
+        + "; ".join(
+            f"{name} " + ", ".join(f"{v:.4g}" for v in s.scores)
+            for name, s in table.results.items()
+        )
+    )
+    if any(s.median_ci_coverage < s.confidence for s in table.results.values()):
+        lines.append(
+            "(a % after a median interval: too few runs; [min, max] covers only that often)"
+        )
+    return "\n".join(lines)
+
+
+@click.command("best-of-k")
+@results_file
+@metric_option
+@click.option("--by", default=None, help="Method column; gives one table per method.")
+@click.option("--method", default=None, help="Only this method's runs.")
+@click.option("--ks", default="1,3,5,10", show_default=True, help="Values of k, comma-separated.")
+@click.option(
+    "--n-sim", type=int, default=100_000, show_default=True, help="Simulated comparisons per k."
+)
+@click.option("--absolute", is_flag=True, help="Absolute gaps instead of relative to the winner.")
+@_direction_option
+@_seed_option
+@json_option
+def best_of_k(results, metric, by, method, ks, n_sim, absolute, lower_is_better, seed, as_json):
+    """Apparent gaps between two IDENTICAL methods that each keep their best of k runs."""
+    import vareval
+
+    table = vareval.best_of_k(
+        vareval.read_table(results),
+        metric,
+        split_columns(by) if by else None,
+        method=method,
+        ks=parse_ints(ks, "--ks"),
+        n_sim=n_sim,
+        higher_is_better=not lower_is_better,
+        relative=not absolute,
+        rng=seed,
+    )
+    emit(as_json, table.to_dict(), render_best_of_k(table))
+
+
+def render_best_of_k(table) -> str:
+    """The illusion table: median and 90th-percentile apparent gap per k."""
+    lines = []
+    for name, r in table.results.items():
+        unit = "relative to the winner" if r.relative else "absolute"
+        fmt = (lambda v: f"{v:.1%}") if r.relative else (lambda v: f"{v:.4g}")
+        lines += [
+            f"{name}: two identical methods, each keeping its best of k runs "
+            f"({r.n_sim:,} simulated comparisons per k; gaps {unit})",
+            f"{'k':>5}{'median gap':>13}{'90th pct':>11}{'mean signed diff':>19}",
+        ]
+        lines += [
+            f"{k:>5}{fmt(m):>13}{fmt(p):>11}{d:>+19.2e}"
+            for k, m, p, d in zip(
+                r.ks, r.median_gap, r.p90_gap, r.mean_signed_difference, strict=True
+            )
+        ]
+    lines.append(
+        "The signed difference is zero in expectation: an observed winner alone shows nothing."
+    )
+    return "\n".join(lines)
+
+
+@click.command()
+@results_file
+@metric_option
+@by_option
+@_pair_options
+@_confidence_option
+@click.option("--n-boot", type=int, default=10_000, show_default=True, help="Bootstrap resamples.")
+@_direction_option
+@_seed_option
+@json_option
+def paired(results, metric, by, pair_on, a, b, confidence, n_boot, lower_is_better, seed, as_json):
+    """Mean paired difference A - B with SE, CIs and the variance decomposition."""
+    import vareval
+
+    table = vareval.paired(
+        vareval.read_table(results),
+        metric,
+        split_columns(by),
+        split_columns(pair_on),
+        a=a,
+        b=b,
+        confidence=confidence,
+        n_boot=n_boot,
+        higher_is_better=not lower_is_better,
+        rng=seed,
+    )
+    emit(as_json, table.to_dict(), render_paired(table))
+
+
+def render_paired(table) -> str:
+    """The paired comparison: the difference with its uncertainty, then what pairing saved."""
+    ((name, r),) = table.results.items()
+    pct = f"{r.confidence:.0%}"
+    return "\n".join(
+        [
+            f"{name}, paired over {r.k} replications",
+            f"  mean difference    {r.mean:+.4f}  (SE {r.se:.4f} = SD of differences "
+            f"{r.sd:.4f} / sqrt({r.k}))",
+            f"  {pct} CI, t         [{r.t_ci[0]:+.4f}, {r.t_ci[1]:+.4f}]",
+            f"  {pct} CI, bootstrap [{r.bootstrap_ci[0]:+.4f}, {r.bootstrap_ci[1]:+.4f}]",
+            f"  paired t test      t = {r.statistic:.3f}, df = {r.df:g}, p = {r.pvalue:.4g}",
+            f"  Var(A-B) = Var A + Var B - 2 Cov = {r.var_a:.3g} + {r.var_b:.3g} - 2 x {r.cov:.3g}"
+            f" = {r.var_diff:.3g}  (correlation {r.correlation:.2f})",
+            f"  pairing: SE {r.se:.4f} vs {r.se_unpaired:.4f} unpaired; an unpaired design would "
+            f"need {r.variance_ratio:.2g}x the runs",
+            f"  selected: best A - best B = {r.selected_gap:+.4f} (a selected statistic, "
+            "not an estimate of the difference)",
+        ]
+    )
+
+
+@click.command()
+@results_file
+@metric_option
+@by_option
+@_pair_options
+@click.option("--target-se", type=float, default=None, help="Wanted SE of the mean difference.")
+@click.option("--target-halfwidth", type=float, default=None, help="Wanted CI half-width.")
+@click.option(
+    "--effect",
+    type=float,
+    default=None,
+    help="Mean difference the test should detect (with --power).",
+)
+@click.option("--power", type=float, default=0.8, show_default=True)
+@click.option("--alpha", type=float, default=0.05, show_default=True)
+@_confidence_option
+@json_option
+def plan(
+    results,
+    metric,
+    by,
+    pair_on,
+    a,
+    b,
+    target_se,
+    target_halfwidth,
+    effect,
+    power,
+    alpha,
+    confidence,
+    as_json,
+):
+    """How many paired runs reach a target SE, CI half-width or power (from a pilot)."""
+    import vareval
+
+    table = vareval.plan(
+        vareval.read_table(results),
+        metric,
+        split_columns(by),
+        split_columns(pair_on),
+        a=a,
+        b=b,
+        target_se=target_se,
+        target_halfwidth=target_halfwidth,
+        effect=effect,
+        power=power,
+        alpha=alpha,
+        confidence=confidence,
+    )
+    emit(as_json, table.to_dict(), render_plan(table))
+
+
+def render_plan(table) -> str:
+    """The requirement and the pairs-to-precision curve around it."""
+    ((name, r),) = table.results.items()
+    goal = {
+        "se": f"SE of the mean difference <= {r.target_value:.4g}",
+        "halfwidth": f"{r.confidence:.0%} CI half-width <= {r.target_value:.4g}",
+        "power": f"power {r.achieved:.2f} >= target to detect a difference of {r.target_value:.4g} "
+        f"at alpha {r.alpha:g}",
+    }[r.target]
+    lines = [
+        f"{name}: SD of paired differences {r.sd_diff:.4g} (from the pilot; itself uncertain)",
+        f"  {goal}: {r.k_required} pairs (normal approximation: {r.k_normal})",
+        f"  {'pairs':>7}{'SE':>10}{'CI half-width':>15}"
+        + (f"{'power':>8}" if r.curve_power is not None else ""),
+    ]
+    show = [i for i, k in enumerate(r.curve_k) if k in _milestones(r.k_required)]
+    for i in show:
+        row = f"  {r.curve_k[i]:>7}{r.curve_se[i]:>10.4g}{r.curve_halfwidth[i]:>15.4g}"
+        if r.curve_power is not None:
+            row += f"{r.curve_power[i]:>8.2f}"
+        lines.append(row)
+    lines.append("  Halving the SE takes four times the pairs.")
+    return "\n".join(lines)
+
+
+def _milestones(k_required: int) -> set[int]:
+    """A few readable rows of the curve: doublings from 2 and the requirement."""
+    ks = {k_required}
+    k = 2
+    while k <= 4 * max(k_required, 4):
+        ks.add(k)
+        k *= 2
+    return ks
 
 
 def demo_section() -> str:
-    return "(repeated runs: to be written)"
+    """Jobs 1-3 on the bundled digits runs: what a careful paper reports."""
+    import vareval
+    from vareval.datasets import path
+
+    df = vareval.read_table(path("digits_runs.csv"))
+    parts = [
+        "== Repeated runs: three classifiers on digits, ten seeds each (digits_runs.csv) ==",
+        render_summary(vareval.summarize(df, "accuracy", "method"), "accuracy"),
+        "",
+        render_paired(vareval.paired(df, "accuracy", "method", "seed", a="mlp", b="logreg", rng=0)),
+        "",
+        render_plan(
+            vareval.plan(
+                df, "accuracy", "method", "seed", a="mlp", b="logreg", target_halfwidth=0.002
+            )
+        ),
+        "",
+        render_best_of_k(vareval.best_of_k(df, "accuracy", "method", method="mlp", rng=0)),
+    ]
+    return "\n".join(parts)
 
 
-COMMANDS = [summarize]
+COMMANDS = [summarize, best_of_k, paired, plan]

@@ -113,7 +113,9 @@ def pairs(
         if m not in set(names):
             close = difflib.get_close_matches(m, sorted(set(names)), n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise DataError(f"method {m!r} not found{hint} (methods: {', '.join(sorted(set(names)))})")
+            raise DataError(
+                f"method {m!r} not found{hint} (methods: {', '.join(sorted(set(names)))})"
+            )
     if a == b:
         raise DataError(f"methods to compare must differ; got {a!r} twice.")
     sides = {}
@@ -124,7 +126,8 @@ def pairs(
         if dup.any():
             raise DataError(
                 f"method {m!r} has duplicate pairing key {k[dup].iloc[0]!r} "
-                f"(data rows {_rows(sel & np.isin(keys, k[dup]))}); each key must appear once per method."
+                f"(data rows {_rows(sel & np.isin(keys, k[dup]))}); "
+                "each key must appear once per method."
             )
         sides[m] = pd.Series(values[sel], index=k.to_numpy())
     only_a = sides[a].index.difference(sides[b].index)

@@ -61,7 +61,9 @@ def reseeding_design(
         raise ArgumentError("`factors` must name at least one factor with its levels.")
     for name, levels in factors.items():
         if isinstance(levels, str) or len(levels) == 0:
-            raise ArgumentError(f"factor {name!r} needs a non-empty list of levels; got {levels!r}.")
+            raise ArgumentError(
+                f"factor {name!r} needs a non-empty list of levels; got {levels!r}."
+            )
         if len(set(map(str, levels))) != len(levels):
             raise ArgumentError(f"factor {name!r} has repeated levels: {list(levels)!r}.")
         if name in DESIGN_COLUMNS or name == "config_index":

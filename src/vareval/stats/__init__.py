@@ -3,6 +3,20 @@
 Imports numpy and scipy only; no pandas, no I/O, no printing.
 """
 
+from vareval.stats.paired import PairedDifference, Plan, paired_difference, plan_replications
+from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
 from vareval.stats.summary import Summary, median_interval, summarize
 
-__all__ = ["Summary", "median_interval", "summarize"]
+__all__ = [
+    "BestOfK",
+    "PairedDifference",
+    "Plan",
+    "RankingStability",
+    "Summary",
+    "best_of_k",
+    "median_interval",
+    "paired_difference",
+    "plan_replications",
+    "ranking_stability",
+    "summarize",
+]

@@ -36,7 +36,9 @@ def as_scores(x, name: str, *, min_n: int = 1) -> np.ndarray:
 def as_confidence(confidence, name: str = "confidence") -> float:
     """Return a confidence level strictly between 0 and 1."""
     if not isinstance(confidence, numbers.Real) or not 0 < float(confidence) < 1:
-        raise ArgumentError(f"`{name}` must be a number strictly between 0 and 1; got {confidence!r}.")
+        raise ArgumentError(
+            f"`{name}` must be a number strictly between 0 and 1; got {confidence!r}."
+        )
     return float(confidence)
 
 

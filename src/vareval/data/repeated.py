@@ -1,0 +1,233 @@
+"""Jobs 1-3 on a results table: one call per job, columns named by role.
+
+Each function reads the roles (``metric``, ``by``, ``pair_on``) from a tidy
+DataFrame with one row per run, validates them (see
+:mod:`vareval.data.validate`) and calls the statistics layer.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vareval import stats
+from vareval.data.tables import ResultTable
+from vareval.data.validate import groups, labels, metric_values, pairs
+from vareval.errors import DataError
+from vareval.stats._checks import as_rng
+
+
+def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) -> ResultTable:
+    """Per-method summary of repeated runs (:func:`vareval.stats.summarize` per method)."""
+    results = {
+        name: stats.summarize(x, confidence=confidence, higher_is_better=higher_is_better)
+        for name, x in groups(df, metric, by, min_runs=2).items()
+    }
+    frame = pd.DataFrame(
+        [
+            {
+                "method": name,
+                "n": s.n,
+                "mean": s.mean,
+                "sd": s.sd,
+                "se": s.se,
+                "mean_ci_low": s.mean_ci[0],
+                "mean_ci_high": s.mean_ci[1],
+                "median": s.median,
+                "median_ci_low": s.median_ci[0],
+                "median_ci_high": s.median_ci[1],
+                "median_ci_coverage": s.median_ci_coverage,
+                "iqr": s.iqr,
+                "min": s.min,
+                "max": s.max,
+                "selected_best": s.selected,
+            }
+            for name, s in results.items()
+        ]
+    ).set_index("method")
+    return ResultTable(f"Repeated runs of {metric!r} by method", results, frame)
+
+
+def best_of_k(
+    df,
+    metric: str,
+    by=None,
+    *,
+    method=None,
+    ks=(1, 3, 5, 10),
+    n_sim=100_000,
+    higher_is_better=True,
+    quantiles=(0.5, 0.9),
+    relative=True,
+    rng=None,
+) -> ResultTable:
+    """The best-of-k illusion for each method's pooled runs (or one ``method``'s)."""
+    table = (
+        {"all runs": metric_values(df, metric)}
+        if by is None
+        else groups(df, metric, by, min_runs=2)
+    )
+    if method is not None:
+        if method not in table:
+            raise DataError(f"method {method!r} not found (methods: {', '.join(table)}).")
+        table = {method: table[method]}
+    rng = as_rng(rng)  # one stream shared by the methods
+    results = {
+        name: stats.best_of_k(
+            x,
+            ks,
+            n_sim=n_sim,
+            higher_is_better=higher_is_better,
+            quantiles=quantiles,
+            relative=relative,
+            rng=rng,
+        )
+        for name, x in table.items()
+    }
+    rows = []
+    for name, r in results.items():
+        for i, k in enumerate(r.ks):
+            row = {"method": name, "k": int(k)}
+            row.update(
+                {f"gap_q{q:g}": v for q, v in zip(r.quantiles, r.gap_quantiles[i], strict=True)}
+            )
+            row["mean_signed_difference"] = r.mean_signed_difference[i]
+            rows.append(row)
+    frame = pd.DataFrame(rows).set_index(["method", "k"])
+    return ResultTable(
+        "Apparent gap between two identical methods keeping their best of k", results, frame
+    )
+
+
+def _two_methods(df, by, a, b) -> tuple[str, str]:
+    """Name the two methods to compare: as given, or the only two in the table."""
+    if a is not None and b is not None:
+        return str(a), str(b)
+    names = list(pd.unique(labels(df, by, "method")))
+    if len(names) != 2 or (a is not None or b is not None):
+        raise DataError(
+            f"name the two methods to compare (a and b); the table has {len(names)}: "
+            f"{', '.join(map(str, names[:10]))}."
+        )
+    return str(names[0]), str(names[1])
+
+
+def paired(
+    df,
+    metric: str,
+    by,
+    pair_on,
+    *,
+    a=None,
+    b=None,
+    confidence=0.95,
+    n_boot=10_000,
+    higher_is_better=True,
+    rng=None,
+) -> ResultTable:
+    """Paired difference A - B over replications matched on ``pair_on`` (e.g. seed)."""
+    a, b = _two_methods(df, by, a, b)
+    xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+    r = stats.paired_difference(
+        xa, xb, confidence=confidence, n_boot=n_boot, higher_is_better=higher_is_better, rng=rng
+    )
+    key = f"{a} - {b}"
+    frame = pd.DataFrame(
+        [
+            {
+                "comparison": key,
+                "pairs": r.k,
+                "mean_diff": r.mean,
+                "se": r.se,
+                "t_ci_low": r.t_ci[0],
+                "t_ci_high": r.t_ci[1],
+                "boot_ci_low": r.bootstrap_ci[0],
+                "boot_ci_high": r.bootstrap_ci[1],
+                "pvalue": r.pvalue,
+                "correlation": r.correlation,
+                "var_a": r.var_a,
+                "var_b": r.var_b,
+                "cov": r.cov,
+                "var_diff": r.var_diff,
+                "se_unpaired": r.se_unpaired,
+                "selected_gap": r.selected_gap,
+            }
+        ]
+    ).set_index("comparison")
+    return ResultTable(f"Paired difference in {metric!r}, matched on {pair_on}", {key: r}, frame)
+
+
+def plan(
+    df,
+    metric: str,
+    by,
+    pair_on,
+    *,
+    a=None,
+    b=None,
+    target_se=None,
+    target_halfwidth=None,
+    effect=None,
+    power=0.8,
+    alpha=0.05,
+    confidence=0.95,
+) -> ResultTable:
+    """Pairs needed for a target, using a pilot table's SD of paired differences."""
+    a, b = _two_methods(df, by, a, b)
+    xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+    sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
+    if not sd > 0:
+        raise DataError(
+            f"the pilot's paired differences of {metric!r} have no spread (or fewer than "
+            "two pairs), so they cannot plan replications."
+        )
+    r = stats.plan_replications(
+        sd,
+        target_se=target_se,
+        target_halfwidth=target_halfwidth,
+        effect=effect,
+        power=power,
+        alpha=alpha,
+        confidence=confidence,
+    )
+    frame = pd.DataFrame({"pairs": r.curve_k, "se": r.curve_se, "ci_halfwidth": r.curve_halfwidth})
+    if r.curve_power is not None:
+        frame["power"] = r.curve_power
+    return ResultTable(
+        f"Pairs needed ({a} - {b}, pilot SD of differences {sd:.4g})",
+        {f"{a} - {b}": r},
+        frame.set_index("pairs"),
+    )
+
+
+def ranking_stability(
+    df,
+    metric: str,
+    by,
+    *,
+    a=None,
+    b=None,
+    max_k=10,
+    n_sim=10_000,
+    higher_is_better=True,
+    rng=None,
+) -> ResultTable:
+    """How often best-, mean- and median-of-k rank two methods as their full means do."""
+    a, b = _two_methods(df, by, a, b)
+    table = groups(df, metric, by, min_runs=2)
+    for m in (a, b):
+        if m not in table:
+            raise DataError(f"method {m!r} not found (methods: {', '.join(table)}).")
+    r = stats.ranking_stability(
+        table[a], table[b], max_k=max_k, n_sim=n_sim, higher_is_better=higher_is_better, rng=rng
+    )
+    frame = pd.DataFrame(
+        {
+            "k": r.ks,
+            "best_of_k": r.best_of_k,
+            "mean_of_k": r.mean_of_k,
+            "median_of_k": r.median_of_k,
+        }
+    ).set_index("k")
+    return ResultTable(
+        f"Share of experiments ranking {a} vs {b} as the full means do", {f"{a} vs {b}": r}, frame
+    )
