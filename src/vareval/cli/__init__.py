@@ -12,22 +12,36 @@ import sys
 
 import click
 
+from vareval import __version__
 from vareval.errors import VarevalError
 
 
 class _Group(click.Group):
-    """A command group that turns user errors into one line and exit status 2."""
+    """A command group whose user errors are one ``error:`` line and exit status 2."""
 
-    def invoke(self, ctx):
+    def main(self, args=None, prog_name=None, **extra):
+        extra.pop("standalone_mode", None)
         try:
-            return super().invoke(ctx)
+            super().main(args, prog_name, standalone_mode=False, **extra)
         except VarevalError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
+            _fail(str(exc))
+        except click.UsageError as exc:  # a missing option, a bad value for a typed option
+            where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+            _fail(exc.format_message() + where)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        except click.Abort:
+            _fail("aborted", 1)
+        sys.exit(0)
+
+
+def _fail(message: str, status: int = 2):
+    click.echo(f"error: {' '.join(message.split())}", err=True)
+    sys.exit(status)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="vareval")
+@click.version_option(version=__version__, prog_name="vareval")
 def main():
     """Honest numbers from noisy machine-learning experiments."""
 

@@ -324,13 +324,13 @@ def _power(k, standardized_effect, alpha):
 
 def _smallest(need, start: int, max_k: int) -> int:
     """Smallest k in [2, max_k] with ``need(k)``, for a condition monotone in k."""
+    if not need(max_k):
+        raise ArgumentError(f"the target needs more than `max_k` = {max_k} pairs.")
     lo = 2
     if need(lo):
         return lo
-    hi = max(start, 3)
+    hi = min(max(start, 3), max_k)
     while not need(hi):
-        if hi >= max_k:
-            raise ArgumentError(f"the target needs more than `max_k` = {max_k} pairs.")
         lo, hi = hi, min(2 * hi, max_k)
     while hi - lo > 1:  # need(lo) is false, need(hi) is true
         mid = (lo + hi) // 2
