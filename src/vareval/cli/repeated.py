@@ -88,13 +88,11 @@ def render_summary(table, metric: str) -> str:
             f"{f'[{s.mean_ci[0]:.4f}, {s.mean_ci[1]:.4f}]':<20}{s.median:>9.4f}  "
             f"{med_ci:<20}{s.iqr:>9.4f}{s.selected:>10.4f}"
         )
-    lines.append(
-        "runs: "
-        + "; ".join(
-            f"{name} " + ", ".join(f"{v:.4g}" for v in s.scores)
-            for name, s in table.results.items()
-        )
-    )
+    lines.append("every run:")
+    lines += [
+        f"  {name[:13]:<13} " + " ".join(f"{v:.4f}" for v in s.scores)
+        for name, s in table.results.items()
+    ]
     if any(s.median_ci_coverage < s.confidence for s in table.results.values()):
         lines.append(
             "(a % after a median interval: too few runs; [min, max] covers only that often)"
