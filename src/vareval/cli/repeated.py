@@ -260,12 +260,15 @@ def plan(
 def render_plan(table) -> str:
     """The requirement and the pairs-to-precision curve around it."""
     ((name, r),) = table.results.items()
-    goal = {
-        "se": f"SE of the mean difference <= {r.target_value:.4g}",
-        "halfwidth": f"{r.confidence:.0%} CI half-width <= {r.target_value:.4g}",
-        "power": f"power {r.achieved:.2f} >= target to detect a difference of {r.target_value:.4g} "
-        f"at alpha {r.alpha:g}",
-    }[r.target]
+    if r.target == "se":
+        goal = f"SE of the mean difference <= {r.target_value:.4g}"
+    elif r.target == "halfwidth":
+        goal = f"{r.confidence:.0%} CI half-width <= {r.target_value:.4g}"
+    else:
+        goal = (
+            f"power >= {r.power:.2f} to detect a difference of {r.target_value:.4g} "
+            f"at alpha {r.alpha:g} (two-sided paired t test)"
+        )
     lines = [
         f"{name}: SD of paired differences {r.sd_diff:.4g} (from the pilot; itself uncertain)",
         f"  {goal}: {r.k_required} pairs (normal approximation: {r.k_normal})",

@@ -196,6 +196,8 @@ class Plan(Result):
         The precision curve: SE and CI half-width against the number of pairs.
     curve_power : ndarray or None
         Power against the number of pairs, when an effect is given.
+    power : float or None
+        Power asked for, when an effect is given.
     confidence, alpha : float
         Level of the half-width and of the test.
     """
@@ -211,6 +213,7 @@ class Plan(Result):
     curve_se: np.ndarray
     curve_halfwidth: np.ndarray
     curve_power: np.ndarray | None
+    power: float | None
     confidence: float
     alpha: float
 
@@ -288,6 +291,7 @@ def plan_replications(
         curve_se=sd / np.sqrt(curve_k),
         curve_halfwidth=_halfwidth(curve_k, sd, confidence),
         curve_power=_power(curve_k, value / sd, alpha) if target == "power" else None,
+        power=power if target == "power" else None,
         confidence=confidence,
         alpha=alpha,
     )
