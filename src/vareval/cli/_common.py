@@ -45,6 +45,14 @@ def parse_ints(text: str, option: str) -> list[int]:
         raise ArgumentError(f"{option} must be comma-separated integers; got {text!r}.") from None
 
 
+def parse_floats(text: str, option: str) -> list[float]:
+    """Parse '0.5,0.9' into floats, naming the option when it fails."""
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise ArgumentError(f"{option} must be comma-separated numbers; got {text!r}.") from None
+
+
 def _json_safe(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None

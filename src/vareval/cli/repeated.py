@@ -9,6 +9,7 @@ from vareval.cli._common import (
     emit,
     json_option,
     metric_option,
+    parse_floats,
     parse_ints,
     results_file,
     split_columns,
@@ -109,11 +110,16 @@ def render_summary(table, metric: str) -> str:
 @click.option(
     "--n-sim", type=int, default=100_000, show_default=True, help="Simulated comparisons per k."
 )
+@click.option(
+    "--quantiles", default="0.5,0.9", show_default=True, help="Quantiles of the gap to show."
+)
 @click.option("--absolute", is_flag=True, help="Absolute gaps instead of relative to the winner.")
 @_direction_option
 @_seed_option
 @json_option
-def best_of_k(results, metric, by, method, ks, n_sim, absolute, lower_is_better, seed, as_json):
+def best_of_k(
+    results, metric, by, method, ks, n_sim, quantiles, absolute, lower_is_better, seed, as_json
+):
     """Apparent gaps between two IDENTICAL methods that each keep their best of k runs."""
     import vareval
 
@@ -123,6 +129,7 @@ def best_of_k(results, metric, by, method, ks, n_sim, absolute, lower_is_better,
         split_columns(by) if by else None,
         method=method,
         ks=parse_ints(ks, "--ks"),
+        quantiles=parse_floats(quantiles, "--quantiles"),
         n_sim=n_sim,
         higher_is_better=not lower_is_better,
         relative=not absolute,
@@ -132,21 +139,20 @@ def best_of_k(results, metric, by, method, ks, n_sim, absolute, lower_is_better,
 
 
 def render_best_of_k(table) -> str:
-    """The illusion table: median and 90th-percentile apparent gap per k."""
+    """The illusion table: quantiles of the apparent gap, and the signed difference, per k."""
     lines = []
     for name, r in table.results.items():
         unit = "relative to the winner" if r.relative else "absolute"
         fmt = (lambda v: f"{v:.1%}") if r.relative else (lambda v: f"{v:.4g}")
+        heads = ["median" if q == 0.5 else f"q{q:g}" for q in r.quantiles]
         lines += [
             f"{name}: two identical methods, each keeping its best of k runs "
             f"({r.n_sim:,} simulated comparisons per k; gaps {unit})",
-            f"{'k':>5}{'median gap':>13}{'90th pct':>11}{'mean signed diff':>19}",
+            f"{'k':>5}" + "".join(f"{h:>10}" for h in heads) + f"{'mean signed diff':>19}",
         ]
         lines += [
-            f"{k:>5}{fmt(m):>13}{fmt(p):>11}{d:>+19.2e}"
-            for k, m, p, d in zip(
-                r.ks, r.median_gap, r.p90_gap, r.mean_signed_difference, strict=True
-            )
+            f"{k:>5}" + "".join(f"{fmt(v):>10}" for v in row) + f"{d:>+19.2e}"
+            for k, row, d in zip(r.ks, r.gap_quantiles, r.mean_signed_difference, strict=True)
         ]
     lines.append(
         "The signed difference is zero in expectation: an observed winner alone shows nothing."
