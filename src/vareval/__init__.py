@@ -13,3 +13,20 @@ from vareval.errors import VarevalError
 __version__ = "0.1.0"
 
 __all__ = ["VarevalError", "errors", "stats"]
+
+# The experiment layer loads on first use, so `vareval --help` stays fast.
+_LAZY = {
+    "experiment": "vareval.experiment",
+    "run_experiment": "vareval.experiment.runner:run",
+    "read_store_table": "vareval.data.store_table:read_store_table",
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'vareval' has no attribute {name!r}")
+    import importlib
+
+    module, _, attr = _LAZY[name].partition(":")
+    mod = importlib.import_module(module)
+    return getattr(mod, attr) if attr else mod
