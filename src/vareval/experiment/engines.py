@@ -16,8 +16,10 @@ metrics whichever engine ran it.
   trial it was running. Trials are sent in chunks whose size adapts to the
   trials' duration, so very short trials cost little.
 - ``ray``: Ray tasks on a cluster (``address``) or on a local Ray instance
-  started for the run; a timed-out task is cancelled with ``force=True``,
-  which kills its worker.
+  started for the run. The timeout is enforced inside the task by
+  ``SIGALRM``; a task still running ``RAY_GRACE`` (30) seconds later (stuck
+  in C code, or waiting for a worker) is cancelled with ``force=True``, which
+  kills its worker process.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def _function(path: str, paths):
     return fn
 
 
-def execute(task: Mapping, *, alarm: bool = False) -> dict:
+def execute(task: Mapping, *, alarm: bool = False, on_start=None) -> dict:
     """Run one trial and return its result; never raises for the trial's own errors."""
     started = time.time()
     t0 = time.perf_counter()
@@ -126,6 +128,8 @@ def execute(task: Mapping, *, alarm: bool = False) -> dict:
     try:
         fn = _function(task["fn"], task.get("paths", ()))
         trial = make_trial(task)
+        if on_start is not None:
+            on_start()
         if use_alarm:
             previous = signal.signal(signal.SIGALRM, _raise_timeout)
             signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -223,8 +227,13 @@ def _worker_main(conn) -> None:
         if msg is None:
             return
         for task in msg:
+            # with a timeout, say when the trial function starts (after imports)
+            tid = task["id"]
+            start = (
+                (lambda t=tid: conn.send(("start", t))) if task.get("timeout") else None
+            )
             try:
-                conn.send(execute(task))
+                conn.send(execute(task, on_start=start))
             except (BrokenPipeError, OSError):  # the runner is gone
                 return
 
@@ -238,6 +247,7 @@ class _Worker:
         self.conn = parent
         self.queue: deque = deque()
         self.since = time.monotonic()
+        self.running = False  # the current trial's function has started (timeouts only)
 
 
 class LocalEngine:
@@ -320,8 +330,12 @@ class LocalEngine:
             try:
                 while w.conn.poll():
                     res = w.conn.recv()
-                    w.queue.popleft()
                     w.since = now
+                    if isinstance(res, tuple):  # ("start", trial id)
+                        w.running = True
+                        continue
+                    w.queue.popleft()
+                    w.running = False
                     results.append(res)
                     own = res.get("own", 0.0)
                     self._mean = (
@@ -337,7 +351,7 @@ class LocalEngine:
                     f"the worker process died (exit code {code}) "
                     "while running this trial",
                 )
-            elif w.queue:
+            elif w.queue and w.running:
                 limit = w.queue[0].get("timeout")
                 if limit and now - w.since > limit:
                     self._replace(
@@ -356,7 +370,7 @@ class LocalEngine:
         left = [
             w.queue[0]["timeout"] - (now - w.since)
             for w in self._pool
-            if w.queue and w.queue[0].get("timeout")
+            if w.queue and w.running and w.queue[0].get("timeout")
         ]
         return min(left) if left else None
 
@@ -420,7 +434,7 @@ class RayEngine:
                 ) from None
             self._started = True
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._remote = ray.remote(num_cpus=1, max_retries=0)(execute)
+        self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_execute)
         self._refs: dict = {}
         self._backlog: deque = deque()
 
@@ -471,7 +485,7 @@ class RayEngine:
             now = time.monotonic()
             for ref, (task, t0, started) in list(self._refs.items()):
                 limit = task.get("timeout")
-                if limit and now - t0 > limit:
+                if limit and now - t0 > limit + RAY_GRACE:
                     ray.cancel(ref, force=True)
                     del self._refs[ref]
                     results.append(
@@ -493,6 +507,18 @@ class RayEngine:
         self._refs.clear()
         if self._started:
             self._ray.shutdown()
+
+
+RAY_GRACE = 30.0
+
+
+def _ray_execute(task):
+    """Run a trial as a Ray task, its timeout enforced inside by SIGALRM.
+
+    The driver cancels the task (killing its worker) ``RAY_GRACE`` seconds
+    after the timeout as a backstop.
+    """
+    return execute(task, alarm=True)
 
 
 def make_engine(engine: str, workers: int | None = None, address: str | None = None):
