@@ -110,11 +110,19 @@ def _as_spec(spec) -> ExperimentSpec:
     )
 
 
-def _run_iv(spec, engine, workers, stale_after, flush_every):
+def _run_iv(spec, engine, workers, address, stale_after, flush_every):
     spec = _as_spec(spec)
     if engine not in ENGINES:
         raise ExperimentError(
             f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}."
+        )
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise ExperimentError(f"`workers` must be an integer >= 1; got {workers!r}.")
+    if address is not None and engine != "ray":
+        raise ExperimentError(
+            "`address` applies to the ray engine only (--engine ray)."
         )
     for name, value in (("stale_after", stale_after), ("flush_every", flush_every)):
         if not isinstance(value, int | float) or not value > 0:
@@ -171,7 +179,7 @@ def run(
     RunReport
         Counts of what ran, failed and was skipped.
     """
-    spec = _run_iv(spec, engine, workers, stale_after, flush_every)
+    spec = _run_iv(spec, engine, workers, address, stale_after, flush_every)
     t_start = time.monotonic()
     st = Store(store, create=True)
     try:
