@@ -194,8 +194,8 @@ class SerialEngine:
         self._backlog: deque = deque()
 
     def capacity(self) -> int:
-        """How many tasks the runner should keep submitted."""
-        return 1
+        """How many tasks the runner should keep claimed (run one at a time)."""
+        return 32
 
     def in_flight(self) -> int:
         """Tasks submitted and not yet returned."""
@@ -257,16 +257,24 @@ class LocalEngine:
     ----------
     workers : int, optional
         Number of worker processes; default ``os.cpu_count()``.
-    start_method : str, default "spawn"
-        The multiprocessing start method. ``spawn`` starts clean interpreters
-        (safe with threads in the runner); workers import the trial module once.
+    start_method : str, optional
+        The multiprocessing start method. Default ``forkserver`` where
+        available (a clean server process that has imported vareval forks each
+        worker, so starting and replacing workers is fast and safe with
+        threads in the runner), else ``spawn``. Workers import the trial
+        module once.
     """
 
     name = "local"
 
-    def __init__(self, workers: int | None = None, *, start_method: str = "spawn"):
+    def __init__(self, workers: int | None = None, *, start_method: str | None = None):
         self.workers = int(workers or os.cpu_count() or 1)
+        if start_method is None:
+            methods = mp.get_all_start_methods()
+            start_method = "forkserver" if "forkserver" in methods else "spawn"
         self._ctx = mp.get_context(start_method)
+        if start_method == "forkserver":
+            self._ctx.set_forkserver_preload([__name__])
         self._pool = [_Worker(self._ctx) for _ in range(self.workers)]
         self._backlog: deque = deque()
         self._depth = 1
