@@ -290,3 +290,40 @@ def test_ray_engine_matches_local(tmp_path, make_spec):
     b = _frame(tmp_path / "ray.db").sort_values(keys).reset_index(drop=True)
     cols = ["split_checksum", "coef0", "accuracy", "lr"]
     assert a[cols].equals(b[cols])
+
+
+def test_heartbeat_goes_on_during_a_long_serial_trial(tmp_path):
+    store = tmp_path / "runs.db"
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {HERE!r})
+        from vareval.experiment import ExperimentSpec, run
+        spec = ExperimentSpec(
+            trial="_trials:sleepy", factors={{"model": ["a"]}}, seeds=1, space={{}},
+            sources=("init",), entropy=5, paths=({HERE!r},), params={{"sleep": 3.0}},
+        )
+        run(spec, {str(store)!r}, engine="serial", progress=False, heartbeat_every=0.2)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], env=os.environ.copy())
+
+    def beat():
+        try:
+            con = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)
+            try:
+                return con.execute(
+                    "SELECT heartbeat FROM trials WHERE status = 'running'"
+                ).fetchone()
+            finally:
+                con.close()
+        except sqlite3.Error:
+            return None
+
+    deadline = time.monotonic() + 30
+    while beat() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first = beat()
+    time.sleep(1.0)
+    second = beat()
+    assert proc.wait(timeout=60) == 0
+    assert first is not None and second is not None
+    assert second[0] > first[0]

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sqlite3
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -246,8 +248,9 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
     stats = {"done": 0, "failed": 0, "lost": 0}
     buffer: list[dict] = []
     first_buffered = None
-    last_beat = time.monotonic()
     exhausted = False
+    beat = _Heartbeat(st.path, token, heartbeat_every)
+    beat.start()
     try:
         while True:
             cap = eng.capacity()
@@ -284,18 +287,41 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
             ):
                 stats["lost"] += len(buffer) - st.complete(buffer, token)
                 buffer, first_buffered = [], None
-            if now - last_beat >= heartbeat_every:
-                st.heartbeat(token)
-                last_beat = now
     finally:
         try:
             if buffer:
                 stats["lost"] += len(buffer) - st.complete(buffer, token)
         finally:
+            beat.stop()
             eng.close()
             st.release(token)
             bar.close()
     return stats
+
+
+class _Heartbeat(threading.Thread):
+    """Refresh this runner's claims every ``every`` seconds on its own connection.
+
+    A thread, so that the heartbeat goes on while the main thread is busy
+    (the serial engine runs a long trial in process).
+    """
+
+    def __init__(self, path, token: str, every: float):
+        super().__init__(name="vareval-heartbeat", daemon=True)
+        self.path, self.token, self.every = path, token, every
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        with Store(self.path) as st:
+            while not self._stop_event.wait(self.every):
+                try:
+                    st.heartbeat(self.token)
+                except sqlite3.Error:  # busy beyond the timeout: try again next beat
+                    pass
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()
 
 
 def replay(store, trial_id: int) -> ReplayResult:
