@@ -112,7 +112,7 @@ def _as_spec(spec) -> ExperimentSpec:
     )
 
 
-def _run_iv(spec, engine, workers, address, stale_after, flush_every):
+def _run_iv(spec, engine, workers, address, stale_after, heartbeat_every, flush_every):
     spec = _as_spec(spec)
     if engine not in ENGINES:
         raise ExperimentError(
@@ -126,7 +126,11 @@ def _run_iv(spec, engine, workers, address, stale_after, flush_every):
         raise ExperimentError(
             "`address` applies to the ray engine only (--engine ray)."
         )
-    for name, value in (("stale_after", stale_after), ("flush_every", flush_every)):
+    for name, value in (
+        ("stale_after", stale_after),
+        ("heartbeat_every", heartbeat_every),
+        ("flush_every", flush_every),
+    ):
         if not isinstance(value, int | float) or not value > 0:
             raise ExperimentError(
                 f"`{name}` must be a positive number of seconds; got {value!r}."
@@ -181,7 +185,9 @@ def run(
     RunReport
         Counts of what ran, failed and was skipped.
     """
-    spec = _run_iv(spec, engine, workers, address, stale_after, flush_every)
+    spec = _run_iv(
+        spec, engine, workers, address, stale_after, heartbeat_every, flush_every
+    )
     t_start = time.monotonic()
     st = Store(store, create=True)
     try:
