@@ -279,16 +279,24 @@ def test_two_runners_at_once_never_run_a_trial_twice(tmp_path):
 
 
 @pytest.mark.slow
-def test_ray_engine_matches_local(tmp_path, make_spec):
+def test_ray_engine_matches_local_on_the_example_grid(tmp_path):
     pytest.importorskip("ray")
-    spec = make_spec("split", fixed=("data_split",), seeds=2, reruns=1)
+    import dataclasses
+
+    from vareval.experiment import load_spec
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "decovac_sklearn"
+    spec = load_spec(example / "experiment.toml")
+    spec = dataclasses.replace(
+        spec, params={"epochs": 2}
+    )  # the full grid, short training
     run(spec, tmp_path / "local.db", engine="local", workers=2, progress=False)
     rep = run(spec, tmp_path / "ray.db", engine="ray", workers=2, progress=False)
-    assert rep.done == 8 and rep.failed == 0
-    keys = ["model", "seed", "config_index", "rerun"]
+    assert rep.done == 48 and rep.failed == 0
+    keys = ["model", "optimizer", "seed", "config_index", "rerun"]
     a = _frame(tmp_path / "local.db").sort_values(keys).reset_index(drop=True)
     b = _frame(tmp_path / "ray.db").sort_values(keys).reset_index(drop=True)
-    cols = ["split_checksum", "coef0", "accuracy", "lr"]
+    cols = [*keys, "learning_rate", "batch_size", "accuracy", "log_loss"]
     assert a[cols].equals(b[cols])
 
 
