@@ -335,3 +335,22 @@ def test_heartbeat_goes_on_during_a_long_serial_trial(tmp_path):
     assert proc.wait(timeout=60) == 0
     assert first is not None and second is not None
     assert second[0] > first[0]
+
+
+def test_interrupted_runner_gives_its_claims_back(tmp_path):
+    store = tmp_path / "runs.db"
+    code = _script(tmp_path, seeds=10, reruns=3, sleep=0.1, workers=2)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], env=os.environ.copy(), stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60
+    while _done(store) < 5 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) != 0
+    with Store(store) as st:
+        counts = st.counts()
+        assert st.integrity_check() == "ok"
+    assert counts["running"] == 0
+    assert counts["done"] >= 5 and counts["pending"] > 0

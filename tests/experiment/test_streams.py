@@ -3,6 +3,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from vareval.errors import ExperimentError
@@ -141,3 +143,25 @@ def test_trial_context(make_spec):
         ExperimentError, match="source of randomness 'augmentation' is not"
     ):
         t.rng("augmentation")
+
+
+@given(
+    low=st.floats(1e-8, 1e3),
+    ratio=st.floats(1.001, 1e6),
+    ilow=st.integers(-1000, 1000),
+    iwidth=st.integers(0, 50),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(max_examples=60, deadline=None)
+def test_samples_stay_in_their_bounds(low, ratio, ilow, iwidth, seed):
+    space = {
+        "u": Distribution("uniform", -low, low * ratio),
+        "lu": Distribution("log-uniform", low, low * ratio),
+        "i": Distribution("integer", ilow, ilow + iwidth),
+    }
+    cfgs = sample_configs(space, 20, np.random.default_rng(seed))
+    assert cfgs == sample_configs(space, 20, np.random.default_rng(seed))
+    for c in cfgs:
+        assert -low <= c["u"] < low * ratio
+        assert low <= c["lu"] <= low * ratio
+        assert ilow <= c["i"] <= ilow + iwidth and isinstance(c["i"], int)

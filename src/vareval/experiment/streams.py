@@ -103,7 +103,7 @@ def sample_configs(space: Mapping, n: int, rng: np.random.Generator) -> list[dic
             columns[name] = [float(v) for v in rng.uniform(d.low, d.high, size=n)]
         elif d.kind == "log-uniform":
             logs = rng.uniform(np.log(d.low), np.log(d.high), size=n)
-            columns[name] = [float(v) for v in np.exp(logs)]
+            columns[name] = [float(v) for v in np.clip(np.exp(logs), d.low, d.high)]
         elif d.kind == "integer":
             columns[name] = [
                 int(v) for v in rng.integers(d.low, d.high, size=n, endpoint=True)
