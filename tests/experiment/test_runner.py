@@ -354,3 +354,13 @@ def test_interrupted_runner_gives_its_claims_back(tmp_path):
         assert st.integrity_check() == "ok"
     assert counts["running"] == 0
     assert counts["done"] >= 5 and counts["pending"] > 0
+
+
+def test_ray_engine_without_ray_is_a_clear_error(monkeypatch):
+    from vareval.experiment.engines import make_engine
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(ExperimentError, match=r"needs Ray.*'vareval\[ray\]'"):
+        make_engine("ray")
+    with pytest.raises(ExperimentError, match="unknown engine 'gpu'"):
+        make_engine("gpu")
