@@ -16,7 +16,7 @@ import importlib
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it
+# public name -> "module" that defines it, or "module:attribute" where the name differs
 _EXPORTS = {
     "VarevalError": "vareval.errors",
     "read_table": "vareval.data.io",
@@ -27,6 +27,8 @@ _EXPORTS = {
     "plan": "vareval.data.repeated",
     "ranking_stability": "vareval.data.repeated",
     "reseeding_design": "vareval.experiment.design",
+    "read_store_table": "vareval.data.store_table",
+    "run_experiment": "vareval.experiment.runner:run",
 }
 _SUBMODULES = {"errors", "stats", "data", "experiment", "datasets", "report"}
 
@@ -35,7 +37,8 @@ __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        module, _, attribute = _EXPORTS[name].partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
     elif name in _SUBMODULES:
         value = importlib.import_module(f"vareval.{name}")
     else:

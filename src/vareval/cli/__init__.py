@@ -47,9 +47,9 @@ def main():
 
 
 def _register():
-    from vareval.cli import demo, repeated
+    from vareval.cli import demo, repeated, run
 
-    for module in (repeated, demo):
+    for module in (repeated, run, demo):
         for command in module.COMMANDS:
             main.add_command(command)
 

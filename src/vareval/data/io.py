@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vareval.data.store_table import read_store_table
 from vareval.errors import DataError
 
 _FORMATS = {
@@ -22,6 +23,9 @@ _FORMATS = {
     ".ndjson": "jsonl",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".db": "store",
+    ".sqlite": "store",
+    ".sqlite3": "store",
 }
 ACCEPTED = ", ".join(sorted(_FORMATS))
 
@@ -90,4 +94,5 @@ _READERS = {
     "tsv": lambda p: _read_csv(p, sep="\t"),
     "jsonl": lambda p: pd.read_json(p, lines=True),
     "parquet": _read_parquet,
+    "store": read_store_table,
 }

@@ -1,5 +1,22 @@
 """Experiment layer: declare a re-seeding design, run it, store every trial."""
 
 from vareval.experiment.design import reseeding_design
+from vareval.experiment.runner import ReplayResult, RunReport, replay, run
+from vareval.experiment.spec import Distribution, ExperimentSpec, load_spec, loads_spec
+from vareval.experiment.store import Store
+from vareval.experiment.streams import Trial, seed_everything
 
-__all__ = ["reseeding_design"]
+__all__ = [
+    "Distribution",
+    "ExperimentSpec",
+    "ReplayResult",
+    "RunReport",
+    "Store",
+    "Trial",
+    "load_spec",
+    "loads_spec",
+    "replay",
+    "reseeding_design",
+    "run",
+    "seed_everything",
+]

@@ -1,0 +1,67 @@
+"""Per-trial overhead of the runner and store: 10,000 trivial trials, local engine.
+
+overhead per trial = (wall time - sum of the trials' own time / workers) / trials
+
+The wall time covers everything `vareval.experiment.run` does: creating the
+store, inserting the grid, starting the worker processes, claiming, sending,
+receiving and writing every trial. Target: under 2 ms per trial.
+
+    PYTHONPATH=src python bench/bench_runner.py [--trials 10000] [--workers 2]
+"""
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from vareval.experiment import ExperimentSpec, Store, run
+
+
+def bench(trials: int, workers: int, engine: str) -> float:
+    seeds = trials // 100
+    spec = ExperimentSpec(
+        trial="vareval.experiment._demo:trivial_trial",
+        factors={"model": ["a", "b"]},
+        seeds=seeds,
+        configs=10,
+        reruns=5,
+        space={"lr": {"distribution": "log-uniform", "low": 1e-4, "high": 1e-1}},
+        sources=("data_split", "init"),
+        entropy=1,
+    )
+    assert spec.n_trials == trials
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.db"
+        t0 = time.perf_counter()
+        with Store(path, create=True) as st:
+            st.prepare(spec)
+        t_prepare = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        report = run(spec, path, engine=engine, workers=workers, progress=False)
+        wall = time.perf_counter() - t0
+        with Store(path) as st:
+            own = st.con.execute(
+                "SELECT sum(finished - started) FROM trials WHERE status = 'done'"
+            ).fetchone()[0]
+            assert st.counts()["done"] == trials
+    k = report.workers
+    per = (wall - own / k) / trials
+    print(
+        f"{engine:>6} engine, {k} workers, {trials} trials: wall {wall:.2f} s, "
+        f"trials' own time {own:.3f} s; overhead {per * 1e3:.3f} ms per trial "
+        f"(target < 2 ms: {'met' if per < 2e-3 else 'NOT met'}); "
+        f"grid insert {t_prepare * 1e3 / trials:.3f} ms per trial"
+    )
+    return per
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    print("cold: the first run in this process also starts the worker server")
+    bench(args.trials, args.workers, "local")
+    print("warm: a second run (workers fork from the already running server)")
+    bench(args.trials, args.workers, "local")
+    bench(args.trials, 1, "serial")

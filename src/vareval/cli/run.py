@@ -1,0 +1,300 @@
+"""Commands for running experiments (job 8): run, status, export, replay."""
+
+from __future__ import annotations
+
+import click
+
+from vareval.cli._common import emit, json_option
+
+_ENGINES = ("local", "serial", "ray")
+_FORMATS = ("csv", "parquet", "jsonl")
+
+
+def _store_argument(f):
+    return click.argument("store", type=click.Path(dir_okay=False))(f)
+
+
+@click.command()
+@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.option(
+    "--store",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="SQLite store to write (created, or resumed if it exists).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(_ENGINES),
+    default="local",
+    show_default=True,
+    help="serial: in process (debugging); local: worker processes; ray: Ray.",
+)
+@click.option(
+    "--address",
+    default=None,
+    help="Ray cluster address (--engine ray); "
+    "without it a local Ray instance is started.",
+)
+@click.option(
+    "--workers", type=int, default=None, help="Parallel workers [default: cores]."
+)
+@click.option("--retry-failed", is_flag=True, help="Run failed trials again.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option(
+    "--stale-after",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Seconds without heartbeat before another runner's claim counts as crashed.",
+)
+def run(
+    experiment, store, engine, address, workers, retry_failed, no_progress, stale_after
+):
+    """Run (or resume) EXPERIMENT.toml into a SQLite store, one row per trial.
+
+    Done trials are skipped, failed ones are retried only with --retry-failed,
+    and no trial is ever written twice. Exit status 2 if a trial failed.
+    """
+    from vareval.errors import ExperimentError
+    from vareval.experiment.runner import run as run_experiment
+    from vareval.experiment.store import Store
+
+    report = run_experiment(
+        experiment,
+        store,
+        engine=engine,
+        workers=workers,
+        address=address,
+        retry_failed=retry_failed,
+        progress=False if no_progress else None,
+        stale_after=stale_after,
+    )
+    c = report.counts
+    click.echo(
+        f"ran {report.ran} trials ({report.done} done, {report.failed} failed) in "
+        f"{report.seconds:.1f} s on the {report.engine} engine ({report.workers} "
+        "workers); "
+        f"{report.skipped} already done."
+    )
+    click.echo(
+        f"store {store}: {report.trials} trials, {c['done']} done, {c['failed']} "
+        "failed, "
+        f"{c['pending']} pending, {c['running']} running (entropy {report.entropy})."
+    )
+    if report.not_written:
+        click.echo(
+            f"note: {report.not_written} results were not written: another runner "
+            "had taken their trials back."
+        )
+    if report.failed:
+        with Store(store) as st:
+            first = st.failures(1)[0]
+        raise ExperimentError(
+            f"{report.failed} of {report.ran} trials failed; first: trial "
+            f"{first['id']} "
+            f"({first['experiment']}, seed {first['seed']}, {first['config']}, rerun "
+            f"{first['rerun']}): {first['error']}; see `vareval status {store}`, "
+            "then rerun "
+            "with --retry-failed."
+        )
+
+
+def _status_payload(store) -> dict:
+    from vareval.experiment.store import Store
+
+    with Store(store) as st:
+        spec = st.spec()
+        if spec is None:
+            from vareval.errors import ExperimentError
+
+            raise ExperimentError(f"store '{store}' holds no experiment yet.")
+        counts = st.counts()
+        per = st.con.execute(
+            "SELECT experiment, status, count(*) FROM trials GROUP BY experiment, "
+            "status "
+            "ORDER BY min(id)"
+        ).fetchall()
+        timing = st.con.execute(
+            "SELECT avg(finished - started), sum(finished - started) FROM trials "
+            "WHERE status = 'done'"
+        ).fetchone()
+        failures = st.failures(10)
+    experiments: dict[str, dict] = {}
+    for exp, status, n in per:
+        experiments.setdefault(
+            exp, dict.fromkeys(("done", "failed", "pending", "running"), 0)
+        )
+        experiments[exp][status] = n
+    return {
+        "store": str(store),
+        "name": spec.name,
+        "trial": spec.trial,
+        "factors": {k: list(v) for k, v in spec.factors.items()},
+        "seeds": spec.seeds,
+        "configs": spec.configs,
+        "nested": spec.nested,
+        "reruns": spec.reruns,
+        "rerun_mode": spec.rerun_mode,
+        "sources": list(spec.sources),
+        "fixed": list(spec.fixed),
+        "entropy": spec.entropy,
+        "trials": sum(counts.values()),
+        "counts": counts,
+        "experiments": experiments,
+        "mean_trial_seconds": timing[0],
+        "total_trial_seconds": timing[1],
+        "failures": failures,
+    }
+
+
+def _status_text(p: dict) -> str:
+    factors = " x ".join(f"{k} ({len(v)})" for k, v in p["factors"].items())
+    fixed = f"; fixed: {', '.join(p['fixed'])}" if p["fixed"] else ""
+    c = p["counts"]
+    lines = [
+        f"store        {p['store']}",
+        f"experiment   {p['name']}  (trial {p['trial']})",
+        f"design       {factors} x {p['seeds']} seeds x {p['configs']} configs "
+        f"({'nested in seed' if p['nested'] else 'shared'}) x {p['reruns']} reruns "
+        f"(rerun_mode {p['rerun_mode']})",
+        f"randomness   {', '.join(p['sources'])}{fixed}; entropy {p['entropy']}",
+        f"trials       {p['trials']}: {c['done']} done, {c['failed']} failed, "
+        f"{c['pending']} pending, {c['running']} running",
+    ]
+    if p["mean_trial_seconds"] is not None:
+        lines.append(
+            f"trial time   mean {p['mean_trial_seconds']:.3g} s, "
+            f"total {p['total_trial_seconds']:.3g} s"
+        )
+    width = max([10] + [len(e) for e in p["experiments"]])
+    lines += [
+        "",
+        f"{'experiment':<{width}}  {'done':>6}  {'failed':>6}  {'pending':>7}  "
+        f"{'running':>7}",
+    ]
+    for exp, n in p["experiments"].items():
+        lines.append(
+            f"{exp:<{width}}  {n['done']:>6}  {n['failed']:>6}  {n['pending']:>7}  "
+            f"{n['running']:>7}"
+        )
+    if p["failures"]:
+        lines += ["", f"failed trials (first {len(p['failures'])}):"]
+        for f in p["failures"]:
+            lines.append(
+                f"  trial {f['id']} ({f['experiment']}, seed {f['seed']}, "
+                f"{f['config']}, rerun {f['rerun']}): {f['error']}"
+            )
+    return "\n".join(lines)
+
+
+@click.command()
+@_store_argument
+@json_option
+def status(store, as_json):
+    """Progress of a run store: trials per status and per experiment, first failures."""
+    payload = _status_payload(store)
+    emit(as_json, payload, _status_text(payload))
+
+
+@click.command()
+@_store_argument
+@click.option(
+    "--format", "fmt", type=click.Choice(_FORMATS), default="csv", show_default=True
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output file [default: standard output; required for parquet].",
+)
+@click.option(
+    "--done-only",
+    is_flag=True,
+    help="Only finished trials (default: every trial, with its status).",
+)
+def export(store, fmt, output, done_only):
+    """Export a run store as a tidy table.
+
+    One row per trial; one column per factor, configuration key and metric.
+    """
+    from vareval.errors import ArgumentError
+    from vareval.experiment.store import Store
+
+    with Store(store) as st:
+        df = st.frame(status="done" if done_only else None)
+    if fmt == "parquet":
+        if output is None:
+            raise ArgumentError("--format parquet needs -o FILE (Parquet is binary).")
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ArgumentError(
+                "--format parquet needs pyarrow: pip install 'vareval[parquet]'."
+            ) from None
+        df.attrs = {}
+        df.to_parquet(output, index=False)
+        return
+    text = (
+        df.to_csv(index=False)
+        if fmt == "csv"
+        else df.to_json(orient="records", lines=True)
+    )
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+@click.command()
+@_store_argument
+@click.argument("trial_id", type=int)
+@json_option
+def replay(store, trial_id, as_json):
+    """Run one stored trial again from its recorded streams and compare the metrics."""
+    from vareval.errors import ExperimentError
+    from vareval.experiment.runner import replay as replay_trial
+
+    r = replay_trial(store, trial_id)
+    lines = [f"trial {r.trial_id}: replay {r.status}"]
+    for k in sorted(set(r.stored) | set(r.replayed)):
+        a, b = r.stored.get(k), r.replayed.get(k)
+        lines.append(f"  {k:<16} stored {a!r:<24} replayed {b!r}")
+    lines.append("bit-identical" if r.identical else "NOT identical")
+    emit(as_json, r.to_dict(), "\n".join(lines))
+    if r.status != "done":
+        raise ExperimentError(f"replay of trial {trial_id} failed: {r.error}")
+
+
+def demo_section() -> str:
+    """Run a tiny re-seeding experiment into a temporary store and show its status."""
+    import tempfile
+    from pathlib import Path
+
+    from vareval.experiment.runner import run as run_experiment
+    from vareval.experiment.spec import Distribution, ExperimentSpec
+
+    spec = ExperimentSpec(
+        name="demo-logistic",
+        trial="vareval.experiment._demo:logistic_trial",
+        factors={"model": ["logistic"], "optimizer": ["sgd", "momentum"]},
+        seeds=3,
+        configs=2,
+        reruns=2,
+        space={"lr": Distribution("log-uniform", low=0.01, high=0.5)},
+        sources=("data_split", "init", "batch_order"),
+        fixed=("data_split",),
+        entropy=20261129,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "demo.db"
+        report = run_experiment(spec, path, engine="serial", progress=False)
+        text = _status_text(_status_payload(path)).replace(str(path), "demo.db")
+    return (
+        "== Run the experiment (vareval run / status) ==\n"
+        f"ran {report.ran} trials in {report.seconds:.2f} s (serial engine)\n" + text
+    )
+
+
+COMMANDS = [run, status, export, replay]

@@ -1,0 +1,550 @@
+"""Execution engines: serial (in process), local (worker processes) and Ray.
+
+An engine takes *tasks* (one claimed trial each, a plain dict) and hands back
+*results* (plain dicts: ``id``, ``status``, ``metrics``, ``started``,
+``finished``, ``host``, ``error``, ``traceback``, ``own``: the trial's own
+seconds). It never touches the store: the runner claims, submits, polls and
+writes. Every engine runs the same :func:`execute`, so a trial gives the same
+metrics whichever engine ran it.
+
+- ``serial``: in this process, one at a time, for debugging; the timeout is
+  enforced with ``SIGALRM`` (main thread only, and only where the trial
+  returns to Python).
+- ``local``: a pool of worker processes (default: one per core). A trial past
+  its timeout is stopped by killing its worker process (``SIGKILL``), which is
+  then replaced; a worker that dies (segfault, ``os._exit``) fails only the
+  trial it was running. Trials are sent in chunks whose size adapts to the
+  trials' duration, so very short trials cost little.
+- ``ray``: Ray tasks on a cluster (``address``) or on a local Ray instance
+  started for the run. The timeout is enforced inside the task by
+  ``SIGALRM``; a task still running ``RAY_GRACE`` (30) seconds later (stuck
+  in C code, or waiting for a worker) is cancelled with ``force=True``, which
+  kills its worker process.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import numbers
+import os
+import signal
+import socket
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Mapping
+from multiprocessing.connection import wait
+
+from vareval.errors import ExperimentError
+from vareval.experiment.spec import resolve_function
+from vareval.experiment.streams import Trial
+
+ENGINES = ("serial", "local", "ray")
+_HOST = socket.gethostname()
+_FUNCTIONS: dict = {}
+
+
+# -- running one trial (the same code in every engine) -----------------
+
+
+class _TrialTimeout(BaseException):
+    """Raised by the serial engine's alarm; a BaseException so trials don't catch it."""
+
+
+def check_metrics(out) -> dict[str, float]:
+    """Return the trial's metrics as ``{name: float}`` or raise ExperimentError.
+
+    A metric must be a real number (int, float or numpy scalar; not a bool);
+    NaN and infinities are kept, as they are results too (a diverged run).
+    """
+    if not isinstance(out, Mapping) or not out:
+        raise ExperimentError(
+            "the trial function must return a non-empty mapping of metric names to "
+            f"numbers; it returned {type(out).__name__} {_short(out)}."
+        )
+    metrics = {}
+    for name, value in out.items():
+        if not isinstance(name, str) or not name:
+            raise ExperimentError(f"metric name {name!r} must be a non-empty string.")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ExperimentError(
+                f"metric {name!r} is {type(value).__name__} {_short(value)}; "
+                "expected a real number (int or float)."
+            )
+        metrics[name] = float(value)
+    return metrics
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def make_trial(task: Mapping) -> Trial:
+    """The :class:`Trial` a task describes."""
+    return Trial(
+        trial_id=task["id"],
+        factors=dict(task["factors"]),
+        config=dict(task["config"]),
+        params=dict(task.get("params", {})),
+        seed=task["seed"],
+        config_index=task["config_index"],
+        config_label=task["config_label"],
+        rerun=task["rerun"],
+        seeds=task["seeds"],
+    )
+
+
+def _function(path: str, paths):
+    key = (path, tuple(paths))
+    fn = _FUNCTIONS.get(key)
+    if fn is None:
+        fn = _FUNCTIONS[key] = resolve_function(path, paths)
+    return fn
+
+
+def execute(task: Mapping, *, alarm: bool = False, on_start=None) -> dict:
+    """Run one trial and return its result; never raises for the trial's own errors."""
+    started = time.time()
+    t0 = time.perf_counter()
+    result = {
+        "id": task["id"],
+        "host": _HOST,
+        "started": started,
+        "metrics": None,
+        "error": None,
+        "traceback": None,
+    }
+    timeout = task.get("timeout")
+    use_alarm = (
+        alarm
+        and timeout
+        and threading.current_thread() is threading.main_thread()
+        and hasattr(signal, "setitimer")
+    )
+    previous = None
+    try:
+        fn = _function(task["fn"], task.get("paths", ()))
+        trial = make_trial(task)
+        if on_start is not None:
+            on_start()
+        if use_alarm:
+            previous = signal.signal(signal.SIGALRM, _raise_timeout)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            out = fn(trial)
+        finally:
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+        result["metrics"] = check_metrics(out)
+        result["status"] = "done"
+    except KeyboardInterrupt:
+        raise
+    except _TrialTimeout:
+        result.update(
+            status="failed",
+            error=f"timed out after {timeout:g} s",
+            traceback=traceback.format_exc(),
+        )
+    except BaseException as exc:  # the trial's own failure, SystemExit included
+        text = str(exc).strip().splitlines()
+        result.update(
+            status="failed",
+            error=f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": "),
+            traceback=traceback.format_exc(),
+        )
+    result["finished"] = time.time()
+    result["own"] = time.perf_counter() - t0
+    return result
+
+
+def _raise_timeout(signum, frame):
+    raise _TrialTimeout
+
+
+def failure(task: Mapping, error: str, started: float | None = None) -> dict:
+    """A failed result for a trial that did not return (timeout, dead worker)."""
+    now = time.time()
+    return {
+        "id": task["id"],
+        "status": "failed",
+        "metrics": None,
+        "host": _HOST,
+        "started": started if started is not None else now,
+        "finished": now,
+        "error": error,
+        "traceback": None,
+        "own": 0.0,
+    }
+
+
+# -- serial ----------------------------------------------------------------
+
+
+class SerialEngine:
+    """Run trials one at a time in this process."""
+
+    name = "serial"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = 1
+        self._backlog: deque = deque()
+
+    def capacity(self) -> int:
+        """How many tasks the runner should keep claimed (run one at a time)."""
+        return 32
+
+    def in_flight(self) -> int:
+        """Tasks submitted and not yet returned."""
+        return len(self._backlog)
+
+    def submit(self, tasks) -> None:
+        """Queue tasks."""
+        self._backlog.extend(tasks)
+
+    def poll(self, timeout: float) -> list[dict]:
+        """Run the next task (if any) and return its result."""
+        return [execute(self._backlog.popleft(), alarm=True)] if self._backlog else []
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+# -- local process pool ----------------------------------------------
+
+
+def _worker_main(conn) -> None:
+    """A worker process: receive lists of tasks, send back one result per task."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        for task in msg:
+            # with a timeout, say when the trial function starts (after imports)
+            tid = task["id"]
+            start = (
+                (lambda t=tid: conn.send(("start", t))) if task.get("timeout") else None
+            )
+            try:
+                conn.send(execute(task, on_start=start))
+            except (BrokenPipeError, OSError):  # the runner is gone
+                return
+
+
+class _Worker:
+    def __init__(self, ctx):
+        parent, child = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        self.process.start()
+        child.close()
+        self.conn = parent
+        self.queue: deque = deque()
+        self.since = time.monotonic()
+        self.running = False  # the current trial's function has started (timeouts only)
+
+
+class LocalEngine:
+    """Run trials in a pool of worker processes on this machine.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Number of worker processes; default ``os.cpu_count()``.
+    start_method : str, optional
+        The multiprocessing start method. Default ``forkserver`` where
+        available (a clean server process that has imported vareval forks each
+        worker, so starting and replacing workers is fast and safe with
+        threads in the runner), else ``spawn``. Workers import the trial
+        module once.
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None, *, start_method: str | None = None):
+        self.workers = int(workers or os.cpu_count() or 1)
+        if start_method is None:
+            methods = mp.get_all_start_methods()
+            start_method = "forkserver" if "forkserver" in methods else "spawn"
+        self._ctx = mp.get_context(start_method)
+        if start_method == "forkserver":
+            self._ctx.set_forkserver_preload([__name__])
+        self._pool = [_Worker(self._ctx) for _ in range(self.workers)]
+        self._backlog: deque = deque()
+        self._depth = 1
+        self._mean = None
+
+    def capacity(self) -> int:
+        """How many tasks the runner should keep submitted."""
+        return self.workers * self._depth * 2
+
+    def in_flight(self) -> int:
+        """Tasks submitted and not yet returned."""
+        return len(self._backlog) + sum(len(w.queue) for w in self._pool)
+
+    def submit(self, tasks) -> None:
+        """Queue tasks and send them to workers with room."""
+        self._backlog.extend(tasks)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        now = time.monotonic()
+        for w in self._pool:
+            room = self._depth - len(w.queue)
+            if room <= 0 or not self._backlog:
+                continue
+            chunk = [
+                self._backlog.popleft() for _ in range(min(room, len(self._backlog)))
+            ]
+            if not w.queue:
+                w.since = now
+            w.queue.extend(chunk)
+            try:
+                w.conn.send(chunk)
+            except (BrokenPipeError, OSError):
+                pass  # the worker died; poll() notices and requeues
+
+    def _replace(self, w: _Worker, results: list, error: str | None) -> None:
+        """Kill ``w``, fail its current trial, requeue the rest, start a new worker."""
+        if w.process.is_alive():
+            w.process.kill()
+        w.process.join(5)
+        w.conn.close()
+        if w.queue:
+            current = w.queue.popleft()
+            started = time.time() - (time.monotonic() - w.since)
+            results.append(failure(current, error, started))
+            self._backlog.extendleft(reversed(w.queue))
+            w.queue.clear()
+        self._pool[self._pool.index(w)] = _Worker(self._ctx)
+
+    def poll(self, timeout: float) -> list[dict]:
+        """Wait up to ``timeout`` seconds and return the results that arrived."""
+        results: list[dict] = []
+        deadline = self._next_deadline()
+        wait_for = timeout if deadline is None else max(0.0, min(timeout, deadline))
+        wait(
+            [w.conn for w in self._pool] + [w.process.sentinel for w in self._pool],
+            wait_for,
+        )
+        now = time.monotonic()
+        for w in list(self._pool):
+            try:
+                while w.conn.poll():
+                    res = w.conn.recv()
+                    w.since = now
+                    if isinstance(res, tuple):  # ("start", trial id)
+                        w.running = True
+                        continue
+                    w.queue.popleft()
+                    w.running = False
+                    results.append(res)
+                    own = res.get("own", 0.0)
+                    self._mean = (
+                        own if self._mean is None else 0.9 * self._mean + 0.1 * own
+                    )
+            except (EOFError, OSError):
+                pass
+            if not w.process.is_alive():
+                code = w.process.exitcode
+                self._replace(
+                    w,
+                    results,
+                    f"the worker process died (exit code {code}) "
+                    "while running this trial",
+                )
+            elif w.queue and w.running:
+                limit = w.queue[0].get("timeout")
+                if limit and now - w.since > limit:
+                    self._replace(
+                        w,
+                        results,
+                        f"timed out after {limit:g} s; its worker process was killed",
+                    )
+        if self._mean is not None:
+            # about 20 ms of work per message; at least 1, at most 128 trials
+            self._depth = int(min(128, max(1, math.ceil(0.02 / max(self._mean, 1e-6)))))
+        self._dispatch()
+        return results
+
+    def _next_deadline(self):
+        now = time.monotonic()
+        left = [
+            w.queue[0]["timeout"] - (now - w.since)
+            for w in self._pool
+            if w.queue and w.running and w.queue[0].get("timeout")
+        ]
+        return min(left) if left else None
+
+    def close(self) -> None:
+        """Stop the workers (kill any that do not exit within a second)."""
+        for w in self._pool:
+            try:
+                w.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        end = time.monotonic() + 1.0
+        for w in self._pool:
+            w.process.join(max(0.0, end - time.monotonic()))
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join(5)
+            w.conn.close()
+
+
+# -- Ray ---------------------------------------------------------------
+
+
+class RayEngine:
+    """Run trials as Ray tasks.
+
+    Parameters
+    ----------
+    workers : int, optional
+        CPUs of the local Ray instance started when there is no ``address``
+        (default: all cores); ignored with an address.
+    address : str, optional
+        A running cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``).
+        Without it a local Ray instance is started and shut down after the run.
+    """
+
+    name = "ray"
+
+    def __init__(self, workers: int | None = None, address: str | None = None):
+        try:
+            import ray
+        except ImportError:
+            raise ExperimentError(
+                "the ray engine needs Ray, which is not installed; "
+                "pip install 'vareval[ray]' (or use --engine local)."
+            ) from None
+        self._ray = ray
+        self._started = False
+        if not ray.is_initialized():
+            kwargs = {"include_dashboard": False, "log_to_driver": True}
+            env = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
+            if env:
+                kwargs["runtime_env"] = {"env_vars": env}
+            try:
+                if address:
+                    ray.init(address=address, **kwargs)
+                else:
+                    ray.init(num_cpus=int(workers or os.cpu_count() or 1), **kwargs)
+            except ConnectionError as exc:
+                raise ExperimentError(
+                    f"could not connect to Ray at {address!r}: {exc}"
+                ) from None
+            self._started = True
+        self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_execute)
+        self._refs: dict = {}
+        self._backlog: deque = deque()
+
+    def capacity(self) -> int:
+        """How many tasks the runner should keep submitted."""
+        return self.workers * 2
+
+    def in_flight(self) -> int:
+        """Tasks submitted and not yet returned."""
+        return len(self._backlog) + len(self._refs)
+
+    def submit(self, tasks) -> None:
+        """Queue tasks; at most one runs per CPU, so a timeout counts from its start."""
+        self._backlog.extend(tasks)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        while self._backlog and len(self._refs) < self.workers:
+            task = self._backlog.popleft()
+            self._refs[self._remote.remote(dict(task))] = (
+                task,
+                time.monotonic(),
+                time.time(),
+            )
+
+    def poll(self, timeout: float) -> list[dict]:
+        """Wait up to ``timeout`` seconds and return the results that arrived."""
+        ray = self._ray
+        results: list[dict] = []
+        if self._refs:
+            refs = list(self._refs)
+            ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
+            if ready:
+                ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+            for ref in ready:
+                task, _, started = self._refs.pop(ref)
+                try:
+                    results.append(ray.get(ref))
+                except Exception as exc:  # worker crash, cancelled, unpicklable result
+                    first = (str(exc).strip().splitlines() or [""])[0]
+                    results.append(
+                        failure(
+                            task,
+                            f"Ray task failed: {type(exc).__name__}: {first}",
+                            started,
+                        )
+                    )
+            now = time.monotonic()
+            for ref, (task, t0, started) in list(self._refs.items()):
+                limit = task.get("timeout")
+                if limit and now - t0 > limit + RAY_GRACE:
+                    ray.cancel(ref, force=True)
+                    del self._refs[ref]
+                    results.append(
+                        failure(
+                            task,
+                            f"timed out after {limit:g} s; its Ray worker was killed",
+                            started,
+                        )
+                    )
+        else:
+            time.sleep(min(timeout, 0.05))
+        self._dispatch()
+        return results
+
+    def close(self) -> None:
+        """Cancel what still runs; shut down the Ray instance this engine started."""
+        for ref in list(self._refs):
+            self._ray.cancel(ref, force=True)
+        self._refs.clear()
+        if self._started:
+            self._ray.shutdown()
+
+
+RAY_GRACE = 30.0
+
+
+def _ray_execute(task):
+    """Run a trial as a Ray task, its timeout enforced inside by SIGALRM.
+
+    The driver cancels the task (killing its worker) ``RAY_GRACE`` seconds
+    after the timeout as a backstop.
+    """
+    return execute(task, alarm=True)
+
+
+def make_engine(engine: str, workers: int | None = None, address: str | None = None):
+    """Build the named engine."""
+    if workers is not None and (
+        isinstance(workers, bool)
+        or not isinstance(workers, numbers.Integral)
+        or workers < 1
+    ):
+        raise ExperimentError(f"`workers` must be an integer >= 1; got {workers!r}.")
+    if address is not None and engine != "ray":
+        raise ExperimentError(
+            "`address` applies to the ray engine only (--engine ray)."
+        )
+    if engine == "serial":
+        return SerialEngine(workers)
+    if engine == "local":
+        return LocalEngine(workers)
+    if engine == "ray":
+        return RayEngine(workers, address)
+    raise ExperimentError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}.")

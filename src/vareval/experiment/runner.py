@@ -1,0 +1,403 @@
+"""Run an experiment into a store: claim, execute, write, resume; replay one trial.
+
+The loop: claim a batch of trials atomically, hand them to the engine, collect
+results, write them in one transaction, refresh the heartbeat of the claims
+still held, repeat until nothing is left to claim. Results are written at the
+latest ``flush_every`` seconds (0.25 s) after a trial finishes, so a crash of
+the runner loses at most the trials in flight and those finished in that last
+fraction of a second: they are still marked *running* under the dead runner's
+claim and the next run takes them back and runs them again. Nothing is ever
+written twice: a result is written only while its runner holds the claim.
+
+Resuming: ``run`` on an existing store skips every trial that is done, runs
+the pending ones, and retries failed ones only when ``retry_failed`` is true.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sqlite3
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from vareval.errors import ExperimentError
+from vareval.experiment.engines import ENGINES, execute, make_engine
+from vareval.experiment.spec import ExperimentSpec, load_spec, resolve_function
+from vareval.experiment.store import Store
+from vareval.stats._result import Result
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class RunReport(Result):
+    """What one call of :func:`run` did.
+
+    Attributes
+    ----------
+    store : str
+        The store's path.
+    engine : str
+        The engine that ran the trials.
+    workers : int
+        Its parallel workers.
+    trials : int
+        Trials in the design.
+    skipped : int
+        Trials already done before this run.
+    ran : int
+        Trials this run finished (done + failed).
+    done, failed : int
+        Of those, how many succeeded and failed.
+    not_written : int
+        Results dropped because another runner had taken the claim back.
+    seconds : float
+        Wall time of the run.
+    counts : dict
+        Trials per status in the store after the run.
+    entropy : int
+        The experiment's root entropy.
+    """
+
+    store: str
+    engine: str
+    workers: int
+    trials: int
+    skipped: int
+    ran: int
+    done: int
+    failed: int
+    not_written: int
+    seconds: float
+    counts: dict
+    entropy: int
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class ReplayResult(Result):
+    """A stored trial run again from its recorded streams.
+
+    Attributes
+    ----------
+    trial_id : int
+        The trial.
+    stored, replayed : dict
+        Its metrics in the store and from the replay.
+    identical : bool
+        Whether every metric is bit-identical (NaN equal to NaN).
+    status : str
+        The replay's status (``done`` or ``failed``).
+    error : str or None
+        The replay's error if it failed.
+    """
+
+    trial_id: int
+    stored: dict
+    replayed: dict
+    identical: bool
+    status: str
+    error: str | None
+
+
+def _as_spec(spec) -> ExperimentSpec:
+    if isinstance(spec, ExperimentSpec):
+        return spec
+    if isinstance(spec, str | os.PathLike):
+        return load_spec(spec)
+    raise ExperimentError(
+        f"`spec` must be an ExperimentSpec or the path of an experiment.toml; "
+        f"got {type(spec).__name__}."
+    )
+
+
+def _run_iv(spec, engine, workers, address, stale_after, heartbeat_every, flush_every):
+    spec = _as_spec(spec)
+    if engine not in ENGINES:
+        raise ExperimentError(
+            f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}."
+        )
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise ExperimentError(f"`workers` must be an integer >= 1; got {workers!r}.")
+    if address is not None and engine != "ray":
+        raise ExperimentError(
+            "`address` applies to the ray engine only (--engine ray)."
+        )
+    for name, value in (
+        ("stale_after", stale_after),
+        ("heartbeat_every", heartbeat_every),
+        ("flush_every", flush_every),
+    ):
+        if not isinstance(value, int | float) or not value > 0:
+            raise ExperimentError(
+                f"`{name}` must be a positive number of seconds; got {value!r}."
+            )
+    resolve_function(
+        spec.trial, spec.paths
+    )  # an unknown function fails here, before any trial
+    return spec
+
+
+def run(
+    spec,
+    store,
+    *,
+    engine: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    retry_failed: bool = False,
+    progress: bool | None = None,
+    stale_after: float = 120.0,
+    heartbeat_every: float = 10.0,
+    flush_every: float = 0.25,
+) -> RunReport:
+    """Run (or resume) an experiment into a store.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec or path
+        The experiment, or the path of its ``experiment.toml``.
+    store : str or path-like
+        The SQLite store; created if missing, resumed if it holds this experiment.
+    engine : {"local", "serial", "ray"}, default "local"
+        Where trials run (see :mod:`vareval.experiment.engines`).
+    workers : int, optional
+        Parallel workers; default one per core.
+    address : str, optional
+        A Ray cluster's address (ray engine only).
+    retry_failed : bool, default False
+        Run failed trials again (otherwise they stay failed and are skipped).
+    progress : bool, optional
+        Show a progress bar (counts, failures, ETA); default: when stderr is a terminal.
+    stale_after : float, default 120
+        Seconds without a heartbeat after which another runner's claim is
+        considered crashed and taken back.
+    heartbeat_every : float, default 10
+        Seconds between heartbeats of this runner's claims.
+    flush_every : float, default 0.25
+        Longest time a finished trial waits before it is written.
+
+    Returns
+    -------
+    RunReport
+        Counts of what ran, failed and was skipped.
+    """
+    spec = _run_iv(
+        spec, engine, workers, address, stale_after, heartbeat_every, flush_every
+    )
+    t_start = time.monotonic()
+    st = Store(store, create=True)
+    try:
+        spec = st.prepare(spec)
+        st.recover()
+        if retry_failed:
+            st.reset_failed()
+        skipped = st.counts()["done"]
+        total = st.claimable(stale_after)
+        eng = make_engine(engine, workers, address) if total else None
+        stats = (
+            _loop(
+                st,
+                eng,
+                spec,
+                total,
+                progress,
+                stale_after,
+                heartbeat_every,
+                flush_every,
+            )
+            if eng
+            else {"done": 0, "failed": 0, "lost": 0}
+        )
+        counts = st.counts()
+    finally:
+        st.close()
+    return RunReport(
+        store=str(store),
+        engine=engine,
+        workers=eng.workers if eng else 0,
+        trials=spec.n_trials,
+        skipped=skipped,
+        ran=stats["done"] + stats["failed"],
+        done=stats["done"],
+        failed=stats["failed"],
+        not_written=stats["lost"],
+        seconds=time.monotonic() - t_start,
+        counts=counts,
+        entropy=spec.entropy,
+    )
+
+
+def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_every):
+    """Claim, run and write until nothing is left; then release unfinished claims."""
+    from tqdm.auto import tqdm
+
+    token = uuid.uuid4().hex
+    extra = {
+        "fn": spec.trial,
+        "paths": list(spec.paths),
+        "params": dict(spec.params),
+        "timeout": spec.timeout,
+    }
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = tqdm(
+        total=total,
+        disable=not progress,
+        unit="trial",
+        dynamic_ncols=True,
+        desc=f"{spec.name} [{eng.name}]",
+    )
+    stats = {"done": 0, "failed": 0, "lost": 0}
+    buffer: list[dict] = []
+    first_buffered = None
+    exhausted = False
+    beat = _Heartbeat(st.path, token, heartbeat_every)
+    beat.start()
+    try:
+        while True:
+            cap = eng.capacity()
+            if not exhausted and eng.in_flight() <= cap // 2:
+                tasks = st.claim(cap - eng.in_flight(), token, stale_after=stale_after)
+                if tasks:
+                    eng.submit([{**t, **extra} for t in tasks])
+                else:
+                    exhausted = True
+            if exhausted and eng.in_flight() == 0:
+                break
+            wait = (
+                0.2
+                if first_buffered is None
+                else max(0.0, flush_every - (time.monotonic() - first_buffered))
+            )
+            results = eng.poll(min(wait, 0.2))
+            if results:
+                if first_buffered is None:
+                    first_buffered = time.monotonic()
+                buffer.extend(results)
+                n_failed = sum(r["status"] == "failed" for r in results)
+                stats["failed"] += n_failed
+                stats["done"] += len(results) - n_failed
+                bar.update(len(results))
+                bar.set_postfix(
+                    done=stats["done"], failed=stats["failed"], refresh=False
+                )
+            now = time.monotonic()
+            if buffer and (
+                now - first_buffered >= flush_every
+                or eng.in_flight() == 0
+                or len(buffer) >= 2000
+            ):
+                stats["lost"] += len(buffer) - st.complete(buffer, token)
+                buffer, first_buffered = [], None
+    finally:
+        try:
+            if buffer:
+                stats["lost"] += len(buffer) - st.complete(buffer, token)
+        finally:
+            beat.stop()
+            eng.close()
+            st.release(token)
+            bar.close()
+    return stats
+
+
+class _Heartbeat(threading.Thread):
+    """Refresh this runner's claims every ``every`` seconds on its own connection.
+
+    A thread, so that the heartbeat goes on while the main thread is busy
+    (the serial engine runs a long trial in process).
+    """
+
+    def __init__(self, path, token: str, every: float):
+        super().__init__(name="vareval-heartbeat", daemon=True)
+        self.path, self.token, self.every = path, token, every
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        with Store(self.path) as st:
+            while not self._stop_event.wait(self.every):
+                try:
+                    st.heartbeat(self.token)
+                except sqlite3.Error:  # busy beyond the timeout: try again next beat
+                    pass
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()
+
+
+def replay(store, trial_id: int) -> ReplayResult:
+    """Run one stored trial again, in this process, from its recorded streams.
+
+    The trial function, configuration, parameters and the exact entropy and
+    spawn key of every source come from the store, so a deterministic trial
+    gives bit-identical metrics.
+
+    Parameters
+    ----------
+    store : str or path-like
+        The store.
+    trial_id : int
+        The trial's id (``trial_id`` in ``vareval export``).
+
+    Returns
+    -------
+    ReplayResult
+        Stored and replayed metrics and whether they are identical.
+    """
+    if not Path(store).exists():
+        raise ExperimentError(f"store '{store}' does not exist.")
+    with Store(store) as st:
+        spec = st.spec()
+        if spec is None:
+            raise ExperimentError(f"store '{store}' holds no experiment yet.")
+        rec = st.trial(trial_id)
+    task = {
+        "id": rec["id"],
+        "factors": rec["factors"],
+        "config": rec["config"],
+        "seed": rec["seed"],
+        "config_index": rec["config_index"],
+        "config_label": rec["config_label"],
+        "rerun": rec["rerun"],
+        "seeds": rec["seeds"],
+        "fn": spec.trial,
+        "paths": list(spec.paths),
+        "params": dict(spec.params),
+        "timeout": spec.timeout,
+    }
+    res = execute(task, alarm=True)
+    stored = rec["metrics"] or {}
+    replayed = res["metrics"] or {}
+    identical = (
+        res["status"] == "done"
+        and rec["status"] == "done"
+        and stored.keys() == replayed.keys()
+        and all(_same(stored[k], replayed[k]) for k in stored)
+    )
+    return ReplayResult(
+        trial_id=int(trial_id),
+        stored=stored,
+        replayed=replayed,
+        identical=identical,
+        status=res["status"],
+        error=res["error"],
+    )
+
+
+def _same(a, b) -> bool:
+    import math
+    import struct
+
+    if (
+        isinstance(a, float)
+        and isinstance(b, float)
+        and math.isnan(a)
+        and math.isnan(b)
+    ):
+        return True
+    return struct.pack("<d", float(a)) == struct.pack("<d", float(b))

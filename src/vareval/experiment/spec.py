@@ -1,0 +1,605 @@
+"""Declaring an experiment: a TOML file or the same as a frozen dataclass.
+
+An experiment is a re-seeding design (DECoVaC): every combination of the fixed
+factors' levels is an *experiment*; each is run for ``seeds`` seeds, with
+``configs`` hyper-parameter configurations sampled from the search space (anew
+for each seed when ``nested``, else shared), and every (configuration, seed)
+run ``reruns`` times. The trial function is the user's code,
+``package.module:function``; it receives a :class:`~vareval.experiment.streams.Trial`
+and returns a mapping of metric names to numbers.
+
+The TOML form::
+
+    [experiment]
+    name = "mlp-vs-logreg"
+    trial = "trial:run"           # module:function; the file's folder is on the path
+    seeds = 3
+    configs = 2                   # per seed (nested = true) or shared
+    nested = true
+    reruns = 2
+    rerun_mode = "same"           # or "independent"
+    entropy = 20261129            # root entropy; drawn and stored if omitted
+    timeout = 120                 # seconds per trial
+
+    [factors]
+    model = ["mlp", "logreg"]
+    optimizer = ["sgd", "adam"]
+
+    [space]
+    learning_rate = { distribution = "log-uniform", low = 1e-4, high = 1e-1 }
+    batch_size = { distribution = "choice", values = [32, 64, 128] }
+    hidden = { distribution = "integer", low = 16, high = 64 }
+
+    [randomness]
+    sources = ["data_split", "init", "batch_order"]
+    fixed = ["data_split"]        # the same stream for every seed
+
+    [params]                      # constants passed to every trial
+    epochs = 10
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import math
+import numbers
+import re
+import sys
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from vareval.errors import ExperimentError
+
+RERUN_MODES = ("same", "independent")
+DISTRIBUTIONS = ("uniform", "log-uniform", "integer", "choice")
+_DIST_ALIASES = {
+    "uniform": "uniform",
+    "log-uniform": "log-uniform",
+    "loguniform": "log-uniform",
+    "log_uniform": "log-uniform",
+    "integer": "integer",
+    "int": "integer",
+    "randint": "integer",
+    "choice": "choice",
+    "categorical": "choice",
+}
+DEFAULT_SOURCES = ("data_split", "init", "batch_order")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FUNCTION = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_RESERVED = (
+    "experiment",
+    "seed",
+    "config",
+    "config_index",
+    "rerun",
+    "trial_id",
+    "status",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Distribution:
+    """One hyper-parameter's search distribution.
+
+    ``uniform`` and ``log-uniform`` draw a float in ``[low, high)`` (the latter
+    uniform in ``log``); ``integer`` draws an int in ``[low, high]`` inclusive;
+    ``choice`` draws one of ``values`` with equal probability.
+    """
+
+    kind: str
+    low: float | int | None = None
+    high: float | int | None = None
+    values: tuple = ()
+
+    def to_dict(self) -> dict:
+        """Return the TOML/JSON form of the distribution."""
+        if self.kind == "choice":
+            return {"distribution": "choice", "values": list(self.values)}
+        return {"distribution": self.kind, "low": self.low, "high": self.high}
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentSpec:
+    """A re-seeding experiment, as declared in an ``experiment.toml``.
+
+    Parameters
+    ----------
+    trial : str
+        The trial function, ``package.module:function``.
+    factors : mapping of str to sequence
+        Fixed factors and their levels; every combination is an experiment.
+    seeds : int
+        Number of seed indices ``0 .. seeds-1``.
+    configs : int, default 1
+        Configurations sampled per seed (``nested``) or in all (shared).
+    nested : bool, default True
+        Sample configurations anew for each seed (as in DECoVaC) or share them.
+    reruns : int, default 1
+        Runs of each (experiment, seed, configuration).
+    rerun_mode : {"same", "independent"}, default "same"
+        ``"same"``: a rerun gets exactly the same streams, so reruns measure
+        nondeterminism only (DECoVaC's meaning). ``"independent"``: each rerun
+        gets fresh streams, so reruns are independent replications.
+    space : mapping of str to Distribution
+        The hyper-parameter search space.
+    sources : tuple of str
+        Named sources of randomness the trial consumes.
+    fixed : tuple of str
+        Sources whose stream is the same for every seed and rerun.
+    entropy : int or None
+        Root entropy of every stream; ``None`` lets the runner draw one and
+        record it in the store.
+    timeout : float or None
+        Seconds a trial may take before its worker is killed.
+    params : mapping
+        Constants passed to every trial as ``trial.params``.
+    paths : tuple of str
+        Folders put on ``sys.path`` before importing the trial function.
+    name : str
+        A label for people.
+    """
+
+    trial: str
+    factors: Mapping[str, tuple]
+    seeds: int
+    configs: int = 1
+    nested: bool = True
+    reruns: int = 1
+    rerun_mode: str = "same"
+    space: Mapping[str, Distribution] = dataclasses.field(default_factory=dict)
+    sources: tuple[str, ...] = DEFAULT_SOURCES
+    fixed: tuple[str, ...] = ()
+    entropy: int | None = None
+    timeout: float | None = None
+    params: Mapping = dataclasses.field(default_factory=dict)
+    paths: tuple[str, ...] = ()
+    name: str = "experiment"
+
+    def __post_init__(self):
+        checked = _spec_iv(self)
+        for key, value in checked.items():
+            object.__setattr__(self, key, value)
+
+    # -- serialisation -------------------------------------------------
+    def to_dict(self) -> dict:
+        """Return the spec as JSON-ready values (the form stored in a run store)."""
+        return {
+            "name": self.name,
+            "trial": self.trial,
+            "factors": {k: list(v) for k, v in self.factors.items()},
+            "seeds": self.seeds,
+            "configs": self.configs,
+            "nested": self.nested,
+            "reruns": self.reruns,
+            "rerun_mode": self.rerun_mode,
+            "space": {k: d.to_dict() for k, d in self.space.items()},
+            "sources": list(self.sources),
+            "fixed": list(self.fixed),
+            "entropy": self.entropy,
+            "timeout": self.timeout,
+            "params": dict(self.params),
+            "paths": list(self.paths),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> ExperimentSpec:
+        """Rebuild a spec from :meth:`to_dict` output."""
+        data = dict(data)
+        data["space"] = {
+            k: _distribution(k, v) for k, v in data.get("space", {}).items()
+        }
+        for key in ("sources", "fixed", "paths"):
+            if key in data:
+                data[key] = tuple(data[key])
+        return cls(**data)
+
+    def identity(self) -> dict:
+        """The fields that define the trials (a store takes a spec if they match)."""
+        d = self.to_dict()
+        for key in ("name", "timeout", "paths"):
+            d.pop(key)
+        return d
+
+    def with_entropy(self, entropy: int) -> ExperimentSpec:
+        """Return a copy with the root entropy set."""
+        return dataclasses.replace(self, entropy=entropy)
+
+    @property
+    def n_trials(self) -> int:
+        """Number of trials in the grid."""
+        return math.prod(len(v) for v in self.factors.values()) * (
+            self.seeds * self.configs * self.reruns
+        )
+
+
+def _spec_iv(spec: ExperimentSpec) -> dict:
+    """Validate every field of a spec and return the normalised values."""
+    out = {}
+    if not isinstance(spec.trial, str) or not _FUNCTION.match(spec.trial):
+        raise ExperimentError(
+            "`trial` must name a function as 'package.module:function'; got "
+            f"{spec.trial!r}."
+        )
+    if not isinstance(spec.factors, Mapping) or not spec.factors:
+        raise ExperimentError(
+            "`factors` must name at least one factor with its levels, e.g. "
+            "model = ['mlp', 'logreg']."
+        )
+    factors = {}
+    for name, levels in spec.factors.items():
+        _check_name(name, "factor")
+        if (
+            isinstance(levels, str | bytes)
+            or not hasattr(levels, "__len__")
+            or not levels
+        ):
+            raise ExperimentError(
+                f"factor {name!r} needs a non-empty list of levels; got {levels!r}."
+            )
+        levels = tuple(levels)
+        for level in levels:
+            if not isinstance(level, str | int | float | bool):
+                raise ExperimentError(
+                    f"factor {name!r}: level {level!r} must be a string or number."
+                )
+        if len({str(v) for v in levels}) != len(levels):
+            raise ExperimentError(
+                f"factor {name!r} has repeated levels: {list(levels)!r}."
+            )
+        factors[name] = levels
+    out["factors"] = factors
+    for key in ("seeds", "configs", "reruns"):
+        value = getattr(spec, key)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Integral)
+            or value < 1
+        ):
+            raise ExperimentError(f"`{key}` must be an integer >= 1; got {value!r}.")
+        out[key] = int(value)
+    if not isinstance(spec.nested, bool):
+        raise ExperimentError(f"`nested` must be true or false; got {spec.nested!r}.")
+    if spec.rerun_mode not in RERUN_MODES:
+        raise ExperimentError(
+            f"`rerun_mode` must be 'same' (reruns measure nondeterminism) or "
+            f"'independent' (fresh streams per rerun); got {spec.rerun_mode!r}."
+        )
+    space = {}
+    for name, dist in dict(spec.space).items():
+        _check_name(name, "search-space parameter")
+        if name in factors:
+            raise ExperimentError(
+                f"search-space parameter {name!r} is also a factor; rename one of them."
+            )
+        space[name] = (
+            dist if isinstance(dist, Distribution) else _distribution(name, dist)
+        )
+        _check_distribution(name, space[name])
+    if not space and out["configs"] > 1:
+        raise ExperimentError(
+            f"the search space [space] is empty, so all {out['configs']} "
+            "configurations "
+            "would be identical; add a parameter (uniform, log-uniform, integer, "
+            "choice) "
+            "or set configs = 1."
+        )
+    out["space"] = space
+    sources = tuple(spec.sources)
+    if not sources:
+        raise ExperimentError(
+            "`sources` must name at least one source of randomness, e.g. "
+            "['data_split', 'init']."
+        )
+    for s in sources:
+        _check_name(s, "source of randomness")
+    if len(set(sources)) != len(sources):
+        raise ExperimentError(f"`sources` has repeated names: {list(sources)!r}.")
+    out["sources"] = sources
+    fixed = tuple(spec.fixed)
+    unknown = [s for s in fixed if s not in sources]
+    if unknown:
+        raise ExperimentError(
+            f"`fixed` names {unknown[0]!r}, which is not a declared source "
+            f"(sources: {', '.join(sources)})."
+        )
+    out["fixed"] = fixed
+    if spec.entropy is not None and (
+        isinstance(spec.entropy, bool)
+        or not isinstance(spec.entropy, numbers.Integral)
+        or spec.entropy < 0
+    ):
+        raise ExperimentError(
+            f"`entropy` must be a non-negative integer; got {spec.entropy!r}."
+        )
+    if spec.timeout is not None:
+        if (
+            isinstance(spec.timeout, bool)
+            or not isinstance(spec.timeout, numbers.Real)
+            or not spec.timeout > 0
+        ):
+            raise ExperimentError(
+                f"`timeout` must be a positive number of seconds; got {spec.timeout!r}."
+            )
+        out["timeout"] = float(spec.timeout)
+    if not isinstance(spec.params, Mapping):
+        raise ExperimentError(
+            f"`params` must be a table of constants; got {spec.params!r}."
+        )
+    try:
+        json.dumps(dict(spec.params))
+    except (TypeError, ValueError):
+        raise ExperimentError(
+            "`params` must hold only JSON values (numbers, strings, lists)."
+        ) from None
+    out["params"] = dict(spec.params)
+    out["paths"] = tuple(str(p) for p in spec.paths)
+    return out
+
+
+def _check_name(name, what: str) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ExperimentError(
+            f"{what} name {name!r} must be an identifier (letters, digits, "
+            "underscores)."
+        )
+    if name in _RESERVED:
+        raise ExperimentError(
+            f"{what} name {name!r} is reserved for the design's own columns "
+            f"({', '.join(_RESERVED)})."
+        )
+
+
+def _distribution(name: str, raw) -> Distribution:
+    """Parse ``{distribution = ..., low/high | values}`` into a Distribution."""
+    if isinstance(raw, Distribution):
+        return raw
+    if not isinstance(raw, Mapping) or "distribution" not in raw:
+        raise ExperimentError(
+            f'[space] {name}: expected a table like {{ distribution = "uniform", '
+            f"low = 0.0, high = 1.0 }}; got {raw!r}."
+        )
+    kind = _DIST_ALIASES.get(str(raw["distribution"]).lower())
+    if kind is None:
+        raise ExperimentError(
+            f"[space] {name}: unknown distribution {raw['distribution']!r}; "
+            f"accepted: {', '.join(DISTRIBUTIONS)}."
+        )
+    allowed = (
+        {"distribution", "values"}
+        if kind == "choice"
+        else {"distribution", "low", "high"}
+    )
+    extra = set(raw) - allowed
+    if extra:
+        expected = "values" if kind == "choice" else "low, high"
+        raise ExperimentError(
+            f"[space] {name}: unexpected key(s) {', '.join(sorted(extra))} for "
+            f"{kind}; expected: {expected}."
+        )
+    if kind == "choice":
+        values = raw.get("values")
+        if not isinstance(values, list | tuple):
+            raise ExperimentError(
+                f"[space] {name}: choice needs a list `values`; got {values!r}."
+            )
+        return Distribution(kind, values=tuple(values))
+    if "low" not in raw or "high" not in raw:
+        raise ExperimentError(f"[space] {name}: {kind} needs both `low` and `high`.")
+    return Distribution(kind, low=raw["low"], high=raw["high"])
+
+
+def _check_distribution(name: str, d: Distribution) -> None:
+    if d.kind not in DISTRIBUTIONS:
+        raise ExperimentError(
+            f"[space] {name}: unknown distribution {d.kind!r}; accepted: "
+            f"{', '.join(DISTRIBUTIONS)}."
+        )
+    if d.kind == "choice":
+        if len(d.values) == 0:
+            raise ExperimentError(
+                f"[space] {name}: choice has an empty list of values."
+            )
+        for v in d.values:
+            try:
+                json.dumps(v)
+            except (TypeError, ValueError):
+                raise ExperimentError(
+                    f"[space] {name}: choice value {v!r} is not a JSON value."
+                ) from None
+        return
+    for bound in ("low", "high"):
+        v = getattr(d, bound)
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, numbers.Real)
+            or not math.isfinite(v)
+        ):
+            raise ExperimentError(
+                f"[space] {name}: `{bound}` must be a finite number; got {v!r}."
+            )
+        if d.kind == "integer" and not isinstance(v, numbers.Integral):
+            raise ExperimentError(
+                f"[space] {name}: integer `{bound}` must be an integer; got {v!r}."
+            )
+    if d.kind == "integer" and d.low > d.high:
+        raise ExperimentError(
+            f"[space] {name}: integer needs low <= high; got low = {d.low}, high = "
+            f"{d.high}."
+        )
+    if d.kind != "integer" and not d.low < d.high:
+        raise ExperimentError(
+            f"[space] {name}: {d.kind} needs low < high; got low = {d.low}, high = "
+            f"{d.high}."
+        )
+    if d.kind == "log-uniform" and d.low <= 0:
+        raise ExperimentError(
+            f"[space] {name}: log-uniform needs 0 < low < high; got low = {d.low}."
+        )
+
+
+# -- TOML --------------------------------------------------------------
+
+_TOP = {"experiment", "factors", "space", "randomness", "params"}
+_EXPERIMENT_KEYS = {
+    "name",
+    "trial",
+    "seeds",
+    "configs",
+    "nested",
+    "reruns",
+    "rerun_mode",
+    "entropy",
+    "timeout",
+    "path",
+}
+_RANDOMNESS_KEYS = {"sources", "fixed"}
+
+
+def load_spec(path) -> ExperimentSpec:
+    """Read and validate an experiment declaration from a TOML file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``experiment.toml`` file. Its folder is put first on the trial's
+        ``sys.path`` (plus any folders named by ``path`` in ``[experiment]``,
+        relative to the file).
+
+    Raises
+    ------
+    ExperimentError
+        For a missing file, a TOML syntax error (with line and column) or an
+        invalid declaration (naming the table and key, and its line where it
+        can be found).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ExperimentError(
+            f"experiment file '{path}' does not exist or is not a file."
+        )
+    text = path.read_text(encoding="utf-8")
+    return loads_spec(text, source=str(path), base=path.resolve().parent)
+
+
+def loads_spec(text: str, *, source: str = "<string>", base=None) -> ExperimentSpec:
+    """Parse an experiment declaration from TOML text (see :func:`load_spec`)."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{source}: TOML syntax error: {exc}") from None
+    try:
+        return _spec_from_toml(doc, base)
+    except ExperimentError as exc:
+        where = _locate(text, str(exc))
+        raise ExperimentError(f"{source}{where}: {exc}") from None
+
+
+def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
+    unknown = set(doc) - _TOP
+    if unknown:
+        raise ExperimentError(
+            f"unknown table or key {sorted(unknown)[0]!r}; accepted: "
+            f"{', '.join('[' + t + ']' for t in sorted(_TOP))}."
+        )
+    exp = doc.get("experiment")
+    if not isinstance(exp, dict):
+        raise ExperimentError(
+            "missing table [experiment] with at least `trial` and `seeds`."
+        )
+    bad = set(exp) - _EXPERIMENT_KEYS
+    if bad:
+        raise ExperimentError(
+            f"[experiment] unknown key {sorted(bad)[0]!r}; accepted: "
+            f"{', '.join(sorted(_EXPERIMENT_KEYS))}."
+        )
+    for key in ("trial", "seeds"):
+        if key not in exp:
+            raise ExperimentError(f"[experiment] is missing `{key}`.")
+    rnd = doc.get("randomness", {})
+    bad = set(rnd) - _RANDOMNESS_KEYS
+    if bad:
+        raise ExperimentError(
+            f"[randomness] unknown key {sorted(bad)[0]!r}; accepted: sources, fixed."
+        )
+    raw_paths = exp.get("path", [])
+    raw_paths = [raw_paths] if isinstance(raw_paths, str) else list(raw_paths)
+    paths = []
+    if base is not None:
+        paths.append(str(base))
+        paths += [str((Path(base) / p).resolve()) for p in raw_paths]
+    else:
+        paths += [str(p) for p in raw_paths]
+    space = doc.get("space", {})
+    if not isinstance(space, dict):
+        raise ExperimentError("[space] must be a table of parameters.")
+    return ExperimentSpec(
+        trial=exp["trial"],
+        factors=doc.get("factors", {}),
+        seeds=exp["seeds"],
+        configs=exp.get("configs", 1),
+        nested=exp.get("nested", True),
+        reruns=exp.get("reruns", 1),
+        rerun_mode=exp.get("rerun_mode", "same"),
+        space={k: _distribution(k, v) for k, v in space.items()},
+        sources=tuple(rnd.get("sources", DEFAULT_SOURCES)),
+        fixed=tuple(rnd.get("fixed", ())),
+        entropy=exp.get("entropy"),
+        timeout=exp.get("timeout"),
+        params=doc.get("params", {}),
+        paths=tuple(dict.fromkeys(paths)),
+        name=str(exp.get("name", "experiment")),
+    )
+
+
+def _locate(text: str, message: str) -> str:
+    """Best effort: the line where the key named in an error message is defined."""
+    m = re.match(r"\[space\] (\w+):", message) or re.search(r"`(\w+)`", message)
+    m = m or re.search(r"(?:factor|name) '(\w+)'", message)
+    if not m:
+        return ""
+    key = re.escape(m.group(1))
+    for i, line in enumerate(text.splitlines(), start=1):
+        if re.match(rf"\s*{key}\s*=", line):
+            return f", line {i}"
+    return ""
+
+
+# -- the trial function -----------------------------------------------
+
+
+def resolve_function(path: str, paths=()):
+    """Import ``package.module:function`` (with ``paths`` on ``sys.path``).
+
+    Raises
+    ------
+    ExperimentError
+        If the module cannot be imported, lacks the attribute, or it is not callable.
+    """
+    for p in reversed(tuple(paths)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    module_name, _, func_name = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ExperimentError(
+            f"trial function {path!r}: module {exc.name!r} not found "
+            f"(searched the experiment folder and sys.path)."
+        ) from None
+    except Exception as exc:  # the user's module raised while importing
+        raise ExperimentError(
+            f"trial function {path!r}: importing {module_name!r} raised "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    fn = getattr(module, func_name, None)
+    if fn is None:
+        raise ExperimentError(
+            f"trial function {path!r}: module {module_name!r} has no attribute "
+            f"{func_name!r}."
+        )
+    if not callable(fn):
+        raise ExperimentError(f"trial function {path!r} is not callable.")
+    return fn

@@ -1,0 +1,482 @@
+"""The run store: one SQLite file (WAL mode), one row per trial.
+
+Schema (version 1, ``PRAGMA user_version``; ``PRAGMA application_id`` is
+``0x56524556``, "VREV", so a database from another program is recognised):
+
+``meta(key, value)``
+    ``spec`` (the experiment's declaration as JSON, with its root entropy),
+    ``created``, ``vareval_version``, ``rerun_mode``.
+``trials``
+    ``id``; the trial's identity ``(factors, seed, config_index, rerun)``
+    (UNIQUE, so re-populating the grid on resume is idempotent);
+    ``experiment``, ``config_label``, ``config`` (JSON), ``seeds`` (JSON: per
+    source the exact ``entropy`` and ``spawn_key`` of its stream); ``status``
+    (pending, running, done, failed), ``attempts``, ``metrics`` (JSON of
+    numbers), ``started``, ``finished`` (Unix seconds), ``host``, ``error``,
+    ``traceback``; the claim: ``runner`` (a token per run), ``runner_host``,
+    ``runner_pid`` and ``heartbeat``.
+
+Concurrency: every state change is one transaction opened with ``BEGIN
+IMMEDIATE`` (SQLite's write lock), so claiming a batch of trials is atomic and
+two runners never hold the same trial. A runner refreshes the heartbeat of its
+claims; a claim whose heartbeat is older than ``stale_after`` seconds, or whose
+runner process on this host no longer exists, is taken back. A result is
+written only while its runner still holds the claim, so a trial is never
+recorded twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from pathlib import Path
+
+import numpy as np
+
+from vareval.data.store_table import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    check_header,
+    check_identity,
+    store_rows,
+    tidy_frame,
+)
+from vareval.errors import ExperimentError
+from vareval.experiment.design import reseeding_design
+from vareval.experiment.spec import ExperimentSpec
+from vareval.experiment.streams import configurations, trial_seeds
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE trials (
+    id INTEGER PRIMARY KEY,
+    factors TEXT NOT NULL,
+    experiment TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    config_index INTEGER NOT NULL,
+    config_label TEXT NOT NULL,
+    config TEXT NOT NULL,
+    rerun INTEGER NOT NULL,
+    seeds TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending'
+        CHECK (status IN ('pending', 'running', 'done', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    metrics TEXT,
+    started REAL,
+    finished REAL,
+    host TEXT,
+    error TEXT,
+    traceback TEXT,
+    runner TEXT,
+    runner_host TEXT,
+    runner_pid INTEGER,
+    heartbeat REAL,
+    UNIQUE (factors, seed, config_index, rerun)
+);
+CREATE INDEX trials_status ON trials (status, id);
+"""
+
+_TASK_COLUMNS = "id, factors, config, seed, config_index, config_label, rerun, seeds"
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host (zombies count as dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+class Store:
+    """An open run store.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The SQLite file.
+    create : bool, default False
+        Create the file (and schema) when it does not exist; otherwise a
+        missing file is an error.
+
+    Raises
+    ------
+    ExperimentError
+        If the file is missing (and ``create`` is false), not SQLite, an SQLite
+        database of another program, corrupt, or of a newer schema.
+    """
+
+    def __init__(self, path, *, create: bool = False):
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise ExperimentError(
+                f"store '{self.path}' is a directory; give a file name."
+            )
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if not exists and not create:
+            raise ExperimentError(
+                f"store '{self.path}' does not exist; create it with "
+                "`vareval run EXPERIMENT.toml --store FILE`."
+            )
+        if exists:
+            check_header(self.path, ExperimentError)
+        try:
+            self.con = sqlite3.connect(
+                str(self.path),
+                timeout=60,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self.con.execute("PRAGMA busy_timeout = 60000")
+            mode = self.con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise ExperimentError(
+                    f"store '{self.path}': SQLite refused WAL mode (got {mode!r}); "
+                    "put the store on a local file system."
+                )
+            self.con.execute("PRAGMA synchronous = NORMAL")
+            self._init_schema()
+        except sqlite3.DatabaseError as exc:
+            raise ExperimentError(
+                f"store '{self.path}' is corrupt or not a vareval store: {exc}."
+            ) from None
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+
+    # -- plumbing ------------------------------------------------------
+    def _init_schema(self) -> None:
+        with self.transaction():
+            app = self.con.execute("PRAGMA application_id").fetchone()[0]
+            tables = self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()[
+                0
+            ]
+            if app == 0 and tables == 0:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self.con.execute(statement)
+                self.con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                from vareval import __version__
+
+                self.con.executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)",
+                    [("created", repr(_now())), ("vareval_version", __version__)],
+                )
+        check_identity(self.con, self.path, ExperimentError)
+
+    def transaction(self):
+        """A context manager: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK``)."""
+        return _Immediate(self.con)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- the experiment --------------------------------------------------
+    def meta(self, key: str):
+        """The value stored under ``key`` in the meta table (None if absent)."""
+        row = self.con.execute(
+            "SELECT value FROM meta WHERE key = ?", (key,)
+        ).fetchone()
+        return row[0] if row else None
+
+    def spec(self) -> ExperimentSpec | None:
+        """The experiment this store was created for (None for a fresh store)."""
+        raw = self.meta("spec")
+        return None if raw is None else ExperimentSpec.from_dict(json.loads(raw))
+
+    def prepare(self, spec: ExperimentSpec) -> ExperimentSpec:
+        """Record the experiment and insert its grid as pending trials (idempotent).
+
+        A fresh store takes the spec (drawing a root entropy when it has none).
+        A store that already holds an experiment accepts only the same design
+        (factors, seeds, configurations, space, sources, entropy, trial
+        function); it then supplies its entropy to a spec that has none.
+
+        Returns
+        -------
+        ExperimentSpec
+            The spec with its root entropy set.
+        """
+        with self.transaction():
+            raw = self.meta("spec")
+            if raw is None:
+                if spec.entropy is None:
+                    spec = spec.with_entropy(int(np.random.SeedSequence().entropy))
+                self.con.executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)",
+                    [
+                        ("spec", json.dumps(spec.to_dict())),
+                        ("rerun_mode", spec.rerun_mode),
+                    ],
+                )
+            else:
+                stored = ExperimentSpec.from_dict(json.loads(raw))
+                if spec.entropy is None:
+                    spec = spec.with_entropy(stored.entropy)
+                old, new = stored.identity(), spec.identity()
+                diff = [k for k in new if old.get(k) != new[k]]
+                if diff:
+                    raise ExperimentError(
+                        f"store '{self.path}' holds a different experiment "
+                        f"({', '.join(diff)} "
+                        "differ); resume with the same declaration or use a new "
+                        "--store."
+                    )
+            self.con.executemany(
+                "INSERT OR IGNORE INTO trials (factors, experiment, seed, "
+                "config_index, "
+                "config_label, config, rerun, seeds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                _grid_rows(spec),
+            )
+        return spec
+
+    # -- claiming and writing ---------------------------------------------
+    def recover(self) -> int:
+        """Release the claims of runner processes on this host that no longer exist."""
+        rows = self.con.execute(
+            "SELECT DISTINCT runner, runner_pid FROM trials "
+            "WHERE status = 'running' AND runner_host = ?",
+            (self.host,),
+        ).fetchall()
+        dead = [r for r, pid in rows if pid is not None and not _pid_alive(pid)]
+        n = 0
+        if dead:
+            with self.transaction():
+                for token in dead:
+                    n += self.con.execute(
+                        "UPDATE trials SET status = 'pending', runner = NULL, "
+                        "heartbeat = NULL "
+                        "WHERE status = 'running' AND runner = ?",
+                        (token,),
+                    ).rowcount
+        return n
+
+    def reset_failed(self) -> int:
+        """Mark every failed trial pending again (for ``retry_failed``)."""
+        with self.transaction():
+            return self.con.execute(
+                "UPDATE trials SET status = 'pending' WHERE status = 'failed'"
+            ).rowcount
+
+    def claimable(self, stale_after: float) -> int:
+        """How many trials a runner could claim now."""
+        return self.con.execute(
+            "SELECT count(*) FROM trials WHERE status = 'pending' "
+            "OR (status = 'running' AND heartbeat < ?)",
+            (_now() - stale_after,),
+        ).fetchone()[0]
+
+    def claim(self, n: int, token: str, *, stale_after: float = 120.0) -> list[dict]:
+        """Atomically claim up to ``n`` trials: pending or with a stale heartbeat.
+
+        Returns
+        -------
+        list of dict
+            One task per claimed trial: ``id``, ``factors``, ``config``,
+            ``seed``, ``config_index``, ``config_label``, ``rerun``, ``seeds``.
+        """
+        now = _now()
+        with self.transaction():
+            rows = self.con.execute(
+                f"SELECT {_TASK_COLUMNS} FROM trials WHERE status = 'pending' "
+                "OR (status = 'running' AND heartbeat < ?) ORDER BY id LIMIT ?",
+                (now - stale_after, int(n)),
+            ).fetchall()
+            self.con.executemany(
+                "UPDATE trials SET status = 'running', runner = ?, runner_host = ?, "
+                "runner_pid = ?, heartbeat = ?, started = ?, attempts = attempts + 1 "
+                "WHERE id = ?",
+                [(token, self.host, self.pid, now, now, r[0]) for r in rows],
+            )
+        return [
+            {
+                "id": r[0],
+                "factors": json.loads(r[1]),
+                "config": json.loads(r[2]),
+                "seed": r[3],
+                "config_index": r[4],
+                "config_label": r[5],
+                "rerun": r[6],
+                "seeds": json.loads(r[7]),
+            }
+            for r in rows
+        ]
+
+    def heartbeat(self, token: str) -> None:
+        """Refresh the heartbeat of every trial this runner holds."""
+        with self.transaction():
+            self.con.execute(
+                "UPDATE trials SET heartbeat = ? WHERE status = 'running' AND runner "
+                "= ?",
+                (_now(), token),
+            )
+
+    def complete(self, results: list[dict], token: str) -> int:
+        """Write finished trials in one transaction; returns how many were written.
+
+        A result is written only if this runner still holds the trial's claim
+        (a trial taken back as stale and finished elsewhere is not overwritten).
+        """
+        if not results:
+            return 0
+        rows = [
+            (
+                r["status"],
+                None if r.get("metrics") is None else json.dumps(r["metrics"]),
+                r.get("started"),
+                r.get("finished"),
+                r.get("host"),
+                r.get("error"),
+                r.get("traceback"),
+                r["id"],
+                token,
+            )
+            for r in results
+        ]
+        with self.transaction():
+            before = self.con.total_changes
+            self.con.executemany(
+                "UPDATE trials SET status = ?, metrics = ?, started = ?, finished = ?, "
+                "host = ?, error = ?, traceback = ?, heartbeat = NULL "
+                "WHERE id = ? AND status = 'running' AND runner = ?",
+                rows,
+            )
+            return self.con.total_changes - before
+
+    def release(self, token: str) -> int:
+        """Give back this runner's unfinished claims (status pending again)."""
+        with self.transaction():
+            return self.con.execute(
+                "UPDATE trials SET status = 'pending', runner = NULL, heartbeat = NULL "
+                "WHERE status = 'running' AND runner = ?",
+                (token,),
+            ).rowcount
+
+    # -- reading -----------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        """Trials per status."""
+        out = dict.fromkeys(("pending", "running", "done", "failed"), 0)
+        out.update(
+            self.con.execute("SELECT status, count(*) FROM trials GROUP BY status")
+        )
+        return out
+
+    def trial(self, trial_id: int) -> dict:
+        """Every stored field of one trial, JSON columns decoded."""
+        cur = self.con.execute("SELECT * FROM trials WHERE id = ?", (int(trial_id),))
+        row = cur.fetchone()
+        if row is None:
+            n = self.con.execute("SELECT max(id) FROM trials").fetchone()[0] or 0
+            raise ExperimentError(
+                f"trial {trial_id} is not in store '{self.path}' (ids run from 1 to "
+                f"{n})."
+            )
+        rec = dict(zip([c[0] for c in cur.description], row, strict=True))
+        for key in ("factors", "config", "seeds", "metrics"):
+            if rec[key] is not None:
+                rec[key] = json.loads(rec[key])
+        return rec
+
+    def failures(self, limit: int = 10) -> list[dict]:
+        """The first failed trials: id, experiment, seed, config, rerun, error."""
+        rows = self.con.execute(
+            "SELECT id, experiment, seed, config_label, rerun, error FROM trials "
+            "WHERE status = 'failed' ORDER BY id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        keys = ("id", "experiment", "seed", "config", "rerun", "error")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def frame(self, *, status: str | None = None):
+        """The tidy table of trials (see :func:`vareval.data.read_store_table`)."""
+        spec = self.spec()
+        if spec is None:
+            raise ExperimentError(f"store '{self.path}' holds no experiment yet.")
+        df = tidy_frame(store_rows(self.con), list(spec.factors), list(spec.space))
+        if status is not None:
+            df = df.loc[df["status"] == status].reset_index(drop=True)
+        df.attrs["spec"] = spec.to_dict()
+        df.attrs["rerun_mode"] = spec.rerun_mode
+        return df
+
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` ("ok" when the file is sound)."""
+        return self.con.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+class _Immediate:
+    def __init__(self, con):
+        self.con = con
+
+    def __enter__(self):
+        self.con.execute("BEGIN IMMEDIATE")
+        return self.con
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.con.execute("COMMIT")
+        else:
+            self.con.execute("ROLLBACK")
+        return False
+
+
+def _grid_rows(spec: ExperimentSpec):
+    """The design's trials as rows for the trials table."""
+    design = reseeding_design(
+        {k: list(v) for k, v in spec.factors.items()},
+        seeds=spec.seeds,
+        configs=spec.configs,
+        reruns=spec.reruns,
+        nested=spec.nested,
+    )
+    configs = configurations(spec)
+    names = list(spec.factors)
+    seeds_cache: dict[tuple[int, int], str] = {}
+    level_of = {
+        name: {str(v): v for v in levels} for name, levels in spec.factors.items()
+    }
+    for row in design.itertuples(index=False):
+        rec = row._asdict()
+        seed, cidx, rerun = (
+            int(rec["seed"]),
+            int(rec["config_index"]),
+            int(rec["rerun"]),
+        )
+        factors = {n: _plain(level_of[n].get(str(rec[n]), rec[n])) for n in names}
+        key = (seed, rerun)
+        if key not in seeds_cache:
+            seeds_cache[key] = json.dumps(trial_seeds(spec, seed, rerun))
+        yield (
+            json.dumps(factors),
+            str(rec["experiment"]),
+            seed,
+            cidx,
+            str(rec["config"]),
+            json.dumps(configs[seed][cidx]),
+            rerun,
+            seeds_cache[key],
+        )
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
