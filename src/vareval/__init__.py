@@ -12,4 +12,16 @@ from vareval.errors import VarevalError
 
 __version__ = "0.1.0"
 
-__all__ = ["VarevalError", "errors", "stats"]
+
+
+def variance(df, **kwargs):
+    """Mixed-model variance decomposition and DECoVaC tests of a results table.
+
+    See :func:`vareval.data.variance.variance`.
+    """
+    from vareval.data.variance import variance as _variance
+
+    return _variance(df, **kwargs)
+
+
+__all__ = ["VarevalError", "errors", "stats", "variance"]

@@ -31,8 +31,6 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.optimize as sopt
-import scipy.sparse as sp
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._result import Result
@@ -50,6 +48,8 @@ class _Crossprods:
     """The sufficient statistics of a random-intercept model, and its deviance."""
 
     def __init__(self, y, X, groups, n_levels):
+        import scipy.sparse as sp
+
         n, p = X.shape
         self.n, self.p = n, p
         self.k = len(groups)
@@ -534,6 +534,8 @@ def _nesting(codes, n_levels):
 
 def _optimise(cp, reml, start=None):
     """Minimise the profiled deviance over theta >= 0 with L-BFGS-B."""
+    import scipy.optimize as sopt
+
     k = cp.k
     if k == 0:
         return np.zeros(0), True, "no random effects", 1
@@ -550,14 +552,33 @@ def _optimise(cp, reml, start=None):
         fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
     )
     best = res
-    # theta_j = 0 is always stationary in theta_j; make sure it is a minimum
-    if np.any(res.x <= 0):
-        x1 = np.where(res.x <= 0, 0.5, res.x)
+    # theta_j = 0 is always a stationary point in theta_j (the deviance depends
+    # on theta_j^2), so a gradient method can stop there even when it is a
+    # maximum. Probe each zero coordinate on a grid and restart from any
+    # improvement (lme4's bobyqa, being derivative-free, does not need this).
+    for _ in range(3):
+        zero = np.flatnonzero(best.x <= 0)
+        if zero.size == 0:
+            break
+        start2, f2 = None, best.fun
+        for j in zero:
+            for t in (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0):
+                x1 = best.x.copy()
+                x1[j] = t
+                counter[0] += 1
+                fx = cp.evaluate(x1, reml=reml)["dev"]
+                if fx < f2 - 1e-10 * max(1.0, abs(f2)):
+                    start2, f2 = x1, fx
+        if start2 is None:
+            break
         res2 = sopt.minimize(
-            fun, x1, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
+            fun, start2, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k,
+            options=opts,
         )
-        if res2.fun < best.fun - 1e-10:
+        if res2.fun < best.fun:
             best = res2
+        else:
+            break
     x, f, g, scaled = _newton_polish(
         cp, reml, np.asarray(best.x), float(best.fun), np.asarray(best.jac), counter
     )
