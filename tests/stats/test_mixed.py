@@ -53,8 +53,9 @@ def pastes():
 
 def _fit(data, reml=True):
     y, groups, names, levels = data
-    return fit_mixed(y, _intercept(y.size), groups, group_names=names,
-                     level_names=levels, reml=reml)
+    return fit_mixed(
+        y, _intercept(y.size), groups, group_names=names, level_names=levels, reml=reml
+    )
 
 
 class TestDyestuff:
@@ -113,11 +114,13 @@ class TestPenicillin:
     def test_lrt(self, penicillin):
         # lmerTest::ranova (REML) and anova() of ML refits
         reml = random_effect_lrt(_fit(penicillin))
-        assert [t.statistic for t in reml] == pytest.approx([105.05727, 282.39544],
-                                                             rel=RTOL)
+        assert [t.statistic for t in reml] == pytest.approx(
+            [105.05727, 282.39544], rel=RTOL
+        )
         ml = random_effect_lrt(_fit(penicillin, reml=False))
-        assert [t.statistic for t in ml] == pytest.approx([105.00173, 279.4412],
-                                                           rel=RTOL)
+        assert [t.statistic for t in ml] == pytest.approx(
+            [105.00173, 279.4412], rel=RTOL
+        )
 
     def test_blups_and_residuals(self, penicillin):
         y, groups, *_ = penicillin
@@ -166,8 +169,9 @@ def test_decovac_components():
     e, _ = _codes(d["experiment"])
     X = np.eye(6)[e]  # same column space as model * optimizer
     f = fit_mixed(d["y"].to_numpy(), X, [c, s], group_names=["config", "seed"])
-    assert f.variance == pytest.approx([0.00056172138, 0.00027126161, 0.00010793671],
-                                       rel=RTOL)
+    assert f.variance == pytest.approx(
+        [0.00056172138, 0.00027126161, 0.00010793671], rel=RTOL
+    )
     assert f.sd == pytest.approx([0.023700662, 0.016470022, 0.010389259], rel=RTOL)
 
 
@@ -178,8 +182,14 @@ def test_gradient_matches_differences(penicillin):
         th = np.array([0.7, 1.3])
         g = cp.evaluate(th, reml=reml, grad=True)["grad"]
         h = 1e-5
-        num = [(cp.evaluate(th + h * e, reml)["dev"] - cp.evaluate(th - h * e, reml)["dev"])
-               / (2 * h) for e in np.eye(2)]
+        num = [
+            (
+                cp.evaluate(th + h * e, reml)["dev"]
+                - cp.evaluate(th - h * e, reml)["dev"]
+            )
+            / (2 * h)
+            for e in np.eye(2)
+        ]
         np.testing.assert_allclose(g, num, rtol=1e-6)
 
 
@@ -187,8 +197,12 @@ def test_three_factors_and_dense_paths(rng):
     # three crossed factors; the Schur block then holds two factors
     n = 400
     g = [rng.integers(0, m, n) for m in (30, 7, 5)]
-    y = (rng.normal(size=30)[g[0]] + 0.5 * rng.normal(size=7)[g[1]]
-         + rng.normal(size=5)[g[2]] + rng.normal(size=n))
+    y = (
+        rng.normal(size=30)[g[0]]
+        + 0.5 * rng.normal(size=7)[g[1]]
+        + rng.normal(size=5)[g[2]]
+        + rng.normal(size=n)
+    )
     f = fit_mixed(y, np.ones((n, 1)), g)
     assert f.converged
     # same fit with the factors permuted
@@ -210,11 +224,21 @@ def test_loglik_equals_statsmodels(rng, reml):
         a = rng.integers(0, 6, n)
         b = rng.integers(0, 4, n)
         x = rng.normal(size=n)
-        y = 1 + 0.5 * x + rng.normal(size=6)[a] + 0.7 * rng.normal(size=4)[b] \
+        y = (
+            1
+            + 0.5 * x
+            + rng.normal(size=6)[a]
+            + 0.7 * rng.normal(size=4)[b]
             + rng.normal(size=n)
+        )
         df = pd.DataFrame({"y": y, "x": x, "a": a, "b": b, "one": 1})
-        md = smf.mixedlm("y ~ x", df, groups="one", re_formula="0",
-                         vc_formula={"a": "0 + C(a)", "b": "0 + C(b)"})
+        md = smf.mixedlm(
+            "y ~ x",
+            df,
+            groups="one",
+            re_formula="0",
+            vc_formula={"a": "0 + C(a)", "b": "0 + C(b)"},
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sm = md.fit(reml=reml, method=["lbfgs", "powell"])
@@ -228,9 +252,11 @@ def test_loglik_equals_statsmodels(rng, reml):
         # vcomp are variances relative to the profiled scale, i.e. theta^2) ...
         from statsmodels.regression.mixed_linear_model import MixedLMParams
 
-        par = MixedLMParams.from_components(fe_params=f.coef,
-                                            cov_re=np.zeros((0, 0)),
-                                            vcomp=np.maximum(f.theta**2, 1e-14))
+        par = MixedLMParams.from_components(
+            fe_params=f.coef,
+            cov_re=np.zeros((0, 0)),
+            vcomp=np.maximum(f.theta**2, 1e-14),
+        )
         assert md.loglike(par, profile_fe=True) == pytest.approx(f.loglik, rel=1e-9)
         # ... and vareval's optimum is at least as good as statsmodels' own
         assert f.loglik >= sm.llf - 1e-6
@@ -248,8 +274,12 @@ class TestBadInput:
     def test_rank_deficient_names_columns(self):
         X = np.column_stack([np.ones(6), [1, 0, 1, 0, 1, 0], [0, 1, 0, 1, 0, 1]])
         with pytest.raises(FitError, match="rank-deficient.*(a|b)"):
-            fit_mixed(np.arange(6.0), X, [np.array([0, 0, 1, 1, 2, 2])],
-                      fixed_names=["(Intercept)", "a", "b"])
+            fit_mixed(
+                np.arange(6.0),
+                X,
+                [np.array([0, 0, 1, 1, 2, 2])],
+                fixed_names=["(Intercept)", "a", "b"],
+            )
 
     def test_confounded(self):
         g = np.array([0, 0, 1, 1, 0, 1])
@@ -257,10 +287,13 @@ class TestBadInput:
         with pytest.raises(FitError, match="confounded"):
             fit_mixed(np.arange(6.0), X, [g], group_names=["seed"])
 
-    @pytest.mark.parametrize("y, match", [
-        ([1.0, np.nan, 2, 3], "NaN"),
-        ([[1.0, 2.0]], "one-dimensional"),
-    ])
+    @pytest.mark.parametrize(
+        "y, match",
+        [
+            ([1.0, np.nan, 2, 3], "NaN"),
+            ([[1.0, 2.0]], "one-dimensional"),
+        ],
+    )
     def test_bad_y(self, y, match):
         with pytest.raises(ArgumentError, match=match):
             fit_mixed(y, np.ones((4, 1)), [np.array([0, 0, 1, 1])])

@@ -43,8 +43,9 @@ def _treatment(codes, k):
 
 
 def _sum(codes, k):
-    return np.column_stack([(codes == i).astype(float) - (codes == k - 1)
-                            for i in range(k - 1)])
+    return np.column_stack(
+        [(codes == i).astype(float) - (codes == k - 1) for i in range(k - 1)]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,16 +72,22 @@ def cellmeans(decovac):
     assert levels == EXPERIMENTS
     s, _ = _codes(decovac["seed"])
     c, _ = _codes(decovac["config"])
-    return fit_mixed(decovac["y"].to_numpy(), np.eye(6)[e], [s, c],
-                     group_names=["seed", "config"], fixed_names=EXPERIMENTS)
+    return fit_mixed(
+        decovac["y"].to_numpy(),
+        np.eye(6)[e],
+        [s, c],
+        group_names=["seed", "config"],
+        fixed_names=EXPERIMENTS,
+    )
 
 
 def test_criterion_and_components(factorial):
     f, _ = factorial
     assert f.criterion == pytest.approx(-1777.7102, rel=1e-7)
     assert f.loglik == pytest.approx(888.855, rel=1e-6)
-    assert f.variance == pytest.approx([0.00027126161, 0.00056172138, 0.00010793671],
-                                       rel=RTOL)
+    assert f.variance == pytest.approx(
+        [0.00027126161, 0.00056172138, 0.00010793671], rel=RTOL
+    )
 
 
 def test_lrt(factorial):
@@ -92,14 +99,27 @@ def test_lrt(factorial):
     assert config.statistic == pytest.approx(417.981, rel=RTOL)
 
 
-@pytest.mark.parametrize("method, expected", [
-    ("satterthwaite", {"model": (207.0637, 2, 281.071),
-                       "optimizer": (21.5611, 1, 281.078),
-                       "model:optimizer": (44.4452, 2, 281.046)}),
-    ("kenward-roger", {"model": (207.0561, 2, 281.064),
-                       "optimizer": (21.5603, 1, 281.071),
-                       "model:optimizer": (44.4441, 2, 281.039)}),
-])
+@pytest.mark.parametrize(
+    "method, expected",
+    [
+        (
+            "satterthwaite",
+            {
+                "model": (207.0637, 2, 281.071),
+                "optimizer": (21.5611, 1, 281.078),
+                "model:optimizer": (44.4452, 2, 281.046),
+            },
+        ),
+        (
+            "kenward-roger",
+            {
+                "model": (207.0561, 2, 281.064),
+                "optimizer": (21.5603, 1, 281.071),
+                "model:optimizer": (44.4441, 2, 281.039),
+            },
+        ),
+    ],
+)
 def test_type3_f_tests(factorial, method, expected):
     f, hyp = factorial
     cache = {}
@@ -119,8 +139,14 @@ def test_f_test_invariant_to_coding(factorial, cellmeans):
     f, _ = factorial
     L_cells = np.column_stack([-np.ones(5), np.eye(5)])
     # map the cell means to the treatment coding: rows of the cell-mean design
-    M = np.array([[1, b, c, o, b * o, c * o]
-                  for b, c in ((0, 0), (1, 0), (0, 1)) for o in (0, 1)], float)
+    M = np.array(
+        [
+            [1, b, c, o, b * o, c * o]
+            for b, c in ((0, 0), (1, 0), (0, 1))
+            for o in (0, 1)
+        ],
+        float,
+    )
     order = [0, 1, 2, 3, 4, 5]  # mA_adam, mA_sgd, mB_adam, mB_sgd, mC_adam, mC_sgd
     L_trt = L_cells @ M[order]
     for method in ("satterthwaite", "kenward-roger"):
@@ -134,12 +160,22 @@ def test_cell_means_satterthwaite(cellmeans):
     r = contrast(cellmeans, np.eye(6), labels=EXPERIMENTS)
     assert r.estimate == pytest.approx(
         [0.79919272, 0.80840360, 0.81621879, 0.79819172, 0.83510766, 0.82728473],
-        rel=RTOL)
+        rel=RTOL,
+    )
     assert r.se == pytest.approx(
-        [0.0091986570, 0.0091884150, 0.0091862268, 0.0091884042, 0.0091936610,
-         0.0091910502], rel=RTOL)
+        [
+            0.0091986570,
+            0.0091884150,
+            0.0091862268,
+            0.0091884042,
+            0.0091936610,
+            0.0091910502,
+        ],
+        rel=RTOL,
+    )
     assert r.df == pytest.approx(
-        [4.1862309, 4.1676225, 4.1636563, 4.1676034, 4.1771444, 4.1724032], rel=RTOL)
+        [4.1862309, 4.1676225, 4.1636563, 4.1676034, 4.1771444, 4.1724032], rel=RTOL
+    )
 
 
 def test_contrasts(cellmeans):
@@ -161,8 +197,9 @@ def test_contrasts(cellmeans):
 def test_pairwise(cellmeans):
     r = pairwise(cellmeans, np.eye(6), labels=EXPERIMENTS)
     assert len(r.labels) == 15
-    got = dict(zip(r.labels, zip(r.estimate, r.se, r.df, r.pvalue, strict=True),
-                   strict=True))
+    got = dict(
+        zip(r.labels, zip(r.estimate, r.se, r.df, r.pvalue, strict=True), strict=True)
+    )
     ref = {
         "mA_adam - mB_adam": (-0.0170260725, 0.0020787278, 281.06851, None),
         "mA_adam - mB_sgd": (0.0010009999, 0.0020917390, 281.08799, 0.63263),
@@ -198,9 +235,17 @@ def _dense_kr(f, X, groups):
     P = [-(o.T @ Si @ X) for o in O]
     ng = len(G)
     Q = {(i, j): O[i].T @ Si @ O[j] for i in range(ng) for j in range(ng)}
-    IE2 = np.array([[np.sum(H[i].T * H[j]) - 2 * np.sum(Phi * Q[i, j])
-                     + np.sum((Phi @ P[i]) * (P[j] @ Phi)) for j in range(ng)]
-                    for i in range(ng)])
+    IE2 = np.array(
+        [
+            [
+                np.sum(H[i].T * H[j])
+                - 2 * np.sum(Phi * Q[i, j])
+                + np.sum((Phi @ P[i]) * (P[j] @ Phi))
+                for j in range(ng)
+            ]
+            for i in range(ng)
+        ]
+    )
     W = 2 * np.linalg.inv(IE2)
     U = np.zeros_like(Phi)
     for i in range(ng - 1):
@@ -217,16 +262,21 @@ def test_kenward_roger_woodbury_equals_dense(rng):
     g = [rng.integers(0, 9, n), rng.integers(0, 4, n)]
     x = rng.normal(size=n)
     X = np.column_stack([np.ones(n), x, rng.integers(0, 2, n)])
-    y = X @ [1, 0.3, 0.5] + rng.normal(size=9)[g[0]] + rng.normal(size=4)[g[1]] \
+    y = (
+        X @ [1, 0.3, 0.5]
+        + rng.normal(size=9)[g[0]]
+        + rng.normal(size=4)[g[1]]
         + rng.normal(size=n)
+    )
     g = [np.unique(gi, return_inverse=True)[1] for gi in g]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", VarevalWarning)
         f = fit_mixed(y, X, g)
     if f.singular:
         pytest.skip("singular draw")
-    np.testing.assert_allclose(_KenwardRoger(f).PhiA, _dense_kr(f, X, g), rtol=1e-7,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        _KenwardRoger(f).PhiA, _dense_kr(f, X, g), rtol=1e-7, atol=1e-12
+    )
 
 
 def test_bad_arguments(cellmeans):

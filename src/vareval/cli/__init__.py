@@ -33,9 +33,9 @@ def main():
 
 
 def _register():
-    from vareval.cli import demo, repeated
+    from vareval.cli import demo, repeated, variance
 
-    for module in (repeated, demo):
+    for module in (repeated, variance, demo):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -75,55 +75,86 @@ class VarianceAnalysis:
     def components_frame(self) -> pd.DataFrame:
         """Variance components: variance, SD, share of total, ICC, levels."""
         f = self.fit
-        return pd.DataFrame({
-            "component": list(f.components),
-            "levels": list(f.n_levels) + [f.n_obs],
-            "variance": f.variance,
-            "sd": f.sd,
-            "share": f.share,
-            "icc": f.icc,
-        })
+        return pd.DataFrame(
+            {
+                "component": list(f.components),
+                "levels": list(f.n_levels) + [f.n_obs],
+                "variance": f.variance,
+                "sd": f.sd,
+                "share": f.share,
+                "icc": f.icc,
+            }
+        )
 
     def fixed_frame(self) -> pd.DataFrame:
         """Fixed effects with SE."""
         f = self.fit
-        return pd.DataFrame({"term": list(f.fixed_names), "estimate": f.coef,
-                             "se": f.se})
+        return pd.DataFrame(
+            {"term": list(f.fixed_names), "estimate": f.coef, "se": f.se}
+        )
 
     def lrt_frame(self) -> pd.DataFrame:
         """H1/H2: the likelihood-ratio tests."""
-        return pd.DataFrame([{
-            "term": t.term, "variance": t.variance, "lrt": t.statistic, "df": t.df,
-            "p_boundary": t.pvalue, "p_naive": t.pvalue_naive,
-        } for t in self.lrt])
+        return pd.DataFrame(
+            [
+                {
+                    "term": t.term,
+                    "variance": t.variance,
+                    "lrt": t.statistic,
+                    "df": t.df,
+                    "p_boundary": t.pvalue,
+                    "p_naive": t.pvalue_naive,
+                }
+                for t in self.lrt
+            ]
+        )
 
     def f_frame(self) -> pd.DataFrame:
         """H3: F tests with both denominator-df methods."""
         rows = []
         for method, tests in self.f_tests.items():
             for t in tests:
-                rows.append({"term": t.term, "method": method, "F": t.statistic,
-                             "ndf": t.ndf, "ddf": t.ddf, "p": t.pvalue})
+                rows.append(
+                    {
+                        "term": t.term,
+                        "method": method,
+                        "F": t.statistic,
+                        "ndf": t.ndf,
+                        "ddf": t.ddf,
+                        "p": t.pvalue,
+                    }
+                )
         return pd.DataFrame(rows)
 
     def pairs_frame(self) -> pd.DataFrame:
         """Pairwise differences with SE, df, CI and Holm-adjusted p."""
         p = self.pairs
-        return pd.DataFrame({
-            "contrast": list(p.labels), "estimate": p.estimate, "se": p.se,
-            "df": p.df, "ci_low": p.ci_low, "ci_high": p.ci_high, "t": p.statistic,
-            "p": p.pvalue, "p_holm": p.pvalue_holm,
-        })
+        return pd.DataFrame(
+            {
+                "contrast": list(p.labels),
+                "estimate": p.estimate,
+                "se": p.se,
+                "df": p.df,
+                "ci_low": p.ci_low,
+                "ci_high": p.ci_high,
+                "t": p.statistic,
+                "p": p.pvalue,
+                "p_holm": p.pvalue_holm,
+            }
+        )
 
     def blups_frame(self) -> pd.DataFrame:
         """Conditional modes (BLUPs) per level of each grouping factor."""
         f = self.fit
-        return pd.DataFrame([
-            {"factor": name, "level": lev, "blup": val}
-            for name, levels, vals in zip(f.group_names, f.level_names, f.blups,
-                                          strict=True)
-            for lev, val in zip(levels, vals, strict=True)
-        ])
+        return pd.DataFrame(
+            [
+                {"factor": name, "level": lev, "blup": val}
+                for name, levels, vals in zip(
+                    f.group_names, f.level_names, f.blups, strict=True
+                )
+                for lev, val in zip(levels, vals, strict=True)
+            ]
+        )
 
     def to_frame(self) -> dict:
         """All tables: components, fixed, lrt, f_tests, pairwise, blups."""
@@ -139,14 +170,24 @@ class VarianceAnalysis:
     def to_dict(self) -> dict:
         """JSON-ready values of every table and the fit's summary numbers."""
         f = self.fit
-        tables = {k: v.to_dict(orient="records") for k, v in self.to_frame().items()
-                  if k != "blups"}
+        tables = {
+            k: v.to_dict(orient="records")
+            for k, v in self.to_frame().items()
+            if k != "blups"
+        }
         return {
-            "metric": self.metric, "fixed": list(self.fixed),
-            "random": list(self.random), "reml": f.reml,
-            "criterion": f.criterion, "loglik": f.loglik, "aic": f.aic,
-            "bic": f.bic, "n_obs": f.n_obs, "singular": f.singular,
-            "converged": f.converged, **tables,
+            "metric": self.metric,
+            "fixed": list(self.fixed),
+            "random": list(self.random),
+            "reml": f.reml,
+            "criterion": f.criterion,
+            "loglik": f.loglik,
+            "aic": f.aic,
+            "bic": f.bic,
+            "n_obs": f.n_obs,
+            "singular": f.singular,
+            "converged": f.converged,
+            **tables,
         }
 
 
@@ -160,8 +201,10 @@ def _factor(df: pd.DataFrame, col: str, role: str):
     missing = s.isna().to_numpy()
     if missing.any():
         rows = ", ".join(str(i + 1) for i in np.flatnonzero(missing)[:8])
-        raise DataError(f"{role} column {col!r} has missing values in data row(s) "
-                        f"{rows}; fill or remove those rows explicitly.")
+        raise DataError(
+            f"{role} column {col!r} has missing values in data row(s) "
+            f"{rows}; fill or remove those rows explicitly."
+        )
     levels = sorted(pd.unique(s), key=lambda v: (str(type(v)), v))
     codes = pd.Categorical(s, categories=levels).codes.astype(np.intp)
     return codes, [str(v) for v in levels]
@@ -190,8 +233,10 @@ def _fixed_design(df, fixed, interaction, contrasts):
     for col in fixed:
         codes, levels = _factor(df, col, "fixed")
         if len(levels) < 2:
-            raise DataError(f"fixed factor {col!r} has one level ({levels[0]!r}); a "
-                            "factor needs at least two levels to compare.")
+            raise DataError(
+                f"fixed factor {col!r} has one level ({levels[0]!r}); a "
+                "factor needs at least two levels to compare."
+            )
         coded[col] = (codes, levels)
     terms_list = [(c,) for c in fixed]
     if interaction:
@@ -200,24 +245,30 @@ def _fixed_design(df, fixed, interaction, contrasts):
 
     def term_cols(term, coding_fn):
         mats = [coding_fn(col) for col in term]
-        names = [[f"{col}[{lev}]" for lev in levels] for col, levels in
-                 ((c, coded[c][1][1:] if contrasts == "treatment" else coded[c][1][:-1])
-                  for c in term)]
+        names = [
+            [f"{col}[{lev}]" for lev in levels]
+            for col, levels in (
+                (c, coded[c][1][1:] if contrasts == "treatment" else coded[c][1][:-1])
+                for c in term
+            )
+        ]
         out, out_names = [], []
         for combo in itertools.product(*[range(m.shape[1]) for m in mats]):
             v = np.ones(mats[0].shape[0])
             for m, i in zip(mats, combo, strict=True):
                 v = v * m[:, i]
             out.append(v)
-            out_names.append(":".join(nm[i] for nm, i in zip(names, combo,
-                                                               strict=True)))
+            out_names.append(
+                ":".join(nm[i] for nm, i in zip(names, combo, strict=True))
+            )
         return out, out_names
 
     # the model's X
     cols, names, terms = [np.ones(n)], ["(Intercept)"], {}
     for term in terms_list:
-        c, nm = term_cols(term, lambda col: _coding(coded[col][0],
-                                                    len(coded[col][1]), contrasts))
+        c, nm = term_cols(
+            term, lambda col: _coding(coded[col][0], len(coded[col][1]), contrasts)
+        )
         terms[":".join(term)] = list(range(len(cols), len(cols) + len(c)))
         cols += c
         names += nm
@@ -237,8 +288,9 @@ def _fixed_design(df, fixed, interaction, contrasts):
             r += list(v)
         rows.append(r)
     cell_means = np.array(rows)
-    cell_labels = tuple("_".join(coded[c][1][cell[i]] for i, c in enumerate(fixed))
-                        for cell in uniq)
+    cell_labels = tuple(
+        "_".join(coded[c][1][cell[i]] for i, c in enumerate(fixed)) for cell in uniq
+    )
     # type III hypotheses: express each term in sum coding (orthogonal, so the
     # term's columns test the marginal hypothesis) and map to the model's X.
     if contrasts == "sum":
@@ -275,18 +327,30 @@ def _parse_nested(nested, random):
     for item in items:
         parts = [p.strip() for p in str(item).split(":")]
         if len(parts) != 2 or not all(parts):
-            raise ArgumentError(f"`nested` entry {item!r} must look like 'inner:outer', "
-                                "e.g. 'config:seed'.")
+            raise ArgumentError(
+                f"`nested` entry {item!r} must look like 'inner:outer', "
+                "e.g. 'config:seed'."
+            )
         inner, outer = parts
         if inner not in random or outer not in random:
-            raise ArgumentError(f"`nested` entry {item!r} must name two random factors "
-                                f"(random: {', '.join(random)}).")
+            raise ArgumentError(
+                f"`nested` entry {item!r} must name two random factors "
+                f"(random: {', '.join(random)})."
+            )
         out[inner] = outer
     return out
 
 
-def design_arrays(df: pd.DataFrame, *, metric: str, fixed, random, nested=None,
-                  interaction: bool = True, contrasts: str = "treatment") -> Design:
+def design_arrays(
+    df: pd.DataFrame,
+    *,
+    metric: str,
+    fixed,
+    random,
+    nested=None,
+    interaction: bool = True,
+    contrasts: str = "treatment",
+) -> Design:
     """Turn a results table into the arrays of the mixed model.
 
     Parameters
@@ -315,17 +379,22 @@ def design_arrays(df: pd.DataFrame, *, metric: str, fixed, random, nested=None,
     fixed = [fixed] if isinstance(fixed, str) else list(fixed or [])
     random = [random] if isinstance(random, str) else list(random or [])
     if contrasts not in ("treatment", "sum"):
-        raise ArgumentError(f"`contrasts` must be 'treatment' or 'sum'; got {contrasts!r}.")
+        raise ArgumentError(
+            f"`contrasts` must be 'treatment' or 'sum'; got {contrasts!r}."
+        )
     if not random:
-        raise ArgumentError("`random` must name at least one grouping column "
-                            "(e.g. seed, config).")
+        raise ArgumentError(
+            "`random` must name at least one grouping column (e.g. seed, config)."
+        )
     for name, cols in (("fixed", fixed), ("random", random)):
         if len(set(cols)) != len(cols):
             raise ArgumentError(f"`{name}` repeats a column: {cols}.")
     both = sorted(set(fixed) & set(random))
     if both:
-        raise ArgumentError(f"column(s) {', '.join(map(repr, both))} given as both fixed "
-                            "and random; a factor is one or the other.")
+        raise ArgumentError(
+            f"column(s) {', '.join(map(repr, both))} given as both fixed "
+            "and random; a factor is one or the other."
+        )
     if metric in fixed or metric in random:
         raise ArgumentError(f"the metric column {metric!r} cannot also be a factor.")
     if fixed:
@@ -335,7 +404,8 @@ def design_arrays(df: pd.DataFrame, *, metric: str, fixed, random, nested=None,
     nest = _parse_nested(nested, random)
     if fixed:
         X, names, terms, hyp, cell_means, cell_labels = _fixed_design(
-            df, fixed, interaction, contrasts)
+            df, fixed, interaction, contrasts
+        )
     else:
         X = np.ones((len(df), 1))
         names, terms, hyp = ("(Intercept)",), {}, {}
@@ -347,26 +417,44 @@ def design_arrays(df: pd.DataFrame, *, metric: str, fixed, random, nested=None,
         if col in nest:
             outer = nest[col]
             oc, olev = _factor(df, outer, "random")
-            pair = pd.factorize(pd.Series(list(zip(oc, codes, strict=True))),
-                                sort=True)
+            pair = pd.factorize(pd.Series(list(zip(oc, codes, strict=True))), sort=True)
             codes = pair[0].astype(np.intp)
             levels = [f"{levels[c]}:{olev[o]}" for o, c in pair[1]]
             name = f"{col}:{outer}"
         if len(levels) < 2:
-            raise DataError(f"random column {col!r} has one level ({levels[0]!r}); a "
-                            "variance needs at least two levels.")
+            raise DataError(
+                f"random column {col!r} has one level ({levels[0]!r}); a "
+                "variance needs at least two levels."
+            )
         groups.append(codes)
         group_names.append(name)
         level_names.append(tuple(levels))
-    return Design(y=y, X=X, fixed_names=names, terms=terms, hyp=hyp,
-                  cell_means=cell_means, cell_labels=cell_labels, groups=groups,
-                  group_names=tuple(group_names), level_names=tuple(level_names))
+    return Design(
+        y=y,
+        X=X,
+        fixed_names=names,
+        terms=terms,
+        hyp=hyp,
+        cell_means=cell_means,
+        cell_labels=cell_labels,
+        groups=groups,
+        group_names=tuple(group_names),
+        level_names=tuple(level_names),
+    )
 
 
-def variance(df: pd.DataFrame, *, metric: str, fixed=("experiment",),
-             random=("seed", "config"), nested=None, reml: bool = True,
-             interaction: bool = True, contrasts: str = "treatment",
-             confidence: float = 0.95) -> VarianceAnalysis:
+def variance(
+    df: pd.DataFrame,
+    *,
+    metric: str,
+    fixed=("experiment",),
+    random=("seed", "config"),
+    nested=None,
+    reml: bool = True,
+    interaction: bool = True,
+    contrasts: str = "treatment",
+    confidence: float = 0.95,
+) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
     Estimands: the variance components of the random intercepts (e.g. seed and
@@ -406,10 +494,24 @@ def variance(df: pd.DataFrame, *, metric: str, fixed=("experiment",),
     """
     fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed or ())
     random = (random,) if isinstance(random, str) else tuple(random or ())
-    d = design_arrays(df, metric=metric, fixed=fixed, random=random, nested=nested,
-                      interaction=interaction, contrasts=contrasts)
-    fit = fit_mixed(d.y, d.X, d.groups, fixed_names=d.fixed_names,
-                    group_names=d.group_names, level_names=d.level_names, reml=reml)
+    d = design_arrays(
+        df,
+        metric=metric,
+        fixed=fixed,
+        random=random,
+        nested=nested,
+        interaction=interaction,
+        contrasts=contrasts,
+    )
+    fit = fit_mixed(
+        d.y,
+        d.X,
+        d.groups,
+        fixed_names=d.fixed_names,
+        group_names=d.group_names,
+        level_names=d.level_names,
+        reml=reml,
+    )
     lrt = random_effect_lrt(fit)
     tests = {}
     cache = {}
@@ -420,22 +522,44 @@ def variance(df: pd.DataFrame, *, metric: str, fixed=("experiment",),
         if d.cell_means.shape[0] > 1 and len(d.hyp) > 1:
             M = d.cell_means
             L_all = M[1:] - M[0]
-            out.append(f_test(fit, L_all, method=method, term="all experiments",
-                              _cache=cache))
+            out.append(
+                f_test(fit, L_all, method=method, term="all experiments", _cache=cache)
+            )
         tests[method] = tuple(out)
     if d.cell_means.shape[0] > 1:
-        pairs = pairwise(fit, d.cell_means, labels=d.cell_labels,
-                         confidence=confidence, _cache=cache)
+        pairs = pairwise(
+            fit, d.cell_means, labels=d.cell_labels, confidence=confidence, _cache=cache
+        )
     else:
-        pairs = ContrastResult(labels=(), estimate=np.zeros(0), se=np.zeros(0),
-                               df=np.zeros(0), statistic=np.zeros(0),
-                               pvalue=np.zeros(0), ci_low=np.zeros(0),
-                               ci_high=np.zeros(0), pvalue_holm=np.zeros(0),
-                               confidence=confidence, method="satterthwaite")
-    return VarianceAnalysis(fit=fit, metric=metric, fixed=fixed,
-                            random=tuple(d.group_names), lrt=lrt, f_tests=tests,
-                            pairs=pairs)
+        pairs = ContrastResult(
+            labels=(),
+            estimate=np.zeros(0),
+            se=np.zeros(0),
+            df=np.zeros(0),
+            statistic=np.zeros(0),
+            pvalue=np.zeros(0),
+            ci_low=np.zeros(0),
+            ci_high=np.zeros(0),
+            pvalue_holm=np.zeros(0),
+            confidence=confidence,
+            method="satterthwaite",
+        )
+    return VarianceAnalysis(
+        fit=fit,
+        metric=metric,
+        fixed=fixed,
+        random=tuple(d.group_names),
+        lrt=lrt,
+        f_tests=tests,
+        pairs=pairs,
+    )
 
 
-__all__ = ["Design", "FTestResult", "RandomEffectLRT", "VarianceAnalysis",
-           "design_arrays", "variance"]
+__all__ = [
+    "Design",
+    "FTestResult",
+    "RandomEffectLRT",
+    "VarianceAnalysis",
+    "design_arrays",
+    "variance",
+]
