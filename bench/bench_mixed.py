@@ -1,4 +1,4 @@
-"""Mixed models: vareval vs statsmodels MixedLM (and the Rust-backed mixedlm if installed).
+"""Mixed models: vareval vs statsmodels MixedLM and (if installed) Rust mixedlm.
 
 Run from the repository root:
 
