@@ -75,7 +75,7 @@ def vareval_pipeline(y, X, g):
 def statsmodels_fit(d):
     import statsmodels.formula.api as smf
 
-    md = smf.mixedlm("y ~ C(experiment)", d, groups="seed",
+    md = smf.mixedlm("y ~ C(experiment)", d, groups="seed", re_formula="1",
                      vc_formula={"config": "0 + C(config)"})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -25,6 +25,10 @@ def _p(p):
     return "<1e-16" if p < 1e-16 else f"{p:.3g}"
 
 
+def _peq(p):
+    return "p < 1e-16" if p < 1e-16 else f"p = {p:.3g}"
+
+
 def _table(headers, rows, align=None):
     widths = [
         max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(h)

@@ -26,7 +26,9 @@ mixed-effects models using lme4. *Journal of Statistical Software* 67(1).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import warnings
 
 import numpy as np
@@ -38,6 +40,43 @@ from vareval.stats._result import Result
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 _LOG2PI = np.log(2.0 * np.pi)
 _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
+
+
+# --------------------------------------------------------------------------
+# BLAS threads: a fit is thousands of tiny products, for which OpenBLAS's
+# threads only add contention (10-50x slower on a busy 2-core machine). When
+# threadpoolctl is installed (it comes with scikit-learn) the fit runs with one
+# BLAS thread; otherwise nothing changes.
+
+_CONTROLLER = None
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER = ThreadpoolController()
+        except Exception:  # not installed or unusable: leave BLAS alone
+            _CONTROLLER = False
+    if _CONTROLLER is False:
+        yield
+        return
+    with _CONTROLLER.limit(limits=1, user_api="blas"):
+        yield
+
+
+def single_blas_thread(func):
+    """Run ``func`` with one BLAS thread (see :func:`_one_blas_thread`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with _one_blas_thread():
+            return func(*args, **kwargs)
+
+    return wrapper
 
 
 # --------------------------------------------------------------------------
@@ -572,7 +611,11 @@ def _optimise(cp, reml, start=None):
         if start2 is None:
             break
         res2 = sopt.minimize(
-            fun, start2, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k,
+            fun,
+            start2,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, None)] * k,
             options=opts,
         )
         if res2.fun < best.fun:
@@ -635,6 +678,7 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
     return x, f, g, scaled
 
 
+@single_blas_thread
 def fit_mixed(
     y,
     X,

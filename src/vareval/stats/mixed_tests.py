@@ -42,7 +42,13 @@ from scipy import stats as sst
 from vareval.errors import ArgumentError, VarevalWarning
 from vareval.stats._checks import as_confidence
 from vareval.stats._result import Result
-from vareval.stats.mixed import MixedModelFit, _Crossprods, _fit_from_crossprods, _state
+from vareval.stats.mixed import (
+    MixedModelFit,
+    _Crossprods,
+    _fit_from_crossprods,
+    _state,
+    single_blas_thread,
+)
 
 METHODS = ("satterthwaite", "kenward-roger")
 
@@ -86,6 +92,7 @@ class RandomEffectLRT(Result):
     variance: float
 
 
+@single_blas_thread
 def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
     """Test each random intercept by refitting the model without it.
 
@@ -516,6 +523,7 @@ def _helpers(fit, method, cache):
     return obj
 
 
+@single_blas_thread
 def f_test(
     fit: MixedModelFit,
     L,
@@ -588,6 +596,7 @@ def f_test(
     )
 
 
+@single_blas_thread
 def contrast(
     fit: MixedModelFit,
     L,
@@ -657,6 +666,7 @@ def contrast(
     )
 
 
+@single_blas_thread
 def pairwise(
     fit: MixedModelFit,
     means,
