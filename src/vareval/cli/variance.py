@@ -104,7 +104,7 @@ def render(a, alpha: float = 0.05) -> str:
         )
         lines.append(
             f"  -> {t.term}: {verdict} between levels "
-            f"(SD {t.variance**0.5:.3g}, p = {_p(t.pvalue)})."
+            f"(SD {t.variance**0.5:.3g}, {_peq(t.pvalue)})."
         )
     lines += ["", "H3: do the fixed effects differ? (type III F tests)"]
     rows = []
@@ -127,7 +127,7 @@ def render(a, alpha: float = 0.05) -> str:
         lines.append(
             f"  -> {t.term}: levels {verdict} "
             f"(Kenward-Roger F({t.ndf:g}, {t.ddf:.1f}) = "
-            f"{t.statistic:.3g}, p = {_p(t.pvalue)})."
+            f"{t.statistic:.3g}, {_peq(t.pvalue)})."
         )
     p = a.pairs
     if len(p.labels):
