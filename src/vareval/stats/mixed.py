@@ -586,7 +586,8 @@ def _optimise(cp, reml, start=None):
         return ev["dev"], ev["grad"]
 
     x0 = np.ones(k) if start is None else np.asarray(start, float)
-    opts = {"ftol": 1e-15, "gtol": 1e-10, "maxiter": 1000, "maxls": 50}
+    # moderate tolerances: the Newton polish below supplies the last digits
+    opts = {"ftol": 1e-12, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
     res = sopt.minimize(
         fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
     )
