@@ -311,3 +311,42 @@ def test_singular_fit_warns():
         f = fit_mixed(y, np.ones((9, 1)), [g])
     assert f.singular and f.theta[0] == 0
     assert "singular" in f.message
+
+
+def test_invariances(penicillin):
+    # shifting y moves only the intercept; scaling y scales variances by c^2;
+    # permuting the rows changes nothing
+    y, groups, names, levels = penicillin
+    X = _intercept(y.size)
+    base = fit_mixed(y, X, groups)
+    shifted = fit_mixed(y + 100.0, X, groups)
+    assert shifted.coef[0] == pytest.approx(base.coef[0] + 100.0, rel=1e-9)
+    np.testing.assert_allclose(shifted.variance, base.variance, rtol=1e-6)
+    scaled = fit_mixed(3.0 * y, X, groups)
+    np.testing.assert_allclose(scaled.variance, 9.0 * base.variance, rtol=1e-6)
+    perm = np.random.default_rng(0).permutation(y.size)
+    permuted = fit_mixed(y[perm], X, [g[perm] for g in groups])
+    assert permuted.criterion == pytest.approx(base.criterion, rel=1e-10)
+    np.testing.assert_allclose(permuted.variance, base.variance, rtol=1e-6)
+
+
+def test_many_levels_nested_and_crossed(rng):
+    # thousands of levels: nested (pair-list products) and crossed (dense Schur)
+    seeds, per = 400, 10
+    n = seeds * per * 4
+    s = np.repeat(np.arange(seeds), per * 4)
+    c = np.repeat(np.arange(seeds * per), 4)
+    y = (
+        rng.normal(0, 1, seeds)[s]
+        + rng.normal(0, 2, seeds * per)[c]
+        + rng.normal(0, 1, n)
+    )
+    f = fit_mixed(y, np.ones((n, 1)), [s, c])
+    assert f.converged and f.n_levels == (seeds, seeds * per)
+    assert f.sd == pytest.approx([1, 2, 1], rel=0.2)
+    a = rng.integers(0, 300, 6000)
+    b = rng.integers(0, 250, 6000)
+    y = rng.normal(0, 1, 300)[a] + rng.normal(0, 1, 250)[b] + rng.normal(0, 1, 6000)
+    f = fit_mixed(y, np.ones((6000, 1)), [a, b])
+    assert f.converged
+    assert f.sd == pytest.approx([1, 1, 1], rel=0.25)
