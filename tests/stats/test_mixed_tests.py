@@ -288,3 +288,11 @@ def test_bad_arguments(cellmeans):
         random_effect_lrt(cellmeans, terms=["rerun"])
     with pytest.raises(ArgumentError, match="two groups"):
         pairwise(cellmeans, np.eye(6)[:1])
+
+
+def test_kenward_roger_refuses_too_many_levels(cellmeans, monkeypatch):
+    import vareval.stats.mixed_tests as mod
+
+    monkeypatch.setattr(mod, "MAX_KR_LEVELS", 10)
+    with pytest.raises(mod.FitError, match="Kenward-Roger needs dense"):
+        f_test(cellmeans, np.eye(6), method="kenward-roger")

@@ -121,12 +121,17 @@ def render(a, alpha: float = 0.05) -> str:
                 )
             )
     lines.append(_table(["term", "ddf method", "F", "ndf", "ddf", "p"], rows))
-    kr = a.f_tests.get("kenward-roger", ())
-    for t in kr:
+    method = "kenward-roger" if "kenward-roger" in a.f_tests else "satterthwaite"
+    if method == "satterthwaite":
+        lines.append(
+            "  (Kenward-Roger skipped: too many random-effect levels for its "
+            "dense matrices.)"
+        )
+    for t in a.f_tests[method]:
         verdict = "differ significantly" if t.pvalue < alpha else "do not differ"
         lines.append(
             f"  -> {t.term}: levels {verdict} "
-            f"(Kenward-Roger F({t.ndf:g}, {t.ddf:.1f}) = "
+            f"({method.title()} F({t.ndf:g}, {t.ddf:.1f}) = "
             f"{t.statistic:.3g}, {_peq(t.pvalue)})."
         )
     p = a.pairs

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from vareval.data.validate import metric_values, require_columns
-from vareval.errors import ArgumentError, DataError
+from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_tests import (
+    MAX_KR_LEVELS,
     ContrastResult,
     FTestResult,
     RandomEffectLRT,
@@ -515,7 +517,16 @@ def variance(
     lrt = random_effect_lrt(fit)
     tests = {}
     cache = {}
-    for method in ("satterthwaite", "kenward-roger"):
+    methods = ["satterthwaite", "kenward-roger"]
+    if sum(fit.n_levels) > MAX_KR_LEVELS:
+        methods.remove("kenward-roger")
+        warnings.warn(
+            f"Kenward-Roger skipped: {sum(fit.n_levels)} random-effect levels "
+            f"exceed {MAX_KR_LEVELS}; only Satterthwaite df are reported.",
+            VarevalWarning,
+            stacklevel=2,
+        )
+    for method in methods:
         out = []
         for term, L in d.hyp.items():
             out.append(f_test(fit, L, method=method, term=term, _cache=cache))

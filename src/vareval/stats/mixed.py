@@ -39,6 +39,7 @@ from vareval.stats._result import Result
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 _LOG2PI = np.log(2.0 * np.pi)
+MAX_SCHUR_LEVELS = 6000  # levels of all factors but the largest
 _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
 
 
@@ -119,6 +120,12 @@ class _Crossprods:
         self.n_b = self.counts[b]
         self.ZtXy_b = self.ZtXy[b]
         self.r = int(sum(self.q[j] for j in self.rest))
+        if self.r > MAX_SCHUR_LEVELS:
+            raise FitError(
+                f"the grouping factors other than the largest have {self.r} levels "
+                f"in all; vareval's dense Schur complement handles up to "
+                f"{MAX_SCHUR_LEVELS} (any number for the largest factor alone)."
+            )
         offs = np.cumsum([0] + [self.q[j] for j in self.rest])
         self.rest_offsets = offs
         if self.r:

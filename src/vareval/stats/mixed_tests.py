@@ -39,7 +39,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy import stats as sst
 
-from vareval.errors import ArgumentError, VarevalWarning
+from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._checks import as_confidence
 from vareval.stats._result import Result
 from vareval.stats.mixed import (
@@ -51,6 +51,7 @@ from vareval.stats.mixed import (
 )
 
 METHODS = ("satterthwaite", "kenward-roger")
+MAX_KR_LEVELS = 5000  # total random-effect levels for the dense KR matrices
 
 
 # --------------------------------------------------------------------------
@@ -301,6 +302,12 @@ class _KenwardRoger:
         n, p, k = cp.n, cp.p, cp.k
         qs = list(cp.q)
         qt = int(sum(qs))
+        if qt > MAX_KR_LEVELS:
+            raise FitError(
+                f"Kenward-Roger needs dense matrices over all {qt} random-effect "
+                f"levels; vareval computes it up to {MAX_KR_LEVELS} levels. Use "
+                "method='satterthwaite' (with this many levels the two agree)."
+            )
         offs = np.cumsum([0] + qs)
         m = qt + p
         # K = [Z X]'[Z X]
