@@ -296,3 +296,26 @@ def test_kenward_roger_refuses_too_many_levels(cellmeans, monkeypatch):
     monkeypatch.setattr(mod, "MAX_KR_LEVELS", 10)
     with pytest.raises(mod.FitError, match="Kenward-Roger needs dense"):
         f_test(cellmeans, np.eye(6), method="kenward-roger")
+
+
+def test_kenward_roger_of_ml_fit_uses_reml_refit(decovac, factorial):
+    # pbkrtest refits an ML model by REML before the adjustment
+    f, hyp = factorial
+    ml = fit_mixed(
+        f._state.y, f._state.X, f._state.codes, group_names=f.group_names, reml=False
+    )
+    a = f_test(ml, hyp["model"], method="kenward-roger")
+    b = f_test(f, hyp["model"], method="kenward-roger")
+    assert a.statistic == pytest.approx(b.statistic, rel=1e-7)
+    assert a.ddf == pytest.approx(b.ddf, rel=1e-7)
+
+
+def test_dyestuff_lrt():
+    # lmerTest::ranova(lmer(Yield ~ 1 + (1 | Batch), Dyestuff)): LRT 6.3690, p 0.01161
+    d = pd.read_csv(DATA / "Dyestuff.csv")
+    g, _ = _codes(d["Batch"])
+    (t,) = random_effect_lrt(
+        fit_mixed(d["Yield"].to_numpy(float), np.ones((30, 1)), [g])
+    )
+    assert t.statistic == pytest.approx(6.3690, abs=5e-5)
+    assert t.pvalue_naive == pytest.approx(0.01161, abs=5e-6)

@@ -74,6 +74,18 @@ class VarianceAnalysis:
     f_tests: dict
     pairs: ContrastResult
 
+    def __repr__(self) -> str:
+        tables = [
+            self.components_frame().to_string(index=False),
+            self.lrt_frame().to_string(index=False),
+            self.f_frame().to_string(index=False),
+        ]
+        head = (
+            f"VarianceAnalysis(metric={self.metric!r}, fixed={list(self.fixed)}, "
+            f"random={list(self.random)}, reml={self.fit.reml})"
+        )
+        return "\n\n".join([head, *tables])
+
     def components_frame(self) -> pd.DataFrame:
         """Variance components: variance, SD, share of total, ICC, levels."""
         f = self.fit

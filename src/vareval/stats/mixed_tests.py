@@ -299,6 +299,23 @@ class _KenwardRoger:
     def __init__(self, fit: MixedModelFit):
         st = _state(fit)
         cp = st.cp
+        if not fit.reml:
+            # pbkrtest refits an ML model by REML before adjusting
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", VarevalWarning)
+                fit = _fit_from_crossprods(
+                    cp,
+                    st.y,
+                    st.X,
+                    st.codes,
+                    fit.fixed_names,
+                    fit.group_names,
+                    st.level_names,
+                    True,
+                    start=fit.theta,
+                    warn=False,
+                )
+        self.coef = fit.coef
         n, p, k = cp.n, cp.p, cp.k
         qs = list(cp.q)
         qt = int(sum(qs))
@@ -556,7 +573,8 @@ def f_test(
     method : {"satterthwaite", "kenward-roger"}
         Satterthwaite: lmerTest's ``contestMD`` (F from ``vcov(beta)``, df from
         the eigen-directions of ``L V L'`` combined as in Fai & Cornelius).
-        Kenward-Roger: pbkrtest's adjusted covariance and df; ``statistic`` is
+        Kenward-Roger: pbkrtest's adjusted covariance and df (an ML fit is
+        refitted by REML first, as pbkrtest does); ``statistic`` is
         the Wald F with the adjusted covariance (lmerTest's choice), the
         scaled F is in ``statistic_scaled``.
     term : str
@@ -588,7 +606,7 @@ def f_test(
     Lr = np.diag(s[keep]) @ Vt[keep]
     rr = U[:, keep].T @ rhs
     ddf, scaling, q = h.adjust(Lr)
-    diff = Lr @ fit.coef - rr
+    diff = Lr @ h.coef - rr
     wald = float(diff @ np.linalg.solve(Lr @ h.PhiA @ Lr.T, diff))
     F = wald / q
     return FTestResult(
@@ -645,7 +663,7 @@ def contrast(
     if len(labels) != m:
         raise ArgumentError(f"`labels` has {len(labels)} names for {m} rows of L.")
     h = _helpers(fit, method, _cache)
-    est = L @ fit.coef
+    est = L @ (fit.coef if method == "satterthwaite" else h.coef)
     se = np.empty(m)
     df = np.empty(m)
     for i in range(m):
