@@ -789,12 +789,12 @@ def _fit_from_crossprods(
         )
         notes.append(note)
         if warn:
-            warnings.warn(note + ".", VarevalWarning, stacklevel=3)
+            warnings.warn(note + ".", VarevalWarning, stacklevel=4)
     if not converged:
         note = f"the optimiser did not converge: {msg}"
         notes.append(note)
         if warn:
-            warnings.warn(note, VarevalWarning, stacklevel=3)
+            warnings.warn(note, VarevalWarning, stacklevel=4)
     npar = p + k + 1
     crit = ev["dev"]
     fit = MixedModelFit(

@@ -220,7 +220,7 @@ class _Satterthwaite:
                 "degrees of freedom "
                 "use its pseudo-inverse, as lmerTest does.",
                 VarevalWarning,
-                stacklevel=3,
+                stacklevel=5,
             )
         self.vcov_varpar = 2.0 * (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
         # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
