@@ -319,3 +319,36 @@ def test_dyestuff_lrt():
     )
     assert t.statistic == pytest.approx(6.3690, abs=5e-5)
     assert t.pvalue_naive == pytest.approx(0.01161, abs=5e-6)
+
+
+def test_penicillin_satterthwaite_df(monkeypatch):
+    # lmerTest: Satterthwaite df of the intercept 5.4866, at lme4's theta
+    # (1.539676, 3.512519). lme4's optimiser stopped slightly short of the
+    # optimum (see test_mixed.py), so the df is checked at lme4's theta and,
+    # to 4 figures, at vareval's own optimum.
+    import vareval.stats.mixed as mixed
+
+    d = pd.read_csv(DATA / "Penicillin.csv")
+    g1, _ = _codes(d["plate"])
+    g2, _ = _codes(d["sample"])
+    y = d["diameter"].to_numpy(float)
+    f = fit_mixed(y, np.ones((144, 1)), [g1, g2])
+    assert contrast(f, [[1.0]]).df[0] == pytest.approx(5.4866, rel=2e-4)
+    monkeypatch.setattr(
+        mixed,
+        "_optimise",
+        lambda cp, reml, start=None: (np.array([1.539676, 3.512519]), True, "", 0),
+    )
+    st = f._state
+    at_lme4 = mixed._fit_from_crossprods(
+        st.cp,
+        st.y,
+        st.X,
+        st.codes,
+        f.fixed_names,
+        f.group_names,
+        st.level_names,
+        True,
+    )
+    assert at_lme4.se[0] == pytest.approx(0.808595, rel=1e-5)
+    assert contrast(at_lme4, [[1.0]]).df[0] == pytest.approx(5.4866, rel=1e-5)
