@@ -100,6 +100,7 @@ def main():
              ("90,000 (1,600 levels)", 100, 15, 10)]
     if not args.quick:
         cases.append(("900,000 (1,600 levels)", 100, 15, 100))
+        cases.append(("180,000 (16,000 levels)", 1000, 15, 2))
     try:
         import mixedlm  # noqa: F401
 
