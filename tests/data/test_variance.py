@@ -196,3 +196,28 @@ def test_kenward_roger_skipped_for_many_levels(rng, monkeypatch):
         )
         a = mod.variance(df, metric="y", fixed=["method"], random=["seed"])
     assert set(a.f_tests) == {"satterthwaite"}
+
+
+def test_pairs_by_factor_are_marginal_means(decovac, analysis):
+    a = variance(
+        decovac,
+        metric="y",
+        fixed=["model", "optimizer"],
+        random=["seed", "config"],
+        pairs_by="model",
+    )
+    assert a.pairs.labels == ("mA - mB", "mA - mC", "mB - mC")
+    cells = dict(
+        zip(
+            ["mA_adam", "mA_sgd", "mB_adam", "mB_sgd", "mC_adam", "mC_sgd"],
+            [0.79919272, 0.80840360, 0.81621879, 0.79819172, 0.83510766, 0.82728473],
+            strict=True,
+        )
+    )
+    mA = (cells["mA_adam"] + cells["mA_sgd"]) / 2
+    mB = (cells["mB_adam"] + cells["mB_sgd"]) / 2
+    assert a.pairs.estimate[0] == pytest.approx(mA - mB, rel=1e-5)
+    with pytest.raises(ArgumentError, match="pairs_by"):
+        variance(
+            decovac, metric="y", fixed=["model"], random=["seed"], pairs_by="optimizer"
+        )

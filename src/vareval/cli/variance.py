@@ -203,9 +203,24 @@ def render(a, alpha: float = 0.05) -> str:
     help="Main effects only for several fixed factors.",
 )
 @click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option(
+    "--pairs-by",
+    default=None,
+    help="Compare the levels of this fixed factor (averaged over the "
+    "others) instead of all experiments.",
+)
 @json_option
 def variance(
-    results, metric, fixed, random_, nested, ml, no_interaction, confidence, as_json
+    results,
+    metric,
+    fixed,
+    random_,
+    nested,
+    ml,
+    no_interaction,
+    confidence,
+    pairs_by,
+    as_json,
 ):
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
     import warnings
@@ -226,6 +241,7 @@ def variance(
             reml=not ml,
             interaction=not no_interaction,
             confidence=confidence,
+            pairs_by=pairs_by,
         )
     emit(as_json, a.to_dict(), render(a))
 

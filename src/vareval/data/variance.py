@@ -43,6 +43,7 @@ class Design:
     hyp: dict  # term name -> type III hypothesis matrix
     cell_means: np.ndarray  # one row per observed cell: its mean as L beta
     cell_labels: tuple
+    cell_levels: tuple  # per cell: {factor: level}
     groups: list
     group_names: tuple
     level_names: tuple
@@ -302,9 +303,10 @@ def _fixed_design(df, fixed, interaction, contrasts):
             r += list(v)
         rows.append(r)
     cell_means = np.array(rows)
-    cell_labels = tuple(
-        "_".join(coded[c][1][cell[i]] for i, c in enumerate(fixed)) for cell in uniq
+    cell_levels = tuple(
+        {c: coded[c][1][cell[i]] for i, c in enumerate(fixed)} for cell in uniq
     )
+    cell_labels = tuple("_".join(lev.values()) for lev in cell_levels)
     # type III hypotheses: express each term in sum coding (orthogonal, so the
     # term's columns test the marginal hypothesis) and map to the model's X.
     if contrasts == "sum":
@@ -313,7 +315,7 @@ def _fixed_design(df, fixed, interaction, contrasts):
         Xs, _, terms_s = _fixed_design_sum(df, fixed, interaction, coded, terms_list)
         T = np.linalg.lstsq(Xs, X, rcond=None)[0]
         hyp = {t: T[terms_s[t]] for t in terms}
-    return X, tuple(names), terms, hyp, cell_means, cell_labels
+    return X, tuple(names), terms, hyp, cell_means, cell_labels, cell_levels
 
 
 def _fixed_design_sum(df, fixed, interaction, coded, terms_list):
@@ -417,13 +419,14 @@ def design_arrays(
     y = metric_values(df, metric)
     nest = _parse_nested(nested, random)
     if fixed:
-        X, names, terms, hyp, cell_means, cell_labels = _fixed_design(
+        X, names, terms, hyp, cell_means, cell_labels, cell_levels = _fixed_design(
             df, fixed, interaction, contrasts
         )
     else:
         X = np.ones((len(df), 1))
         names, terms, hyp = ("(Intercept)",), {}, {}
         cell_means, cell_labels = np.ones((1, 1)), ("(all)",)
+        cell_levels = ({},)
     groups, group_names, level_names = [], [], []
     for col in random:
         codes, levels = _factor(df, col, "random")
@@ -451,6 +454,7 @@ def design_arrays(
         hyp=hyp,
         cell_means=cell_means,
         cell_labels=cell_labels,
+        cell_levels=cell_levels,
         groups=groups,
         group_names=tuple(group_names),
         level_names=tuple(level_names),
@@ -468,6 +472,7 @@ def variance(
     interaction: bool = True,
     contrasts: str = "treatment",
     confidence: float = 0.95,
+    pairs_by: str | None = None,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
@@ -501,6 +506,10 @@ def variance(
         Coding of the fixed factors (affects coefficient meaning, not the tests).
     confidence : float, default 0.95
         Level of the pairwise CIs.
+    pairs_by : str, optional
+        Compare the levels of this fixed factor, each level's mean being the
+        equally weighted average of its cells over the other factors (a
+        least-squares mean). Default: compare all cells (experiments).
 
     Returns
     -------
@@ -549,10 +558,23 @@ def variance(
                 f_test(fit, L_all, method=method, term="all experiments", _cache=cache)
             )
         tests[method] = tuple(out)
-    if d.cell_means.shape[0] > 1:
-        pairs = pairwise(
-            fit, d.cell_means, labels=d.cell_labels, confidence=confidence, _cache=cache
+    means, labels = d.cell_means, d.cell_labels
+    if pairs_by is not None:
+        if pairs_by not in fixed:
+            raise ArgumentError(
+                f"`pairs_by` must be one of the fixed factors ({', '.join(fixed)}); "
+                f"got {pairs_by!r}."
+            )
+        levels = sorted({c[pairs_by] for c in d.cell_levels})
+        means = np.array(
+            [
+                d.cell_means[[c[pairs_by] == lev for c in d.cell_levels]].mean(axis=0)
+                for lev in levels
+            ]
         )
+        labels = tuple(levels)
+    if means.shape[0] > 1:
+        pairs = pairwise(fit, means, labels=labels, confidence=confidence, _cache=cache)
     else:
         pairs = ContrastResult(
             labels=(),
