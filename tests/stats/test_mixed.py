@@ -350,3 +350,16 @@ def test_many_levels_nested_and_crossed(rng):
     f = fit_mixed(y, np.ones((6000, 1)), [a, b])
     assert f.converged
     assert f.sd == pytest.approx([1, 1, 1], rel=0.25)
+
+
+def test_non_convergence_is_reported(penicillin, monkeypatch):
+    import vareval.stats.mixed as mixed
+
+    def no_polish(cp, reml, x, f, g, counter, steps=6):
+        return x, f, g, np.inf  # as if the Newton step were unusable
+
+    monkeypatch.setattr(mixed, "_newton_polish", no_polish)
+    with pytest.warns(VarevalWarning, match="did not converge"):
+        f = _fit(penicillin)
+    assert not f.converged
+    assert "did not converge" in f.message
