@@ -26,7 +26,9 @@ _EXPORTS = {
     "paired": "vareval.data.repeated",
     "plan": "vareval.data.repeated",
     "ranking_stability": "vareval.data.repeated",
+    "variance": "vareval.data.variance",
     "reseeding_design": "vareval.experiment.design",
+    "simulate_responses": "vareval.experiment.simulate",
     "read_store_table": "vareval.data.store_table",
     "run_experiment": "vareval.experiment.runner:run",
 }

@@ -47,9 +47,9 @@ def main():
 
 
 def _register():
-    from vareval.cli import demo, repeated, run
+    from vareval.cli import demo, repeated, run, variance
 
-    for module in (repeated, run, demo):
+    for module in (repeated, variance, run, demo):
         for command in module.COMMANDS:
             main.add_command(command)
 

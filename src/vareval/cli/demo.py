@@ -8,9 +8,9 @@ import click
 @click.command()
 def demo():
     """Run vareval's analyses on bundled example data and print what to report."""
-    from vareval.cli import repeated, run
+    from vareval.cli import repeated, run, variance
 
-    for section in (repeated.demo_section, run.demo_section):
+    for section in (repeated.demo_section, variance.demo_section, run.demo_section):
         click.echo(section())
         click.echo("")
 

@@ -2,6 +2,7 @@
 
 from vareval.experiment.design import reseeding_design
 from vareval.experiment.runner import ReplayResult, RunReport, replay, run
+from vareval.experiment.simulate import simulate_responses
 from vareval.experiment.spec import Distribution, ExperimentSpec, load_spec, loads_spec
 from vareval.experiment.store import Store
 from vareval.experiment.streams import Trial, seed_everything
@@ -19,4 +20,5 @@ __all__ = [
     "reseeding_design",
     "run",
     "seed_everything",
+    "simulate_responses",
 ]

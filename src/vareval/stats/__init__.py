@@ -3,11 +3,30 @@
 Imports numpy and scipy only; no pandas, no I/O, no printing.
 """
 
+from vareval.stats.mixed import MixedModelFit, fit_mixed
+from vareval.stats.mixed_tests import (
+    ContrastResult,
+    FTestResult,
+    RandomEffectLRT,
+    contrast,
+    f_test,
+    pairwise,
+    random_effect_lrt,
+)
 from vareval.stats.paired import PairedDifference, Plan, paired_difference, plan_replications
 from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
 from vareval.stats.summary import Summary, median_interval, summarize
 
 __all__ = [
+    "ContrastResult",
+    "FTestResult",
+    "MixedModelFit",
+    "RandomEffectLRT",
+    "contrast",
+    "f_test",
+    "fit_mixed",
+    "pairwise",
+    "random_effect_lrt",
     "BestOfK",
     "PairedDifference",
     "Plan",

@@ -1,0 +1,739 @@
+"""Tests on a fitted mixed model: the three DECoVaC hypotheses.
+
+- H1/H2 (is there seed / configuration variance?): :func:`random_effect_lrt`,
+  a likelihood-ratio test per random effect with the boundary-corrected
+  p-value (Self & Liang 1987; Stram & Lee 1994) beside the naive one.
+- H3 (do the experiments differ?): :func:`f_test` and :func:`contrast` with
+  Satterthwaite denominator degrees of freedom computed as lmerTest does
+  (Kuznetsova et al. 2017) or the Kenward-Roger adjusted covariance and
+  degrees of freedom as pbkrtest does (Kenward & Roger 1997; Halekoh &
+  Hojsgaard 2014).
+- :func:`pairwise`: all pairwise differences with Holm-adjusted p-values.
+
+Nothing here forms an n x n matrix: Kenward-Roger's traces are computed from
+the cross-products ``[Z X]'[Z X]`` and Woodbury's identity.
+
+References
+----------
+Kenward, M. G. and Roger, J. H. (1997). Small sample inference for fixed
+effects from restricted maximum likelihood. *Biometrics* 53(3), 983-997.
+Kuznetsova, A., Brockhoff, P. B. and Christensen, R. H. B. (2017). lmerTest
+package: tests in linear mixed effects models. *J. Stat. Softw.* 82(13).
+Halekoh, U. and Hojsgaard, S. (2014). A Kenward-Roger approximation and
+parametric bootstrap methods for tests in linear mixed models - the R package
+pbkrtest. *J. Stat. Softw.* 59(9).
+Self, S. G. and Liang, K.-Y. (1987). Asymptotic properties of maximum
+likelihood estimators and likelihood ratio tests under nonstandard
+conditions. *JASA* 82(398), 605-610.
+Holm, S. (1979). A simple sequentially rejective multiple test procedure.
+*Scand. J. Statist.* 6(2), 65-70.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+from scipy import stats as sst
+
+from vareval.errors import ArgumentError, FitError, VarevalWarning
+from vareval.stats._checks import as_confidence
+from vareval.stats._result import Result
+from vareval.stats.mixed import (
+    MixedModelFit,
+    _Crossprods,
+    _fit_from_crossprods,
+    _state,
+    single_blas_thread,
+)
+
+METHODS = ("satterthwaite", "kenward-roger")
+MAX_KR_LEVELS = 5000  # total random-effect levels for the dense KR matrices
+
+
+# --------------------------------------------------------------------------
+# H1/H2: likelihood-ratio tests for the random effects
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class RandomEffectLRT(Result):
+    """Likelihood-ratio test of one variance component being zero.
+
+    Attributes
+    ----------
+    term : str
+        The grouping factor dropped.
+    statistic : float
+        ``criterion(reduced) - criterion(full)`` (REML criteria for REML fits,
+        deviances for ML fits), clipped at 0.
+    df : int
+        1: one variance parameter is removed.
+    pvalue : float
+        Boundary-corrected p-value from the 50:50 mixture of chi-square(0) and
+        chi-square(1): ``0.5 P(chi2_1 >= statistic)``.
+    pvalue_naive : float
+        ``P(chi2_1 >= statistic)``, conservative because the null value 0 lies on
+        the boundary of the parameter space.
+    loglik_full, loglik_reduced : float
+        The (restricted) log-likelihoods of both models.
+    variance : float
+        The dropped component's estimated variance in the full model.
+    """
+
+    term: str
+    statistic: float
+    df: int
+    pvalue: float
+    pvalue_naive: float
+    loglik_full: float
+    loglik_reduced: float
+    variance: float
+
+
+@single_blas_thread
+def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
+    """Test each random intercept by refitting the model without it.
+
+    Estimand: whether the variance ``sigma_j^2`` of a grouping factor is zero
+    (DECoVaC's H1 for the seed, H2 for the configuration). The reduced model is
+    fitted by the same criterion as ``fit`` (REML or ML), as lmerTest's
+    ``ranova`` does; with REML the fixed effects are unchanged so the
+    restricted likelihoods are comparable.
+
+    Parameters
+    ----------
+    fit : MixedModelFit
+        The full model.
+    terms : sequence of str, optional
+        Grouping factors to test; all by default.
+
+    Returns
+    -------
+    tuple of RandomEffectLRT
+        One per tested term, in order.
+
+    Notes
+    -----
+    Under H0 the statistic follows the mixture ``0.5 chi2_0 + 0.5 chi2_1``
+    (Self & Liang 1987), so the corrected p-value is half the naive one.
+    """
+    st = _state(fit)
+    names = list(fit.group_names)
+    if terms is None:
+        terms = names
+    out = []
+    for term in terms:
+        if term not in names:
+            raise ArgumentError(
+                f"`terms` has {term!r}, which is not a grouping factor "
+                f"of the fit ({', '.join(names)})."
+            )
+        j = names.index(term)
+        keep = [m for m in range(len(names)) if m != j]
+        codes = [st.codes[m] for m in keep]
+        cp = _Crossprods(st.y, st.X, codes, [fit.n_levels[m] for m in keep])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VarevalWarning)
+            reduced = _fit_from_crossprods(
+                cp,
+                st.y,
+                st.X,
+                codes,
+                fit.fixed_names,
+                [names[m] for m in keep],
+                [st.level_names[m] for m in keep],
+                fit.reml,
+                start=fit.theta[keep] if keep else None,
+                warn=False,
+            )
+        stat = max(reduced.criterion - fit.criterion, 0.0)
+        naive = float(sst.chi2.sf(stat, 1))
+        out.append(
+            RandomEffectLRT(
+                term=term,
+                statistic=float(stat),
+                df=1,
+                pvalue=0.5 * naive if stat > 0 else 1.0,
+                pvalue_naive=naive,
+                loglik_full=fit.loglik,
+                loglik_reduced=reduced.loglik,
+                variance=float(fit.variance[j]),
+            )
+        )
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------
+# numerical derivatives (central differences with Richardson extrapolation)
+
+
+def _richardson_jacobian(f, x, d=1e-4, r=4):
+    """Jacobian of a vector function by central differences, Richardson-extrapolated.
+
+    The step is ``d |x_i|`` (``d`` when ``x_i`` is 0) halved ``r - 1`` times, as
+    numDeriv's default method (which lmerTest uses).
+    """
+    x = np.asarray(x, dtype=float)
+    f0 = np.atleast_1d(f(x))
+    J = np.empty((f0.size, x.size))
+    for i in range(x.size):
+        h = d * abs(x[i]) if abs(x[i]) > 1e-8 else d
+        est = []
+        for _ in range(r):
+            e = np.zeros_like(x)
+            e[i] = h
+            est.append((np.atleast_1d(f(x + e)) - np.atleast_1d(f(x - e))) / (2 * h))
+            h /= 2
+        for m in range(1, r):
+            four = 4.0**m
+            est = [
+                (four * est[k + 1] - est[k]) / (four - 1) for k in range(len(est) - 1)
+            ]
+        J[:, i] = est[0]
+    return J
+
+
+# --------------------------------------------------------------------------
+# Satterthwaite: covariance of the variance parameters and the Jacobian of vcov
+
+
+class _Satterthwaite:
+    """lmerTest's ingredients: vcov(varpar) = 2 H^-1 and d vcov(beta) / d varpar."""
+
+    def __init__(self, fit: MixedModelFit):
+        st = _state(fit)
+        cp = st.cp
+        self.reml = fit.reml
+        self.n, self.p, self.k = cp.n, cp.p, cp.k
+        varpar = np.append(fit.theta, fit.sigma)
+        self.H = _richardson_jacobian(lambda v: self._grad_vp(cp, v), varpar)
+        self.H = 0.5 * (self.H + self.H.T)
+        evals, evecs = np.linalg.eigh(self.H)
+        pos = evals > 1e-8
+        if np.any(evals < -1e-8) or not np.all(pos):
+            warnings.warn(
+                "the Hessian of the deviance in the variance parameters is not "
+                "positive definite (a variance is at its boundary); Satterthwaite "
+                "degrees of freedom "
+                "use its pseudo-inverse, as lmerTest does.",
+                VarevalWarning,
+                stacklevel=5,
+            )
+        self.vcov_varpar = 2.0 * (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
+        # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
+        ev = cp.evaluate(fit.theta, reml=fit.reml, gram=True)
+        RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
+        C = RXi @ RXi.T
+        s2 = fit.sigma**2
+        jac = []
+        for j in range(self.k):
+            # d C / d gamma_j = C G_j'G_j C with gamma_j = theta_j^2
+            jac.append(s2 * 2.0 * fit.theta[j] * (C @ ev["gram"][j] @ C))
+        jac.append(2.0 * fit.sigma * C)
+        self.jac = jac
+        self.vcov = fit.vcov
+
+    def _grad_vp(self, cp, varpar):
+        """Gradient of lmerTest's deviance in (theta, sigma)."""
+        theta = varpar[:-1]
+        sigma = varpar[-1]
+        ev = cp.evaluate(theta, reml=self.reml, grad=True)
+        s2 = sigma * sigma
+        g_th = ev["dlogdetA"] + ev["dr2"] / s2
+        if self.reml:
+            g_th = g_th + ev["dlogdetRX2"]
+        m = self.n - self.p if self.reml else self.n
+        g_s = -2.0 * ev["r2"] / (s2 * sigma) + 2.0 * m / sigma
+        return np.append(g_th, g_s)
+
+    def ddf_1d(self, L):
+        """Satterthwaite df of one contrast (a 1-D array)."""
+        var = float(L @ self.vcov @ L)
+        grad = np.array([L @ J @ L for J in self.jac])
+        return 2.0 * var**2 / float(grad @ self.vcov_varpar @ grad), var
+
+    def f_test(self, L, beta, rhs):
+        """LmerTest's contestMD: F and its Satterthwaite denominator df."""
+        VL = L @ self.vcov @ L.T
+        d, P = np.linalg.eigh(VL)
+        order = np.argsort(d)[::-1]
+        d, P = d[order], P[:, order]
+        tol = max(np.sqrt(np.finfo(float).eps) * d[0], 0.0)
+        pos = d > tol
+        q = int(np.sum(pos))
+        PtL = (P.T @ L)[:q]
+        t2 = (PtL @ beta - P.T[:q] @ rhs) ** 2 / d[:q]
+        F = float(np.sum(t2) / q)
+        nu = np.array([self.ddf_1d(PtL[m])[0] for m in range(q)])
+        return F, q, _combine_ddf(nu)
+
+
+def _combine_ddf(nu, tol=1e-8):
+    """LmerTest's get_Fstat_ddf: combine per-direction dfs into the F test's df."""
+    if nu.size == 1:
+        return float(nu[0])
+    if np.all(np.abs(nu - nu[0]) < tol):
+        return float(nu[0])
+    if np.any(nu <= 2):
+        return 2.0
+    E = float(np.sum(nu / (nu - 2)))
+    return 2.0 * E / (E - nu.size)
+
+
+# --------------------------------------------------------------------------
+# Kenward-Roger
+
+
+class _KenwardRoger:
+    """pbkrtest's vcovAdj: the adjusted covariance Phi_A and its ingredients P, W.
+
+    Sigma = sum_j gamma_j Z_j Z_j' + gamma_e I. Every quantity is a function of
+    ``[Z X]' Sigma^-m [Z X] = K T^m`` where ``K = [Z X]'[Z X]`` and
+    ``Sigma^-1 [Z X] = [Z X] T`` (Woodbury), so only (q + p)-sized matrices
+    are formed.
+    """
+
+    def __init__(self, fit: MixedModelFit):
+        st = _state(fit)
+        cp = st.cp
+        if not fit.reml:
+            # pbkrtest refits an ML model by REML before adjusting
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", VarevalWarning)
+                fit = _fit_from_crossprods(
+                    cp,
+                    st.y,
+                    st.X,
+                    st.codes,
+                    fit.fixed_names,
+                    fit.group_names,
+                    st.level_names,
+                    True,
+                    start=fit.theta,
+                    warn=False,
+                )
+        self.coef = fit.coef
+        n, p, k = cp.n, cp.p, cp.k
+        qs = list(cp.q)
+        qt = int(sum(qs))
+        if qt > MAX_KR_LEVELS:
+            raise FitError(
+                f"Kenward-Roger needs dense matrices over all {qt} random-effect "
+                f"levels; vareval computes it up to {MAX_KR_LEVELS} levels. Use "
+                "method='satterthwaite' (with this many levels the two agree)."
+            )
+        offs = np.cumsum([0] + qs)
+        m = qt + p
+        # K = [Z X]'[Z X]
+        K = np.zeros((m, m))
+        for j in range(k):
+            sj = slice(offs[j], offs[j + 1])
+            K[sj, sj] = np.diag(cp.counts[j])
+            K[sj, qt:] = cp.ZtXy[j][:, :p]
+            K[qt:, sj] = K[sj, qt:].T
+            for j2 in range(j + 1, k):
+                s2 = slice(offs[j2], offs[j2 + 1])
+                tab = np.bincount(
+                    st.codes[j] * qs[j2] + st.codes[j2], minlength=qs[j] * qs[j2]
+                ).reshape(qs[j], qs[j2])
+                K[sj, s2] = tab
+                K[s2, sj] = tab.T
+        K[qt:, qt:] = cp.XyXy[:p, :p]
+        s2e = fit.sigma**2
+        lam = np.repeat(fit.theta, qs)
+        ZZ = K[:qt, :qt]
+        A = lam[:, None] * ZZ * lam[None, :]
+        A[np.diag_indices_from(A)] += 1.0
+        Ainv = sla.cho_solve(sla.cho_factor(A, lower=True), np.eye(qt))
+        LAL = lam[:, None] * Ainv * lam[None, :]
+        T = np.eye(m)
+        T[:qt, :] -= LAL @ K[:qt, :]
+        T /= s2e
+        K1 = K @ T
+        K2 = K1 @ T
+        K3 = K2 @ T
+        HZ = Ainv @ (lam[:, None] * ZZ * lam[None, :])
+        trH = np.trace(HZ)
+        trH2 = float(np.sum(HZ * HZ.T))
+        tr_S2 = (n - 2.0 * trH + trH2) / s2e**2
+        xs = slice(qt, m)
+        Phi = np.linalg.inv(K1[xs, xs])
+        Phi = 0.5 * (Phi + Phi.T)
+        sl = [slice(offs[j], offs[j + 1]) for j in range(k)]
+        ng = k + 1
+        # P_i = -X' S G_i S X, Q_ij = X' S G_i S G_j S X, Ktr_ij = tr(S G_i S G_j)
+        P = []
+        for j in range(k):
+            Oj = K1[sl[j], xs]
+            P.append(-(Oj.T @ Oj))
+        P.append(-K2[xs, xs])
+        Q = {}
+        Ktr = np.empty((ng, ng))
+        for i in range(ng):
+            for j in range(i, ng):
+                if i < k and j < k:
+                    Q[i, j] = K1[sl[i], xs].T @ K1[sl[i], sl[j]] @ K1[sl[j], xs]
+                    Ktr[i, j] = float(np.sum(K1[sl[i], sl[j]] ** 2))
+                elif i < k:
+                    Q[i, j] = K1[sl[i], xs].T @ K2[sl[i], xs]
+                    Ktr[i, j] = float(np.trace(K2[sl[i], sl[i]]))
+                else:
+                    Q[i, j] = K3[xs, xs]
+                    Ktr[i, j] = tr_S2
+                Ktr[j, i] = Ktr[i, j]
+        IE2 = np.empty((ng, ng))
+        for i in range(ng):
+            PhiPi = Phi @ P[i]
+            for j in range(i, ng):
+                IE2[i, j] = IE2[j, i] = (
+                    Ktr[i, j]
+                    - 2.0 * float(np.sum(Phi * Q[i, j]))
+                    + float(np.sum(PhiPi * (P[j] @ Phi)))
+                )
+        condi = float(np.min(np.abs(np.linalg.eigvalsh(IE2))))
+        W = 2.0 * (np.linalg.inv(IE2) if condi > 1e-10 else np.linalg.pinv(IE2))
+        U = np.zeros((p, p))
+        for i in range(ng - 1):
+            for j in range(i + 1, ng):
+                U += W[i, j] * (Q[i, j] - P[i] @ Phi @ P[j])
+        U = U + U.T
+        for i in range(ng):
+            U += W[i, i] * (Q[i, i] - P[i] @ Phi @ P[i])
+        self.Phi = Phi
+        self.PhiA = Phi + 2.0 * Phi @ U @ Phi
+        self.P = P
+        self.W = W
+
+    def adjust(self, L):
+        """Pbkrtest's .KR_adjust: (ddf, F scaling, q) for ``L beta = rhs``."""
+        Phi = self.Phi
+        Theta = L.T @ np.linalg.solve(L @ Phi @ L.T, L)
+        ThetaPhi = Theta @ Phi
+        ng = len(self.P)
+        u = [ThetaPhi @ self.P[i] @ Phi for i in range(ng)]
+        tr = [np.trace(ui) for ui in u]
+        A1 = A2 = 0.0
+        for i in range(ng):
+            for j in range(i, ng):
+                e = 1.0 if i == j else 2.0
+                A1 += e * self.W[i, j] * tr[i] * tr[j]
+                A2 += e * self.W[i, j] * float(np.sum(u[i] * u[j].T))
+        q = int(np.linalg.matrix_rank(L))
+        B = (A1 + 6.0 * A2) / (2.0 * q)
+        g = ((q + 1) * A1 - (q + 4) * A2) / ((q + 2) * A2)
+        den = 3 * q + 2 * (1 - g)
+        c1, c2, c3 = g / den, (q - g) / den, (q + 2 - g) / den
+        EEstar = 1.0 / (1.0 - A2 / q)
+        VVstar = (2.0 / q) * (1 + c1 * B) / ((1 - c2 * B) ** 2 * (1 - c3 * B))
+        rho = VVstar / (2.0 * EEstar**2)
+        ddf = 4.0 + (q + 2) / (q * rho - 1)
+        scaling = np.nan if abs(ddf - 2) < 1e-2 else ddf * (1 - A2 / q) / (ddf - 2)
+        return float(ddf), float(scaling), q
+
+
+# --------------------------------------------------------------------------
+# H3: F tests and contrasts
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class FTestResult(Result):
+    """F test of ``L beta = rhs``.
+
+    Attributes
+    ----------
+    term : str
+        A label for the hypothesis.
+    statistic : float
+        The F statistic (Kenward-Roger: the Wald F with the adjusted covariance,
+        unscaled, as lmerTest reports it).
+    ndf, ddf : float
+        Numerator and denominator degrees of freedom.
+    pvalue : float
+        ``P(F_{ndf, ddf} >= statistic)``.
+    method : str
+        ``"satterthwaite"`` or ``"kenward-roger"``.
+    statistic_scaled, pvalue_scaled : float
+        Kenward-Roger only: pbkrtest's scaled F and its p-value (NaN otherwise).
+    """
+
+    term: str
+    statistic: float
+    ndf: float
+    ddf: float
+    pvalue: float
+    method: str
+    statistic_scaled: float = float("nan")
+    pvalue_scaled: float = float("nan")
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class ContrastResult(Result):
+    """Estimates of linear combinations ``L beta`` (one per row of ``L``).
+
+    Attributes
+    ----------
+    labels : tuple of str
+        A name per row.
+    estimate, se, df, statistic, pvalue : ndarray
+        Estimate, standard error, denominator df, t statistic and two-sided
+        p-value of each row.
+    ci_low, ci_high : ndarray
+        The ``confidence`` t interval.
+    pvalue_holm : ndarray
+        Holm-adjusted p-values over the rows (the family).
+    confidence : float
+        Confidence level of the intervals.
+    method : str
+        ``"satterthwaite"`` or ``"kenward-roger"``.
+    """
+
+    labels: tuple
+    estimate: np.ndarray
+    se: np.ndarray
+    df: np.ndarray
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    pvalue_holm: np.ndarray
+    confidence: float
+    method: str
+
+
+def _method(method):
+    if method not in METHODS:
+        raise ArgumentError(
+            f"`method` must be 'satterthwaite' or 'kenward-roger'; got {method!r}."
+        )
+    return method
+
+
+def _as_L(L, p, name="L"):
+    try:
+        L = np.atleast_2d(np.asarray(L, dtype=float))
+    except (TypeError, ValueError):
+        raise ArgumentError(f"`{name}` must be a numeric matrix.") from None
+    if L.ndim != 2 or L.shape[1] != p or L.shape[0] < 1:
+        raise ArgumentError(
+            f"`{name}` must have {p} columns (one per fixed effect); "
+            f"got shape {L.shape}."
+        )
+    if not np.all(np.isfinite(L)) or np.linalg.matrix_rank(L) == 0:
+        raise ArgumentError(f"`{name}` must be finite and not all zero.")
+    return L
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values (Holm 1979)."""
+    p = np.asarray(pvalues, dtype=float)
+    m = p.size
+    order = np.argsort(p)
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return out
+
+
+def _helpers(fit, method, cache):
+    key = method
+    if cache is not None and key in cache:
+        return cache[key]
+    obj = _Satterthwaite(fit) if method == "satterthwaite" else _KenwardRoger(fit)
+    if cache is not None:
+        cache[key] = obj
+    return obj
+
+
+@single_blas_thread
+def f_test(
+    fit: MixedModelFit,
+    L,
+    *,
+    rhs=None,
+    method: str = "satterthwaite",
+    term: str = "L",
+    _cache=None,
+) -> FTestResult:
+    """F test of the fixed-effect hypothesis ``L beta = rhs``.
+
+    Estimand: whether the linear combinations ``L beta`` of the fixed effects
+    (e.g. all experiment differences: DECoVaC's H3) are equal to ``rhs``.
+
+    Parameters
+    ----------
+    fit : MixedModelFit
+    L : array_like, shape (m, p)
+        Hypothesis matrix; rank-deficient rows are handled (the rank is the
+        numerator df).
+    rhs : array_like, shape (m,), optional
+        Right-hand side, zero by default.
+    method : {"satterthwaite", "kenward-roger"}
+        Satterthwaite: lmerTest's ``contestMD`` (F from ``vcov(beta)``, df from
+        the eigen-directions of ``L V L'`` combined as in Fai & Cornelius).
+        Kenward-Roger: pbkrtest's adjusted covariance and df (an ML fit is
+        refitted by REML first, as pbkrtest does); ``statistic`` is
+        the Wald F with the adjusted covariance (lmerTest's choice), the
+        scaled F is in ``statistic_scaled``.
+    term : str
+        Label stored in the result.
+
+    Returns
+    -------
+    FTestResult
+    """
+    method = _method(method)
+    L = _as_L(L, fit.n_fixed)
+    rhs = np.zeros(L.shape[0]) if rhs is None else np.asarray(rhs, float).reshape(-1)
+    if rhs.size != L.shape[0]:
+        raise ArgumentError(f"`rhs` must have {L.shape[0]} values; got {rhs.size}.")
+    h = _helpers(fit, method, _cache)
+    if method == "satterthwaite":
+        F, q, ddf = h.f_test(L, fit.coef, rhs)
+        return FTestResult(
+            term=term,
+            statistic=F,
+            ndf=float(q),
+            ddf=ddf,
+            pvalue=float(sst.f.sf(F, q, ddf)),
+            method=method,
+        )
+    # reduce L to full row rank for the Wald statistic
+    U, s, Vt = np.linalg.svd(L, full_matrices=False)
+    keep = s > s[0] * 1e-10
+    Lr = np.diag(s[keep]) @ Vt[keep]
+    rr = U[:, keep].T @ rhs
+    ddf, scaling, q = h.adjust(Lr)
+    diff = Lr @ h.coef - rr
+    wald = float(diff @ np.linalg.solve(Lr @ h.PhiA @ Lr.T, diff))
+    F = wald / q
+    return FTestResult(
+        term=term,
+        statistic=F,
+        ndf=float(q),
+        ddf=ddf,
+        pvalue=float(sst.f.sf(F, q, ddf)),
+        method=method,
+        statistic_scaled=scaling * F,
+        pvalue_scaled=float(sst.f.sf(scaling * F, q, ddf)),
+    )
+
+
+@single_blas_thread
+def contrast(
+    fit: MixedModelFit,
+    L,
+    *,
+    labels=None,
+    method: str = "satterthwaite",
+    confidence: float = 0.95,
+    _cache=None,
+) -> ContrastResult:
+    """Estimate, SE, df, t test and confidence interval of each row of ``L beta``.
+
+    Estimand: each linear combination ``l' beta`` (a mean difference, a cell
+    mean, an average over levels).
+
+    Parameters
+    ----------
+    fit : MixedModelFit
+    L : array_like, shape (m, p)
+        One contrast per row.
+    labels : sequence of str, optional
+        Names of the rows.
+    method : {"satterthwaite", "kenward-roger"}
+        Satterthwaite (lmerTest's ``contest1D``): SE from ``vcov(beta)``.
+        Kenward-Roger (pbkrtest): SE from the adjusted covariance and the KR df.
+    confidence : float, default 0.95
+
+    Returns
+    -------
+    ContrastResult
+        Holm's adjustment is applied over the rows.
+    """
+    method = _method(method)
+    confidence = as_confidence(confidence)
+    L = _as_L(L, fit.n_fixed)
+    m = L.shape[0]
+    labels = (
+        tuple(f"c{i}" for i in range(m)) if labels is None else tuple(map(str, labels))
+    )
+    if len(labels) != m:
+        raise ArgumentError(f"`labels` has {len(labels)} names for {m} rows of L.")
+    h = _helpers(fit, method, _cache)
+    est = L @ (fit.coef if method == "satterthwaite" else h.coef)
+    se = np.empty(m)
+    df = np.empty(m)
+    for i in range(m):
+        if method == "satterthwaite":
+            df[i], var = h.ddf_1d(L[i])
+        else:
+            var = float(L[i] @ h.PhiA @ L[i])
+            df[i] = h.adjust(L[i][None, :])[0]
+        se[i] = np.sqrt(var)
+    t = est / se
+    pv = 2.0 * sst.t.sf(np.abs(t), df)
+    crit = sst.t.ppf(0.5 + confidence / 2.0, df)
+    return ContrastResult(
+        labels=labels,
+        estimate=est,
+        se=se,
+        df=df,
+        statistic=t,
+        pvalue=pv,
+        ci_low=est - crit * se,
+        ci_high=est + crit * se,
+        pvalue_holm=holm(pv),
+        confidence=confidence,
+        method=method,
+    )
+
+
+@single_blas_thread
+def pairwise(
+    fit: MixedModelFit,
+    means,
+    *,
+    labels=None,
+    method: str = "satterthwaite",
+    confidence: float = 0.95,
+    _cache=None,
+) -> ContrastResult:
+    """All pairwise differences between group means, with Holm-adjusted p-values.
+
+    Estimand: ``mu_a - mu_b`` for every pair of groups ``a < b``, where the
+    group means are ``mu = M beta`` (rows of ``means``: e.g. the cells of the
+    experiment factor, or least-squares means averaged over other factors).
+
+    Parameters
+    ----------
+    fit : MixedModelFit
+    means : array_like, shape (g, p)
+        One row per group: the linear combination of ``beta`` that is its mean.
+    labels : sequence of str, optional
+        Names of the groups.
+    method, confidence
+        As in :func:`contrast`.
+
+    Returns
+    -------
+    ContrastResult
+        Rows labelled ``"a - b"``, in the order (0, 1), (0, 2), ..., (g-2, g-1).
+    """
+    M = _as_L(means, fit.n_fixed, "means")
+    g = M.shape[0]
+    if g < 2:
+        raise ArgumentError("`means` needs at least two groups to compare.")
+    labels = (
+        tuple(f"g{i}" for i in range(g)) if labels is None else tuple(map(str, labels))
+    )
+    if len(labels) != g:
+        raise ArgumentError(f"`labels` has {len(labels)} names for {g} groups.")
+    pairs = list(itertools.combinations(range(g), 2))
+    L = np.array([M[a] - M[b] for a, b in pairs])
+    names = [f"{labels[a]} - {labels[b]}" for a, b in pairs]
+    return contrast(
+        fit, L, labels=names, method=method, confidence=confidence, _cache=_cache
+    )

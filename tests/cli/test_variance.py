@@ -1,0 +1,78 @@
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vareval.cli import main
+from vareval.cli.variance import demo_section
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "lme4" / "decovac_small_unbal.csv"
+
+
+def _run(*args):
+    return CliRunner().invoke(main, ["variance", str(DATA), *args])
+
+
+def test_table_output():
+    r = _run("--metric", "y", "--fixed", "model,optimizer", "--random", "seed,config")
+    assert r.exit_code == 0, r.output
+    for text in (
+        "Variance components",
+        "H1/H2",
+        "H3",
+        "Pairwise differences",
+        "kenward-roger",
+        "mA_adam - mB_sgd",
+        "-> seed",
+    ):
+        assert text in r.output
+    assert "207.1" in r.output  # model F (Satterthwaite 207.0637)
+
+
+def test_json_output():
+    r = _run(
+        "--metric",
+        "y",
+        "--fixed",
+        "experiment",
+        "--nested",
+        "config:seed",
+        "--ml",
+        "--json",
+    )
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["reml"] is False
+    assert [c["component"] for c in out["components"]] == [
+        "seed",
+        "config:seed",
+        "Residual",
+    ]
+    assert len(out["pairwise"]) == 15
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["--metric", "nope"], "metric column 'nope' not found"),
+        (
+            ["--metric", "y", "--fixed", "seed", "--random", "seed"],
+            "both fixed and random",
+        ),
+        (["--metric", "y", "--random", "model"], "rerun"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(args, match):
+    r = _run(*args)
+    assert r.exit_code == 2
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:")
+    if match != "rerun":
+        assert match in lines[0]
+    assert "Traceback" not in r.output
+
+
+def test_demo_section():
+    text = demo_section()
+    assert "SIMULATED" in text and "Variance components" in text

@@ -1,0 +1,223 @@
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import vareval
+from vareval.data.variance import design_arrays, variance
+from vareval.errors import ArgumentError, DataError, FitError
+
+DATA = Path(__file__).resolve().parent / "lme4"
+
+
+@pytest.fixture(scope="module")
+def decovac():
+    return pd.read_csv(DATA / "decovac_small_unbal.csv")
+
+
+@pytest.fixture(scope="module")
+def analysis(decovac):
+    return variance(
+        decovac, metric="y", fixed=["model", "optimizer"], random=["seed", "config"]
+    )
+
+
+def test_matches_reference(analysis):
+    # lmer(y ~ model * optimizer + (1 | seed) + (1 | config)); lmerTest / pbkrtest
+    f = analysis.fit
+    assert f.criterion == pytest.approx(-1777.7102, rel=1e-7)
+    comp = analysis.components_frame().set_index("component")
+    assert comp.loc["config", "variance"] == pytest.approx(0.00056172138, rel=1e-5)
+    assert comp.loc["seed", "variance"] == pytest.approx(0.00027126161, rel=1e-5)
+    ft = analysis.f_frame().set_index(["term", "method"])
+    assert ft.loc[("model", "satterthwaite"), "F"] == pytest.approx(207.0637, rel=1e-5)
+    assert ft.loc[("model", "satterthwaite"), "ddf"] == pytest.approx(281.071, rel=1e-5)
+    assert ft.loc[("model:optimizer", "kenward-roger"), "ddf"] == pytest.approx(
+        281.039, rel=1e-5
+    )
+    assert ft.loc[("optimizer", "kenward-roger"), "p"] == pytest.approx(
+        5.2697e-06, rel=1e-4
+    )
+    lrt = analysis.lrt_frame().set_index("term")
+    assert lrt.loc["seed", "lrt"] == pytest.approx(2.145, abs=5e-4)
+    pairs = analysis.pairs_frame().set_index("contrast")
+    row = pairs.loc["mA_adam - mB_sgd"]
+    assert row["estimate"] == pytest.approx(0.0010009999, rel=1e-5)
+    assert row["se"] == pytest.approx(0.0020917390, rel=1e-5)
+    assert row["df"] == pytest.approx(281.08799, rel=1e-5)
+    assert row["p"] == pytest.approx(0.63263, rel=1e-4)
+
+
+def test_sum_contrasts_give_same_tests(decovac, analysis):
+    b = variance(
+        decovac,
+        metric="y",
+        fixed=["model", "optimizer"],
+        random=["seed", "config"],
+        contrasts="sum",
+    )
+    pd.testing.assert_frame_equal(analysis.f_frame(), b.f_frame(), rtol=1e-5)
+    pd.testing.assert_frame_equal(analysis.pairs_frame(), b.pairs_frame(), rtol=1e-5)
+
+
+def test_experiment_column_and_tables(decovac):
+    a = vareval.variance(
+        decovac, metric="y", fixed=["experiment"], random=["seed", "config"]
+    )
+    tables = a.to_frame()
+    assert set(tables) == {"components", "fixed", "lrt", "f_tests", "pairwise", "blups"}
+    assert len(tables["pairwise"]) == 15
+    assert len(tables["blups"]) == 5 + 20
+    assert set(a.to_dict()) >= {"criterion", "components", "pairwise"}
+
+
+def test_nested_grouping():
+    df = pd.DataFrame(
+        {
+            "y": np.random.default_rng(0).normal(size=24),
+            "seed": np.repeat([0, 1, 2, 3], 6),
+            "config": np.tile(np.repeat(["a", "b", "c"], 2), 4),
+            "method": np.tile(["x", "y"], 12),
+        }
+    )
+    d = design_arrays(
+        df,
+        metric="y",
+        fixed=["method"],
+        random=["seed", "config"],
+        nested="config:seed",
+    )
+    assert d.group_names == ("seed", "config:seed")
+    assert len(d.level_names[1]) == 12
+    crossed = design_arrays(df, metric="y", fixed=["method"], random=["config"])
+    assert len(crossed.level_names[0]) == 3
+
+
+def test_no_interaction_columns(decovac):
+    d = design_arrays(
+        decovac,
+        metric="y",
+        fixed=["model", "optimizer"],
+        random=["seed"],
+        interaction=False,
+    )
+    assert d.fixed_names == ("(Intercept)", "model[mB]", "model[mC]", "optimizer[sgd]")
+
+
+def _small():
+    return pd.DataFrame(
+        {
+            "y": [0.1, 0.2, 0.3, 0.25, 0.15, 0.35, 0.3, 0.2],
+            "seed": [0, 0, 1, 1, 2, 2, 3, 3],
+            "method": ["a", "b"] * 4,
+            "const": ["k"] * 8,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"fixed": ["method"], "random": ["const"]}, DataError, "one level"),
+        ({"fixed": ["const"], "random": ["seed"]}, DataError, "one level"),
+        (
+            {"fixed": ["seed"], "random": ["seed"]},
+            ArgumentError,
+            "both fixed and random",
+        ),
+        ({"fixed": ["method"], "random": []}, ArgumentError, "at least one grouping"),
+        ({"fixed": ["method"], "random": ["sede"]}, DataError, "did you mean"),
+        (
+            {"fixed": ["method"], "random": ["seed"], "nested": "seed"},
+            ArgumentError,
+            "inner:outer",
+        ),
+        (
+            {"fixed": ["method"], "random": ["seed"], "contrasts": "helmert"},
+            ArgumentError,
+            "contrasts",
+        ),
+    ],
+)
+def test_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        variance(_small(), metric="y", **kwargs)
+
+
+def test_nan_in_factor():
+    df = _small()
+    df.loc[3, "seed"] = np.nan
+    with pytest.raises(DataError, match="'seed' has missing values in data row"):
+        variance(df, metric="y", fixed=["method"], random=["seed"])
+
+
+def test_all_equal():
+    df = _small().assign(y=0.5)
+    with pytest.raises(FitError, match="all responses are equal"):
+        variance(df, metric="y", fixed=["method"], random=["seed"])
+
+
+def test_confounded_fixed_and_random():
+    df = _small().assign(block=lambda d: d["seed"] // 2)
+    # 'half' is a fixed factor determined by the random 'block' factor
+    df["half"] = np.where(df["block"] == 0, "first", "second")
+    with pytest.raises(FitError, match="confounded"):
+        variance(df, metric="y", fixed=["half"], random=["block"])
+
+
+def test_rank_deficient_names_columns():
+    df = _small()
+    df["copy"] = df["method"].map({"a": "p", "b": "q"})
+    with pytest.raises(FitError, match=r"rank-deficient.*copy\[q\]"):
+        variance(
+            df, metric="y", fixed=["method", "copy"], random=["seed"], interaction=False
+        )
+
+
+def test_kenward_roger_skipped_for_many_levels(rng, monkeypatch):
+    import vareval.data.variance as mod
+
+    monkeypatch.setattr(mod, "MAX_KR_LEVELS", 10)
+    df = pd.DataFrame(
+        {
+            "y": rng.normal(size=60),
+            "seed": np.repeat(np.arange(12), 5),
+            "method": np.tile(["a", "b", "c"], 20),
+        }
+    )
+    with (
+        pytest.warns(mod.VarevalWarning, match="Kenward-Roger skipped"),
+        warnings.catch_warnings(),
+    ):
+        warnings.filterwarnings(
+            "ignore", message="singular", category=mod.VarevalWarning
+        )
+        a = mod.variance(df, metric="y", fixed=["method"], random=["seed"])
+    assert set(a.f_tests) == {"satterthwaite"}
+
+
+def test_pairs_by_factor_are_marginal_means(decovac, analysis):
+    a = variance(
+        decovac,
+        metric="y",
+        fixed=["model", "optimizer"],
+        random=["seed", "config"],
+        pairs_by="model",
+    )
+    assert a.pairs.labels == ("mA - mB", "mA - mC", "mB - mC")
+    cells = dict(
+        zip(
+            ["mA_adam", "mA_sgd", "mB_adam", "mB_sgd", "mC_adam", "mC_sgd"],
+            [0.79919272, 0.80840360, 0.81621879, 0.79819172, 0.83510766, 0.82728473],
+            strict=True,
+        )
+    )
+    mA = (cells["mA_adam"] + cells["mA_sgd"]) / 2
+    mB = (cells["mB_adam"] + cells["mB_sgd"]) / 2
+    assert a.pairs.estimate[0] == pytest.approx(mA - mB, rel=1e-5)
+    with pytest.raises(ArgumentError, match="pairs_by"):
+        variance(
+            decovac, metric="y", fixed=["model"], random=["seed"], pairs_by="optimizer"
+        )
