@@ -106,7 +106,7 @@ def _poisson_kernels(lam: np.ndarray):
 
 
 def simultaneous_coverage(lower, upper) -> float:
-    r"""Return the exact probability that all uniform order statistics are in their intervals.
+    r"""Return the exact probability that all uniform order statistics are in bounds.
 
     Computes :math:`P(l_i \le U_{(i)} \le u_i,\ i = 1, \dots, n)` for the
     order statistics of ``n`` independent Uniform(0, 1) variables, which is
@@ -477,7 +477,7 @@ class CDFBand(Result):
     coverage: float
 
     def distributions(self):
-        """Return ``(lower, estimate, upper)`` as :class:`EmpiricalDistribution`\ s.
+        """Return the band edges and the estimate as empirical distributions.
 
         ``lower`` has the *lower* CDF (it is stochastically largest) and so
         gives the *upper* tuning curve; ``upper`` gives the lower curve.

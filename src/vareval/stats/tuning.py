@@ -180,7 +180,7 @@ class EmpiricalDistribution:
 
     @classmethod
     def _from_cdf(cls, points, cum_a, cum, a, b):
-        """Build a distribution from sorted ``points`` and the CDF at ``a`` and each point.
+        """Build a distribution from sorted ``points`` and its CDF at ``a`` and each.
 
         Used for the edges of confidence bands, whose mass outside the sample
         sits on the bounds ``a`` and ``b``.
@@ -322,10 +322,7 @@ class EmpiricalDistribution:
         """
         k, minimize = _as_k(k), _as_minimize(minimize)
         ys = self._unweighted_sorted("V-statistic", minimize)
-        i = np.arange(1, self.n + 1) / self.n
-        kk = k[..., None]
-        w = i**kk - (i - 1.0 / self.n) ** kk
-        return np.sum(w * ys, axis=-1)[()]
+        return np.sum(_v_weights(self.n, k) * ys, axis=-1)[()]
 
     def u_statistic(self, k, *, minimize: bool = False):
         r"""Return the U-statistic estimate of the expected best of ``k``.
@@ -349,12 +346,26 @@ class EmpiricalDistribution:
         """
         k, minimize = _as_k(k, integer=True), _as_minimize(minimize)
         ys = self._unweighted_sorted("U-statistic", minimize)
-        n = self.n
-        kk = np.minimum(k, n).astype(float)[..., None]
-        j = np.arange(n, 1, -1, dtype=float)  # j = n, n-1, ..., 2
-        ratios = np.clip((j - kk) / (j - 1.0), 0.0, None)  # w_{j-1} / w_j
-        w = np.concatenate(
-            [np.broadcast_to(kk / n, kk.shape), (kk / n) * np.cumprod(ratios, axis=-1)],
-            axis=-1,
-        )[..., ::-1]
-        return np.sum(w * ys, axis=-1)[()]
+        return np.sum(_u_weights(self.n, k) * ys, axis=-1)[()]
+
+
+def _v_weights(n: int, k: np.ndarray) -> np.ndarray:
+    """V-statistic weights ``(i/n)^k - ((i-1)/n)^k``, shape ``k.shape + (n,)``."""
+    i = np.arange(1, n + 1) / n
+    kk = np.asarray(k, dtype=float)[..., None]
+    return i**kk - (i - 1.0 / n) ** kk
+
+
+def _u_weights(n: int, k: np.ndarray) -> np.ndarray:
+    """U-statistic weights ``C(i-1, k-1) / C(n, k)``, shape ``k.shape + (n,)``.
+
+    Built by the recurrence ``w_n = k / n``, ``w_{i-1} = w_i (i - k) / (i - 1)``
+    (``k`` clipped to ``n``): no binomial coefficient is formed, so nothing
+    overflows and the relative error stays near ``n`` ulps.
+    """
+    kk = np.minimum(np.asarray(k), n).astype(float)[..., None]
+    j = np.arange(n, 1, -1, dtype=float)  # j = n, n-1, ..., 2
+    ratios = np.clip((j - kk) / (j - 1.0), 0.0, None)  # w_{j-1} / w_j
+    top = np.broadcast_to(kk / n, kk.shape)
+    w = np.concatenate([top, top * np.cumprod(ratios, axis=-1)], axis=-1)
+    return w[..., ::-1]
