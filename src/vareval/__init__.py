@@ -8,8 +8,10 @@ Two levels of API:
 """
 
 from vareval import errors, stats
+from vareval.data.tuning import tuning_curve
 from vareval.errors import VarevalError
 
 __version__ = "0.1.0"
 
 __all__ = ["VarevalError", "errors", "stats"]
+__all__ += ["tuning_curve"]

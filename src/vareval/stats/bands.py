@@ -541,7 +541,7 @@ def _cdf_band_iv(scores, confidence, a, b, method, warn_ties):
     if warn_ties and n_ties and method != "dkw":
         warnings.warn(
             f"`scores` has {n_ties} tied value(s); the {method} band's exact coverage "
-            "assumes continuous scores (with ties it is conservative, not exact).",
+            "assumes continuous scores (with ties the band is conservative).",
             VarevalWarning,
             stacklevel=3,
         )
