@@ -217,65 +217,76 @@ def _hd_upper_given_lower(target, a, b, s_mode, s):
 
 
 def _beta_hd_interval(a, b, alpha, x0=None):
-    """Highest-density intervals of Beta(a, b) (a, b > 1) with mass ``1 - alpha``.
+    """Highest-density intervals of Beta(a, b) (1 < a <= b) with mass ``1 - alpha``.
 
     Newton's method on the lower end ``x`` in ``(0, mode)``, with the upper
-    end ``y(x)`` of equal density, guarded by a bisection bracket. The tail
-    masses are computed separately (``I_x(a, b)`` and ``I_{1-y}(b, a)``) so
-    that tiny ``alpha`` keeps full relative precision.
+    end ``y(x)`` of equal density, guarded by a bisection bracket, iterating
+    only on the entries that have not converged. The tail masses are computed
+    separately (``I_x(a, b)`` and ``I_{1-y}(b, a)``) so that tiny ``alpha``
+    keeps full relative precision. Returns ``x``, ``y`` and ``1 - y``.
     """
     mode = (a - 1.0) / (a + b - 2.0)
     s_mode = -np.log1p(-mode)
-    if x0 is None:
-        x = special.betaincinv(a, b, alpha / 2.0)
-    else:
-        x = np.array(x0, dtype=float)
+    x = special.betaincinv(a, b, alpha / 2.0) if x0 is None else np.array(x0, float)
     x = np.clip(x, 1e-300, mode * (1 - 1e-12))
+    z0 = special.betaincinv(b, a, alpha / 2.0)
+    s = np.maximum(-np.log(z0), s_mode * 1.5 + 1e-3)
+    y, z = -np.expm1(-s), np.exp(-s)
     left, right = np.zeros_like(x), mode.copy()
-    s = np.maximum(-np.log(special.betaincinv(b, a, alpha / 2.0)), s_mode * 1.5 + 1e-3)
     logb = special.betaln(a, b)
-    for _ in range(100):
+    act = np.arange(x.size)
+    for _ in range(200):
+        xa, aa, ba = x[act], a[act], b[act]
         with np.errstate(divide="ignore"):
-            target = (a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x)
-        y, z, s = _hd_upper_given_lower(target, a, b, s_mode, s)
-        miss = special.betainc(a, b, x) + special.betainc(b, a, z)
-        h = alpha - miss  # coverage - (1 - alpha); decreasing in x
-        left = np.where(h > 0, x, left)
-        right = np.where(h <= 0, x, right)
-        dens = np.exp(target - logb)
-        dlx = (a - 1.0) / x - (b - 1.0) / (1.0 - x)
-        with np.errstate(divide="ignore"):
-            dly = (a - 1.0) / y - (b - 1.0) / z
+            target = (aa - 1.0) * np.log(xa) + (ba - 1.0) * np.log1p(-xa)
+        ya, za, sa = _hd_upper_given_lower(target, aa, ba, s_mode[act], s[act])
+        y[act], z[act], s[act] = ya, za, sa
+        h = alpha - special.betainc(aa, ba, xa) - special.betainc(ba, aa, za)
+        la = np.where(h > 0, xa, left[act])
+        ra = np.where(h <= 0, xa, right[act])
+        left[act], right[act] = la, ra
+        dens = np.exp(target - logb[act])
+        dlx = (aa - 1.0) / xa - (ba - 1.0) / (1.0 - xa)
+        with np.errstate(divide="ignore", over="ignore"):
+            dly = (aa - 1.0) / ya - (ba - 1.0) / za
         slope = dens * (dlx / dly - 1.0)  # d coverage / dx (< 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x_new = x - h / slope
-        bad = ~np.isfinite(x_new) | (x_new <= left) | (x_new >= right)
-        x_new = np.where(bad, 0.5 * (left + right), x_new)
-        conv = (np.abs(h) <= 1e-13 * alpha) | (np.abs(x_new - x) <= 1e-14 * x)
-        if np.all(conv):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            x_new = xa - h / slope
+        bad = ~np.isfinite(x_new) | (x_new <= la) | (x_new >= ra)
+        x_new = np.where(bad, 0.5 * (la + ra), x_new)
+        done = (np.abs(h) <= 1e-12 * alpha) | (np.abs(x_new - xa) <= 1e-14 * xa)
+        x[act] = np.where(done, xa, x_new)
+        act = act[~done]
+        if act.size == 0:
             break
-        x = np.where(conv, x, x_new)
-    return x, y
+    return x, y, z
 
 
 def _order_statistic_intervals(n: int, alpha: float, kind: str, warm=None):
-    """Pointwise intervals for U_(1..n) at level 1 - alpha (equal-tailed or HD)."""
-    i = np.arange(1, n + 1, dtype=float)
+    """Pointwise intervals for U_(1..n) at level 1 - alpha (equal-tailed or HD).
+
+    U_(i) and 1 - U_(n+1-i) have the same law, so the intervals are computed
+    for the first half (Beta(i, n + 1 - i) with i <= n + 1 - i) and mirrored.
+    """
+    half = (n + 1) // 2  # i = 1 .. half computed, the rest mirrored
+    i = np.arange(1, half + 1, dtype=float)
     a, b = i, n + 1.0 - i
     if kind == "et":
-        lo = special.betaincinv(a, b, alpha / 2.0)
-        hi = 1.0 - special.betaincinv(b, a, alpha / 2.0)
-        return lo, hi, None
+        x = special.betaincinv(a, b, alpha / 2.0)
+        z = special.betaincinv(b, a, alpha / 2.0)  # 1 - upper end
+    elif n == 1:  # uniform: no highest-density interval; use the central one
+        x, z = np.array([alpha / 2.0]), np.array([alpha / 2.0])
+    else:
+        # U_(1) ~ Beta(1, n) has a decreasing density: HD interval [0, 1 - alpha^(1/n)]
+        x, z = np.empty(half), np.empty(half)
+        x[0], z[0] = 0.0, np.exp(np.log(alpha) / n)
+        if half > 1:
+            x[1:], _, z[1:] = _beta_hd_interval(a[1:], b[1:], alpha, x0=warm)
+            warm = x[1:].copy()
     lo, hi = np.empty(n), np.empty(n)
-    if n == 1:  # uniform: no highest-density interval; use the central one
-        return np.array([alpha / 2.0]), np.array([1.0 - alpha / 2.0]), None
-    # U_(1) ~ Beta(1, n): density decreasing, HD interval [0, 1 - alpha^(1/n)]
-    lo[0], hi[0] = 0.0, -np.expm1(np.log(alpha) / n)
-    lo[-1], hi[-1] = np.exp(np.log(alpha) / n), 1.0
-    if n > 2:
-        x, y = _beta_hd_interval(a[1:-1], b[1:-1], alpha, x0=warm)
-        lo[1:-1], hi[1:-1] = x, y
-        warm = x
+    # U_(n+1-i) ~ 1 - U_(i): its interval is [1 - upper_i, 1 - lower_i]
+    lo[n - half :], hi[n - half :] = z[::-1], 1.0 - x[::-1]
+    lo[:half], hi[:half] = x, 1.0 - z
     return lo, hi, warm
 
 
