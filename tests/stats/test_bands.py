@@ -160,9 +160,14 @@ def test_exact_coverage_agrees_with_simulation(rng, scaled, n, confidence, metho
 
 
 @pytest.mark.slow
-def test_ld_bands_are_stable_for_large_n():
-    band = order_statistic_band(20_000, 0.95, "ld-et")
+@pytest.mark.parametrize("method", ["ld-et", "ld-hd"])
+def test_ld_bands_are_stable_for_large_n(method):
+    band = order_statistic_band(20_000, 0.95, method)
     assert abs(band.coverage - 0.95) < 1e-6
+    i = np.arange(1, 20_001)
+    beta = stats.beta(i, 20_001 - i)
+    pointwise = beta.sf(band.lower) + beta.cdf(band.upper) - 1
+    np.testing.assert_allclose(pointwise, band.level, atol=1e-9)
     assert np.all(np.diff(band.lower) >= 0) and np.all(np.diff(band.upper) >= 0)
     assert np.all(band.lower < band.upper)
 
@@ -254,6 +259,12 @@ def test_band_orders_and_induced_curves(rng):
     assert np.all(down.lower <= down.estimate) and np.all(down.estimate <= down.upper)
     assert band.to_dict()["method"] == "ld-hd"
     assert "CDFBand(" in repr(band)
+
+
+def test_cached_band_cannot_be_altered():
+    band = order_statistic_band(12, 0.9, "ld-hd")
+    with pytest.raises(ValueError):
+        band.lower[0] = 0.5
 
 
 def test_ties_warn():

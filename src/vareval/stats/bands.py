@@ -388,11 +388,17 @@ def _order_statistic_band_cached(n: int, confidence: float, method: str):
         i = np.arange(1, n + 1)
         lo = np.clip(i / n - eps, 0.0, 1.0)
         hi = np.clip((i - 1) / n + eps, 0.0, 1.0)
-        return OrderStatisticBand(
-            n, method, confidence, lo, hi, eps, simultaneous_coverage(lo, hi)
-        )
+        cov = simultaneous_coverage(lo, hi)
+        return _frozen(OrderStatisticBand(n, method, confidence, lo, hi, eps, cov))
     lo, hi, cov, level = _ld_solve(n, confidence, method[3:])
-    return OrderStatisticBand(n, method, confidence, lo, hi, level, cov)
+    return _frozen(OrderStatisticBand(n, method, confidence, lo, hi, level, cov))
+
+
+def _frozen(band: OrderStatisticBand) -> OrderStatisticBand:
+    """Make the cached band's arrays read-only so no caller can alter the cache."""
+    band.lower.flags.writeable = False
+    band.upper.flags.writeable = False
+    return band
 
 
 def order_statistic_band(n: int, confidence: float = 0.95, method: str = "ld-hd"):
