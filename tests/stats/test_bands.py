@@ -3,11 +3,14 @@
 import csv
 import importlib.resources
 import io
+import math
 import os
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from vareval.errors import ArgumentError, VarevalWarning
@@ -87,6 +90,39 @@ def test_coverage_matches_closed_form_for_n_1_and_2(rng):
             _closed_form_n2(lo, hi), abs=1e-12
         )
         assert simultaneous_coverage(lo[:1], hi[:1]) == pytest.approx(hi[0] - lo[0])
+
+
+def _steck(lower, upper):
+    """Steck's (1971) determinant: n! det[(u_i - l_j)_+^(j-i+1) / (j-i+1)!]."""
+    n = len(lower)
+    m = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            p = j - i + 1
+            if p == 0:
+                m[i, j] = 1.0
+            elif p > 0:
+                m[i, j] = max(upper[i] - lower[j], 0.0) ** p / math.factorial(p)
+    return math.factorial(n) * np.linalg.det(m)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 8).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.floats(0, 1), min_size=n, max_size=n),
+            st.lists(st.floats(0, 1), min_size=n, max_size=n),
+        )
+    )
+)
+def test_coverage_matches_stecks_determinant(bounds):
+    a, b = np.sort(bounds[0]), np.sort(bounds[1])
+    lower, upper = np.minimum(a, b), np.maximum(a, b)
+    lower, upper = np.maximum.accumulate(lower), np.maximum.accumulate(upper)
+    got = simultaneous_coverage(lower, upper)
+    assert got == pytest.approx(max(_steck(lower, upper), 0.0), abs=1e-10)
+    wider = simultaneous_coverage(lower * 0.9, np.minimum(upper * 1.1, 1))
+    assert wider >= got - 1e-12
 
 
 @pytest.mark.parametrize("confidence", [0.1, 0.5, 0.8, 0.95, 0.999])
