@@ -71,7 +71,7 @@ def test_minimize_flag(results):
     "extra, words",
     [
         (["--bounds", "1,0"], "a < b"),
-        (["--bounds", "0,0.5"], "within the bounds"),
+        (["--bounds", "0,0.5"], "outside the bounds"),
         (["--bounds", "zero,1"], "--bounds"),
         (["--bounds", "0,1", "--confidence", "1.5"], "confidence"),
         (["--bounds", "0,1", "--confidence", "0"], "confidence"),

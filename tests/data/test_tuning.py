@@ -63,7 +63,7 @@ def test_bad_inputs(df):
         vareval.tuning_curve(df, metric="acc", by="model", bounds=(0,))
     with pytest.raises(ArgumentError, match="a < b"):
         vareval.tuning_curve(df, metric="acc", by="model", bounds=(1, 0))
-    with pytest.raises(ArgumentError, match="within the bounds"):
+    with pytest.raises(DataError, match="18 value.* outside the bounds .* data row"):
         vareval.tuning_curve(df, metric="acc", by="model", bounds=(0, 0.5))
     with pytest.raises(ArgumentError, match="confidence"):
         vareval.tuning_curve(df, metric="acc", by="model", bounds=(0, 1), confidence=1)

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from vareval.data.validate import groups
+from vareval.data.validate import groups, metric_values
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.bands import TuningComparison, _verdicts, cdf_band
 from vareval.stats.tuning import EmpiricalDistribution, _as_k
@@ -204,6 +204,18 @@ def tuning_curve(
     if not scores:
         raise DataError(
             "the results table has no rows; expected one row per search iteration."
+        )
+    if not a < b:
+        raise ArgumentError(f"bounds must satisfy a < b; got a={a!r}, b={b!r}.")
+    values = metric_values(df, metric)
+    outside = (values < a) | (values > b)
+    if outside.any():
+        rows = np.flatnonzero(outside) + 1
+        shown = ", ".join(str(r) for r in rows[:5]) + (" ..." if rows.size > 5 else "")
+        raise DataError(
+            f"metric column {metric!r} has {rows.size} value(s) outside the bounds "
+            f"[{a:g}, {b:g}] in data row(s) {shown} (e.g. {values[outside][0]:g}); "
+            "widen the bounds or fix the scores."
         )
     if ks is None:
         ks = default_ks(max(x.size for x in scores.values()))

@@ -554,7 +554,7 @@ def _cdf_band_iv(scores, confidence, a, b, method, warn_ties):
     if ys.min() < a or ys.max() > b:
         bad = ys.min() if ys.min() < a else ys.max()
         raise ArgumentError(
-            f"`scores` must lie within the bounds [{a:g}, {b:g}]; got {bad!r}. "
+            f"`scores` must lie within the bounds [{a:g}, {b:g}]; got {float(bad)!r}. "
             "Widen the bounds or fix the scores."
         )
     confidence = as_confidence(confidence)

@@ -98,7 +98,7 @@ def _empirical_iv(scores, weights, a, b):
     if low < a or high > b:
         bad = low if low < a else high
         raise ArgumentError(
-            f"`scores` must lie within the bounds [{a:g}, {b:g}]; got {bad!r}. "
+            f"`scores` must lie within the bounds [{a:g}, {b:g}]; got {float(bad)!r}. "
             "Widen the bounds or fix the scores."
         )
     if weights is None:
