@@ -26,9 +26,8 @@ def plot_tuning_curves(result, path=None, *, k_max=None):
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
+    # A bare Figure renders with the Agg canvas and leaves pyplot's global
+    # backend (and a notebook user's figures) alone.
     from matplotlib.figure import Figure
 
     k_max = int(k_max or max(result.k))
