@@ -26,6 +26,7 @@ _EXPORTS = {
     "paired": "vareval.data.repeated",
     "plan": "vareval.data.repeated",
     "ranking_stability": "vareval.data.repeated",
+    "tuning_curve": "vareval.data.tuning",
     "variance": "vareval.data.variance",
     "reseeding_design": "vareval.experiment.design",
     "simulate_responses": "vareval.experiment.simulate",

@@ -47,9 +47,9 @@ def main():
 
 
 def _register():
-    from vareval.cli import demo, repeated, run, variance
+    from vareval.cli import demo, repeated, run, tuning, variance
 
-    for module in (repeated, variance, run, demo):
+    for module in (repeated, tuning, variance, run, demo):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -8,9 +8,10 @@ import click
 @click.command()
 def demo():
     """Run vareval's analyses on bundled example data and print what to report."""
-    from vareval.cli import repeated, run, variance
+    from vareval.cli import repeated, run, tuning, variance
 
-    for section in (repeated.demo_section, variance.demo_section, run.demo_section):
+    sections = (repeated, tuning, variance, run)
+    for section in (module.demo_section for module in sections):
         click.echo(section())
         click.echo("")
 
