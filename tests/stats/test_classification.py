@@ -23,12 +23,16 @@ labels_st = st.integers(min_value=1, max_value=60).flatmap(
 
 
 def _close(a, b):
-    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(a, float), np.asarray(b, float), rtol=1e-12, atol=1e-12
+    )
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @settings(max_examples=150, deadline=None)
-@given(labels_st, st.sampled_from([0.0, 1.0, math.nan]), st.sampled_from([0.5, 1.0, 2.0]))
+@given(
+    labels_st, st.sampled_from([0.0, 1.0, math.nan]), st.sampled_from([0.5, 1.0, 2.0])
+)
 def test_matches_sklearn_every_average(pair, zero_division, beta):
     y_true, y_pred = pair
     m = classification_metrics(y_true, y_pred, beta=beta, zero_division=zero_division)
@@ -44,10 +48,15 @@ def test_matches_sklearn_every_average(pair, zero_division, beta):
         p, r, f, _ = skm.precision_recall_fscore_support(
             y_true, y_pred, beta=beta, average=avg, zero_division=zero_division
         )
-        _close([m.averages[avg][k] for k in ("precision", "recall", "fbeta")], [p, r, f])
-        _close(m.averages[avg]["fbeta"],
-               skm.fbeta_score(y_true, y_pred, beta=beta, average=avg,
-                               zero_division=zero_division))
+        _close(
+            [m.averages[avg][k] for k in ("precision", "recall", "fbeta")], [p, r, f]
+        )
+        _close(
+            m.averages[avg]["fbeta"],
+            skm.fbeta_score(
+                y_true, y_pred, beta=beta, average=avg, zero_division=zero_division
+            ),
+        )
     assert m.accuracy == pytest.approx(skm.accuracy_score(y_true, y_pred))
 
 
@@ -57,7 +66,9 @@ def test_absent_classes_given_as_labels_match_sklearn(pair, zero_division):
     # Classes 6 and 7 never occur: 0/0 everywhere for them.
     y_true, y_pred = pair
     labels = [7, 0, 1, 2, 3, 4, 5, 6]
-    m = classification_metrics(y_true, y_pred, labels=labels, zero_division=zero_division)
+    m = classification_metrics(
+        y_true, y_pred, labels=labels, zero_division=zero_division
+    )
     _close(m.confusion.matrix, skm.confusion_matrix(y_true, y_pred, labels=labels))
     for avg in (None, "macro", "micro", "weighted"):
         p, r, f, _ = skm.precision_recall_fscore_support(
@@ -66,7 +77,10 @@ def test_absent_classes_given_as_labels_match_sklearn(pair, zero_division):
         if avg is None:
             _close(np.c_[m.precision, m.recall, m.fbeta], np.c_[p, r, f])
         else:
-            _close([m.averages[avg][k] for k in ("precision", "recall", "fbeta")], [p, r, f])
+            _close(
+                [m.averages[avg][k] for k in ("precision", "recall", "fbeta")],
+                [p, r, f],
+            )
 
 
 def test_string_labels_and_binary():
@@ -90,7 +104,14 @@ def test_reference_text_spam_example():
 def test_records_tidy():
     m = classification_metrics([0, 1, 2, 2], [0, 2, 2, 2])
     rows = m.records()
-    assert [r["class"] for r in rows] == [0, 1, 2, "macro avg", "micro avg", "weighted avg"]
+    assert [r["class"] for r in rows] == [
+        0,
+        1,
+        2,
+        "macro avg",
+        "micro avg",
+        "weighted avg",
+    ]
     assert len(m.confusion.records()) == 9
     assert m.to_dict()["accuracy"] == 0.75
 

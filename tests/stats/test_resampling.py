@@ -15,11 +15,15 @@ SK = {
     "macro-precision": lambda g, p: skm.precision_score(
         g, p, average="macro", zero_division=0
     ),
-    "macro-recall": lambda g, p: skm.recall_score(g, p, average="macro", zero_division=0),
+    "macro-recall": lambda g, p: skm.recall_score(
+        g, p, average="macro", zero_division=0
+    ),
     "weighted-precision": lambda g, p: skm.precision_score(
         g, p, average="weighted", zero_division=0
     ),
-    "micro-recall": lambda g, p: skm.recall_score(g, p, average="micro", zero_division=0),
+    "micro-recall": lambda g, p: skm.recall_score(
+        g, p, average="micro", zero_division=0
+    ),
     "macro-f0.5": lambda g, p: skm.fbeta_score(
         g, p, beta=0.5, average="macro", zero_division=0
     ),
@@ -108,11 +112,15 @@ def test_chunking_bounds_memory_and_keeps_results(monkeypatch):
     a, b = rng.integers(0, 3, n), rng.integers(0, 3, n)
     metric = rs.get_metric("macro-f1")
     types = rs.paired_types(metric, g, a, b)
-    whole, _ = rs.bootstrap_deltas(metric, types, 1000, np.random.default_rng(5), "compressed")
+    whole, _ = rs.bootstrap_deltas(
+        metric, types, 1000, np.random.default_rng(5), "compressed"
+    )
     monkeypatch.setattr(rs, "CHUNK_ELEMENTS", 64)
     sizes = list(rs._chunks(1000, 27))
     assert max(sizes) == 2 and sum(sizes) == 1000
-    chunked, _ = rs.bootstrap_deltas(metric, types, 1000, np.random.default_rng(5), "compressed")
+    chunked, _ = rs.bootstrap_deltas(
+        metric, types, 1000, np.random.default_rng(5), "compressed"
+    )
     np.testing.assert_allclose(np.sort(whole), np.sort(chunked))
     idx, _ = rs.bootstrap_deltas(metric, types, 50, np.random.default_rng(5), "index")
     assert idx.shape == (50,)

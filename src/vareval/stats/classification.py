@@ -124,8 +124,12 @@ class ClassificationMetrics(Result):
         total = int(self.support.sum())
         for name in AVERAGES:
             rows.append(
-                {"class": f"{name} avg", **self.averages[name], "support": total,
-                 "predicted": int(self.predicted.sum())}
+                {
+                    "class": f"{name} avg",
+                    **self.averages[name],
+                    "support": total,
+                    "predicted": int(self.predicted.sum()),
+                }
             )
         return rows
 
@@ -135,12 +139,14 @@ def _py(value):
 
 
 def _labels_iv(y_true, y_pred, labels):
-    """Return gold and predicted labels as 1-D arrays of equal length, and the classes."""
+    """Return gold and predicted labels as equal-length 1-D arrays, and the classes."""
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     for name, arr in (("y_true", y_true), ("y_pred", y_pred)):
         if arr.ndim != 1:
-            raise ArgumentError(f"`{name}` must be one-dimensional; got {arr.ndim} dimensions.")
+            raise ArgumentError(
+                f"`{name}` must be one-dimensional; got {arr.ndim} dimensions."
+            )
         if arr.dtype.kind == "f" and np.isnan(arr).any():
             raise ArgumentError(
                 f"`{name}` has missing (NaN) labels at position(s) "
@@ -260,11 +266,12 @@ def _average(values: np.ndarray, weights=None) -> float:
 def _metrics_iv(beta, zero_division):
     if isinstance(beta, bool) or not isinstance(beta, int | float) or not beta >= 0:
         raise ArgumentError(f"`beta` must be a number >= 0 (1 gives F1); got {beta!r}.")
-    if not (isinstance(zero_division, int | float) and not isinstance(zero_division, bool)) or (
-        zero_division not in (0, 1) and not math.isnan(zero_division)
-    ):
+    if not (
+        isinstance(zero_division, int | float) and not isinstance(zero_division, bool)
+    ) or (zero_division not in (0, 1) and not math.isnan(zero_division)):
         raise ArgumentError(
-            f"`zero_division` must be 0, 1 or nan (the value of 0/0); got {zero_division!r}."
+            "`zero_division` must be 0, 1 or nan (the value of 0/0); "
+            f"got {zero_division!r}."
         )
     return float(beta), float(zero_division)
 
@@ -314,7 +321,9 @@ def classification_metrics(
     predicted = m.sum(axis=0)
     fp = predicted - tp
     fn = support - tp
-    precision, recall, fbeta = prf_from_counts(tp, fp, fn, beta=beta, zero_division=zero_division)
+    precision, recall, fbeta = prf_from_counts(
+        tp, fp, fn, beta=beta, zero_division=zero_division
+    )
     mp, mr, mf = prf_from_counts(
         tp.sum(), fp.sum(), fn.sum(), beta=beta, zero_division=zero_division
     )

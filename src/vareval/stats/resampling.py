@@ -160,7 +160,9 @@ def _mean_stats(gold, pred):
 
 def mean_metric() -> SumMetric:
     """The mean of per-item scores (gold not needed)."""
-    return SumMetric("mean", _mean_stats, _accuracy_combine, labels=False, needs_gold=False)
+    return SumMetric(
+        "mean", _mean_stats, _accuracy_combine, labels=False, needs_gold=False
+    )
 
 
 def accuracy_metric() -> SumMetric:
@@ -168,11 +170,16 @@ def accuracy_metric() -> SumMetric:
     return SumMetric("accuracy", _accuracy_stats, _accuracy_combine, labels=True)
 
 
-def prf_metric(average: str = "macro", which: str = "fbeta", beta: float = 1.0) -> SumMetric:
+def prf_metric(
+    average: str = "macro", which: str = "fbeta", beta: float = 1.0
+) -> SumMetric:
     """Precision, recall or F-beta averaged ``macro``, ``micro`` or ``weighted``."""
     short = {"precision": "precision", "recall": "recall", "fbeta": f"f{beta:g}"}[which]
     return SumMetric(
-        f"{average}-{short}", _prf_stats, _prf_combine(average, which, beta), labels=True
+        f"{average}-{short}",
+        _prf_stats,
+        _prf_combine(average, which, beta),
+        labels=True,
     )
 
 
@@ -196,7 +203,9 @@ def get_metric(metric) -> SumMetric | CallableMetric:
     if callable(metric):
         return CallableMetric(metric, name=getattr(metric, "__name__", "custom"))
     if not isinstance(metric, str):
-        raise ArgumentError(f"`metric` must be a name or a metric object; got {metric!r}.")
+        raise ArgumentError(
+            f"`metric` must be a name or a metric object; got {metric!r}."
+        )
     name = metric.strip().lower()
     if name == "accuracy":
         return accuracy_metric()
@@ -206,7 +215,9 @@ def get_metric(metric) -> SumMetric | CallableMetric:
         name = "macro-f1"
     m = _NAME.match(name)
     if m is None:
-        raise ArgumentError(f"`metric` {metric!r} is unknown; accepted: {METRIC_NAMES}.")
+        raise ArgumentError(
+            f"`metric` {metric!r} is unknown; accepted: {METRIC_NAMES}."
+        )
     average, which, beta = m.group(1), m.group(2), m.group(3)
     if which.startswith("f"):
         return prf_metric(average, "fbeta", float(beta))
@@ -261,10 +272,12 @@ class PairedTypes:
 
     @property
     def n(self) -> int:
+        """Items."""
         return int(self.counts.sum())
 
     @property
     def n_types(self) -> int:
+        """Distinct types ``T``."""
         return int(self.counts.size)
 
     def totals(self) -> tuple[np.ndarray, np.ndarray]:
@@ -277,11 +290,14 @@ def _check_rows(rows, n, name):
     rows = np.asarray(rows, dtype=float)
     if rows.ndim != 2 or rows.shape[0] != n:
         raise ArgumentError(
-            f"metric {name!r}: `stats` must return an array of shape (n, d) = ({n}, d); "
+            f"metric {name!r}: `stats` must return an array of shape "
+            f"(n, d) = ({n}, d); "
             f"got shape {rows.shape}."
         )
     if not np.isfinite(rows).all():
-        raise ArgumentError(f"metric {name!r}: `stats` returned NaN or infinite values.")
+        raise ArgumentError(
+            f"metric {name!r}: `stats` returned NaN or infinite values."
+        )
     return rows
 
 
@@ -316,7 +332,9 @@ def paired_types(metric: SumMetric, gold, pred_a, pred_b) -> PairedTypes:
             item_type = lookup[key]
             counts = counts[keys]
         else:
-            keys, item_type, counts = np.unique(key, return_inverse=True, return_counts=True)
+            keys, item_type, counts = np.unique(
+                key, return_inverse=True, return_counts=True
+            )
             item_type = item_type.reshape(-1)
         gt, at, bt = keys // (c * c), (keys // c) % c, keys % c
         sa = _check_rows(metric.stats(gt, at, c), keys.size, metric.name)
@@ -342,6 +360,21 @@ def metric_value(metric: SumMetric, rows: np.ndarray, counts=None) -> float:
     """The metric of a set of items from their rows (weighted by ``counts``)."""
     sums = rows.sum(0) if counts is None else np.asarray(counts, float) @ rows
     return float(np.asarray(metric.combine(sums[None, :])).reshape(-1)[0])
+
+
+def score(metric, gold, pred) -> float:
+    """The metric of one system on all items (any metric :func:`get_metric` accepts)."""
+    metric = get_metric(metric)
+    pred = np.asarray(pred)
+    if isinstance(metric, CallableMetric):
+        return float(metric.fn(gold, pred))
+    if metric.labels:
+        (g, p), classes = encode_labels(gold, pred)
+        rows = metric.stats(g, p, classes.size)
+    else:
+        rows = metric.stats(gold, pred)
+    rows = _check_rows(rows, pred.size, metric.name)
+    return metric_value(metric, rows)
 
 
 def _chunks(total: int, width: int):
@@ -395,7 +428,9 @@ def bootstrap_deltas(
         pvals = types.counts / n
         for size in _chunks(n_resamples, max(types.n_types, types.stats_a.shape[1])):
             draws = rng.multinomial(n, pvals, size=size).astype(float)
-            out[pos : pos + size] = _delta(metric, draws @ types.stats_a, draws @ types.stats_b)
+            out[pos : pos + size] = _delta(
+                metric, draws @ types.stats_a, draws @ types.stats_b
+            )
             pos += size
         return out, path
     sa = types.stats_a[types.item_type]
@@ -413,7 +448,7 @@ def bootstrap_deltas(
 def randomization_deltas(
     metric: SumMetric, types: PairedTypes, n_resamples: int, rng, method: str = "auto"
 ) -> tuple[np.ndarray, str]:
-    """Draw ``delta`` after swapping A's and B's outputs on each item with probability 1/2.
+    """Draw ``delta`` after swapping A's and B's outputs per item with probability 1/2.
 
     The compressed path draws the number of swapped items of each type from
     ``Binomial(c_t, 1/2)``; the index path draws a swap mask per item. Items
@@ -452,7 +487,9 @@ def randomization_deltas(
 def jackknife_deltas(metric: SumMetric, types: PairedTypes) -> np.ndarray:
     """Leave-one-item-out ``delta`` for each type (one value per type, shape (T,))."""
     total_a, total_b = types.totals()
-    return _delta(metric, total_a[None, :] - types.stats_a, total_b[None, :] - types.stats_b)
+    return _delta(
+        metric, total_a[None, :] - types.stats_a, total_b[None, :] - types.stats_b
+    )
 
 
 # --- the slow generic path --------------------------------------------------
@@ -461,7 +498,9 @@ def jackknife_deltas(metric: SumMetric, types: PairedTypes) -> np.ndarray:
 def _progress(total: int, desc: str, show):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, disable=None if show is None else not show, leave=False)
+    return tqdm(
+        total=total, desc=desc, disable=None if show is None else not show, leave=False
+    )
 
 
 def loop_bootstrap_deltas(
@@ -506,7 +545,9 @@ def loop_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b, progress
         for i in range(n):
             keep[i] = False
             g = None if gold is None else gold[keep]
-            out[i] = float(metric.fn(g, pred_a[keep])) - float(metric.fn(g, pred_b[keep]))
+            out[i] = float(metric.fn(g, pred_a[keep])) - float(
+                metric.fn(g, pred_b[keep])
+            )
             keep[i] = True
             bar.update(1)
     return out
@@ -515,5 +556,7 @@ def loop_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b, progress
 def finite_or_raise(value: float, what: str) -> float:
     """Refuse a NaN metric value with a message naming it."""
     if not math.isfinite(value):
-        raise ArgumentError(f"{what} is not a finite number ({value}); check the metric.")
+        raise ArgumentError(
+            f"{what} is not a finite number ({value}); check the metric."
+        )
     return value

@@ -186,7 +186,9 @@ class SystemComparison(Result):
     def records(self) -> list[dict]:
         """One record per comparison: a tidy table's rows."""
         rows = []
-        for (a, b), r, adj in zip(self.pairs, self.results, self.adjusted_pvalues, strict=True):
+        for (a, b), r, adj in zip(
+            self.pairs, self.results, self.adjusted_pvalues, strict=True
+        ):
             rows.append(
                 {
                     "system": a,
@@ -209,14 +211,17 @@ class SystemComparison(Result):
 # --- validation -------------------------------------------------------------
 
 
-def _paired_iv(gold, pred_a, pred_b, metric, n_resamples, alternative, confidence, ci, rng):
+def _paired_iv(
+    gold, pred_a, pred_b, metric, n_resamples, alternative, confidence, ci, rng
+):
     metric = rs.get_metric(metric)
     a = np.asarray(pred_a)
     b = np.asarray(pred_b)
     for name, arr in (("pred_a", a), ("pred_b", b)):
         if arr.ndim != 1 or arr.size == 0:
             raise ArgumentError(
-                f"`{name}` must be a non-empty one-dimensional array; got shape {arr.shape}."
+                f"`{name}` must be a non-empty one-dimensional array; "
+                f"got shape {arr.shape}."
             )
     if a.size != b.size:
         raise ArgumentError(
@@ -225,11 +230,14 @@ def _paired_iv(gold, pred_a, pred_b, metric, n_resamples, alternative, confidenc
         )
     if metric.needs_gold:
         if gold is None:
-            raise ArgumentError(f"metric {metric.name!r} needs the gold labels (`gold`).")
+            raise ArgumentError(
+                f"metric {metric.name!r} needs the gold labels (`gold`)."
+            )
         gold = np.asarray(gold)
         if gold.ndim != 1 or gold.size != a.size:
             raise ArgumentError(
-                f"`gold` must have one label per item ({a.size}); got shape {gold.shape}."
+                f"`gold` must have one label per item ({a.size}); "
+                f"got shape {gold.shape}."
             )
     elif gold is not None:
         gold = np.asarray(gold)
@@ -313,7 +321,9 @@ class _Prepared:
             self.n_types = self.n
         else:
             self.types = rs.paired_types(metric, gold, a, b)
-            rs.check_combine(metric, np.vstack([self.types.stats_a, self.types.stats_b]))
+            rs.check_combine(
+                metric, np.vstack([self.types.stats_a, self.types.stats_b])
+            )
             ta, tb = self.types.totals()
             self.score_a = rs.metric_value(metric, ta[None, :])
             self.score_b = rs.metric_value(metric, tb[None, :])
@@ -328,7 +338,9 @@ class _Prepared:
                 self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
             )
             return d, "loop"
-        return rs.bootstrap_deltas(self.metric, self.types, n_resamples, rng, self.method)
+        return rs.bootstrap_deltas(
+            self.metric, self.types, n_resamples, rng, self.method
+        )
 
     def randomization(self, n_resamples, rng):
         if self.types is None:
@@ -336,11 +348,15 @@ class _Prepared:
                 self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
             )
             return d, "loop"
-        return rs.randomization_deltas(self.metric, self.types, n_resamples, rng, self.method)
+        return rs.randomization_deltas(
+            self.metric, self.types, n_resamples, rng, self.method
+        )
 
     def jackknife(self):
         if self.types is None:
-            jack = rs.loop_jackknife_deltas(self.metric, self.gold, self.a, self.b, self.progress)
+            jack = rs.loop_jackknife_deltas(
+                self.metric, self.gold, self.a, self.b, self.progress
+            )
             return jack, np.ones(self.n)
         return rs.jackknife_deltas(self.metric, self.types), self.types.counts
 
@@ -544,8 +560,9 @@ def paired_randomization(
 # --- exact and classical tests ---------------------------------------------------
 
 
-def mcnemar_exact(gold, pred_a, pred_b, *, alternative: str = "two-sided",
-                  confidence: float = 0.95) -> ExactTestResult:
+def mcnemar_exact(
+    gold, pred_a, pred_b, *, alternative: str = "two-sided", confidence: float = 0.95
+) -> ExactTestResult:
     """McNemar's exact test for a difference in accuracy (McNemar 1947).
 
     Only discordant items matter: ``n_ab`` items A gets right and B wrong, and
@@ -572,9 +589,15 @@ def mcnemar_exact(gold, pred_a, pred_b, *, alternative: str = "two-sided",
     ra, rb = a == gold, b == gold
     n_ab, n_ba, n = int(np.sum(ra & ~rb)), int(np.sum(~ra & rb)), gold.size
     m = n_ab + n_ba
-    p = 1.0 if m == 0 else float(stats.binomtest(n_ab, m, 0.5, alternative=alternative).pvalue)
+    p = (
+        1.0
+        if m == 0
+        else float(stats.binomtest(n_ab, m, 0.5, alternative=alternative).pvalue)
+    )
     delta = (n_ab - n_ba) / n
-    half = special.ndtri((1 + confidence) / 2) * math.sqrt(max(m - n * delta**2, 0.0)) / n
+    half = (
+        special.ndtri((1 + confidence) / 2) * math.sqrt(max(m - n * delta**2, 0.0)) / n
+    )
     return ExactTestResult(
         test="McNemar exact",
         statistic=float(n_ab),
@@ -593,13 +616,15 @@ def _scores_pair(scores_a, scores_b):
     b = as_scores(scores_b, "scores_b", min_n=2)
     if a.size != b.size:
         raise ArgumentError(
-            f"`scores_a` and `scores_b` must be paired (same length); got {a.size} and {b.size}."
+            "`scores_a` and `scores_b` must be paired (same length); "
+            f"got {a.size} and {b.size}."
         )
     return a, b
 
 
-def paired_t(scores_a, scores_b, *, alternative: str = "two-sided",
-             confidence: float = 0.95) -> ExactTestResult:
+def paired_t(
+    scores_a, scores_b, *, alternative: str = "two-sided", confidence: float = 0.95
+) -> ExactTestResult:
     """Paired t test on per-item scores (Student 1908), via ``scipy.stats.ttest_rel``.
 
     Estimand: the mean per-item difference ``E[a - b]``; valid when the mean
@@ -624,8 +649,9 @@ def paired_t(scores_a, scores_b, *, alternative: str = "two-sided",
     )
 
 
-def paired_wilcoxon(scores_a, scores_b, *, alternative: str = "two-sided",
-                    confidence: float = 0.95) -> ExactTestResult:
+def paired_wilcoxon(
+    scores_a, scores_b, *, alternative: str = "two-sided", confidence: float = 0.95
+) -> ExactTestResult:
     """Wilcoxon signed-rank test on per-item scores (Wilcoxon 1945).
 
     Via ``scipy.stats.wilcoxon`` (zero differences dropped, the Wilcoxon
@@ -731,9 +757,13 @@ def compare_systems(
     SystemComparison
     """
     if not isinstance(predictions, Mapping) or len(predictions) < 2:
-        raise ArgumentError("`predictions` must map at least two system names to outputs.")
+        raise ArgumentError(
+            "`predictions` must map at least two system names to outputs."
+        )
     if test not in TESTS:
-        raise ArgumentError(f"`test` must be 'bootstrap' or 'randomization'; got {test!r}.")
+        raise ArgumentError(
+            f"`test` must be 'bootstrap' or 'randomization'; got {test!r}."
+        )
     if correction not in CORRECTIONS:
         raise ArgumentError(
             f"`correction` must be one of {', '.join(CORRECTIONS)}; got {correction!r}."
@@ -743,24 +773,40 @@ def compare_systems(
     lengths = {s: np.asarray(v).size for s, v in preds.items()}
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"{s}: {k}" for s, k in lengths.items())
-        raise ArgumentError(f"systems must have one output per item; lengths differ ({shown}).")
+        raise ArgumentError(
+            f"systems must have one output per item; lengths differ ({shown})."
+        )
     if all_pairs and baseline is not None:
         raise ArgumentError("give either `baseline` or `all_pairs`, not both.")
     if all_pairs:
-        pairs = [(systems[i], systems[j]) for i in range(len(systems))
-                 for j in range(i + 1, len(systems))]
+        pairs = [
+            (systems[i], systems[j])
+            for i in range(len(systems))
+            for j in range(i + 1, len(systems))
+        ]
     else:
         baseline = systems[0] if baseline is None else str(baseline)
         if baseline not in preds:
             raise ArgumentError(
-                f"`baseline` {baseline!r} is not a system; systems: {', '.join(systems)}."
+                f"`baseline` {baseline!r} is not a system; "
+                f"systems: {', '.join(systems)}."
             )
         pairs = [(s, baseline) for s in systems if s != baseline]
     run = paired_bootstrap if test == "bootstrap" else paired_randomization
     streams = as_rng(rng).spawn(len(pairs))
     results = tuple(
-        run(gold, preds[a], preds[b], metric=metric, n_resamples=n_resamples,
-            alternative=alternative, confidence=confidence, ci=ci, smooth=smooth, rng=r)
+        run(
+            gold,
+            preds[a],
+            preds[b],
+            metric=metric,
+            n_resamples=n_resamples,
+            alternative=alternative,
+            confidence=confidence,
+            ci=ci,
+            smooth=smooth,
+            rng=r,
+        )
         for (a, b), r in zip(pairs, streams, strict=True)
     )
     scores = {}
