@@ -12,4 +12,18 @@ from vareval.errors import VarevalError
 
 __version__ = "0.1.0"
 
-__all__ = ["VarevalError", "errors", "stats"]
+__all__ = ["VarevalError", "errors", "metrics", "significance", "stats"]
+
+# The table-level API loads on first use: ``vareval --help`` need not import pandas.
+_LAZY = {
+    "significance": "vareval.data.significance",
+    "metrics": "vareval.data.significance",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'vareval' has no attribute {name!r}")

@@ -164,7 +164,7 @@ def test_corrected_t_reduces_to_paired_t_and_corrects():
 def test_corrected_t_is_closer_to_level_than_naive(scaled):
     """Two equally good models on a synthetic task: the naive t rejects too often."""
     rng = np.random.default_rng(20261129)
-    sims = scaled(300, minimum=60)
+    sims = scaled(200, minimum=50)
     naive = corrected = 0
     lr = _fit(lambda: LogisticRegression(max_iter=200))
     for _ in range(sims):
