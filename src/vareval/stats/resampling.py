@@ -41,7 +41,6 @@ import numpy as np
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_scores
-from vareval.stats.classification import prf_from_counts
 
 # Elements (of the largest temporary array) per chunk of resamples: ~32 MB of float64.
 CHUNK_ELEMENTS = 1 << 22
@@ -134,21 +133,35 @@ def _prf_combine(average: str, which: str, beta: float):
     scikit-learn's default on the resample (labels inferred from the gold
     and predicted labels, ``zero_division=0``).
     """
-    idx = {"precision": 0, "recall": 1, "fbeta": 2}[which]
+    if math.isinf(beta):
+        which = "recall"
+    elif beta == 0:
+        which = "precision"
+    b2 = beta * beta if which == "fbeta" else 0.0
+
+    def ratio(tp, fp, fn):
+        # The chosen ratio with 0/0 -> 0, without temporary masks.
+        if which == "precision":
+            den = tp + fp
+        elif which == "recall":
+            den = tp + fn
+        else:
+            tp = (1 + b2) * tp
+            den = tp + b2 * fn + fp
+        return np.divide(tp, den, out=np.zeros(np.shape(den)), where=den > 0)
 
     def combine(s):
+        s = np.asarray(s, dtype=float)
         c = s.shape[-1] // 3
         tp, fp, fn = s[..., :c], s[..., c : 2 * c], s[..., 2 * c :]
         if average == "micro":
-            return prf_from_counts(
-                tp.sum(-1), fp.sum(-1), fn.sum(-1), beta=beta, zero_division=0.0
-            )[idx]
-        value = prf_from_counts(tp, fp, fn, beta=beta, zero_division=0.0)[idx]
+            return ratio(tp.sum(-1), fp.sum(-1), fn.sum(-1))
+        value = ratio(tp, fp, fn)
         if average == "weighted":
             w = tp + fn
         else:
-            w = ((tp + fp + fn) > 0).astype(float)
-        return (value * w).sum(-1) / w.sum(-1)
+            w = (tp + fp + fn) > 0
+        return np.einsum("...c,...c->...", value, w) / w.sum(-1)
 
     return combine
 
@@ -426,11 +439,11 @@ def bootstrap_deltas(
     pos = 0
     if path == "compressed":
         pvals = types.counts / n
-        for size in _chunks(n_resamples, max(types.n_types, types.stats_a.shape[1])):
-            draws = rng.multinomial(n, pvals, size=size).astype(float)
-            out[pos : pos + size] = _delta(
-                metric, draws @ types.stats_a, draws @ types.stats_b
-            )
+        d = types.stats_a.shape[1]
+        both = np.hstack([types.stats_a, types.stats_b])
+        for size in _chunks(n_resamples, max(types.n_types, 2 * d)):
+            sums = rng.multinomial(n, pvals, size=size).astype(float) @ both
+            out[pos : pos + size] = _delta(metric, sums[:, :d], sums[:, d:])
             pos += size
         return out, path
     sa = types.stats_a[types.item_type]
