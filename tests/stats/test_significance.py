@@ -323,6 +323,25 @@ class TestUserMetrics:
         se = np.sqrt(2 * 0.25 / 400)
         assert abs(slow.pvalue - fast.pvalue) < 4.5 * se
 
+    @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+    def test_combine_nan_on_some_resamples_is_refused(self):
+        # Precision of class 1 alone: 0/0 on resamples that never predict 1.
+        metric = rs.SumMetric(
+            "p1",
+            stats=lambda g, p: np.c_[(p == 1) & (g == 1), p == 1],
+            combine=lambda s: s[..., 0] / s[..., 1],
+        )
+        g = np.array([1, 0, 0, 0, 0, 0])
+        with pytest.raises(ArgumentError, match="NaN or infinite delta"):
+            paired_bootstrap(
+                g,
+                [1, 0, 0, 0, 0, 0],
+                [1, 1, 0, 0, 0, 0],
+                metric=metric,
+                n_resamples=200,
+                rng=0,
+            )
+
     def test_combine_with_wrong_shape(self):
         metric = rs.SumMetric(
             "broken",

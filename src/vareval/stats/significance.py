@@ -332,33 +332,48 @@ class _Prepared:
         rs.finite_or_raise(self.score_b, f"metric {metric.name!r} of system B")
         self.delta = self.score_a - self.score_b
 
+    def _finite(self, values, what):
+        bad = np.count_nonzero(~np.isfinite(values))
+        if bad:
+            raise ArgumentError(
+                f"metric {self.metric.name!r} gave a NaN or infinite delta on {bad} of "
+                f"{values.size} {what} (a 0/0 in combine?); it must be defined on "
+                "every subset of the items."
+            )
+        return values
+
     def bootstrap(self, n_resamples, rng):
         if self.types is None:
             d = rs.loop_bootstrap_deltas(
                 self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
             )
-            return d, "loop"
-        return rs.bootstrap_deltas(
-            self.metric, self.types, n_resamples, rng, self.method
-        )
+            path = "loop"
+        else:
+            d, path = rs.bootstrap_deltas(
+                self.metric, self.types, n_resamples, rng, self.method
+            )
+        return self._finite(d, "bootstrap resamples"), path
 
     def randomization(self, n_resamples, rng):
         if self.types is None:
             d = rs.loop_randomization_deltas(
                 self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
             )
-            return d, "loop"
-        return rs.randomization_deltas(
-            self.metric, self.types, n_resamples, rng, self.method
-        )
+            path = "loop"
+        else:
+            d, path = rs.randomization_deltas(
+                self.metric, self.types, n_resamples, rng, self.method
+            )
+        return self._finite(d, "randomizations"), path
 
     def jackknife(self):
         if self.types is None:
             jack = rs.loop_jackknife_deltas(
                 self.metric, self.gold, self.a, self.b, self.progress
             )
-            return jack, np.ones(self.n)
-        return rs.jackknife_deltas(self.metric, self.types), self.types.counts
+            return self._finite(jack, "leave-one-out subsets"), np.ones(self.n)
+        jack = rs.jackknife_deltas(self.metric, self.types)
+        return self._finite(jack, "leave-one-out subsets"), self.types.counts
 
 
 def _bootstrap_hits(dist, delta, alternative):
