@@ -261,12 +261,14 @@ def demo_section() -> str:
     from vareval.data.significance import load_example
     from vareval.data.significance import metrics as run_metrics
     from vareval.data.significance import significance as run
+    from vareval.stats import mcnemar_exact
 
     df = load_example()
     knn = run_metrics(df, gold="gold", item="item", systems=["knn"]).systems["knn"]
     rep = run(
         df, gold="gold", item="item", metric="macro-f1", n_resamples=10_000, rng=0
     )
+    mc = mcnemar_exact(df["gold"], df["knn"], df["logreg"])
     lines = [
         "== Classifier evaluation and paired significance (jobs 4-5) ==",
         "Bundled: 4 scikit-learn classifiers on the 899-image test half of sklearn's "
@@ -279,6 +281,9 @@ def demo_section() -> str:
         "$ vareval significance digits_predictions.csv --gold gold --item item "
         "--metric macro-f1 --seed 0",
         format_significance(rep),
+        "For accuracy an exact test exists (McNemar): knn vs logreg, "
+        f"{mc.details['n_ab']} vs {mc.details['n_ba']} discordant items, "
+        f"delta {mc.delta:+.4f}, exact p = {mc.pvalue:.4f}.",
     ]
     return "\n".join(lines)
 
