@@ -80,6 +80,10 @@ def test_string_labels_encode_jointly():
     assert g.tolist() == [1, 0] and a.tolist() == [2, 0]
     (g,), classes = rs.encode_labels(np.array([10, 12, 10]))
     assert classes.tolist() == [10, 12] and g.tolist() == [0, 1, 0]
+    (g, a), classes = rs.encode_labels(np.array([True, False]), np.array([True, True]))
+    assert classes.tolist() == [0, 1] and g.tolist() == [1, 0] and a.tolist() == [1, 1]
+    (g,), classes = rs.encode_labels(np.array([-5, 3, 2**40]))
+    assert classes.tolist() == [-5, 3, 2**40] and g.tolist() == [0, 1, 2]
 
 
 def _moments_agree(x, y, rtol=0.05):

@@ -249,7 +249,8 @@ def encode_labels(*arrays) -> tuple[list[np.ndarray], np.ndarray]:
         ``codes[i][j]`` is the index of ``arrays[i][j]`` in ``classes``.
     """
     arrays = [np.asarray(a) for a in arrays]
-    if all(a.dtype.kind in "iub" for a in arrays):
+    arrays = [a.astype(np.int64) if a.dtype.kind == "b" else a for a in arrays]
+    if all(a.dtype.kind in "iu" for a in arrays):
         lo = min(int(a.min()) for a in arrays)
         hi = max(int(a.max()) for a in arrays)
         if hi - lo < 1 << 20:
