@@ -97,6 +97,17 @@ def test_significance_json_all_pairs_randomization(example_file):
     assert again.output == res.output
 
 
+def test_unsmoothed_flag(example_file):
+    args = ["significance", example_file, "--gold", "gold", "--item", "item",
+            "--system", "logreg,naive_bayes", "--seed", "0", "--resamples", "1000"]
+    res = _run(args + ["--unsmoothed", "--json"])
+    r = json.loads(res.output)["results"][0]
+    assert r["pvalue"] == 0.0 and not r["smooth"]
+    assert "hits / B (unsmoothed)" in _run(args + ["--unsmoothed"]).output
+    smoothed = json.loads(_run(args + ["--json"]).output)["results"][0]
+    assert smoothed["pvalue"] == 1 / 1001
+
+
 def test_long_format(tmp_path, example_file):
     long = pd.read_csv(example_file).melt(
         id_vars=["item", "gold"], var_name="model", value_name="pred"

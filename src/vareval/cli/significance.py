@@ -99,7 +99,8 @@ def format_significance(report) -> str:
     tests = _table(
         ["system", "versus", "delta", level, "p", adj[comp.correction]], rows, {2, 4, 5}
     )
-    note = "delta = metric(system) - metric(versus); p-values are (hits + 1) / (B + 1)."
+    form = "(hits + 1) / (B + 1)" if first.smooth else "hits / B (unsmoothed)"
+    note = f"delta = metric(system) - metric(versus); p-values are {form}."
     return "\n\n".join([head, scores, tests, note])
 
 
@@ -178,6 +179,11 @@ def format_metrics(report) -> str:
 @click.option(
     "--ci", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True
 )
+@click.option(
+    "--unsmoothed",
+    is_flag=True,
+    help="p = hits / B (the textbook's form, can be 0), not (hits + 1) / (B + 1).",
+)
 @json_option
 def significance(
     predictions,
@@ -196,6 +202,7 @@ def significance(
     alternative,
     confidence,
     ci,
+    unsmoothed,
     as_json,
 ):
     """Paired significance tests between systems on one test set, for any metric.
@@ -220,6 +227,7 @@ def significance(
         alternative=alternative,
         confidence=confidence,
         ci=ci,
+        smooth=not unsmoothed,
         rng=seed,
         item=item,
         system_column=system_column,

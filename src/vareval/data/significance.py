@@ -314,6 +314,7 @@ def significance(
     alternative: str = "two-sided",
     confidence: float = 0.95,
     ci: str = "bca",
+    smooth: bool = True,
     rng=None,
     item: str | None = None,
     system_column: str | None = None,
@@ -334,7 +335,7 @@ def significance(
     gold, systems, item, system_column, prediction
         Column roles, as for :func:`read_predictions`.
     metric, test, baseline, all_pairs, correction, n_resamples, alternative,
-    confidence, ci, rng
+    confidence, ci, smooth, rng
         As for :func:`vareval.stats.compare_systems`.
 
     Returns
@@ -377,6 +378,7 @@ def significance(
         alternative=alternative,
         confidence=confidence,
         ci=ci,
+        smooth=smooth,
         rng=rng,
     )
     return SignificanceReport(
