@@ -412,6 +412,7 @@ def _null_rejections(test, metric, n_items, sims, alternative, rng):
 def test_level_under_exchangeable_systems(test, metric, alternative, scaled, rng):
     sims = scaled(2000)
     rej = _null_rejections(test, metric, 150, sims, alternative, rng)
+    print(f"{test.__name__} {metric} {alternative}: {rej}/{sims} = {rej / sims:.4f}")
     # At most alpha plus Monte Carlo error: refuse only if above the 99.9% point.
     assert rej <= stats.binom.ppf(0.999, sims, 0.05), (rej, sims)
 
@@ -438,5 +439,6 @@ def test_power_grows_with_n(test, scaled, rng):
                 <= 0.05
             )
         rates.append(rej / sims)
+    print(f"{test.__name__} power at n = 100, 400, 1600: {rates}")
     assert rates[0] < rates[1] < rates[2], rates
     assert rates[2] > 0.8, rates
