@@ -447,14 +447,17 @@ def bootstrap_deltas(
             out[pos : pos + size] = _delta(metric, sums[:, :d], sums[:, d:])
             pos += size
         return out, path
-    sa = types.stats_a[types.item_type]
-    sb = types.stats_b[types.item_type]
-    for size in _chunks(n_resamples, 2 * n):
-        idx = rng.integers(0, n, size=(size, n))
-        idx += (np.arange(size) * n)[:, None]
-        counts = np.bincount(idx.reshape(-1), minlength=size * n).reshape(size, n)
-        counts = counts.astype(float)
-        out[pos : pos + size] = _delta(metric, counts @ sa, counts @ sb)
+    # Draw item indices, then count them by type: memory (chunk x max(n, T)),
+    # never an (n, d) copy of the rows.
+    d = types.stats_a.shape[1]
+    t_count = types.n_types
+    both = np.hstack([types.stats_a, types.stats_b])
+    for size in _chunks(n_resamples, 2 * max(n, t_count)):
+        idx = types.item_type[rng.integers(0, n, size=(size, n))]
+        idx += (np.arange(size) * t_count)[:, None]
+        counts = np.bincount(idx.reshape(-1), minlength=size * t_count)
+        sums = counts.reshape(size, t_count).astype(float) @ both
+        out[pos : pos + size] = _delta(metric, sums[:, :d], sums[:, d:])
         pos += size
     return out, path
 
@@ -486,13 +489,17 @@ def randomization_deltas(
             out[pos : pos + size] = _delta(metric, base_a + moved, base_b - moved)
             pos += size
         return out, path
-    diff_items = (types.stats_b - types.stats_a)[types.item_type]
-    differ = (diff_items != 0).any(axis=1)
-    diff_items = diff_items[differ]
-    m = diff_items.shape[0]
-    for size in _chunks(n_resamples, 2 * m):
-        mask = (rng.random((size, m)) < 0.5).astype(float)
-        moved = mask @ diff_items
+    # A swap mask per item whose rows differ, counted by type.
+    diff = types.stats_b - types.stats_a
+    differ_type = (diff != 0).any(axis=1)
+    items = types.item_type[differ_type[types.item_type]]
+    m = items.size
+    t_count = types.n_types
+    for size in _chunks(n_resamples, 2 * max(m, t_count)):
+        mask = rng.random((size, m)) < 0.5
+        swapped = (items[None, :] + (np.arange(size) * t_count)[:, None])[mask]
+        counts = np.bincount(swapped, minlength=size * t_count)
+        moved = counts.reshape(size, t_count).astype(float) @ diff
         out[pos : pos + size] = _delta(metric, base_a + moved, base_b - moved)
         pos += size
     return out, path
