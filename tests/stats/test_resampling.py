@@ -166,3 +166,18 @@ def test_unknown_metric_and_bad_user_metrics():
     bad_stats = rs.SumMetric("bad", stats=lambda g, p: p, combine=lambda s: s[..., 0])
     with pytest.raises(ArgumentError, match="shape"):
         rs.paired_types(bad_stats, np.zeros(3), np.zeros(3), np.ones(3))
+
+
+def test_score_of_one_system_matches_sklearn():
+    g = np.array(["a", "b", "c", "a", "b"])
+    p = np.array(["a", "c", "c", "a", "z"])
+    for name in ("accuracy", "macro-f1", "weighted-recall", "micro-f1"):
+        assert rs.score(name, g, p) == pytest.approx(
+            SK.get(name, _weighted_recall)(g, p)
+        )
+    assert rs.score("mean", None, [1.0, 2.0, 4.0]) == pytest.approx(7 / 3)
+    assert rs.score(lambda y, q: 0.5, g, p) == 0.5
+
+
+def _weighted_recall(g, p):
+    return skm.recall_score(g, p, average="weighted", zero_division=0)

@@ -100,6 +100,18 @@ class TestTextbookExample:
         _mc_close(fast.pvalue, ref_hits / n_res, n_res)
 
 
+def test_ties_count_as_hits_despite_rounding():
+    from vareval.stats.significance import _bootstrap_hits, _randomization_hits
+
+    # 0.1 + 0.2 != 0.3 in floating point; both are the threshold 2 * 0.15.
+    dist = np.array([0.1 + 0.2, 0.3, 0.29, -0.3])
+    assert _bootstrap_hits(dist, 0.15, "greater") == 2
+    assert _bootstrap_hits(dist, -0.15, "less") == 1
+    assert _bootstrap_hits(dist, 0.15, "two-sided") == 3  # |d - 0.15| >= 0.15
+    assert _randomization_hits(dist, 0.3, "two-sided") == 3
+    assert _randomization_hits(dist, 0.1 + 0.2, "greater") == 2
+
+
 class TestPathsAgree:
     @pytest.mark.parametrize("name", ["accuracy", "macro-f1"])
     @pytest.mark.parametrize("test", [paired_bootstrap, paired_randomization])
