@@ -453,4 +453,4 @@ def test_power_grows_with_n(test, scaled, rng):
         rates.append(rej / sims)
     print(f"{test.__name__} power at n = 100, 400, 1600: {rates}")
     assert rates[0] < rates[1] < rates[2], rates
-    assert rates[2] > 0.8, rates
+    assert rates[2] > 0.75, rates
