@@ -26,6 +26,8 @@ _EXPORTS = {
     "paired": "vareval.data.repeated",
     "plan": "vareval.data.repeated",
     "ranking_stability": "vareval.data.repeated",
+    "significance": "vareval.data.significance",
+    "metrics": "vareval.data.significance",
     "tuning_curve": "vareval.data.tuning",
     "variance": "vareval.data.variance",
     "reseeding_design": "vareval.experiment.design",

@@ -47,9 +47,9 @@ def main():
 
 
 def _register():
-    from vareval.cli import demo, repeated, run, tuning, variance
+    from vareval.cli import demo, repeated, run, significance, tuning, variance
 
-    for module in (repeated, tuning, variance, run, demo):
+    for module in (repeated, significance, tuning, variance, run, demo):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -15,6 +15,13 @@ from vareval.stats.bands import (
     project_iterations,
     simultaneous_coverage,
 )
+from vareval.stats.classification import (
+    ClassificationMetrics,
+    ConfusionMatrix,
+    accuracy,
+    classification_metrics,
+    confusion_matrix,
+)
 from vareval.stats.coverage import (
     CoverageResult,
     ReflectedKDE,
@@ -23,6 +30,17 @@ from vareval.stats.coverage import (
     bootstrap_coverage,
     clopper_pearson,
     simulated_tuning_curve,
+)
+from vareval.stats.crossval import (
+    CorrectedTTestResult,
+    CrossValidation,
+    HoldoutEvaluation,
+    corrected_resampled_ttest,
+    cross_validate,
+    holdout_evaluate,
+    holdout_split,
+    kfold_splits,
+    stratified_kfold_splits,
 )
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_tests import (
@@ -35,11 +53,51 @@ from vareval.stats.mixed_tests import (
     random_effect_lrt,
 )
 from vareval.stats.paired import PairedDifference, Plan, paired_difference, plan_replications
+from vareval.stats.resampling import CallableMetric, SumMetric, get_metric
 from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
+from vareval.stats.significance import (
+    ExactTestResult,
+    PairedTestResult,
+    SystemComparison,
+    adjust_pvalues,
+    compare_systems,
+    mcnemar_exact,
+    paired_bootstrap,
+    paired_randomization,
+    paired_t,
+    paired_wilcoxon,
+)
 from vareval.stats.summary import Summary, median_interval, summarize
 from vareval.stats.tuning import EmpiricalDistribution
 
 __all__ = [
+    "CallableMetric",
+    "ClassificationMetrics",
+    "ConfusionMatrix",
+    "CorrectedTTestResult",
+    "CrossValidation",
+    "ExactTestResult",
+    "HoldoutEvaluation",
+    "PairedTestResult",
+    "SumMetric",
+    "SystemComparison",
+    "accuracy",
+    "adjust_pvalues",
+    "classification_metrics",
+    "compare_systems",
+    "confusion_matrix",
+    "corrected_resampled_ttest",
+    "cross_validate",
+    "get_metric",
+    "holdout_evaluate",
+    "holdout_split",
+    "kfold_splits",
+    "mcnemar_exact",
+    "paired_bootstrap",
+    "paired_randomization",
+    "paired_t",
+    "paired_wilcoxon",
+    "stratified_kfold_splits",
     "CDFBand",
     "CoverageResult",
     "EmpiricalDistribution",

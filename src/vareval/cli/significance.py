@@ -1,0 +1,299 @@
+"""Commands for classifier evaluation (jobs 4 and 5): metrics, significance."""
+
+from __future__ import annotations
+
+import click
+
+from vareval.cli._common import emit, json_option, split_columns
+
+
+def _systems(values) -> list[str] | None:
+    out = [name for v in values for name in split_columns(v)]
+    return out or None
+
+
+def _table_options(f):
+    """Options naming the roles of a predictions table's columns."""
+    f = click.option(
+        "--prediction", default=None, help="Long format: the column with the outputs."
+    )(f)
+    f = click.option(
+        "--system-column",
+        default=None,
+        help="Long format: the column naming the system of each row.",
+    )(f)
+    f = click.option(
+        "--item",
+        default=None,
+        help="Item id column (required for long format; ignored as a system).",
+    )(f)
+    f = click.option(
+        "--system",
+        "systems",
+        multiple=True,
+        help="System column (wide) or system name (long); repeat or comma-separate. "
+        "Default: every other column.",
+    )(f)
+    return f
+
+
+def _fmt(x: float, signed: bool = False) -> str:
+    return f"{x:+.4f}" if signed else f"{x:.4f}"
+
+
+def _p(p: float) -> str:
+    return f"{p:.4f}" if p >= 1e-3 else f"{p:.1e}"
+
+
+def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(r):
+        cells = [
+            str(c).rjust(w) if i in right else str(c).ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join([line(header), *(line(r) for r in rows)])
+
+
+def format_significance(report) -> str:
+    """A person's view of a :class:`~vareval.data.significance.SignificanceReport`."""
+    comp = report.comparison
+    first = comp.results[0]
+    alt = {
+        "two-sided": "two-sided",
+        "greater": "one-sided (system better)",
+        "less": "one-sided (system worse)",
+    }[first.alternative]
+    head = (
+        f"{first.test} test, metric {first.metric}, {report.n_items} items, "
+        f"{first.n_resamples:,} resamples"
+        + (f", seed {report.seed}" if report.seed is not None else "")
+        + f", {alt}"
+    )
+    scores = _table(
+        ["system", first.metric],
+        [[s, _fmt(v)] for s, v in comp.scores.items()],
+        {1},
+    )
+    method = {"bca": "BCa", "percentile": "percentile"}[first.ci_method]
+    level = f"{first.confidence * 100:g}% CI ({method})"
+    adj = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p (unadjusted)"}
+    rows = []
+    for (a, b), r, padj in zip(
+        comp.pairs, comp.results, comp.adjusted_pvalues, strict=True
+    ):
+        lo, hi = r.confidence_interval
+        rows.append(
+            [
+                a,
+                b,
+                _fmt(r.statistic, True),
+                f"[{_fmt(lo, True)}, {_fmt(hi, True)}]",
+                _p(r.pvalue),
+                _p(float(padj)),
+            ]
+        )
+    tests = _table(
+        ["system", "versus", "delta", level, "p", adj[comp.correction]], rows, {2, 4, 5}
+    )
+    form = "(hits + 1) / (B + 1)" if first.smooth else "hits / B (unsmoothed)"
+    note = f"delta = metric(system) - metric(versus); p-values are {form}."
+    return "\n\n".join([head, scores, tests, note])
+
+
+def format_metrics(report) -> str:
+    """Confusion matrix and per-class table of each system, for a person."""
+    parts = []
+    for name, m in report.systems.items():
+        labels = [str(c) for c in m.labels]
+        cm = m.confusion.matrix
+        conf = _table(
+            ["gold \\ predicted", *labels],
+            [[lab, *map(str, cm[i])] for i, lab in enumerate(labels)],
+            set(range(1, len(labels) + 1)),
+        )
+        fname = "f1" if m.beta == 1 else f"f{m.beta:g}"
+        per = _table(
+            ["class", "precision", "recall", fname, "support", "predicted"],
+            [
+                [
+                    str(r["class"]),
+                    _fmt(r["precision"]),
+                    _fmt(r["recall"]),
+                    _fmt(r["fbeta"]),
+                    str(r["support"]),
+                    str(r["predicted"]),
+                ]
+                for r in m.records()
+            ],
+            {1, 2, 3, 4, 5},
+        )
+        parts.append(f"system {name}: accuracy {m.accuracy:.4f}\n\n{conf}\n\n{per}")
+    return "\n\n".join(parts)
+
+
+@click.command()
+@click.argument("predictions", type=click.Path(dir_okay=False))
+@click.option(
+    "--gold", default=None, help="Gold label column (not needed for --metric mean)."
+)
+@_table_options
+@click.option(
+    "--metric",
+    default="accuracy",
+    show_default=True,
+    help="accuracy, macro-f1, micro-f1, weighted-f1, macro-f0.5, macro-precision, "
+    "..., or mean (per-item scores).",
+)
+@click.option(
+    "--test",
+    type=click.Choice(["bootstrap", "randomization"]),
+    default="bootstrap",
+    show_default=True,
+)
+@click.option("--resamples", type=int, default=10_000, show_default=True, help="B.")
+@click.option("--seed", type=int, default=None, help="Seed for reproducible resamples.")
+@click.option(
+    "--baseline",
+    default=None,
+    help="Compare every system with this one (default: the first system).",
+)
+@click.option("--all-pairs", is_flag=True, help="Compare every pair of systems.")
+@click.option(
+    "--correction",
+    type=click.Choice(["holm", "bonferroni", "none"]),
+    default="holm",
+    show_default=True,
+)
+@click.option(
+    "--alternative",
+    type=click.Choice(["two-sided", "greater", "less"]),
+    default="two-sided",
+    show_default=True,
+    help="greater: the system beats the one it is compared with (the textbook's test).",
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option(
+    "--ci", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True
+)
+@click.option(
+    "--unsmoothed",
+    is_flag=True,
+    help="p = hits / B (the textbook's form, can be 0), not (hits + 1) / (B + 1).",
+)
+@json_option
+def significance(
+    predictions,
+    gold,
+    systems,
+    item,
+    system_column,
+    prediction,
+    metric,
+    test,
+    resamples,
+    seed,
+    baseline,
+    all_pairs,
+    correction,
+    alternative,
+    confidence,
+    ci,
+    unsmoothed,
+    as_json,
+):
+    """Paired significance tests between systems on one test set, for any metric.
+
+    PREDICTIONS is a per-item table: a gold column and one column per system
+    (wide), or item/system/prediction columns (long). Prints each system's
+    metric, then delta with its CI, p and adjusted p for every comparison.
+    """
+    from vareval.data import read_table
+    from vareval.data.significance import significance as run
+
+    report = run(
+        read_table(predictions),
+        gold=gold,
+        systems=_systems(systems),
+        metric=metric,
+        test=test,
+        baseline=baseline,
+        all_pairs=all_pairs,
+        correction=correction,
+        n_resamples=resamples,
+        alternative=alternative,
+        confidence=confidence,
+        ci=ci,
+        smooth=not unsmoothed,
+        rng=seed,
+        item=item,
+        system_column=system_column,
+        prediction=prediction,
+    )
+    emit(as_json, report.to_dict(), format_significance(report))
+
+
+@click.command()
+@click.argument("predictions", type=click.Path(dir_okay=False))
+@click.option("--gold", required=True, help="Gold label column.")
+@_table_options
+@click.option(
+    "--beta", type=float, default=1.0, show_default=True, help="F-beta's beta."
+)
+@json_option
+def metrics(predictions, gold, systems, item, system_column, prediction, beta, as_json):
+    """Confusion matrix, accuracy and per-class precision/recall/F of each system.
+
+    0/0 (a class never predicted, or absent from gold) counts as 0.
+    """
+    from vareval.data import read_table
+    from vareval.data.significance import metrics as run
+
+    report = run(
+        read_table(predictions),
+        gold=gold,
+        systems=_systems(systems),
+        beta=beta,
+        item=item,
+        system_column=system_column,
+        prediction=prediction,
+    )
+    emit(as_json, report.to_dict(), format_metrics(report))
+
+
+def demo_section() -> str:
+    """Classifier evaluation and significance on the bundled digits predictions."""
+    from vareval.data.significance import load_example
+    from vareval.data.significance import metrics as run_metrics
+    from vareval.data.significance import significance as run
+    from vareval.stats import mcnemar_exact
+
+    df = load_example()
+    knn = run_metrics(df, gold="gold", item="item", systems=["knn"]).systems["knn"]
+    rep = run(
+        df, gold="gold", item="item", metric="macro-f1", n_resamples=10_000, rng=0
+    )
+    mc = mcnemar_exact(df["gold"], df["knn"], df["logreg"])
+    lines = [
+        "== Classifier evaluation and paired significance (jobs 4-5) ==",
+        "Bundled: 4 scikit-learn classifiers on the 899-image test half of sklearn's "
+        "digits (10 classes).",
+        "$ vareval metrics digits_predictions.csv --gold gold --item item --system knn",
+        f"knn: accuracy {knn.accuracy:.4f}, "
+        f"macro-F1 {knn.averages['macro']['fbeta']:.4f}, "
+        f"weakest class {knn.labels[int(knn.fbeta.argmin())]} "
+        f"(F1 {knn.fbeta.min():.4f})",
+        "$ vareval significance digits_predictions.csv --gold gold --item item "
+        "--metric macro-f1 --seed 0",
+        format_significance(rep),
+        "For accuracy an exact test exists (McNemar): knn vs logreg, "
+        f"{mc.details['n_ab']} vs {mc.details['n_ba']} discordant items, "
+        f"delta {mc.delta:+.4f}, exact p = {mc.pvalue:.4f}.",
+    ]
+    return "\n".join(lines)
+
+
+COMMANDS = [significance, metrics]

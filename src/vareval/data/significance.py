@@ -1,0 +1,431 @@
+"""Per-item prediction tables: classifier metrics and paired significance tests.
+
+A predictions table has one row per test item and
+
+- *wide* format: a gold column and one column per system with its output on
+  that item (a label, or a per-item score for ``metric="mean"``); or
+- *long* format: an item id column, a system-name column, a prediction column
+  and the gold column (one row per item and system).
+
+Nothing is dropped: missing labels, duplicate (item, system) rows, items a
+system did not predict and gold labels that disagree between rows of the same
+item are refused with the column and rows named.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.resources
+
+import numpy as np
+import pandas as pd
+
+from vareval.data.validate import _rows, labels, metric_values, require_columns
+from vareval.errors import DataError
+from vareval.stats import classification as cls
+from vareval.stats import resampling as rs
+from vareval.stats import significance as sig
+
+EXAMPLE = "digits_predictions.csv"
+
+
+def load_example() -> pd.DataFrame:
+    """The bundled example: four scikit-learn classifiers on the digits test half.
+
+    Columns ``item``, ``gold``, ``logreg``, ``knn``, ``random_forest``,
+    ``naive_bayes``; see ``vareval/datasets/digits_predictions.md``.
+    """
+    path = importlib.resources.files("vareval").joinpath(f"datasets/{EXAMPLE}")
+    with importlib.resources.as_file(path) as p:
+        return pd.read_csv(p)
+
+
+def example_path():
+    """A context manager giving the bundled example's file path."""
+    path = importlib.resources.files("vareval").joinpath(f"datasets/{EXAMPLE}")
+    return importlib.resources.as_file(path)
+
+
+@dataclasses.dataclass(frozen=True)
+class Predictions:
+    """Aligned arrays from a predictions table.
+
+    Attributes
+    ----------
+    gold : ndarray or None
+        Gold labels, one per item.
+    systems : dict of str to ndarray
+        Each system's outputs on the same items, in the same order.
+    items : ndarray
+        Item ids (row numbers for a wide table).
+    """
+
+    gold: np.ndarray | None
+    systems: dict
+    items: np.ndarray
+
+
+def _show(value) -> str:
+    """An item id as a person reads it (no numpy type in the text)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _label_array(series: pd.Series, column: str, role: str) -> np.ndarray:
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise DataError(
+            f"{role} column {column!r} is empty in data row(s) {_rows(missing)}; "
+            "every item needs a label."
+        )
+    values = series.to_numpy()
+    if values.dtype.kind == "f" and np.all(values == np.round(values)):
+        values = values.astype(np.int64)
+    return values
+
+
+def _harmonise(arrays: dict) -> dict:
+    """Compare labels as text when any column holds text."""
+    if any(v is not None and v.dtype.kind in "OUS" for v in arrays.values()):
+        return {k: (None if v is None else v.astype(str)) for k, v in arrays.items()}
+    return arrays
+
+
+def read_predictions(
+    df: pd.DataFrame,
+    *,
+    gold: str | None,
+    systems=None,
+    metric="accuracy",
+    item: str | None = None,
+    system_column: str | None = None,
+    prediction: str | None = None,
+) -> Predictions:
+    """Turn a wide or long predictions table into aligned arrays.
+
+    Parameters
+    ----------
+    df : DataFrame
+    gold : str or None
+        The gold label column (None only for ``metric="mean"``).
+    systems : list of str, optional
+        Wide: the system columns (default: every column but ``gold`` and
+        ``item``). Long: the system names to keep (default: all, in order of
+        appearance).
+    metric : str or metric object
+        Decides whether outputs are labels or numeric scores.
+    item, system_column, prediction : str, optional
+        Long format: give all three (item id, system name, output columns).
+
+    Raises
+    ------
+    DataError
+        Missing columns or values, duplicate or unmatched rows, conflicting gold.
+    """
+    metric = rs.get_metric(metric)
+    scores = isinstance(metric, rs.SumMetric) and not metric.labels
+    long = system_column is not None or prediction is not None
+    if long:
+        if not (item and system_column and prediction):
+            raise DataError(
+                "long format needs the item, system and prediction columns; "
+                "give all three (--item, --system-column, --prediction)."
+            )
+        df = _pivot(df, gold, systems, item, system_column, prediction)
+        item = "__item__"
+        systems = [c for c in df.columns if c not in ("__item__", "__gold__")]
+        gold = "__gold__" if gold is not None else None
+    if systems is None:
+        systems = [c for c in df.columns if c not in (gold, item)]
+    systems = [str(s) for s in systems]
+    if len(set(systems)) != len(systems):
+        raise DataError(f"systems {', '.join(systems)} name a column twice.")
+    require_columns(df, systems, "system")
+    if gold is not None:
+        require_columns(df, [gold], "gold")
+        if gold in systems:
+            raise DataError(
+                f"column {gold!r} is the gold column and cannot be a system."
+            )
+    if metric.needs_gold and gold is None:
+        raise DataError(f"metric {metric.name!r} needs a gold column (--gold).")
+    if scores:
+        outputs = {s: metric_values(df, s) for s in systems}
+        gold_arr = None if gold is None else _label_array(df[gold], gold, "gold")
+    else:
+        arrays = {
+            "__gold__": None if gold is None else _label_array(df[gold], gold, "gold")
+        }
+        arrays.update({s: _label_array(df[s], s, "system") for s in systems})
+        arrays = _harmonise(arrays)
+        gold_arr = arrays.pop("__gold__")
+        outputs = arrays
+    items = df[item].to_numpy() if item is not None else np.arange(len(df))
+    if item is not None and not long:
+        dup = df[item].duplicated(keep=False).to_numpy()
+        if dup.any():
+            raise DataError(
+                f"item column {item!r} repeats ids in data row(s) {_rows(dup)}; "
+                "a wide table has one row per item."
+            )
+    return Predictions(gold=gold_arr, systems=outputs, items=items)
+
+
+def _pivot(df, gold, systems, item, system_column, prediction) -> pd.DataFrame:
+    """Long table to wide: one row per item, one column per system."""
+    require_columns(df, [item, system_column, prediction], "long-format")
+    names = labels(df, system_column, "system")
+    keep = np.ones(len(df), bool)
+    if systems is not None:
+        systems = [str(s) for s in systems]
+        present = set(names)
+        for s in systems:
+            if s not in present:
+                raise DataError(
+                    f"system {s!r} not found in column {system_column!r} "
+                    f"(systems: {', '.join(map(str, pd.unique(names)))})."
+                )
+        keep = names.isin(systems).to_numpy()
+    sub = df.loc[keep]
+    sub_names = names[keep]
+    key = pd.DataFrame({"item": sub[item].to_numpy(), "system": sub_names.to_numpy()})
+    dup = key.duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.zeros(len(df), bool)
+        rows[np.flatnonzero(keep)[dup]] = True
+        raise DataError(
+            f"(item, system) pairs repeat in data row(s) {_rows(rows)}; "
+            "each system predicts each item once."
+        )
+    wide = pd.DataFrame(
+        {
+            "item": key["item"],
+            "system": key["system"],
+            "pred": sub[prediction].to_numpy(),
+        }
+    ).pivot(index="item", columns="system", values="pred")
+    order = systems if systems is not None else list(pd.unique(sub_names))
+    wide = wide[order]
+    holes = wide.isna().any(axis=1).to_numpy()
+    if holes.any():
+        first = wide.index[holes][0]
+        lacking = [s for s in order if pd.isna(wide.loc[first, s])]
+        raise DataError(
+            f"item {_show(first)} has no prediction from system(s) "
+            f"{', '.join(lacking)} ({int(holes.sum())} item(s) incomplete); "
+            "every system must predict every item."
+        )
+    out = wide.reset_index().rename(columns={"item": "__item__"})
+    out.columns = [str(c) for c in out.columns]
+    if gold is not None:
+        require_columns(df, [gold], "gold")
+        g = sub[[item, gold]].drop_duplicates()
+        clash = g[item].duplicated(keep=False)
+        if clash.any():
+            raise DataError(
+                f"gold column {gold!r} gives different labels for item "
+                f"{_show(g.loc[clash, item].iloc[0])}; each item has one gold label."
+            )
+        out["__gold__"] = out["__item__"].map(dict(zip(g[item], g[gold], strict=True)))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class SignificanceReport:
+    """The result of :func:`significance`, with tidy tables.
+
+    Attributes
+    ----------
+    comparison : SystemComparison
+        The statistics-layer result (every test's full result).
+    test : str
+        ``"bootstrap"`` or ``"randomization"``.
+    n_items : int
+    seed : int or None
+    """
+
+    comparison: sig.SystemComparison
+    test: str
+    n_items: int
+    seed: object = None
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per comparison: system, versus, scores, delta, CI, p, adjusted p."""
+        return pd.DataFrame.from_records(self.comparison.records())
+
+    def scores_frame(self) -> pd.DataFrame:
+        """One row per system: its metric on the whole test set."""
+        return pd.DataFrame(
+            {
+                "system": list(self.comparison.scores),
+                "score": list(self.comparison.scores.values()),
+            }
+        )
+
+    def to_dict(self) -> dict:
+        """Plain values for JSON."""
+        return {
+            "test": self.test,
+            "n_items": self.n_items,
+            "seed": self.seed,
+            **self.comparison.to_dict(),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricsReport:
+    """The result of :func:`metrics`: per-system classifier metrics."""
+
+    systems: dict
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (system, class or average): precision, recall, F, support."""
+        frames = [
+            pd.DataFrame.from_records(m.records()).assign(system=name)
+            for name, m in self.systems.items()
+        ]
+        out = pd.concat(frames, ignore_index=True)
+        return out[["system"] + [c for c in out.columns if c != "system"]]
+
+    def confusion_frame(self, system: str) -> pd.DataFrame:
+        """The confusion matrix of one system: rows gold, columns predicted."""
+        cm = self.systems[system].confusion
+        return pd.DataFrame(
+            cm.matrix,
+            index=pd.Index(cm.labels, name="gold"),
+            columns=pd.Index(cm.labels, name="predicted"),
+        )
+
+    def to_dict(self) -> dict:
+        """Plain values for JSON."""
+        return {name: m.to_dict() for name, m in self.systems.items()}
+
+
+def significance(
+    df: pd.DataFrame,
+    *,
+    gold: str | None,
+    systems=None,
+    metric="accuracy",
+    test: str = "bootstrap",
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    correction: str = "holm",
+    n_resamples: int = 10_000,
+    alternative: str = "two-sided",
+    confidence: float = 0.95,
+    ci: str = "bca",
+    smooth: bool = True,
+    rng=None,
+    item: str | None = None,
+    system_column: str | None = None,
+    prediction: str | None = None,
+) -> SignificanceReport:
+    """Paired significance tests between systems on one test set, from a table.
+
+    Each system is compared with ``baseline`` (default: the first system), or
+    every pair with ``all_pairs=True``, by the paired bootstrap or approximate
+    randomization test of :mod:`vareval.stats.significance`, with Holm
+    (default) or Bonferroni adjusted p-values. ``delta = M(system) -
+    M(versus)`` with its bootstrap CI is reported beside every p-value.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A wide or long predictions table (see :func:`read_predictions`).
+    gold, systems, item, system_column, prediction
+        Column roles, as for :func:`read_predictions`.
+    metric, test, baseline, all_pairs, correction, n_resamples, alternative,
+    confidence, ci, smooth, rng
+        As for :func:`vareval.stats.compare_systems`.
+
+    Returns
+    -------
+    SignificanceReport
+        ``.to_frame()`` gives one row per comparison.
+
+    Examples
+    --------
+    >>> import vareval
+    >>> from vareval.data.significance import load_example
+    >>> rep = vareval.significance(load_example(), gold="gold", item="item",
+    ...                            systems=["logreg", "knn"], metric="macro-f1", rng=0)
+    >>> rep.to_frame()[["system", "versus"]].values.tolist()
+    [['knn', 'logreg']]
+    """
+    preds = read_predictions(
+        df,
+        gold=gold,
+        systems=systems,
+        metric=metric,
+        item=item,
+        system_column=system_column,
+        prediction=prediction,
+    )
+    if len(preds.systems) < 2:
+        raise DataError(
+            "need at least two systems to compare; "
+            f"got {', '.join(preds.systems) or 'none'}."
+        )
+    comparison = sig.compare_systems(
+        preds.gold,
+        preds.systems,
+        metric=metric,
+        test=test,
+        baseline=baseline,
+        all_pairs=all_pairs,
+        correction=correction,
+        n_resamples=n_resamples,
+        alternative=alternative,
+        confidence=confidence,
+        ci=ci,
+        smooth=smooth,
+        rng=rng,
+    )
+    return SignificanceReport(
+        comparison=comparison,
+        test=test,
+        n_items=preds.items.size,
+        seed=rng if isinstance(rng, int) else None,
+    )
+
+
+def metrics(
+    df: pd.DataFrame,
+    *,
+    gold: str,
+    systems=None,
+    beta: float = 1.0,
+    zero_division: float = 0.0,
+    item: str | None = None,
+    system_column: str | None = None,
+    prediction: str | None = None,
+) -> MetricsReport:
+    """Confusion matrix, accuracy and per-class P/R/F-beta for each system.
+
+    For each system the classes are the sorted union of the gold labels and
+    that system's predictions (scikit-learn's default), so a label the system
+    predicts but gold never contains is a class with support 0 whose
+    predictions are false positives. See
+    :func:`vareval.stats.classification_metrics`.
+
+    Returns
+    -------
+    MetricsReport
+        ``.to_frame()`` gives one row per (system, class or average).
+    """
+    preds = read_predictions(
+        df,
+        gold=gold,
+        systems=systems,
+        metric="accuracy",
+        item=item,
+        system_column=system_column,
+        prediction=prediction,
+    )
+    out = {
+        name: cls.classification_metrics(
+            preds.gold, p, beta=beta, zero_division=zero_division
+        )
+        for name, p in preds.systems.items()
+    }
+    return MetricsReport(systems=out)

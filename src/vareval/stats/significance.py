@@ -1,0 +1,839 @@
+"""Job 5: is the gain real? Paired significance tests on one test set.
+
+For two systems A and B scored on the same ``n`` test items by a metric
+``M``, the effect size is ``delta(x) = M(A, x) - M(B, x)``. The tests here
+ask whether ``delta`` could be an accident of this test set:
+
+- :func:`paired_bootstrap`: the paired bootstrap test (Efron and Tibshirani
+  1993; Koehn 2004; Berg-Kirkpatrick, Burkett and Klein 2012), with a
+  percentile or BCa confidence interval for ``delta``;
+- :func:`paired_randomization`: approximate randomization, a paired
+  permutation test (Noreen 1989; Riezler and Maxwell 2005);
+- :func:`mcnemar_exact`, :func:`paired_wilcoxon`, :func:`paired_t`: exact or
+  classical tests where they apply, so one sees when resampling is not needed;
+- :func:`compare_systems` and :func:`adjust_pvalues`: several systems at once
+  with Holm (1979) or Bonferroni adjusted p-values.
+
+Conventions (all tests)
+-----------------------
+- ``alternative="greater"`` means A is better than B (``delta > 0``),
+  ``"less"`` B better, ``"two-sided"`` either.
+- Comparisons use ``>=`` with a tie tolerance of ``1e-9 * max(1, |t|)`` for a
+  threshold ``t``, so resampled values equal to the threshold (common with
+  discrete metrics) count as hits: the conservative choice.
+- p-values are ``(hits + 1) / (B + 1)`` by default (Davison and Hinkley 1997,
+  eq. 4.11; Phipson and Smyth 2010): a resampling p-value is never exactly
+  0. ``smooth=False`` gives the textbook ``hits / B``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+
+import numpy as np
+from scipy import special, stats
+
+from vareval.errors import ArgumentError
+from vareval.stats import resampling as rs
+from vareval.stats._checks import (
+    as_alternative,
+    as_confidence,
+    as_positive_int,
+    as_rng,
+    as_scores,
+)
+from vareval.stats._result import Result
+
+CORRECTIONS = ("holm", "bonferroni", "none")
+TESTS = ("bootstrap", "randomization")
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class PairedTestResult(Result):
+    """The result of a paired resampling test of system A against system B.
+
+    Attributes
+    ----------
+    test : str
+        ``"paired bootstrap"`` or ``"approximate randomization"``.
+    metric : str
+        The metric's name.
+    score_a, score_b : float
+        ``M(A, x)`` and ``M(B, x)`` on the full test set.
+    statistic : float
+        The effect size ``delta = score_a - score_b``.
+    pvalue : float
+        See the test's docstring for the definition.
+    alternative : str
+        ``"two-sided"``, ``"greater"`` (A better) or ``"less"``.
+    confidence_interval : (float, float)
+        Bootstrap interval for ``delta`` at level ``confidence``.
+    ci_method : str
+        ``"bca"`` or ``"percentile"``.
+    confidence : float
+        Level of the interval.
+    hits : int
+        Resamples counted in the p-value's numerator (before smoothing).
+    n_resamples : int
+        Resamples drawn for the p-value.
+    smooth : bool
+        Whether the p-value is ``(hits + 1) / (B + 1)`` (else ``hits / B``).
+    n : int
+        Test items.
+    n_types : int
+        Distinct item types after compression (``n`` for the slow path).
+    path : str
+        ``"compressed"``, ``"index"`` or ``"loop"`` (the callable metric path).
+    distribution : ndarray
+        The resampled deltas behind the p-value (left out of ``to_dict``).
+    """
+
+    test: str
+    metric: str
+    score_a: float
+    score_b: float
+    statistic: float
+    pvalue: float
+    alternative: str
+    confidence_interval: tuple[float, float]
+    ci_method: str
+    confidence: float
+    hits: int
+    n_resamples: int
+    smooth: bool
+    n: int
+    n_types: int
+    path: str
+    distribution: np.ndarray
+
+    def to_dict(self) -> dict:
+        """The fields as plain values, without the resampled distribution."""
+        out = super().to_dict()
+        out.pop("distribution")
+        return out
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class ExactTestResult(Result):
+    """The result of an exact or classical paired test.
+
+    Attributes
+    ----------
+    test : str
+        The test's name.
+    statistic : float
+        The test statistic (discordant count, W, or t).
+    pvalue : float
+        The test's p-value for ``alternative``.
+    delta : float
+        The effect size: difference in accuracy (McNemar) or the mean
+        per-item difference ``mean(a - b)`` (Wilcoxon, t).
+    confidence_interval : (float, float)
+        Interval for ``delta`` (see each test).
+    confidence : float
+        Level of the interval.
+    alternative : str
+        As for the resampling tests.
+    n : int
+        Items.
+    details : dict
+        Test-specific numbers (discordant counts, degrees of freedom ...).
+    """
+
+    test: str
+    statistic: float
+    pvalue: float
+    delta: float
+    confidence_interval: tuple[float, float]
+    confidence: float
+    alternative: str
+    n: int
+    details: dict
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class SystemComparison(Result):
+    """Several systems compared pairwise, with adjusted p-values.
+
+    Attributes
+    ----------
+    systems : tuple of str
+        The systems, in input order.
+    scores : dict
+        Each system's metric on the full test set.
+    pairs : tuple of (str, str)
+        The comparisons ``(A, B)`` in order; ``delta = M(A) - M(B)``.
+    results : tuple of PairedTestResult
+        One per pair.
+    adjusted_pvalues : ndarray
+        Family-wise adjusted p-values, in the order of ``pairs``.
+    correction : str
+        ``"holm"``, ``"bonferroni"`` or ``"none"``.
+    baseline : str or None
+        The baseline, or None for all pairs.
+    """
+
+    systems: tuple
+    scores: dict
+    pairs: tuple
+    results: tuple
+    adjusted_pvalues: np.ndarray
+    correction: str
+    baseline: str | None
+
+    def records(self) -> list[dict]:
+        """One record per comparison: a tidy table's rows."""
+        rows = []
+        for (a, b), r, adj in zip(
+            self.pairs, self.results, self.adjusted_pvalues, strict=True
+        ):
+            rows.append(
+                {
+                    "system": a,
+                    "versus": b,
+                    "metric": r.metric,
+                    "score": r.score_a,
+                    "versus_score": r.score_b,
+                    "delta": r.statistic,
+                    "ci_low": r.confidence_interval[0],
+                    "ci_high": r.confidence_interval[1],
+                    "pvalue": r.pvalue,
+                    "adjusted_pvalue": float(adj),
+                    "test": r.test,
+                    "alternative": r.alternative,
+                }
+            )
+        return rows
+
+
+# --- validation -------------------------------------------------------------
+
+
+def _paired_iv(
+    gold, pred_a, pred_b, metric, n_resamples, alternative, confidence, ci, rng
+):
+    metric = rs.get_metric(metric)
+    a = np.asarray(pred_a)
+    b = np.asarray(pred_b)
+    for name, arr in (("pred_a", a), ("pred_b", b)):
+        if arr.ndim != 1 or arr.size == 0:
+            raise ArgumentError(
+                f"`{name}` must be a non-empty one-dimensional array; "
+                f"got shape {arr.shape}."
+            )
+    if a.size != b.size:
+        raise ArgumentError(
+            f"systems must have one output per item: `pred_a` has {a.size} and "
+            f"`pred_b` has {b.size}."
+        )
+    if metric.needs_gold:
+        if gold is None:
+            raise ArgumentError(
+                f"metric {metric.name!r} needs the gold labels (`gold`)."
+            )
+        gold = np.asarray(gold)
+        if gold.ndim != 1 or gold.size != a.size:
+            raise ArgumentError(
+                f"`gold` must have one label per item ({a.size}); "
+                f"got shape {gold.shape}."
+            )
+    elif gold is not None:
+        gold = np.asarray(gold)
+    if isinstance(metric, rs.SumMetric) and metric.labels:
+        for name, arr in (("gold", gold), ("pred_a", a), ("pred_b", b)):
+            if arr.dtype.kind == "f" and np.isnan(arr).any():
+                raise ArgumentError(
+                    f"`{name}` has missing (NaN) labels at position(s) "
+                    f"{', '.join(map(str, np.flatnonzero(np.isnan(arr))[:5]))}; "
+                    "every item needs a label."
+                )
+    if not metric.needs_gold and isinstance(metric, rs.SumMetric):
+        a = as_scores(a, "pred_a")
+        b = as_scores(b, "pred_b")
+    n_resamples = as_positive_int(n_resamples, "n_resamples")
+    alternative = as_alternative(alternative)
+    confidence = as_confidence(confidence)
+    if ci not in ("bca", "percentile"):
+        raise ArgumentError(f"`ci` must be 'bca' or 'percentile'; got {ci!r}.")
+    return metric, gold, a, b, n_resamples, alternative, confidence, as_rng(rng)
+
+
+def _tol(x: float) -> float:
+    return 1e-9 * max(1.0, abs(x))
+
+
+def _pvalue(hits: int, b: int, smooth: bool) -> float:
+    return (hits + 1) / (b + 1) if smooth else hits / b
+
+
+# --- confidence intervals ----------------------------------------------------
+
+
+def _percentile(dist, probs):
+    return tuple(float(v) for v in np.percentile(dist, np.asarray(probs) * 100))
+
+
+def _bca_interval(dist, delta, jack, weights, confidence):
+    """BCa interval (Efron 1987) from bootstrap deltas and jackknife deltas.
+
+    ``jack`` are leave-one-out deltas with multiplicities ``weights``.
+    """
+    alpha = (1 - confidence) / 2
+    if np.ptp(dist) == 0:
+        return float(dist[0]), float(dist[0])
+    b = dist.size
+    below = np.count_nonzero(dist < delta) + 0.5 * np.count_nonzero(dist == delta)
+    z0 = special.ndtri(np.clip(below / b, 0.5 / b, 1 - 0.5 / b))
+    w = np.asarray(weights, dtype=float)
+    mean = np.sum(w * jack) / w.sum()
+    dev = mean - jack
+    den = 6.0 * np.sum(w * dev**2) ** 1.5
+    a = np.sum(w * dev**3) / den if den > 0 else 0.0
+    z = special.ndtri(np.array([alpha, 1 - alpha]))
+    probs = special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))
+    return _percentile(dist, probs)
+
+
+def _interval(ci, dist, delta, jackknife, confidence):
+    alpha = (1 - confidence) / 2
+    if ci == "percentile":
+        return _percentile(dist, [alpha, 1 - alpha])
+    jack, weights = jackknife()
+    return _bca_interval(dist, delta, jack, weights, confidence)
+
+
+# --- the resampling tests ------------------------------------------------------
+
+
+class _Prepared:
+    """Observed delta plus the draws of either path, for one pair of systems."""
+
+    def __init__(self, metric, gold, a, b, method, progress):
+        self.metric, self.gold, self.a, self.b = metric, gold, a, b
+        self.method, self.progress = method, progress
+        self.n = a.size
+        if isinstance(metric, rs.CallableMetric):
+            self.types = None
+            self.score_a = float(metric.fn(gold, a))
+            self.score_b = float(metric.fn(gold, b))
+            self.n_types = self.n
+        else:
+            self.types = rs.paired_types(metric, gold, a, b)
+            rs.check_combine(
+                metric, np.vstack([self.types.stats_a, self.types.stats_b])
+            )
+            ta, tb = self.types.totals()
+            self.score_a = rs.metric_value(metric, ta[None, :])
+            self.score_b = rs.metric_value(metric, tb[None, :])
+            self.n_types = self.types.n_types
+        rs.finite_or_raise(self.score_a, f"metric {metric.name!r} of system A")
+        rs.finite_or_raise(self.score_b, f"metric {metric.name!r} of system B")
+        self.delta = self.score_a - self.score_b
+
+    def _finite(self, values, what):
+        bad = np.count_nonzero(~np.isfinite(values))
+        if bad:
+            raise ArgumentError(
+                f"metric {self.metric.name!r} gave a NaN or infinite delta on {bad} of "
+                f"{values.size} {what} (a 0/0 in combine?); it must be defined on "
+                "every subset of the items."
+            )
+        return values
+
+    def bootstrap(self, n_resamples, rng):
+        if self.types is None:
+            d = rs.loop_bootstrap_deltas(
+                self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
+            )
+            path = "loop"
+        else:
+            d, path = rs.bootstrap_deltas(
+                self.metric, self.types, n_resamples, rng, self.method
+            )
+        return self._finite(d, "bootstrap resamples"), path
+
+    def randomization(self, n_resamples, rng):
+        if self.types is None:
+            d = rs.loop_randomization_deltas(
+                self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
+            )
+            path = "loop"
+        else:
+            d, path = rs.randomization_deltas(
+                self.metric, self.types, n_resamples, rng, self.method
+            )
+        return self._finite(d, "randomizations"), path
+
+    def jackknife(self):
+        if self.types is None:
+            jack = rs.loop_jackknife_deltas(
+                self.metric, self.gold, self.a, self.b, self.progress
+            )
+            return self._finite(jack, "leave-one-out subsets"), np.ones(self.n)
+        jack = rs.jackknife_deltas(self.metric, self.types)
+        return self._finite(jack, "leave-one-out subsets"), self.types.counts
+
+
+def _bootstrap_hits(dist, delta, alternative):
+    """Count resamples at least as extreme as observed under the shifted null."""
+    if alternative == "greater":
+        return int(np.count_nonzero(dist >= 2 * delta - _tol(2 * delta)))
+    if alternative == "less":
+        return int(np.count_nonzero(dist <= 2 * delta + _tol(2 * delta)))
+    return int(np.count_nonzero(np.abs(dist - delta) >= abs(delta) - _tol(delta)))
+
+
+def _randomization_hits(dist, delta, alternative):
+    if alternative == "greater":
+        return int(np.count_nonzero(dist >= delta - _tol(delta)))
+    if alternative == "less":
+        return int(np.count_nonzero(dist <= delta + _tol(delta)))
+    return int(np.count_nonzero(np.abs(dist) >= abs(delta) - _tol(delta)))
+
+
+def paired_bootstrap(
+    gold,
+    pred_a,
+    pred_b,
+    *,
+    metric="accuracy",
+    n_resamples: int = 10_000,
+    alternative: str = "two-sided",
+    confidence: float = 0.95,
+    ci: str = "bca",
+    smooth: bool = True,
+    method: str = "auto",
+    rng=None,
+    progress=None,
+) -> PairedTestResult:
+    """Paired bootstrap test of ``delta = M(A, x) - M(B, x)`` for any metric.
+
+    Estimand: the difference in the metric between the two systems on the
+    population the test set is a sample of. The test draws ``B`` virtual test
+    sets ``x_i`` of ``n`` items with replacement from the ``n`` items (keeping
+    each item's pair of outputs together) and computes ``delta(x_i)``.
+
+    p-values (Efron and Tibshirani 1993, sec. 16.4; Koehn 2004;
+    Berg-Kirkpatrick et al. 2012). The bootstrap distribution of
+    ``delta(x_i)`` is centred near ``delta(x)``, not 0, so the null
+    distribution is the bootstrap distribution *shifted* to 0:
+    ``delta(x_i) - delta(x)``.
+
+    - ``"greater"`` (A better; the textbook's test):
+      ``p = #{delta(x_i) >= 2 delta(x)} / B``, the share of resamples where
+      the shifted statistic ``delta(x_i) - delta(x)`` reaches ``delta(x)``:
+      the "2 delta" rule.
+    - ``"less"``: ``#{delta(x_i) <= 2 delta(x)} / B``.
+    - ``"two-sided"``: ``#{|delta(x_i) - delta(x)| >= |delta(x)|} / B``.
+
+    With ``smooth=True`` (default) the p-value is ``(hits + 1) / (B + 1)``.
+    Ties are counted as hits (tolerance ``1e-9 * max(1, |threshold|)``).
+
+    Parameters
+    ----------
+    gold : array_like or None
+        Gold labels, one per item (None for ``metric="mean"``).
+    pred_a, pred_b : array_like
+        The two systems' outputs on the same items in the same order (labels,
+        or per-item scores for ``metric="mean"``).
+    metric : str, SumMetric or callable, default "accuracy"
+        A name (``accuracy``, ``macro-f1``, ``micro-f1``, ``weighted-f1``,
+        ``macro-f0.5``, ``macro-precision``, ..., ``mean``), a
+        :class:`~vareval.stats.resampling.SumMetric`, or a plain callable
+        ``fn(gold, pred) -> float`` (slow path: a loop with a progress bar).
+    n_resamples : int, default 10000
+        ``B``, at least 1.
+    alternative : {"two-sided", "greater", "less"}
+    confidence : float, default 0.95
+        Level of the interval for ``delta``.
+    ci : {"bca", "percentile"}, default "bca"
+        Bias-corrected and accelerated (Efron 1987; acceleration from the
+        exact leave-one-item-out jackknife) or percentile interval.
+    smooth : bool, default True
+        ``(hits + 1) / (B + 1)``; False gives ``hits / B``.
+    method : {"auto", "compressed", "index"}
+        Resampling path (same distribution); ``auto`` compresses when there
+        are at most ``n / 2`` item types.
+    rng : None, int or numpy.random.Generator
+    progress : bool or None
+        Progress bar for the slow callable path (None: only on a terminal).
+
+    Returns
+    -------
+    PairedTestResult
+
+    Examples
+    --------
+    The textbook's test set of 10 documents, A right on 7, B on 5:
+
+    >>> gold = [1] * 10
+    >>> a = [1, 1, 1, 1, 1, 1, 1, 0, 0, 0]
+    >>> b = [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]
+    >>> r = paired_bootstrap(gold, a, b, alternative="greater", rng=0)
+    >>> round(r.statistic, 2)
+    0.2
+    """
+    metric, gold, a, b, n_resamples, alternative, confidence, rng = _paired_iv(
+        gold, pred_a, pred_b, metric, n_resamples, alternative, confidence, ci, rng
+    )
+    prep = _Prepared(metric, gold, a, b, method, progress)
+    dist, path = prep.bootstrap(n_resamples, rng)
+    hits = _bootstrap_hits(dist, prep.delta, alternative)
+    return PairedTestResult(
+        test="paired bootstrap",
+        metric=metric.name,
+        score_a=prep.score_a,
+        score_b=prep.score_b,
+        statistic=prep.delta,
+        pvalue=_pvalue(hits, n_resamples, smooth),
+        alternative=alternative,
+        confidence_interval=_interval(ci, dist, prep.delta, prep.jackknife, confidence),
+        ci_method=ci,
+        confidence=confidence,
+        hits=hits,
+        n_resamples=n_resamples,
+        smooth=bool(smooth),
+        n=prep.n,
+        n_types=prep.n_types,
+        path=path,
+        distribution=dist,
+    )
+
+
+def paired_randomization(
+    gold,
+    pred_a,
+    pred_b,
+    *,
+    metric="accuracy",
+    n_resamples: int = 10_000,
+    alternative: str = "two-sided",
+    confidence: float = 0.95,
+    ci: str = "bca",
+    ci_resamples: int | None = None,
+    smooth: bool = True,
+    method: str = "auto",
+    rng=None,
+    progress=None,
+) -> PairedTestResult:
+    """Approximate randomization (paired permutation) test for any metric.
+
+    Null hypothesis: on every item, the two systems' outputs are exchangeable
+    (Noreen 1989; Riezler and Maxwell 2005). Each of ``R`` randomizations
+    swaps A's and B's outputs on each item independently with probability
+    1/2 and recomputes ``delta``. p-values, with ``delta`` observed:
+
+    - ``"two-sided"``: ``(#{|delta_perm| >= |delta|} + 1) / (R + 1)``;
+    - ``"greater"``: ``(#{delta_perm >= delta} + 1) / (R + 1)``;
+    - ``"less"``: ``(#{delta_perm <= delta} + 1) / (R + 1)``.
+
+    For accuracy, the exact version of this test is McNemar's exact test
+    (:func:`mcnemar_exact`). The confidence interval for ``delta`` comes from
+    a paired bootstrap (``ci_resamples`` resamples, default ``R``) on an
+    independent random stream, because the randomization distribution is
+    centred at 0 and says nothing about the size of ``delta``.
+
+    Parameters are those of :func:`paired_bootstrap`; ``n_resamples`` is ``R``.
+
+    Returns
+    -------
+    PairedTestResult
+    """
+    metric, gold, a, b, n_resamples, alternative, confidence, rng = _paired_iv(
+        gold, pred_a, pred_b, metric, n_resamples, alternative, confidence, ci, rng
+    )
+    ci_resamples = n_resamples if ci_resamples is None else ci_resamples
+    ci_resamples = as_positive_int(ci_resamples, "ci_resamples")
+    test_rng, ci_rng = rng.spawn(2)
+    prep = _Prepared(metric, gold, a, b, method, progress)
+    dist, path = prep.randomization(n_resamples, test_rng)
+    hits = _randomization_hits(dist, prep.delta, alternative)
+    boot, _ = prep.bootstrap(ci_resamples, ci_rng)
+    return PairedTestResult(
+        test="approximate randomization",
+        metric=metric.name,
+        score_a=prep.score_a,
+        score_b=prep.score_b,
+        statistic=prep.delta,
+        pvalue=_pvalue(hits, n_resamples, smooth),
+        alternative=alternative,
+        confidence_interval=_interval(ci, boot, prep.delta, prep.jackknife, confidence),
+        ci_method=ci,
+        confidence=confidence,
+        hits=hits,
+        n_resamples=n_resamples,
+        smooth=bool(smooth),
+        n=prep.n,
+        n_types=prep.n_types,
+        path=path,
+        distribution=dist,
+    )
+
+
+# --- exact and classical tests ---------------------------------------------------
+
+
+def mcnemar_exact(
+    gold, pred_a, pred_b, *, alternative: str = "two-sided", confidence: float = 0.95
+) -> ExactTestResult:
+    """McNemar's exact test for a difference in accuracy (McNemar 1947).
+
+    Only discordant items matter: ``n_ab`` items A gets right and B wrong, and
+    ``n_ba`` the reverse. Under the null of equal accuracy (exchangeable
+    outputs), ``n_ab ~ Binomial(n_ab + n_ba, 1/2)``; this is the exact
+    distribution that approximate randomization of accuracy estimates by
+    sampling. ``"greater"`` means A more accurate. The interval for the
+    accuracy difference is the Wald interval
+    ``delta +- z sqrt(n_ab + n_ba - n (delta)^2) / n`` (Agresti 2013, 10.1).
+
+    Returns
+    -------
+    ExactTestResult
+        ``statistic`` is ``n_ab``; ``details`` holds ``n_ab`` and ``n_ba``.
+    """
+    alternative = as_alternative(alternative)
+    confidence = as_confidence(confidence)
+    gold, a, b = (np.asarray(v) for v in (gold, pred_a, pred_b))
+    if not gold.size == a.size == b.size or gold.size == 0:
+        raise ArgumentError(
+            f"`gold`, `pred_a` and `pred_b` must have the same non-zero length; got "
+            f"{gold.size}, {a.size} and {b.size}."
+        )
+    ra, rb = a == gold, b == gold
+    n_ab, n_ba, n = int(np.sum(ra & ~rb)), int(np.sum(~ra & rb)), gold.size
+    m = n_ab + n_ba
+    p = (
+        1.0
+        if m == 0
+        else float(stats.binomtest(n_ab, m, 0.5, alternative=alternative).pvalue)
+    )
+    delta = (n_ab - n_ba) / n
+    half = (
+        special.ndtri((1 + confidence) / 2) * math.sqrt(max(m - n * delta**2, 0.0)) / n
+    )
+    return ExactTestResult(
+        test="McNemar exact",
+        statistic=float(n_ab),
+        pvalue=p,
+        delta=delta,
+        confidence_interval=(delta - half, delta + half),
+        confidence=confidence,
+        alternative=alternative,
+        n=n,
+        details={"n_ab": n_ab, "n_ba": n_ba},
+    )
+
+
+def _scores_pair(scores_a, scores_b):
+    a = as_scores(scores_a, "scores_a", min_n=2)
+    b = as_scores(scores_b, "scores_b", min_n=2)
+    if a.size != b.size:
+        raise ArgumentError(
+            "`scores_a` and `scores_b` must be paired (same length); "
+            f"got {a.size} and {b.size}."
+        )
+    return a, b
+
+
+def paired_t(
+    scores_a, scores_b, *, alternative: str = "two-sided", confidence: float = 0.95
+) -> ExactTestResult:
+    """Paired t test on per-item scores (Student 1908), via ``scipy.stats.ttest_rel``.
+
+    Estimand: the mean per-item difference ``E[a - b]``; valid when the mean
+    difference is roughly normal (many items). The interval is the t interval.
+    """
+    alternative = as_alternative(alternative)
+    confidence = as_confidence(confidence)
+    a, b = _scores_pair(scores_a, scores_b)
+    res = stats.ttest_rel(a, b, alternative=alternative)
+    d = a - b
+    lo, hi = res.confidence_interval(confidence) if np.ptp(d) > 0 else (d[0], d[0])
+    return ExactTestResult(
+        test="paired t",
+        statistic=float(res.statistic),
+        pvalue=float(res.pvalue),
+        delta=float(d.mean()),
+        confidence_interval=(float(lo), float(hi)),
+        confidence=confidence,
+        alternative=alternative,
+        n=a.size,
+        details={"df": int(a.size - 1), "se": float(d.std(ddof=1) / math.sqrt(a.size))},
+    )
+
+
+def paired_wilcoxon(
+    scores_a, scores_b, *, alternative: str = "two-sided", confidence: float = 0.95
+) -> ExactTestResult:
+    """Wilcoxon signed-rank test on per-item scores (Wilcoxon 1945).
+
+    Via ``scipy.stats.wilcoxon`` (zero differences dropped, the Wilcoxon
+    convention; exact null distribution for small samples without ties).
+    Null: the differences ``a - b`` are symmetric about 0. ``delta`` is the
+    mean difference with its t interval, reported for scale only.
+    """
+    alternative = as_alternative(alternative)
+    confidence = as_confidence(confidence)
+    a, b = _scores_pair(scores_a, scores_b)
+    d = a - b
+    if np.all(d == 0):
+        stat, p = 0.0, 1.0
+    else:
+        res = stats.wilcoxon(a, b, alternative=alternative)
+        stat, p = float(res.statistic), float(res.pvalue)
+    tt = paired_t(a, b, confidence=confidence)
+    return ExactTestResult(
+        test="Wilcoxon signed-rank",
+        statistic=stat,
+        pvalue=p,
+        delta=float(d.mean()),
+        confidence_interval=tt.confidence_interval,
+        confidence=confidence,
+        alternative=alternative,
+        n=a.size,
+        details={"nonzero": int(np.count_nonzero(d))},
+    )
+
+
+# --- several systems ------------------------------------------------------------
+
+
+def adjust_pvalues(pvalues, method: str = "holm") -> np.ndarray:
+    """Family-wise adjusted p-values, returned in the input order.
+
+    - ``"holm"`` (Holm 1979): sort ascending, ``p~_(i) = max_{j <= i}
+      min(1, (m - j + 1) p_(j))``; monotone in the sorted order, and uniformly
+      more powerful than Bonferroni.
+    - ``"bonferroni"``: ``min(1, m p)``.
+    - ``"none"``: unchanged.
+
+    Both control the family-wise error rate under any dependence.
+    """
+    p = np.asarray(pvalues, dtype=float).reshape(-1)
+    if p.size and (np.isnan(p).any() or (p < 0).any() or (p > 1).any()):
+        raise ArgumentError("`pvalues` must be numbers in [0, 1] without NaN.")
+    if method not in CORRECTIONS:
+        raise ArgumentError(
+            f"`correction` must be one of {', '.join(CORRECTIONS)}; got {method!r}."
+        )
+    m = p.size
+    if method == "none" or m == 0:
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, m * p)
+    order = np.argsort(p, kind="stable")
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(1.0, stepped)
+    return out
+
+
+def compare_systems(
+    gold,
+    predictions: Mapping,
+    *,
+    metric="accuracy",
+    test: str = "bootstrap",
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    correction: str = "holm",
+    n_resamples: int = 10_000,
+    alternative: str = "two-sided",
+    confidence: float = 0.95,
+    ci: str = "bca",
+    smooth: bool = True,
+    rng=None,
+) -> SystemComparison:
+    """Compare several systems on one test set with adjusted p-values.
+
+    Each system against ``baseline`` (default: the first system), or every
+    pair with ``all_pairs=True``. Each comparison is a paired test
+    (:func:`paired_bootstrap` or :func:`paired_randomization`) on its own
+    independent random stream (``SeedSequence.spawn``); the p-values are then
+    adjusted for the family with Holm (default) or Bonferroni, controlling
+    the family-wise error rate (Holm 1979).
+
+    Parameters
+    ----------
+    gold : array_like or None
+    predictions : mapping of str to array_like
+        System name to its outputs, all of the same length, at least two.
+    metric, n_resamples, alternative, confidence, ci, smooth, rng
+        As for :func:`paired_bootstrap`.
+    test : {"bootstrap", "randomization"}
+    baseline : str, optional
+    all_pairs : bool, default False
+    correction : {"holm", "bonferroni", "none"}
+
+    Returns
+    -------
+    SystemComparison
+    """
+    if not isinstance(predictions, Mapping) or len(predictions) < 2:
+        raise ArgumentError(
+            "`predictions` must map at least two system names to outputs."
+        )
+    if test not in TESTS:
+        raise ArgumentError(
+            f"`test` must be 'bootstrap' or 'randomization'; got {test!r}."
+        )
+    if correction not in CORRECTIONS:
+        raise ArgumentError(
+            f"`correction` must be one of {', '.join(CORRECTIONS)}; got {correction!r}."
+        )
+    systems = tuple(str(s) for s in predictions)
+    preds = {str(k): v for k, v in predictions.items()}
+    lengths = {s: np.asarray(v).size for s, v in preds.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{s}: {k}" for s, k in lengths.items())
+        raise ArgumentError(
+            f"systems must have one output per item; lengths differ ({shown})."
+        )
+    if all_pairs and baseline is not None:
+        raise ArgumentError("give either `baseline` or `all_pairs`, not both.")
+    if all_pairs:
+        pairs = [
+            (systems[i], systems[j])
+            for i in range(len(systems))
+            for j in range(i + 1, len(systems))
+        ]
+    else:
+        baseline = systems[0] if baseline is None else str(baseline)
+        if baseline not in preds:
+            raise ArgumentError(
+                f"`baseline` {baseline!r} is not a system; "
+                f"systems: {', '.join(systems)}."
+            )
+        pairs = [(s, baseline) for s in systems if s != baseline]
+    run = paired_bootstrap if test == "bootstrap" else paired_randomization
+    streams = as_rng(rng).spawn(len(pairs))
+    results = tuple(
+        run(
+            gold,
+            preds[a],
+            preds[b],
+            metric=metric,
+            n_resamples=n_resamples,
+            alternative=alternative,
+            confidence=confidence,
+            ci=ci,
+            smooth=smooth,
+            rng=r,
+        )
+        for (a, b), r in zip(pairs, streams, strict=True)
+    )
+    scores = {}
+    for (a, b), r in zip(pairs, results, strict=True):
+        scores.setdefault(a, r.score_a)
+        scores.setdefault(b, r.score_b)
+    return SystemComparison(
+        systems=systems,
+        scores={s: scores[s] for s in systems},
+        pairs=tuple(pairs),
+        results=results,
+        adjusted_pvalues=adjust_pvalues([r.pvalue for r in results], correction),
+        correction=correction,
+        baseline=None if all_pairs else baseline,
+    )

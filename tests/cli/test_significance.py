@@ -1,0 +1,200 @@
+import json
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from vareval.cli import main
+from vareval.cli.significance import demo_section
+from vareval.data.significance import example_path
+
+
+@pytest.fixture
+def example_file():
+    with example_path() as p:
+        yield str(p)
+
+
+def _run(args):
+    return CliRunner().invoke(main, args)
+
+
+def test_significance_table(example_file):
+    res = _run(
+        [
+            "significance",
+            example_file,
+            "--gold",
+            "gold",
+            "--item",
+            "item",
+            "--system",
+            "logreg,knn",
+            "--system",
+            "naive_bayes",
+            "--metric",
+            "macro-f1",
+            "--resamples",
+            "2000",
+            "--seed",
+            "1",
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert (
+        "paired bootstrap test, metric macro-f1, 899 items, 2,000 resamples, seed 1"
+        in out
+    )
+    assert "knn" in out and "p (Holm)" in out and "95% CI (BCa)" in out
+
+
+def test_significance_json_all_pairs_randomization(example_file):
+    res = _run(
+        [
+            "significance",
+            example_file,
+            "--gold",
+            "gold",
+            "--item",
+            "item",
+            "--test",
+            "randomization",
+            "--all-pairs",
+            "--correction",
+            "bonferroni",
+            "--resamples",
+            "500",
+            "--seed",
+            "0",
+            "--json",
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert len(data["pairs"]) == 6 and data["correction"] == "bonferroni"
+    assert data["results"][0]["test"] == "approximate randomization"
+    again = _run(
+        [
+            "significance",
+            example_file,
+            "--gold",
+            "gold",
+            "--item",
+            "item",
+            "--test",
+            "randomization",
+            "--all-pairs",
+            "--correction",
+            "bonferroni",
+            "--resamples",
+            "500",
+            "--seed",
+            "0",
+            "--json",
+        ]
+    )
+    assert again.output == res.output
+
+
+def test_unsmoothed_flag(example_file):
+    args = ["significance", example_file, "--gold", "gold", "--item", "item",
+            "--system", "logreg,naive_bayes", "--seed", "0", "--resamples", "1000"]
+    res = _run(args + ["--unsmoothed", "--json"])
+    r = json.loads(res.output)["results"][0]
+    assert r["pvalue"] == 0.0 and not r["smooth"]
+    assert "hits / B (unsmoothed)" in _run(args + ["--unsmoothed"]).output
+    smoothed = json.loads(_run(args + ["--json"]).output)["results"][0]
+    assert smoothed["pvalue"] == 1 / 1001
+
+
+def test_long_format(tmp_path, example_file):
+    long = pd.read_csv(example_file).melt(
+        id_vars=["item", "gold"], var_name="model", value_name="pred"
+    )
+    path = tmp_path / "long.csv"
+    long.to_csv(path, index=False)
+    res = _run(
+        [
+            "significance",
+            str(path),
+            "--gold",
+            "gold",
+            "--item",
+            "item",
+            "--system-column",
+            "model",
+            "--prediction",
+            "pred",
+            "--system",
+            "logreg,knn",
+            "--baseline",
+            "knn",
+            "--seed",
+            "0",
+            "--resamples",
+            "300",
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    assert "logreg  knn" in res.output.replace("   ", "  ")
+
+
+def test_metrics_command(example_file):
+    res = _run(
+        ["metrics", example_file, "--gold", "gold", "--item", "item", "--system", "knn"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "system knn: accuracy 0.9733" in res.output
+    assert "macro avg" in res.output and "gold \\ predicted" in res.output
+    res = _run(["metrics", example_file, "--gold", "gold", "--item", "item", "--json"])
+    assert set(json.loads(res.output)) == {
+        "logreg",
+        "knn",
+        "random_forest",
+        "naive_bayes",
+    }
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["--metric", "bleu"], "metric"),
+        (["--resamples", "0"], "n_resamples"),
+        (["--system", "logreg,nope"], "'nope' not found"),
+        (["--baseline", "svm"], "baseline"),
+        (["--baseline", "knn", "--all-pairs"], "not both"),
+        (["--gold", "label"], "gold column 'label' not found"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(example_file, args, match):
+    base = [
+        "significance",
+        example_file,
+        "--gold",
+        "gold",
+        "--item",
+        "item",
+        "--seed",
+        "0",
+    ]
+    res = _run(base + args)
+    assert res.exit_code == 2
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and match in lines[0]
+    assert "Traceback" not in res.output
+
+
+def test_different_lengths_and_nan(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("gold,a,b\n0,0,1\n1,1,\n1,0,1\n")
+    res = _run(["significance", str(path), "--gold", "gold", "--seed", "0"])
+    assert res.exit_code == 2 and "column 'b' is empty in data row(s) 2" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+    res = _run(["metrics", str(tmp_path / "missing.csv"), "--gold", "gold"])
+    assert res.exit_code == 2 and res.output.startswith("error: ")
+
+
+def test_demo_section():
+    text = demo_section()
+    assert "digits" in text and "macro-f1" in text and "p (Holm)" in text
