@@ -9,11 +9,12 @@ and exits with status 2, never a traceback.
 from __future__ import annotations
 
 import sys
+import warnings
 
 import click
 
 from vareval import __version__
-from vareval.errors import VarevalError
+from vareval.errors import VarevalError, VarevalWarning
 
 
 class _Group(click.Group):
@@ -22,7 +23,9 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, **extra):
         extra.pop("standalone_mode", None)
         try:
-            super().main(args, prog_name, standalone_mode=False, **extra)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                super().main(args, prog_name, standalone_mode=False, **extra)
         except VarevalError as exc:
             _fail(str(exc))
         except click.UsageError as exc:  # a missing option, a bad value for a typed option
@@ -33,6 +36,14 @@ class _Group(click.Group):
         except click.Abort:
             _fail("aborted", 1)
         sys.exit(0)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Print vareval's own warnings as one line; others in Python's usual form."""
+    if issubclass(category, VarevalWarning):
+        click.echo(f"warning: {message}", err=True)
+    else:
+        click.echo(warnings.formatwarning(message, category, filename, lineno, line), err=True)
 
 
 def _fail(message: str, status: int = 2):
