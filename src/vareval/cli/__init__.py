@@ -33,9 +33,9 @@ def main():
 
 
 def _register():
-    from vareval.cli import demo, repeated
+    from vareval.cli import demo, repeated, report
 
-    for module in (repeated, demo):
+    for module in (repeated, report, demo):
         for command in module.COMMANDS:
             main.add_command(command)
 

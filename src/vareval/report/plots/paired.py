@@ -1,0 +1,147 @@
+"""Job 3 plots: paired differences with their CIs, and the planning curve."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vareval.report.plots._style import NEUTRAL, colour, figure, short_label, to_svg
+
+
+def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str:
+    """Each comparison's per-pair differences (dots) with mean and CIs.
+
+    Parameters
+    ----------
+    results : dict of str to PairedDifference
+        Keyed by a label such as ``"A − B"``.
+    metric : str
+        The metric's name, for the axis label.
+    """
+    labels = list(results)
+    m = len(labels)
+    jitter = np.random.default_rng(1)
+    rasterize = sum(len(r.differences) for r in results.values()) > 4000
+    with figure(name, height=1.2 + 0.45 * m) as (fig, ax):
+        positions = np.arange(m)[::-1]
+        for i, (pos, label) in enumerate(zip(positions, labels, strict=True)):
+            r = results[label]
+            d = np.asarray(r.differences, dtype=float)
+            ax.scatter(
+                d,
+                pos + jitter.uniform(-0.25, -0.08, size=d.size),
+                s=10,
+                color=colour(i),
+                alpha=0.6,
+                linewidths=0,
+                rasterized=rasterize,
+            )
+            lo, hi = r.t_ci
+            ax.errorbar(
+                r.mean,
+                pos + 0.05,
+                xerr=[[r.mean - lo], [hi - r.mean]],
+                fmt="o",
+                color="black",
+                markersize=4,
+                capsize=3,
+                linewidth=1.2,
+            )
+            blo, bhi = r.bootstrap_ci
+            ax.errorbar(
+                r.mean,
+                pos + 0.22,
+                xerr=[[r.mean - blo], [bhi - r.mean]],
+                fmt="s",
+                color=NEUTRAL,
+                markersize=3,
+                capsize=3,
+                linewidth=1.0,
+                linestyle="--",
+            )
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(positions, [short_label(label, 36) for label in labels])
+        ax.set_ylim(-0.7, m - 0.3)
+        ax.set_xlabel(
+            f"difference in {short_label(metric, 40)} (first minus second; "
+            "metric units)"
+        )
+        ax.grid(axis="y", visible=False)
+        from matplotlib.lines import Line2D
+
+        conf = round(100 * next(iter(results.values())).confidence)
+        ax.legend(
+            handles=[
+                Line2D(
+                    [], [], marker="o", linestyle="", color=colour(0), label="one pair"
+                ),
+                Line2D([], [], marker="o", color="black", label=f"mean, {conf}% t CI"),
+                Line2D(
+                    [],
+                    [],
+                    marker="s",
+                    color=NEUTRAL,
+                    linestyle="--",
+                    label=f"mean, {conf}% bootstrap CI",
+                ),
+            ],
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=3,
+        )
+        return to_svg(fig, name)
+
+
+def planning_plot(
+    plans: dict, current_k: dict, metric: str, *, name: str = "planning"
+) -> str:
+    """Standard error of the mean difference against the number of pairs.
+
+    Parameters
+    ----------
+    plans : dict of str to Plan
+        ``vareval.stats.plan_replications`` results, keyed by comparison.
+    current_k : dict of str to int
+        The number of pairs in hand, marked on each curve.
+    """
+    with figure(name, height=3.4) as (fig, ax):
+        for i, (label, plan) in enumerate(plans.items()):
+            k = np.asarray(plan.curve_k, dtype=float)
+            se = np.asarray(plan.curve_se, dtype=float)
+            ax.plot(k, se, color=colour(i), label=short_label(label, 36))
+            k0 = current_k.get(label)
+            if k0:
+                se0 = plan.sd_diff / np.sqrt(k0)
+                ax.plot([k0], [se0], "o", color=colour(i), markersize=6)
+                ax.plot(
+                    [4 * k0],
+                    [se0 / 2],
+                    "D",
+                    color=colour(i),
+                    markersize=5,
+                    markerfacecolor="white",
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("number of pairs k (log scale)")
+        ax.set_ylabel(
+            f"SE of mean difference\n({short_label(metric, 30)} units, log scale)"
+        )
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        handles += [
+            Line2D(
+                [], [], marker="o", linestyle="", color=NEUTRAL, label="pairs in hand"
+            ),
+            Line2D(
+                [],
+                [],
+                marker="D",
+                linestyle="",
+                color=NEUTRAL,
+                markerfacecolor="white",
+                label="4x the pairs: SE halved",
+            ),
+        ]
+        ax.legend(handles=handles, loc="upper right")
+        return to_svg(fig, name)

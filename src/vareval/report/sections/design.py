@@ -1,0 +1,111 @@
+"""Section: what was repeated, and which sources of randomness varied."""
+
+from __future__ import annotations
+
+from vareval.report.sections._base import Paragraph, ReportData, Section, Table, plural
+
+REPEATED_TEXT = {
+    "training": (
+        "Training only: every run saw the same fixed data (the same split and test "
+        "set); "
+        "what varied is the training randomness (initialisation, batch order, "
+        "augmentation, "
+        "nondeterministic arithmetic). The numbers describe this data set, "
+        "conditionally."
+    ),
+    "data-sampling": (
+        "The whole data-sampling pipeline: each run also drew its own data split (or "
+        "sample), "
+        "so the spread includes data variability as well as training randomness."
+    ),
+    None: (
+        "Not stated. The table cannot say whether each run re-sampled the data or only "
+        "re-trained on fixed data; state it (vareval report --repeated training or "
+        "--repeated data-sampling), because the two answer different questions."
+    ),
+}
+
+
+def build(data: ReportData) -> Section:
+    """Build this section from ``data``, or None when its data is absent."""
+    df = data.df
+    n_methods = len(data.groups)
+    counts = [len(v) for v in data.groups.values()]
+    lo, hi = min(counts), max(counts)
+    per = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    blocks = [
+        Paragraph(
+            f"{plural(len(df), 'run')} of {plural(n_methods, 'method')} "
+            f"({per} runs per method) from {data.source or 'the given table'}; "
+            f"metric {data.metric!r}, {data.direction}."
+        ),
+        Paragraph("What was repeated: " + REPEATED_TEXT[data.repeated]),
+    ]
+    roles = {data.metric: "metric"}
+    roles.update({c: "method" for c in data.by})
+    roles.update({c: "pairing key" for c in data.pair_on or []})
+    rows, classes = [], []
+    for col in df.columns:
+        values = df[col]
+        distinct = values.nunique(dropna=False)
+        role = roles.get(col, "other (not used)")
+        if role == "metric":
+            shown = f"{values.min():.4g} \u2026 {values.max():.4g}"
+        else:
+            first = [str(v) for v in values.drop_duplicates().head(6)]
+            shown = ", ".join(first) + (", \u2026" if distinct > 6 else "")
+        rows.append([str(col), role, str(distinct), shown])
+        classes.append("" if role.startswith("other") else "role")
+    blocks.append(
+        Table(
+            ["column", "role", "distinct values", "values"],
+            rows,
+            caption="Columns of the results table and the role each played. A column "
+            "that "
+            "varies across runs but is not a pairing key is a source of variation the "
+            "analysis treats as random.",
+            numeric=[False, False, True, False],
+            row_classes=classes,
+        )
+    )
+    if data.randomness:
+        blocks.append(
+            Table(
+                ["source of randomness", "across runs", "note"],
+                [
+                    [
+                        r["name"],
+                        "varied" if r.get("varied") else "held fixed",
+                        r.get("note", ""),
+                    ]
+                    for r in data.randomness
+                ],
+                caption="Sources of randomness declared in the run store, each with "
+                "its "
+                "own independent seed stream.",
+            )
+        )
+    if data.pair_on:
+        blocks.append(
+            Paragraph(
+                "Runs of different methods are paired on "
+                + ", ".join(map(repr, data.pair_on))
+                + ": runs sharing a key share that randomness (e.g. the same seed "
+                "or fold)."
+            )
+        )
+    data.facts["runs"] = dict(zip(data.groups, counts, strict=True))
+    return Section(
+        id="design",
+        title="What was repeated",
+        estimand="This section targets no statistic: it records the experiment the "
+        "numbers "
+        "below describe, which decides what they estimate (a method's performance on "
+        "this "
+        "data, or over re-sampled data).",
+        how_to_read="Check that the varied sources match the question of the paper; "
+        "a column "
+        "marked 'other' varied across runs and is treated as part of the run-to-run "
+        "noise.",
+        blocks=blocks,
+    )

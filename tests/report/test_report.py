@@ -1,0 +1,344 @@
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vareval.errors import VarevalError
+from vareval.report import build_report, write_report
+from vareval.report.builder import collect
+
+XSS = "<script>alert(1)</script>"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def note_table():
+    """The reference note's worked example: A and B over three seeds."""
+    return pd.DataFrame(
+        {
+            "method": ["A"] * 3 + ["B"] * 3,
+            "seed": [0, 1, 2] * 2,
+            "acc": [0.831, 0.847, 0.822, 0.818, 0.835, 0.809],
+        }
+    )
+
+
+def runs_table(methods=("logreg", "mlp", "forest"), n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i, m in enumerate(methods):
+        for s in range(n):
+            rows.append(
+                {"method": m, "seed": s, "acc": 0.9 + 0.01 * i + 0.01 * rng.normal()}
+            )
+    return pd.DataFrame(rows)
+
+
+def section_ids(html):
+    return re.findall(r'<section id="([^"]+)"', html)
+
+
+# -- escaping ---------------------------------------------------------------
+
+
+def test_user_strings_are_escaped():
+    df = note_table()
+    df["method"] = df["method"].replace({"A": XSS, "B": "B & <b>bold</b>"})
+    df = df.rename(columns={"acc": "acc<img src=x onerror=alert(2)>"})
+    html = build_report(
+        df,
+        metric="acc<img src=x onerror=alert(2)>",
+        by="method",
+        pair_on="seed",
+        title="<i>title</i>",
+        source="<u>file</u>.csv",
+    )
+    assert XSS not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img" not in html
+    assert "<b>bold</b>" not in html and "B &amp; &lt;b&gt;bold&lt;/b&gt;" in html
+    assert "<i>title</i>" not in html and "&lt;i&gt;title&lt;/i&gt;" in html
+    # the page has no script at all, and no event handler attribute anywhere
+    assert "<script" not in html.lower()
+    assert not re.search(r"<[^>]*\son[a-z]+\s*=", html)
+
+
+def test_svg_text_is_escaped():
+    from vareval.report.plots._style import figure, to_svg
+
+    with figure("t") as (fig, ax):
+        ax.set_xlabel(XSS)
+        ax.set_title('"><svg onload=alert(1)>')
+        svg = to_svg(fig, "t")
+    assert svg.startswith("<svg")
+    assert "<script" not in svg
+    assert "&lt;script&gt;" in svg
+    assert "<svg onload" not in svg
+
+
+def test_svg_ids_are_unique_per_figure():
+    from vareval.report.plots._style import figure, to_svg
+
+    out = []
+    for name in ("one", "two"):
+        with figure(name) as (fig, ax):
+            ax.plot([0, 1], [0, 1])
+            out.append(to_svg(fig, name))
+    ids = [set(re.findall(r'id="([^"]+)"', s)) for s in out]
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
+
+
+# -- self-containment ---------------------------------------------------------
+
+
+def test_page_is_self_contained():
+    html = build_report(note_table(), metric="acc", by="method", pair_on="seed")
+    assert "<script" not in html and "<link" not in html and "@import" not in html
+    # every href/src points inside the page or is an embedded image
+    for ref in re.findall(r'(?:href|src)="([^"]*)"', html):
+        assert ref.startswith("#") or ref.startswith("data:image/png;base64,"), ref
+    assert not re.search(r"url\((?!#)", html)
+    assert html.count("<svg") >= 3
+
+
+# -- sections present or absent ------------------------------------------------
+
+
+def test_sections_with_pairing():
+    html = build_report(note_table(), metric="acc", by="method", pair_on="seed")
+    assert section_ids(html) == [
+        "design",
+        "summaries",
+        "paired",
+        "best-of-k",
+        "checklist",
+    ]
+
+
+def test_no_paired_section_without_pairing():
+    html = build_report(note_table(), metric="acc", by="method")
+    ids = section_ids(html)
+    assert "paired" not in ids
+    assert ids[:2] == ["design", "summaries"] and ids[-1] == "checklist"
+    assert "No pairing given" in html
+
+
+def test_missing_analysis_omits_its_section(monkeypatch):
+    import vareval.stats
+
+    monkeypatch.delattr(vareval.stats, "best_of_k", raising=False)
+    monkeypatch.delattr(vareval.stats, "paired_difference", raising=False)
+    html = build_report(note_table(), metric="acc", by="method", pair_on="seed")
+    assert section_ids(html) == ["design", "summaries", "checklist"]
+    assert "could not be computed here" in html  # the checklist says why
+
+
+def test_single_method_has_no_comparison():
+    df = note_table().query("method == 'A'")
+    html = build_report(df, metric="acc", by="method", pair_on="seed")
+    assert "paired" not in section_ids(html)
+    assert "best-of-k" in section_ids(html)
+
+
+def test_failing_optional_section_becomes_a_note(monkeypatch):
+    from vareval.report.sections import tuning
+
+    def broken(data):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(tuning, "build", broken)
+    html = build_report(note_table(), metric="acc", by="method")
+    assert 'id="notes"' in html and "Section &#39;tuning&#39; was left out" in html
+    assert "RuntimeError: boom" in html
+
+
+def test_store_randomness_is_listed():
+    html = build_report(
+        note_table(),
+        metric="acc",
+        by="method",
+        randomness=[
+            {"name": "data_split", "varied": False, "note": "fixed"},
+            {"name": "init", "varied": True, "note": "per seed"},
+        ],
+    )
+    assert "source of randomness" in html
+    assert (
+        "held fixed" in html and "Sources varied: init; held fixed: data_split." in html
+    )
+
+
+# -- numbers and the checklist ---------------------------------------------------
+
+
+def checklist_items(html):
+    block = html.split('<ul class="checklist">')[1].split("</ul>")[0]
+    return re.findall(
+        r'<li class="(\w+)"><span class="topic">([^<]+)</span>(.*?)</li>', block
+    )
+
+
+def test_checklist_is_filled_with_the_numbers():
+    html = build_report(
+        note_table(),
+        metric="acc",
+        by="method",
+        pair_on="seed",
+        test_set_held_out=True,
+        repeated="training",
+        search_effort="20 random-search trials per method",
+        baseline="B",
+    )
+    items = {
+        topic.rstrip("."): (status, text)
+        for status, topic, text in checklist_items(html)
+    }
+    assert list(items) == [
+        "Estimand and summary",
+        "Repetitions and what was repeated",
+        "Spread",
+        "Paired differences",
+        "Search effort, apart from final runs",
+        "Best run labelled as selected",
+        "Final test set held out",
+    ]
+    assert all(status == "ok" for status, _ in items.values())
+    assert "A: mean 0.8333" in items["Estimand and summary"][1]
+    assert "A: 3; B: 3" in items["Repetitions and what was repeated"][1]
+    assert "training only" in items["Repetitions and what was repeated"][1]
+    sd_a = np.std([0.831, 0.847, 0.822], ddof=1)
+    assert f"A: {sd_a:.4g}" in items["Spread"][1]
+    diff = np.mean([0.831 - 0.818, 0.847 - 0.835, 0.822 - 0.809])
+    assert f"A \u2212 B = {diff:.4g}" in items["Paired differences"][1]
+    assert "20 random-search trials" in items["Search effort, apart from final runs"][1]
+    assert "A: 0.847 (best of 3 runs)" in items["Best run labelled as selected"][1]
+    assert "stayed outside" in items["Final test set held out"][1]
+
+
+def test_checklist_flags_what_is_unknown():
+    html = build_report(note_table(), metric="acc", by="method")
+    items = {
+        topic.rstrip("."): (status, text)
+        for status, topic, text in checklist_items(html)
+    }
+    assert items["Final test set held out"][0] == "warn"
+    assert "Unknown" in items["Final test set held out"][1]
+    assert items["Repetitions and what was repeated"][0] == "warn"
+    assert items["Search effort, apart from final runs"][0] == "warn"
+    assert items["Paired differences"][0] == "warn"
+    html = build_report(
+        note_table(), metric="acc", by="method", test_set_held_out=False
+    )
+    items = {
+        topic.rstrip("."): (status, text)
+        for status, topic, text in checklist_items(html)
+    }
+    assert "used in modelling decisions" in items["Final test set held out"][1]
+
+
+def test_best_run_is_labelled_selected_everywhere():
+    html = build_report(note_table(), metric="acc", by="method", pair_on="seed")
+    assert "0.847 (selected)" in html  # summary table
+    assert "0.012 (selected)" in html  # best-vs-best gap in the paired table
+    assert "best run (selected)" in html  # the plot's legend
+
+
+def test_lower_is_better_selects_the_minimum():
+    df = note_table().rename(columns={"acc": "loss"})
+    html = build_report(df, metric="loss", by="method", higher_is_better=False)
+    assert "0.822 (selected)" in html and "lower is better" in html
+
+
+def test_every_section_states_its_estimand():
+    html = build_report(note_table(), metric="acc", by="method", pair_on="seed")
+    sections = html.split('<section id="')[1:-1]
+    for s in sections:
+        assert '<p class="estimand"><strong>Estimand.</strong>' in s
+        assert '<p class="read"><strong>How to read it.</strong>' in s
+
+
+def test_many_runs_are_rasterised_but_all_drawn():
+    df = runs_table(n=2000)
+    data, sections, _, _ = collect(
+        df, metric="acc", by="method", n_sim=2000, n_boot=500
+    )
+    summary = next(s for s in sections if s.id == "summaries")
+    svg = next(b.svg for b in summary.blocks if b.kind == "figure")
+    assert "data:image/png;base64," in svg
+    assert len(svg) < 1_000_000
+
+
+# -- bad input ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"metric": "nope", "by": "method"}, "metric column 'nope' not found"),
+        ({"metric": "acc", "by": "nope"}, "column 'nope' not found"),
+        ({"metric": "acc", "by": "method", "repeated": "always"}, "`repeated`"),
+        ({"metric": "acc", "by": "method", "baseline": "C"}, "`baseline` 'C'"),
+        ({"metric": "acc", "by": "method", "confidence": 1.5}, "`confidence`"),
+        (
+            {"metric": "acc", "by": "method", "test_set_held_out": "yes"},
+            "test_set_held_out",
+        ),
+        ({"metric": "acc", "by": []}, "`by`"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(VarevalError, match=match):
+        build_report(note_table(), **kwargs)
+
+
+def test_unmatched_pairs_are_refused():
+    df = note_table().iloc[:-1]
+    with pytest.raises(VarevalError, match="unmatched pairs"):
+        build_report(df, metric="acc", by="method", pair_on="seed")
+
+
+def test_write_report_checks_the_suffix(tmp_path):
+    with pytest.raises(VarevalError, match="must end in .html"):
+        write_report(tmp_path / "r.pdf", note_table(), metric="acc", by="method")
+    path = write_report(
+        tmp_path / "sub" / "r.html", note_table(), metric="acc", by="method"
+    )
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_same_seed_same_page():
+    a = build_report(note_table(), metric="acc", by="method", pair_on="seed", seed=3)
+    b = build_report(note_table(), metric="acc", by="method", pair_on="seed", seed=3)
+    assert a == b
+
+
+# -- a real browser ------------------------------------------------------------------
+
+
+def test_report_in_headless_chromium(tmp_path, cdp):
+    if cdp.find_chromium() is None:
+        pytest.skip(
+            "chromium is not installed: apt-get install -y --no-install-recommends "
+            "chromium (Debian) to run the browser test"
+        )
+    df = runs_table(methods=("logreg", "mlp", XSS), n=10)
+    path = write_report(
+        tmp_path / "report.html",
+        df,
+        metric="acc",
+        by="method",
+        pair_on="seed",
+        title="Browser test",
+        repeated="training",
+    )
+    shot = tmp_path / "report.png"
+    result = cdp.inspect_page(path, screenshot=shot)
+    assert result["console_errors"] == []
+    assert result["requests"] == [result["url"]]  # the page itself, nothing else
+    assert result["dialogs"] == []  # the method name did not run as a script
+    assert XSS in result["text"]  # ... it is shown as text
+    assert result["title"] == "Browser test"
+    assert (
+        shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    )
