@@ -25,9 +25,7 @@ def _read_input(path: str):
         from vareval.data import read_table
 
         return read_table(path), {}
-    from vareval.report.sections._base import optional
-
-    read_store_table = optional("vareval.data.store_table", "read_store_table")
+    read_store_table = _store_reader()
     if read_store_table is None:
         raise DataError(
             f"file '{path}' looks like a run store, but this vareval cannot read "
@@ -36,6 +34,13 @@ def _read_input(path: str):
         )
     df = read_store_table(path)
     return df, store_context(df.attrs.get("spec") or {})
+
+
+def _store_reader():
+    """The runner's store reader, or None where it is not installed."""
+    from vareval.report.sections._base import optional
+
+    return optional("vareval.data.store_table", "read_store_table")
 
 
 def store_context(spec: dict) -> dict:
