@@ -60,6 +60,15 @@ def colour(i: int) -> str:
     return OKABE_ITO[i % (len(OKABE_ITO) - 1)]
 
 
+def point_colours(counts):
+    """RGBA rows: group i's colour repeated ``counts[i]`` times (one scatter call)."""
+    import numpy as np
+    from matplotlib.colors import to_rgba_array
+
+    palette = to_rgba_array([colour(i) for i in range(len(counts))])
+    return np.repeat(palette, counts, axis=0)
+
+
 @contextlib.contextmanager
 def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
     """Yield ``(fig, ax)`` under the report style; close the figure afterwards.

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.report.plots._style import NEUTRAL, colour, figure, short_label, to_svg
+from vareval.report.plots._style import (
+    NEUTRAL,
+    colour,
+    figure,
+    point_colours,
+    short_label,
+    to_svg,
+)
 
 
 def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str:
@@ -23,41 +30,38 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
     rasterize = sum(len(r.differences) for r in results.values()) > 4000
     with figure(name, height=1.2 + 0.45 * m) as (fig, ax):
         positions = np.arange(m)[::-1]
-        for i, (pos, label) in enumerate(zip(positions, labels, strict=True)):
-            r = results[label]
-            d = np.asarray(r.differences, dtype=float)
-            ax.scatter(
-                d,
-                pos + jitter.uniform(-0.25, -0.08, size=d.size),
-                s=10,
-                color=colour(i),
-                alpha=0.6,
-                linewidths=0,
-                rasterized=rasterize,
-            )
-            lo, hi = r.t_ci
-            ax.errorbar(
-                r.mean,
-                pos + 0.05,
-                xerr=[[r.mean - lo], [hi - r.mean]],
-                fmt="o",
-                color="black",
-                markersize=4,
+        ds = [np.asarray(results[label].differences, dtype=float) for label in labels]
+        ax.scatter(
+            np.concatenate(ds),
+            np.concatenate(
+                [
+                    pos + jitter.uniform(-0.25, -0.08, size=d.size)
+                    for pos, d in zip(positions, ds, strict=True)
+                ]
+            ),
+            s=10,
+            c=point_colours([d.size for d in ds]),
+            alpha=0.6,
+            linewidths=0,
+            rasterized=rasterize,
+        )
+        means = np.array([results[label].mean for label in labels])
+        for field, offset, fmt, col, style in (
+            ("t_ci", 0.05, "o", "black", "-"),
+            ("bootstrap_ci", 0.22, "s", NEUTRAL, "--"),
+        ):
+            ci = np.array([getattr(results[label], field) for label in labels])
+            bars = ax.errorbar(
+                means,
+                positions + offset,
+                xerr=[means - ci[:, 0], ci[:, 1] - means],
+                fmt=fmt,
+                color=col,
+                markersize=4 if fmt == "o" else 3,
                 capsize=3,
-                linewidth=1.2,
+                linewidth=1.2 if fmt == "o" else 1.0,
             )
-            blo, bhi = r.bootstrap_ci
-            ax.errorbar(
-                r.mean,
-                pos + 0.22,
-                xerr=[[r.mean - blo], [bhi - r.mean]],
-                fmt="s",
-                color=NEUTRAL,
-                markersize=3,
-                capsize=3,
-                linewidth=1.0,
-                linestyle="--",
-            )
+            bars[-1][0].set_linestyle(style)
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_yticks(positions, [short_label(label, 36) for label in labels])
         ax.set_ylim(-0.7, m - 0.3)

@@ -10,6 +10,7 @@ from vareval.report.plots._style import (
     SELECTED,
     colour,
     figure,
+    point_colours,
     short_label,
     to_svg,
 )
@@ -55,41 +56,49 @@ def strip_plot(summaries: dict, metric: str, *, name: str = "scores") -> str:
             whiskerprops={"color": NEUTRAL, "linewidth": 0.8},
             capprops={"color": NEUTRAL, "linewidth": 0.8},
         )
-        for i, (pos, n) in enumerate(zip(positions, names, strict=True)):
-            s = summaries[n]
-            y = pos + jitter.uniform(-0.22, 0.22, size=s.n)
-            ax.scatter(
-                s.scores,
-                y,
-                s=9 if s.n > 200 else 16,
-                color=colour(i),
-                alpha=0.55 if s.n > 50 else 0.85,
-                linewidths=0,
-                zorder=3,
-                rasterized=rasterize,
-            )
-            lo, hi = s.mean_ci
-            ax.errorbar(
-                s.mean,
-                pos + 0.36,
-                xerr=[[s.mean - lo], [hi - s.mean]],
-                fmt="|",
-                color="black",
-                markersize=9,
-                capsize=2.5,
-                linewidth=1.0,
-                zorder=4,
-            )
-            ax.scatter(
-                [s.selected],
-                [pos],
-                marker="*",
-                s=130,
-                color=SELECTED,
-                edgecolors="white",
-                linewidths=0.6,
-                zorder=5,
-            )
+        # One collection per kind of mark (not one per method): fast for many methods.
+        n_max = max(s.n for s in summaries.values())
+        xs = np.concatenate([summaries[n].scores for n in names])
+        ys = np.concatenate(
+            [
+                pos + jitter.uniform(-0.22, 0.22, size=summaries[n].n)
+                for pos, n in zip(positions, names, strict=True)
+            ]
+        )
+        colours = point_colours([summaries[n].n for n in names])
+        ax.scatter(
+            xs,
+            ys,
+            s=9 if n_max > 200 else 16,
+            c=colours,
+            alpha=0.55 if n_max > 50 else 0.85,
+            linewidths=0,
+            zorder=3,
+            rasterized=rasterize,
+        )
+        means = np.array([summaries[n].mean for n in names])
+        ci = np.array([summaries[n].mean_ci for n in names])
+        ax.errorbar(
+            means,
+            positions + 0.36,
+            xerr=[means - ci[:, 0], ci[:, 1] - means],
+            fmt="|",
+            color="black",
+            markersize=9,
+            capsize=2.5,
+            linewidth=1.0,
+            zorder=4,
+        )
+        ax.scatter(
+            [summaries[n].selected for n in names],
+            positions,
+            marker="*",
+            s=130,
+            color=SELECTED,
+            edgecolors="white",
+            linewidths=0.6,
+            zorder=5,
+        )
         ax.set_yticks(positions, [short_label(n) for n in names])
         ax.set_ylim(-0.7, m - 0.3)
         ax.set_xlabel(f"{short_label(metric, 40)} (one dot per run; metric units)")

@@ -16,6 +16,8 @@ from vareval.report.sections._base import (
 )
 
 MAX_PLOTTED = 6  # comparisons drawn in the planning figure
+BOOT_BUDGET = 1.5e8  # resampled values over all comparisons of one page
+MIN_BOOT = 2_000
 
 
 def comparisons(data: ReportData) -> list[tuple[str, str]]:
@@ -25,6 +27,44 @@ def comparisons(data: ReportData) -> list[tuple[str, str]]:
     return [(a, baseline) for a in names if a != baseline]
 
 
+def boot_resamples(data: ReportData, n_comparisons: int) -> int:
+    """Bootstrap resamples per comparison: ``data.n_boot``, fewer for huge pages.
+
+    The resampled values over all comparisons are capped at BOOT_BUDGET (about
+    a second of work), never going below MIN_BOOT resamples; the table says
+    how many were used.
+    """
+    k = max(len(x) for x in data.groups.values())
+    affordable = int(BOOT_BUDGET / max(1, n_comparisons * k))
+    return int(min(data.n_boot, max(MIN_BOOT, affordable)))
+
+
+def _aligned(data: ReportData, methods, a: str, b: str):
+    """Pair methods a and b with the data layer, on their rows only (fast).
+
+    If the data layer refuses the pairing, it is asked again on the whole
+    table so that its message names the user's row numbers.
+    """
+    from vareval.data import pairs
+    from vareval.errors import DataError
+
+    codes, index = methods
+    rows = (codes == index[a]) | (codes == index[b])
+    try:
+        xa, xb, _ = pairs(
+            data.df[rows].reset_index(drop=True),
+            data.metric,
+            data.by,
+            data.pair_on,
+            a,
+            b,
+        )
+    except DataError:
+        pairs(data.df, data.metric, data.by, data.pair_on, a, b)
+        raise
+    return xa, xb
+
+
 def build(data: ReportData) -> Section | None:
     """Build this section from ``data``, or None when its data is absent."""
     if not data.pair_on or len(data.groups) < 2:
@@ -32,22 +72,26 @@ def build(data: ReportData) -> Section | None:
     paired_difference = optional("vareval.stats", "paired_difference")
     if paired_difference is None:
         return None
-    from vareval.data import pairs
+    import pandas as pd
+
+    from vareval.data import labels
     from vareval.report.plots.paired import differences_plot
 
-    results, keys = {}, {}
-    for a, b in comparisons(data):
-        xa, xb, k = pairs(data.df, data.metric, data.by, data.pair_on, a, b)
-        label = f"{a} \u2212 {b}"
-        results[label] = paired_difference(
+    pairs_of = comparisons(data)
+    n_boot = boot_resamples(data, len(pairs_of))
+    codes, uniques = pd.factorize(labels(data.df, data.by, "method"))
+    methods = (codes, {str(u): i for i, u in enumerate(uniques)})
+    results = {}
+    for a, b in pairs_of:
+        xa, xb = _aligned(data, methods, a, b)
+        results[f"{a} \u2212 {b}"] = paired_difference(
             xa,
             xb,
             confidence=data.confidence,
-            n_boot=data.n_boot,
+            n_boot=n_boot,
             rng=data.seed,
             higher_is_better=data.higher_is_better,
         )
-        keys[label] = len(k)
     data.facts["paired"] = results
     c = conf(data.confidence)
     rows = []
@@ -76,9 +120,16 @@ def build(data: ReportData) -> Section | None:
             ],
             rows,
             caption="Mean of the per-pair differences D = first \u2212 second, its SE "
-            "s_D/\u221ak and two intervals. 'Best minus best' compares the two "
-            "selected best "
-            "runs and is shown only to be set aside.",
+            "s_D/\u221ak, a t interval and a percentile bootstrap interval "
+            f"({n_boot:,} resamples of the pairs"
+            + (
+                f", fewer than the usual {data.n_boot:,} to keep a page of "
+                f"{len(pairs_of)} comparisons fast"
+                if n_boot < data.n_boot
+                else ""
+            )
+            + "). 'Best minus best' compares the two selected best runs and is shown "
+            "only to be set aside.",
             numeric=[False] + [True] * 6,
         ),
         Table(
@@ -90,7 +141,7 @@ def build(data: ReportData) -> Section | None:
                 "\u22122 Cov",
                 "Var(A\u2212B)",
                 "SE if unpaired",
-                "Var(A\u2212B) / (Var A + Var B)",
+                "unpaired needs \u00d7 the runs",
             ],
             [
                 [
@@ -108,8 +159,9 @@ def build(data: ReportData) -> Section | None:
             caption="Why pairing helps: Var(A\u2212B) = Var A + Var B \u2212 2 "
             "Cov(A, B). "
             "A positive correlation between paired runs shrinks the variance of the "
-            "difference; the last column is the share of the unpaired variance that "
-            "is left.",
+            "difference. The last column, (Var A + Var B) / Var(A\u2212B), is how many "
+            "times the runs an unpaired design would need for the same SE (below 1, "
+            "pairing hurt).",
             numeric=[False] + [True] * 7,
         ),
         Figure(
