@@ -177,3 +177,42 @@ def test_demo_command_ends_with_the_report_path(tmp_path, monkeypatch):
     res = run("demo")
     assert res.exit_code == 0, res.output
     assert str((tmp_path / "vareval-demo" / "report.html").resolve()) in res.output
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["--bounds", "0,1"], "--bounds needs --search"),
+        (["--search", "SEARCH"], "--search needs --bounds"),
+        (["--search", "SEARCH", "--bounds", "0"], "--bounds must be two"),
+    ],
+)
+def test_tuning_flags_are_checked(results, args, match):
+    args = [str(results) if a == "SEARCH" else a for a in args]
+    res = run("report", results, "--metric", "acc", "--by", "method", *args)
+    assert res.exit_code == 2 and match in res.output
+
+
+def test_predictions_flag_adds_the_significance_section(results, tmp_path):
+    pytest.importorskip("vareval.data.significance")
+    preds = tmp_path / "preds.csv"
+    pd.DataFrame(
+        {"gold": [0, 1, 1, 0] * 10, "x": [0, 1, 0, 0] * 10, "y": [0, 1, 1, 1] * 10}
+    ).to_csv(preds, index=False)
+    out = tmp_path / "r.html"
+    res = run(
+        "report",
+        results,
+        "-o",
+        out,
+        "--metric",
+        "acc",
+        "--by",
+        "method",
+        "--predictions",
+        preds,
+        "--gold",
+        "gold",
+    )
+    assert res.exit_code == 0, res.output
+    assert '<section id="significance">' in out.read_text(encoding="utf-8")

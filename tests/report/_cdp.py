@@ -159,7 +159,12 @@ class Browser:
         shutil.rmtree(self._profile, ignore_errors=True)
 
 
-def inspect_page(path: Path, screenshot: Path | None = None, width: int = 1200) -> dict:
+def inspect_page(
+    path: Path,
+    screenshot: Path | None = None,
+    width: int = 1200,
+    max_height: int = 4000,
+) -> dict:
     """Open a local HTML file in headless Chromium and report what happened.
 
     Returns a dict with ``console_errors`` (console messages of level error or
@@ -219,7 +224,7 @@ def inspect_page(path: Path, screenshot: Path | None = None, width: int = 1200) 
                         "x": 0,
                         "y": 0,
                         "width": width,
-                        "height": min(height, 4000),
+                        "height": min(height, max_height),
                         "scale": 1,
                     },
                 },

@@ -342,3 +342,113 @@ def test_report_in_headless_chromium(tmp_path, cdp):
     assert (
         shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     )
+
+
+# -- sections for the other analyses (present once those modules are merged) ------
+
+
+def predictions_table():
+    rng = np.random.default_rng(1)
+    gold = rng.integers(0, 3, size=300)
+    noisy = lambda p: np.where(rng.random(300) < p, gold, rng.integers(0, 3, 300))  # noqa: E731
+    return pd.DataFrame({"gold": gold, "good": noisy(0.9), XSS: noisy(0.7)})
+
+
+def search_table():
+    rng = np.random.default_rng(2)
+    return pd.DataFrame(
+        {
+            "method": ["lstm"] * 40 + ["mlp"] * 40,
+            "acc": np.concatenate([rng.beta(8, 3, 40), rng.beta(5, 5, 40)]),
+        }
+    )
+
+
+def design_table():
+    rng = np.random.default_rng(3)
+    rows = []
+    seed_eff = rng.normal(0, 0.01, 6)
+    for e, shift in (("a", 0.0), ("b", 0.02)):
+        for s in range(6):
+            for c in range(4):
+                conf_eff = rng.normal(0, 0.02)
+                for _ in range(2):
+                    rows.append(
+                        {
+                            "experiment": e,
+                            "seed": s,
+                            "config": f"s{s}_c{c}",
+                            "acc": 0.7
+                            + shift
+                            + seed_eff[s]
+                            + conf_eff
+                            + rng.normal(0, 0.005),
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    "name, module, extras",
+    [
+        (
+            "significance",
+            "vareval.data.significance",
+            {"significance": {"df": None, "gold": "gold"}},
+        ),
+        ("tuning", "vareval.data.tuning", {"tuning": {"df": None, "bounds": (0, 1)}}),
+        ("variance", "vareval.data.variance", {"variance": {"random": ["seed"]}}),
+    ],
+)
+def test_asked_for_but_not_installed_becomes_a_note(monkeypatch, name, module, extras):
+    import sys
+
+    monkeypatch.setitem(sys.modules, module, None)  # import now fails
+    html = build_report(note_table(), metric="acc", by="method", extras=extras)
+    assert name not in section_ids(html)
+    assert f"Section &#39;{name}&#39; was left out" in html and "not installed" in html
+
+
+def test_significance_section():
+    pytest.importorskip("vareval.data.significance")
+    preds = predictions_table()
+    html = build_report(
+        note_table(),
+        metric="acc",
+        by="method",
+        extras={"significance": {"df": preds, "gold": "gold", "source": "p.csv"}},
+    )
+    assert "significance" in section_ids(html)
+    assert XSS not in html and "&lt;script&gt;" in html
+    acc = {c: float(np.mean(preds[c] == preds["gold"])) for c in ("good", XSS)}
+    delta = acc[XSS] - acc["good"]
+    assert f"{delta:.4g}".replace("-", "\u2212") in html
+
+
+def test_tuning_section_and_search_effort():
+    pytest.importorskip("vareval.data.tuning")
+    html = build_report(
+        note_table(),
+        metric="acc",
+        by="method",
+        extras={"tuning": {"df": search_table(), "bounds": (0, 1), "source": "s.csv"}},
+    )
+    assert "tuning" in section_ids(html)
+    assert "verdict by number of search iterations k" in html
+    items = {t.rstrip("."): (st, x) for st, t, x in checklist_items(html)}
+    status, text = items["Search effort, apart from final runs"]
+    assert status == "ok" and "lstm: 40 iterations" in text
+
+
+def test_variance_section():
+    pytest.importorskip("vareval.data.variance")
+    df = design_table()
+    html = build_report(
+        df,
+        metric="acc",
+        by="experiment",
+        extras={"variance": {"random": ["seed", "config"]}},
+    )
+    assert "variance" in section_ids(html)
+    for text in ("Residual", "LRT statistic", "kenward-roger", "a - b"):
+        assert text in html

@@ -36,6 +36,31 @@ def _read_input(path: str):
     return df, store_context(df.attrs.get("spec") or {})
 
 
+def _search_spec(path, bounds, metric, by) -> dict:
+    """The tuning section's input: the search table, its bounds and columns."""
+    from pathlib import Path
+
+    from vareval.data import read_table
+    from vareval.errors import ArgumentError
+
+    if not bounds:
+        raise ArgumentError(
+            "--search needs --bounds A,B: the score's bounds, e.g. 0,1 for accuracy."
+        )
+    try:
+        lo, hi = (float(v) for v in bounds.split(","))
+    except ValueError:
+        raise ArgumentError(
+            f"--bounds must be two comma-separated numbers A,B; got {bounds!r}."
+        ) from None
+    spec = {"df": read_table(path), "bounds": (lo, hi), "source": Path(path).name}
+    if metric:
+        spec["metric"] = metric
+    if by:
+        spec["by"] = split_columns(by)
+    return spec
+
+
 def _store_reader():
     """The runner's store reader, or None where it is not installed."""
     from vareval.report.sections._base import optional
@@ -70,6 +95,8 @@ def store_context(spec: dict) -> dict:
         if data_like:
             varied = [s for s in data_like if s not in fixed]
             out["repeated"] = "data-sampling" if varied else "training"
+    if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
+        out["variance"] = {"random": ["seed", "config"], "fixed": None}
     space = spec.get("space") or {}
     if space:
         per = "per seed" if spec.get("nested", True) else "shared across seeds"
@@ -126,6 +153,43 @@ def store_context(spec: dict) -> dict:
     "--search-effort", default=None, help="The hyper-parameter search, in words."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@click.option(
+    "--random",
+    "random_effects",
+    default=None,
+    help="Variance section: grouping column(s) with a random intercept "
+    "(e.g. seed,config).",
+)
+@click.option("--fixed", default=None, help="Variance section: fixed factor column(s).")
+@click.option("--nested", default=None, help="Variance section: e.g. config:seed.")
+@click.option(
+    "--search",
+    "search_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Tuning-curve section: a table of random-search iterations (same --metric "
+    "and --by unless --search-metric/--search-by).",
+)
+@click.option("--bounds", default=None, help="Tuning curves: the score's bounds, A,B.")
+@click.option("--search-metric", default=None, help="Score column of the search table.")
+@click.option("--search-by", default=None, help="Method column(s) of the search table.")
+@click.option(
+    "--predictions",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Significance section: a per-item predictions table (one row per test item).",
+)
+@click.option("--gold", default=None, help="Significance: the gold-label column.")
+@click.option("--systems", default=None, help="Significance: system column(s).")
+@click.option(
+    "--item", default=None, help="Significance: item-id column (long format)."
+)
+@click.option(
+    "--prediction-metric",
+    default="accuracy",
+    show_default=True,
+    help="Significance: metric on the test set (accuracy, macro-f1, ...).",
+)
 def report(
     input_path,
     output,
@@ -140,6 +204,18 @@ def report(
     repeated,
     search_effort,
     seed,
+    random_effects,
+    fixed,
+    nested,
+    search_file,
+    bounds,
+    search_metric,
+    search_by,
+    predictions,
+    gold,
+    systems,
+    item,
+    prediction_metric,
 ):
     """Write one self-contained HTML report of INPUT (a results file or a run store)."""
     from pathlib import Path
@@ -152,6 +228,28 @@ def report(
         if not context:
             raise ArgumentError("--by is required: name the column(s) with the method.")
         by = "experiment"
+    extras = {}
+    if random_effects:
+        extras["variance"] = {
+            "random": split_columns(random_effects),
+            "fixed": split_columns(fixed) if fixed else None,
+            "nested": nested,
+        }
+    elif context.get("variance"):
+        extras["variance"] = context["variance"]
+    if search_file:
+        extras["tuning"] = _search_spec(search_file, bounds, search_metric, search_by)
+    elif bounds:
+        raise ArgumentError("--bounds needs --search FILE (the search iterations).")
+    if predictions:
+        extras["significance"] = {
+            "df": _read_input(predictions)[0],
+            "source": Path(predictions).name,
+            "gold": gold,
+            "systems": split_columns(systems) if systems else None,
+            "item": item,
+            "metric": prediction_metric,
+        }
     path = write_report(
         output,
         df,
@@ -168,20 +266,26 @@ def report(
         search_effort=search_effort or context.get("search_effort"),
         randomness=context.get("randomness"),
         seed=seed,
+        extras=extras,
     )
     size = path.stat().st_size
     click.echo(f"wrote {path} ({size / 1024:.0f} KiB)")
 
 
 def demo_section(folder=None) -> str:
-    """Write the report for the bundled example runs and say where it is.
+    """Write the report for the bundled examples and say where it is.
 
     The page goes to ``folder`` (default ``./vareval-demo/``, or a temporary
-    folder when the working directory is not writable).
+    folder when that is not writable). Its main table is the bundled repeated
+    runs; the bundled predictions, search iterations and re-seeding design
+    feed the significance, tuning-curve and variance sections where those
+    files and analyses are installed.
     """
     import tempfile
+    import warnings
     from pathlib import Path
 
+    from vareval.errors import VarevalWarning
     from vareval.report import write_report
 
     source, df, kwargs = _demo_data()
@@ -193,19 +297,58 @@ def demo_section(folder=None) -> str:
         probe.unlink()
     except OSError:
         folder = Path(tempfile.mkdtemp(prefix="vareval-demo-"))
-    path = write_report(folder / "report.html", df, source=source, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)  # ties in hedwig's F1 scores
+        path = write_report(folder / "report.html", df, source=source, **kwargs)
+    import textwrap
+
+    parts = ["every run drawn", "paired differences and the planning curve"]
+    parts += [
+        _DEMO_NAMES[e]
+        for e in ("significance", "tuning", "variance")
+        if e in kwargs["extras"]
+    ]
+    parts += ["the best-of-k illusion", "the what-to-report checklist"]
+    body = (
+        f"One self-contained HTML page for {source}: "
+        + ", ".join(parts[:-1])
+        + f" and {parts[-1]}. Open it in a browser:"
+    )
     return (
-        "The report\n"
-        f"  One self-contained HTML page with every run, the paired differences, the\n"
-        f"  planning curve, the best-of-k illusion and the what-to-report checklist:\n"
-        f"  {path.resolve()}\n"
-        f"  (vareval report {source} -o report.html {_demo_flags(kwargs)})"
+        "== The report ==\n"
+        + textwrap.fill(body, 88, break_on_hyphens=False)
+        + f"\n  {path.resolve()}\n"
+        + textwrap.fill(
+            f"(vareval report {source} -o report.html {_demo_flags(kwargs)})",
+            88,
+            subsequent_indent=" ",
+        )
     )
 
 
+_DEMO_NAMES = {
+    "significance": "significance tests on digits_predictions.csv",
+    "tuning": "tuning curves on hedwig.tsv",
+    "variance": "variance components on decovac_sim.csv",
+}
+
+
+def _bundled(name: str):
+    """A bundled data file's path, or None where it is not shipped."""
+    from importlib import resources
+
+    try:
+        path = resources.files("vareval.datasets").joinpath(name)
+    except (ImportError, ModuleNotFoundError):
+        return None
+    return path if path.is_file() else None
+
+
 def _demo_data():
-    """The bundled repeated-runs example, or a small built-in table if it is absent."""
+    """The bundled examples (or the reference note's numbers if none is shipped)."""
     import pandas as pd
+
+    from vareval.report.sections._base import optional
 
     kwargs = {
         "metric": "accuracy",
@@ -213,13 +356,11 @@ def _demo_data():
         "pair_on": ["seed"],
         "title": "vareval demo: repeated runs on digits",
         "repeated": "training",
+        "extras": {},
     }
-    try:
-        from vareval import datasets
-
-        path = datasets.path("digits_runs.csv")
-        return path.name, pd.read_csv(path), kwargs
-    except (ImportError, AttributeError, FileNotFoundError):
+    extras = kwargs["extras"]
+    runs = _bundled("digits_runs.csv")
+    if runs is None:
         df = pd.DataFrame(
             {
                 "method": ["A"] * 3 + ["B"] * 3,
@@ -227,14 +368,53 @@ def _demo_data():
                 "accuracy": [0.831, 0.847, 0.822, 0.818, 0.835, 0.809],
             }
         )
-        return "the reference note's example", df, kwargs
+        source = "the reference note's example"
+    else:
+        df, source = pd.read_csv(runs), "digits_runs.csv"
+    predictions = _bundled("digits_predictions.csv")
+    if predictions is not None and optional(
+        "vareval.data.significance", "significance"
+    ):
+        extras["significance"] = {
+            "df": pd.read_csv(predictions),
+            "gold": "gold",
+            "item": "item",
+            "metric": "accuracy",
+            "source": "digits_predictions.csv",
+        }
+    search = _bundled("hedwig.tsv")
+    if search is not None and optional("vareval.data.tuning", "tuning_curve"):
+        extras["tuning"] = {
+            "df": pd.read_csv(search, sep="\t"),
+            "metric": "f1",
+            "by": ["model_name"],
+            "bounds": (0.0, 1.0),
+            "source": "hedwig.tsv",
+        }
+    design = _bundled("decovac_sim.csv")
+    if design is not None and optional("vareval.data.variance", "variance"):
+        extras["variance"] = {
+            "df": pd.read_csv(design),
+            "metric": "accuracy",
+            "fixed": ["model", "optimizer"],
+            "random": ["seed", "config"],
+            "source": "decovac_sim.csv (simulated)",
+        }
+    return source, df, kwargs
 
 
 def _demo_flags(kwargs) -> str:
-    return (
+    extras = kwargs.get("extras", {})
+    flags = (
         f"--metric {kwargs['metric']} --by {','.join(kwargs['by'])} "
         f"--pair-on {','.join(kwargs['pair_on'])} --repeated {kwargs['repeated']}"
     )
+    if "significance" in extras:
+        flags += " --predictions digits_predictions.csv --gold gold --item item"
+    if "tuning" in extras:
+        flags += " --search hedwig.tsv --search-metric f1 --search-by model_name"
+        flags += " --bounds 0,1"
+    return flags
 
 
 COMMANDS = [report]

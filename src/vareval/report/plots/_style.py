@@ -69,6 +69,16 @@ def point_colours(counts):
     return np.repeat(palette, counts, axis=0)
 
 
+def rc_params(name: str) -> dict:
+    """The report's matplotlib settings (for figures drawn by other modules too)."""
+    from cycler import cycler
+
+    rc = dict(RC)
+    rc["axes.prop_cycle"] = cycler(color=list(OKABE_ITO[:-1]))
+    rc["svg.hashsalt"] = f"vareval-{name}"
+    return rc
+
+
 @contextlib.contextmanager
 def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
     """Yield ``(fig, ax)`` under the report style; close the figure afterwards.
@@ -79,12 +89,8 @@ def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    from cycler import cycler
 
-    rc = dict(RC)
-    rc["axes.prop_cycle"] = cycler(color=list(OKABE_ITO[:-1]))
-    rc["svg.hashsalt"] = f"vareval-{name}"
-    with matplotlib.rc_context(rc):
+    with matplotlib.rc_context(rc_params(name)):
         fig, ax = plt.subplots(
             figsize=(width, height), layout="constrained", **subplots
         )

@@ -39,7 +39,7 @@ def best_of_k_plot(results: dict, *, name: str = "best-of-k") -> str:
         ax.set_xlabel("k: runs per method, best one kept")
         ax.set_ylabel("apparent gap between\nidentical methods (% relative)")
         ax.set_ylim(bottom=0)
-        ax.legend(loc="upper right", ncol=1 if len(results) < 3 else 2)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
         return to_svg(fig, name)
 
 
