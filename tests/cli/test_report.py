@@ -216,3 +216,30 @@ def test_predictions_flag_adds_the_significance_section(results, tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert '<section id="significance">' in out.read_text(encoding="utf-8")
+
+
+def test_report_from_a_run_store(tmp_path):
+    pytest.importorskip("vareval.data.store_table")
+    runner = pytest.importorskip("vareval.experiment.runner")
+    spec_mod = pytest.importorskip("vareval.experiment.spec")
+    spec = spec_mod.ExperimentSpec(
+        trial="vareval.experiment._demo:logistic_trial",
+        factors={"optimizer": ["sgd", "momentum"]},
+        seeds=3,
+        configs=2,
+        reruns=1,
+        space={"lr": spec_mod.Distribution("log-uniform", low=0.01, high=0.3)},
+        sources=("data_split", "init", "batch_order"),
+        fixed=("data_split",),
+        entropy=2026,
+    )
+    store = tmp_path / "runs.db"
+    runner.run(spec, store, engine="serial", progress=False)
+    out = tmp_path / "r.html"
+    res = run("report", store, "-o", out, "--metric", "accuracy")
+    assert res.exit_code == 0, res.output
+    html = out.read_text(encoding="utf-8")
+    assert "source of randomness" in html
+    assert "Sources varied: init, batch_order; held fixed: data_split." in html
+    assert "training only, on fixed data" in html  # inferred: the split was held fixed
+    assert "2 configuration(s) sampled per seed" in html

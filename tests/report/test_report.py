@@ -452,3 +452,32 @@ def test_variance_section():
     assert "variance" in section_ids(html)
     for text in ("Residual", "LRT statistic", "kenward-roger", "a - b"):
         assert text in html
+
+
+def test_markup_is_well_nested():
+    from html.parser import HTMLParser
+
+    void = {"meta", "br", "img", "hr", "input", "link", "col", "wbr"}
+
+    class Checker(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.stack, self.errors = [], []
+
+        def handle_starttag(self, tag, attrs):
+            if tag not in void:
+                self.stack.append(tag)
+
+        def handle_endtag(self, tag):
+            if not self.stack or self.stack[-1] != tag:
+                self.errors.append((tag, list(self.stack[-3:])))
+            else:
+                self.stack.pop()
+
+    html = build_report(note_table(), metric="acc", by="method", pair_on="seed")
+    checker = Checker()
+    checker.feed(html)
+    assert checker.errors == [] and checker.stack == []
+    assert html.count("<caption>") == html.count("<table>")
+    for table in html.split("<table>")[1:]:
+        assert table.lstrip().startswith("<caption>")  # first child, as HTML requires
