@@ -1,5 +1,6 @@
+import os
 import re
-from pathlib import Path
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,6 @@ from vareval.report import build_report, write_report
 from vareval.report.builder import collect
 
 XSS = "<script>alert(1)</script>"
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def note_table():
@@ -342,6 +342,9 @@ def test_report_in_headless_chromium(tmp_path, cdp):
     assert (
         shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     )
+    keep = os.environ.get("VAREVAL_REPORT_SCREENSHOT")  # e.g. to look at it after CI
+    if keep:
+        shutil.copy(shot, keep)
 
 
 # -- sections for the other analyses (present once those modules are merged) ------

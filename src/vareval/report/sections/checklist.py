@@ -73,7 +73,7 @@ def build(data: ReportData) -> list[ChecklistItem]:
         ChecklistItem(
             "Repetitions and what was repeated",
             f"Runs per method: {n_text}. Repeated: "
-            + (what if what else REPEATED_TEXT[None])
+            + (what + "." if what else REPEATED_TEXT[None])
             + src,
             "ok" if what else "warn",
         )
