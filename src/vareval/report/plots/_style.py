@@ -60,15 +60,6 @@ def colour(i: int) -> str:
     return OKABE_ITO[i % (len(OKABE_ITO) - 1)]
 
 
-def point_colours(counts):
-    """RGBA rows: group i's colour repeated ``counts[i]`` times (one scatter call)."""
-    import numpy as np
-    from matplotlib.colors import to_rgba_array
-
-    palette = to_rgba_array([colour(i) for i in range(len(counts))])
-    return np.repeat(palette, counts, axis=0)
-
-
 def rc_params(name: str) -> dict:
     """The report's matplotlib settings (for figures drawn by other modules too)."""
     from cycler import cycler
@@ -141,6 +132,17 @@ def to_svg(fig, name: str) -> str:
             f"figure {name!r}: SVG output holds active content; refusing it"
         )
     return svg.strip()
+
+
+def plain_log_axis(axis) -> None:
+    """Label a log axis with plain numbers (0.001, 10, 100), not mathtext powers.
+
+    Mathtext is slow to lay out and renders as a string of glyphs in SVG.
+    """
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def short_label(text: str, width: int = 28) -> str:

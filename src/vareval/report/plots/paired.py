@@ -8,7 +8,7 @@ from vareval.report.plots._style import (
     NEUTRAL,
     colour,
     figure,
-    point_colours,
+    plain_log_axis,
     short_label,
     to_svg,
 )
@@ -31,20 +31,18 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
     with figure(name, height=1.2 + 0.45 * m) as (fig, ax):
         positions = np.arange(m)[::-1]
         ds = [np.asarray(results[label].differences, dtype=float) for label in labels]
-        ax.scatter(
-            np.concatenate(ds),
-            np.concatenate(
-                [
-                    pos + jitter.uniform(-0.25, -0.08, size=d.size)
-                    for pos, d in zip(positions, ds, strict=True)
-                ]
-            ),
-            s=10,
-            c=point_colours([d.size for d in ds]),
-            alpha=0.6,
-            linewidths=0,
-            rasterized=rasterize,
-        )
+        for i, (pos, d) in enumerate(zip(positions, ds, strict=True)):
+            ax.plot(
+                d,
+                pos + jitter.uniform(-0.25, -0.08, size=d.size),
+                linestyle="",
+                marker="o",
+                markersize=3.5,
+                markeredgewidth=0,
+                color=colour(i),
+                alpha=0.6,
+                rasterized=rasterize,
+            )
         means = np.array([results[label].mean for label in labels])
         for field, offset, fmt, col, style in (
             ("t_ci", 0.05, "o", "black", "-"),
@@ -126,6 +124,8 @@ def planning_plot(
                 )
         ax.set_xscale("log")
         ax.set_yscale("log")
+        plain_log_axis(ax.xaxis)
+        plain_log_axis(ax.yaxis)
         ax.set_xlabel("number of pairs k (log scale)")
         ax.set_ylabel(
             f"SE of mean difference\n({short_label(metric, 30)} units, log scale)"

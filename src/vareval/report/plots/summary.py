@@ -10,7 +10,6 @@ from vareval.report.plots._style import (
     SELECTED,
     colour,
     figure,
-    point_colours,
     short_label,
     to_svg,
 )
@@ -56,26 +55,22 @@ def strip_plot(summaries: dict, metric: str, *, name: str = "scores") -> str:
             whiskerprops={"color": NEUTRAL, "linewidth": 0.8},
             capprops={"color": NEUTRAL, "linewidth": 0.8},
         )
-        # One collection per kind of mark (not one per method): fast for many methods.
+        # Markers drawn as Line2D markers (Agg stamps them: fast for many runs).
         n_max = max(s.n for s in summaries.values())
-        xs = np.concatenate([summaries[n].scores for n in names])
-        ys = np.concatenate(
-            [
-                pos + jitter.uniform(-0.22, 0.22, size=summaries[n].n)
-                for pos, n in zip(positions, names, strict=True)
-            ]
-        )
-        colours = point_colours([summaries[n].n for n in names])
-        ax.scatter(
-            xs,
-            ys,
-            s=9 if n_max > 200 else 16,
-            c=colours,
-            alpha=0.55 if n_max > 50 else 0.85,
-            linewidths=0,
-            zorder=3,
-            rasterized=rasterize,
-        )
+        for i, (pos, n) in enumerate(zip(positions, names, strict=True)):
+            sc = summaries[n].scores
+            ax.plot(
+                sc,
+                pos + jitter.uniform(-0.22, 0.22, size=sc.size),
+                linestyle="",
+                marker="o",
+                markersize=3 if n_max > 200 else 4,
+                markeredgewidth=0,
+                color=colour(i),
+                alpha=0.55 if n_max > 50 else 0.85,
+                zorder=3,
+                rasterized=rasterize,
+            )
         means = np.array([summaries[n].mean for n in names])
         ci = np.array([summaries[n].mean_ci for n in names])
         ax.errorbar(
