@@ -95,6 +95,23 @@ def store_context(spec: dict) -> dict:
         if data_like:
             varied = [s for s in data_like if s not in fixed]
             out["repeated"] = "data-sampling" if varied else "training"
+    factors = spec.get("factors") or {}
+    if factors or spec.get("seeds"):
+        mode = spec.get("rerun_mode", "same")
+        rerun_text = (
+            "reruns repeat the same streams, so they measure nondeterminism only"
+            if mode == "same"
+            else "reruns draw fresh streams (independent replications)"
+        )
+        levels = " x ".join(f"{k} ({len(v)})" for k, v in factors.items())
+        out["design_note"] = (
+            f"Run store design ({spec.get('name') or 'unnamed experiment'}): "
+            + (f"{levels} x " if levels else "")
+            + f"{spec.get('seeds', '?')} seed(s) x {spec.get('configs', '?')} "
+            + "configuration(s) "
+            + ("per seed" if spec.get("nested", True) else "shared across seeds")
+            + f" x {spec.get('reruns', 1)} rerun(s); {rerun_text}."
+        )
     if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
         out["variance"] = {"random": ["seed", "config"], "fixed": None}
     space = spec.get("space") or {}
@@ -228,7 +245,7 @@ def report(
         if not context:
             raise ArgumentError("--by is required: name the column(s) with the method.")
         by = "experiment"
-    extras = {}
+    extras = {"design_note": context["design_note"]} if "design_note" in context else {}
     if random_effects:
         extras["variance"] = {
             "random": split_columns(random_effects),

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from vareval.report.sections._base import Paragraph, ReportData, Section, Table, plural
+import numpy as np
+
+from vareval.report.sections._base import (
+    Paragraph,
+    ReportData,
+    Section,
+    Table,
+    num,
+    plural,
+)
 
 REPEATED_TEXT = {
     "training": (
@@ -26,6 +35,26 @@ REPEATED_TEXT = {
 }
 
 
+STORE_BOOKKEEPING = (
+    "trial_id",
+    "config_index",
+    "status",
+    "attempts",
+    "started",
+    "finished",
+    "duration",
+    "host",
+    "error",
+)
+
+
+def _show(value) -> str:
+    """A value as a reader wants it: numbers to 4 significant digits."""
+    if isinstance(value, float | np.floating):
+        return num(value)
+    return str(value)
+
+
 def build(data: ReportData) -> Section:
     """Build this section from ``data``, or None when its data is absent."""
     df = data.df
@@ -41,29 +70,37 @@ def build(data: ReportData) -> Section:
         ),
         Paragraph("What was repeated: " + REPEATED_TEXT[data.repeated]),
     ]
-    roles = {data.metric: "metric"}
-    roles.update({c: "method" for c in data.by})
+    if data.extras.get("design_note"):
+        blocks.append(Paragraph(data.extras["design_note"]))
+    roles = {}
+    if data.randomness is not None:  # a run store: its bookkeeping columns
+        roles.update({c: "bookkeeping" for c in STORE_BOOKKEEPING})
+    variance = data.extras.get("variance") or {}
+    if "df" not in variance:  # the variance section models this table
+        roles.update({c: "fixed factor" for c in variance.get("fixed") or []})
+        roles.update({c: "random effect" for c in variance.get("random") or []})
     roles.update({c: "pairing key" for c in data.pair_on or []})
+    roles.update({c: "method" for c in data.by})
+    roles[data.metric] = "metric"
     rows, classes = [], []
     for col in df.columns:
         values = df[col]
         distinct = values.nunique(dropna=False)
-        role = roles.get(col, "other (not used)")
+        role = roles.get(col, "other")
         if role == "metric":
-            shown = f"{values.min():.4g} \u2026 {values.max():.4g}"
+            shown = f"{num(values.min())} \u2026 {num(values.max())}"
         else:
-            first = [str(v) for v in values.drop_duplicates().head(6)]
+            first = [_show(v) for v in values.drop_duplicates().head(6)]
             shown = ", ".join(first) + (", \u2026" if distinct > 6 else "")
         rows.append([str(col), role, str(distinct), shown])
-        classes.append("" if role.startswith("other") else "role")
+        classes.append("" if role in ("other", "bookkeeping") else "role")
     blocks.append(
         Table(
             ["column", "role", "distinct values", "values"],
             rows,
             caption="Columns of the results table and the role each played. A column "
-            "that "
-            "varies across runs but is not a pairing key is a source of variation the "
-            "analysis treats as random.",
+            "marked 'other' that varies across runs is a source of variation the "
+            "summaries treat as run-to-run noise.",
             numeric=[False, False, True, False],
             row_classes=classes,
         )
