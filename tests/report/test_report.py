@@ -5,6 +5,8 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vareval.errors import VarevalError
 from vareval.report import build_report, write_report
@@ -438,7 +440,7 @@ def test_tuning_section_and_search_effort():
     )
     assert "tuning" in section_ids(html)
     assert "verdict by number of search iterations k" in html
-    items = {t.rstrip("."): (st, x) for st, t, x in checklist_items(html)}
+    items = {t.rstrip("."): (s_, x) for s_, t, x in checklist_items(html)}
     status, text = items["Search effort, apart from final runs"]
     assert status == "ok" and "lstm: 40 iterations" in text
 
@@ -484,3 +486,46 @@ def test_markup_is_well_nested():
     assert html.count("<caption>") == html.count("<table>")
     for table in html.split("<table>")[1:]:
         assert table.lstrip().startswith("<caption>")  # first child, as HTML requires
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=4))
+def test_any_text_in_a_table_comes_back_as_the_same_text(cells):
+    """Whatever a user names things, the browser's text equals the name."""
+    from html.parser import HTMLParser
+
+    from vareval.report.builder import render
+    from vareval.report.sections._base import ReportData, Section, Table
+
+    data = ReportData(df=note_table(), metric="acc", by=["method"], groups={"A": [1.0]})
+    table = Table(["c"] * len(cells), [cells])
+    section = Section("s", "title", "estimand", "read", [table])
+    html = render(data, [section], [], [])
+
+    class Cells(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.inside, self.found, self.tags = False, [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            if tag == "td":
+                self.inside = True
+                self.found.append("")
+
+        def handle_endtag(self, tag):
+            if tag == "td":
+                self.inside = False
+
+        def handle_data(self, text):
+            if self.inside:
+                self.found[-1] += text
+
+    parser = Cells()
+    parser.feed(html)
+    assert "script" not in parser.tags
+    # HTML normalises CR and CRLF to LF when parsing; compare on that footing
+    expected = [c.replace("\r\n", "\n").replace("\r", "\n") for c in cells]
+    assert [
+        f.replace("\r\n", "\n").replace("\r", "\n") for f in parser.found
+    ] == expected
