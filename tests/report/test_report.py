@@ -141,6 +141,7 @@ def test_single_method_has_no_comparison():
     html = build_report(df, metric="acc", by="method", pair_on="seed")
     assert "paired" not in section_ids(html)
     assert "best-of-k" in section_ids(html)
+    assert "One method only" in html
 
 
 def test_failing_optional_section_becomes_a_note(monkeypatch):

@@ -155,7 +155,7 @@ def collect(
 def render(data, sections, checklist, notes) -> str:
     """Render the page with Jinja2 (autoescape on)."""
     import jinja2
-    from markupsafe import Markup
+    from markupsafe import Markup, escape
 
     import vareval
 
@@ -169,9 +169,9 @@ def render(data, sections, checklist, notes) -> str:
     for section in sections:
         for block in section.blocks:
             if block.kind == "figure" and not isinstance(block.svg, Markup):
-                block.svg = Markup(
-                    block.svg
-                )  # produced and checked by plots._style.to_svg
+                # produced and checked by plots._style.to_svg; the caption is escaped
+                label = f'<svg aria-label="{escape(block.caption)}"'
+                block.svg = Markup(block.svg.replace("<svg", label, 1))
     n_runs = len(data.df)
     subtitle = (
         f"{data.source or 'results table'} \u00b7 metric {data.metric!r} "

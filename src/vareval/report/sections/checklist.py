@@ -109,6 +109,9 @@ def build(data: ReportData) -> list[ChecklistItem]:
             + "."
         )
         status = "ok"
+    elif len(summaries) < 2:
+        text = "One method only: there is no difference to report."
+        status = "info"
     elif data.pair_on:
         text = (
             "Paired differences could not be computed here (the paired-differences "
