@@ -325,7 +325,8 @@ def test_report_in_headless_chromium(tmp_path, cdp):
             "chromium is not installed: apt-get install -y --no-install-recommends "
             "chromium (Debian) to run the browser test"
         )
-    df = runs_table(methods=("logreg", "mlp", XSS), n=10)
+    # 1,500 runs per method: the scatters are rasterised (a PNG inside the SVG)
+    df = runs_table(methods=("logreg", "mlp", XSS), n=1500)
     path = write_report(
         tmp_path / "report.html",
         df,
@@ -333,12 +334,17 @@ def test_report_in_headless_chromium(tmp_path, cdp):
         by="method",
         pair_on="seed",
         title="Browser test",
+        n_boot=1000,
+        n_sim=2000,
         repeated="training",
     )
     shot = tmp_path / "report.png"
     result = cdp.inspect_page(path, screenshot=shot)
     assert result["console_errors"] == []
-    assert result["requests"] == [result["url"]]  # the page itself, nothing else
+    assert "data:image/png;base64," in path.read_text(encoding="utf-8")
+    # the page itself and its own embedded images, nothing fetched
+    fetched = [u for u in result["requests"] if not u.startswith("data:")]
+    assert fetched == [result["url"]]
     assert result["dialogs"] == []  # the method name did not run as a script
     assert XSS in result["text"]  # ... it is shown as text
     assert result["title"] == "Browser test"
@@ -530,3 +536,13 @@ def test_any_text_in_a_table_comes_back_as_the_same_text(cells):
     assert [
         f.replace("\r\n", "\n").replace("\r", "\n") for f in parser.found
     ] == expected
+
+
+def test_svg_with_a_link_is_refused():
+    from vareval.report.plots._style import figure, to_svg
+
+    with figure("link") as (fig, ax):
+        (line,) = ax.plot([0, 1], [0, 1])
+        line.set_url("https://example.com/")
+        with pytest.raises(RuntimeError, match="active content"):
+            to_svg(fig, "link")
