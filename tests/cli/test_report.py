@@ -243,5 +243,17 @@ def test_report_from_a_run_store(tmp_path):
     assert "Sources varied: init, batch_order; held fixed: data_split." in html
     assert "training only, on fixed data" in html  # inferred: the split was held fixed
     assert "2 configuration(s) sampled per seed" in html
-    assert "optimizer (2) x 3 seed(s) x 2 configuration(s) per seed x 1 rerun(s)" in html
+    assert (
+        "optimizer (2) x 3 seed(s) x 2 configuration(s) per seed x 1 rerun(s)" in html
+    )
     assert "<td>trial_id</td><td>bookkeeping</td>" in html
+
+
+def test_unwritable_output_is_one_line(results, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = run(
+        "report", results, "-o", blocker / "r.html", "--metric", "acc", "--by", "method"
+    )
+    assert res.exit_code == 2 and "cannot be written" in res.output
+    assert len(res.output.strip().splitlines()) == 1

@@ -245,6 +245,11 @@ def write_report(path, df, **kwargs) -> Path:
     if path.suffix.lower() not in (".html", ".htm"):
         raise ArgumentError(f"report path {str(path)!r} must end in .html or .htm.")
     html = build_report(df, **kwargs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise ArgumentError(
+            f"report path {str(path)!r} cannot be written: {exc.strerror or exc}."
+        ) from None
     return path

@@ -60,7 +60,7 @@ def build(data: ReportData) -> Section | None:
             bounds=tuple(spec["bounds"]),
             confidence=spec.get("confidence", data.confidence),
             method=band,
-            minimize=not data.higher_is_better,
+            minimize=spec.get("minimize", not data.higher_is_better),
         )
     c = conf(res.confidence)
     n_iter = {name: int(res.bands[name].n) for name in res.methods}
