@@ -29,8 +29,7 @@ def _read_input(path: str):
     if read_store_table is None:
         raise DataError(
             f"file '{path}' looks like a run store, but this vareval cannot read "
-            "stores "
-            "(vareval.data.store_table is missing); export it to CSV first."
+            "stores (vareval.data.store_table is missing); export it to CSV first."
         )
     df = read_store_table(path)
     return df, store_context(df.attrs.get("spec") or {})
@@ -122,8 +121,7 @@ def store_context(spec: dict) -> dict:
             f"space over {', '.join(map(str, space))}, {spec.get('seeds', '?')} "
             "seed(s), "
             f"{spec.get('reruns', 1)} rerun(s) ({spec.get('rerun_mode', 'same')} "
-            "streams), "
-            "as declared in the run store"
+            "streams), as declared in the run store"
         )
     return out
 

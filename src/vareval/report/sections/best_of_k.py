@@ -91,8 +91,7 @@ def build(data: ReportData) -> Section | None:
                 caption="Apparent relative gap between two identical methods against "
                 "k (median "
                 "solid, 90th percentile dashed). A reported gap of this size between "
-                "best runs "
-                "is what chance alone produces.",
+                "best runs is what chance alone produces.",
             )
         )
     for text in failed:
@@ -104,8 +103,7 @@ def build(data: ReportData) -> Section | None:
         estimand="A best-of-k statistic targets an extreme of the score "
         "distribution, not its "
         "centre. This section estimates, from your own runs, how large a gap between "
-        "two "
-        "identical methods looks when each reports its best of k runs.",
+        "two identical methods looks when each reports its best of k runs.",
         how_to_read="If a paper's best-versus-best gap is within these ranges, the "
         "runs alone "
         "do not show a real difference; compare means or medians with intervals "
@@ -156,7 +154,6 @@ def _ranking_blocks(data: ReportData) -> list:
         Figure(
             ranking_plot(r, label, name="ranking"),
             caption="Agreement with the full-sample ranking as the number of runs "
-            "grows; "
-            "50% is a coin toss.",
+            "grows; 50% is a coin toss.",
         ),
     ]

@@ -40,8 +40,7 @@ def build(data: ReportData) -> list[ChecklistItem]:
         ChecklistItem(
             "Estimand and summary",
             f"Typical performance: the mean {data.metric!r} with a {c} t CI (and the "
-            "median with a "
-            "distribution-free CI): "
+            "median with a distribution-free CI): "
             + _listing(
                 [
                     f"{n}: mean {num(s.mean)} {interval(s.mean_ci)}, median "
@@ -101,8 +100,7 @@ def build(data: ReportData) -> list[ChecklistItem]:
             + _listing(
                 [
                     f"{label} = {num(r.mean)} (SE {num(r.se)}, {c} CI "
-                    f"{interval(r.t_ci)}, "
-                    f"k = {r.k})"
+                    f"{interval(r.t_ci)}, k = {r.k})"
                     for label, r in paired.items()
                 ]
             )
@@ -132,12 +130,10 @@ def build(data: ReportData) -> list[ChecklistItem]:
             "Search effort, apart from final runs",
             (
                 f"Hyper-parameter search: {search}. The runs summarised above are "
-                "the final "
-                "replications."
+                "the final replications."
                 if search
                 else "Not stated. Report the hyper-parameter search (trials per "
-                "method, "
-                "how the "
+                "method, how the "
                 "configuration was chosen) separately from these final replications "
                 "(vareval report --search-effort '...')."
             ),
@@ -174,8 +170,7 @@ def build(data: ReportData) -> list[ChecklistItem]:
         ),
         None: (
             "Unknown: vareval cannot tell whether the test set informed model "
-            "selection or "
-            "tuning. State it (--test-set-held-out or --test-set-reused).",
+            "selection or tuning. State it (--test-set-held-out or --test-set-reused).",
             "warn",
         ),
     }[data.test_set]

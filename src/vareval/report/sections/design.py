@@ -16,8 +16,7 @@ from vareval.report.sections._base import (
 REPEATED_TEXT = {
     "training": (
         "Training only: every run saw the same fixed data (the same split and test "
-        "set); "
-        "what varied is the training randomness (initialisation, batch order, "
+        "set); what varied is the training randomness (initialisation, batch order, "
         "augmentation, "
         "nondeterministic arithmetic). The numbers describe this data set, "
         "conditionally."
@@ -118,8 +117,7 @@ def build(data: ReportData) -> Section:
                     for r in data.randomness
                 ],
                 caption="Sources of randomness declared in the run store, each with "
-                "its "
-                "own independent seed stream.",
+                "its own independent seed stream.",
             )
         )
     if data.pair_on:
@@ -138,8 +136,7 @@ def build(data: ReportData) -> Section:
         estimand="This section targets no statistic: it records the experiment the "
         "numbers "
         "below describe, which decides what they estimate (a method's performance on "
-        "this "
-        "data, or over re-sampled data).",
+        "this data, or over re-sampled data).",
         how_to_read="Check that the varied sources match the question of the paper; "
         "a column "
         "marked 'other' varied across runs and is treated as part of the run-to-run "

@@ -182,8 +182,7 @@ def build(data: ReportData) -> Section | None:
         how_to_read="An interval that excludes zero says the sign of the mean "
         "difference is "
         "settled at this level; its width says how precisely. To halve the SE, take "
-        "four times "
-        "the pairs.",
+        "four times the pairs.",
         blocks=blocks,
     )
 

@@ -90,8 +90,7 @@ def build(data: ReportData) -> Section | None:
                 f"p ({correction})",
             ],
             rows,
-            caption="\u03b4 = M(system) \u2212 M(versus) on the whole test set, with "
-            "its "
+            caption="\u03b4 = M(system) \u2212 M(versus) on the whole test set, with its "
             "bootstrap interval over test items; the p-value asks whether \u03b4 could "
             "be test-set noise. The effect and its interval matter more than p.",
             numeric=[False, False] + [True] * 6,
@@ -116,12 +115,10 @@ def build(data: ReportData) -> Section | None:
         id="significance",
         title="Is the gain real on this test set?",
         estimand=f"The difference \u03b4 in {metric!r} between two systems on this "
-        "fixed "
-        "test set (a corpus-level metric, not a mean over runs), with a "
+        "fixed test set (a corpus-level metric, not a mean over runs), with a "
         f"{c} interval from resampling test items and a paired test's p-value.",
         how_to_read="These tests treat the test items as the random sample and each "
         "system as one trained model: they say nothing about run-to-run variance, "
-        "which "
-        "the sections above cover.",
+        "which the sections above cover.",
         blocks=blocks,
     )

@@ -90,20 +90,17 @@ def build(data: ReportData) -> Section:
             caption="Every run as a dot (jittered vertically), the box spans the "
             "quartiles with "
             f"the median inside, the black tick is the mean with its {c} t interval, "
-            "and the star "
-            "is the best run, marked as selected.",
+            "and the star is the best run, marked as selected.",
         )
     )
     return Section(
         id="summaries",
         title="Per-method summaries, every run shown",
         estimand="The mean and the median target a method's typical score over the "
-        "repeated "
-        f"runs: each has a {c} confidence interval (t interval for the mean, "
+        f"repeated runs: each has a {c} confidence interval (t interval for the mean, "
         "distribution-free "
         "order-statistic interval for the median). SD, IQR and range describe "
-        "run-to-run spread, "
-        "not uncertainty about the centre.",
+        "run-to-run spread, not uncertainty about the centre.",
         how_to_read="Compare methods by their centres and intervals, not by their "
         "best runs: the "
         "best run (star) is what a single lucky run can show and is labelled selected.",

@@ -104,8 +104,7 @@ def build(data: ReportData) -> Section | None:
             rows,
             caption="The median of the best score after k search iterations, its "
             "simultaneous band (it holds for every k at once), and two estimates of "
-            "the "
-            "expected best of k: V (Dodge et al. 2019) and U (Tang et al. 2020).",
+            "the expected best of k: V (Dodge et al. 2019) and U (Tang et al. 2020).",
             numeric=[False] + [True] * 5,
         ),
     ]
@@ -159,7 +158,6 @@ def build(data: ReportData) -> Section | None:
         f"hyper-parameter search, per model, with {c} simultaneous confidence bands "
         "(exact and distribution-free for continuous scores).",
         how_to_read="Compare models at the search budget you can afford: where the "
-        "bands "
-        "overlap, the search does not yet say which model is better at that k.",
+        "bands overlap, the search does not yet say which model is better at that k.",
         blocks=blocks,
     )

@@ -136,8 +136,7 @@ def build(data: ReportData) -> Section | None:
                 for r in f.itertuples()
             ],
             caption="H3: do the experiments differ? Type III F tests with "
-            "Satterthwaite and "
-            "Kenward\u2013Roger denominator degrees of freedom.",
+            "Satterthwaite and Kenward\u2013Roger denominator degrees of freedom.",
             numeric=[False, False] + [True] * 4,
         )
     )
