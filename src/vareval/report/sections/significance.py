@@ -90,9 +90,10 @@ def build(data: ReportData) -> Section | None:
                 f"p ({correction})",
             ],
             rows,
-            caption="\u03b4 = M(system) \u2212 M(versus) on the whole test set, with its "
-            "bootstrap interval over test items; the p-value asks whether \u03b4 could "
-            "be test-set noise. The effect and its interval matter more than p.",
+            caption="\u03b4 = M(system) \u2212 M(versus) on the whole test set, "
+            "with its bootstrap interval over test items; the p-value asks whether "
+            "\u03b4 could be test-set noise. The effect and its interval matter more "
+            "than p.",
             numeric=[False, False] + [True] * 6,
         ),
     ]
