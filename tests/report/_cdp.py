@@ -35,6 +35,10 @@ def find_chromium() -> str | None:
     return None
 
 
+class BrowserUnavailable(RuntimeError):
+    """Chromium is installed but cannot start here (an environment problem)."""
+
+
 def _high_fd(fd: int) -> int:
     """Move ``fd`` to a close-on-exec descriptor numbered 10 or more."""
     high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
@@ -45,7 +49,7 @@ def _high_fd(fd: int) -> int:
 class Browser:
     """A headless Chromium driven over the DevTools pipe."""
 
-    def __init__(self, executable: str, timeout: float = 60.0):
+    def __init__(self, executable: str, timeout: float = 30.0):
         self.timeout = timeout
         self._profile = tempfile.mkdtemp(prefix="vareval-chromium-")
         # Keep the child's ends above fd 10 so that placing them on 3 and 4
@@ -178,7 +182,12 @@ def inspect_page(
         raise FileNotFoundError("chromium not found")
     browser = Browser(executable)
     try:
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        try:
+            target = browser.send("Target.createTarget", {"url": "about:blank"})[
+                "targetId"
+            ]
+        except (RuntimeError, TimeoutError, OSError) as exc:
+            raise BrowserUnavailable(f"{executable} did not start: {exc}") from exc
         session = browser.send(
             "Target.attachToTarget", {"targetId": target, "flatten": True}
         )["sessionId"]
