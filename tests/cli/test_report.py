@@ -247,6 +247,7 @@ def test_report_from_a_run_store(tmp_path):
         "optimizer (2) x 3 seed(s) x 2 configuration(s) per seed x 1 rerun(s)" in html
     )
     assert "<td>trial_id</td><td>bookkeeping</td>" in html
+    assert "<td>lr</td><td>hyper-parameter</td>" in html
 
 
 def test_unwritable_output_is_one_line(results, tmp_path):

@@ -111,6 +111,9 @@ def store_context(spec: dict) -> dict:
             + ("per seed" if spec.get("nested", True) else "shared across seeds")
             + f" x {spec.get('reruns', 1)} rerun(s); {rerun_text}."
         )
+    if spec.get("space"):
+        out["column_roles"] = {str(k): "hyper-parameter" for k in spec["space"]}
+        out["column_roles"].update({str(k): "fixed factor" for k in factors})
     if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
         out["variance"] = {"random": ["seed", "config"], "fixed": None}
     space = spec.get("space") or {}
@@ -243,7 +246,7 @@ def report(
         if not context:
             raise ArgumentError("--by is required: name the column(s) with the method.")
         by = "experiment"
-    extras = {"design_note": context["design_note"]} if "design_note" in context else {}
+    extras = {k: context[k] for k in ("design_note", "column_roles") if k in context}
     if random_effects:
         extras["variance"] = {
             "random": split_columns(random_effects),

@@ -74,6 +74,7 @@ def build(data: ReportData) -> Section:
     roles = {}
     if data.randomness is not None:  # a run store: its bookkeeping columns
         roles.update({c: "bookkeeping" for c in STORE_BOOKKEEPING})
+    roles.update(data.extras.get("column_roles") or {})
     variance = data.extras.get("variance") or {}
     if "df" not in variance:  # the variance section models this table
         roles.update({c: "fixed factor" for c in variance.get("fixed") or []})
