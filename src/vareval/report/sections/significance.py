@@ -112,6 +112,7 @@ def build(data: ReportData) -> Section | None:
                 "vertical line is no difference.",
             )
         )
+    blocks.extend(_distribution_figures(rep, metric))
     return Section(
         id="significance",
         title="Is the gain real on this test set?",
@@ -123,3 +124,35 @@ def build(data: ReportData) -> Section | None:
         "which the sections above cover.",
         blocks=blocks,
     )
+
+
+MAX_DISTRIBUTIONS = 3  # resampling histograms drawn (one per comparison)
+
+
+def _distribution_figures(rep, metric: str) -> list:
+    """The resampled distribution of delta behind the first few tests, if plottable."""
+    plot = optional("vareval.report.plots.significance", "delta_distribution")
+    results = getattr(rep.comparison, "results", ())
+    pairs = getattr(rep.comparison, "pairs", ())
+    if plot is None or not results:
+        return []
+    from vareval.report.plots._style import figure, to_svg
+
+    blocks = []
+    for i, (pair, result) in enumerate(
+        zip(pairs[:MAX_DISTRIBUTIONS], results[:MAX_DISTRIBUTIONS], strict=True)
+    ):
+        name = f"significance-{i}"
+        with figure(name, height=2.8) as (fig, ax):
+            plot(result, ax=ax)
+            ax.set_xlabel(f"\u03b4 in {metric} over resamples")
+            ax.set_title(f"{pair[0]} \u2212 {pair[1]}", loc="left")
+            svg = to_svg(fig, name)
+        blocks.append(
+            Figure(
+                svg,
+                caption=f"{pair[0]} \u2212 {pair[1]}: the resampled \u03b4 behind the "
+                "test, with the observed \u03b4 and its interval.",
+            )
+        )
+    return blocks
