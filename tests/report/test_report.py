@@ -549,3 +549,14 @@ def test_svg_with_a_link_is_refused():
         line.set_url("https://example.com/")
         with pytest.raises(RuntimeError, match="active content"):
             to_svg(fig, "link")
+
+
+def test_building_leaves_the_users_matplotlib_alone():
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    backend = matplotlib.get_backend()
+    before = plt.get_fignums()
+    build_report(note_table(), metric="acc", by="method", pair_on="seed")
+    assert matplotlib.get_backend() == backend
+    assert plt.get_fignums() == before

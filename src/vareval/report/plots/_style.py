@@ -1,11 +1,12 @@
 """One plot style for every figure of the report.
 
-matplotlib is imported inside the functions (with the non-interactive Agg
-backend), so importing vareval never pays for it. Figures are rendered to SVG
-and inlined into the page: text stays text (``svg.fonttype = 'none'``), ids
-are unique per figure, and nothing refers to a file or a network address.
-Large scatters are rasterised inside the SVG (an embedded PNG) so a report
-with many runs stays small.
+matplotlib is imported inside the functions and figures are bare ``Figure``
+objects rendered straight to SVG (no pyplot, no backend switch), so importing
+vareval never pays for it and a notebook's plotting is left alone. The SVG is
+inlined into the page: text stays text (``svg.fonttype = 'none'``), ids are
+unique per figure, and nothing refers to a file or a network address. Large
+scatters are rasterised inside the SVG (an embedded PNG) so a report with many
+runs stays small.
 """
 
 from __future__ import annotations
@@ -72,23 +73,20 @@ def rc_params(name: str) -> dict:
 
 @contextlib.contextmanager
 def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
-    """Yield ``(fig, ax)`` under the report style; close the figure afterwards.
+    """Yield ``(fig, ax)`` under the report style (render it inside the block).
 
-    ``name`` makes the ids inside the SVG unique to this figure.
+    The figure is a bare :class:`matplotlib.figure.Figure`, not a pyplot one:
+    no backend is switched and no global figure list is touched, so building
+    a report from a notebook leaves the notebook's plotting alone. ``name``
+    makes the ids inside the SVG unique to this figure.
     """
     import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     with matplotlib.rc_context(rc_params(name)):
-        fig, ax = plt.subplots(
-            figsize=(width, height), layout="constrained", **subplots
-        )
-        try:
-            yield fig, ax
-        finally:
-            plt.close(fig)
+        fig = Figure(figsize=(width, height), layout="constrained")
+        ax = fig.subplots(**subplots)
+        yield fig, ax
 
 
 _HEADER = re.compile(r"^.*?(?=<svg)", re.DOTALL)

@@ -54,3 +54,38 @@ def variance_plot(components, sds, shares, metric: str, *, name: str) -> str:
         ax.set_xlabel(f"standard deviation ({short_label(metric, 30)} units)")
         ax.grid(axis="y", visible=False)
         return to_svg(fig, name)
+
+
+def tuning_plot(result, metric: str, *, name: str = "tuning") -> str:
+    """Each model's median tuning curve with its simultaneous band, against k.
+
+    Parameters
+    ----------
+    result : vareval.data.tuning.TuningCurves
+        Curves with ``cdf_bands`` per method (``vareval.tuning_curve``).
+    metric : str
+        The score's name, for the axis label.
+    """
+    k_max = int(np.max(result.k))
+    ks = np.linspace(1, k_max, 300) if k_max > 1 else np.array([1.0])
+    what = "median" if result.q == 0.5 else f"{result.q:g}-quantile of the"
+    best = "lowest" if result.minimize else "best"
+    with figure(name, height=3.6) as (fig, ax):
+        for i, method in enumerate(result.methods):
+            band = result.cdf_bands[method].tuning_curve(
+                ks, result.q, minimize=result.minimize
+            )
+            ax.plot(
+                ks,
+                band.estimate,
+                color=colour(i),
+                label=f"{short_label(method)} (n = {band.n})",
+            )
+            ax.fill_between(
+                ks, band.lower, band.upper, color=colour(i), alpha=0.2, linewidth=0
+            )
+        ax.set_xlim(1, max(k_max, 2))
+        ax.set_xlabel("search iterations k")
+        ax.set_ylabel(f"{what} {best} {short_label(metric, 20)}\nafter k iterations")
+        ax.legend(loc="lower right" if not result.minimize else "upper right")
+        return to_svg(fig, name)

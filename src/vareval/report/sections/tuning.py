@@ -133,18 +133,14 @@ def build(data: ReportData) -> Section | None:
                 f"{100 * res.confidence**2:g}%.",
             )
         )
-    plot = optional("vareval.report.plots.tuning", "plot_tuning_curves")
-    if plot is not None:
-        import matplotlib
+    if hasattr(res, "cdf_bands"):
+        from vareval.report.plots.comparisons import tuning_plot
 
-        from vareval.report.plots._style import rc_params, to_svg
-
-        with matplotlib.rc_context(rc_params("tuning")):
-            fig = plot(res)
         blocks.append(
             Figure(
-                to_svg(fig, "tuning"),
-                caption="Median tuning curves with their simultaneous bands.",
+                tuning_plot(res, metric, name="tuning"),
+                caption="Median best score after k search iterations (line) and its "
+                f"{c} simultaneous band (shaded), per model.",
             )
         )
     if caught:
