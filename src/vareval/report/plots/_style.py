@@ -56,9 +56,14 @@ WIDTH = 7.5
 MAX_POINTS_VECTOR = 4000  # above this many points a scatter is rasterised
 
 
+# Colours for groups (methods, comparisons): the palette without vermillion
+# (kept for selected runs), yellow (too pale on white) and black (intervals).
+CYCLE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9")
+
+
 def colour(i: int) -> str:
-    """The i-th colour of the palette (cycling)."""
-    return OKABE_ITO[i % (len(OKABE_ITO) - 1)]
+    """The i-th group colour (cycling through CYCLE)."""
+    return CYCLE[i % len(CYCLE)]
 
 
 def rc_params(name: str) -> dict:
@@ -66,7 +71,7 @@ def rc_params(name: str) -> dict:
     from cycler import cycler
 
     rc = dict(RC)
-    rc["axes.prop_cycle"] = cycler(color=list(OKABE_ITO[:-1]))
+    rc["axes.prop_cycle"] = cycler(color=list(CYCLE))
     rc["svg.hashsalt"] = f"vareval-{name}"
     return rc
 
