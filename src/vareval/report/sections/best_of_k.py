@@ -37,14 +37,17 @@ def build(data: ReportData) -> Section | None:
     from vareval.report.plots.selection import best_of_k_plot
 
     results, failed = {}, []
-    for name in _chosen(data):
+    chosen = _chosen(data)
+    # independent streams: one per method, one more for the ranking simulation
+    streams = np.random.SeedSequence(data.seed).spawn(len(chosen) + 1)
+    for name, stream in zip(chosen, streams, strict=False):
         try:
             results[name] = best_of_k(
                 data.groups[name],
                 ks=KS,
                 n_sim=data.n_sim,
                 higher_is_better=data.higher_is_better,
-                rng=data.seed,
+                rng=np.random.default_rng(stream),
             )
         except VarevalError as exc:
             failed.append(f"{name}: {exc}")
@@ -96,7 +99,7 @@ def build(data: ReportData) -> Section | None:
         )
     for text in failed:
         blocks.append(Paragraph("Not simulated for " + text))
-    blocks.extend(_ranking_blocks(data))
+    blocks.extend(_ranking_blocks(data, streams[-1]))
     return Section(
         id="best-of-k",
         title="The best-of-k illusion on these runs",
@@ -112,7 +115,7 @@ def build(data: ReportData) -> Section | None:
     )
 
 
-def _ranking_blocks(data: ReportData) -> list:
+def _ranking_blocks(data: ReportData, stream) -> list:
     ranking_stability = optional("vareval.stats", "ranking_stability")
     if ranking_stability is None or len(data.groups) < 2:
         return []
@@ -130,7 +133,7 @@ def _ranking_blocks(data: ReportData) -> list:
             max_k=10,
             n_sim=10_000,
             higher_is_better=data.higher_is_better,
-            rng=data.seed,
+            rng=np.random.default_rng(stream),
         )
     except VarevalError as exc:
         return [Paragraph(f"Ranking stability not computed: {exc}")]

@@ -81,15 +81,17 @@ def build(data: ReportData) -> Section | None:
     n_boot = boot_resamples(data, len(pairs_of))
     codes, uniques = pd.factorize(labels(data.df, data.by, "method"))
     methods = (codes, {str(u): i for i, u in enumerate(uniques)})
+    # one independent stream per comparison (SeedSequence.spawn, as DESIGN asks)
+    streams = np.random.SeedSequence(data.seed).spawn(len(pairs_of))
     results = {}
-    for a, b in pairs_of:
+    for (a, b), stream in zip(pairs_of, streams, strict=True):
         xa, xb = _aligned(data, methods, a, b)
         results[f"{a} \u2212 {b}"] = paired_difference(
             xa,
             xb,
             confidence=data.confidence,
             n_boot=n_boot,
-            rng=data.seed,
+            rng=np.random.default_rng(stream),
             higher_is_better=data.higher_is_better,
         )
     data.facts["paired"] = results
