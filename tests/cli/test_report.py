@@ -258,3 +258,37 @@ def test_unwritable_output_is_one_line(results, tmp_path):
     )
     assert res.exit_code == 2 and "cannot be written" in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def test_json_output(results, tmp_path):
+    import json
+
+    out = tmp_path / "r.html"
+    res = run(
+        "report",
+        results,
+        "-o",
+        out,
+        "--metric",
+        "acc",
+        "--by",
+        "method",
+        "--pair-on",
+        "seed",
+        "--json",
+    )
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    assert payload["path"] == str(out) and payload["bytes"] == out.stat().st_size
+    assert payload["sections"][:2] == ["design", "summaries"]
+    assert payload["sections"][-1] == "checklist"
+    statuses = {i["topic"]: i["status"] for i in payload["checklist"]}
+    assert statuses["Final test set held out"] == "warn"
+
+
+def test_human_output_names_what_to_state(results, tmp_path):
+    out = tmp_path / "r.html"
+    res = run("report", results, "-o", out, "--metric", "acc", "--by", "method")
+    assert res.exit_code == 0
+    assert "to state: final test set held out" in res.output
+    assert "to state: repetitions and what was repeated" in res.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import metric_option, split_columns
+from vareval.cli._common import emit, json_option, metric_option, split_columns
 
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -171,6 +171,7 @@ def store_context(spec: dict) -> dict:
     "--search-effort", default=None, help="The hyper-parameter search, in words."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@json_option
 @click.option(
     "--random",
     "random_effects",
@@ -234,12 +235,13 @@ def report(
     systems,
     item,
     prediction_metric,
+    as_json,
 ):
     """Write one self-contained HTML report of INPUT (a results file or a run store)."""
     from pathlib import Path
 
     from vareval.errors import ArgumentError
-    from vareval.report import write_report
+    from vareval.report.builder import _html_path, collect, render, write_html
 
     df, context = _read_input(input_path)
     if by is None:
@@ -268,8 +270,8 @@ def report(
             "item": item,
             "metric": prediction_metric,
         }
-    path = write_report(
-        output,
+    _html_path(output)  # refuse a wrong suffix before any work
+    data, sections, checklist, notes = collect(
         df,
         metric=metric,
         by=split_columns(by),
@@ -286,8 +288,25 @@ def report(
         seed=seed,
         extras=extras,
     )
+    path = write_html(output, render(data, sections, checklist, notes))
     size = path.stat().st_size
-    click.echo(f"wrote {path} ({size / 1024:.0f} KiB)")
+    payload = {
+        "path": str(path),
+        "bytes": size,
+        "sections": [s.id for s in sections] + ["checklist"],
+        "checklist": [
+            {"topic": i.topic, "status": i.status, "text": i.text} for i in checklist
+        ],
+        "notes": notes,
+    }
+    lines = [f"wrote {path} ({size / 1024:.0f} KiB): " + ", ".join(payload["sections"])]
+    lines += [f"note: {n}" for n in notes]
+    lines += [
+        f"to state: {i.topic.lower()} (see the checklist)"
+        for i in checklist
+        if i.status == "warn"
+    ]
+    emit(as_json, payload, "\n".join(lines))
 
 
 def demo_section(folder=None) -> str:

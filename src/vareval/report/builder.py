@@ -241,10 +241,20 @@ def build_report(df, **kwargs) -> str:
 
 def write_report(path, df, **kwargs) -> Path:
     """Build the report and write it to ``path`` (UTF-8); return the path."""
+    path = _html_path(path)
+    return write_html(path, build_report(df, **kwargs))
+
+
+def _html_path(path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
         raise ArgumentError(f"report path {str(path)!r} must end in .html or .htm.")
-    html = build_report(df, **kwargs)
+    return path
+
+
+def write_html(path, html: str) -> Path:
+    """Write a rendered page to ``path``; a path that cannot be written is an error."""
+    path = _html_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(html, encoding="utf-8")
