@@ -179,7 +179,13 @@ def render(data, sections, checklist, notes) -> str:
         f"\u00b7 {len(data.groups)} methods \u00b7 {n_runs} runs \u00b7 confidence "
         f"{100 * data.confidence:g}% \u00b7 random seed {data.seed}"
     )
+    settings = (
+        f"Simulations seeded with {data.seed}: up to {data.n_boot:,} bootstrap "
+        f"resamples per paired comparison, {data.n_sim:,} simulated comparisons per "
+        "k for the best-of-k illusion; the same input and seed give the same page."
+    )
     return template.render(
+        settings=settings,
         title=data.title,
         subtitle=subtitle,
         sections=sections,
