@@ -1,0 +1,457 @@
+"""``vareval report``: one self-contained HTML page of what the data supports."""
+
+from __future__ import annotations
+
+import click
+
+from vareval.cli._common import emit, json_option, metric_option, split_columns
+
+STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def _read_input(path: str):
+    """Read a results file, or a run store when the runner's reader is installed.
+
+    Returns
+    -------
+    (DataFrame, dict)
+        The table and what the store says about the experiment (empty for a file).
+    """
+    from pathlib import Path
+
+    from vareval.errors import DataError
+
+    if Path(path).suffix.lower() not in STORE_SUFFIXES:
+        from vareval.data import read_table
+
+        return read_table(path), {}
+    read_store_table = _store_reader()
+    if read_store_table is None:
+        raise DataError(
+            f"file '{path}' looks like a run store, but this vareval cannot read "
+            "stores (vareval.data.store_table is missing); export it to CSV first."
+        )
+    df = read_store_table(path)
+    return df, store_context(df.attrs.get("spec") or {})
+
+
+def _search_spec(path, bounds, metric, by) -> dict:
+    """The tuning section's input: the search table, its bounds and columns."""
+    from pathlib import Path
+
+    from vareval.data import read_table
+    from vareval.errors import ArgumentError
+
+    if not bounds:
+        raise ArgumentError(
+            "--search needs --bounds A,B: the score's bounds, e.g. 0,1 for accuracy."
+        )
+    try:
+        lo, hi = (float(v) for v in bounds.split(","))
+    except ValueError:
+        raise ArgumentError(
+            f"--bounds must be two comma-separated numbers A,B; got {bounds!r}."
+        ) from None
+    spec = {"df": read_table(path), "bounds": (lo, hi), "source": Path(path).name}
+    if metric:
+        spec["metric"] = metric
+    if by:
+        spec["by"] = split_columns(by)
+    return spec
+
+
+def _store_reader():
+    """The runner's store reader, or None where it is not installed."""
+    from vareval.report.sections._base import optional
+
+    return optional("vareval.data.store_table", "read_store_table")
+
+
+def store_context(spec: dict) -> dict:
+    """What a run store's declaration says for the report.
+
+    Sources of randomness (varied or held fixed), what a repetition re-drew
+    (inferred from the source names: a varied source named like a data split
+    or sample means the data pipeline was repeated), and the search effort.
+    """
+    sources = list(spec.get("sources") or [])
+    fixed = set(spec.get("fixed") or [])
+    out: dict = {}
+    if sources:
+        out["randomness"] = [
+            {
+                "name": s,
+                "varied": s not in fixed,
+                "note": "the same stream for every seed"
+                if s in fixed
+                else "its own SeedSequence stream per seed",
+            }
+            for s in sources
+        ]
+        data_like = [
+            s for s in sources if any(w in s for w in ("data", "split", "sampl"))
+        ]
+        if data_like:
+            varied = [s for s in data_like if s not in fixed]
+            out["repeated"] = "data-sampling" if varied else "training"
+    factors = spec.get("factors") or {}
+    if factors or spec.get("seeds"):
+        mode = spec.get("rerun_mode", "same")
+        rerun_text = (
+            "reruns repeat the same streams, so they measure nondeterminism only"
+            if mode == "same"
+            else "reruns draw fresh streams (independent replications)"
+        )
+        levels = " x ".join(f"{k} ({len(v)})" for k, v in factors.items())
+        out["design_note"] = (
+            f"Run store design ({spec.get('name') or 'unnamed experiment'}): "
+            + (f"{levels} x " if levels else "")
+            + f"{spec.get('seeds', '?')} seed(s) x {spec.get('configs', '?')} "
+            + "configuration(s) "
+            + ("per seed" if spec.get("nested", True) else "shared across seeds")
+            + f" x {spec.get('reruns', 1)} rerun(s); {rerun_text}."
+        )
+    if spec.get("space"):
+        out["column_roles"] = {str(k): "hyper-parameter" for k in spec["space"]}
+        out["column_roles"].update({str(k): "fixed factor" for k in factors})
+    if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
+        out["variance"] = {"random": ["seed", "config"], "fixed": None}
+    space = spec.get("space") or {}
+    if space:
+        per = "per seed" if spec.get("nested", True) else "shared across seeds"
+        out["search_effort"] = (
+            f"{spec.get('configs', '?')} configuration(s) sampled {per} from a search "
+            f"space over {', '.join(map(str, space))}, {spec.get('seeds', '?')} "
+            "seed(s), "
+            f"{spec.get('reruns', 1)} rerun(s) ({spec.get('rerun_mode', 'same')} "
+            "streams), as declared in the run store"
+        )
+    return out
+
+
+@click.command()
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    default="report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="HTML file to write.",
+)
+@metric_option
+@click.option(
+    "--by",
+    default=None,
+    help="Column(s) naming the method, comma-separated (a run store defaults to "
+    "'experiment').",
+)
+@click.option("--pair-on", default=None, help="Column(s) pairing runs across methods.")
+@click.option("--baseline", default=None, help="Method the others are compared with.")
+@click.option(
+    "--lower-is-better", is_flag=True, help="The best run is the smallest score."
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--title", default=None, help="Title of the page.")
+@click.option(
+    "--test-set-held-out/--test-set-reused",
+    "test_set",
+    default=None,
+    help="Whether the final test set stayed outside all modelling decisions "
+    "(default: reported as unknown).",
+)
+@click.option(
+    "--repeated",
+    type=click.Choice(["training", "data-sampling"]),
+    default=None,
+    help="What each run re-drew: training randomness on fixed data, or the whole "
+    "data-sampling pipeline.",
+)
+@click.option(
+    "--search-effort", default=None, help="The hyper-parameter search, in words."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@json_option
+@click.option(
+    "--random",
+    "random_effects",
+    default=None,
+    help="Variance section: grouping column(s) with a random intercept "
+    "(e.g. seed,config).",
+)
+@click.option("--fixed", default=None, help="Variance section: fixed factor column(s).")
+@click.option("--nested", default=None, help="Variance section: e.g. config:seed.")
+@click.option(
+    "--search",
+    "search_file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Tuning-curve section: a table of random-search iterations (same --metric "
+    "and --by unless --search-metric/--search-by).",
+)
+@click.option("--bounds", default=None, help="Tuning curves: the score's bounds, A,B.")
+@click.option("--search-metric", default=None, help="Score column of the search table.")
+@click.option("--search-by", default=None, help="Method column(s) of the search table.")
+@click.option(
+    "--predictions",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Significance section: a per-item predictions table (one row per test item).",
+)
+@click.option("--gold", default=None, help="Significance: the gold-label column.")
+@click.option("--systems", default=None, help="Significance: system column(s).")
+@click.option(
+    "--item", default=None, help="Significance: item-id column (long format)."
+)
+@click.option(
+    "--prediction-metric",
+    default="accuracy",
+    show_default=True,
+    help="Significance: metric on the test set (accuracy, macro-f1, ...).",
+)
+def report(
+    input_path,
+    output,
+    metric,
+    by,
+    pair_on,
+    baseline,
+    lower_is_better,
+    confidence,
+    title,
+    test_set,
+    repeated,
+    search_effort,
+    seed,
+    random_effects,
+    fixed,
+    nested,
+    search_file,
+    bounds,
+    search_metric,
+    search_by,
+    predictions,
+    gold,
+    systems,
+    item,
+    prediction_metric,
+    as_json,
+):
+    """Write one self-contained HTML report of INPUT (a results file or a run store)."""
+    from pathlib import Path
+
+    from vareval.errors import ArgumentError
+    from vareval.report.builder import _html_path, collect, render, write_html
+
+    df, context = _read_input(input_path)
+    if by is None:
+        if not context:
+            raise ArgumentError("--by is required: name the column(s) with the method.")
+        by = "experiment"
+    extras = {k: context[k] for k in ("design_note", "column_roles") if k in context}
+    if random_effects:
+        extras["variance"] = {
+            "random": split_columns(random_effects),
+            "fixed": split_columns(fixed) if fixed else None,
+            "nested": nested,
+        }
+    elif context.get("variance"):
+        extras["variance"] = context["variance"]
+    if search_file:
+        extras["tuning"] = _search_spec(search_file, bounds, search_metric, search_by)
+    elif bounds:
+        raise ArgumentError("--bounds needs --search FILE (the search iterations).")
+    if predictions:
+        extras["significance"] = {
+            "df": _read_input(predictions)[0],
+            "source": Path(predictions).name,
+            "gold": gold,
+            "systems": split_columns(systems) if systems else None,
+            "item": item,
+            "metric": prediction_metric,
+        }
+    _html_path(output)  # refuse a wrong suffix before any work
+    data, sections, checklist, notes = collect(
+        df,
+        metric=metric,
+        by=split_columns(by),
+        pair_on=split_columns(pair_on) if pair_on else None,
+        baseline=baseline,
+        higher_is_better=not lower_is_better,
+        confidence=confidence,
+        title=title,
+        source=Path(input_path).name,
+        test_set_held_out=test_set,
+        repeated=repeated or context.get("repeated"),
+        search_effort=search_effort or context.get("search_effort"),
+        randomness=context.get("randomness"),
+        seed=seed,
+        extras=extras,
+    )
+    path = write_html(output, render(data, sections, checklist, notes))
+    size = path.stat().st_size
+    payload = {
+        "path": str(path),
+        "bytes": size,
+        "sections": [s.id for s in sections] + ["checklist"],
+        "checklist": [
+            {"topic": i.topic, "status": i.status, "text": i.text} for i in checklist
+        ],
+        "notes": notes,
+    }
+    lines = [f"wrote {path} ({size / 1024:.0f} KiB): " + ", ".join(payload["sections"])]
+    lines += [f"note: {n}" for n in notes]
+    lines += [
+        f"to state: {i.topic.lower()} (see the checklist)"
+        for i in checklist
+        if i.status == "warn"
+    ]
+    emit(as_json, payload, "\n".join(lines))
+
+
+def demo_section(folder=None) -> str:
+    """Write the report for the bundled examples and say where it is.
+
+    The page goes to ``folder`` (default ``./vareval-demo/``, or a temporary
+    folder when that is not writable). Its main table is the bundled repeated
+    runs; the bundled predictions, search iterations and re-seeding design
+    feed the significance, tuning-curve and variance sections where those
+    files and analyses are installed.
+    """
+    import tempfile
+    import warnings
+    from pathlib import Path
+
+    from vareval.errors import VarevalWarning
+    from vareval.report import write_report
+
+    source, df, kwargs = _demo_data()
+    folder = Path(folder) if folder is not None else Path("vareval-demo")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError:
+        folder = Path(tempfile.mkdtemp(prefix="vareval-demo-"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)  # ties in hedwig's F1 scores
+        path = write_report(folder / "report.html", df, source=source, **kwargs)
+    import textwrap
+
+    parts = ["every run drawn", "paired differences and the planning curve"]
+    parts += [
+        _DEMO_NAMES[e]
+        for e in ("significance", "tuning", "variance")
+        if e in kwargs["extras"]
+    ]
+    parts += ["the best-of-k illusion", "the what-to-report checklist"]
+    body = (
+        f"One self-contained HTML page for {source}: "
+        + ", ".join(parts[:-1])
+        + f" and {parts[-1]}. Open it in a browser:"
+    )
+    return (
+        "== The report ==\n"
+        + textwrap.fill(body, 88, break_on_hyphens=False)
+        + f"\n  {path.resolve()}\n"
+        + textwrap.fill(
+            f"(vareval report {source} -o report.html {_demo_flags(kwargs)})",
+            88,
+            subsequent_indent=" ",
+        )
+    )
+
+
+_DEMO_NAMES = {
+    "significance": "significance tests on digits_predictions.csv",
+    "tuning": "tuning curves on hedwig.tsv",
+    "variance": "variance components on decovac_sim.csv",
+}
+
+
+def _bundled(name: str):
+    """A bundled data file's path, or None where it is not shipped."""
+    from importlib import resources
+
+    try:
+        path = resources.files("vareval.datasets").joinpath(name)
+    except (ImportError, ModuleNotFoundError):
+        return None
+    return path if path.is_file() else None
+
+
+def _demo_data():
+    """The bundled examples (or the reference note's numbers if none is shipped)."""
+    import pandas as pd
+
+    from vareval.report.sections._base import optional
+
+    kwargs = {
+        "metric": "accuracy",
+        "by": ["method"],
+        "pair_on": ["seed"],
+        "title": "vareval demo: repeated runs on digits",
+        "repeated": "training",
+        "extras": {},
+    }
+    extras = kwargs["extras"]
+    runs = _bundled("digits_runs.csv")
+    if runs is None:
+        df = pd.DataFrame(
+            {
+                "method": ["A"] * 3 + ["B"] * 3,
+                "seed": [0, 1, 2] * 2,
+                "accuracy": [0.831, 0.847, 0.822, 0.818, 0.835, 0.809],
+            }
+        )
+        source = "the reference note's example"
+    else:
+        df, source = pd.read_csv(runs), "digits_runs.csv"
+    predictions = _bundled("digits_predictions.csv")
+    if predictions is not None and optional(
+        "vareval.data.significance", "significance"
+    ):
+        extras["significance"] = {
+            "df": pd.read_csv(predictions),
+            "gold": "gold",
+            "item": "item",
+            "metric": "accuracy",
+            "source": "digits_predictions.csv",
+        }
+    search = _bundled("hedwig.tsv")
+    if search is not None and optional("vareval.data.tuning", "tuning_curve"):
+        extras["tuning"] = {
+            "df": pd.read_csv(search, sep="\t"),
+            "metric": "f1",
+            "by": ["model_name"],
+            "bounds": (0.0, 1.0),
+            "source": "hedwig.tsv",
+        }
+    design = _bundled("decovac_sim.csv")
+    if design is not None and optional("vareval.data.variance", "variance"):
+        extras["variance"] = {
+            "df": pd.read_csv(design),
+            "metric": "accuracy",
+            "fixed": ["model", "optimizer"],
+            "random": ["seed", "config"],
+            "source": "decovac_sim.csv (simulated)",
+        }
+    return source, df, kwargs
+
+
+def _demo_flags(kwargs) -> str:
+    extras = kwargs.get("extras", {})
+    flags = (
+        f"--metric {kwargs['metric']} --by {','.join(kwargs['by'])} "
+        f"--pair-on {','.join(kwargs['pair_on'])} --repeated {kwargs['repeated']}"
+    )
+    if "significance" in extras:
+        flags += " --predictions digits_predictions.csv --gold gold --item item"
+    if "tuning" in extras:
+        flags += " --search hedwig.tsv --search-metric f1 --search-by model_name"
+        flags += " --bounds 0,1"
+    return flags
+
+
+COMMANDS = [report]

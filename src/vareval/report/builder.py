@@ -1,0 +1,271 @@
+"""Build the report: collect the sections the data supports, render one HTML page.
+
+The page is self-contained: CSS inline, figures as inline SVG, no script and
+nothing fetched at view time, so it can go into a paper's supplement. Jinja2
+renders it with autoescaping on; every user string (method, column and metric
+names, titles) reaches the page as text.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib import resources
+from pathlib import Path
+
+from vareval.errors import ArgumentError, VarevalError
+
+# Sections in page order. Core sections (jobs 1-3) raise on bad input; optional
+# ones (other analyses, which may be absent) turn a failure into a note.
+CORE = ("design", "summaries", "paired")
+OPTIONAL = ("significance", "tuning", "variance")
+LAST = ("best_of_k",)
+REPEATED = ("training", "data-sampling")
+
+
+def _as_columns(value, name: str) -> list[str] | None:
+    if value is None:
+        return None
+    cols = [value] if isinstance(value, str) else [str(c) for c in value]
+    if not cols or any(not c for c in cols):
+        raise ArgumentError(f"`{name}` must name one or more columns; got {value!r}.")
+    return cols
+
+
+def _report_iv(
+    df, metric, by, pair_on, confidence, repeated, baseline, test_set, n_boot, n_sim
+):
+    import pandas as pd
+
+    from vareval.data import groups
+    from vareval.stats._checks import as_confidence, as_positive_int
+
+    if not isinstance(df, pd.DataFrame):
+        raise ArgumentError(
+            f"`df` must be a pandas DataFrame; got {type(df).__name__}."
+        )
+    if not isinstance(metric, str) or not metric:
+        raise ArgumentError(f"`metric` must be a column name; got {metric!r}.")
+    by = _as_columns(by, "by")
+    if by is None:
+        raise ArgumentError("`by` must name the method column(s); got None.")
+    pair_on = _as_columns(pair_on, "pair_on")
+    confidence = as_confidence(confidence)
+    if repeated not in (None, *REPEATED):
+        raise ArgumentError(
+            f"`repeated` must be 'training', 'data-sampling' or None; got {repeated!r}."
+        )
+    if test_set not in (None, True, False):
+        raise ArgumentError(
+            f"`test_set_held_out` must be True, False or None; got {test_set!r}."
+        )
+    table = groups(df, metric, by, min_runs=2)
+    if baseline is not None and str(baseline) not in table:
+        raise ArgumentError(
+            f"`baseline` {baseline!r} is not a method; methods: "
+            + ", ".join(map(repr, table))
+            + "."
+        )
+    n_boot = as_positive_int(n_boot, "n_boot")
+    n_sim = as_positive_int(n_sim, "n_sim")
+    return by, pair_on, confidence, table, n_boot, n_sim
+
+
+def collect(
+    df,
+    *,
+    metric: str,
+    by,
+    pair_on=None,
+    higher_is_better: bool = True,
+    confidence: float = 0.95,
+    title: str | None = None,
+    source: str = "",
+    test_set_held_out: bool | None = None,
+    repeated: str | None = None,
+    search_effort: str | None = None,
+    baseline: str | None = None,
+    seed: int = 0,
+    n_boot: int = 10_000,
+    n_sim: int = 20_000,
+    randomness: list[dict] | None = None,
+    extras: dict | None = None,
+):
+    """Validate the inputs and build every section the data supports.
+
+    Returns
+    -------
+    (ReportData, list of Section, list of ChecklistItem, list of str)
+        The data, the sections in page order, the filled checklist, and notes
+        on optional sections that could not be built.
+    """
+    from vareval.report.sections import checklist
+    from vareval.report.sections._base import ReportData
+
+    by, pair_on, confidence, table, n_boot, n_sim = _report_iv(
+        df,
+        metric,
+        by,
+        pair_on,
+        confidence,
+        repeated,
+        baseline,
+        test_set_held_out,
+        n_boot,
+        n_sim,
+    )
+    data = ReportData(
+        df=df,
+        metric=metric,
+        by=by,
+        groups=table,
+        pair_on=pair_on,
+        higher_is_better=bool(higher_is_better),
+        confidence=confidence,
+        title=title or f"vareval report: {metric}",
+        source=source,
+        test_set=test_set_held_out,
+        repeated=repeated,
+        search_effort=search_effort,
+        baseline=None if baseline is None else str(baseline),
+        seed=seed,
+        n_boot=n_boot,
+        n_sim=n_sim,
+        randomness=randomness,
+        extras=dict(extras or {}),
+    )
+    sections, notes = [], []
+    for name in CORE + OPTIONAL + LAST:
+        module = importlib.import_module(f"vareval.report.sections.{name}")
+        if name in OPTIONAL:
+            try:
+                section = module.build(data)
+            except Exception as exc:  # noqa: BLE001 - an optional analysis must not sink the page
+                kind = (
+                    "" if isinstance(exc, VarevalError) else f"{type(exc).__name__}: "
+                )
+                notes.append(f"Section '{name}' was left out: {kind}{exc}")
+                continue
+        else:
+            section = module.build(data)
+        if section is not None:
+            sections.append(section)
+    return data, sections, checklist.build(data), notes
+
+
+def render(data, sections, checklist, notes) -> str:
+    """Render the page with Jinja2 (autoescape on)."""
+    import jinja2
+    from markupsafe import Markup, escape
+
+    import vareval
+
+    template_text = (
+        resources.files("vareval.report")
+        .joinpath("templates/report.html.j2")
+        .read_text("utf-8")
+    )
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = env.from_string(template_text)
+    for section in sections:
+        for block in section.blocks:
+            if block.kind == "figure" and not isinstance(block.svg, Markup):
+                # produced and checked by plots._style.to_svg; the caption is escaped
+                label = f'<svg aria-label="{escape(block.caption)}"'
+                block.svg = Markup(block.svg.replace("<svg", label, 1))
+    n_runs = len(data.df)
+    subtitle = (
+        f"{data.source or 'results table'} \u00b7 metric {data.metric!r} "
+        f"({data.direction}) "
+        f"\u00b7 {len(data.groups)} methods \u00b7 {n_runs} runs \u00b7 confidence "
+        f"{100 * data.confidence:g}% \u00b7 random seed {data.seed}"
+    )
+    settings = (
+        f"Simulations seeded with {data.seed}: up to {data.n_boot:,} bootstrap "
+        f"resamples per paired comparison, {data.n_sim:,} simulated comparisons per "
+        "k for the best-of-k illusion; the same input and seed give the same page."
+    )
+    return template.render(
+        settings=settings,
+        title=data.title,
+        subtitle=subtitle,
+        sections=sections,
+        checklist=checklist,
+        notes=notes,
+        version=vareval.__version__,
+    )
+
+
+def build_report(df, **kwargs) -> str:
+    """Build the HTML report of a results table and return it as a string.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per run.
+    metric : str
+        Column with the scores.
+    by : str or list of str
+        Column(s) naming the method.
+    pair_on : str or list of str, optional
+        Column(s) pairing runs across methods (seed, fold, ...). Enables the
+        paired-differences and planning section.
+    higher_is_better : bool, default True
+        Direction of the metric (the best run is the maximum, or the minimum).
+    confidence : float, default 0.95
+        Level of every interval.
+    title : str, optional
+        Page title.
+    source : str, optional
+        Where the table came from (shown in the header).
+    test_set_held_out : bool or None
+        Whether the final test set stayed outside all modelling decisions;
+        None (default) reports it as unknown.
+    repeated : {'training', 'data-sampling'} or None
+        What each repetition re-drew: only training randomness on fixed data,
+        or the whole data-sampling pipeline; None reports it as not stated.
+    search_effort : str, optional
+        The hyper-parameter search behind the final runs, in words.
+    baseline : str, optional
+        The method every other is compared with (default: the first).
+    seed : int, default 0
+        Seed of the simulations (best-of-k, bootstrap, ranking).
+    n_boot, n_sim : int
+        Bootstrap resamples per paired comparison; best-of-k simulations.
+    randomness : list of dict, optional
+        Sources of randomness (``name``, ``varied``, ``note``), e.g. from a run store.
+    extras : dict, optional
+        Inputs for the optional sections (per-item predictions, search
+        iterations, a mixed-model specification); see ``docs/report.md``.
+
+    Returns
+    -------
+    str
+        The HTML page.
+    """
+    return render(*collect(df, **kwargs))
+
+
+def write_report(path, df, **kwargs) -> Path:
+    """Build the report and write it to ``path`` (UTF-8); return the path."""
+    path = _html_path(path)
+    return write_html(path, build_report(df, **kwargs))
+
+
+def _html_path(path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise ArgumentError(f"report path {str(path)!r} must end in .html or .htm.")
+    return path
+
+
+def write_html(path, html: str) -> Path:
+    """Write a rendered page to ``path``; a path that cannot be written is an error."""
+    path = _html_path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise ArgumentError(
+            f"report path {str(path)!r} cannot be written: {exc.strerror or exc}."
+        ) from None
+    return path

@@ -1,0 +1,151 @@
+"""Job 3 plots: paired differences with their CIs, and the planning curve."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vareval.report.plots._style import (
+    NEUTRAL,
+    colour,
+    figure,
+    plain_log_axis,
+    short_label,
+    to_svg,
+)
+
+
+def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str:
+    """Each comparison's per-pair differences (dots) with mean and CIs.
+
+    Parameters
+    ----------
+    results : dict of str to PairedDifference
+        Keyed by a label such as ``"A − B"``.
+    metric : str
+        The metric's name, for the axis label.
+    """
+    labels = list(results)
+    m = len(labels)
+    jitter = np.random.default_rng(1)
+    rasterize = sum(len(r.differences) for r in results.values()) > 4000
+    with figure(name, height=1.2 + 0.45 * m) as (fig, ax):
+        positions = np.arange(m)[::-1]
+        ds = [np.asarray(results[label].differences, dtype=float) for label in labels]
+        for i, (pos, d) in enumerate(zip(positions, ds, strict=True)):
+            ax.plot(
+                d,
+                pos + jitter.uniform(-0.25, -0.08, size=d.size),
+                linestyle="",
+                marker="o",
+                markersize=3.5,
+                markeredgewidth=0,
+                color=colour(i),
+                alpha=0.6,
+                rasterized=rasterize,
+            )
+        means = np.array([results[label].mean for label in labels])
+        for field, offset, fmt, col, style in (
+            ("t_ci", 0.05, "o", "black", "-"),
+            ("bootstrap_ci", 0.22, "s", NEUTRAL, "--"),
+        ):
+            ci = np.array([getattr(results[label], field) for label in labels])
+            bars = ax.errorbar(
+                means,
+                positions + offset,
+                xerr=[means - ci[:, 0], ci[:, 1] - means],
+                fmt=fmt,
+                color=col,
+                markersize=4 if fmt == "o" else 3,
+                capsize=3,
+                linewidth=1.2 if fmt == "o" else 1.0,
+            )
+            bars[-1][0].set_linestyle(style)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(positions, [short_label(label, 36) for label in labels])
+        ax.set_ylim(-0.7, m - 0.3)
+        ax.set_xlabel(
+            f"difference in {short_label(metric, 40)} (first minus second; "
+            "metric units)"
+        )
+        ax.grid(axis="y", visible=False)
+        from matplotlib.lines import Line2D
+
+        conf = round(100 * next(iter(results.values())).confidence)
+        ax.legend(
+            handles=[
+                Line2D(
+                    [], [], marker="o", linestyle="", color=colour(0), label="one pair"
+                ),
+                Line2D([], [], marker="o", color="black", label=f"mean, {conf}% t CI"),
+                Line2D(
+                    [],
+                    [],
+                    marker="s",
+                    color=NEUTRAL,
+                    linestyle="--",
+                    label=f"mean, {conf}% bootstrap CI",
+                ),
+            ],
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=3,
+        )
+        return to_svg(fig, name)
+
+
+def planning_plot(
+    plans: dict, current_k: dict, metric: str, *, name: str = "planning"
+) -> str:
+    """Standard error of the mean difference against the number of pairs.
+
+    Parameters
+    ----------
+    plans : dict of str to Plan
+        ``vareval.stats.plan_replications`` results, keyed by comparison.
+    current_k : dict of str to int
+        The number of pairs in hand, marked on each curve.
+    """
+    with figure(name, height=3.4) as (fig, ax):
+        for i, (label, plan) in enumerate(plans.items()):
+            k = np.asarray(plan.curve_k, dtype=float)
+            se = np.asarray(plan.curve_se, dtype=float)
+            ax.plot(k, se, color=colour(i), label=short_label(label, 36))
+            k0 = current_k.get(label)
+            if k0:
+                se0 = plan.sd_diff / np.sqrt(k0)
+                ax.plot([k0], [se0], "o", color=colour(i), markersize=6)
+                ax.plot(
+                    [4 * k0],
+                    [se0 / 2],
+                    "D",
+                    color=colour(i),
+                    markersize=5,
+                    markerfacecolor="white",
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        plain_log_axis(ax.xaxis)
+        plain_log_axis(ax.yaxis)
+        ax.set_xlabel("number of pairs k (log scale)")
+        ax.set_ylabel(
+            f"SE of mean difference\n({short_label(metric, 30)} units, log scale)"
+        )
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        handles += [
+            Line2D(
+                [], [], marker="o", linestyle="", color=NEUTRAL, label="pairs in hand"
+            ),
+            Line2D(
+                [],
+                [],
+                marker="D",
+                linestyle="",
+                color=NEUTRAL,
+                markerfacecolor="white",
+                label="4x the pairs: SE halved",
+            ),
+        ]
+        ax.legend(handles=handles, loc="upper right")
+        return to_svg(fig, name)

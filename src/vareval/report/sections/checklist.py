@@ -1,0 +1,178 @@
+"""The closing checklist: what to report, filled with the user's numbers.
+
+From the reference note "Three runs, three answers: what should we report?":
+the estimand and summary, the repetitions and what was repeated, the spread,
+paired differences where the design pairs, the search effort kept apart from
+the final replications, any best run labelled as selected, and whether the
+final test set stayed outside all modelling decisions.
+"""
+
+from __future__ import annotations
+
+from vareval.report.sections._base import (
+    ChecklistItem,
+    ReportData,
+    conf,
+    interval,
+    num,
+    plural,
+)
+
+MAX_LISTED = 6  # methods named in one checklist line; the tables hold the rest
+
+
+def _listing(items: list[str]) -> str:
+    more = len(items) - MAX_LISTED
+    shown = items[:MAX_LISTED]
+    return "; ".join(shown) + (
+        f"; and {more} more (see the tables above)" if more > 0 else ""
+    )
+
+
+def build(data: ReportData) -> list[ChecklistItem]:
+    """Build this section from ``data``, or None when its data is absent."""
+    facts = data.facts
+    summaries = facts.get("summaries", {})
+    c = conf(data.confidence)
+    items = []
+
+    items.append(
+        ChecklistItem(
+            "Estimand and summary",
+            f"Typical performance: the mean {data.metric!r} with a {c} t CI (and the "
+            "median with a distribution-free CI): "
+            + _listing(
+                [
+                    f"{n}: mean {num(s.mean)} {interval(s.mean_ci)}, median "
+                    f"{num(s.median)}"
+                    for n, s in summaries.items()
+                ]
+            )
+            + ".",
+            "ok" if summaries else "warn",
+        )
+    )
+
+    counts = facts.get("runs", {})
+    from vareval.report.sections.design import REPEATED_TEXT
+
+    n_text = _listing([f"{n}: {k}" for n, k in counts.items()])
+    what = {
+        "training": "training only, on fixed data",
+        "data-sampling": "the whole data-sampling pipeline",
+    }.get(data.repeated)
+    if data.randomness:
+        varied = [r["name"] for r in data.randomness if r.get("varied")]
+        fixed = [r["name"] for r in data.randomness if not r.get("varied")]
+        src = f" Sources varied: {', '.join(varied) or 'none'}"
+        src += f"; held fixed: {', '.join(fixed)}." if fixed else "."
+    else:
+        src = ""
+    items.append(
+        ChecklistItem(
+            "Repetitions and what was repeated",
+            f"Runs per method: {n_text}. Repeated: "
+            + (what + "." if what else REPEATED_TEXT[None])
+            + src,
+            "ok" if what else "warn",
+        )
+    )
+
+    items.append(
+        ChecklistItem(
+            "Spread",
+            "Run-to-run spread (SD; IQR; range): "
+            + _listing(
+                [
+                    f"{n}: {num(s.sd)}; {num(s.iqr)}; [{num(s.min)}, {num(s.max)}]"
+                    for n, s in summaries.items()
+                ]
+            )
+            + ".",
+            "ok" if summaries else "warn",
+        )
+    )
+
+    paired = facts.get("paired")
+    if paired:
+        text = (
+            f"Paired on {', '.join(map(repr, data.pair_on))}: "
+            + _listing(
+                [
+                    f"{label} = {num(r.mean)} (SE {num(r.se)}, {c} CI "
+                    f"{interval(r.t_ci)}, k = {r.k})"
+                    for label, r in paired.items()
+                ]
+            )
+            + "."
+        )
+        status = "ok"
+    elif len(summaries) < 2:
+        text = "One method only: there is no difference to report."
+        status = "info"
+    elif data.pair_on:
+        text = (
+            "Paired differences could not be computed here (the paired-differences "
+            "analysis is not available in this installation)."
+        )
+        status = "warn"
+    else:
+        text = (
+            "No pairing given (--pair-on): if runs of different methods share seeds, "
+            "folds or data sets, compare them as paired differences."
+        )
+        status = "warn" if len(summaries) > 1 else "info"
+    items.append(ChecklistItem("Paired differences", text, status))
+
+    search = data.search_effort or facts.get("search_effort")
+    items.append(
+        ChecklistItem(
+            "Search effort, apart from final runs",
+            (
+                f"Hyper-parameter search: {search}. The runs summarised above are "
+                "the final replications."
+                if search
+                else "Not stated. Report the hyper-parameter search (trials per "
+                "method, how the "
+                "configuration was chosen) separately from these final replications "
+                "(vareval report --search-effort '...')."
+            ),
+            "ok" if search else "warn",
+        )
+    )
+
+    items.append(
+        ChecklistItem(
+            "Best run labelled as selected",
+            "Best runs appear only as selected statistics: "
+            + _listing(
+                [
+                    f"{n}: {num(s.selected)} (best of {plural(s.n, 'run')})"
+                    for n, s in summaries.items()
+                ]
+            )
+            + ". Do not report them as the method's performance.",
+            "ok" if summaries else "info",
+        )
+    )
+
+    test = {
+        True: (
+            "The final test set stayed outside all modelling decisions (stated by the "
+            "author with --test-set-held-out).",
+            "ok",
+        ),
+        False: (
+            "The test set was used in modelling decisions (stated with "
+            "--test-set-reused): "
+            "these scores are optimistic; evaluate the final choice on fresh data.",
+            "warn",
+        ),
+        None: (
+            "Unknown: vareval cannot tell whether the test set informed model "
+            "selection or tuning. State it (--test-set-held-out or --test-set-reused).",
+            "warn",
+        ),
+    }[data.test_set]
+    items.append(ChecklistItem("Final test set held out", *test))
+    return items

@@ -1,0 +1,146 @@
+"""Section: what was repeated, and which sources of randomness varied."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vareval.report.sections._base import (
+    Paragraph,
+    ReportData,
+    Section,
+    Table,
+    num,
+    plural,
+)
+
+REPEATED_TEXT = {
+    "training": (
+        "Training only: every run saw the same fixed data (the same split and test "
+        "set); what varied is the training randomness (initialisation, batch order, "
+        "augmentation, "
+        "nondeterministic arithmetic). The numbers describe this data set, "
+        "conditionally."
+    ),
+    "data-sampling": (
+        "The whole data-sampling pipeline: each run also drew its own data split (or "
+        "sample), "
+        "so the spread includes data variability as well as training randomness."
+    ),
+    None: (
+        "Not stated. The table cannot say whether each run re-sampled the data or only "
+        "re-trained on fixed data; state it (vareval report --repeated training or "
+        "--repeated data-sampling), because the two answer different questions."
+    ),
+}
+
+
+STORE_BOOKKEEPING = (
+    "trial_id",
+    "config_index",
+    "status",
+    "attempts",
+    "started",
+    "finished",
+    "duration",
+    "host",
+    "error",
+)
+
+
+def _show(value) -> str:
+    """A value as a reader wants it: numbers to 4 significant digits."""
+    if isinstance(value, float | np.floating):
+        return num(value)
+    return str(value)
+
+
+def build(data: ReportData) -> Section:
+    """Build this section from ``data``, or None when its data is absent."""
+    df = data.df
+    n_methods = len(data.groups)
+    counts = [len(v) for v in data.groups.values()]
+    lo, hi = min(counts), max(counts)
+    per = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    blocks = [
+        Paragraph(
+            f"{plural(len(df), 'run')} of {plural(n_methods, 'method')} "
+            f"({per} runs per method) from {data.source or 'the given table'}; "
+            f"metric {data.metric!r}, {data.direction}."
+        ),
+        Paragraph("What was repeated: " + REPEATED_TEXT[data.repeated]),
+    ]
+    if data.extras.get("design_note"):
+        blocks.append(Paragraph(data.extras["design_note"]))
+    roles = {}
+    if data.randomness is not None:  # a run store: its bookkeeping columns
+        roles.update({c: "bookkeeping" for c in STORE_BOOKKEEPING})
+    roles.update(data.extras.get("column_roles") or {})
+    variance = data.extras.get("variance") or {}
+    if "df" not in variance:  # the variance section models this table
+        roles.update({c: "fixed factor" for c in variance.get("fixed") or []})
+        roles.update({c: "random effect" for c in variance.get("random") or []})
+    roles.update({c: "pairing key" for c in data.pair_on or []})
+    roles.update({c: "method" for c in data.by})
+    roles[data.metric] = "metric"
+    rows, classes = [], []
+    for col in df.columns:
+        values = df[col]
+        distinct = values.nunique(dropna=False)
+        role = roles.get(col, "other")
+        if role == "metric":
+            shown = f"{num(values.min())} \u2026 {num(values.max())}"
+        else:
+            first = [_show(v) for v in values.drop_duplicates().head(6)]
+            shown = ", ".join(first) + (", \u2026" if distinct > 6 else "")
+        rows.append([str(col), role, str(distinct), shown])
+        classes.append("" if role in ("other", "bookkeeping") else "role")
+    blocks.append(
+        Table(
+            ["column", "role", "distinct values", "values"],
+            rows,
+            caption="Columns of the results table and the role each played. A column "
+            "marked 'other' that varies across runs is a source of variation the "
+            "summaries treat as run-to-run noise.",
+            numeric=[False, False, True, False],
+            row_classes=classes,
+        )
+    )
+    if data.randomness:
+        blocks.append(
+            Table(
+                ["source of randomness", "across runs", "note"],
+                [
+                    [
+                        r["name"],
+                        "varied" if r.get("varied") else "held fixed",
+                        r.get("note", ""),
+                    ]
+                    for r in data.randomness
+                ],
+                caption="Sources of randomness declared in the run store, each with "
+                "its own independent seed stream.",
+            )
+        )
+    if data.pair_on:
+        blocks.append(
+            Paragraph(
+                "Runs of different methods are paired on "
+                + ", ".join(map(repr, data.pair_on))
+                + ": runs sharing a key share that randomness (e.g. the same seed "
+                "or fold)."
+            )
+        )
+    data.facts["runs"] = dict(zip(data.groups, counts, strict=True))
+    return Section(
+        id="design",
+        title="What was repeated",
+        estimand="This section targets no statistic: it records the experiment the "
+        "numbers "
+        "below describe, which decides what they estimate (a method's performance on "
+        "this data, or over re-sampled data).",
+        how_to_read="Check that the varied sources match the question of the paper; "
+        "a column "
+        "marked 'other' varied across runs and is treated as part of the run-to-run "
+        "noise.",
+        blocks=blocks,
+    )

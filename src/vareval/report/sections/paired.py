@@ -1,0 +1,268 @@
+"""Section: paired differences with CIs and the planning curve (job 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vareval.report.sections._base import (
+    Figure,
+    ReportData,
+    Section,
+    Table,
+    conf,
+    interval,
+    num,
+    optional,
+)
+
+MAX_PLOTTED = 6  # comparisons drawn in the planning figure
+BOOT_BUDGET = 1.5e8  # resampled values over all comparisons of one page
+MIN_BOOT = 2_000
+
+
+def comparisons(data: ReportData) -> list[tuple[str, str]]:
+    """Each method against the baseline (default: the first method in the table)."""
+    names = list(data.groups)
+    baseline = data.baseline if data.baseline is not None else names[0]
+    return [(a, baseline) for a in names if a != baseline]
+
+
+def boot_resamples(data: ReportData, n_comparisons: int) -> int:
+    """Bootstrap resamples per comparison: ``data.n_boot``, fewer for huge pages.
+
+    The resampled values over all comparisons are capped at BOOT_BUDGET (about
+    a second of work), never going below MIN_BOOT resamples; the table says
+    how many were used.
+    """
+    k = max(len(x) for x in data.groups.values())
+    affordable = int(BOOT_BUDGET / max(1, n_comparisons * k))
+    return int(min(data.n_boot, max(MIN_BOOT, affordable)))
+
+
+def _aligned(data: ReportData, methods, a: str, b: str):
+    """Pair methods a and b with the data layer, on their rows only (fast).
+
+    If the data layer refuses the pairing, it is asked again on the whole
+    table so that its message names the user's row numbers.
+    """
+    from vareval.data import pairs
+    from vareval.errors import DataError
+
+    codes, index = methods
+    rows = (codes == index[a]) | (codes == index[b])
+    try:
+        xa, xb, _ = pairs(
+            data.df[rows].reset_index(drop=True),
+            data.metric,
+            data.by,
+            data.pair_on,
+            a,
+            b,
+        )
+    except DataError:
+        pairs(data.df, data.metric, data.by, data.pair_on, a, b)
+        raise
+    return xa, xb
+
+
+def build(data: ReportData) -> Section | None:
+    """Build this section from ``data``, or None when its data is absent."""
+    if not data.pair_on or len(data.groups) < 2:
+        return None
+    paired_difference = optional("vareval.stats", "paired_difference")
+    if paired_difference is None:
+        return None
+    import pandas as pd
+
+    from vareval.data import labels
+    from vareval.report.plots.paired import differences_plot
+
+    pairs_of = comparisons(data)
+    n_boot = boot_resamples(data, len(pairs_of))
+    codes, uniques = pd.factorize(labels(data.df, data.by, "method"))
+    methods = (codes, {str(u): i for i, u in enumerate(uniques)})
+    # one independent stream per comparison (SeedSequence.spawn, as DESIGN asks)
+    streams = np.random.SeedSequence(data.seed).spawn(len(pairs_of))
+    results = {}
+    for (a, b), stream in zip(pairs_of, streams, strict=True):
+        xa, xb = _aligned(data, methods, a, b)
+        results[f"{a} \u2212 {b}"] = paired_difference(
+            xa,
+            xb,
+            confidence=data.confidence,
+            n_boot=n_boot,
+            rng=np.random.default_rng(stream),
+            higher_is_better=data.higher_is_better,
+        )
+    data.facts["paired"] = results
+    c = conf(data.confidence)
+    rows = []
+    for label, r in results.items():
+        rows.append(
+            [
+                label,
+                str(r.k),
+                num(r.mean),
+                num(r.se),
+                interval(r.t_ci),
+                interval(r.bootstrap_ci),
+                num(r.selected_gap) + " (selected)",
+            ]
+        )
+    blocks = [
+        Table(
+            [
+                "comparison",
+                "pairs k",
+                "mean difference",
+                "SE",
+                f"{c} t CI",
+                f"{c} bootstrap CI",
+                "best minus best",
+            ],
+            rows,
+            caption="Mean of the per-pair differences D = first \u2212 second, its SE "
+            "s_D/\u221ak, a t interval and a percentile bootstrap interval "
+            f"({n_boot:,} resamples of the pairs"
+            + (
+                f", fewer than the usual {data.n_boot:,} to keep a page of "
+                f"{len(pairs_of)} comparisons fast"
+                if n_boot < data.n_boot
+                else ""
+            )
+            + "). 'Best minus best' compares the two selected best runs and is shown "
+            "only to be set aside.",
+            numeric=[False] + [True] * 6,
+        ),
+        Table(
+            [
+                "comparison",
+                "corr(A, B)",
+                "Var A",
+                "Var B",
+                "\u22122 Cov",
+                "Var(A\u2212B)",
+                "SE if unpaired",
+                "unpaired needs \u00d7 the runs",
+            ],
+            [
+                [
+                    label,
+                    num(r.correlation, 3),
+                    num(r.var_a),
+                    num(r.var_b),
+                    num(-2 * r.cov),
+                    num(r.var_diff),
+                    num(r.se_unpaired),
+                    num(r.variance_ratio, 3),
+                ]
+                for label, r in results.items()
+            ],
+            caption="Why pairing helps: Var(A\u2212B) = Var A + Var B \u2212 2 "
+            "Cov(A, B). "
+            "A positive correlation between paired runs shrinks the variance of the "
+            "difference. The last column, (Var A + Var B) / Var(A\u2212B), is how many "
+            "times the runs an unpaired design would need for the same SE (below 1, "
+            "pairing hurt).",
+            numeric=[False] + [True] * 7,
+        ),
+        Figure(
+            differences_plot(results, data.metric, name="paired"),
+            caption="Each pair's difference as a dot, with the mean difference and its "
+            f"{c} t (circle) and bootstrap (square) intervals. The vertical line is no "
+            "difference.",
+        ),
+    ]
+    blocks.extend(_planning_blocks(data, results))
+    return Section(
+        id="paired",
+        title="Paired differences and how many pairs it takes",
+        estimand="The mean paired difference between two methods over matched runs "
+        "(paired "
+        f"on {', '.join(map(repr, data.pair_on))}), with its SE = s_D/\u221ak and {c} "
+        "intervals; the planning curve projects that SE to other numbers of pairs.",
+        how_to_read="An interval that excludes zero says the sign of the mean "
+        "difference is "
+        "settled at this level; its width says how precisely. To halve the SE, take "
+        "four times the pairs.",
+        blocks=blocks,
+    )
+
+
+def _planning_blocks(data: ReportData, results: dict) -> list:
+    plan_replications = optional("vareval.stats", "plan_replications")
+    if plan_replications is None:
+        return []
+    from vareval.errors import VarevalError
+    from vareval.report.plots.paired import planning_plot
+
+    plans, rows = {}, []
+    for label, r in results.items():
+        if not np.isfinite(r.sd) or r.sd <= 0:
+            rows.append([label, str(r.k), num(r.sd), "n/a", "n/a", "n/a"])
+            continue
+        try:
+            plan = plan_replications(
+                r.sd, target_se=r.se / 2, confidence=data.confidence
+            )
+        except VarevalError:
+            continue
+        plans[label] = plan
+        effect = abs(r.mean)
+        power_k = "n/a"
+        if effect > 0:
+            try:
+                power_k = str(
+                    plan_replications(r.sd, effect=effect, power=0.8).k_required
+                )
+            except VarevalError as exc:
+                power_k = f"n/a ({exc})"
+        rows.append(
+            [label, str(r.k), num(r.sd), num(r.se / 2), str(plan.k_required), power_k]
+        )
+    data.facts["plans"] = plans
+    if not rows:
+        return []
+    blocks = [
+        Table(
+            [
+                "comparison",
+                "pairs now",
+                "SD of differences",
+                "target SE (half of now)",
+                "pairs for target SE",
+                "pairs for 80% power at observed difference",
+            ],
+            rows,
+            caption="Planning from these runs as a pilot. The power column treats "
+            "the observed "
+            "mean difference as the effect to detect (paired t test, two-sided, "
+            "\u03b1 = 0.05); "
+            "it is a projection that inherits the pilot's uncertainty about the SD.",
+            numeric=[False] + [True] * 5,
+        )
+    ]
+    if plans:
+        shown = dict(list(plans.items())[:MAX_PLOTTED])
+        blocks.append(
+            Figure(
+                planning_plot(
+                    shown,
+                    {label: results[label].k for label in shown},
+                    data.metric,
+                    name="planning",
+                ),
+                caption="Standard error of the mean difference against the number of "
+                "pairs, "
+                "SE = SD_D/\u221ak with SD_D from these runs (log-log: a straight "
+                "line of slope "
+                "\u22121/2). Circles mark the pairs in hand, diamonds four times as "
+                "many."
+                + (
+                    f" The first {MAX_PLOTTED} comparisons are drawn."
+                    if len(plans) > MAX_PLOTTED
+                    else ""
+                ),
+            )
+        )
+    return blocks

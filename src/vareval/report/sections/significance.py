@@ -1,0 +1,158 @@
+"""Section: paired significance tests on one test set, effect sizes and CIs (job 5).
+
+Shown when the report is given a per-item predictions table
+(``extras["significance"]``); built on :func:`vareval.data.significance.significance`
+when that module is installed.
+"""
+
+from __future__ import annotations
+
+from vareval.errors import VarevalError
+from vareval.report.sections._base import (
+    Figure,
+    Paragraph,
+    ReportData,
+    Section,
+    Table,
+    conf,
+    interval,
+    num,
+    optional,
+)
+
+
+def pvalue(p) -> str:
+    """A p-value as a reader expects it: small ones as an upper bound."""
+    p = float(p)
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def build(data: ReportData) -> Section | None:
+    """Build this section from ``data``, or None when its data is absent."""
+    spec = data.extras.get("significance")
+    if not spec:
+        return None
+    significance = optional("vareval.data.significance", "significance")
+    if significance is None:
+        raise VarevalError("the significance tests are not installed in this vareval.")
+    from vareval.report.plots.comparisons import forest_plot
+
+    metric = spec.get("metric", "accuracy")
+    test = spec.get("test", "bootstrap")
+    rep = significance(
+        spec["df"],
+        gold=spec.get("gold"),
+        systems=spec.get("systems"),
+        metric=metric,
+        test=test,
+        baseline=spec.get("baseline"),
+        n_resamples=spec.get("n_resamples", 10_000),
+        confidence=data.confidence,
+        rng=data.seed,
+        item=spec.get("item"),
+    )
+    frame = rep.to_frame()
+    c = conf(data.confidence)
+    data.facts["significance"] = rep
+    correction = getattr(rep.comparison, "correction", "holm")
+    rows = [
+        [
+            str(r.system),
+            str(r.versus),
+            num(r.score),
+            num(r.versus_score),
+            num(r.delta),
+            interval((r.ci_low, r.ci_high)),
+            pvalue(r.pvalue),
+            pvalue(r.adjusted_pvalue),
+        ]
+        for r in frame.itertuples()
+    ]
+    source = spec.get("source", "the predictions table")
+    blocks = [
+        Paragraph(
+            f"{rep.n_items:,} test items from {source}; metric {metric!r}; "
+            f"{str(frame['test'].iloc[0]) if len(frame) else test} test, "
+            f"{spec.get('n_resamples', 10_000):,} resamples, "
+            f"{frame['alternative'].iloc[0] if len(frame) else 'two-sided'}; "
+            f"p-values adjusted with {correction.capitalize()} for "
+            f"{len(frame)} comparison(s)."
+        ),
+        Table(
+            [
+                "system",
+                "versus",
+                "score",
+                "versus score",
+                "effect \u03b4",
+                f"{c} CI of \u03b4",
+                "p",
+                f"p ({correction})",
+            ],
+            rows,
+            caption="\u03b4 = M(system) \u2212 M(versus) on the whole test set, "
+            "with its bootstrap interval over test items; the p-value asks whether "
+            "\u03b4 could be test-set noise. The effect and its interval matter more "
+            "than p.",
+            numeric=[False, False] + [True] * 6,
+        ),
+    ]
+    if len(frame):
+        blocks.append(
+            Figure(
+                forest_plot(
+                    [f"{r.system} \u2212 {r.versus}" for r in frame.itertuples()],
+                    frame["delta"],
+                    frame["ci_low"],
+                    frame["ci_high"],
+                    f"\u03b4 in {metric} (system minus versus)",
+                    name="significance",
+                ),
+                caption=f"Effect \u03b4 with its {c} interval for each comparison; the "
+                "vertical line is no difference.",
+            )
+        )
+    blocks.extend(_distribution_figures(rep, metric))
+    return Section(
+        id="significance",
+        title="Is the gain real on this test set?",
+        estimand=f"The difference \u03b4 in {metric!r} between two systems on this "
+        "fixed test set (a corpus-level metric, not a mean over runs), with a "
+        f"{c} interval from resampling test items and a paired test's p-value.",
+        how_to_read="These tests treat the test items as the random sample and each "
+        "system as one trained model: they say nothing about run-to-run variance, "
+        "which the sections above cover.",
+        blocks=blocks,
+    )
+
+
+MAX_DISTRIBUTIONS = 3  # resampling histograms drawn (one per comparison)
+
+
+def _distribution_figures(rep, metric: str) -> list:
+    """The resampled distribution of delta behind the first few tests, if plottable."""
+    plot = optional("vareval.report.plots.significance", "delta_distribution")
+    results = getattr(rep.comparison, "results", ())
+    pairs = getattr(rep.comparison, "pairs", ())
+    if plot is None or not results:
+        return []
+    from vareval.report.plots._style import figure, to_svg
+
+    blocks = []
+    for i, (pair, result) in enumerate(
+        zip(pairs[:MAX_DISTRIBUTIONS], results[:MAX_DISTRIBUTIONS], strict=True)
+    ):
+        name = f"significance-{i}"
+        with figure(name, height=2.8) as (fig, ax):
+            plot(result, ax=ax)
+            ax.set_xlabel(f"\u03b4 in {metric} over resamples")
+            ax.set_title(f"{pair[0]} \u2212 {pair[1]}", loc="left")
+            svg = to_svg(fig, name)
+        blocks.append(
+            Figure(
+                svg,
+                caption=f"{pair[0]} \u2212 {pair[1]}: the resampled \u03b4 behind the "
+                "test, with the observed \u03b4 and its interval.",
+            )
+        )
+    return blocks

@@ -1,0 +1,186 @@
+"""Section: variance components and the mixed-model tests (job 7, DECoVaC).
+
+Shown when the report is asked for random effects (``extras["variance"]``,
+e.g. ``--random seed,config``, or a run store); built on
+:func:`vareval.data.variance.variance` when that module is installed.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from vareval.errors import VarevalError, VarevalWarning
+from vareval.report.sections._base import (
+    Figure,
+    Paragraph,
+    ReportData,
+    Section,
+    Table,
+    conf,
+    interval,
+    num,
+    optional,
+)
+from vareval.report.sections.significance import pvalue
+
+MAX_PAIRS = 30  # pairwise rows shown; the rest are counted
+
+
+def build(data: ReportData) -> Section | None:
+    """Build this section from ``data``, or None when its data is absent."""
+    spec = data.extras.get("variance")
+    if not spec:
+        return None
+    variance = optional("vareval.data.variance", "variance")
+    if variance is None:
+        raise VarevalError("the mixed-model analysis is not installed in this vareval.")
+    from vareval.report.plots.comparisons import variance_plot
+
+    df = spec.get("df", data.df)
+    metric = spec.get("metric", data.metric)
+    fixed = spec.get("fixed") or data.by
+    random = spec["random"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", VarevalWarning)
+        res = variance(
+            df,
+            metric=metric,
+            fixed=fixed,
+            random=random,
+            nested=spec.get("nested"),
+            confidence=data.confidence,
+        )
+    fit = res.fit
+    comp = res.components_frame()
+    c = conf(data.confidence)
+    blocks = [
+        Paragraph(
+            f"Linear mixed model of {metric!r} on {len(df):,} runs"
+            + (f" from {spec['source']}" if spec.get("source") else "")
+            + ": fixed effects for "
+            + ", ".join(map(repr, fixed))
+            + ", random intercepts for "
+            + ", ".join(map(repr, random))
+            + (f" (nested: {spec['nested']})" if spec.get("nested") else "")
+            + f"; {'REML' if fit.reml else 'ML'} fit"
+            + ("; singular fit (a variance at zero)" if fit.singular else "")
+            + ("" if fit.converged else "; the fit did NOT converge")
+            + "."
+        ),
+        Table(
+            ["component", "levels", "variance", "SD", "share of total", "ICC"],
+            [
+                [
+                    str(r.component),
+                    str(r.levels),
+                    num(r.variance),
+                    num(r.sd),
+                    f"{100 * r.share:.1f}%",
+                    num(r.icc, 3),
+                ]
+                for r in comp.itertuples()
+            ],
+            caption="Variance components: how much of the run-to-run variance each "
+            "grouping factor explains; the residual is what is left (reruns, "
+            "nondeterminism).",
+            numeric=[False] + [True] * 5,
+        ),
+        Figure(
+            variance_plot(
+                list(comp["component"]),
+                comp["sd"],
+                comp["share"],
+                metric,
+                name="variance",
+            ),
+            caption="Standard deviation of each component, labelled with its share of "
+            "the total variance.",
+        ),
+        Table(
+            [
+                "random effect",
+                "variance",
+                "LRT statistic",
+                "p (boundary-corrected)",
+                "p (naive \u03c7\u00b2\u2081)",
+            ],
+            [
+                [
+                    str(t.term),
+                    num(t.variance),
+                    num(t.statistic),
+                    pvalue(t.pvalue),
+                    pvalue(t.pvalue_naive),
+                ]
+                for t in res.lrt
+            ],
+            caption="H1/H2: is there variance from this factor? Likelihood-ratio test "
+            "against the model without it; the boundary-corrected p uses the 50:50 "
+            "mixture of \u03c7\u00b2\u2080 and \u03c7\u00b2\u2081.",
+            numeric=[False] + [True] * 4,
+        ),
+    ]
+    f = res.f_frame()
+    blocks.append(
+        Table(
+            ["term", "df method", "F", "num df", "den df", "p"],
+            [
+                [
+                    str(r.term),
+                    str(r.method),
+                    num(r.F),
+                    num(r.ndf, 3),
+                    num(r.ddf, 4),
+                    pvalue(r.p),
+                ]
+                for r in f.itertuples()
+            ],
+            caption="H3: do the experiments differ? Type III F tests with "
+            "Satterthwaite and Kenward\u2013Roger denominator degrees of freedom.",
+            numeric=[False, False] + [True] * 4,
+        )
+    )
+    pairs = res.pairs_frame()
+    shown = pairs.head(MAX_PAIRS)
+    blocks.append(
+        Table(
+            ["contrast", "estimate", "SE", "df", f"{c} CI", "p (Holm)"],
+            [
+                [
+                    str(r.contrast),
+                    num(r.estimate),
+                    num(r.se),
+                    num(r.df, 4),
+                    interval((r.ci_low, r.ci_high)),
+                    pvalue(r.p_holm),
+                ]
+                for r in shown.itertuples()
+            ],
+            caption="Pairwise differences between the experiments' mean scores, with "
+            "Satterthwaite df and Holm-adjusted p-values"
+            + (
+                f"; the first {MAX_PAIRS} of {len(pairs)} are shown."
+                if len(pairs) > MAX_PAIRS
+                else "."
+            ),
+            numeric=[False] + [True] * 5,
+        )
+    )
+    if caught:
+        blocks.append(
+            Paragraph("Note: " + " ".join(str(w.message) for w in caught[:3]))
+        )
+    data.facts["variance"] = res
+    return Section(
+        id="variance",
+        title="Where the variance comes from",
+        estimand="Variance components: the variance of the mean score across seeds, "
+        "configurations (and what is left over), estimated by a linear mixed model; "
+        "and "
+        "the mean differences between experiments with the other factors treated as "
+        "random.",
+        how_to_read="A large seed or configuration share means single runs say little: "
+        "compare experiments by the model's pairwise differences and their intervals, "
+        "which account for every source of variance at once.",
+        blocks=blocks,
+    )
