@@ -101,6 +101,23 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
+def _retry_while_locked(step, attempts: int = 200, pause: float = 0.05):
+    """Run ``step``, retrying while another process holds the lock.
+
+    Switching a new file to WAL mode takes an exclusive lock that SQLite's busy
+    handler does not wait for, so two runners creating one store at once need
+    this loop.
+    """
+    for _ in range(attempts - 1):
+        try:
+            return step()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            time.sleep(pause)
+    return step()
+
+
 class Store:
     """An open run store.
 
@@ -141,14 +158,7 @@ class Store:
                 check_same_thread=False,
             )
             self.con.execute("PRAGMA busy_timeout = 60000")
-            mode = self.con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode.lower() != "wal":
-                raise ExperimentError(
-                    f"store '{self.path}': SQLite refused WAL mode (got {mode!r}); "
-                    "put the store on a local file system."
-                )
-            self.con.execute("PRAGMA synchronous = NORMAL")
-            self._init_schema()
+            _retry_while_locked(self._open_wal_and_schema)
         except sqlite3.DatabaseError as exc:
             raise ExperimentError(
                 f"store '{self.path}' is corrupt or not a vareval store: {exc}."
@@ -157,6 +167,16 @@ class Store:
         self.pid = os.getpid()
 
     # -- plumbing ------------------------------------------------------
+    def _open_wal_and_schema(self) -> None:
+        mode = self.con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise ExperimentError(
+                f"store '{self.path}': SQLite refused WAL mode (got {mode!r}); "
+                "put the store on a local file system."
+            )
+        self.con.execute("PRAGMA synchronous = NORMAL")
+        self._init_schema()
+
     def _init_schema(self) -> None:
         with self.transaction():
             app = self.con.execute("PRAGMA application_id").fetchone()[0]
