@@ -45,9 +45,9 @@ _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
 
 # --------------------------------------------------------------------------
 # BLAS threads: a fit is thousands of tiny products, for which OpenBLAS's
-# threads only add contention (10-50x slower on a busy 2-core machine). When
-# threadpoolctl is installed (it comes with scikit-learn) the fit runs with one
-# BLAS thread; otherwise nothing changes.
+# threads only add contention (10-50x slower on a busy 2-core machine), so the
+# fit runs with one BLAS thread through threadpoolctl (a dependency); should it
+# be unusable on some platform, nothing changes.
 
 _CONTROLLER = None
 
