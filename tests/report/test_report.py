@@ -16,7 +16,7 @@ XSS = "<script>alert(1)</script>"
 
 
 def note_table():
-    """The reference note's worked example: A and B over three seeds."""
+    """The three-seed worked example: A and B over three seeds."""
     return pd.DataFrame(
         {
             "method": ["A"] * 3 + ["B"] * 3,

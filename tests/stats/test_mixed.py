@@ -1,4 +1,4 @@
-"""The mixed model against lme4's stored fits (../shared/data/lme4/REFERENCE.md).
+"""The mixed model against lme4's fits (provenance: tests/data/lme4/README.md).
 
 Reference values were computed with R 4.2.2, lme4 1.1-31, lmerTest 3.1-3 and
 pbkrtest 0.5.2; they are copied here with the R call in each test.

@@ -1,6 +1,6 @@
 """LRTs, Satterthwaite and Kenward-Roger tests against lmerTest / pbkrtest.
 
-Reference numbers from ../shared/data/lme4/REFERENCE.md (R 4.2.2, lme4 1.1-31,
+Reference numbers (tests/data/lme4/README.md: R 4.2.2, lme4 1.1-31,
 lmerTest 3.1-3, pbkrtest 0.5.2) on decovac_small_unbal.csv:
 
     m <- lmer(y ~ model * optimizer + (1 | seed) + (1 | config), d)

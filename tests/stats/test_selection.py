@@ -8,7 +8,7 @@ from vareval.stats.selection import draw_best
 
 
 def skewed_losses(n=200, seed=1):
-    """A right-skewed, bounded-below loss sample like the reference note's (median ~.0034)."""
+    """A right-skewed, bounded-below loss sample like the repeated-runs note's (median .0034)."""
     rng = np.random.default_rng(seed)
     return 0.0023 + rng.lognormal(np.log(0.0011), 0.6, n)
 

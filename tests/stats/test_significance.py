@@ -18,7 +18,7 @@ from vareval.stats.significance import (
     paired_wilcoxon,
 )
 
-# The reference text's test set: n = 10 documents, A right on 7, B on 5.
+# The textbook example's test set: n = 10 documents, A right on 7, B on 5.
 # Arranged as 5 both right, 2 only A right, 3 both wrong.
 GOLD10 = np.ones(10, int)
 A10 = np.array([1, 1, 1, 1, 1, 1, 1, 0, 0, 0])

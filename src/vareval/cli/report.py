@@ -382,7 +382,7 @@ def _bundled(name: str):
 
 
 def _demo_data():
-    """The bundled examples (or the reference note's numbers if none is shipped)."""
+    """The bundled examples (or the three-seed worked example if none is shipped)."""
     import pandas as pd
 
     from vareval.report.sections._base import optional
@@ -405,7 +405,7 @@ def _demo_data():
                 "accuracy": [0.831, 0.847, 0.822, 0.818, 0.835, 0.809],
             }
         )
-        source = "the reference note's example"
+        source = "the three-seed worked example"
     else:
         df, source = pd.read_csv(runs), "digits_runs.csv"
     predictions = _bundled("digits_predictions.csv")

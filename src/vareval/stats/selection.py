@@ -76,9 +76,9 @@ def best_of_k(
     and keep their best; the better of the two is the observed winner. The
     estimand is the distribution of the apparent gap between winner and
     loser (its quantiles) for each k, together with the signed difference,
-    whose expectation is zero. Following the reference note (and Dodge et al.
-    2019 on reporting expected best-of-k), the gap is relative to the
-    winner's score: ``|best_A - best_B| / |winner|``.
+    whose expectation is zero. As in the note "Three runs, three answers" (after
+    Dodge et al. 2019 on reporting expected best-of-k), the gap is relative to
+    the winner's score: ``|best_A - best_B| / |winner|``.
 
     Parameters
     ----------

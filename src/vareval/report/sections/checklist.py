@@ -1,6 +1,6 @@
 """The closing checklist: what to report, filled with the user's numbers.
 
-From the reference note "Three runs, three answers: what should we report?":
+After the note "Three runs, three answers: what should we report?":
 the estimand and summary, the repetitions and what was repeated, the spread,
 paired differences where the design pairs, the search effort kept apart from
 the final replications, any best run labelled as selected, and whether the
