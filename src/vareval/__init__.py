@@ -34,6 +34,8 @@ _EXPORTS = {
     "simulate_responses": "vareval.experiment.simulate",
     "read_store_table": "vareval.data.store_table",
     "run_experiment": "vareval.experiment.runner:run",
+    "build_report": "vareval.report.builder",
+    "write_report": "vareval.report.builder",
 }
 _SUBMODULES = {"errors", "stats", "data", "experiment", "datasets", "report"}
 
