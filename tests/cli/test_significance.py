@@ -11,8 +11,7 @@ from vareval.data.significance import example_path
 
 @pytest.fixture
 def example_file():
-    with example_path() as p:
-        yield str(p)
+    return str(example_path())
 
 
 def _run(args):

@@ -319,9 +319,9 @@ def render_ranking(table) -> str:
 def demo_section() -> str:
     """Jobs 1-3 on the bundled digits runs: what a careful paper reports."""
     import vareval
-    from vareval.datasets import path
+    from vareval import datasets
 
-    df = vareval.read_table(path("digits_runs.csv"))
+    df = datasets.load("digits_runs.csv")
     parts = [
         "== Repeated runs: three classifiers on digits, ten seeds each (digits_runs.csv) ==",
         render_summary(vareval.summarize(df, "accuracy", "method"), "accuracy"),

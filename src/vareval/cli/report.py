@@ -370,22 +370,9 @@ _DEMO_NAMES = {
 }
 
 
-def _bundled(name: str):
-    """A bundled data file's path, or None where it is not shipped."""
-    from importlib import resources
-
-    try:
-        path = resources.files("vareval.datasets").joinpath(name)
-    except (ImportError, ModuleNotFoundError):
-        return None
-    return path if path.is_file() else None
-
-
 def _demo_data():
-    """The bundled examples (or the three-seed worked example if none is shipped)."""
-    import pandas as pd
-
-    from vareval.report.sections._base import optional
+    """The bundled examples: repeated runs, per-item predictions, a search, a design."""
+    from vareval import datasets
 
     kwargs = {
         "metric": "accuracy",
@@ -393,64 +380,40 @@ def _demo_data():
         "pair_on": ["seed"],
         "title": "vareval demo: repeated runs on digits",
         "repeated": "data-sampling",  # a seed re-draws the split and the model
-        "extras": {},
+        "extras": {
+            "significance": {
+                "df": datasets.load("digits_predictions.csv"),
+                "gold": "gold",
+                "item": "item",
+                "metric": "accuracy",
+                "source": "digits_predictions.csv",
+            },
+            "tuning": {
+                "df": datasets.load("hedwig.tsv"),
+                "metric": "f1",
+                "by": ["model_name"],
+                "bounds": (0.0, 1.0),
+                "source": "hedwig.tsv",
+            },
+            "variance": {
+                "df": datasets.load("decovac_sim.csv"),
+                "metric": "accuracy",
+                "fixed": ["model", "optimizer"],
+                "random": ["seed", "config"],
+                "source": "decovac_sim.csv (simulated)",
+            },
+        },
     }
-    extras = kwargs["extras"]
-    runs = _bundled("digits_runs.csv")
-    if runs is None:
-        df = pd.DataFrame(
-            {
-                "method": ["A"] * 3 + ["B"] * 3,
-                "seed": [0, 1, 2] * 2,
-                "accuracy": [0.831, 0.847, 0.822, 0.818, 0.835, 0.809],
-            }
-        )
-        source = "the three-seed worked example"
-    else:
-        df, source = pd.read_csv(runs), "digits_runs.csv"
-    predictions = _bundled("digits_predictions.csv")
-    if predictions is not None and optional(
-        "vareval.data.significance", "significance"
-    ):
-        extras["significance"] = {
-            "df": pd.read_csv(predictions),
-            "gold": "gold",
-            "item": "item",
-            "metric": "accuracy",
-            "source": "digits_predictions.csv",
-        }
-    search = _bundled("hedwig.tsv")
-    if search is not None and optional("vareval.data.tuning", "tuning_curve"):
-        extras["tuning"] = {
-            "df": pd.read_csv(search, sep="\t"),
-            "metric": "f1",
-            "by": ["model_name"],
-            "bounds": (0.0, 1.0),
-            "source": "hedwig.tsv",
-        }
-    design = _bundled("decovac_sim.csv")
-    if design is not None and optional("vareval.data.variance", "variance"):
-        extras["variance"] = {
-            "df": pd.read_csv(design),
-            "metric": "accuracy",
-            "fixed": ["model", "optimizer"],
-            "random": ["seed", "config"],
-            "source": "decovac_sim.csv (simulated)",
-        }
-    return source, df, kwargs
+    return "digits_runs.csv", datasets.load("digits_runs.csv"), kwargs
 
 
 def _demo_flags(kwargs) -> str:
-    extras = kwargs.get("extras", {})
     flags = (
         f"--metric {kwargs['metric']} --by {','.join(kwargs['by'])} "
         f"--pair-on {','.join(kwargs['pair_on'])} --repeated {kwargs['repeated']}"
     )
-    if "significance" in extras:
-        flags += " --predictions digits_predictions.csv --gold gold --item item"
-    if "tuning" in extras:
-        flags += " --search hedwig.tsv --search-metric f1 --search-by model_name"
-        flags += " --bounds 0,1"
+    flags += " --predictions digits_predictions.csv --gold gold --item item"
+    flags += " --search hedwig.tsv --search-metric f1 --search-by model_name --bounds 0,1"
     return flags
 
 

@@ -215,19 +215,12 @@ def tuning_curve(
 
 
 def _hedwig():
-    import csv
-    import importlib.resources
-    import io
+    """The bundled search scores of the LSTM and the MLP, in file order."""
+    from vareval import datasets
 
-    import numpy as np
-
-    text = (
-        importlib.resources.files("vareval") / "datasets" / "hedwig.tsv"
-    ).read_text()
-    rows = list(csv.DictReader(io.StringIO(text), delimiter="\t"))
-    lstm = np.array([float(r["f1"]) for r in rows if r["model_name"] == "reg_lstm"])
-    mlp = np.array([float(r["f1"]) for r in rows if r["model_name"] == "mlp"])
-    return lstm, mlp
+    df = datasets.load("hedwig.tsv")
+    f1 = df.groupby("model_name", sort=False)["f1"]
+    return f1.get_group("reg_lstm").to_numpy(float), f1.get_group("mlp").to_numpy(float)
 
 
 def demo_section() -> str:

@@ -249,16 +249,12 @@ def variance(
 def demo_section() -> str:
     """The mixed-model part of ``vareval demo`` on the bundled simulated data."""
     import warnings
-    from importlib import resources
 
-    import pandas as pd
-
+    from vareval import datasets
     from vareval.data.variance import variance as analyse
     from vareval.errors import VarevalWarning
 
-    path = resources.files("vareval.datasets").joinpath("decovac_sim.csv")
-    with resources.as_file(path) as p:
-        df = pd.read_csv(p)
+    df = datasets.load("decovac_sim.csv")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", VarevalWarning)
         a = analyse(

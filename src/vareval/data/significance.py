@@ -15,11 +15,11 @@ item are refused with the column and rows named.
 from __future__ import annotations
 
 import dataclasses
-import importlib.resources
 
 import numpy as np
 import pandas as pd
 
+from vareval import datasets
 from vareval.data.validate import _rows, labels, metric_values, require_columns
 from vareval.errors import DataError
 from vareval.stats import classification as cls
@@ -35,15 +35,12 @@ def load_example() -> pd.DataFrame:
     Columns ``item``, ``gold``, ``logreg``, ``knn``, ``random_forest``,
     ``naive_bayes``; see ``vareval/datasets/digits_predictions.md``.
     """
-    path = importlib.resources.files("vareval").joinpath(f"datasets/{EXAMPLE}")
-    with importlib.resources.as_file(path) as p:
-        return pd.read_csv(p)
+    return datasets.load(EXAMPLE)
 
 
 def example_path():
-    """A context manager giving the bundled example's file path."""
-    path = importlib.resources.files("vareval").joinpath(f"datasets/{EXAMPLE}")
-    return importlib.resources.as_file(path)
+    """The bundled example's file path."""
+    return datasets.path(EXAMPLE)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -481,25 +481,8 @@ def paired_bootstrap(
     prep = _Prepared(metric, gold, a, b, method, progress)
     dist, path = prep.bootstrap(n_resamples, rng)
     hits = _bootstrap_hits(dist, prep.delta, alternative)
-    return PairedTestResult(
-        test="paired bootstrap",
-        metric=metric.name,
-        score_a=prep.score_a,
-        score_b=prep.score_b,
-        statistic=prep.delta,
-        pvalue=_pvalue(hits, n_resamples, smooth),
-        alternative=alternative,
-        confidence_interval=_interval(ci, dist, prep.delta, prep.jackknife, confidence),
-        ci_method=ci,
-        confidence=confidence,
-        hits=hits,
-        n_resamples=n_resamples,
-        smooth=bool(smooth),
-        n=prep.n,
-        n_types=prep.n_types,
-        path=path,
-        distribution=dist,
-    )
+    test = "paired bootstrap"
+    return _paired_result(test, prep, dist, dist, hits, path, alternative, ci, confidence, smooth)
 
 
 def paired_randomization(
@@ -551,19 +534,25 @@ def paired_randomization(
     dist, path = prep.randomization(n_resamples, test_rng)
     hits = _randomization_hits(dist, prep.delta, alternative)
     boot, _ = prep.bootstrap(ci_resamples, ci_rng)
+    test = "approximate randomization"
+    return _paired_result(test, prep, dist, boot, hits, path, alternative, ci, confidence, smooth)
+
+
+def _paired_result(test, prep, dist, boot, hits, path, alternative, ci, confidence, smooth):
+    """The result of a resampling test: ``dist`` gives p, ``boot`` the interval for delta."""
     return PairedTestResult(
-        test="approximate randomization",
-        metric=metric.name,
+        test=test,
+        metric=prep.metric.name,
         score_a=prep.score_a,
         score_b=prep.score_b,
         statistic=prep.delta,
-        pvalue=_pvalue(hits, n_resamples, smooth),
+        pvalue=_pvalue(hits, dist.size, smooth),
         alternative=alternative,
         confidence_interval=_interval(ci, boot, prep.delta, prep.jackknife, confidence),
         ci_method=ci,
         confidence=confidence,
         hits=hits,
-        n_resamples=n_resamples,
+        n_resamples=dist.size,
         smooth=bool(smooth),
         n=prep.n,
         n_types=prep.n_types,
