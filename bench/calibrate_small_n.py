@@ -57,7 +57,8 @@ def main():
     hi = stats.binom.ppf(0.975, args.sets, alpha) / args.sets
     print(
         f"{args.sets} null test sets per row, {args.resamples} resamples, "
-        f"{args.classes} classes, alpha {alpha}, two-sided; Monte Carlo 97.5% point of the level: {hi:.4f}"
+        f"{args.classes} classes, alpha {alpha}, two-sided; "
+        f"Monte Carlo 97.5% point of the level: {hi:.4f}"
     )
     print("metric     p(correct)    n  bootstrap  randomization  bootstrap CI misses 0")
     seed = 0
