@@ -108,3 +108,81 @@ def test_one_iteration_is_refused(tmp_path):
     assert "'a' has 1 run" in res.output and "whole range" in res.output
     with pytest.raises(DataError, match="whole range"):
         vareval.tuning_curve(df, metric="f1", by="model", bounds=(0, 1))
+
+
+# --- paired replications ----------------------------------------------------------
+
+
+def _runs(k, redraw_note=None):
+    rng = np.random.default_rng(1)
+    base = rng.normal(0.8, 0.01, k)
+    return pd.DataFrame(
+        {
+            "method": np.repeat(["a", "b"], k),
+            "seed": np.tile(np.arange(k), 2),
+            "acc": np.concatenate([base + 0.012 + rng.normal(0, 0.0005, k), base]),
+        }
+    )
+
+
+def test_three_pairs_show_no_bootstrap_interval(tmp_path):
+    df = _runs(3)
+    path = _write(tmp_path, "three.csv", df)
+    args = ("paired", path, "--metric", "acc", "--by", "method", "--pair-on", "seed")
+    res = _run(*args)
+    assert res.exit_code == 0, res.output
+    assert "bootstrap n/a (3 pairs have only 10 distinct bootstrap resamples" in res.output
+    out = json.loads(_run(*args, "--json").output)["a - b"]
+    assert out["bootstrap_ci"] == [None, None] and "10 distinct" in out["bootstrap_note"]
+    assert out["seed"] == 0
+    r = vareval.paired(df, "acc", "method", "seed", rng=0)["a - b"]
+    assert np.isnan(r.bootstrap_ci).all() and np.isfinite(r.t_ci).all()
+    r10 = vareval.paired(_runs(10), "acc", "method", "seed", rng=0)["a - b"]
+    assert r10.bootstrap_note == "" and np.isfinite(r10.bootstrap_ci).all()
+
+
+def test_redrawn_splits_use_the_corrected_test(tmp_path):
+    from vareval.stats import corrected_resampled_ttest
+
+    df = _runs(10)
+    path = _write(tmp_path, "runs.csv", df)
+    args = ("paired", path, "--metric", "acc", "--by", "method", "--pair-on", "seed")
+    refused = _run(*args, "--repeated", "data-sampling")
+    assert refused.exit_code == 2 and "--test-fraction" in refused.output
+    assert "anti-conservative" in refused.output
+    with pytest.raises(DataError, match="Nadeau and Bengio"):
+        vareval.paired(df, "acc", "method", "seed", repeated="data-sampling")
+    out = json.loads(
+        _run(*args, "--repeated", "data-sampling", "--test-fraction", "0.25", "--json").output
+    )["a - b"]
+    a = df.acc[df.method == "a"].to_numpy()
+    b = df.acc[df.method == "b"].to_numpy()
+    ref = corrected_resampled_ttest(a, b, n_train=3, n_test=1)
+    assert out["test"] == "corrected resampled t"
+    assert out["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert out["t_ci"] == pytest.approx(list(ref.confidence_interval), rel=1e-12)
+    assert out["bootstrap_ci"] == [None, None] and "share" in out["bootstrap_note"]
+    text = _run(*args, "--repeated", "data-sampling", "--test-fraction", "0.25").output
+    assert "corrected t test" in text and "Nadeau and Bengio" in text
+    # A store whose data-split source varies with the seed says so itself.
+    df.attrs["spec"] = {
+        "sources": ["data_split", "init"], "fixed": [], "params": {"test_size": 0.25}
+    }
+    r = vareval.paired(df, "acc", "method", "seed")["a - b"]
+    assert r.test == "corrected resampled t" and r.pvalue == pytest.approx(ref.pvalue)
+    df.attrs["spec"]["fixed"] = ["data_split"]
+    assert vareval.paired(df, "acc", "method", "seed", rng=0)["a - b"].test == "paired t"
+
+
+def test_report_refuses_the_naive_test_on_redrawn_splits(tmp_path):
+    path = _write(tmp_path, "runs.csv", _runs(10))
+    args = (
+        "report", path, "-o", tmp_path / "r.html", "--metric", "acc", "--by", "method",
+        "--pair-on", "seed", "--repeated", "data-sampling",
+    )  # fmt: skip
+    res = _run(*args)
+    assert res.exit_code == 2 and "--test-fraction" in res.output
+    res = _run(*args, "--test-fraction", "0.25")
+    assert res.exit_code == 0 and "seed 0" in res.output
+    html = (tmp_path / "r.html").read_text()
+    assert "corrected t CI" in html and "corrected resampled t" in html

@@ -101,6 +101,11 @@ def render_summary(table, metric: str) -> str:
     return "\n".join(lines)
 
 
+def _with_seed(payload: dict, seed: int) -> dict:
+    """Each result's JSON with the seed that drew it."""
+    return {name: {**value, "seed": seed} for name, value in payload.items()}
+
+
 @click.command("best-of-k")
 @results_file
 @metric_option
@@ -135,10 +140,10 @@ def best_of_k(
         relative=not absolute,
         rng=seed,
     )
-    emit(as_json, table.to_dict(), render_best_of_k(table))
+    emit(as_json, _with_seed(table.to_dict(), seed), render_best_of_k(table, seed))
 
 
-def render_best_of_k(table) -> str:
+def render_best_of_k(table, seed=None) -> str:
     """The illusion table: quantiles of the apparent gap, and the signed difference, per k."""
     lines = []
     for name, r in table.results.items():
@@ -147,7 +152,9 @@ def render_best_of_k(table) -> str:
         heads = ["median" if q == 0.5 else f"q{q:g}" for q in r.quantiles]
         lines += [
             f"{name}: two identical methods, each keeping its best of k runs "
-            f"({r.n_sim:,} simulated comparisons per k; gaps {unit})",
+            f"({r.n_sim:,} simulated comparisons per k"
+            + (f", seed {seed}" if seed is not None else "")
+            + f"; gaps {unit})",
             f"{'k':>5}" + "".join(f"{h:>10}" for h in heads) + f"{'mean signed diff':>19}",
         ]
         lines += [
@@ -167,10 +174,28 @@ def render_best_of_k(table) -> str:
 @_pair_options
 @_confidence_option
 @click.option("--n-boot", type=int, default=10_000, show_default=True, help="Bootstrap resamples.")
+@click.option(
+    "--repeated",
+    type=click.Choice(["training", "data-sampling"]),
+    default=None,
+    help="What each replication re-drew; data-sampling (a new train/test split per seed) "
+    "uses the corrected resampled t test. Default: from a run store's declaration, "
+    "else training.",
+)
+@click.option(
+    "--test-fraction",
+    type=float,
+    default=None,
+    help="Share of the data in each re-drawn test split (for --repeated data-sampling; "
+    "default: the store's test_fraction or test_size parameter).",
+)
 @_direction_option
 @_seed_option
 @json_option
-def paired(results, metric, by, pair_on, a, b, confidence, n_boot, lower_is_better, seed, as_json):
+def paired(
+    results, metric, by, pair_on, a, b, confidence, n_boot, repeated, test_fraction,
+    lower_is_better, seed, as_json,
+):  # fmt: skip
     """Mean paired difference A - B with SE, CIs and the variance decomposition."""
     import vareval
 
@@ -184,23 +209,43 @@ def paired(results, metric, by, pair_on, a, b, confidence, n_boot, lower_is_bett
         confidence=confidence,
         n_boot=n_boot,
         higher_is_better=not lower_is_better,
+        repeated=repeated,
+        test_fraction=test_fraction,
         rng=seed,
     )
-    emit(as_json, table.to_dict(), render_paired(table))
+    emit(as_json, _with_seed(table.to_dict(), seed), render_paired(table, seed))
 
 
-def render_paired(table) -> str:
+def render_paired(table, seed=None) -> str:
     """The paired comparison: the difference with its uncertainty, then what pairing saved."""
     ((name, r),) = table.results.items()
     pct = f"{r.confidence:.0%}"
+    if r.bootstrap_note:
+        boot = f"  {pct} CI, bootstrap n/a ({r.bootstrap_note})"
+    else:
+        boot = f"  {pct} CI, bootstrap [{r.bootstrap_ci[0]:+.4f}, {r.bootstrap_ci[1]:+.4f}]"
+        boot += f"  (seed {seed})" if seed is not None else ""
+    if r.test == "paired t":
+        t_name, test = "t        ", "paired t test    "
+    else:
+        t_name, test = "corrected", "corrected t test "
+    lines = [
+        f"{name}, paired over {r.k} replications",
+        f"  mean difference    {r.mean:+.4f}  (SE {r.se:.4f} = SD of differences "
+        f"{r.sd:.4f} / sqrt({r.k}))",
+    ]
+    if r.test != "paired t":
+        lines.append(
+            f"  re-drawn splits    corrected SE {r.se_corrected:.4f} = sqrt(1/{r.k} + "
+            f"{r.test_train_ratio:.3g}) x SD (Nadeau and Bengio 2003: replications "
+            "share training data)"
+        )
     return "\n".join(
         [
-            f"{name}, paired over {r.k} replications",
-            f"  mean difference    {r.mean:+.4f}  (SE {r.se:.4f} = SD of differences "
-            f"{r.sd:.4f} / sqrt({r.k}))",
-            f"  {pct} CI, t         [{r.t_ci[0]:+.4f}, {r.t_ci[1]:+.4f}]",
-            f"  {pct} CI, bootstrap [{r.bootstrap_ci[0]:+.4f}, {r.bootstrap_ci[1]:+.4f}]",
-            f"  paired t test      t = {r.statistic:.3f}, df = {r.df:g}, p = {r.pvalue:.4g}",
+            *lines,
+            f"  {pct} CI, {t_name} [{r.t_ci[0]:+.4f}, {r.t_ci[1]:+.4f}]",
+            boot,
+            f"  {test}  t = {r.statistic:.3f}, df = {r.df:g}, p = {r.pvalue:.4g}",
             f"  Var(A-B) = Var A + Var B - 2 Cov = {r.var_a:.3g} + {r.var_b:.3g} - 2 x {r.cov:.3g}"
             f" = {r.var_diff:.3g}  (correlation {r.correlation:.2f})",
             f"  pairing: SE {r.se:.4f} vs {r.se_unpaired:.4f} unpaired; an unpaired design would "
@@ -326,7 +371,14 @@ def demo_section() -> str:
         "== Repeated runs: three classifiers on digits, ten seeds each (digits_runs.csv) ==",
         render_summary(vareval.summarize(df, "accuracy", "method"), "accuracy"),
         "",
-        render_paired(vareval.paired(df, "accuracy", "method", "seed", a="mlp", b="logreg", rng=0)),
+        # each seed re-drew the 70/30 split (examples/make_repeated_runs.py)
+        render_paired(
+            vareval.paired(
+                df, "accuracy", "method", "seed", a="mlp", b="logreg",
+                repeated="data-sampling", test_fraction=0.3, rng=0,
+            ),
+            seed=0,
+        ),
         "",
         render_plan(
             vareval.plan(
@@ -334,7 +386,9 @@ def demo_section() -> str:
             )
         ),
         "",
-        render_best_of_k(vareval.best_of_k(df, "accuracy", "method", method="mlp", rng=0)),
+        render_best_of_k(
+            vareval.best_of_k(df, "accuracy", "method", method="mlp", rng=0), seed=0
+        ),
         "",
         render_ranking(
             vareval.ranking_stability(df, "accuracy", "method", a="mlp", b="logreg", max_k=8, rng=0)

@@ -82,6 +82,7 @@ def collect(
     source: str = "",
     test_set_held_out: bool | None = None,
     repeated: str | None = None,
+    test_fraction: float | None = None,
     search_effort: str | None = None,
     baseline: str | None = None,
     seed: int = 0,
@@ -125,6 +126,7 @@ def collect(
         source=source,
         test_set=test_set_held_out,
         repeated=repeated,
+        test_fraction=test_fraction,
         search_effort=search_effort,
         baseline=None if baseline is None else str(baseline),
         seed=seed,
@@ -223,6 +225,11 @@ def build_report(df, **kwargs) -> str:
     repeated : {'training', 'data-sampling'} or None
         What each repetition re-drew: only training randomness on fixed data,
         or the whole data-sampling pipeline; None reports it as not stated.
+        With 'data-sampling' the paired differences use the corrected
+        resampled t test, which needs ``test_fraction``.
+    test_fraction : float, optional
+        Share of the data in each re-drawn test split (default: a run
+        store's ``test_fraction`` or ``test_size`` parameter).
     search_effort : str, optional
         The hyper-parameter search behind the final runs, in words.
     baseline : str, optional

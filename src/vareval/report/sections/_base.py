@@ -70,6 +70,7 @@ class ReportData:
     source: str = ""
     test_set: bool | None = None
     repeated: str | None = None  # "training" or "data-sampling"
+    test_fraction: float | None = None  # share of data in each re-drawn test split
     search_effort: str | None = None
     baseline: str | None = None
     seed: int = 0

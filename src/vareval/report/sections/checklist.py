@@ -99,7 +99,9 @@ def build(data: ReportData) -> list[ChecklistItem]:
             f"Paired on {', '.join(map(repr, data.pair_on))}: "
             + _listing(
                 [
-                    f"{label} = {num(r.mean)} (SE {num(r.se)}, {c} CI "
+                    f"{label} = {num(r.mean)} (SE "
+                    f"{num(r.se if r.test == 'paired t' else r.se_corrected)}, {c} "
+                    f"{'' if r.test == 'paired t' else r.test + ' '}CI "
                     f"{interval(r.t_ci)}, k = {r.k})"
                     for label, r in paired.items()
                 ]
