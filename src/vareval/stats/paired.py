@@ -10,11 +10,12 @@ the covariance is positive.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 from scipy import special, stats
 
-from vareval.errors import ArgumentError
+from vareval.errors import ArgumentError, VarevalWarning
 from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
 from vareval.stats._result import Result
 from vareval.stats.summary import t_interval
@@ -35,7 +36,8 @@ class PairedDifference(Result):
     t_ci, bootstrap_ci : (float, float)
         Student-t and percentile-bootstrap intervals for the mean difference.
     statistic, df, pvalue : float
-        Paired t test of a zero mean difference (two-sided).
+        Paired t test of a zero mean difference (two-sided); NaN when the
+        differences are all equal (SD 0: the t statistic is undefined).
     correlation : float
         Pearson correlation of A and B across pairs (NaN if either is constant).
     var_a, var_b, cov, var_diff : float
@@ -130,8 +132,16 @@ def paired_difference(
     var_a, var_b, cov_ab = float(cov[0, 0]), float(cov[1, 1]), float(cov[0, 1])
     with np.errstate(divide="ignore", invalid="ignore"):
         corr = cov_ab / np.sqrt(var_a * var_b) if var_a > 0 and var_b > 0 else np.nan
-        t = mean / se if se > 0 else (0.0 if mean == 0 else np.copysign(np.inf, mean))
+        t = mean / se if se > 0 else np.nan
         ratio = (var_a + var_b) / sd**2 if sd > 0 else np.inf
+    if sd == 0:
+        warnings.warn(
+            f"all {k} paired differences equal {mean:+.6g} (SD 0): the t test is undefined "
+            "(scipy's ttest_rel would say t = inf, p = 0), so t and p are NaN and the "
+            "intervals have zero width; a sign-flip or sign test gives an exact p-value.",
+            VarevalWarning,
+            stacklevel=2,
+        )
     best = np.max if higher_is_better else np.min
     return PairedDifference(
         k=k,
@@ -142,7 +152,7 @@ def paired_difference(
         bootstrap_ci=_bootstrap_mean_ci(d, confidence, n_boot, rng),
         statistic=float(t),
         df=float(k - 1),
-        pvalue=float(2 * stats.t.sf(abs(t), k - 1)) if np.isfinite(t) else 0.0,
+        pvalue=float(2 * stats.t.sf(abs(t), k - 1)) if np.isfinite(t) else np.nan,
         correlation=float(corr),
         var_a=var_a,
         var_b=var_b,
