@@ -343,12 +343,12 @@ class TestUserMetrics:
             stats=lambda g, p: np.c_[(p == 1) & (g == 1), p == 1],
             combine=lambda s: s[..., 0] / s[..., 1],
         )
-        g = np.array([1, 0, 0, 0, 0, 0])
+        g = np.array([1] + [0] * 11)
         with pytest.raises(ArgumentError, match="NaN or infinite delta"):
             paired_bootstrap(
                 g,
-                [1, 0, 0, 0, 0, 0],
-                [1, 1, 0, 0, 0, 0],
+                [1] + [0] * 11,
+                [1, 1] + [0] * 10,
                 metric=metric,
                 n_resamples=200,
                 rng=0,
@@ -388,9 +388,9 @@ class TestBadInputs:
     def test_labels_only_in_predictions_are_counted(self):
         from sklearn.metrics import f1_score
 
-        g = np.array([0, 1, 2, 0, 1, 2])
-        a = np.array([0, 1, 2, 0, 1, 7])  # label 7 never in gold
-        b = np.array([0, 1, 1, 0, 2, 2])
+        g = np.tile([0, 1, 2, 0, 1, 2], 2)
+        a = np.tile([0, 1, 2, 0, 1, 7], 2)  # label 7 never in gold
+        b = np.tile([0, 1, 1, 0, 2, 2], 2)
         r = paired_bootstrap(g, a, b, metric="macro-f1", n_resamples=50, rng=0)
         assert r.score_a == pytest.approx(f1_score(g, a, average="macro"))
         assert r.score_b == pytest.approx(f1_score(g, b, average="macro"))

@@ -67,12 +67,18 @@ def format_significance(report) -> str:
         "greater": "one-sided (system better)",
         "less": "one-sided (system worse)",
     }[first.alternative]
+    draws = (
+        f"all {first.n_resamples:,} swap patterns"
+        if first.path == "exact"
+        else f"{first.n_resamples:,} resamples"
+    )
     head = (
-        f"{first.test} test, metric {first.metric}, {report.n_items} items, "
-        f"{first.n_resamples:,} resamples"
+        f"{first.test} test, metric {first.metric}, {report.n_items} items, {draws}"
         + (f", seed {report.seed}" if report.seed is not None else "")
         + f", {alt}"
     )
+    if comp.test_reason:
+        head += f"\n(chosen: {comp.test_reason})"
     scores = _table(
         ["system", first.metric],
         [[s, _fmt(v)] for s, v in comp.scores.items()],
@@ -91,7 +97,7 @@ def format_significance(report) -> str:
                 a,
                 b,
                 _fmt(r.statistic, True),
-                f"[{_fmt(lo, True)}, {_fmt(hi, True)}]",
+                "n/a" if r.ci_note else f"[{_fmt(lo, True)}, {_fmt(hi, True)}]",
                 _p(r.pvalue),
                 _p(float(padj)),
             ]
@@ -99,8 +105,13 @@ def format_significance(report) -> str:
     tests = _table(
         ["system", "versus", "delta", level, "p", adj[comp.correction]], rows, {2, 4, 5}
     )
-    form = "(hits + 1) / (B + 1)" if first.smooth else "hits / B (unsmoothed)"
+    if first.path == "exact":
+        form = "exact: the share of all swap patterns at least as extreme"
+    else:
+        form = "(hits + 1) / (B + 1)" if first.smooth else "hits / B (unsmoothed)"
     note = f"delta = metric(system) - metric(versus); p-values are {form}."
+    if first.ci_note:
+        note += f"\nCI n/a: {first.ci_note}"
     return "\n\n".join([head, scores, tests, note])
 
 
@@ -150,12 +161,16 @@ def format_metrics(report) -> str:
 )
 @click.option(
     "--test",
-    type=click.Choice(["bootstrap", "randomization"]),
-    default="bootstrap",
+    type=click.Choice(["auto", "bootstrap", "randomization"]),
+    default="auto",
     show_default=True,
+    help="auto: randomization on small test sets, where the bootstrap test "
+    "rejects too often; the bootstrap from 200 items on.",
 )
 @click.option("--resamples", type=int, default=10_000, show_default=True, help="B.")
-@click.option("--seed", type=int, default=None, help="Seed for reproducible resamples.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the resamples."
+)
 @click.option(
     "--baseline",
     default=None,

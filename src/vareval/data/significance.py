@@ -254,7 +254,7 @@ class SignificanceReport:
     comparison : SystemComparison
         The statistics-layer result (every test's full result).
     test : str
-        ``"bootstrap"`` or ``"randomization"``.
+        The test used, ``"bootstrap"`` or ``"randomization"``.
     n_items : int
     seed : int or None
     """
@@ -281,6 +281,7 @@ class SignificanceReport:
         """Plain values for JSON."""
         return {
             "test": self.test,
+            "test_reason": self.comparison.test_reason,
             "n_items": self.n_items,
             "seed": self.seed,
             **self.comparison.to_dict(),
@@ -322,7 +323,7 @@ def significance(
     gold: str | None,
     systems=None,
     metric="accuracy",
-    test: str = "bootstrap",
+    test: str = "auto",
     baseline: str | None = None,
     all_pairs: bool = False,
     correction: str = "holm",
@@ -340,7 +341,8 @@ def significance(
 
     Each system is compared with ``baseline`` (default: the first system), or
     every pair with ``all_pairs=True``, by the paired bootstrap or approximate
-    randomization test of :mod:`vareval.stats.significance`, with Holm
+    randomization test of :mod:`vareval.stats.significance` (by default the
+    one that holds its level at this many items), with Holm
     (default) or Bonferroni adjusted p-values. ``delta = M(system) -
     M(versus)`` with its bootstrap CI is reported beside every p-value.
 
@@ -397,9 +399,10 @@ def significance(
         smooth=smooth,
         rng=rng,
     )
+    first = comparison.results[0].test
     return SignificanceReport(
         comparison=comparison,
-        test=test,
+        test="bootstrap" if first == "paired bootstrap" else "randomization",
         n_items=preds.items.size,
         seed=rng if isinstance(rng, int) else None,
     )

@@ -505,6 +505,27 @@ def randomization_deltas(
     return out, path
 
 
+def discordant_items(types: PairedTypes) -> int:
+    """Items whose rows differ between A and B: the only ones a swap changes."""
+    differ = (types.stats_a != types.stats_b).any(axis=1)
+    return int(types.counts[differ].sum())
+
+
+def all_randomization_deltas(metric: SumMetric, types: PairedTypes) -> np.ndarray:
+    """``delta`` under every one of the ``2^m`` swap patterns of the ``m`` discordant items.
+
+    The exact randomization distribution (each pattern has probability
+    ``2^-m``); meant for small ``m``, where it is cheaper than sampling.
+    """
+    base_a, base_b = types.totals()
+    diff = types.stats_b - types.stats_a
+    items = types.item_type[(diff != 0).any(axis=1)[types.item_type]]
+    m = items.size
+    masks = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(float)
+    moved = masks @ diff[items]
+    return _delta(metric, base_a + moved, base_b - moved)
+
+
 def jackknife_deltas(metric: SumMetric, types: PairedTypes) -> np.ndarray:
     """Leave-one-item-out ``delta`` for each type (one value per type, shape (T,))."""
     total_a, total_b = types.totals()
