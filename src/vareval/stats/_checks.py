@@ -42,6 +42,18 @@ def as_scores(x, name: str, *, min_n: int = 1) -> np.ndarray:
     return arr
 
 
+def mean_sd(x: np.ndarray) -> tuple[float, float]:
+    """Mean and SD (ddof=1) of finite ``x``, computed on ``x / max|x|`` so sums cannot overflow.
+
+    Scores near the largest float (1e308) would otherwise give an infinite mean.
+    """
+    scale = float(np.max(np.abs(x)))
+    if not 0 < scale < np.inf:
+        return float(np.mean(x)), float(np.std(x, ddof=1))
+    y = x / scale
+    return float(np.mean(y)) * scale, float(np.std(y, ddof=1)) * scale
+
+
 def as_confidence(confidence, name: str = "confidence") -> float:
     """Return a confidence level strictly between 0 and 1."""
     if not isinstance(confidence, numbers.Real) or not 0 < float(confidence) < 1:
