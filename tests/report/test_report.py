@@ -243,7 +243,7 @@ def test_checklist_flags_what_is_unknown():
 def test_best_run_is_labelled_selected_everywhere():
     html = build_report(note_table(), metric="acc", by="method", pair_on="seed")
     assert "0.8470 (selected)" in html  # summary table
-    assert "0.012 (selected)" in html  # best-vs-best gap in the paired table
+    assert "0.01200 (selected)" in html  # best-vs-best gap in the paired table
     assert "best run (selected)" in html  # the plot's legend
 
 

@@ -108,8 +108,10 @@ _SUPERSCRIPT = str.maketrans(
 
 
 def num(x, sig: int = 4, scale=None) -> str:
-    """A number by :func:`vareval._format.number` (``sig`` significant figures at
-    ``scale``), typeset: NaN as n/a, infinities as signs, powers of ten raised.
+    """Typeset a number as :func:`vareval._format.number` formats it.
+
+    ``sig`` significant figures at ``scale``; NaN as n/a, infinities as signs,
+    powers of ten raised.
     """
     try:
         x = float(x)
