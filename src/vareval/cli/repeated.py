@@ -221,8 +221,12 @@ def render_paired(table) -> str:
             f"  paired t test      {test}",
             f"  Var(A-B) = Var A + Var B - 2 Cov = {v(r.var_a)} + {v(r.var_b)} - 2 x {v(r.cov)}"
             f" = {v(r.var_diff)}  (correlation {r.correlation:.2f})",
-            f"  pairing: SE {f(r.se)} vs {f(r.se_unpaired)} unpaired; an unpaired design would "
-            f"need {r.variance_ratio:.2g}x the runs",
+            f"  pairing: SE {f(r.se)} vs {f(r.se_unpaired)} unpaired; "
+            + (
+                f"an unpaired design would need {r.variance_ratio:.2g}x the runs"
+                if r.sd > 0
+                else "pairing removed all the variance of the difference"
+            ),
             f"  selected: best A - best B = {number(r.selected_gap, signed=True)} (a selected "
             "statistic, not an estimate of the difference)",
         ]

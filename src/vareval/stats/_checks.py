@@ -54,6 +54,17 @@ def mean_sd(x: np.ndarray) -> tuple[float, float]:
     return float(np.mean(y)) * scale, float(np.std(y, ddof=1)) * scale
 
 
+def constant_differences(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a - b`` is the same for every pair, up to the rounding of the subtraction.
+
+    ``0.5 - 0.49`` and ``0.6 - 0.59`` differ in the last bits; a t statistic
+    built on that noise would be astronomically large, so it counts as equal.
+    """
+    d = a - b
+    noise = 8 * np.finfo(float).eps * max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    return float(np.ptp(d)) <= noise
+
+
 def as_confidence(confidence, name: str = "confidence") -> float:
     """Return a confidence level strictly between 0 and 1."""
     if not isinstance(confidence, numbers.Real) or not 0 < float(confidence) < 1:

@@ -16,7 +16,14 @@ import numpy as np
 from scipy import special, stats
 
 from vareval.errors import ArgumentError, VarevalWarning
-from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
+from vareval.stats._checks import (
+    as_confidence,
+    as_positive_int,
+    as_rng,
+    as_scores,
+    constant_differences,
+    mean_sd,
+)
 from vareval.stats._result import Result
 from vareval.stats.summary import t_interval
 
@@ -126,14 +133,17 @@ def paired_difference(
     rng = as_rng(rng)
     k = a.size
     d = a - b
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    mean, sd = mean_sd(d)
+    if constant_differences(a, b):
+        sd = 0.0
     se = sd / np.sqrt(k)
     cov = np.cov(a, b, ddof=1)
     var_a, var_b, cov_ab = float(cov[0, 0]), float(cov[1, 1]), float(cov[0, 1])
     with np.errstate(divide="ignore", invalid="ignore"):
-        corr = cov_ab / np.sqrt(var_a * var_b) if var_a > 0 and var_b > 0 else np.nan
+        corr = cov_ab / (np.sqrt(var_a) * np.sqrt(var_b)) if var_a > 0 and var_b > 0 else np.nan
         t = mean / se if se > 0 else np.nan
-        ratio = (var_a + var_b) / sd**2 if sd > 0 else np.inf
+        var_diff = float(np.square(np.float64(sd)))  # inf, not OverflowError, past 1e154
+        ratio = (var_a + var_b) / var_diff if sd > 0 else np.inf
     if sd == 0:
         warnings.warn(
             f"all {k} paired differences equal {mean:+.6g} (SD 0): the t test is undefined "
@@ -157,7 +167,7 @@ def paired_difference(
         var_a=var_a,
         var_b=var_b,
         cov=cov_ab,
-        var_diff=sd**2,
+        var_diff=var_diff,
         se_unpaired=float(np.sqrt((var_a + var_b) / k)),
         variance_ratio=float(ratio),
         selected_gap=float(best(a) - best(b)),

@@ -44,6 +44,7 @@ from vareval.stats._checks import (
     as_positive_int,
     as_rng,
     as_scores,
+    constant_differences,
 )
 from vareval.stats._result import Result
 
@@ -685,7 +686,7 @@ def paired_t(
     confidence = as_confidence(confidence)
     a, b = _scores_pair(scores_a, scores_b)
     d = a - b
-    if np.ptp(d) == 0:
+    if constant_differences(a, b):
         raise ArgumentError(
             f"the paired t test is undefined: all {d.size} differences equal {d[0]:+.6g}, so "
             "their SD is 0 (scipy.stats.ttest_rel would say t = inf, p = 0); use "
@@ -725,7 +726,7 @@ def paired_wilcoxon(
     else:
         res = stats.wilcoxon(a, b, alternative=alternative)
         stat, p = float(res.statistic), float(res.pvalue)
-    ci = (d[0], d[0]) if np.ptp(d) == 0 else paired_t(a, b, confidence=confidence)
+    ci = (d[0], d[0]) if constant_differences(a, b) else paired_t(a, b, confidence=confidence)
     return ExactTestResult(
         test="Wilcoxon signed-rank",
         statistic=stat,
