@@ -92,9 +92,12 @@ def render(result, projection=None) -> str:
     lines.append(
         f"exact simultaneous coverage of each band (continuous scores): {coverage}"
     )
-    if len(result.methods) == 2:
+    m = len(result.methods)
+    if m >= 2:
+        every = "both bands hold" if m == 2 else f"all {m} bands hold"
         lines.append(
-            f"both bands hold together with probability >= {result.confidence**2:.4f} "
+            f"{every} together, and so every verdict, with probability >= "
+            f"{result.joint_confidence:.4f} = {result.confidence:g}^{m} "
             "(independent searches)."
         )
     if projection is not None:

@@ -54,6 +54,10 @@ class TuningCurves:
         Support of the scores.
     confidence, method, q, minimize
         How the bands were built.
+    joint_confidence : float
+        ``confidence ** m`` for ``m`` methods: the probability that every
+        band holds at once (so every verdict) when the searches are
+        independent.
     """
 
     metric: str
@@ -69,6 +73,11 @@ class TuningCurves:
     method: str
     q: float
     minimize: bool
+
+    @property
+    def joint_confidence(self) -> float:
+        """``confidence ** m``: all ``m`` bands (independent searches) hold at once."""
+        return self.confidence ** len(self.methods)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per method and ``k``: estimate, band, U and V estimates, verdicts."""
@@ -104,6 +113,7 @@ class TuningCurves:
             "metric": self.metric,
             "bounds": list(self.bounds),
             "confidence": self.confidence,
+            "joint_confidence": self.joint_confidence,
             "method": self.method,
             "q": self.q,
             "minimize": self.minimize,
@@ -200,7 +210,15 @@ def tuning_curve(
     TuningCurves
     """
     (a, b), ks = _tuning_curve_iv(bounds, ks)
-    scores = groups(df, metric, by)
+    try:
+        scores = groups(df, metric, by, min_runs=2)
+    except DataError as exc:
+        if "needs at least" not in str(exc):
+            raise
+        raise DataError(
+            f"{exc} (search iterations): from one iteration the band is the whole "
+            "range of the score; run more iterations or leave the method out."
+        ) from None
     if not scores:
         raise DataError(
             "the results table has no rows; expected one row per search iteration."

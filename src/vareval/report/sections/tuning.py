@@ -129,8 +129,9 @@ def build(data: ReportData) -> Section | None:
                 "entirely "
                 "beyond the other's; elsewhere the search needs more data. With "
                 "independent "
-                f"searches the verdicts hold jointly with probability at least "
-                f"{100 * res.confidence**2:g}%.",
+                f"searches of {len(res.methods)} models the verdicts hold jointly "
+                f"with probability at least {100 * res.joint_confidence:.4g}% "
+                f"({conf(res.confidence)} to the power {len(res.methods)}).",
             )
         )
     if hasattr(res, "cdf_bands"):
