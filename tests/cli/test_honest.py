@@ -35,16 +35,17 @@ def three_items(tmp_path):
 
 def test_three_items_exact_test_not_a_bootstrap(three_items):
     path, df = three_items
-    res = _run("significance", path, "--gold", "gold", "--item", "item", "--json")
+    args = ("significance", path, "--gold", "gold", "--item", "item", "--system", "A,B")
+    res = _run(*args, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     (row,) = out["results"]
     assert row["test"] == "exact randomization" and row["pvalue"] == 0.25
     assert row["confidence_interval"] == [None, None] and row["ci_note"]
     assert "3 items" in out["test_reason"] and out["seed"] == 0
-    text = _run("significance", path, "--gold", "gold", "--item", "item").output
+    text = _run(*args).output
     assert "n/a" in text and "CI n/a" in text and "seed 0" in text
-    rep = vareval.significance(df, gold="gold", item="item")
+    rep = vareval.significance(df, gold="gold", item="item", systems=["A", "B"])
     assert rep.comparison.results[0].pvalue == 0.25
 
 
@@ -52,12 +53,14 @@ def test_three_items_exact_test_not_a_bootstrap(three_items):
 def test_bootstrap_on_three_items_is_refused(three_items, ci):
     path, df = three_items
     res = _run(
-        "significance", path, "--gold", "gold", "--item", "item",
+        "significance", path, "--gold", "gold", "--item", "item", "--system", "A,B",
         "--test", "bootstrap", "--ci", ci,
     )  # fmt: skip
     assert res.exit_code == 2 and "at least 10 items" in res.output
     with pytest.raises(vareval.VarevalError, match="at least 10 items"):
-        vareval.significance(df, gold="gold", item="item", test="bootstrap", ci=ci)
+        vareval.significance(
+            df, gold="gold", item="item", systems=["A", "B"], test="bootstrap", ci=ci
+        )
 
 
 def test_significance_reproducible_without_seed():

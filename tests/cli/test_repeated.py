@@ -28,7 +28,7 @@ def test_summarize_prints_a_table_and_labels_the_best_run_selected(results):
 def test_paired_worked_example(results):
     out = run("paired", results, "--metric", "acc", "--by", "method", "--pair-on", "seed")
     assert out.exit_code == 0, out.output
-    assert "+0.0127" in out.output and "+0.0120 (a selected statistic" in out.output
+    assert "+0.01267" in out.output and "+0.01200 (a selected statistic" in out.output
     data = json.loads(
         run(
             "paired", results, "--metric", "acc", "--by", "method", "--pair-on", "seed", "--json"

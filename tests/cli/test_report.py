@@ -95,7 +95,7 @@ def test_lower_is_better(results, tmp_path):
         "--lower-is-better",
     )
     assert res.exit_code == 0
-    assert "0.822 (selected)" in out.read_text(encoding="utf-8")
+    assert "0.8220 (selected)" in out.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(

@@ -149,7 +149,7 @@ def test_bad_long_tables():
         }
     )
     kw = dict(gold="gold", item="item", system_column="sys", prediction="pred")
-    with pytest.raises(DataError, match="item 3 has no prediction from system"):
+    with pytest.raises(DataError, match="item '3' has no prediction from system"):
         read_predictions(long, **kw)
     dup = pd.concat([long, long.iloc[:1]], ignore_index=True)
     with pytest.raises(DataError, match="repeat"):

@@ -215,7 +215,7 @@ def test_checklist_is_filled_with_the_numbers():
     diff = np.mean([0.831 - 0.818, 0.847 - 0.835, 0.822 - 0.809])
     assert f"A \u2212 B = {diff:.4g}" in items["Paired differences"][1]
     assert "20 random-search trials" in items["Search effort, apart from final runs"][1]
-    assert "A: 0.847 (best of 3 runs)" in items["Best run labelled as selected"][1]
+    assert "A: 0.8470 (best of 3 runs)" in items["Best run labelled as selected"][1]
     assert "stayed outside" in items["Final test set held out"][1]
 
 
@@ -242,15 +242,15 @@ def test_checklist_flags_what_is_unknown():
 
 def test_best_run_is_labelled_selected_everywhere():
     html = build_report(note_table(), metric="acc", by="method", pair_on="seed")
-    assert "0.847 (selected)" in html  # summary table
-    assert "0.012 (selected)" in html  # best-vs-best gap in the paired table
+    assert "0.8470 (selected)" in html  # summary table
+    assert "0.01200 (selected)" in html  # best-vs-best gap in the paired table
     assert "best run (selected)" in html  # the plot's legend
 
 
 def test_lower_is_better_selects_the_minimum():
     df = note_table().rename(columns={"acc": "loss"})
     html = build_report(df, metric="loss", by="method", higher_is_better=False)
-    assert "0.822 (selected)" in html and "lower is better" in html
+    assert "0.8220 (selected)" in html and "lower is better" in html
 
 
 def test_every_section_states_its_estimand():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from vareval._format import formatter, number
 from vareval.cli._common import (
     by_option,
     emit,
@@ -75,23 +76,30 @@ def render_summary(table, metric: str) -> str:
     """The per-method report: typical performance with spread, the best run as selected."""
     first = next(iter(table.results.values()))
     pct = f"{first.confidence:.0%}"
-    lines = [
-        f"{metric}: {pct} intervals; 'selected' is the best run, not typical performance",
-        f"{'method':<14}{'n':>4}{'mean':>9}{'SD':>9}{'SE':>9}  {pct + ' CI (mean)':<20}"
-        f"{'median':>9}  {pct + ' CI (median)':<20}{'IQR':>9}{'selected':>10}",
-    ]
+    f = formatter(*(s.scores for s in table.results.values()))
+    rows = []
     for name, s in table.results.items():
-        med_ci = f"[{s.median_ci[0]:.4f}, {s.median_ci[1]:.4f}]"
+        med_ci = f"[{f(s.median_ci[0])}, {f(s.median_ci[1])}]"
         if s.median_ci_coverage < s.confidence:
             med_ci += f" {s.median_ci_coverage:.0%}"
+        mean_ci = f"[{f(s.mean_ci[0])}, {f(s.mean_ci[1])}]"
+        rows.append((name, s, mean_ci, med_ci))
+    w = max(9, *(len(f(v)) + 1 for _, s, _, _ in rows for v in (s.mean, s.sd, s.selected)))
+    wci = max(20, *(len(c) + 1 for _, _, m, d in rows for c in (m, d)))
+    lines = [
+        f"{metric}: {pct} intervals; 'selected' is the best run, not typical performance",
+        f"{'method':<14}{'n':>4}{'mean':>{w}}{'SD':>{w}}{'SE':>{w}}  {pct + ' CI (mean)':<{wci}}"
+        f"{'median':>{w}}  {pct + ' CI (median)':<{wci}}{'IQR':>{w}}{'selected':>{w + 1}}",
+    ]
+    for name, s, mean_ci, med_ci in rows:
         lines.append(
-            f"{name[:13]:<14}{s.n:>4}{s.mean:>9.4f}{s.sd:>9.4f}{s.se:>9.4f}  "
-            f"{f'[{s.mean_ci[0]:.4f}, {s.mean_ci[1]:.4f}]':<20}{s.median:>9.4f}  "
-            f"{med_ci:<20}{s.iqr:>9.4f}{s.selected:>10.4f}"
+            f"{name[:13]:<14}{s.n:>4}{f(s.mean):>{w}}{f(s.sd):>{w}}{f(s.se):>{w}}  "
+            f"{mean_ci:<{wci}}{f(s.median):>{w}}  "
+            f"{med_ci:<{wci}}{f(s.iqr):>{w}}{f(s.selected):>{w + 1}}"
         )
     lines.append("every run:")
     lines += [
-        f"  {name[:13]:<13} " + " ".join(f"{v:.4f}" for v in s.scores)
+        f"  {name[:13]:<13} " + " ".join(f(v) for v in s.scores)
         for name, s in table.results.items()
     ]
     if any(s.median_ci_coverage < s.confidence for s in table.results.values()):
@@ -148,7 +156,7 @@ def render_best_of_k(table, seed=None) -> str:
     lines = []
     for name, r in table.results.items():
         unit = "relative to the winner" if r.relative else "absolute"
-        fmt = (lambda v: f"{v:.1%}") if r.relative else (lambda v: f"{v:.4g}")
+        fmt = (lambda v: f"{v:.1%}") if r.relative else formatter(r.gap_quantiles)
         heads = ["median" if q == 0.5 else f"q{q:g}" for q in r.quantiles]
         lines += [
             f"{name}: two identical methods, each keeping its best of k runs "
@@ -158,7 +166,9 @@ def render_best_of_k(table, seed=None) -> str:
             f"{'k':>5}" + "".join(f"{h:>10}" for h in heads) + f"{'mean signed diff':>19}",
         ]
         lines += [
-            f"{k:>5}" + "".join(f"{fmt(v):>10}" for v in row) + f"{d:>+19.2e}"
+            f"{k:>5}"
+            + "".join(f"{fmt(v):>10}" for v in row)
+            + f"{number(d, digits=3, signed=True):>19}"
             for k, row, d in zip(r.ks, r.gap_quantiles, r.mean_signed_difference, strict=True)
         ]
     lines.append(
@@ -220,41 +230,50 @@ def render_paired(table, seed=None) -> str:
     """The paired comparison: the difference with its uncertainty, then what pairing saved."""
     ((name, r),) = table.results.items()
     pct = f"{r.confidence:.0%}"
+    f = formatter(r.differences, r.t_ci, r.bootstrap_ci, r.se_unpaired)
+    fs = formatter(r.differences, r.t_ci, r.bootstrap_ci, r.se_unpaired, signed=True)
+    v = formatter(r.var_a, r.var_b, r.cov, r.var_diff, digits=3)
+    test = (
+        f"t = {r.statistic:.3f}, df = {r.df:g}, p = {r.pvalue:.4g}"
+        if r.sd > 0
+        else f"undefined: every difference is {fs(r.mean)} (SD 0), so no p-value"
+    )
     if r.bootstrap_note:
         boot = f"  {pct} CI, bootstrap n/a ({r.bootstrap_note})"
     else:
-        boot = f"  {pct} CI, bootstrap [{r.bootstrap_ci[0]:+.4f}, {r.bootstrap_ci[1]:+.4f}]"
+        boot = f"  {pct} CI, bootstrap [{fs(r.bootstrap_ci[0])}, {fs(r.bootstrap_ci[1])}]"
         boot += f"  (seed {seed})" if seed is not None else ""
-    if r.test == "paired t":
-        t_name, test = "t        ", "paired t test    "
-    else:
-        t_name, test = "corrected", "corrected t test "
+    corrected = r.test != "paired t"
     lines = [
         f"{name}, paired over {r.k} replications",
-        f"  mean difference    {r.mean:+.4f}  (SE {r.se:.4f} = SD of differences "
-        f"{r.sd:.4f} / sqrt({r.k}))",
+        f"  mean difference    {fs(r.mean)}  (SE {f(r.se)} = SD of differences "
+        f"{f(r.sd)} / sqrt({r.k}))",
     ]
-    if r.test != "paired t":
+    if corrected:
         lines.append(
-            f"  re-drawn splits    corrected SE {r.se_corrected:.4f} = sqrt(1/{r.k} + "
+            f"  re-drawn splits    corrected SE {f(r.se_corrected)} = sqrt(1/{r.k} + "
             f"{r.test_train_ratio:.3g}) x SD (Nadeau and Bengio 2003: replications "
             "share training data)"
         )
     return "\n".join(
         [
             *lines,
-            f"  {pct} CI, {t_name} [{r.t_ci[0]:+.4f}, {r.t_ci[1]:+.4f}]",
+            f"  {pct} CI, {'corrected' if corrected else 't        '} "
+            f"[{fs(r.t_ci[0])}, {fs(r.t_ci[1])}]",
             boot,
-            f"  {test}  t = {r.statistic:.3f}, df = {r.df:g}, p = {r.pvalue:.4g}",
-            f"  Var(A-B) = Var A + Var B - 2 Cov = {r.var_a:.3g} + {r.var_b:.3g} - 2 x {r.cov:.3g}"
-            f" = {r.var_diff:.3g}  (correlation {r.correlation:.2f})",
-            f"  pairing: SE {r.se:.4f} vs {r.se_unpaired:.4f} unpaired; an unpaired design would "
-            f"need {r.variance_ratio:.2g}x the runs",
-            f"  selected: best A - best B = {r.selected_gap:+.4f} (a selected statistic, "
-            "not an estimate of the difference)",
+            f"  {'corrected t test ' if corrected else 'paired t test    '}  {test}",
+            f"  Var(A-B) = Var A + Var B - 2 Cov = {v(r.var_a)} + {v(r.var_b)} - 2 x {v(r.cov)}"
+            f" = {v(r.var_diff)}  (correlation {r.correlation:.2f})",
+            f"  pairing: SE {f(r.se)} vs {f(r.se_unpaired)} unpaired; "
+            + (
+                f"an unpaired design would need {r.variance_ratio:.2g}x the runs"
+                if r.sd > 0
+                else "pairing removed all the variance of the difference"
+            ),
+            f"  selected: best A - best B = {number(r.selected_gap, signed=True)} (a selected "
+            "statistic, not an estimate of the difference)",
         ]
     )
-
 
 @click.command()
 @results_file
@@ -312,23 +331,25 @@ def render_plan(table) -> str:
     """The requirement and the pairs-to-precision curve around it."""
     ((name, r),) = table.results.items()
     if r.target == "se":
-        goal = f"SE of the mean difference <= {r.target_value:.4g}"
+        goal = f"SE of the mean difference <= {number(r.target_value)}"
     elif r.target == "halfwidth":
-        goal = f"{r.confidence:.0%} CI half-width <= {r.target_value:.4g}"
+        goal = f"{r.confidence:.0%} CI half-width <= {number(r.target_value)}"
     else:
         goal = (
-            f"power >= {r.power:.2f} to detect a difference of {r.target_value:.4g} "
+            f"power >= {r.power:.2f} to detect a difference of {number(r.target_value)} "
             f"at alpha {r.alpha:g} (two-sided paired t test)"
         )
     lines = [
-        f"{name}: SD of paired differences {r.sd_diff:.4g} (from the pilot; itself uncertain)",
+        f"{name}: SD of paired differences {number(r.sd_diff)} (from the pilot; itself "
+        "uncertain)",
         f"  {goal}: {r.k_required} pairs (normal approximation: {r.k_normal})",
         f"  {'pairs':>7}{'SE':>10}{'CI half-width':>15}"
         + (f"{'power':>8}" if r.curve_power is not None else ""),
     ]
     show = [i for i, k in enumerate(r.curve_k) if k in _milestones(r.k_required)]
+    f = formatter(r.curve_se[show], r.curve_halfwidth[show])
     for i in show:
-        row = f"  {r.curve_k[i]:>7}{r.curve_se[i]:>10.4g}{r.curve_halfwidth[i]:>15.4g}"
+        row = f"  {r.curve_k[i]:>7}{f(r.curve_se[i]):>10}{f(r.curve_halfwidth[i]):>15}"
         if r.curve_power is not None:
             row += f"{r.curve_power[i]:>8.2f}"
         lines.append(row)

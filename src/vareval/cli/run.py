@@ -235,16 +235,20 @@ def export(store, fmt, output, done_only):
         df.attrs = {}
         df.to_parquet(output, index=False)
         return
-    text = (
-        df.to_csv(index=False)
-        if fmt == "csv"
-        else df.to_json(orient="records", lines=True)
-    )
+    text = df.to_csv(index=False) if fmt == "csv" else _jsonl(df)
     if output is None:
         click.echo(text, nl=False)
     else:
         with open(output, "w", encoding="utf-8") as fh:
             fh.write(text)
+
+
+def _jsonl(df) -> str:
+    """JSON Lines with every number written exactly (pandas' to_json rounds to 10 digits)."""
+    import json
+
+    records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    return "".join(json.dumps(r, allow_nan=False) + "\n" for r in records)
 
 
 @click.command()

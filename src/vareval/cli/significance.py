@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from vareval._format import number, scale_of
+from vareval._format import pvalue as _p
 from vareval.cli._common import emit, json_option, split_columns
 
 
@@ -37,12 +39,9 @@ def _table_options(f):
     return f
 
 
-def _fmt(x: float, signed: bool = False) -> str:
-    return f"{x:+.4f}" if signed else f"{x:.4f}"
-
-
-def _p(p: float) -> str:
-    return f"{p:.4f}" if p >= 1e-3 else f"{p:.1e}"
+def _fmt(x: float, signed: bool = False, scale: float = 1.0) -> str:
+    """A score or difference at the scale of the scores (see vareval._format)."""
+    return number(x, scale, signed=signed)
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
@@ -79,9 +78,10 @@ def format_significance(report) -> str:
     )
     if comp.test_reason:
         head += f"\n(chosen: {comp.test_reason})"
+    unit = scale_of(list(comp.scores.values())) or 1.0
     scores = _table(
         ["system", first.metric],
-        [[s, _fmt(v)] for s, v in comp.scores.items()],
+        [[s, _fmt(v, scale=unit)] for s, v in comp.scores.items()],
         {1},
     )
     method = {"bca": "BCa", "percentile": "percentile"}[first.ci_method]
@@ -96,8 +96,8 @@ def format_significance(report) -> str:
             [
                 a,
                 b,
-                _fmt(r.statistic, True),
-                "n/a" if r.ci_note else f"[{_fmt(lo, True)}, {_fmt(hi, True)}]",
+                _fmt(r.statistic, True, unit),
+                "n/a" if r.ci_note else f"[{_fmt(lo, True, unit)}, {_fmt(hi, True, unit)}]",
                 _p(r.pvalue),
                 _p(float(padj)),
             ]
@@ -142,7 +142,7 @@ def format_metrics(report) -> str:
             ],
             {1, 2, 3, 4, 5},
         )
-        parts.append(f"system {name}: accuracy {m.accuracy:.4f}\n\n{conf}\n\n{per}")
+        parts.append(f"system {name}: accuracy {_fmt(m.accuracy)}\n\n{conf}\n\n{per}")
     return "\n\n".join(parts)
 
 

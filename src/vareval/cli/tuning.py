@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from vareval._format import formatter
 from vareval.cli._common import (
     by_option,
     emit,
@@ -26,10 +27,6 @@ def _parse_bounds(text: str) -> tuple[float, float]:
             f"--bounds must be two numbers 'A,B' (e.g. 0,1); got {text!r}."
         ) from None
     return a, b
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.4f}" if abs(x) < 1e4 else f"{x:.4g}"
 
 
 def render(result, projection=None) -> str:
@@ -55,6 +52,7 @@ def render(result, projection=None) -> str:
     if len(result.methods) == 2:
         pair = next(iter(result.comparisons.items()))
         header.append("verdict")
+    fmt = formatter(*(result.bands[n].estimate for n in result.methods))
     rows = []
     for j, k in enumerate(result.k):
         row = [f"{k:g}"]
@@ -62,10 +60,10 @@ def render(result, projection=None) -> str:
             band = result.bands[name]
             u = result.u_statistic[name][j]
             row += [
-                _fmt(band.estimate[j]),
-                f"[{_fmt(band.lower[j])}, {_fmt(band.upper[j])}]",
-                _fmt(u) if u == u else "-",
-                _fmt(result.v_statistic[name][j]),
+                fmt(band.estimate[j]),
+                f"[{fmt(band.lower[j])}, {fmt(band.upper[j])}]",
+                fmt(u) if u == u else "-",
+                fmt(result.v_statistic[name][j]),
             ]
         if pair is not None:
             (x, y), cmp = pair

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from vareval._format import number
 from vareval.cli._common import (
     emit,
     json_option,
@@ -13,12 +14,12 @@ from vareval.cli._common import (
 )
 
 
-def _fmt(x, spec=".4g"):
+def _fmt(x):
     import math
 
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return format(x, spec)
+    return number(x)
 
 
 def _p(p):
@@ -66,8 +67,8 @@ def render(a, alpha: float = 0.05) -> str:
         (
             c,
             lev,
-            _fmt(v, ".4g"),
-            _fmt(s, ".4g"),
+            _fmt(v),
+            _fmt(s),
             f"{sh:.1%}",
             "-" if i == len(f.components) - 1 else f"{icc:.3f}",
         )

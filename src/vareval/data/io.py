@@ -2,14 +2,30 @@
 
 One row per run (or per item). The format follows the file's extension:
 ``.csv``, ``.tsv``/``.tab``, ``.jsonl``/``.ndjson``, ``.parquet``/``.pq``.
-Nothing is dropped: empty cells stay NaN and the validators in
-:mod:`vareval.data.validate` report them by row.
+
+Labels are text, exactly as written. A text file is read cell by cell as
+text: only an empty cell (or JSON ``null``) is missing; ``NA``, ``None`` and
+``nan`` are text. A column is then turned into numbers only when that loses
+nothing: every cell is the canonical spelling of a finite number (``3``,
+``0.25``, ``1e-05``: ``str`` of the parsed value gives the cell back), and
+not every value is a whole number written as a float (``1.0``). So ``1.1``
+and ``1.10``, or ``01`` and ``1``, keep their column as text, and the label
+of a numeric cell (:func:`vareval.data.validate.labels`) is what was written.
+Metric columns that stay text are parsed, with validation, by role
+(:func:`vareval.data.validate.metric_values`). Nothing is dropped: missing
+cells are reported by row by the validators. A column name that appears twice
+in the header is refused.
 """
 
 from __future__ import annotations
 
+import csv
+import json
+import math
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from vareval.data.store_table import read_store_table
@@ -68,14 +84,109 @@ def read_table(path) -> pd.DataFrame:
         raise DataError(f"file '{path}' could not be read as {fmt}: {first}") from None
     if df.shape[1] == 0 or len(df) == 0:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
+    _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
     return df.reset_index(drop=True)
 
 
-def _read_csv(path, sep=","):
+def _refuse_duplicates(where: str, names) -> None:
+    """Refuse a header naming a column twice (pandas would rename one silently)."""
+    counts = Counter(names)
+    twice = [name for name, n in counts.items() if n > 1]
+    if twice:
+        raise DataError(
+            f"{where} names column {twice[0]!r} {counts[twice[0]]} times; "
+            "every column needs its own name."
+        )
+
+
+def _number(text: str):
+    """The number ``text`` spells canonically (``str`` of it gives ``text`` back), else None."""
     try:
-        return pd.read_csv(path, sep=sep, keep_default_na=True)
+        value = int(text)
+    except ValueError:
+        pass
+    else:
+        return value if str(value) == text and -(2**63) <= value < 2**63 else None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and repr(value) == text else None
+
+
+def _numbers_where_lossless(df: pd.DataFrame) -> pd.DataFrame:
+    """Turn each all-text column into numbers when doing so keeps what was written."""
+    out = {}
+    for col in df.columns:
+        s = df[col]
+        out[col] = s
+        if s.isna().any():
+            continue
+        uniq = pd.unique(s)
+        values = [_number(str(v)) if isinstance(v, str) else None for v in uniq]
+        if any(v is None for v in values):
+            continue
+        if all(isinstance(v, int) for v in values):
+            out[col] = s.map(dict(zip(uniq, values, strict=True))).astype(np.int64)
+        elif not all(isinstance(v, float) for v in values) or all(
+            v == round(v) for v in values
+        ):
+            continue  # ints beside floats, or whole floats ("1.0"): kept as written
+        else:
+            out[col] = s.map(dict(zip(uniq, values, strict=True))).astype(float)
+    return pd.DataFrame(out, index=df.index)
+
+
+def _read_csv(path, sep=","):
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        header = next(csv.reader(fh, delimiter=sep), [])
+    _refuse_duplicates(f"file '{path}'", header)
+    try:
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.") from None
+    return _numbers_where_lossless(df)
+
+
+def _json_cell(value, key, lineno, path):
+    """A JSON value as the text it was written as (numbers keep their spelling)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    raise DataError(
+        f"file '{path}' line {lineno}: field {key!r} holds a JSON "
+        f"{type(value).__name__}; each field must be a single value."
+    )
+
+
+def _read_jsonl(path):
+    records = []
+    with open(path, encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                pairs = json.loads(
+                    line,
+                    parse_float=str,
+                    parse_int=str,
+                    parse_constant=str,
+                    object_pairs_hook=list,
+                )
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"file '{path}' could not be read as jsonl: line {lineno}: {exc.msg}."
+                ) from None
+            if not isinstance(pairs, list) or (pairs and not isinstance(pairs[0], tuple)):
+                raise DataError(
+                    f"file '{path}' line {lineno} is not a JSON object; "
+                    "JSON Lines needs one object per row."
+                )
+            _refuse_duplicates(f"file '{path}' line {lineno}", [k for k, _ in pairs])
+            records.append({k: _json_cell(v, k, lineno, path) for k, v in pairs})
+    df = pd.DataFrame.from_records(records).astype(object)
+    return _numbers_where_lossless(df.where(df.notna(), None))
 
 
 def _read_parquet(path):
@@ -86,13 +197,16 @@ def _read_parquet(path):
             f"file '{path}': reading Parquet needs pyarrow; install it with "
             "pip install 'vareval[parquet]'."
         ) from None
+    import pyarrow.parquet as pq
+
+    _refuse_duplicates(f"file '{path}'", pq.read_schema(path).names)
     return pd.read_parquet(path)
 
 
 _READERS = {
     "csv": _read_csv,
     "tsv": lambda p: _read_csv(p, sep="\t"),
-    "jsonl": lambda p: pd.read_json(p, lines=True),
+    "jsonl": _read_jsonl,
     "parquet": _read_parquet,
     "store": read_store_table,
 }

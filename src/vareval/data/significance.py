@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from vareval import datasets
-from vareval.data.validate import _rows, labels, metric_values, require_columns
+from vareval.data.validate import _rows, label_text, labels, metric_values, require_columns
 from vareval.errors import DataError
 from vareval.stats import classification as cls
 from vareval.stats import resampling as rs
@@ -68,23 +68,31 @@ def _show(value) -> str:
 
 
 def _label_array(series: pd.Series, column: str, role: str) -> np.ndarray:
-    missing = series.isna().to_numpy()
-    if missing.any():
+    """A label column as text (classes are compared as written; see ``label_text``)."""
+    return label_text(series, column, role).to_numpy(dtype=object).astype(str)
+
+
+def _refuse_id_columns(df, gold, candidates) -> None:
+    """Refuse a column taken as a system by default that looks like an item id.
+
+    A system's predictions repeat classes and agree with gold sometimes; a
+    column that is different in every row (while gold is not) or never equals
+    gold is far more likely an id than a system.
+    """
+    gold_text = None if gold is None else _label_array(df[gold], gold, "gold")
+    for col in candidates:
+        text = label_text(df[col], col, "system")
+        unique = len(df) > 2 and text.nunique() == len(df)
+        if unique and (gold_text is None or np.unique(gold_text).size < len(df)):
+            why = "has a different value in every row"
+        elif gold_text is not None and len(df) > 2 and not np.any(text.to_numpy() == gold_text):
+            why = f"never equals the gold column {gold!r}"
+        else:
+            continue
         raise DataError(
-            f"{role} column {column!r} is empty in data row(s) {_rows(missing)}; "
-            "every item needs a label."
+            f"column {col!r} {why}, so it looks like an item id, not a system; name the "
+            "item column (--item, item=) or the systems (--system, systems=)."
         )
-    values = series.to_numpy()
-    if values.dtype.kind == "f" and np.all(values == np.round(values)):
-        values = values.astype(np.int64)
-    return values
-
-
-def _harmonise(arrays: dict) -> dict:
-    """Compare labels as text when any column holds text."""
-    if any(v is not None and v.dtype.kind in "OUS" for v in arrays.values()):
-        return {k: (None if v is None else v.astype(str)) for k, v in arrays.items()}
-    return arrays
 
 
 def read_predictions(
@@ -131,6 +139,7 @@ def read_predictions(
         item = "__item__"
         systems = [c for c in df.columns if c not in ("__item__", "__gold__")]
         gold = "__gold__" if gold is not None else None
+    defaulted = systems is None
     if systems is None:
         systems = [c for c in df.columns if c not in (gold, item)]
     systems = [str(s) for s in systems]
@@ -145,6 +154,8 @@ def read_predictions(
             )
     if metric.needs_gold and gold is None:
         raise DataError(f"metric {metric.name!r} needs a gold column (--gold).")
+    if defaulted and not scores and not long:
+        _refuse_id_columns(df, gold, systems)
     if scores:
         outputs = {s: metric_values(df, s) for s in systems}
         gold_arr = None if gold is None else _label_array(df[gold], gold, "gold")
@@ -153,12 +164,13 @@ def read_predictions(
             "__gold__": None if gold is None else _label_array(df[gold], gold, "gold")
         }
         arrays.update({s: _label_array(df[s], s, "system") for s in systems})
-        arrays = _harmonise(arrays)
         gold_arr = arrays.pop("__gold__")
         outputs = arrays
-    items = df[item].to_numpy() if item is not None else np.arange(len(df))
+    items = (
+        label_text(df[item], item, "item").to_numpy() if item is not None else np.arange(len(df))
+    )
     if item is not None and not long:
-        dup = df[item].duplicated(keep=False).to_numpy()
+        dup = pd.Series(items).duplicated(keep=False).to_numpy()
         if dup.any():
             raise DataError(
                 f"item column {item!r} repeats ids in data row(s) {_rows(dup)}; "
@@ -171,6 +183,13 @@ def _pivot(df, gold, systems, item, system_column, prediction) -> pd.DataFrame:
     """Long table to wide: one row per item, one column per system."""
     require_columns(df, [item, system_column, prediction], "long-format")
     names = labels(df, system_column, "system")
+    df = pd.DataFrame(
+        {
+            item: labels(df, item, "item"),
+            prediction: label_text(df[prediction], prediction, "prediction"),
+            **({} if gold is None else {gold: labels(df, gold, "gold")}),
+        }
+    )
     keep = np.ones(len(df), bool)
     if systems is not None:
         systems = [str(s) for s in systems]

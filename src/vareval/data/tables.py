@@ -6,6 +6,8 @@ import dataclasses
 
 import pandas as pd
 
+from vareval._format import formatter
+
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class ResultTable:
@@ -36,9 +38,17 @@ class ResultTable:
         """Return every result as plain Python values, keyed as the table."""
         return {str(k): v.to_dict() for k, v in self.results.items()}
 
+    def _formatters(self) -> dict:
+        """Each float column at its own scale (see :mod:`vareval._format`)."""
+        return {
+            col: formatter(self.frame[col].to_numpy())
+            for col in self.frame.columns
+            if self.frame[col].dtype.kind == "f"
+        }
+
     def __repr__(self) -> str:
         with pd.option_context("display.width", 120, "display.max_columns", 30):
-            return f"{self.title}\n{self.frame.to_string(float_format=lambda v: f'{v:.4g}')}"
+            return f"{self.title}\n{self.frame.to_string(formatters=self._formatters())}"
 
     def _repr_html_(self) -> str:
-        return f"<p><b>{self.title}</b></p>" + self.frame.to_html(float_format=lambda v: f"{v:.4g}")
+        return f"<p><b>{self.title}</b></p>" + self.frame.to_html(formatters=self._formatters())

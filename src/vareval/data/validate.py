@@ -5,6 +5,14 @@ method (or system, model ...), and optional *pairing* columns (seed, fold,
 dataset ...) say which runs of different methods belong together. Every
 problem is reported with the column and the rows involved; no row is ever
 dropped silently.
+
+Labels are text (:func:`label_text`): a cell read as text is its own label;
+a number column (from Parquet, a store or a user's DataFrame) is labelled by
+the shortest text that gives the number back, and a float column holding
+only whole numbers (pandas' integers with gaps) by the integers. Several
+label columns make one label per row, its parts joined with ``/``; a part
+that contains ``/`` or ``"`` is quoted (``"a/b"/c`` is not ``a/"b/c"``), so
+different tuples never share a label.
 """
 
 from __future__ import annotations
@@ -31,6 +39,11 @@ def require_columns(df: pd.DataFrame, columns, role: str) -> list[str]:
         raise DataError(f"no {role} column given; name at least one.")
     present = [str(c) for c in df.columns]
     for col in columns:
+        if present.count(str(col)) > 1:
+            raise DataError(
+                f"{role} column {col!r} appears {present.count(str(col))} times in the table; "
+                "every column needs its own name."
+            )
         if col not in df.columns:
             close = difflib.get_close_matches(str(col), present, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
@@ -44,6 +57,15 @@ def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
     """Return a metric column as floats; refuse text, NaN and infinities by row."""
     require_columns(df, [column], "metric")
     raw = df[column]
+    if raw.dtype.kind in "iuf":
+        flags = np.zeros(len(raw), bool)
+    else:
+        flags = raw.astype(str).str.lower().isin(["true", "false"]).to_numpy()
+    if flags.any():
+        raise DataError(
+            f"metric column {column!r} holds booleans (data row(s) {_rows(flags)}); a metric "
+            "must be a number: write 1/0 if that is what it means."
+        )
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     text = np.isnan(values) & raw.notna().to_numpy()
     if text.any():
@@ -61,19 +83,53 @@ def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
     return values
 
 
+def label_text(series: pd.Series, column: str, role: str) -> pd.Series:
+    """Each cell of a label column as text (see the module notes); refuse empty cells."""
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise DataError(
+            f"{role} column {column!r} is empty in data row(s) {_rows(missing)}; "
+            "every row needs a value (an empty cell is missing, not a label)."
+        )
+    values = series.to_numpy()
+    if series.dtype.kind == "f" and np.all(np.isfinite(values) & (values == np.round(values))):
+        series = series.astype(np.int64)
+    if series.dtype.kind in "biuf":
+        return series.astype(str).astype(object)
+    return series.map(_cell_text).astype(object)
+
+
+def _cell_text(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def _quoted(text: pd.Series) -> pd.Series:
+    """Each part as written, or in double quotes (inner ``"`` doubled) if it has ``/`` or ``"``."""
+    needs = text.str.contains("/", regex=False) | text.str.contains('"', regex=False)
+    return text.where(~needs, '"' + text.str.replace('"', '""', regex=False) + '"')
+
+
+def join_label(parts) -> str:
+    """One label for a tuple of parts: joined with ``/``, a part with ``/`` or ``"`` quoted."""
+    return "/".join(_quoted(pd.Series([str(p) for p in parts], dtype=object)))
+
+
 def labels(df: pd.DataFrame, columns, role: str) -> pd.Series:
-    """Return one label per row from one or more columns (joined with '/'), refusing blanks."""
+    """Return one text label per row from one or more columns, refusing blanks.
+
+    One column: its cells as text. Several: the tuple of cells as one label
+    (:func:`join_label`), so that ``("a/b", "c")`` and ``("a", "b/c")`` stay apart.
+    """
     columns = require_columns(df, columns, role)
-    for col in columns:
-        missing = df[col].isna().to_numpy()
-        if missing.any():
-            raise DataError(
-                f"{role} column {col!r} is empty in data row(s) {_rows(missing)}; "
-                "every row needs a value."
-            )
-    if len(columns) == 1:
-        return df[columns[0]].astype(str)
-    return df[columns].astype(str).agg("/".join, axis=1)
+    texts = [label_text(df[col], col, role) for col in columns]
+    if len(texts) == 1:
+        return texts[0]
+    quoted = [_quoted(t.astype(str)) for t in texts]
+    return quoted[0].str.cat(quoted[1:], sep="/").astype(object)
 
 
 def groups(df: pd.DataFrame, metric: str, by, *, min_runs: int = 1) -> dict[str, np.ndarray]:

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from vareval.data.validate import metric_values, require_columns
+from vareval.data.validate import label_text, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_tests import (
@@ -222,7 +222,7 @@ def _factor(df: pd.DataFrame, col: str, role: str):
         )
     levels = sorted(pd.unique(s), key=lambda v: (str(type(v)), v))
     codes = pd.Categorical(s, categories=levels).codes.astype(np.intp)
-    return codes, [str(v) for v in levels]
+    return codes, list(label_text(pd.Series(levels, dtype=s.dtype), col, role))
 
 
 def _coding(codes, k, contrasts):

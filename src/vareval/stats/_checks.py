@@ -14,7 +14,16 @@ from vareval.errors import ArgumentError
 
 
 def as_scores(x, name: str, *, min_n: int = 1) -> np.ndarray:
-    """Return ``x`` as a 1-D float array of finite numbers with at least ``min_n``."""
+    """Return ``x`` as a 1-D float array of finite numbers with at least ``min_n``.
+
+    Booleans are refused, as the runner refuses a boolean metric: a score is a
+    number, and ``True`` is not silently 1.
+    """
+    if np.asarray(x).dtype.kind == "b":
+        raise ArgumentError(
+            f"`{name}` holds booleans; a score must be a number: pass 1/0 "
+            "(e.g. ``x.astype(int)``) if that is what it means."
+        )
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
@@ -31,6 +40,29 @@ def as_scores(x, name: str, *, min_n: int = 1) -> np.ndarray:
     if arr.size < min_n:
         raise ArgumentError(f"`{name}` needs at least {min_n} value(s); got {arr.size}.")
     return arr
+
+
+def mean_sd(x: np.ndarray) -> tuple[float, float]:
+    """Mean and SD (ddof=1) of finite ``x``, computed on ``x / max|x|`` so sums cannot overflow.
+
+    Scores near the largest float (1e308) would otherwise give an infinite mean.
+    """
+    scale = float(np.max(np.abs(x)))
+    if not 0 < scale < np.inf:
+        return float(np.mean(x)), float(np.std(x, ddof=1))
+    y = x / scale
+    return float(np.mean(y)) * scale, float(np.std(y, ddof=1)) * scale
+
+
+def constant_differences(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a - b`` is the same for every pair, up to the rounding of the subtraction.
+
+    ``0.5 - 0.49`` and ``0.6 - 0.59`` differ in the last bits; a t statistic
+    built on that noise would be astronomically large, so it counts as equal.
+    """
+    d = a - b
+    noise = 8 * np.finfo(float).eps * max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    return float(np.ptp(d)) <= noise
 
 
 def as_confidence(confidence, name: str = "confidence") -> float:
@@ -79,3 +111,66 @@ def as_rng(rng) -> np.random.Generator:
     raise ArgumentError(
         f"`rng` must be None, a non-negative int or a numpy Generator; got {type(rng).__name__}."
     )
+
+
+def _label_kind(arr: np.ndarray, name: str, original) -> str:
+    """'text' or 'number' for a label array; refuse missing labels and a mix of both."""
+    if arr.dtype.kind in "US":
+        if not isinstance(original, np.ndarray) and any(
+            not isinstance(v, str) for v in np.asarray(original, dtype=object).ravel()
+        ):
+            kinds = {"text", "number"}
+        else:
+            return "text"
+    elif arr.dtype.kind in "biuf":
+        missing = np.flatnonzero(np.isnan(arr)) if arr.dtype.kind == "f" else np.array([])
+        if missing.size:
+            raise ArgumentError(
+                f"`{name}` has missing (NaN) labels at position(s) "
+                f"{', '.join(map(str, missing[:5]))}; every item needs a label."
+            )
+        return "number"
+    else:
+        cells = arr.ravel()
+        missing = np.flatnonzero([v is None or (isinstance(v, float) and v != v) for v in cells])
+        if missing.size:
+            raise ArgumentError(
+                f"`{name}` has missing (None or NaN) labels at position(s) "
+                f"{', '.join(map(str, missing[:5]))}; every item needs a label."
+            )
+        kinds = {"text" if isinstance(v, str) else "number" for v in cells}
+    if len(kinds) > 1:
+        raise ArgumentError(
+            f"`{name}` mixes text and number labels; as scikit-learn, vareval refuses a mix "
+            "(is 1 the class '1'?): convert every label to text (or every one to a number)."
+        )
+    return kinds.pop() if kinds else "number"
+
+
+def as_labels(**arrays) -> dict:
+    """Return each label array as a 1-D numpy array; refuse NaN/None and mixed kinds.
+
+    Labels are compared as given: all text or all numbers (within and across
+    the arrays), the rule of scikit-learn's ``unique_labels``. ``None`` values
+    in the keyword arguments are passed through.
+    """
+    out, kinds = {}, {}
+    for name, x in arrays.items():
+        if x is None:
+            out[name] = None
+            continue
+        arr = np.asarray(x)
+        if arr.ndim != 1:
+            raise ArgumentError(f"`{name}` must be one-dimensional; got {arr.ndim} dimensions.")
+        if arr.size:
+            kinds[name] = _label_kind(arr, name, x)
+        out[name] = arr
+    if len(set(kinds.values())) > 1:
+        text = [n for n, k in kinds.items() if k == "text"]
+        numbers = [n for n, k in kinds.items() if k == "number"]
+        raise ArgumentError(
+            f"labels mix kinds: {', '.join(f'`{n}`' for n in text)} text but "
+            f"{', '.join(f'`{n}`' for n in numbers)} numbers; as scikit-learn, vareval refuses "
+            "a mix (is 1 the class '1'?): convert all labels to one kind."
+        )
+    return out

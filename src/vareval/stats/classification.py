@@ -22,6 +22,14 @@ and weighted averages. This is scikit-learn's convention
 Labels: when ``labels`` is not given, the classes are the sorted union of the
 gold and predicted labels; a predicted label that never occurs in the gold
 labels is a class with support 0 (its predictions count as false positives).
+``labels`` chooses the classes reported and averaged, exactly as in
+scikit-learn: every item still counts (an item whose gold label is a reported
+class but whose prediction is not is a false negative of that class, and the
+reverse a false positive), a class in ``labels`` that never occurs has
+support 0, and accuracy is over all items. Labels are all text or all
+numbers; a mix, or a missing (NaN, None) label, is refused, as scikit-learn
+does (text read from a table is always text: ``"1"`` and ``"1.0"`` are two
+classes).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import math
 import numpy as np
 
 from vareval.errors import ArgumentError
+from vareval.stats._checks import as_labels
 from vareval.stats._result import Result
 
 AVERAGES = ("macro", "micro", "weighted")
@@ -140,19 +149,8 @@ def _py(value):
 
 def _labels_iv(y_true, y_pred, labels):
     """Return gold and predicted labels as equal-length 1-D arrays, and the classes."""
-    y_true = np.asarray(y_true)
-    y_pred = np.asarray(y_pred)
-    for name, arr in (("y_true", y_true), ("y_pred", y_pred)):
-        if arr.ndim != 1:
-            raise ArgumentError(
-                f"`{name}` must be one-dimensional; got {arr.ndim} dimensions."
-            )
-        if arr.dtype.kind == "f" and np.isnan(arr).any():
-            raise ArgumentError(
-                f"`{name}` has missing (NaN) labels at position(s) "
-                f"{', '.join(map(str, np.flatnonzero(np.isnan(arr))[:5]))}; "
-                "every item needs a label."
-            )
+    arrays = as_labels(y_true=y_true, y_pred=y_pred, labels=labels)
+    y_true, y_pred = arrays["y_true"], arrays["y_pred"]
     if y_true.size != y_pred.size:
         raise ArgumentError(
             f"`y_true` and `y_pred` must have the same length; got {y_true.size} and "
@@ -163,8 +161,8 @@ def _labels_iv(y_true, y_pred, labels):
     if labels is None:
         classes = np.unique(np.concatenate([y_true, y_pred]))
     else:
-        classes = np.asarray(labels)
-        if classes.ndim != 1 or classes.size == 0:
+        classes = arrays["labels"]
+        if classes.size == 0:
             raise ArgumentError("`labels` must be a non-empty list of class labels.")
         if np.unique(classes).size != classes.size:
             raise ArgumentError("`labels` has duplicates; name each class once.")
@@ -313,12 +311,14 @@ def classification_metrics(
     """
     beta, zero_division = _metrics_iv(beta, zero_division)
     cm = confusion_matrix(y_true, y_pred, labels=labels)
-    y_true = np.asarray(y_true)
-    y_pred = np.asarray(y_pred)
-    m = cm.matrix
-    tp = np.diag(m)
-    support = m.sum(axis=1)
-    predicted = m.sum(axis=0)
+    y_true, y_pred, classes = _labels_iv(y_true, y_pred, labels)
+    g = _encode(y_true, classes)
+    p = _encode(y_pred, classes)
+    c = classes.size
+    # every item counts, also those outside ``labels`` (scikit-learn's semantics)
+    tp = np.bincount(g[(g == p) & (g >= 0)], minlength=c)
+    support = np.bincount(g[g >= 0], minlength=c)
+    predicted = np.bincount(p[p >= 0], minlength=c)
     fp = predicted - tp
     fn = support - tp
     precision, recall, fbeta = prf_from_counts(

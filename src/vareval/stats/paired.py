@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 from scipy import special, stats
 
-from vareval.errors import ArgumentError
-from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
+from vareval.errors import ArgumentError, VarevalWarning
+from vareval.stats._checks import (
+    as_confidence,
+    as_positive_int,
+    as_rng,
+    as_scores,
+    constant_differences,
+    mean_sd,
+)
 from vareval.stats._result import Result
 from vareval.stats.crossval import corrected_resampled_ttest
 from vareval.stats.summary import t_interval
@@ -42,7 +50,9 @@ class PairedDifference(Result):
         intervals for the mean difference; the bootstrap interval is NaN
         when ``bootstrap_note`` says why.
     statistic, df, pvalue : float
-        The test of a zero mean difference (two-sided) named by ``test``.
+        The test of a zero mean difference (two-sided) named by ``test``;
+        NaN when the differences are all equal (SD 0: the t statistic is
+        undefined).
     correlation : float
         Pearson correlation of A and B across pairs (NaN if either is constant).
     var_a, var_b, cov, var_diff : float
@@ -158,17 +168,28 @@ def paired_difference(
     rng = as_rng(rng)
     k = a.size
     d = a - b
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    mean, sd = mean_sd(d)
+    if constant_differences(a, b):
+        sd = 0.0
     se = sd / np.sqrt(k)
     cov = np.cov(a, b, ddof=1)
     var_a, var_b, cov_ab = float(cov[0, 0]), float(cov[1, 1]), float(cov[0, 1])
     with np.errstate(divide="ignore", invalid="ignore"):
-        corr = cov_ab / np.sqrt(var_a * var_b) if var_a > 0 and var_b > 0 else np.nan
-        t = mean / se if se > 0 else (0.0 if mean == 0 else np.copysign(np.inf, mean))
-        ratio = (var_a + var_b) / sd**2 if sd > 0 else np.inf
+        corr = cov_ab / (np.sqrt(var_a) * np.sqrt(var_b)) if var_a > 0 and var_b > 0 else np.nan
+        t = mean / se if se > 0 else np.nan
+        var_diff = float(np.square(np.float64(sd)))  # inf, not OverflowError, past 1e154
+        ratio = (var_a + var_b) / var_diff if sd > 0 else np.inf
+    if sd == 0:
+        warnings.warn(
+            f"all {k} paired differences equal {mean:+.6g} (SD 0): the t test is undefined "
+            "(scipy's ttest_rel would say t = inf, p = 0), so t and p are NaN and the "
+            "intervals have zero width; a sign-flip or sign test gives an exact p-value.",
+            VarevalWarning,
+            stacklevel=2,
+        )
     best = np.max if higher_is_better else np.min
     t_ci = t_interval(mean, se, k - 1, confidence)
-    p = float(2 * stats.t.sf(abs(t), k - 1)) if np.isfinite(t) else 0.0
+    p = float(2 * stats.t.sf(abs(t), k - 1)) if np.isfinite(t) else np.nan
     corrected = {}
     boot_ci, note = (math.nan, math.nan), ""
     if split_sizes is not None:
@@ -208,7 +229,7 @@ def paired_difference(
         var_a=var_a,
         var_b=var_b,
         cov=cov_ab,
-        var_diff=sd**2,
+        var_diff=var_diff,
         se_unpaired=float(np.sqrt((var_a + var_b) / k)),
         variance_ratio=float(ratio),
         selected_gap=float(best(a) - best(b)),

@@ -40,9 +40,11 @@ from vareval.stats import resampling as rs
 from vareval.stats._checks import (
     as_alternative,
     as_confidence,
+    as_labels,
     as_positive_int,
     as_rng,
     as_scores,
+    constant_differences,
 )
 from vareval.stats._result import Result
 
@@ -255,13 +257,8 @@ def _paired_iv(
     elif gold is not None:
         gold = np.asarray(gold)
     if isinstance(metric, rs.SumMetric) and metric.labels:
-        for name, arr in (("gold", gold), ("pred_a", a), ("pred_b", b)):
-            if arr.dtype.kind == "f" and np.isnan(arr).any():
-                raise ArgumentError(
-                    f"`{name}` has missing (NaN) labels at position(s) "
-                    f"{', '.join(map(str, np.flatnonzero(np.isnan(arr))[:5]))}; "
-                    "every item needs a label."
-                )
+        arrays = as_labels(gold=gold, pred_a=pred_a, pred_b=pred_b)
+        gold, a, b = arrays["gold"], arrays["pred_a"], arrays["pred_b"]
     if not metric.needs_gold and isinstance(metric, rs.SumMetric):
         a = as_scores(a, "pred_a")
         b = as_scores(b, "pred_b")
@@ -629,7 +626,8 @@ def mcnemar_exact(
     """
     alternative = as_alternative(alternative)
     confidence = as_confidence(confidence)
-    gold, a, b = (np.asarray(v) for v in (gold, pred_a, pred_b))
+    arrays = as_labels(gold=gold, pred_a=pred_a, pred_b=pred_b)
+    gold, a, b = arrays["gold"], arrays["pred_a"], arrays["pred_b"]
     if not gold.size == a.size == b.size or gold.size == 0:
         raise ArgumentError(
             f"`gold`, `pred_a` and `pred_b` must have the same non-zero length; got "
@@ -678,13 +676,24 @@ def paired_t(
 
     Estimand: the mean per-item difference ``E[a - b]``; valid when the mean
     difference is roughly normal (many items). The interval is the t interval.
+
+    When every difference is the same the SD is 0 and t is ``c / 0``:
+    ``scipy.stats.ttest_rel`` then returns ``t = inf, p = 0`` (or ``nan`` for
+    ``c = 0``), a certainty no finite sample gives. This function refuses that
+    case and names the exact alternatives.
     """
     alternative = as_alternative(alternative)
     confidence = as_confidence(confidence)
     a, b = _scores_pair(scores_a, scores_b)
-    res = stats.ttest_rel(a, b, alternative=alternative)
     d = a - b
-    lo, hi = res.confidence_interval(confidence) if np.ptp(d) > 0 else (d[0], d[0])
+    if constant_differences(a, b):
+        raise ArgumentError(
+            f"the paired t test is undefined: all {d.size} differences equal {d[0]:+.6g}, so "
+            "their SD is 0 (scipy.stats.ttest_rel would say t = inf, p = 0); use "
+            "paired_wilcoxon or a randomization test, whose p-values are exact."
+        )
+    res = stats.ttest_rel(a, b, alternative=alternative)
+    lo, hi = res.confidence_interval(confidence)
     return ExactTestResult(
         test="paired t",
         statistic=float(res.statistic),
@@ -717,13 +726,13 @@ def paired_wilcoxon(
     else:
         res = stats.wilcoxon(a, b, alternative=alternative)
         stat, p = float(res.statistic), float(res.pvalue)
-    tt = paired_t(a, b, confidence=confidence)
+    ci = (d[0], d[0]) if constant_differences(a, b) else paired_t(a, b, confidence=confidence)
     return ExactTestResult(
         test="Wilcoxon signed-rank",
         statistic=stat,
         pvalue=p,
         delta=float(d.mean()),
-        confidence_interval=tt.confidence_interval,
+        confidence_interval=ci if isinstance(ci, tuple) else ci.confidence_interval,
         confidence=confidence,
         alternative=alternative,
         n=a.size,

@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 from scipy import special, stats
 
-from vareval.stats._checks import as_confidence, as_scores
+from vareval.stats._checks import as_confidence, as_scores, mean_sd
 from vareval.stats._result import Result
 
 
@@ -95,9 +95,8 @@ def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True
     x = as_scores(scores, "scores", min_n=2)
     confidence = as_confidence(confidence)
     n = x.size
-    sd = float(np.std(x, ddof=1))
+    mean, sd = mean_sd(x)
     se = sd / np.sqrt(n)
-    mean = float(np.mean(x))
     q1, median, q3 = np.percentile(x, [25, 50, 75])
     best = int(np.argmax(x) if higher_is_better else np.argmin(x))
     lo, hi, coverage = median_interval(x, confidence)

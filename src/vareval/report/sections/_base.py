@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from vareval._format import number
+
 
 @dataclasses.dataclass
 class Paragraph:
@@ -106,8 +108,12 @@ _SUPERSCRIPT = str.maketrans(
 )
 
 
-def num(x, sig: int = 4) -> str:
-    """A number with ``sig`` significant digits; NaN and infinities spelt out."""
+def num(x, sig: int = 4, scale=None) -> str:
+    """Typeset a number as :func:`vareval._format.number` formats it.
+
+    ``sig`` significant figures at ``scale``; NaN as n/a, infinities as signs,
+    powers of ten raised.
+    """
     try:
         x = float(x)
     except (TypeError, ValueError):
@@ -118,12 +124,11 @@ def num(x, sig: int = 4) -> str:
         return "\u221e" if x > 0 else "\u2212\u221e"
     if x == 0:
         return "0"
-    if 1e-4 <= abs(x) < 1e6:
-        return f"{x:.{sig}g}".replace("-", "\u2212")
-    mantissa, exp = f"{x:.{sig - 1}e}".split("e")
-    return f"{mantissa}\u00d710{str(int(exp)).translate(_SUPERSCRIPT)}".replace(
-        "-", "\u2212"
-    )
+    text = number(x, scale, digits=sig)
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        text = f"{mantissa}\u00d710{str(int(exp)).translate(_SUPERSCRIPT)}"
+    return text.replace("-", "\u2212")
 
 
 def interval(ci, sig: int = 4) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from vareval.report.sections._base import (
     Paragraph,
@@ -88,7 +89,8 @@ def build(data: ReportData) -> Section:
         distinct = values.nunique(dropna=False)
         role = roles.get(col, "other")
         if role == "metric":
-            shown = f"{num(values.min())} \u2026 {num(values.max())}"
+            numbers = pd.to_numeric(values, errors="coerce")  # a text column holds "0.90"
+            shown = f"{num(numbers.min())} \u2026 {num(numbers.max())}"
         else:
             first = [_show(v) for v in values.drop_duplicates().head(6)]
             shown = ", ".join(first) + (", \u2026" if distinct > 6 else "")
