@@ -189,3 +189,110 @@ def test_report_refuses_the_naive_test_on_redrawn_splits(tmp_path):
     assert res.exit_code == 0 and "seed 0" in res.output
     html = (tmp_path / "r.html").read_text()
     assert "corrected t CI" in html and "corrected resampled t" in html
+
+
+# --- hidden failures --------------------------------------------------------------
+
+TRIAL = '''
+def train(trial):
+    if trial.factors["model"] == "b" and trial.seed < 4:
+        raise RuntimeError("diverged")
+    shift = 0.05 if trial.factors["model"] == "b" else 0.0
+    return {"acc": 0.8 + shift + 0.01 * float(trial.rng("init").normal())}
+'''
+
+SPEC = """
+[experiment]
+name = "failing"
+trial = "failing_trial:train"
+path = {path!r}
+seeds = 20
+configs = 1
+reruns = 1
+entropy = 5
+
+[factors]
+model = ["a", "b"]
+
+[randomness]
+sources = ["init"]
+"""
+
+
+@pytest.fixture
+def failing_store(tmp_path):
+    (tmp_path / "failing_trial.py").write_text(TRIAL)
+    spec = tmp_path / "experiment.toml"
+    spec.write_text(SPEC.format(path=str(tmp_path)))
+    store = tmp_path / "runs.db"
+    res = _run("run", spec, "--store", store, "--engine", "serial", "--no-progress")
+    assert "20 done" not in res.output and "4 failed" in res.output, res.output
+    return store
+
+
+SENTENCE = "method b: 4 of 20 runs failed; its summary covers the 16 that finished"
+
+
+def test_store_summary_counts_failed_trials(failing_store, tmp_path):
+    res = _run("summarize", failing_store, "--metric", "acc", "--by", "model")
+    assert res.exit_code == 0, res.output
+    assert SENTENCE in res.output and "a survivor statistic" in res.output
+    row = next(line for line in res.output.splitlines() if line.startswith("  b "))
+    assert row.split()[1:] == ["20", "16", "4", "0", "0", "16"]
+    out = json.loads(
+        _run("summarize", failing_store, "--metric", "acc", "--by", "model", "--json").stdout
+    )
+    assert out["b"]["runs"]["failed"] == 4 and out["b"]["n"] == 16
+    assert out["a"]["runs"] == {
+        "planned": 20, "done": 20, "failed": 0, "not_run": 0, "non_finite": 0,
+        "summarised": 20, "non_finite_rows": [],
+    }  # fmt: skip
+    with pytest.warns(vareval.errors.VarevalWarning, match="4 of 40 trials are not done"):
+        df = vareval.read_table(failing_store)
+    table = vareval.summarize(df, "acc", "model")
+    assert table.runs["b"].failed == 4 and table["b"].n == 16
+    assert table.notes[0].startswith(SENTENCE)
+    report = tmp_path / "r.html"
+    res = _run("report", failing_store, "--metric", "acc", "--by", "model", "-o", report)
+    assert res.exit_code == 0, res.output
+    html = report.read_text()
+    first = html[html.index("<section"): html.index("</section>")]
+    assert "Method b: 4 of 20 runs failed; its summary covers the 16 that finished" in first
+    assert "36 runs (of 40 planned)" in first
+
+
+def test_table_status_column_and_non_finite_values(tmp_path):
+    df = pd.DataFrame(
+        {
+            "method": ["a"] * 4 + ["b"] * 5,
+            "acc": [0.80, 0.81, 0.82, 0.83, 0.90, None, 0.91, float("nan"), 0.93],
+            "status": ["done"] * 5 + ["failed"] + ["done"] * 3,
+        }
+    )
+    path = _write(tmp_path, "runs.csv", df)
+    res = _run("summarize", path, "--metric", "acc", "--by", "method")
+    assert res.exit_code == 0, res.output
+    assert "1 of 5 runs failed" in res.output
+    assert "1 of 5 finished with no finite acc (data row(s) 8)" in res.output
+    table = vareval.summarize(df, "acc", "method")
+    assert table["b"].n == 3 and table["b"].mean == pytest.approx(np.mean([0.9, 0.91, 0.93]))
+    assert (table.runs["b"].failed, table.runs["b"].non_finite) == (1, 1)
+    assert table.to_frame().loc["b", ["planned", "failed", "non_finite"]].tolist() == [5, 1, 1]
+    bad = _write(tmp_path, "bad.csv", df.assign(status=["done"] * 8 + ["crashed"]))
+    res = _run("summarize", bad, "--metric", "acc", "--by", "method")
+    assert res.exit_code == 2 and "'crashed'" in res.output and "failed" in res.output
+    # The report says it in its first section too.
+    html = vareval.build_report(df, metric="acc", by="method")
+    first = html[html.index("<section"): html.index("</section>")]
+    assert "Method b: 1 of 5 runs failed" in first and "survivor statistic" in first
+
+
+def test_report_option_that_cannot_be_used_is_an_error(tmp_path):
+    runs = _write(tmp_path, "runs.csv", _runs(10))
+    search = _write(tmp_path, "search.csv", pd.DataFrame({"model": ["a", "b"], "f1": [0.5, 0.6]}))
+    res = _run(
+        "report", runs, "-o", tmp_path / "r.html", "--metric", "acc", "--by", "method",
+        "--search", search, "--bounds", "0,1",
+    )  # fmt: skip
+    assert res.exit_code == 2 and "tuning section cannot be built" in res.output
+    assert not (tmp_path / "r.html").exists()

@@ -97,6 +97,7 @@ def render_summary(table, metric: str) -> str:
             f"{mean_ci:<{wci}}{f(s.median):>{w}}  "
             f"{med_ci:<{wci}}{f(s.iqr):>{w}}{f(s.selected):>{w + 1}}"
         )
+    lines += render_runs(table)
     lines.append("every run:")
     lines += [
         f"  {name[:13]:<13} " + " ".join(f(v) for v in s.scores)
@@ -107,6 +108,30 @@ def render_summary(table, metric: str) -> str:
             "(a % after a median interval: too few runs; [min, max] covers only that often)"
         )
     return "\n".join(lines)
+
+
+_RUN_COLUMNS = (
+    ("planned", "planned"),
+    ("done", "done"),
+    ("failed", "failed"),
+    ("not run", "not_run"),
+    ("non-finite", "non_finite"),
+    ("summarised", "summarised"),
+)
+
+
+def render_runs(table) -> list[str]:
+    """Each method's planned, done, failed, not run and non-finite runs; survivors in words."""
+    runs = getattr(table, "runs", None)
+    if not runs:
+        return []
+    lines = ["runs:" + " " * 9 + "".join(f"{h:>12}" for h, _ in _RUN_COLUMNS)]
+    lines += [
+        f"  {name[:11]:<12}" + "".join(f"{getattr(c, k):>12}" for _, k in _RUN_COLUMNS)
+        for name, c in runs.items()
+    ]
+    lines += [f"NOTE {note}." for note in table.notes]
+    return lines
 
 
 def _with_seed(payload: dict, seed: int) -> dict:

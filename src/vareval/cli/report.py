@@ -114,7 +114,7 @@ def store_context(spec: dict) -> dict:
         out["column_roles"] = {str(k): "hyper-parameter" for k in spec["space"]}
         out["column_roles"].update({str(k): "fixed factor" for k in factors})
     if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
-        out["variance"] = {"random": ["seed", "config"], "fixed": None}
+        out["variance"] = {"random": ["seed", "config"], "fixed": None, "inferred": True}
     space = spec.get("space") or {}
     if space:
         per = "per seed" if spec.get("nested", True) else "shared across seeds"

@@ -7,28 +7,62 @@ DataFrame with one row per run, validates them (see
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import pandas as pd
 
 from vareval import stats
+from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_rng
 
 
-def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) -> ResultTable:
-    """Per-method summary of repeated runs (:func:`vareval.stats.summarize` per method)."""
+@dataclasses.dataclass(frozen=True, repr=False)
+class SummaryTable(ResultTable):
+    """Per-method summaries and what happened to each method's planned runs.
+
+    ``runs`` maps each method to its :class:`~vareval.data.runs.RunCount`;
+    ``notes`` are the survivor sentences (empty when every run is covered).
+    """
+
+    runs: dict = dataclasses.field(default_factory=dict)
+    notes: tuple = ()
+
+    def to_dict(self) -> dict:
+        """Every summary as plain values, each with its ``runs`` counts."""
+        out = super().to_dict()
+        for name, count in self.runs.items():
+            out[name]["runs"] = count.to_dict()
+        return out
+
+
+def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) -> SummaryTable:
+    """Per-method summary of repeated runs (:func:`vareval.stats.summarize` per method).
+
+    Each method's runs are counted first (:func:`vareval.data.runs.count_runs`:
+    planned, done, failed, not run, non-finite); the summary covers the done
+    runs with a finite metric, and ``notes`` says in words where that is a
+    survivor statistic. A failed run is a row whose ``status`` column says
+    ``failed`` (a run store's trials); an empty or non-finite metric is
+    counted and named, not dropped silently.
+    """
+    used, runs = usable_runs(df, metric, by, min_runs=2)
     results = {
         name: stats.summarize(x, confidence=confidence, higher_is_better=higher_is_better)
-        for name, x in groups(df, metric, by, min_runs=2).items()
+        for name, x in groups(used, metric, by, min_runs=2).items()
     }
     frame = pd.DataFrame(
         [
             {
                 "method": name,
                 "n": s.n,
+                "planned": runs[name].planned,
+                "failed": runs[name].failed,
+                "not_run": runs[name].not_run,
+                "non_finite": runs[name].non_finite,
                 "mean": s.mean,
                 "sd": s.sd,
                 "se": s.se,
@@ -46,7 +80,10 @@ def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) ->
             for name, s in results.items()
         ]
     ).set_index("method")
-    return ResultTable(f"Repeated runs of {metric!r} by method", results, frame)
+    notes = tuple(filter(None, (c.sentence(name, metric) for name, c in runs.items())))
+    return SummaryTable(
+        f"Repeated runs of {metric!r} by method", results, frame, runs=runs, notes=notes
+    )
 
 
 def best_of_k(

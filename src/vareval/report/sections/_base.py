@@ -65,6 +65,7 @@ class ReportData:
     metric: str
     by: list[str]
     groups: dict[str, np.ndarray]
+    runs: dict = dataclasses.field(default_factory=dict)  # method -> RunCount
     pair_on: list[str] | None = None
     higher_is_better: bool = True
     confidence: float = 0.95

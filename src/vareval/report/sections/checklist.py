@@ -68,6 +68,16 @@ def build(data: ReportData) -> list[ChecklistItem]:
         src += f"; held fixed: {', '.join(fixed)}." if fixed else "."
     else:
         src = ""
+    survivors = [c.sentence(n, data.metric) for n, c in data.runs.items()]
+    survivors = [s for s in survivors if s]
+    if survivors:
+        items.append(
+            ChecklistItem(
+                "Failed runs",
+                "State them beside the numbers: " + "; ".join(survivors) + ".",
+                "warn",
+            )
+        )
     items.append(
         ChecklistItem(
             "Repetitions and what was repeated",
