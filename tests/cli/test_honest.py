@@ -296,3 +296,23 @@ def test_report_option_that_cannot_be_used_is_an_error(tmp_path):
     )  # fmt: skip
     assert res.exit_code == 2 and "tuning section cannot be built" in res.output
     assert not (tmp_path / "r.html").exists()
+
+
+# --- mixed-model messages ---------------------------------------------------------
+
+
+def test_singular_fit_is_not_an_optimiser_warning(tmp_path):
+    from vareval.stats import fit_mixed
+
+    y = np.array([1.0, 2, 3, 1, 2, 3, 1, 2, 3])
+    g = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
+    with pytest.warns(vareval.errors.VarevalWarning, match="singular"):
+        fit = fit_mixed(y, np.ones((9, 1)), [g])
+    assert fit.converged and fit.singular
+    assert "PGTOL" not in fit.message and "CONVERGENCE" not in fit.message
+    df = pd.DataFrame({"seed": g, "acc": y, "model": np.tile(["m", "n", "m"], 3)})
+    path = _write(tmp_path, "v.csv", df)
+    res = _run("variance", path, "--metric", "acc", "--fixed", "model", "--random", "seed")
+    assert res.exit_code == 0, res.output
+    assert "note: singular fit" in res.output
+    assert "WARNING" not in res.output and "PGTOL" not in res.output
