@@ -125,9 +125,10 @@ def render_runs(table) -> list[str]:
     runs = getattr(table, "runs", None)
     if not runs:
         return []
-    lines = ["runs:" + " " * 9 + "".join(f"{h:>12}" for h, _ in _RUN_COLUMNS)]
+    lines = ["runs:" + " " * 9 + "".join(f"{h:>{len(h) + 2}}" for h, _ in _RUN_COLUMNS)]
     lines += [
-        f"  {name[:11]:<12}" + "".join(f"{getattr(c, k):>12}" for _, k in _RUN_COLUMNS)
+        f"  {name[:11]:<12}"
+        + "".join(f"{getattr(c, k):>{len(h) + 2}}" for h, k in _RUN_COLUMNS)
         for name, c in runs.items()
     ]
     lines += [f"NOTE {note}." for note in table.notes]
