@@ -101,6 +101,9 @@ def test_three_models_joint_confidence_is_the_cube(three_searches):
     assert out["joint_confidence"] == pytest.approx(0.9**3)
     api = vareval.tuning_curve(df, metric="f1", by="model", bounds=(0, 1))
     assert api.joint_confidence == pytest.approx(0.95**3)
+    extras = {"tuning": {"df": df, "metric": "f1", "by": ["model"], "bounds": (0, 1)}}
+    html = vareval.build_report(_runs(10), metric="acc", by="method", extras=extras)
+    assert "probability at least 85.74%" in html and "95% to the power 3" in html
 
 
 def test_one_iteration_is_refused(tmp_path):
