@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vareval._format import number
+from vareval._format import formatter, number
 from vareval.cli._common import (
     emit,
     json_option,
@@ -105,7 +105,7 @@ def render(a, alpha: float = 0.05) -> str:
         )
         lines.append(
             f"  -> {t.term}: {verdict} between levels "
-            f"(SD {t.variance**0.5:.3g}, {_peq(t.pvalue)})."
+            f"(SD {number(t.variance**0.5, digits=3)}, {_peq(t.pvalue)})."
         )
     lines += ["", "H3: do the fixed effects differ? (type III F tests)"]
     rows = []
@@ -115,7 +115,7 @@ def render(a, alpha: float = 0.05) -> str:
                 (
                     t.term,
                     method,
-                    f"{t.statistic:.4g}",
+                    number(t.statistic),
                     f"{t.ndf:g}",
                     f"{t.ddf:.2f}",
                     _p(t.pvalue),
@@ -133,7 +133,7 @@ def render(a, alpha: float = 0.05) -> str:
         lines.append(
             f"  -> {t.term}: levels {verdict} "
             f"({method.title()} F({t.ndf:g}, {t.ddf:.1f}) = "
-            f"{t.statistic:.3g}, {_peq(t.pvalue)})."
+            f"{number(t.statistic, digits=3)}, {_peq(t.pvalue)})."
         )
     p = a.pairs
     if len(p.labels):
@@ -142,13 +142,15 @@ def render(a, alpha: float = 0.05) -> str:
             f"Pairwise differences (Satterthwaite df, "
             f"{p.confidence:.0%} CI, Holm-adjusted p)",
         ]
+        f = formatter(p.estimate, p.ci_low, p.ci_high, signed=True)
+        fse = formatter(p.se, digits=3)
         rows = [
             (
                 lab,
-                f"{e:+.4g}",
-                f"{s:.3g}",
+                f(e),
+                fse(s),
                 f"{d:.1f}",
-                f"[{lo:+.4g}, {hi:+.4g}]",
+                f"[{f(lo)}, {f(hi)}]",
                 _p(pv),
                 _p(ph),
             )
