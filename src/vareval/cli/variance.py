@@ -14,12 +14,12 @@ from vareval.cli._common import (
 )
 
 
-def _fmt(x):
+def _fmt(x, fmt=number):
     import math
 
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return number(x)
+    return fmt(x)
 
 
 def _p(p):
@@ -63,12 +63,13 @@ def render(a, alpha: float = 0.05) -> str:
     if f.singular or not f.converged:
         lines.append(f"WARNING: {f.message}")
     lines += ["", "Variance components"]
+    fv, fs = formatter(f.variance), formatter(f.sd)
     rows = [
         (
             c,
             lev,
-            _fmt(v),
-            _fmt(s),
+            _fmt(v, fv),
+            _fmt(s, fs),
             f"{sh:.1%}",
             "-" if i == len(f.components) - 1 else f"{icc:.3f}",
         )
