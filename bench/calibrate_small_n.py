@@ -52,6 +52,7 @@ def main():
     ap.add_argument("--p", default="0.7,0.9")
     ap.add_argument("--classes", type=int, default=3)
     ap.add_argument("--metrics", default="accuracy,macro-f1")
+    ap.add_argument("--seed", type=int, default=0, help="Seed of the first row.")
     args = ap.parse_args()
     alpha = 0.05
     hi = stats.binom.ppf(0.975, args.sets, alpha) / args.sets
@@ -61,7 +62,7 @@ def main():
         f"Monte Carlo 97.5% point of the level: {hi:.4f}"
     )
     print("metric     p(correct)    n  bootstrap  randomization  bootstrap CI misses 0")
-    seed = 0
+    seed = args.seed
     for metric in args.metrics.split(","):
         for p in map(float, args.p.split(",")):
             for n in map(int, args.ns.split(",")):

@@ -35,16 +35,17 @@ def three_items(tmp_path):
 
 def test_three_items_exact_test_not_a_bootstrap(three_items):
     path, df = three_items
-    res = _run("significance", path, "--gold", "gold", "--item", "item", "--json")
+    args = ("significance", path, "--gold", "gold", "--item", "item", "--system", "A,B")
+    res = _run(*args, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     (row,) = out["results"]
     assert row["test"] == "exact randomization" and row["pvalue"] == 0.25
     assert row["confidence_interval"] == [None, None] and row["ci_note"]
     assert "3 items" in out["test_reason"] and out["seed"] == 0
-    text = _run("significance", path, "--gold", "gold", "--item", "item").output
+    text = _run(*args).output
     assert "n/a" in text and "CI n/a" in text and "seed 0" in text
-    rep = vareval.significance(df, gold="gold", item="item")
+    rep = vareval.significance(df, gold="gold", item="item", systems=["A", "B"])
     assert rep.comparison.results[0].pvalue == 0.25
 
 
@@ -52,12 +53,14 @@ def test_three_items_exact_test_not_a_bootstrap(three_items):
 def test_bootstrap_on_three_items_is_refused(three_items, ci):
     path, df = three_items
     res = _run(
-        "significance", path, "--gold", "gold", "--item", "item",
+        "significance", path, "--gold", "gold", "--item", "item", "--system", "A,B",
         "--test", "bootstrap", "--ci", ci,
     )  # fmt: skip
     assert res.exit_code == 2 and "at least 10 items" in res.output
     with pytest.raises(vareval.VarevalError, match="at least 10 items"):
-        vareval.significance(df, gold="gold", item="item", test="bootstrap", ci=ci)
+        vareval.significance(
+            df, gold="gold", item="item", systems=["A", "B"], test="bootstrap", ci=ci
+        )
 
 
 def test_significance_reproducible_without_seed():
@@ -108,3 +111,208 @@ def test_one_iteration_is_refused(tmp_path):
     assert "'a' has 1 run" in res.output and "whole range" in res.output
     with pytest.raises(DataError, match="whole range"):
         vareval.tuning_curve(df, metric="f1", by="model", bounds=(0, 1))
+
+
+# --- paired replications ----------------------------------------------------------
+
+
+def _runs(k, redraw_note=None):
+    rng = np.random.default_rng(1)
+    base = rng.normal(0.8, 0.01, k)
+    return pd.DataFrame(
+        {
+            "method": np.repeat(["a", "b"], k),
+            "seed": np.tile(np.arange(k), 2),
+            "acc": np.concatenate([base + 0.012 + rng.normal(0, 0.0005, k), base]),
+        }
+    )
+
+
+def test_three_pairs_show_no_bootstrap_interval(tmp_path):
+    df = _runs(3)
+    path = _write(tmp_path, "three.csv", df)
+    args = ("paired", path, "--metric", "acc", "--by", "method", "--pair-on", "seed")
+    res = _run(*args)
+    assert res.exit_code == 0, res.output
+    assert "bootstrap n/a (3 pairs have only 10 distinct bootstrap resamples" in res.output
+    out = json.loads(_run(*args, "--json").output)["a - b"]
+    assert out["bootstrap_ci"] == [None, None] and "10 distinct" in out["bootstrap_note"]
+    assert out["seed"] == 0
+    r = vareval.paired(df, "acc", "method", "seed", rng=0)["a - b"]
+    assert np.isnan(r.bootstrap_ci).all() and np.isfinite(r.t_ci).all()
+    r10 = vareval.paired(_runs(10), "acc", "method", "seed", rng=0)["a - b"]
+    assert r10.bootstrap_note == "" and np.isfinite(r10.bootstrap_ci).all()
+
+
+def test_redrawn_splits_use_the_corrected_test(tmp_path):
+    from vareval.stats import corrected_resampled_ttest
+
+    df = _runs(10)
+    path = _write(tmp_path, "runs.csv", df)
+    args = ("paired", path, "--metric", "acc", "--by", "method", "--pair-on", "seed")
+    refused = _run(*args, "--repeated", "data-sampling")
+    assert refused.exit_code == 2 and "--test-fraction" in refused.output
+    assert "anti-conservative" in refused.output
+    with pytest.raises(DataError, match="Nadeau and Bengio"):
+        vareval.paired(df, "acc", "method", "seed", repeated="data-sampling")
+    out = json.loads(
+        _run(*args, "--repeated", "data-sampling", "--test-fraction", "0.25", "--json").output
+    )["a - b"]
+    a = df.acc[df.method == "a"].to_numpy()
+    b = df.acc[df.method == "b"].to_numpy()
+    ref = corrected_resampled_ttest(a, b, n_train=3, n_test=1)
+    assert out["test"] == "corrected resampled t"
+    assert out["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert out["t_ci"] == pytest.approx(list(ref.confidence_interval), rel=1e-12)
+    assert out["bootstrap_ci"] == [None, None] and "share" in out["bootstrap_note"]
+    text = _run(*args, "--repeated", "data-sampling", "--test-fraction", "0.25").output
+    assert "corrected t test" in text and "Nadeau and Bengio" in text
+    # A store whose data-split source varies with the seed says so itself.
+    df.attrs["spec"] = {
+        "sources": ["data_split", "init"], "fixed": [], "params": {"test_size": 0.25}
+    }
+    r = vareval.paired(df, "acc", "method", "seed")["a - b"]
+    assert r.test == "corrected resampled t" and r.pvalue == pytest.approx(ref.pvalue)
+    df.attrs["spec"]["fixed"] = ["data_split"]
+    assert vareval.paired(df, "acc", "method", "seed", rng=0)["a - b"].test == "paired t"
+
+
+def test_report_refuses_the_naive_test_on_redrawn_splits(tmp_path):
+    path = _write(tmp_path, "runs.csv", _runs(10))
+    args = (
+        "report", path, "-o", tmp_path / "r.html", "--metric", "acc", "--by", "method",
+        "--pair-on", "seed", "--repeated", "data-sampling",
+    )  # fmt: skip
+    res = _run(*args)
+    assert res.exit_code == 2 and "--test-fraction" in res.output
+    res = _run(*args, "--test-fraction", "0.25")
+    assert res.exit_code == 0 and "seed 0" in res.output
+    html = (tmp_path / "r.html").read_text()
+    assert "corrected t CI" in html and "corrected resampled t" in html
+
+
+# --- hidden failures --------------------------------------------------------------
+
+TRIAL = '''
+def train(trial):
+    if trial.factors["model"] == "b" and trial.seed < 4:
+        raise RuntimeError("diverged")
+    shift = 0.05 if trial.factors["model"] == "b" else 0.0
+    return {"acc": 0.8 + shift + 0.01 * float(trial.rng("init").normal())}
+'''
+
+SPEC = """
+[experiment]
+name = "failing"
+trial = "failing_trial:train"
+path = {path!r}
+seeds = 20
+configs = 1
+reruns = 1
+entropy = 5
+
+[factors]
+model = ["a", "b"]
+
+[randomness]
+sources = ["init"]
+"""
+
+
+@pytest.fixture
+def failing_store(tmp_path):
+    (tmp_path / "failing_trial.py").write_text(TRIAL)
+    spec = tmp_path / "experiment.toml"
+    spec.write_text(SPEC.format(path=str(tmp_path)))
+    store = tmp_path / "runs.db"
+    res = _run("run", spec, "--store", store, "--engine", "serial", "--no-progress")
+    assert "20 done" not in res.output and "4 failed" in res.output, res.output
+    return store
+
+
+SENTENCE = "method b: 4 of 20 runs failed; its summary covers the 16 that finished"
+
+
+def test_store_summary_counts_failed_trials(failing_store, tmp_path):
+    res = _run("summarize", failing_store, "--metric", "acc", "--by", "model")
+    assert res.exit_code == 0, res.output
+    assert SENTENCE in res.output and "a survivor statistic" in res.output
+    row = next(line for line in res.output.splitlines() if line.startswith("  b "))
+    assert row.split()[1:] == ["20", "16", "4", "0", "0", "16"]
+    out = json.loads(
+        _run("summarize", failing_store, "--metric", "acc", "--by", "model", "--json").stdout
+    )
+    assert out["b"]["runs"]["failed"] == 4 and out["b"]["n"] == 16
+    assert out["a"]["runs"] == {
+        "planned": 20, "done": 20, "failed": 0, "not_run": 0, "non_finite": 0,
+        "summarised": 20, "non_finite_rows": [],
+    }  # fmt: skip
+    with pytest.warns(vareval.errors.VarevalWarning, match="4 of 40 trials are not done"):
+        df = vareval.read_table(failing_store)
+    table = vareval.summarize(df, "acc", "model")
+    assert table.runs["b"].failed == 4 and table["b"].n == 16
+    assert table.notes[0].startswith(SENTENCE)
+    report = tmp_path / "r.html"
+    res = _run("report", failing_store, "--metric", "acc", "--by", "model", "-o", report)
+    assert res.exit_code == 0, res.output
+    html = report.read_text()
+    first = html[html.index("<section"): html.index("</section>")]
+    assert "Method b: 4 of 20 runs failed; its summary covers the 16 that finished" in first
+    assert "36 runs (of 40 planned)" in first
+
+
+def test_table_status_column_and_non_finite_values(tmp_path):
+    df = pd.DataFrame(
+        {
+            "method": ["a"] * 4 + ["b"] * 5,
+            "acc": [0.80, 0.81, 0.82, 0.83, 0.90, None, 0.91, float("nan"), 0.93],
+            "status": ["done"] * 5 + ["failed"] + ["done"] * 3,
+        }
+    )
+    path = _write(tmp_path, "runs.csv", df)
+    res = _run("summarize", path, "--metric", "acc", "--by", "method")
+    assert res.exit_code == 0, res.output
+    assert "1 of 5 runs failed" in res.output
+    assert "1 of 5 finished with no finite acc (data row(s) 8)" in res.output
+    table = vareval.summarize(df, "acc", "method")
+    assert table["b"].n == 3 and table["b"].mean == pytest.approx(np.mean([0.9, 0.91, 0.93]))
+    assert (table.runs["b"].failed, table.runs["b"].non_finite) == (1, 1)
+    assert table.to_frame().loc["b", ["planned", "failed", "non_finite"]].tolist() == [5, 1, 1]
+    bad = _write(tmp_path, "bad.csv", df.assign(status=["done"] * 8 + ["crashed"]))
+    res = _run("summarize", bad, "--metric", "acc", "--by", "method")
+    assert res.exit_code == 2 and "'crashed'" in res.output and "failed" in res.output
+    # The report says it in its first section too.
+    html = vareval.build_report(df, metric="acc", by="method")
+    first = html[html.index("<section"): html.index("</section>")]
+    assert "Method b: 1 of 5 runs failed" in first and "survivor statistic" in first
+
+
+def test_report_option_that_cannot_be_used_is_an_error(tmp_path):
+    runs = _write(tmp_path, "runs.csv", _runs(10))
+    search = _write(tmp_path, "search.csv", pd.DataFrame({"model": ["a", "b"], "f1": [0.5, 0.6]}))
+    res = _run(
+        "report", runs, "-o", tmp_path / "r.html", "--metric", "acc", "--by", "method",
+        "--search", search, "--bounds", "0,1",
+    )  # fmt: skip
+    assert res.exit_code == 2 and "tuning section cannot be built" in res.output
+    assert not (tmp_path / "r.html").exists()
+
+
+# --- mixed-model messages ---------------------------------------------------------
+
+
+def test_singular_fit_is_not_an_optimiser_warning(tmp_path):
+    from vareval.stats import fit_mixed
+
+    y = np.array([1.0, 2, 3, 1, 2, 3, 1, 2, 3])
+    g = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
+    with pytest.warns(vareval.errors.VarevalWarning, match="singular"):
+        fit = fit_mixed(y, np.ones((9, 1)), [g])
+    assert fit.converged and fit.singular
+    assert "PGTOL" not in fit.message and "CONVERGENCE" not in fit.message
+    df = pd.DataFrame({"seed": g, "acc": y, "model": np.tile(["m", "n", "m"], 3)})
+    path = _write(tmp_path, "v.csv", df)
+    res = _run("variance", path, "--metric", "acc", "--fixed", "model", "--random", "seed")
+    assert res.exit_code == 0, res.output
+    assert "note: singular fit" in res.output
+    assert "WARNING" not in res.output and "PGTOL" not in res.output

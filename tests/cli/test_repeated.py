@@ -78,7 +78,7 @@ BAD = [
     (
         "r.csv",
         RUNS.replace("0.847", ""),
-        ["summarize", "--metric", "acc", "--by", "method"],
+        ["paired", "--metric", "acc", "--by", "method", "--pair-on", "seed"],
         "missing",
     ),
     (
@@ -91,7 +91,7 @@ BAD = [
         "r.csv",
         "method,acc\nA,0.8\nB,0.7\nB,0.71\n",
         ["summarize", "--metric", "acc", "--by", "method"],
-        "'A' has 1 run",
+        "'A' has 1 finished run",
     ),
     (
         "r.csv",

@@ -43,6 +43,8 @@ def test_report_writes_the_page(results, tmp_path):
         "--test-set-held-out",
         "--repeated",
         "data-sampling",
+        "--test-fraction",
+        "0.2",
         "--search-effort",
         "none",
     )

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vareval.errors import VarevalError
+from vareval.errors import ArgumentError, VarevalError
 from vareval.report import build_report, write_report
 from vareval.report.builder import collect
 
@@ -138,7 +138,9 @@ def test_missing_analysis_omits_its_section(monkeypatch):
 
 def test_single_method_has_no_comparison():
     df = note_table().query("method == 'A'")
-    html = build_report(df, metric="acc", by="method", pair_on="seed")
+    with pytest.raises(ArgumentError, match="one method"):
+        build_report(df, metric="acc", by="method", pair_on="seed")
+    html = build_report(df, metric="acc", by="method")
     assert "paired" not in section_ids(html)
     assert "best-of-k" in section_ids(html)
     assert "One method only" in html
@@ -420,13 +422,12 @@ def design_table():
         ("variance", "vareval.data.variance", {"variance": {"random": ["seed"]}}),
     ],
 )
-def test_asked_for_but_not_installed_becomes_a_note(monkeypatch, name, module, extras):
+def test_asked_for_but_not_installed_is_an_error(monkeypatch, name, module, extras):
     import sys
 
     monkeypatch.setitem(sys.modules, module, None)  # import now fails
-    html = build_report(note_table(), metric="acc", by="method", extras=extras)
-    assert name not in section_ids(html)
-    assert f"Section &#39;{name}&#39; was left out" in html and "not installed" in html
+    with pytest.raises(VarevalError, match=f"the {name} section cannot be built.*not installed"):
+        build_report(note_table(), metric="acc", by="method", extras=extras)
 
 
 def test_significance_section():

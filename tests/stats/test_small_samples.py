@@ -83,3 +83,32 @@ def test_exact_path_agrees_with_sampling():
     assert abs(sampled.pvalue - exact.pvalue) < 4.5 * np.sqrt(
         exact.pvalue * (1 - exact.pvalue) / 20_000
     ) + 1 / 20_001
+
+
+# --- calibration of the default test (slow tier) ----------------------------------
+
+
+def _exchangeable(rng, n, p=0.7, c=3):
+    gold = rng.integers(0, c, n)
+    a = np.where(rng.random(n) < p, gold, (gold + rng.integers(1, c, n)) % c)
+    b = np.where(rng.random(n) < p, gold, (gold + rng.integers(1, c, n)) % c)
+    return gold, a, b
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", ["accuracy", "macro-f1"])
+@pytest.mark.parametrize("n", [30, 100, 200])
+def test_default_test_holds_its_level(metric, n, scaled, rng):
+    """Under exchangeable systems the default test rejects at most alpha (+ MC error)."""
+    sims = scaled(2000)
+    rejections = 0
+    for _ in range(sims):
+        gold, a, b = _exchangeable(rng, n)
+        comp = compare_systems(
+            gold, {"a": a, "b": b}, metric=metric, n_resamples=999, ci="percentile", rng=rng
+        )
+        rejections += comp.results[0].pvalue <= 0.05
+    test = choose_test(n)[0]
+    print(f"{metric} n={n} default {test}: {rejections}/{sims} = {rejections / sims:.4f}")
+    # At most alpha plus Monte Carlo error: refuse only above the 99.9% point.
+    assert rejections <= stats.binom.ppf(0.999, sims, 0.05), (rejections, sims)

@@ -97,6 +97,7 @@ def render_summary(table, metric: str) -> str:
             f"{mean_ci:<{wci}}{f(s.median):>{w}}  "
             f"{med_ci:<{wci}}{f(s.iqr):>{w}}{f(s.selected):>{w + 1}}"
         )
+    lines += render_runs(table)
     lines.append("every run:")
     lines += [
         f"  {name[:13]:<13} " + " ".join(f(v) for v in s.scores)
@@ -107,6 +108,36 @@ def render_summary(table, metric: str) -> str:
             "(a % after a median interval: too few runs; [min, max] covers only that often)"
         )
     return "\n".join(lines)
+
+
+_RUN_COLUMNS = (
+    ("planned", "planned"),
+    ("done", "done"),
+    ("failed", "failed"),
+    ("not run", "not_run"),
+    ("non-finite", "non_finite"),
+    ("summarised", "summarised"),
+)
+
+
+def render_runs(table) -> list[str]:
+    """Each method's planned, done, failed, not run and non-finite runs; survivors in words."""
+    runs = getattr(table, "runs", None)
+    if not runs:
+        return []
+    lines = ["runs:" + " " * 9 + "".join(f"{h:>{len(h) + 2}}" for h, _ in _RUN_COLUMNS)]
+    lines += [
+        f"  {name[:11]:<12}"
+        + "".join(f"{getattr(c, k):>{len(h) + 2}}" for h, k in _RUN_COLUMNS)
+        for name, c in runs.items()
+    ]
+    lines += [f"NOTE {note}." for note in table.notes]
+    return lines
+
+
+def _with_seed(payload: dict, seed: int) -> dict:
+    """Each result's JSON with the seed that drew it."""
+    return {name: {**value, "seed": seed} for name, value in payload.items()}
 
 
 @click.command("best-of-k")
@@ -143,10 +174,10 @@ def best_of_k(
         relative=not absolute,
         rng=seed,
     )
-    emit(as_json, table.to_dict(), render_best_of_k(table))
+    emit(as_json, _with_seed(table.to_dict(), seed), render_best_of_k(table, seed))
 
 
-def render_best_of_k(table) -> str:
+def render_best_of_k(table, seed=None) -> str:
     """The illusion table: quantiles of the apparent gap, and the signed difference, per k."""
     lines = []
     for name, r in table.results.items():
@@ -155,7 +186,9 @@ def render_best_of_k(table) -> str:
         heads = ["median" if q == 0.5 else f"q{q:g}" for q in r.quantiles]
         lines += [
             f"{name}: two identical methods, each keeping its best of k runs "
-            f"({r.n_sim:,} simulated comparisons per k; gaps {unit})",
+            f"({r.n_sim:,} simulated comparisons per k"
+            + (f", seed {seed}" if seed is not None else "")
+            + f"; gaps {unit})",
             f"{'k':>5}" + "".join(f"{h:>10}" for h in heads) + f"{'mean signed diff':>19}",
         ]
         lines += [
@@ -177,10 +210,28 @@ def render_best_of_k(table) -> str:
 @_pair_options
 @_confidence_option
 @click.option("--n-boot", type=int, default=10_000, show_default=True, help="Bootstrap resamples.")
+@click.option(
+    "--repeated",
+    type=click.Choice(["training", "data-sampling"]),
+    default=None,
+    help="What each replication re-drew; data-sampling (a new train/test split per seed) "
+    "uses the corrected resampled t test. Default: from a run store's declaration, "
+    "else training.",
+)
+@click.option(
+    "--test-fraction",
+    type=float,
+    default=None,
+    help="Share of the data in each re-drawn test split (for --repeated data-sampling; "
+    "default: the store's test_fraction or test_size parameter).",
+)
 @_direction_option
 @_seed_option
 @json_option
-def paired(results, metric, by, pair_on, a, b, confidence, n_boot, lower_is_better, seed, as_json):
+def paired(
+    results, metric, by, pair_on, a, b, confidence, n_boot, repeated, test_fraction,
+    lower_is_better, seed, as_json,
+):  # fmt: skip
     """Mean paired difference A - B with SE, CIs and the variance decomposition."""
     import vareval
 
@@ -194,12 +245,14 @@ def paired(results, metric, by, pair_on, a, b, confidence, n_boot, lower_is_bett
         confidence=confidence,
         n_boot=n_boot,
         higher_is_better=not lower_is_better,
+        repeated=repeated,
+        test_fraction=test_fraction,
         rng=seed,
     )
-    emit(as_json, table.to_dict(), render_paired(table))
+    emit(as_json, _with_seed(table.to_dict(), seed), render_paired(table, seed))
 
 
-def render_paired(table) -> str:
+def render_paired(table, seed=None) -> str:
     """The paired comparison: the difference with its uncertainty, then what pairing saved."""
     ((name, r),) = table.results.items()
     pct = f"{r.confidence:.0%}"
@@ -211,14 +264,30 @@ def render_paired(table) -> str:
         if r.sd > 0
         else f"undefined: every difference is {fs(r.mean)} (SD 0), so no p-value"
     )
+    if r.bootstrap_note:
+        boot = f"  {pct} CI, bootstrap n/a ({r.bootstrap_note})"
+    else:
+        boot = f"  {pct} CI, bootstrap [{fs(r.bootstrap_ci[0])}, {fs(r.bootstrap_ci[1])}]"
+        boot += f"  (seed {seed})" if seed is not None else ""
+    corrected = r.test != "paired t"
+    lines = [
+        f"{name}, paired over {r.k} replications",
+        f"  mean difference    {fs(r.mean)}  (SE {f(r.se)} = SD of differences "
+        f"{f(r.sd)} / sqrt({r.k}))",
+    ]
+    if corrected:
+        lines.append(
+            f"  re-drawn splits    corrected SE {f(r.se_corrected)} = sqrt(1/{r.k} + "
+            f"{r.test_train_ratio:.3g}) x SD (Nadeau and Bengio 2003: replications "
+            "share training data)"
+        )
     return "\n".join(
         [
-            f"{name}, paired over {r.k} replications",
-            f"  mean difference    {fs(r.mean)}  (SE {f(r.se)} = SD of differences "
-            f"{f(r.sd)} / sqrt({r.k}))",
-            f"  {pct} CI, t         [{fs(r.t_ci[0])}, {fs(r.t_ci[1])}]",
-            f"  {pct} CI, bootstrap [{fs(r.bootstrap_ci[0])}, {fs(r.bootstrap_ci[1])}]",
-            f"  paired t test      {test}",
+            *lines,
+            f"  {pct} CI, {'corrected' if corrected else 't        '} "
+            f"[{fs(r.t_ci[0])}, {fs(r.t_ci[1])}]",
+            boot,
+            f"  {'corrected t test ' if corrected else 'paired t test    '}  {test}",
             f"  Var(A-B) = Var A + Var B - 2 Cov = {v(r.var_a)} + {v(r.var_b)} - 2 x {v(r.cov)}"
             f" = {v(r.var_diff)}  (correlation {r.correlation:.2f})",
             f"  pairing: SE {f(r.se)} vs {f(r.se_unpaired)} unpaired; "
@@ -349,7 +418,14 @@ def demo_section() -> str:
         "== Repeated runs: three classifiers on digits, ten seeds each (digits_runs.csv) ==",
         render_summary(vareval.summarize(df, "accuracy", "method"), "accuracy"),
         "",
-        render_paired(vareval.paired(df, "accuracy", "method", "seed", a="mlp", b="logreg", rng=0)),
+        # each seed re-drew the 70/30 split (examples/make_repeated_runs.py)
+        render_paired(
+            vareval.paired(
+                df, "accuracy", "method", "seed", a="mlp", b="logreg",
+                repeated="data-sampling", test_fraction=0.3, rng=0,
+            ),
+            seed=0,
+        ),
         "",
         render_plan(
             vareval.plan(
@@ -357,7 +433,9 @@ def demo_section() -> str:
             )
         ),
         "",
-        render_best_of_k(vareval.best_of_k(df, "accuracy", "method", method="mlp", rng=0)),
+        render_best_of_k(
+            vareval.best_of_k(df, "accuracy", "method", method="mlp", rng=0), seed=0
+        ),
         "",
         render_ranking(
             vareval.ranking_stability(df, "accuracy", "method", a="mlp", b="logreg", max_k=8, rng=0)

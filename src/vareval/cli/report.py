@@ -88,12 +88,11 @@ def store_context(spec: dict) -> dict:
             }
             for s in sources
         ]
-        data_like = [
-            s for s in sources if any(w in s for w in ("data", "split", "sampl"))
-        ]
-        if data_like:
-            varied = [s for s in data_like if s not in fixed]
-            out["repeated"] = "data-sampling" if varied else "training"
+        from vareval.data.repeated import store_redraws_split
+
+        redrawn = store_redraws_split(spec)
+        if redrawn is not None:
+            out["repeated"] = "data-sampling" if redrawn else "training"
     factors = spec.get("factors") or {}
     if factors or spec.get("seeds"):
         mode = spec.get("rerun_mode", "same")
@@ -115,7 +114,7 @@ def store_context(spec: dict) -> dict:
         out["column_roles"] = {str(k): "hyper-parameter" for k in spec["space"]}
         out["column_roles"].update({str(k): "fixed factor" for k in factors})
     if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
-        out["variance"] = {"random": ["seed", "config"], "fixed": None}
+        out["variance"] = {"random": ["seed", "config"], "fixed": None, "inferred": True}
     space = spec.get("space") or {}
     if space:
         per = "per seed" if spec.get("nested", True) else "shared across seeds"
@@ -166,6 +165,13 @@ def store_context(spec: dict) -> dict:
     default=None,
     help="What each run re-drew: training randomness on fixed data, or the whole "
     "data-sampling pipeline.",
+)
+@click.option(
+    "--test-fraction",
+    type=float,
+    default=None,
+    help="Share of the data in each re-drawn test split (with --repeated "
+    "data-sampling: the corrected resampled t test needs it).",
 )
 @click.option(
     "--search-effort", default=None, help="The hyper-parameter search, in words."
@@ -221,6 +227,7 @@ def report(
     title,
     test_set,
     repeated,
+    test_fraction,
     search_effort,
     seed,
     random_effects,
@@ -283,6 +290,7 @@ def report(
         source=Path(input_path).name,
         test_set_held_out=test_set,
         repeated=repeated or context.get("repeated"),
+        test_fraction=test_fraction,
         search_effort=search_effort or context.get("search_effort"),
         randomness=context.get("randomness"),
         seed=seed,
@@ -293,13 +301,17 @@ def report(
     payload = {
         "path": str(path),
         "bytes": size,
+        "seed": seed,
         "sections": [s.id for s in sections] + ["checklist"],
         "checklist": [
             {"topic": i.topic, "status": i.status, "text": i.text} for i in checklist
         ],
         "notes": notes,
     }
-    lines = [f"wrote {path} ({size / 1024:.0f} KiB): " + ", ".join(payload["sections"])]
+    lines = [
+        f"wrote {path} ({size / 1024:.0f} KiB, seed {seed}): "
+        + ", ".join(payload["sections"])
+    ]
     lines += [f"note: {n}" for n in notes]
     lines += [
         f"to state: {i.topic.lower()} (see the checklist)"
@@ -380,6 +392,7 @@ def _demo_data():
         "pair_on": ["seed"],
         "title": "vareval demo: repeated runs on digits",
         "repeated": "data-sampling",  # a seed re-draws the split and the model
+        "test_fraction": 0.3,  # examples/make_repeated_runs.py: test_size=0.3
         "extras": {
             "significance": {
                 "df": datasets.load("digits_predictions.csv"),
@@ -410,7 +423,8 @@ def _demo_data():
 def _demo_flags(kwargs) -> str:
     flags = (
         f"--metric {kwargs['metric']} --by {','.join(kwargs['by'])} "
-        f"--pair-on {','.join(kwargs['pair_on'])} --repeated {kwargs['repeated']}"
+        f"--pair-on {','.join(kwargs['pair_on'])} --repeated {kwargs['repeated']} "
+        f"--test-fraction {kwargs['test_fraction']}"
     )
     flags += " --predictions digits_predictions.csv --gold gold --item item"
     flags += " --search hedwig.tsv --search-metric f1 --search-by model_name --bounds 0,1"

@@ -60,8 +60,10 @@ def render(a, alpha: float = 0.05) -> str:
         f"{crit} {f.criterion:.4f}   logLik {f.loglik:.3f}   AIC {f.aic:.2f}   "
         f"BIC {f.bic:.2f}",
     ]
-    if f.singular or not f.converged:
+    if not f.converged:
         lines.append(f"WARNING: {f.message}")
+    elif f.singular:
+        lines.append(f"note: {f.message}")
     lines += ["", "Variance components"]
     fv, fs = formatter(f.variance), formatter(f.sd)
     rows = [

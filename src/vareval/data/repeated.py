@@ -7,26 +7,62 @@ DataFrame with one row per run, validates them (see
 
 from __future__ import annotations
 
+import dataclasses
+from fractions import Fraction
+
 import pandas as pd
 
 from vareval import stats
+from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs
-from vareval.errors import DataError
+from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_rng
 
 
-def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) -> ResultTable:
-    """Per-method summary of repeated runs (:func:`vareval.stats.summarize` per method)."""
+@dataclasses.dataclass(frozen=True, repr=False)
+class SummaryTable(ResultTable):
+    """Per-method summaries and what happened to each method's planned runs.
+
+    ``runs`` maps each method to its :class:`~vareval.data.runs.RunCount`;
+    ``notes`` are the survivor sentences (empty when every run is covered).
+    """
+
+    runs: dict = dataclasses.field(default_factory=dict)
+    notes: tuple = ()
+
+    def to_dict(self) -> dict:
+        """Every summary as plain values, each with its ``runs`` counts."""
+        out = super().to_dict()
+        for name, count in self.runs.items():
+            out[name]["runs"] = count.to_dict()
+        return out
+
+
+def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) -> SummaryTable:
+    """Per-method summary of repeated runs (:func:`vareval.stats.summarize` per method).
+
+    Each method's runs are counted first (:func:`vareval.data.runs.count_runs`:
+    planned, done, failed, not run, non-finite); the summary covers the done
+    runs with a finite metric, and ``notes`` says in words where that is a
+    survivor statistic. A failed run is a row whose ``status`` column says
+    ``failed`` (a run store's trials); an empty or non-finite metric is
+    counted and named, not dropped silently.
+    """
+    used, runs = usable_runs(df, metric, by, min_runs=2)
     results = {
         name: stats.summarize(x, confidence=confidence, higher_is_better=higher_is_better)
-        for name, x in groups(df, metric, by, min_runs=2).items()
+        for name, x in groups(used, metric, by, min_runs=2).items()
     }
     frame = pd.DataFrame(
         [
             {
                 "method": name,
                 "n": s.n,
+                "planned": runs[name].planned,
+                "failed": runs[name].failed,
+                "not_run": runs[name].not_run,
+                "non_finite": runs[name].non_finite,
                 "mean": s.mean,
                 "sd": s.sd,
                 "se": s.se,
@@ -44,7 +80,10 @@ def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) ->
             for name, s in results.items()
         ]
     ).set_index("method")
-    return ResultTable(f"Repeated runs of {metric!r} by method", results, frame)
+    notes = tuple(filter(None, (c.sentence(name, metric) for name, c in runs.items())))
+    return SummaryTable(
+        f"Repeated runs of {metric!r} by method", results, frame, runs=runs, notes=notes
+    )
 
 
 def best_of_k(
@@ -111,6 +150,69 @@ def _two_methods(df, by, a, b) -> tuple[str, str]:
     return str(names[0]), str(names[1])
 
 
+REPEATED = ("training", "data-sampling")
+_SPLIT_WORDS = ("data", "split", "sampl")
+
+
+def store_redraws_split(spec: dict) -> bool | None:
+    """Whether a run store's seeds re-draw the data (a varied source named like a split).
+
+    None when the declaration names no data-like source of randomness.
+    """
+    sources = list(spec.get("sources") or [])
+    fixed = set(spec.get("fixed") or [])
+    data_like = [s for s in sources if any(w in s for w in _SPLIT_WORDS)]
+    if not data_like:
+        return None
+    return any(s not in fixed for s in data_like)
+
+
+def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None:
+    """``(n_train, n_test)`` when each replication re-drew the train/test split, else None.
+
+    Whether it did: ``repeated`` (``"data-sampling"`` or ``"training"``), or
+    for a run store its declaration (a varied data-split source). The sizes'
+    ratio: ``test_fraction``, or the store's ``test_fraction`` / ``test_size``
+    parameter.
+
+    Raises
+    ------
+    DataError
+        If the split was re-drawn and no test fraction is known: the naive
+        paired t test would then be anti-conservative.
+    """
+    if repeated not in (None, *REPEATED):
+        raise ArgumentError(
+            f"`repeated` must be 'training', 'data-sampling' or None; got {repeated!r}."
+        )
+    spec = df.attrs.get("spec") or {}
+    if repeated is None:
+        redrawn, where = store_redraws_split(spec), "the run store's declaration says"
+    else:
+        redrawn, where = repeated == "data-sampling", "you said"
+    if not redrawn:
+        return None
+    params = spec.get("params") or {}
+    if test_fraction is None:
+        test_fraction = params.get("test_fraction", params.get("test_size"))
+    if test_fraction is None:
+        raise DataError(
+            f"each replication re-drew the train/test split ({where} so), so replications "
+            "share training data and the naive paired t test over them is "
+            "anti-conservative (Nadeau and Bengio 2003); give the share of the data in "
+            "each test split (test_fraction=, --test-fraction) for the corrected "
+            "resampled t test."
+        )
+    if isinstance(test_fraction, bool) or not (
+        isinstance(test_fraction, int | float) and 0 < test_fraction < 1
+    ):
+        raise ArgumentError(
+            f"`test_fraction` must be a number in (0, 1); got {test_fraction!r}."
+        )
+    frac = Fraction(float(test_fraction)).limit_denominator(10**6)
+    return frac.denominator - frac.numerator, frac.numerator
+
+
 def paired(
     df,
     metric: str,
@@ -122,13 +224,28 @@ def paired(
     confidence=0.95,
     n_boot=10_000,
     higher_is_better=True,
+    repeated=None,
+    test_fraction=None,
     rng=None,
 ) -> ResultTable:
-    """Paired difference A - B over replications matched on ``pair_on`` (e.g. seed)."""
+    """Paired difference A - B over replications matched on ``pair_on`` (e.g. seed).
+
+    When each replication re-drew the train/test split (``repeated=
+    "data-sampling"``, or a run store whose data-split source varies with
+    the seed), the test is the corrected resampled t test with the sizes
+    from ``test_fraction`` (or the store), and without them a refusal; see
+    :func:`split_sizes`.
+    """
     a, b = _two_methods(df, by, a, b)
     xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
     r = stats.paired_difference(
-        xa, xb, confidence=confidence, n_boot=n_boot, higher_is_better=higher_is_better, rng=rng
+        xa,
+        xb,
+        confidence=confidence,
+        n_boot=n_boot,
+        higher_is_better=higher_is_better,
+        split_sizes=split_sizes(df, repeated, test_fraction),
+        rng=rng,
     )
     key = f"{a} - {b}"
     frame = pd.DataFrame(
@@ -142,6 +259,7 @@ def paired(
                 "t_ci_high": r.t_ci[1],
                 "boot_ci_low": r.bootstrap_ci[0],
                 "boot_ci_high": r.bootstrap_ci[1],
+                "test": r.test,
                 "pvalue": r.pvalue,
                 "correlation": r.correlation,
                 "var_a": r.var_a,

@@ -226,7 +226,9 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
                 VarevalWarning,
                 stacklevel=2,
             )
+        not_done = df.loc[~keep].to_dict("records")
         df = df.loc[keep].reset_index(drop=True)
+        df.attrs["not_done"] = not_done  # counted by vareval.data.runs
     df.attrs["spec"] = spec
     df.attrs["rerun_mode"] = spec.get("rerun_mode", "same")
     return df

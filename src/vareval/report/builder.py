@@ -14,8 +14,10 @@ from pathlib import Path
 
 from vareval.errors import ArgumentError, VarevalError
 
-# Sections in page order. Core sections (jobs 1-3) raise on bad input; optional
-# ones (other analyses, which may be absent) turn a failure into a note.
+# Sections in page order. Core sections (jobs 1-3) raise on bad input; so do
+# optional ones (other analyses) that were asked for. Only an optional section
+# the report inferred by itself (extras entry marked "inferred", e.g. from a
+# run store's design) turns a failure into a note on the page.
 CORE = ("design", "summaries", "paired")
 OPTIONAL = ("significance", "tuning", "variance")
 LAST = ("best_of_k",)
@@ -37,6 +39,7 @@ def _report_iv(
     import pandas as pd
 
     from vareval.data import groups
+    from vareval.data.runs import usable_runs
     from vareval.stats._checks import as_confidence, as_positive_int
 
     if not isinstance(df, pd.DataFrame):
@@ -58,16 +61,22 @@ def _report_iv(
         raise ArgumentError(
             f"`test_set_held_out` must be True, False or None; got {test_set!r}."
         )
-    table = groups(df, metric, by, min_runs=2)
+    used, runs = usable_runs(df, metric, by, min_runs=2)
+    table = groups(used, metric, by, min_runs=2)
     if baseline is not None and str(baseline) not in table:
         raise ArgumentError(
             f"`baseline` {baseline!r} is not a method; methods: "
             + ", ".join(map(repr, table))
             + "."
         )
+    if pair_on and len(table) < 2:
+        raise ArgumentError(
+            f"`pair_on` pairs runs across methods, but the table has one method "
+            f"({next(iter(table))!r}); drop it or name the method column(s) in `by`."
+        )
     n_boot = as_positive_int(n_boot, "n_boot")
     n_sim = as_positive_int(n_sim, "n_sim")
-    return by, pair_on, confidence, table, n_boot, n_sim
+    return used, runs, by, pair_on, confidence, table, n_boot, n_sim
 
 
 def collect(
@@ -82,6 +91,7 @@ def collect(
     source: str = "",
     test_set_held_out: bool | None = None,
     repeated: str | None = None,
+    test_fraction: float | None = None,
     search_effort: str | None = None,
     baseline: str | None = None,
     seed: int = 0,
@@ -101,7 +111,7 @@ def collect(
     from vareval.report.sections import checklist
     from vareval.report.sections._base import ReportData
 
-    by, pair_on, confidence, table, n_boot, n_sim = _report_iv(
+    used, runs, by, pair_on, confidence, table, n_boot, n_sim = _report_iv(
         df,
         metric,
         by,
@@ -114,7 +124,8 @@ def collect(
         n_sim,
     )
     data = ReportData(
-        df=df,
+        df=used,
+        runs=runs,
         metric=metric,
         by=by,
         groups=table,
@@ -125,6 +136,7 @@ def collect(
         source=source,
         test_set=test_set_held_out,
         repeated=repeated,
+        test_fraction=test_fraction,
         search_effort=search_effort,
         baseline=None if baseline is None else str(baseline),
         seed=seed,
@@ -136,10 +148,18 @@ def collect(
     sections, notes = [], []
     for name in CORE + OPTIONAL + LAST:
         module = importlib.import_module(f"vareval.report.sections.{name}")
-        if name in OPTIONAL:
+        spec = data.extras.get(name) or {}
+        if name in OPTIONAL and spec and not spec.get("inferred"):
             try:
                 section = module.build(data)
-            except Exception as exc:  # noqa: BLE001 - an optional analysis must not sink the page
+            except VarevalError as exc:
+                raise type(exc)(
+                    f"the {name} section cannot be built from the options given: {exc}"
+                ) from None
+        elif name in OPTIONAL:
+            try:
+                section = module.build(data)
+            except Exception as exc:  # noqa: BLE001 - an inferred analysis must not sink the page
                 kind = (
                     "" if isinstance(exc, VarevalError) else f"{type(exc).__name__}: "
                 )
@@ -172,11 +192,14 @@ def render(data, sections, checklist, notes) -> str:
                 # produced and checked by plots._style.to_svg; the caption is escaped
                 label = f'<svg aria-label="{escape(block.caption)}"'
                 block.svg = Markup(block.svg.replace("<svg", label, 1))
-    n_runs = len(data.df)
+    n_runs = f"{len(data.df)} runs"
+    planned = sum(c.planned for c in data.runs.values())
+    if planned and planned != len(data.df):
+        n_runs += f" of {planned} planned"
     subtitle = (
         f"{data.source or 'results table'} \u00b7 metric {data.metric!r} "
         f"({data.direction}) "
-        f"\u00b7 {len(data.groups)} methods \u00b7 {n_runs} runs \u00b7 confidence "
+        f"\u00b7 {len(data.groups)} methods \u00b7 {n_runs} \u00b7 confidence "
         f"{100 * data.confidence:g}% \u00b7 random seed {data.seed}"
     )
     settings = (
@@ -201,7 +224,9 @@ def build_report(df, **kwargs) -> str:
     Parameters
     ----------
     df : pandas.DataFrame
-        One row per run.
+        One row per run; an optional ``status`` column (``done``, ``failed``,
+        ``pending``, ``running``) says which runs failed, and the report
+        counts them (:mod:`vareval.data.runs`).
     metric : str
         Column with the scores.
     by : str or list of str
@@ -223,6 +248,11 @@ def build_report(df, **kwargs) -> str:
     repeated : {'training', 'data-sampling'} or None
         What each repetition re-drew: only training randomness on fixed data,
         or the whole data-sampling pipeline; None reports it as not stated.
+        With 'data-sampling' the paired differences use the corrected
+        resampled t test, which needs ``test_fraction``.
+    test_fraction : float, optional
+        Share of the data in each re-drawn test split (default: a run
+        store's ``test_fraction`` or ``test_size`` parameter).
     search_effort : str, optional
         The hyper-parameter search behind the final runs, in words.
     baseline : str, optional

@@ -391,7 +391,9 @@ class MixedModelFit(Result):
     n_evaluations : int
         Deviance evaluations used.
     message : str
-        The optimiser's message and any warnings.
+        What a reader should know, in plain words: a singular fit, or a fit
+        that did not converge ("" when neither). The optimiser's own success
+        message is not repeated.
     """
 
     fixed_names: tuple
@@ -780,7 +782,7 @@ def _fit_from_crossprods(
     for j in range(k):
         icc[j] = (variance[j] + np.sum(variance[:k][inside[j]])) / total
     singular = bool(np.any(theta < SINGULAR_TOL))
-    notes = [msg]
+    notes = []
     if singular:
         zero = [group_names[j] for j in range(k) if theta[j] < SINGULAR_TOL]
         note = (
@@ -791,7 +793,11 @@ def _fit_from_crossprods(
         if warn:
             warnings.warn(note + ".", VarevalWarning, stacklevel=4)
     if not converged:
-        note = f"the optimiser did not converge: {msg}"
+        note = (
+            "the fit did not converge: the variance estimates may not maximise the "
+            "likelihood; simplify the random effects or collect more levels "
+            f"(optimiser: {msg.lower()})"
+        )
         notes.append(note)
         if warn:
             warnings.warn(note, VarevalWarning, stacklevel=4)

@@ -10,6 +10,7 @@ the covariance is positive.
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 
 import numpy as np
@@ -25,9 +26,13 @@ from vareval.stats._checks import (
     mean_sd,
 )
 from vareval.stats._result import Result
+from vareval.stats.crossval import corrected_resampled_ttest
 from vareval.stats.summary import t_interval
 
 _BOOT_CHUNK = 2_000_000  # resampled values held in memory at once
+# Fewer pairs than this have too few distinct bootstrap resamples (C(2k-1, k):
+# 10 for three pairs) for a percentile interval that means anything.
+MIN_BOOTSTRAP_PAIRS = 10
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -41,10 +46,13 @@ class PairedDifference(Result):
     mean, sd, se : float
         Mean of the differences, their SD (ddof=1) and ``se = sd / sqrt(k)``.
     t_ci, bootstrap_ci : (float, float)
-        Student-t and percentile-bootstrap intervals for the mean difference.
+        Student-t (corrected, see ``test``) and percentile-bootstrap
+        intervals for the mean difference; the bootstrap interval is NaN
+        when ``bootstrap_note`` says why.
     statistic, df, pvalue : float
-        Paired t test of a zero mean difference (two-sided); NaN when the
-        differences are all equal (SD 0: the t statistic is undefined).
+        The test of a zero mean difference (two-sided) named by ``test``;
+        NaN when the differences are all equal (SD 0: the t statistic is
+        undefined).
     correlation : float
         Pearson correlation of A and B across pairs (NaN if either is constant).
     var_a, var_b, cov, var_diff : float
@@ -62,6 +70,16 @@ class PairedDifference(Result):
         Level of both intervals.
     differences : ndarray
         The individual differences, in pair order.
+    test : str
+        ``"paired t"``, or ``"corrected resampled t"`` (Nadeau and Bengio
+        2003) when each replication re-drew the train/test split.
+    se_corrected : float
+        The corrected test's SE ``sqrt((1/k + n_test/n_train) s_D^2)``
+        (NaN for the plain paired t test).
+    test_train_ratio : float
+        ``n_test / n_train`` of the re-drawn splits (NaN if not re-drawn).
+    bootstrap_note : str
+        Why there is no bootstrap interval, or "".
     """
 
     k: int
@@ -83,6 +101,10 @@ class PairedDifference(Result):
     selected_gap: float
     confidence: float
     differences: np.ndarray
+    test: str = "paired t"
+    se_corrected: float = math.nan
+    test_train_ratio: float = math.nan
+    bootstrap_note: str = ""
 
 
 def paired_difference(
@@ -92,13 +114,23 @@ def paired_difference(
     confidence: float = 0.95,
     n_boot: int = 10_000,
     higher_is_better: bool = True,
+    split_sizes: tuple[int, int] | None = None,
     rng=None,
 ) -> PairedDifference:
     """Mean paired difference A - B with its SE, intervals and variance decomposition.
 
     Estimand: the mean of ``X^A - X^B`` over matched replications. The t
     interval assumes roughly normal differences (or enough pairs); the
-    percentile bootstrap interval resamples pairs and is reported beside it.
+    percentile bootstrap interval resamples pairs and is reported beside it,
+    from ``MIN_BOOTSTRAP_PAIRS`` pairs on (fewer pairs have too few distinct
+    resamples: its interval is then NaN and ``bootstrap_note`` says why).
+
+    When each replication re-drew the train/test split (``split_sizes``),
+    replications share training data, the differences are positively
+    correlated and the naive t test is anti-conservative; the test and
+    interval are then Nadeau and Bengio's corrected resampled t test
+    (:func:`~vareval.stats.crossval.corrected_resampled_ttest`), and the
+    bootstrap of the pairs, equally blind to the overlap, is not shown.
 
     Parameters
     ----------
@@ -111,6 +143,9 @@ def paired_difference(
         Bootstrap resamples of the pairs.
     higher_is_better : bool, default True
         Direction used for the selected best runs.
+    split_sizes : (int, int), optional
+        ``(n_train, n_test)`` when each replication re-drew the split (only
+        their ratio matters); None for a fixed split.
     rng : None, int or numpy.random.Generator
         Source of randomness for the bootstrap (SPEC 7).
 
@@ -153,16 +188,43 @@ def paired_difference(
             stacklevel=2,
         )
     best = np.max if higher_is_better else np.min
+    t_ci = t_interval(mean, se, k - 1, confidence)
+    p = float(2 * stats.t.sf(abs(t), k - 1)) if np.isfinite(t) else np.nan
+    corrected = {}
+    boot_ci, note = (math.nan, math.nan), ""
+    if split_sizes is not None:
+        n_train, n_test = split_sizes
+        c = corrected_resampled_ttest(
+            a, b, n_train=n_train, n_test=n_test, confidence=confidence
+        )
+        t, p, t_ci = c.statistic, c.pvalue, c.confidence_interval
+        corrected = {
+            "test": "corrected resampled t",
+            "se_corrected": c.se,
+            "test_train_ratio": c.test_train_ratio,
+        }
+        note = (
+            "each replication re-drew the train/test split, so the pairs share "
+            "training data; a bootstrap of the pairs ignores that, as the naive t "
+            "test does"
+        )
+    elif k < MIN_BOOTSTRAP_PAIRS:
+        note = (
+            f"{k} pairs have only {math.comb(2 * k - 1, k)} distinct bootstrap "
+            f"resamples; a bootstrap interval needs at least {MIN_BOOTSTRAP_PAIRS} pairs"
+        )
+    else:
+        boot_ci = _bootstrap_mean_ci(d, confidence, n_boot, rng)
     return PairedDifference(
         k=k,
         mean=mean,
         sd=sd,
         se=float(se),
-        t_ci=t_interval(mean, se, k - 1, confidence),
-        bootstrap_ci=_bootstrap_mean_ci(d, confidence, n_boot, rng),
+        t_ci=t_ci,
+        bootstrap_ci=boot_ci,
         statistic=float(t),
         df=float(k - 1),
-        pvalue=float(2 * stats.t.sf(abs(t), k - 1)) if np.isfinite(t) else np.nan,
+        pvalue=float(p),
         correlation=float(corr),
         var_a=var_a,
         var_b=var_b,
@@ -173,6 +235,8 @@ def paired_difference(
         selected_gap=float(best(a) - best(b)),
         confidence=confidence,
         differences=d,
+        bootstrap_note=note,
+        **corrected,
     )
 
 

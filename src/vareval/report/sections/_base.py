@@ -65,6 +65,7 @@ class ReportData:
     metric: str
     by: list[str]
     groups: dict[str, np.ndarray]
+    runs: dict = dataclasses.field(default_factory=dict)  # method -> RunCount
     pair_on: list[str] | None = None
     higher_is_better: bool = True
     confidence: float = 0.95
@@ -72,6 +73,7 @@ class ReportData:
     source: str = ""
     test_set: bool | None = None
     repeated: str | None = None  # "training" or "data-sampling"
+    test_fraction: float | None = None  # share of data in each re-drawn test split
     search_effort: str | None = None
     baseline: str | None = None
     seed: int = 0

@@ -68,6 +68,16 @@ def build(data: ReportData) -> list[ChecklistItem]:
         src += f"; held fixed: {', '.join(fixed)}." if fixed else "."
     else:
         src = ""
+    survivors = [c.sentence(n, data.metric) for n, c in data.runs.items()]
+    survivors = [s for s in survivors if s]
+    if survivors:
+        items.append(
+            ChecklistItem(
+                "Failed runs",
+                "State them beside the numbers: " + "; ".join(survivors) + ".",
+                "warn",
+            )
+        )
     items.append(
         ChecklistItem(
             "Repetitions and what was repeated",
@@ -99,7 +109,9 @@ def build(data: ReportData) -> list[ChecklistItem]:
             f"Paired on {', '.join(map(repr, data.pair_on))}: "
             + _listing(
                 [
-                    f"{label} = {num(r.mean)} (SE {num(r.se)}, {c} CI "
+                    f"{label} = {num(r.mean)} (SE "
+                    f"{num(r.se if r.test == 'paired t' else r.se_corrected)}, {c} "
+                    f"{'' if r.test == 'paired t' else r.test + ' '}CI "
                     f"{interval(r.t_ci)}, k = {r.k})"
                     for label, r in paired.items()
                 ]

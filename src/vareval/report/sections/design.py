@@ -55,6 +55,34 @@ def _show(value) -> str:
     return str(value)
 
 
+def _run_blocks(data: ReportData) -> list:
+    """Failed, unfinished and non-finite runs: in words, then counted per method."""
+    notes = [c.sentence(name, data.metric) for name, c in data.runs.items()]
+    notes = [n for n in notes if n]
+    if not notes:
+        return [
+            Paragraph(
+                "Every planned run finished with a finite "
+                f"{data.metric!r}: no run failed or was left out."
+            )
+        ]
+    heads = ["method", "planned", "done", "failed", "not run", "non-finite", "summarised"]
+    fields = ("planned", "done", "failed", "not_run", "non_finite", "summarised")
+    return [
+        *(Paragraph(n[0].upper() + n[1:] + ".") for n in notes),
+        Table(
+            heads,
+            [[name, *(str(getattr(c, f)) for f in fields)] for name, c in data.runs.items()],
+            caption="What happened to each method's planned runs. The summaries below "
+            "cover only the runs that finished with a finite metric: where some "
+            "failed, they describe the survivors, and a method that fails on hard "
+            "seeds looks better than it is.",
+            numeric=[False] + [True] * 6,
+            row_classes=["" if c.complete else "warn" for c in data.runs.values()],
+        ),
+    ]
+
+
 def build(data: ReportData) -> Section:
     """Build this section from ``data``, or None when its data is absent."""
     df = data.df
@@ -62,12 +90,15 @@ def build(data: ReportData) -> Section:
     counts = [len(v) for v in data.groups.values()]
     lo, hi = min(counts), max(counts)
     per = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    planned = sum(c.planned for c in data.runs.values()) or len(df)
+    out_of = f" (of {planned} planned)" if planned != len(df) else ""
     blocks = [
         Paragraph(
-            f"{plural(len(df), 'run')} of {plural(n_methods, 'method')} "
+            f"{plural(len(df), 'run')}{out_of} of {plural(n_methods, 'method')} "
             f"({per} runs per method) from {data.source or 'the given table'}; "
             f"metric {data.metric!r}, {data.direction}."
         ),
+        *_run_blocks(data),
         Paragraph("What was repeated: " + REPEATED_TEXT[data.repeated]),
     ]
     if data.extras.get("design_note"):

@@ -75,9 +75,11 @@ def build(data: ReportData) -> Section | None:
     import pandas as pd
 
     from vareval.data import labels
+    from vareval.data.repeated import split_sizes
     from vareval.report.plots.paired import differences_plot
 
     pairs_of = comparisons(data)
+    sizes = split_sizes(data.df, data.repeated, data.test_fraction)
     n_boot = boot_resamples(data, len(pairs_of))
     codes, uniques = pd.factorize(labels(data.df, data.by, "method"))
     methods = (codes, {str(u): i for i, u in enumerate(uniques)})
@@ -93,6 +95,7 @@ def build(data: ReportData) -> Section | None:
             n_boot=n_boot,
             rng=np.random.default_rng(stream),
             higher_is_better=data.higher_is_better,
+            split_sizes=sizes,
         )
     data.facts["paired"] = results
     c = conf(data.confidence)
@@ -103,9 +106,9 @@ def build(data: ReportData) -> Section | None:
                 label,
                 str(r.k),
                 num(r.mean),
-                num(r.se),
+                num(r.se if sizes is None else r.se_corrected),
                 interval(r.t_ci),
-                interval(r.bootstrap_ci),
+                "n/a" if r.bootstrap_note else interval(r.bootstrap_ci),
                 num(r.selected_gap) + " (selected)",
             ]
         )
@@ -115,8 +118,8 @@ def build(data: ReportData) -> Section | None:
                 "comparison",
                 "pairs k",
                 "mean difference",
-                "SE",
-                f"{c} t CI",
+                "SE" if sizes is None else "corrected SE",
+                f"{c} t CI" if sizes is None else f"{c} corrected t CI",
                 f"{c} bootstrap CI",
                 "best minus best",
             ],
@@ -130,7 +133,9 @@ def build(data: ReportData) -> Section | None:
                 if n_boot < data.n_boot
                 else ""
             )
-            + "). 'Best minus best' compares the two selected best runs and is shown "
+            + ")"
+            + _caveat(results, sizes)
+            + ". 'Best minus best' compares the two selected best runs and is shown "
             "only to be set aside.",
             numeric=[False] + [True] * 6,
         ),
@@ -187,6 +192,20 @@ def build(data: ReportData) -> Section | None:
         "four times the pairs.",
         blocks=blocks,
     )
+
+
+def _caveat(results: dict, sizes) -> str:
+    """Why an interval is corrected or missing, in words (empty if neither)."""
+    if sizes is not None:
+        n_train, n_test = sizes
+        return (
+            "; each run re-drew the train/test split, so runs share training data and "
+            "the naive t test is anti-conservative: the SE and t interval are Nadeau "
+            f"and Bengio's corrected resampled t (test/train = {n_test}/{n_train}), "
+            "and the bootstrap of the pairs, blind to the overlap, is not shown"
+        )
+    notes = {r.bootstrap_note for r in results.values() if r.bootstrap_note}
+    return "; no bootstrap interval: " + "; ".join(sorted(notes)) if notes else ""
 
 
 def _planning_blocks(data: ReportData, results: dict) -> list:

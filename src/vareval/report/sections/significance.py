@@ -38,7 +38,7 @@ def build(data: ReportData) -> Section | None:
     from vareval.report.plots.comparisons import forest_plot
 
     metric = spec.get("metric", "accuracy")
-    test = spec.get("test", "bootstrap")
+    test = spec.get("test", "auto")
     rep = significance(
         spec["df"],
         gold=spec.get("gold"),
@@ -77,6 +77,11 @@ def build(data: ReportData) -> Section | None:
             f"{frame['alternative'].iloc[0] if len(frame) else 'two-sided'}; "
             f"p-values adjusted with {correction.capitalize()} for "
             f"{len(frame)} comparison(s)."
+            + (f" Chosen: {rep.comparison.test_reason}." if rep.comparison.test_reason else "")
+            + "".join(
+                f" No interval: {n}"
+                for n in {r.ci_note for r in rep.comparison.results if r.ci_note}
+            )
         ),
         Table(
             [
