@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from vareval.data.validate import _rows, labels, require_columns
+from vareval.data.validate import _rows, labels, refuse_booleans, require_columns
 from vareval.errors import DataError
 from vareval.stats._result import Result
 
@@ -106,6 +106,7 @@ def _finite_metric(df: pd.DataFrame, metric: str, done: np.ndarray) -> np.ndarra
     """Whether each row's metric is a finite number; refuse text in a done run."""
     require_columns(df, [metric], "metric")
     raw = df[metric]
+    refuse_booleans(raw, metric)
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, copy=True)
     text = np.isnan(values) & raw.notna().to_numpy()
     if text.any():  # "nan", "inf", "-Infinity" as written in a text file
