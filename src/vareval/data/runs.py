@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from vareval.data.validate import _rows, labels, refuse_booleans, require_columns
+from vareval.data.validate import _rows, labels, metric_values, require_columns
 from vareval.errors import DataError
 from vareval.stats._result import Result
 
@@ -103,25 +103,21 @@ def _statuses(df: pd.DataFrame) -> np.ndarray:
 
 
 def _finite_metric(df: pd.DataFrame, metric: str, done: np.ndarray) -> np.ndarray:
-    """Whether each row's metric is a finite number; refuse text in a done run."""
+    """Whether each row's metric is a finite number; refuse text or booleans in a done run."""
     require_columns(df, [metric], "metric")
     raw = df[metric]
-    refuse_booleans(raw, metric)
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, copy=True)
     text = np.isnan(values) & raw.notna().to_numpy()
     if text.any():  # "nan", "inf", "-Infinity" as written in a text file
-        spelled = {v: _spelled_float(v) for v in pd.unique(raw[text])}
-        cells = raw[text].map(spelled)
+        cells = raw[text].map({v: _spelled_float(v) for v in pd.unique(raw[text])})
         known = cells.map(lambda v: v is not None).to_numpy(dtype=bool)
         values[np.flatnonzero(text)[known]] = cells[known].to_numpy(dtype=float)
         text[np.flatnonzero(text)[known]] = False
-    text &= done
-    if text.any():
-        raise DataError(
-            f"metric column {metric!r} has non-numeric values in data row(s) "
-            f"{_rows(text)} (e.g. {raw[text].iloc[0]!r}); only numbers are accepted."
-        )
-    return np.isfinite(values)
+    finite = np.isfinite(values)
+    # The validator's verdict on what is left: text or booleans in a finished run.
+    skip = ~done | (~text & ~finite)
+    metric_values(df.assign(**{metric: raw.mask(skip, 0)}), metric)
+    return finite
 
 
 def _spelled_float(cell) -> float | None:

@@ -49,10 +49,14 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
             ("bootstrap_ci", 0.22, "s", NEUTRAL, "--"),
         ):
             ci = np.array([getattr(results[label], field) for label in labels])
+            shown = np.isfinite(ci).all(axis=1)  # no marker where there is no interval
+            if not shown.any():
+                continue
+            ci = ci[shown]
             bars = ax.errorbar(
-                means,
-                positions + offset,
-                xerr=[means - ci[:, 0], ci[:, 1] - means],
+                means[shown],
+                positions[shown] + offset,
+                xerr=[means[shown] - ci[:, 0], ci[:, 1] - means[shown]],
                 fmt=fmt,
                 color=col,
                 markersize=4 if fmt == "o" else 3,
@@ -71,12 +75,14 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
         from matplotlib.lines import Line2D
 
         conf = round(100 * next(iter(results.values())).confidence)
-        ax.legend(
-            handles=[
-                Line2D(
-                    [], [], marker="o", linestyle="", color=colour(0), label="one pair"
-                ),
-                Line2D([], [], marker="o", color="black", label=f"mean, {conf}% t CI"),
+        corrected = any(getattr(r, "test", "paired t") != "paired t" for r in results.values())
+        t_name = "corrected t" if corrected else "t"
+        handles = [
+            Line2D([], [], marker="o", linestyle="", color=colour(0), label="one pair"),
+            Line2D([], [], marker="o", color="black", label=f"mean, {conf}% {t_name} CI"),
+        ]
+        if any(not r.bootstrap_note for r in results.values()):
+            handles.append(
                 Line2D(
                     [],
                     [],
@@ -84,12 +90,9 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
                     color=NEUTRAL,
                     linestyle="--",
                     label=f"mean, {conf}% bootstrap CI",
-                ),
-            ],
-            loc="lower center",
-            bbox_to_anchor=(0.5, 1.0),
-            ncol=3,
-        )
+                )
+            )
+        ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3)
         return to_svg(fig, name)
 
 

@@ -73,7 +73,7 @@ def build(data: ReportData) -> Section | None:
         Paragraph(
             f"{rep.n_items:,} test items from {source}; metric {metric!r}; "
             f"{str(frame['test'].iloc[0]) if len(frame) else test} test, "
-            f"{spec.get('n_resamples', 10_000):,} resamples, "
+            f"{_draws(rep.comparison.results[0])}, "
             f"{frame['alternative'].iloc[0] if len(frame) else 'two-sided'}; "
             f"p-values adjusted with {correction.capitalize()} for "
             f"{len(frame)} comparison(s)."
@@ -129,6 +129,13 @@ def build(data: ReportData) -> Section | None:
         "which the sections above cover.",
         blocks=blocks,
     )
+
+
+def _draws(result) -> str:
+    """How the p-value was computed: every swap pattern, or a number of resamples."""
+    if result.path == "exact":
+        return f"all {result.n_resamples:,} swap patterns (exact)"
+    return f"{result.n_resamples:,} resamples"
 
 
 MAX_DISTRIBUTIONS = 3  # resampling histograms drawn (one per comparison)
