@@ -155,7 +155,7 @@ def test_bad_long_tables():
     with pytest.raises(DataError, match="repeat"):
         read_predictions(dup, **kw)
     clash = long.iloc[:4].assign(gold=[0, 1, 1, 1])
-    with pytest.raises(DataError, match="different labels for item 1"):
+    with pytest.raises(DataError, match="different labels for item '1'"):
         read_predictions(clash, **kw)
     with pytest.raises(DataError, match="system 'c' not found"):
         read_predictions(long.iloc[:4], systems=["a", "c"], **kw)

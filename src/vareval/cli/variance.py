@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vareval._format import number
+from vareval._format import formatter, number
 from vareval.cli._common import (
     emit,
     json_option,
@@ -14,12 +14,12 @@ from vareval.cli._common import (
 )
 
 
-def _fmt(x):
+def _fmt(x, fmt=number):
     import math
 
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return number(x)
+    return fmt(x)
 
 
 def _p(p):
@@ -65,12 +65,13 @@ def render(a, alpha: float = 0.05) -> str:
     elif f.singular:
         lines.append(f"note: {f.message}")
     lines += ["", "Variance components"]
+    fv, fs = formatter(f.variance), formatter(f.sd)
     rows = [
         (
             c,
             lev,
-            _fmt(v),
-            _fmt(s),
+            _fmt(v, fv),
+            _fmt(s, fs),
             f"{sh:.1%}",
             "-" if i == len(f.components) - 1 else f"{icc:.3f}",
         )
@@ -107,7 +108,7 @@ def render(a, alpha: float = 0.05) -> str:
         )
         lines.append(
             f"  -> {t.term}: {verdict} between levels "
-            f"(SD {t.variance**0.5:.3g}, {_peq(t.pvalue)})."
+            f"(SD {number(t.variance**0.5, digits=3)}, {_peq(t.pvalue)})."
         )
     lines += ["", "H3: do the fixed effects differ? (type III F tests)"]
     rows = []
@@ -117,7 +118,7 @@ def render(a, alpha: float = 0.05) -> str:
                 (
                     t.term,
                     method,
-                    f"{t.statistic:.4g}",
+                    number(t.statistic),
                     f"{t.ndf:g}",
                     f"{t.ddf:.2f}",
                     _p(t.pvalue),
@@ -135,7 +136,7 @@ def render(a, alpha: float = 0.05) -> str:
         lines.append(
             f"  -> {t.term}: levels {verdict} "
             f"({method.title()} F({t.ndf:g}, {t.ddf:.1f}) = "
-            f"{t.statistic:.3g}, {_peq(t.pvalue)})."
+            f"{number(t.statistic, digits=3)}, {_peq(t.pvalue)})."
         )
     p = a.pairs
     if len(p.labels):
@@ -144,13 +145,15 @@ def render(a, alpha: float = 0.05) -> str:
             f"Pairwise differences (Satterthwaite df, "
             f"{p.confidence:.0%} CI, Holm-adjusted p)",
         ]
+        f = formatter(p.estimate, p.ci_low, p.ci_high, signed=True)
+        fse = formatter(p.se, digits=3)
         rows = [
             (
                 lab,
-                f"{e:+.4g}",
-                f"{s:.3g}",
+                f(e),
+                fse(s),
                 f"{d:.1f}",
-                f"[{lo:+.4g}, {hi:+.4g}]",
+                f"[{f(lo)}, {f(hi)}]",
                 _p(pv),
                 _p(ph),
             )

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections import Counter
 from pathlib import Path
 
@@ -99,19 +98,28 @@ def _refuse_duplicates(where: str, names) -> None:
         )
 
 
-def _number(text: str):
-    """The number ``text`` spells canonically (``str`` of it gives ``text`` back), else None."""
-    try:
-        value = int(text)
-    except ValueError:
-        pass
-    else:
-        return value if str(value) == text and -(2**63) <= value < 2**63 else None
-    try:
-        value = float(text)
-    except ValueError:
+def _lossless_numbers(text: pd.Series) -> pd.Series | None:
+    """``text`` as numbers if every cell is the canonical spelling of one, else None.
+
+    Canonical: ``str`` of the parsed number gives the cell back (``3``,
+    ``0.25``, ``1e-05``; not ``03``, ``0.250``, ``1e-5``), all ints (within
+    int64) or all non-whole floats and finite (``1.0``, ``2.0`` stay text).
+    """
+    if not text.str.fullmatch(r"-?[0-9][0-9.e+-]*").all():
         return None
-    return value if math.isfinite(value) and repr(value) == text else None
+    values = pd.to_numeric(text, errors="coerce")
+    if values.isna().any():
+        return None
+    if values.dtype.kind in "iu":
+        values = values.astype(np.int64) if values.dtype.kind == "i" else None
+    elif not np.isfinite(values).all() or (values == np.round(values)).all():
+        return None
+    if values is None:
+        return None
+    spelled = np.array(list(map(repr, values.tolist())), dtype=object)  # shortest round trip
+    if not (spelled == text.to_numpy(dtype=object)).all():
+        return None
+    return values
 
 
 def _numbers_where_lossless(df: pd.DataFrame) -> pd.DataFrame:
@@ -119,21 +127,8 @@ def _numbers_where_lossless(df: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for col in df.columns:
         s = df[col]
-        out[col] = s
-        if s.isna().any():
-            continue
-        uniq = pd.unique(s)
-        values = [_number(str(v)) if isinstance(v, str) else None for v in uniq]
-        if any(v is None for v in values):
-            continue
-        if all(isinstance(v, int) for v in values):
-            out[col] = s.map(dict(zip(uniq, values, strict=True))).astype(np.int64)
-        elif not all(isinstance(v, float) for v in values) or all(
-            v == round(v) for v in values
-        ):
-            continue  # ints beside floats, or whole floats ("1.0"): kept as written
-        else:
-            out[col] = s.map(dict(zip(uniq, values, strict=True))).astype(float)
+        converted = None if s.isna().any() else _lossless_numbers(s.astype(str))
+        out[col] = s if converted is None else converted
     return pd.DataFrame(out, index=df.index)
 
 

@@ -76,16 +76,17 @@ def _refuse_id_columns(df, gold, candidates) -> None:
     """Refuse a column taken as a system by default that looks like an item id.
 
     A system's predictions repeat classes and agree with gold sometimes; a
-    column that is different in every row (while gold is not) or never equals
-    gold is far more likely an id than a system.
+    column that is different in every row of five or more (while gold is not)
+    or never equals gold in twenty or more rows is far more likely an id than
+    a system. Systems named explicitly are taken as given.
     """
     gold_text = None if gold is None else _label_array(df[gold], gold, "gold")
     for col in candidates:
         text = label_text(df[col], col, "system")
-        unique = len(df) > 2 and text.nunique() == len(df)
+        unique = len(df) >= 5 and text.nunique() == len(df)
         if unique and (gold_text is None or np.unique(gold_text).size < len(df)):
             why = "has a different value in every row"
-        elif gold_text is not None and len(df) > 2 and not np.any(text.to_numpy() == gold_text):
+        elif gold_text is not None and len(df) >= 20 and not np.any(text.to_numpy() == gold_text):
             why = f"never equals the gold column {gold!r}"
         else:
             continue

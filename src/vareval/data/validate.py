@@ -53,19 +53,23 @@ def require_columns(df: pd.DataFrame, columns, role: str) -> list[str]:
     return columns
 
 
-def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
-    """Return a metric column as floats; refuse text, NaN and infinities by row."""
-    require_columns(df, [column], "metric")
-    raw = df[column]
+def refuse_booleans(raw: pd.Series, column: str) -> None:
+    """Refuse True/False in a metric column: a metric is a number (the runner's rule too)."""
     if raw.dtype.kind in "iuf":
-        flags = np.zeros(len(raw), bool)
-    else:
-        flags = raw.astype(str).str.lower().isin(["true", "false"]).to_numpy()
+        return
+    flags = raw.astype(str).str.lower().isin(["true", "false"]).to_numpy()
     if flags.any():
         raise DataError(
             f"metric column {column!r} holds booleans (data row(s) {_rows(flags)}); a metric "
             "must be a number: write 1/0 if that is what it means."
         )
+
+
+def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
+    """Return a metric column as floats; refuse text, NaN and infinities by row."""
+    require_columns(df, [column], "metric")
+    raw = df[column]
+    refuse_booleans(raw, column)
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
     text = np.isnan(values) & raw.notna().to_numpy()
     if text.any():
