@@ -165,7 +165,7 @@ def format_metrics(report) -> str:
     default="auto",
     show_default=True,
     help="auto: randomization on small test sets, where the bootstrap test "
-    "rejects too often; the bootstrap from 200 items on.",
+    "rejects too often, else the bootstrap; the output says which and why.",
 )
 @click.option("--resamples", type=int, default=10_000, show_default=True, help="B.")
 @click.option(
