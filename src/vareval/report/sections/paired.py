@@ -220,6 +220,11 @@ def _planning_blocks(data: ReportData, results: dict) -> list:
         if not np.isfinite(r.sd) or r.sd <= 0:
             rows.append([label, str(r.k), num(r.sd), "n/a", "n/a", "n/a"])
             continue
+        if r.test != "paired t":  # re-drawn splits: more pairs cannot beat the overlap
+            floor = np.sqrt(r.test_train_ratio) * r.sd
+            why = f"n/a: the corrected SE stays above {num(floor)} for any number of pairs"
+            rows.append([label, str(r.k), num(r.sd), num(r.se_corrected / 2), why, "n/a"])
+            continue
         try:
             plan = plan_replications(
                 r.sd, target_se=r.se / 2, confidence=data.confidence
