@@ -319,3 +319,23 @@ def test_singular_fit_is_not_an_optimiser_warning(tmp_path):
     assert res.exit_code == 0, res.output
     assert "note: singular fit" in res.output
     assert "WARNING" not in res.output and "PGTOL" not in res.output
+
+
+# --- seeds ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("best-of-k", "--metric", "accuracy", "--by", "method", "--n-sim", "2000"),
+        ("paired", "--metric", "accuracy", "--by", "method", "--pair-on", "seed",
+         "--a", "mlp", "--b", "logreg", "--n-boot", "2000"),
+    ],  # fmt: skip
+)
+def test_randomised_commands_seed_with_zero_and_say_so(args):
+    path = vareval.datasets.path("digits_runs.csv")
+    first, second = _run(args[0], path, *args[1:]), _run(args[0], path, *args[1:])
+    assert first.exit_code == 0 and first.output == second.output
+    assert "seed 0" in first.output
+    out = json.loads(_run(args[0], path, *args[1:], "--json").stdout)
+    assert all(v["seed"] == 0 for v in out.values())
