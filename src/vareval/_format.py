@@ -20,25 +20,20 @@ _LOW, _HIGH = 1e-3, 1e6
 
 
 def scale_of(*groups) -> float:
-    """The largest finite magnitude among the numbers given (nested lists, arrays, scalars)."""
+    """The largest finite magnitude among the numbers given (scalars, arrays, nested lists)."""
+    import numpy as np  # lazily: the command's --help imports this module
+
     best = 0.0
     for g in groups:
         try:
-            values = [float(g)]
-        except TypeError:
-            values = [float(v) for v in _flat(g)]
-        for v in values:
-            if math.isfinite(v):
-                best = max(best, abs(v))
+            values = np.asarray(g, dtype=float).ravel()
+        except ValueError:  # ragged: several arrays of different lengths
+            best = max(best, scale_of(*g))
+            continue
+        finite = np.abs(values[np.isfinite(values)])
+        if finite.size:
+            best = max(best, float(finite.max()))
     return best
-
-
-def _flat(values):
-    for v in values:
-        if hasattr(v, "__len__") and not isinstance(v, str):
-            yield from _flat(v)
-        else:
-            yield v
 
 
 def _decimals(scale: float, digits: int) -> int | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from vareval._format import number
+
 
 def delta_distribution(result, *, bins: int = 60, ax=None):
     """Histogram of the resampled deltas of a paired test, with delta, CI and threshold.
@@ -41,7 +43,7 @@ def delta_distribution(result, *, bins: int = 60, ax=None):
     ax.hist(dist, bins=bins, color="#56B4E9", edgecolor="white", linewidth=0.3)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.axvline(
-        delta, color="#D55E00", linewidth=1.6, label=f"observed δ = {delta:+.4f}"
+        delta, color="#D55E00", linewidth=1.6, label=f"observed δ = {number(delta, signed=True)}"
     )
     if result.test == "paired bootstrap":
         lo, hi = result.confidence_interval
