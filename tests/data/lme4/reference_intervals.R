@@ -30,20 +30,21 @@ for (nm in names(fits)) {
 }
 write.csv(out, file.path(here, "profile_confint.csv"), row.names = FALSE)
 
-# -- profile intervals of ratios (ICC, share) straight from lme4's profiled
+# -- profile intervals of ratios (ICC, share) straight from lme4's profiled ML
 #    deviance in theta: {g : min over theta with g(theta) = g of dev <= min + chi2}
+#    (ML, as lme4's confint profiles the ML deviance also for REML fits)
 q <- qchisq(0.95, 1)
-dy <- fits$Dyestuff_REML
+dy <- fits$Dyestuff_ML
 dev <- as.function(dy)
 th <- getME(dy, "theta")
 d0 <- dev(th)
 f <- function(t) dev(t) - d0 - q
 icc <- function(t) t^2 / (1 + t^2)
-ratio <- data.frame(fit = "Dyestuff_REML", quantity = "icc Batch", estimate = icc(th),
+ratio <- data.frame(fit = "Dyestuff_ML", quantity = "icc Batch", estimate = icc(th),
                     lower = icc(uniroot(f, c(1e-8, th), tol = 1e-12)$root),
                     upper = icc(uniroot(f, c(th, 50), tol = 1e-12)$root))
 # Penicillin: share of sample = t2^2 / (1 + t1^2 + t2^2); profile over t1
-pe <- fits$Penicillin_REML
+pe <- update(fits$Penicillin_REML, REML = FALSE)
 dev <- as.function(pe)
 th <- getME(pe, "theta")  # (plate, sample)
 d0 <- dev(th)
@@ -57,7 +58,7 @@ prof <- function(s) {
 }
 s0 <- share(th)
 ratio <- rbind(ratio, data.frame(
-  fit = "Penicillin_REML", quantity = "share sample", estimate = s0,
+  fit = "Penicillin_ML", quantity = "share sample", estimate = s0,
   lower = uniroot(prof, c(0.2, s0), tol = 1e-12)$root,
   upper = uniroot(prof, c(s0, 0.9999), tol = 1e-12)$root))
 write.csv(ratio, file.path(here, "ratio_profile.csv"), row.names = FALSE)
