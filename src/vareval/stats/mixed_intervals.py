@@ -40,7 +40,7 @@ from vareval.stats.mixed import (
 )
 
 _LOG2PI = np.log(2.0 * np.pi)
-_OPTS = {"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500}
+_OPTS = {"ftol": 1e-12, "gtol": 1e-7, "maxiter": 500}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -207,7 +207,7 @@ def _interval(zeta, est, lo_bound, hi_bound, grow):
     if zeta(lo_bound) <= 0:
         ends.append(lo_bound)
     else:
-        ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-12, rtol=1e-10))
+        ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-300, rtol=1e-8))
     # upper end: grow until zeta > 0
     hi = est
     for _ in range(80):
@@ -220,7 +220,7 @@ def _interval(zeta, est, lo_bound, hi_bound, grow):
         ends.append(hi_bound)
     else:
         lo = est if grow(est) >= hi else est
-        ends.append(sopt.brentq(zeta, lo, hi, xtol=1e-12, rtol=1e-10))
+        ends.append(sopt.brentq(zeta, lo, hi, xtol=1e-300, rtol=1e-8))
     return ends
 
 
