@@ -76,3 +76,24 @@ def test_user_errors_exit_2_with_one_line(args, match):
 def test_demo_section():
     text = demo_section()
     assert "SIMULATED" in text and "Variance components" in text
+
+
+def test_intervals_flag_prints_profile_intervals():
+    data = Path(__file__).parents[1] / "data" / "lme4" / "decovac_small_unbal.csv"
+    res = CliRunner().invoke(
+        main,
+        [
+            "variance",
+            str(data),
+            "--metric",
+            "y",
+            "--fixed",
+            "model,optimizer",
+            "--intervals",
+            "profile",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "95% confidence intervals (profile likelihood" in res.output
+    # lme4's profile interval for the config SD: [0.01712, 0.0357]
+    assert "[0.01712, 0.0357]" in res.output

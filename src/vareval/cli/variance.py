@@ -48,6 +48,31 @@ def _table(headers, rows, align=None):
     return "\n".join(out)
 
 
+def _intervals_table(ci) -> str:
+    """The components' confidence intervals as a table."""
+
+    def iv(lo, hi, spec):
+        if lo != lo:  # NaN: no ICC for the residual
+            return "-"
+        return f"[{format(lo, spec)}, {format(hi, spec)}]"
+
+    rows = [
+        (
+            c,
+            iv(ci.sd_low[i], ci.sd_high[i], ".4g"),
+            iv(ci.variance_low[i], ci.variance_high[i], ".4g"),
+            iv(ci.share_low[i], ci.share_high[i], ".1%"),
+            iv(ci.icc_low[i], ci.icc_high[i], ".3f"),
+        )
+        for i, c in enumerate(ci.components)
+    ]
+    head = (
+        f"{ci.confidence:.0%} confidence intervals ({ci.method} likelihood, ML "
+        "deviance as lme4's confint)"
+    )
+    return head + "\n" + _table(["component", "sd", "variance", "share", "icc"], rows)
+
+
 def render(a, alpha: float = 0.05) -> str:
     """The human-readable report of a VarianceAnalysis."""
     f = a.fit
@@ -86,6 +111,8 @@ def render(a, alpha: float = 0.05) -> str:
     lines.append(
         _table(["component", "levels", "variance", "sd", "share", "icc"], rows)
     )
+    if a.intervals is not None:
+        lines += ["", _intervals_table(a.intervals)]
     lines += [
         "",
         "H1/H2: is there variance between levels? (likelihood-ratio test, "
@@ -204,6 +231,14 @@ def render(a, alpha: float = 0.05) -> str:
     help="Compare the levels of this fixed factor (averaged over the "
     "others) instead of all experiments.",
 )
+@click.option(
+    "--intervals",
+    type=click.Choice(["none", "profile"]),
+    default="none",
+    show_default=True,
+    help="Confidence intervals (at --confidence) for each component's SD, "
+    "variance, share and ICC: profile likelihood, as lme4's confint.",
+)
 @json_option
 def variance(
     results,
@@ -215,6 +250,7 @@ def variance(
     no_interaction,
     confidence,
     pairs_by,
+    intervals,
     as_json,
 ):
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
@@ -237,6 +273,7 @@ def variance(
             interaction=not no_interaction,
             confidence=confidence,
             pairs_by=pairs_by,
+            intervals=None if intervals == "none" else intervals,
         )
     emit(as_json, a.to_dict(), render(a))
 

@@ -20,6 +20,7 @@ import pandas as pd
 from vareval.data.validate import metric_values, require_columns
 from vareval.errors import ArgumentError, DataError
 from vareval.stats.mixed import MixedModelFit, fit_mixed
+from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
 from vareval.stats.mixed_tests import (
     ContrastResult,
     FTestResult,
@@ -63,6 +64,9 @@ class VarianceAnalysis:
         F test per fixed-effect term (type III) plus ``"all experiments"``.
     pairs : ContrastResult
         Pairwise differences between the cells of the fixed factors.
+    intervals : VarianceIntervals or None
+        Confidence intervals for each component's SD, variance, share and ICC
+        (when asked for with ``intervals=``).
     """
 
     fit: MixedModelFit
@@ -72,6 +76,7 @@ class VarianceAnalysis:
     lrt: tuple
     f_tests: dict
     pairs: ContrastResult
+    intervals: VarianceIntervals | None = None
 
     def __repr__(self) -> str:
         tables = [
@@ -86,9 +91,13 @@ class VarianceAnalysis:
         return "\n\n".join([head, *tables])
 
     def components_frame(self) -> pd.DataFrame:
-        """Variance components: variance, SD, share of total, ICC, levels."""
+        """Variance components: variance, SD, share of total, ICC, levels.
+
+        With intervals, each quantity's interval follows it (``sd_low``,
+        ``sd_high``, ...).
+        """
         f = self.fit
-        return pd.DataFrame(
+        out = pd.DataFrame(
             {
                 "component": list(f.components),
                 "levels": list(f.n_levels) + [f.n_obs],
@@ -98,6 +107,13 @@ class VarianceAnalysis:
                 "icc": f.icc,
             }
         )
+        ci = self.intervals
+        if ci is not None:
+            for name in ("variance", "sd", "share", "icc"):
+                at = out.columns.get_loc(name) + 1
+                out.insert(at, f"{name}_low", getattr(ci, f"{name}_low"))
+                out.insert(at + 1, f"{name}_high", getattr(ci, f"{name}_high"))
+        return out
 
     def fixed_frame(self) -> pd.DataFrame:
         """Fixed effects with SE."""
@@ -471,6 +487,7 @@ def variance(
     contrasts: str = "treatment",
     confidence: float = 0.95,
     pairs_by: str | None = None,
+    intervals: str | None = None,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
@@ -508,6 +525,10 @@ def variance(
         Compare the levels of this fixed factor, each level's mean being the
         equally weighted average of its cells over the other factors (a
         least-squares mean). Default: compare all cells (experiments).
+    intervals : {None, "profile"}
+        ``"profile"``: ``confidence`` intervals for each component's SD,
+        variance, share and ICC by profile likelihood
+        (:func:`vareval.stats.profile_intervals`, as lme4's ``confint``).
 
     Returns
     -------
@@ -515,6 +536,8 @@ def variance(
     """
     fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed or ())
     random = (random,) if isinstance(random, str) else tuple(random or ())
+    if intervals not in (None, "profile"):
+        raise ArgumentError(f"`intervals` must be None or 'profile'; got {intervals!r}.")
     d = design_arrays(
         df,
         metric=metric,
@@ -579,6 +602,9 @@ def variance(
             confidence=confidence,
             method="satterthwaite",
         )
+    ci = None
+    if intervals == "profile":
+        ci = profile_intervals(fit, confidence=confidence)
     return VarianceAnalysis(
         fit=fit,
         metric=metric,
@@ -587,6 +613,7 @@ def variance(
         lrt=lrt,
         f_tests=tests,
         pairs=pairs,
+        intervals=ci,
     )
 
 
