@@ -315,7 +315,7 @@ class _Schur:
             lr = self.lam_r
             S = lr[:, None] * (cp.N_rr - self.tb**2 * cp._ndn(1.0 / self.d)) * lr
             S[np.diag_indices_from(S)] += 1.0
-            self.cS = sla.cho_factor(S, lower=True, check_finite=False)
+            self.cS = cp.factor(S)
 
     def solve(self, rhs):
         """``A^-1 rhs`` for a (q, m) array."""
@@ -324,9 +324,7 @@ class _Schur:
         if not self.r:
             return t
         lr = self.lam_r[:, None]
-        w_r = sla.cho_solve(
-            self.cS, rhs[qb:] - self.tb * lr * (cp.N_brT @ t), check_finite=False
-        )
+        w_r = self.cS.solve(rhs[qb:] - self.tb * lr * (cp.N_brT @ t))
         w_b = (rhs[:qb] - self.tb * (cp.N_br @ (lr * w_r))) / self.d[:, None]
         return np.vstack([w_b, w_r])
 
@@ -351,7 +349,7 @@ class _Schur:
         q = qb + r
         u = cp.n_b / self.d
         out = np.zeros((k + 1, k + 1))
-        P = sla.cho_solve(self.cS, np.eye(r), check_finite=False) if r else None
+        P = self.cS.inverse() if r else None
         if r:
             lr = self.lam_r
             G2 = lr[:, None] * cp._ndn(1.0 / self.d**2) * lr
