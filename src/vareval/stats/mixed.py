@@ -284,6 +284,16 @@ class _Crossprods:
                 "definite; the grouping factors are degenerate."
             ) from None
 
+    def mm(self, A, B):
+        """``A @ B`` for r x r matrices with the Schur complement's block pattern."""
+        if self.blocks is None:
+            return A @ B
+        out = np.zeros((self.r, self.r))
+        for idx in self.blocks:
+            ix = (idx[:, :, None], idx[:, None, :])
+            out[ix] = A[ix] @ B[ix]
+        return out
+
     def _ndn(self, w):
         """N_br' diag(w) N_br as a dense r x r matrix."""
         if self.mode == "pairs":
