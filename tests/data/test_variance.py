@@ -7,7 +7,7 @@ import pytest
 
 import vareval
 from vareval.data.variance import design_arrays, variance
-from vareval.errors import ArgumentError, DataError, FitError
+from vareval.errors import ArgumentError, DataError, FitError, VarevalWarning
 
 DATA = Path(__file__).resolve().parent / "lme4"
 
@@ -167,13 +167,15 @@ def test_confounded_fixed_and_random():
         variance(df, metric="y", fixed=["half"], random=["block"])
 
 
-def test_rank_deficient_names_columns():
+def test_aliased_column_dropped_and_named():
     df = _small()
     df["copy"] = df["method"].map({"a": "p", "b": "q"})
-    with pytest.raises(FitError, match=r"rank-deficient.*copy\[q\]"):
-        variance(
+    with pytest.warns(VarevalWarning, match=r"copy\[q\] are linear combinations"):
+        a = variance(
             df, metric="y", fixed=["method", "copy"], random=["seed"], interaction=False
         )
+    assert a.fit.fixed_names == ("(Intercept)", "method[b]")
+    assert [t.term for t in a.f_tests["satterthwaite"]] == ["method", "all experiments"]
 
 
 def test_kenward_roger_skipped_for_many_levels(rng, monkeypatch):

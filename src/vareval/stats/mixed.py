@@ -38,6 +38,7 @@ from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._result import Result
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
+ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
 _LOG2PI = np.log(2.0 * np.pi)
 MAX_SCHUR_LEVELS = 6000  # levels of all factors but the largest
 _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
@@ -633,6 +634,7 @@ def _optimise(cp, reml, start=None):
     x, f, g, scaled = _newton_polish(
         cp, reml, np.asarray(best.x), float(best.fun), np.asarray(best.jac), counter
     )
+    x = _snap_zero(cp, reml, x, f)
     msg = str(best.message)
     # L-BFGS-B often ends with an ABNORMAL line search at a flat optimum, and the
     # deviance itself is only accurate to ~1e-12 relative; judge convergence as
@@ -640,6 +642,22 @@ def _optimise(cp, reml, start=None):
     # coordinates.
     converged = bool(scaled < 1e-4)
     return x, converged, msg, counter[0]
+
+
+def _snap_zero(cp, reml, x, f):
+    """Set a theta_j below the fit's resolution to exactly 0.
+
+    The deviance is flat in theta_j near 0 (it depends on theta_j^2), so an
+    optimiser ends at 1e-13 rather than 0; such a variance is 0 within the
+    fit's tolerance and is reported as 0.
+    """
+    tiny = (x > 0) & (x < ZERO_TOL)
+    if not np.any(tiny):
+        return x
+    x0 = np.where(tiny, 0.0, x)
+    if cp.evaluate(x0, reml=reml)["dev"] <= f + 1e-10 * max(1.0, abs(f)):
+        return x0
+    return x
 
 
 def _newton_polish(cp, reml, x, f, g, counter, steps=6):

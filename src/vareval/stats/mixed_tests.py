@@ -120,7 +120,7 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
     Under H0 the statistic follows the mixture ``0.5 chi2_0 + 0.5 chi2_1``
     (Self & Liang 1987), so the corrected p-value is half the naive one.
     """
-    st = _state(fit)
+    _state(fit)  # refuses a fit not made by fit_mixed
     names = list(fit.group_names)
     if terms is None:
         terms = names
@@ -133,37 +133,65 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
             )
         j = names.index(term)
         keep = [m for m in range(len(names)) if m != j]
+        reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
+        out.append(_lrt_result(term, fit, reduced, 1, float(fit.variance[j])))
+    return tuple(out)
+
+
+def _lrt_result(term, fit, reduced, df, variance):
+    """The LRT of ``reduced`` against ``fit``; NaN unless both fits converged."""
+    if not (fit.converged and reduced.converged):
+        which = "full" if not fit.converged else "reduced"
+        warnings.warn(
+            f"no likelihood-ratio test for {term!r}: the {which} model's fit "
+            "did not converge.",
+            VarevalWarning,
+            stacklevel=4,
+        )
+        stat = np.nan
+    else:
+        stat = max(reduced.criterion - fit.criterion, 0.0)
+    naive = float(sst.chi2.sf(stat, df))
+    # one variance against 0 lies on the boundary: 50:50 chi-bar-square
+    boundary = df == 1 and variance is not None
+    return RandomEffectLRT(
+        term=term,
+        statistic=float(stat),
+        df=df,
+        pvalue=(0.5 * naive if stat != 0 else 1.0) if boundary else naive,
+        pvalue_naive=naive,
+        loglik_full=fit.loglik,
+        loglik_reduced=reduced.loglik,
+        variance=np.nan if variance is None else variance,
+    )
+
+
+def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
+    """Refit ``fit``'s model with the grouping factors ``keep`` (or new ones).
+
+    Fitted from the default start and from ``start`` (a warm start from the
+    full fit); the better converged fit is kept, because a warm start at a
+    flat point (a variance at 0 in the full model) can stall the optimiser.
+    """
+    st = _state(fit)
+    if codes is None:
         codes = [st.codes[m] for m in keep]
-        cp = _Crossprods(st.y, st.X, codes, [fit.n_levels[m] for m in keep])
+        names = [fit.group_names[m] for m in keep]
+        level_names = [st.level_names[m] for m in keep]
+    n_levels = [len(lev) for lev in level_names]
+    cp = _Crossprods(st.y, st.X, codes, n_levels)
+    fits = []
+    for s0 in [None] if start is None else [None, start]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", VarevalWarning)
-            reduced = _fit_from_crossprods(
-                cp,
-                st.y,
-                st.X,
-                codes,
-                fit.fixed_names,
-                [names[m] for m in keep],
-                [st.level_names[m] for m in keep],
-                fit.reml,
-                start=fit.theta[keep] if keep else None,
-                warn=False,
-            )
-        stat = max(reduced.criterion - fit.criterion, 0.0)
-        naive = float(sst.chi2.sf(stat, 1))
-        out.append(
-            RandomEffectLRT(
-                term=term,
-                statistic=float(stat),
-                df=1,
-                pvalue=0.5 * naive if stat > 0 else 1.0,
-                pvalue_naive=naive,
-                loglik_full=fit.loglik,
-                loglik_reduced=reduced.loglik,
-                variance=float(fit.variance[j]),
-            )
-        )
-    return tuple(out)
+            fits.append(
+                _fit_from_crossprods(
+                    cp, st.y, st.X, codes, fit.fixed_names, names,
+                    level_names, fit.reml, start=s0, warn=False,
+                )
+            )  # fmt: skip
+    ok = [f for f in fits if f.converged] or fits
+    return min(ok, key=lambda f: f.criterion)
 
 
 # --------------------------------------------------------------------------
