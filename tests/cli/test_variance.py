@@ -76,3 +76,19 @@ def test_user_errors_exit_2_with_one_line(args, match):
 def test_demo_section():
     text = demo_section()
     assert "SIMULATED" in text and "Variance components" in text
+
+
+def test_api_warnings_reach_the_command_line(tmp_path):
+    """A notice the API raises (here: a dropped, non-estimable column) is printed."""
+    import pandas as pd
+
+    d = pd.read_csv(DATA)
+    d = d[~((d["model"] == "mC") & (d["optimizer"] == "sgd"))]
+    path = tmp_path / "missing.csv"
+    d.to_csv(path, index=False)
+    res = CliRunner().invoke(
+        main,
+        ["variance", str(path), "--metric", "y", "--fixed", "model,optimizer"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "warning: fixed-effect column(s) model[mC]:optimizer[sgd]" in res.stderr

@@ -229,14 +229,22 @@ def _richardson_jacobian(f, x, d=1e-4, r=4):
 
 
 class _Satterthwaite:
-    """lmerTest's ingredients: vcov(varpar) = 2 H^-1 and d vcov(beta) / d varpar."""
+    """lmerTest's ingredients: vcov(varpar) = 2 H^-1 and d vcov(beta) / d varpar.
+
+    Computed in units of the residual SD (y / sigma): the df do not depend on
+    the units of y, but the finite differences and the eigenvalue cut-off do,
+    and the Hessian in (theta, sigma) is badly conditioned when sigma is far
+    from 1.
+    """
 
     def __init__(self, fit: MixedModelFit):
         st = _state(fit)
         cp = st.cp
         self.reml = fit.reml
         self.n, self.p, self.k = cp.n, cp.p, cp.k
-        varpar = np.append(fit.theta, fit.sigma)
+        # unit: sigma (or, for a perfect fit, the SD of y)
+        self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
+        varpar = np.append(fit.theta, fit.sigma / np.sqrt(self.unit2))
         self.H = _richardson_jacobian(lambda v: self._grad_vp(cp, v), varpar)
         self.H = 0.5 * (self.H + self.H.T)
         evals, evecs = np.linalg.eigh(self.H)
@@ -255,14 +263,14 @@ class _Satterthwaite:
         ev = cp.evaluate(fit.theta, reml=fit.reml, gram=True)
         RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
         C = RXi @ RXi.T
-        s2 = fit.sigma**2
+        s2 = fit.sigma**2 / self.unit2
         jac = []
         for j in range(self.k):
             # d C / d gamma_j = C G_j'G_j C with gamma_j = theta_j^2
             jac.append(s2 * 2.0 * fit.theta[j] * (C @ ev["gram"][j] @ C))
-        jac.append(2.0 * fit.sigma * C)
+        jac.append(2.0 * np.sqrt(s2) * C)
         self.jac = jac
-        self.vcov = fit.vcov
+        self.vcov = fit.vcov / self.unit2
 
     def _grad_vp(self, cp, varpar):
         """Gradient of lmerTest's deviance in (theta, sigma)."""
@@ -270,18 +278,18 @@ class _Satterthwaite:
         sigma = varpar[-1]
         ev = cp.evaluate(theta, reml=self.reml, grad=True)
         s2 = sigma * sigma
-        g_th = ev["dlogdetA"] + ev["dr2"] / s2
+        g_th = ev["dlogdetA"] + ev["dr2"] / (s2 * self.unit2)
         if self.reml:
             g_th = g_th + ev["dlogdetRX2"]
         m = self.n - self.p if self.reml else self.n
-        g_s = -2.0 * ev["r2"] / (s2 * sigma) + 2.0 * m / sigma
+        g_s = -2.0 * ev["r2"] / (s2 * sigma * self.unit2) + 2.0 * m / sigma
         return np.append(g_th, g_s)
 
     def ddf_1d(self, L):
-        """Satterthwaite df of one contrast (a 1-D array)."""
+        """Satterthwaite df of one contrast (a 1-D array) and its variance."""
         var = float(L @ self.vcov @ L)
         grad = np.array([L @ J @ L for J in self.jac])
-        return 2.0 * var**2 / float(grad @ self.vcov_varpar @ grad), var
+        return 2.0 * var**2 / float(grad @ self.vcov_varpar @ grad), var * self.unit2
 
     def f_test(self, L, beta, rhs):
         """LmerTest's contestMD: F and its Satterthwaite denominator df."""
@@ -293,7 +301,7 @@ class _Satterthwaite:
         pos = d > tol
         q = int(np.sum(pos))
         PtL = (P.T @ L)[:q]
-        t2 = (PtL @ beta - P.T[:q] @ rhs) ** 2 / d[:q]
+        t2 = (PtL @ beta - P.T[:q] @ rhs) ** 2 / (d[:q] * self.unit2)
         F = float(np.sum(t2) / q)
         nu = np.array([self.ddf_1d(PtL[m])[0] for m in range(q)])
         return F, q, _combine_ddf(nu)

@@ -2,9 +2,12 @@
 
 Each design: 2-5 experiments, 3-12 seeds, 2-9 configurations per seed (labels
 shared by the experiments), 1-4 reruns, 0-25 % of rows dropped at random, and
-in about a third of the designs no seed variance at all. The responses are
-scaled by a random power of ten. Writes ``random_designs.csv`` (column
-``design`` identifies the design); ``random_designs.R`` then fits each with
+in about a third of the designs no seed variance at all; in the last
+``N_UNBALANCED`` designs each experiment loses its own share (0-70 %) of the
+rows, and in ``N_RAGGED`` small ones each experiment runs on its own number
+of seeds (where the basis of the multi-df Satterthwaite test matters). The
+responses are scaled by a random power of ten. Writes ``random_designs.csv``
+(column ``design`` identifies the design); ``random_designs.R`` then fits each with
 lme4/lmerTest/pbkrtest and writes ``random_designs_ref.csv``.
 
     python tests/data/lme4/make_random_designs.py
@@ -16,10 +19,12 @@ import numpy as np
 import pandas as pd
 
 N_DESIGNS = 30
+N_UNBALANCED = 6
+N_RAGGED = 6
 HERE = Path(__file__).resolve().parent
 
 
-def one_design(rng, d):
+def one_design(rng, d, unbalanced=False):
     n_exp = int(rng.integers(2, 6))
     n_seed = int(rng.integers(3, 13))
     n_conf = int(rng.integers(2, 10))
@@ -37,7 +42,8 @@ def one_design(rng, d):
     b_seed = rng.normal(0, sd_seed, n_seed) if sd_seed else np.zeros(n_seed)
     b_conf = rng.normal(0, sd_conf, (n_seed, n_conf))
     y = mu[e] + b_seed[s] + b_conf[s, c] + rng.normal(0, sd_res, e.size)
-    keep = rng.random(e.size) >= rng.uniform(0.0, 0.25)
+    drop = rng.uniform(0.0, 0.7, n_exp)[e] if unbalanced else rng.uniform(0.0, 0.25)
+    keep = rng.random(e.size) >= drop
     return pd.DataFrame(
         {
             "design": d,
@@ -50,9 +56,38 @@ def one_design(rng, d):
     )
 
 
+def ragged_design(rng, d):
+    rows = []
+    for e in range(int(rng.integers(3, 7))):
+        for s in range(int(rng.integers(2, 10))):
+            for c in range(int(rng.integers(1, 4))):
+                rows += [(e, s, c)] * int(rng.integers(1, 3))
+    e, s, c = np.array(rows).T
+    b_seed = rng.normal(0, 1, 10)
+    b_conf = rng.normal(0, 1, (10, 3))
+    y = b_seed[s] + b_conf[s, c] + rng.normal(0, 0.5, e.size)
+    return pd.DataFrame(
+        {
+            "design": d,
+            "experiment": [f"e{i}" for i in e],
+            "seed": s,
+            "config": [f"s{a}_c{b}" for a, b in zip(s, c, strict=True)],
+            "rerun": 0,
+            "y": y,
+        }
+    )
+
+
 def main():
     rng = np.random.default_rng(20261130)
-    df = pd.concat([one_design(rng, d) for d in range(N_DESIGNS)], ignore_index=True)
+    parts = [one_design(rng, d) for d in range(N_DESIGNS)]
+    parts += [
+        one_design(rng, d, unbalanced=True)
+        for d in range(N_DESIGNS, N_DESIGNS + N_UNBALANCED)
+    ]
+    start = N_DESIGNS + N_UNBALANCED
+    parts += [ragged_design(rng, d) for d in range(start, start + N_RAGGED)]
+    df = pd.concat(parts, ignore_index=True)
     df.to_csv(HERE / "random_designs.csv", index=False, float_format="%.17g")
 
 
