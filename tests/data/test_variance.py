@@ -1,4 +1,3 @@
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -176,28 +175,6 @@ def test_aliased_column_dropped_and_named():
         )
     assert a.fit.fixed_names == ("(Intercept)", "method[b]")
     assert [t.term for t in a.f_tests["satterthwaite"]] == ["method", "all experiments"]
-
-
-def test_kenward_roger_skipped_for_many_levels(rng, monkeypatch):
-    import vareval.data.variance as mod
-
-    monkeypatch.setattr(mod, "MAX_KR_LEVELS", 10)
-    df = pd.DataFrame(
-        {
-            "y": rng.normal(size=60),
-            "seed": np.repeat(np.arange(12), 5),
-            "method": np.tile(["a", "b", "c"], 20),
-        }
-    )
-    with (
-        pytest.warns(mod.VarevalWarning, match="Kenward-Roger skipped"),
-        warnings.catch_warnings(),
-    ):
-        warnings.filterwarnings(
-            "ignore", message="singular", category=mod.VarevalWarning
-        )
-        a = mod.variance(df, metric="y", fixed=["method"], random=["seed"])
-    assert set(a.f_tests) == {"satterthwaite"}
 
 
 def test_pairs_by_factor_are_marginal_means(decovac, analysis):

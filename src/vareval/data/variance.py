@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from vareval.data.validate import metric_values, require_columns
-from vareval.errors import ArgumentError, DataError, VarevalWarning
+from vareval.errors import ArgumentError, DataError
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_tests import (
-    MAX_KR_LEVELS,
     ContrastResult,
     FTestResult,
     RandomEffectLRT,
@@ -608,14 +606,6 @@ def variance(
     tests = {}
     cache = {}
     methods = ["satterthwaite", "kenward-roger"]
-    if sum(fit.n_levels) > MAX_KR_LEVELS:
-        methods.remove("kenward-roger")
-        warnings.warn(
-            f"Kenward-Roger skipped: {sum(fit.n_levels)} random-effect levels "
-            f"exceed {MAX_KR_LEVELS}; only Satterthwaite df are reported.",
-            VarevalWarning,
-            stacklevel=2,
-        )
     for method in methods:
         out = []
         for term, L in d.hyp.items():

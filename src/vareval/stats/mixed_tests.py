@@ -51,7 +51,6 @@ from vareval.stats.mixed import (
 )
 
 METHODS = ("satterthwaite", "kenward-roger")
-MAX_KR_LEVELS = 5000  # total random-effect levels for the dense KR matrices
 
 
 # --------------------------------------------------------------------------
@@ -323,13 +322,131 @@ def _combine_ddf(nu, tol=1e-8):
 # Kenward-Roger
 
 
+class _Schur:
+    """``A = Lambda Z'Z Lambda + I`` at ``theta`` in the fit's Schur form.
+
+    Rows follow the fit's order: the levels of the largest factor (whose block
+    of ``A`` is diagonal) first, then the other factors' levels. Solves, products
+    with ``Z'Z`` and the traces Kenward-Roger needs cost O(q r + r^3), with ``r``
+    the levels of the smaller factors: no q x q matrix is formed.
+    """
+
+    def __init__(self, cp: _Crossprods, theta):
+        self.cp = cp
+        b = cp.big
+        self.qb, self.r = cp.q[b], cp.r
+        self.tb = float(theta[b])
+        self.d = self.tb**2 * cp.n_b + 1.0
+        self.lam_r = np.repeat(theta[cp.rest], [cp.q[j] for j in cp.rest])
+        self.lam = np.concatenate([np.full(self.qb, self.tb), self.lam_r])
+        p = cp.p
+        parts = [cp.ZtXy_b[:, :p]] + ([cp.ZtXy_r[:, :p]] if self.r else [])
+        self.ZtX = np.vstack(parts)
+        self.slices = [None] * cp.k
+        self.slices[b] = slice(0, self.qb)
+        for i, j in enumerate(cp.rest):
+            off = self.qb + cp.rest_offsets
+            self.slices[j] = slice(off[i], off[i + 1])
+        if self.r:
+            lr = self.lam_r
+            S = lr[:, None] * (cp.N_rr - self.tb**2 * cp._ndn(1.0 / self.d)) * lr
+            S[np.diag_indices_from(S)] += 1.0
+            self.cS = sla.cho_factor(S, lower=True, check_finite=False)
+
+    def solve(self, rhs):
+        """``A^-1 rhs`` for a (q, m) array."""
+        cp, qb = self.cp, self.qb
+        t = rhs[:qb] / self.d[:, None]
+        if not self.r:
+            return t
+        lr = self.lam_r[:, None]
+        w_r = sla.cho_solve(
+            self.cS, rhs[qb:] - self.tb * lr * (cp.N_brT @ t), check_finite=False
+        )
+        w_b = (rhs[:qb] - self.tb * (cp.N_br @ (lr * w_r))) / self.d[:, None]
+        return np.vstack([w_b, w_r])
+
+    def nmul(self, a):
+        """``Z'Z a`` for a (q, m) array."""
+        cp, qb = self.cp, self.qb
+        out_b = cp.n_b[:, None] * a[:qb]
+        if not self.r:
+            return out_b
+        out_b = out_b + cp.N_br @ a[qb:]
+        return np.vstack([out_b, cp.N_brT @ a[:qb] + cp.N_rr @ a[qb:]])
+
+    def traces(self, n, s2, chunk_entries=4_000_000):
+        """``tr(S G_i S G_j)`` for ``G = (Z_1 Z_1', ..., Z_k Z_k', I)``, ``S = Sigma^-1``.
+
+        ``Z_i' S Z_j`` is formed only for the smaller factors (r columns, in
+        chunks); the largest factor's terms come from the Schur pieces.
+        """
+        cp, qb, r, k = self.cp, self.qb, self.r, self.cp.k
+        b = cp.big
+        lam = self.lam
+        q = qb + r
+        u = cp.n_b / self.d
+        out = np.zeros((k + 1, k + 1))
+        P = sla.cho_solve(self.cS, np.eye(r), check_finite=False) if r else None
+        if r:
+            lr = self.lam_r
+            G2 = lr[:, None] * cp._ndn(1.0 / self.d**2) * lr
+            G3 = lr[:, None] * cp._ndn(1.0 / self.d**3) * lr
+            Gu = lr[:, None] * cp._ndn(u / self.d**2) * lr
+            PG2 = P @ G2
+            tPG2sq = float(np.sum(PG2 * PG2.T))
+            tPGu = float(np.sum(P * Gu))
+            tPG3 = float(np.sum(P * G3))
+            tP2G2 = float(np.sum((P @ P) * G2))
+        else:
+            tPG2sq = tPGu = tPG3 = tP2G2 = 0.0
+        tb2 = self.tb**2
+        # Z_b'S Z_b = (diag(u) - V P V') / s2 with V = D^-1 N_br Lambda_r
+        out[b, b] = float(np.sum(u * u)) - 2.0 * tPGu + tPG2sq
+        out[b, k] = float(np.sum(u / self.d)) - tPG3 + tb2 * (tPGu - tPG2sq) - tP2G2
+        normR2 = (
+            float(np.sum(1.0 / self.d**2))
+            + 2.0 * tb2 * tPG3
+            + tb2 * tb2 * tPG2sq
+            + 2.0 * tb2 * tP2G2
+            + (float(np.sum(P * P)) if r else 0.0)
+        )
+        out[k, k] = n - q + normR2
+        if r:
+            # Z' S Z_r = Z'Z C with S Z_r = Z C, C = E_r - Lambda A^-1 Lambda Z'Z_r
+            M_rr = np.empty((r, r))
+            sq_br = np.zeros(r)
+            diag = np.zeros(r)
+            step = max(1, chunk_entries // q)
+            for c0 in range(0, r, step):
+                cols = slice(c0, min(r, c0 + step))
+                E = np.zeros((q, cols.stop - c0))
+                E[qb + np.arange(c0, cols.stop), np.arange(cols.stop - c0)] = 1.0
+                C = E - lam[:, None] * self.solve(lam[:, None] * self.nmul(E))
+                NC = self.nmul(C)
+                M_rr[:, cols] = NC[qb:]
+                sq_br[cols] = np.sum(NC[:qb] ** 2, axis=0)
+                diag[cols] = np.sum(C * NC, axis=0)
+            for i, j in enumerate(cp.rest):
+                si = slice(cp.rest_offsets[i], cp.rest_offsets[i + 1])
+                out[b, j] = out[j, b] = float(np.sum(sq_br[si]))
+                out[j, k] = float(np.sum(diag[si]))
+                for i2, j2 in enumerate(cp.rest):
+                    s2_ = slice(cp.rest_offsets[i2], cp.rest_offsets[i2 + 1])
+                    out[j, j2] = float(np.sum(M_rr[si, s2_] ** 2))
+        out = out / s2**2
+        out[k, :k] = out[:k, k]
+        return out
+
+
 class _KenwardRoger:
     """pbkrtest's vcovAdj: the adjusted covariance Phi_A and its ingredients P, W.
 
-    Sigma = sum_j gamma_j Z_j Z_j' + gamma_e I. Every quantity is a function of
-    ``[Z X]' Sigma^-m [Z X] = K T^m`` where ``K = [Z X]'[Z X]`` and
-    ``Sigma^-1 [Z X] = [Z X] T`` (Woodbury), so only (q + p)-sized matrices
-    are formed.
+    ``Sigma = sum_j gamma_j Z_j Z_j' + gamma_e I`` and ``S = Sigma^-1``. Every
+    n-vector involved lies in the span of ``[Z X]`` and is carried as its
+    coefficients; ``S`` acts on them through Woodbury's identity and the fit's
+    Schur factorisation (:class:`_Schur`), so the cost grows with the levels of
+    the smaller factors, not with all levels or rows.
     """
 
     def __init__(self, fit: MixedModelFit):
@@ -353,73 +470,45 @@ class _KenwardRoger:
                 )
         self.coef = fit.coef
         n, p, k = cp.n, cp.p, cp.k
-        qs = list(cp.q)
-        qt = int(sum(qs))
-        if qt > MAX_KR_LEVELS:
-            raise FitError(
-                f"Kenward-Roger needs dense matrices over all {qt} random-effect "
-                f"levels; vareval computes it up to {MAX_KR_LEVELS} levels. Use "
-                "method='satterthwaite' (with this many levels the two agree)."
-            )
-        offs = np.cumsum([0] + qs)
-        m = qt + p
-        # K = [Z X]'[Z X]
-        K = np.zeros((m, m))
-        for j in range(k):
-            sj = slice(offs[j], offs[j + 1])
-            K[sj, sj] = np.diag(cp.counts[j])
-            K[sj, qt:] = cp.ZtXy[j][:, :p]
-            K[qt:, sj] = K[sj, qt:].T
-            for j2 in range(j + 1, k):
-                s2 = slice(offs[j2], offs[j2 + 1])
-                tab = np.bincount(
-                    st.codes[j] * qs[j2] + st.codes[j2], minlength=qs[j] * qs[j2]
-                ).reshape(qs[j], qs[j2])
-                K[sj, s2] = tab
-                K[s2, sj] = tab.T
-        K[qt:, qt:] = cp.XyXy[:p, :p]
         s2e = fit.sigma**2
-        lam = np.repeat(fit.theta, qs)
-        ZZ = K[:qt, :qt]
-        A = lam[:, None] * ZZ * lam[None, :]
-        A[np.diag_indices_from(A)] += 1.0
-        Ainv = sla.cho_solve(sla.cho_factor(A, lower=True), np.eye(qt))
-        LAL = lam[:, None] * Ainv * lam[None, :]
-        T = np.eye(m)
-        T[:qt, :] -= LAL @ K[:qt, :]
-        T /= s2e
-        K1 = K @ T
-        K2 = K1 @ T
-        K3 = K2 @ T
-        HZ = Ainv @ (lam[:, None] * ZZ * lam[None, :])
-        trH = np.trace(HZ)
-        trH2 = float(np.sum(HZ * HZ.T))
-        tr_S2 = (n - 2.0 * trH + trH2) / s2e**2
-        xs = slice(qt, m)
-        Phi = np.linalg.inv(K1[xs, xs])
+        XtX = cp.XyXy[:p, :p]
+        if k == 0:
+            raise FitError("Kenward-Roger needs at least one random effect.")
+        sy = _Schur(cp, fit.theta)
+        lam, ZtX, sl = sy.lam[:, None], sy.ZtX, sy.slices
+        q = lam.shape[0]
+
+        def zt(a, c):  # Z'(Z a + X c)
+            return sy.nmul(a) + ZtX @ c
+
+        def apply_S(a, c):  # S (Z a + X c), as coefficients
+            return (a - lam * sy.solve(lam * zt(a, c))) / s2e, c / s2e
+
+        def inner(a1, c1, a2, c2):  # (Z a1 + X c1)'(Z a2 + X c2)
+            return a1.T @ zt(a2, c2) + c1.T @ (ZtX.T @ a2 + XtX @ c2)
+
+        a0, c0 = apply_S(np.zeros((q, p)), np.eye(p))  # S X
+        ZSX = zt(a0, c0)  # Z' S X
+        Phi = np.linalg.inv(ZtX.T @ a0 + XtX @ c0)
         Phi = 0.5 * (Phi + Phi.T)
-        sl = [slice(offs[j], offs[j + 1]) for j in range(k)]
         ng = k + 1
         # P_i = -X' S G_i S X, Q_ij = X' S G_i S G_j S X, Ktr_ij = tr(S G_i S G_j)
-        P = []
+        P = [-(ZSX[sl[j]].T @ ZSX[sl[j]]) for j in range(k)]
+        P.append(-inner(a0, c0, a0, c0))
+        a1, c1 = apply_S(a0, c0)  # S S X
+        ZSSX = zt(a1, c1)
+        ZSZO = []
         for j in range(k):
-            Oj = K1[sl[j], xs]
-            P.append(-(Oj.T @ Oj))
-        P.append(-K2[xs, xs])
+            a = np.zeros((q, p))
+            a[sl[j]] = ZSX[sl[j]]
+            ZSZO.append(zt(*apply_S(a, np.zeros((p, p)))))
         Q = {}
-        Ktr = np.empty((ng, ng))
-        for i in range(ng):
-            for j in range(i, ng):
-                if i < k and j < k:
-                    Q[i, j] = K1[sl[i], xs].T @ K1[sl[i], sl[j]] @ K1[sl[j], xs]
-                    Ktr[i, j] = float(np.sum(K1[sl[i], sl[j]] ** 2))
-                elif i < k:
-                    Q[i, j] = K1[sl[i], xs].T @ K2[sl[i], xs]
-                    Ktr[i, j] = float(np.trace(K2[sl[i], sl[i]]))
-                else:
-                    Q[i, j] = K3[xs, xs]
-                    Ktr[i, j] = tr_S2
-                Ktr[j, i] = Ktr[i, j]
+        for i in range(k):
+            for j in range(i, k):
+                Q[i, j] = ZSX[sl[i]].T @ ZSZO[j][sl[i]]
+            Q[i, k] = ZSX[sl[i]].T @ ZSSX[sl[i]]
+        Q[k, k] = inner(a0, c0, a1, c1)
+        Ktr = sy.traces(n, s2e)
         IE2 = np.empty((ng, ng))
         for i in range(ng):
             PhiPi = Phi @ P[i]
@@ -483,16 +572,21 @@ class FTestResult(Result):
     term : str
         A label for the hypothesis.
     statistic : float
-        The F statistic (Kenward-Roger: the Wald F with the adjusted covariance,
-        unscaled, as lmerTest reports it).
+        The F statistic. Kenward-Roger: the *scaled* Wald F with the adjusted
+        covariance, ``scaling * F_unscaled``, as lmerTest's ``contest``/``anova``
+        and pbkrtest's ``KRmodcomp`` report it.
     ndf, ddf : float
         Numerator and denominator degrees of freedom.
     pvalue : float
         ``P(F_{ndf, ddf} >= statistic)``.
     method : str
         ``"satterthwaite"`` or ``"kenward-roger"``.
-    statistic_scaled, pvalue_scaled : float
-        Kenward-Roger only: pbkrtest's scaled F and its p-value (NaN otherwise).
+    statistic_unscaled, pvalue_unscaled : float
+        Kenward-Roger only: the Wald F before scaling (pbkrtest's ``FstatU``)
+        and its p-value on the same df (NaN otherwise).
+    scaling : float
+        Kenward-Roger only: the scale factor ``lambda`` of Kenward and Roger
+        (1997), 1 for Satterthwaite.
     """
 
     term: str
@@ -501,8 +595,9 @@ class FTestResult(Result):
     ddf: float
     pvalue: float
     method: str
-    statistic_scaled: float = float("nan")
-    pvalue_scaled: float = float("nan")
+    statistic_unscaled: float = float("nan")
+    pvalue_unscaled: float = float("nan")
+    scaling: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -610,9 +705,10 @@ def f_test(
         Satterthwaite: lmerTest's ``contestMD`` (F from ``vcov(beta)``, df from
         the eigen-directions of ``L V L'`` combined as in Fai & Cornelius).
         Kenward-Roger: pbkrtest's adjusted covariance and df (an ML fit is
-        refitted by REML first, as pbkrtest does); ``statistic`` is
-        the Wald F with the adjusted covariance (lmerTest's choice), the
-        scaled F is in ``statistic_scaled``.
+        refitted by REML first, as pbkrtest does); ``statistic`` is the
+        scaled Wald F with the adjusted covariance, as lmerTest's ``anova`` and
+        pbkrtest's ``KRmodcomp`` report it; the unscaled F is in
+        ``statistic_unscaled``.
     term : str
         Label stored in the result.
 
@@ -647,13 +743,14 @@ def f_test(
     F = wald / q
     return FTestResult(
         term=term,
-        statistic=F,
+        statistic=scaling * F,
         ndf=float(q),
         ddf=ddf,
-        pvalue=float(sst.f.sf(F, q, ddf)),
+        pvalue=float(sst.f.sf(scaling * F, q, ddf)),
         method=method,
-        statistic_scaled=scaling * F,
-        pvalue_scaled=float(sst.f.sf(scaling * F, q, ddf)),
+        statistic_unscaled=F,
+        pvalue_unscaled=float(sst.f.sf(F, q, ddf)),
+        scaling=scaling,
     )
 
 

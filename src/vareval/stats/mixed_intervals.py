@@ -1,0 +1,322 @@
+"""Confidence intervals for the variance components of a mixed model.
+
+Profile-likelihood intervals (lme4's ``confint(method = "profile")``) for every
+component's standard deviation and variance, and for each factor's share of
+the total variance and its intra-class correlation.
+
+As lme4 does, the profile is that of the *ML* deviance, also for a REML fit: the
+interval for a quantity ``g`` is ``{v : min_{g(params) = v} dev(params) -
+min dev <= chi2_1(confidence)}``, found by root-finding on each side of the ML
+estimate, each point being a constrained minimisation over the other
+parameters. A lower end at the boundary (the deviance rises by less than the
+cut-off when the variance is 0) is reported as 0, as lme4 does.
+
+References
+----------
+Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting linear
+mixed-effects models using lme4. *J. Stat. Softw.* 67(1), section 5.1.
+Venzon, D. J. and Moolgavkar, S. H. (1988). A method for computing
+profile-likelihood-based confidence intervals. *Applied Statistics* 37, 87-94.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import scipy.optimize as sopt
+from scipy import stats as sst
+
+from vareval.errors import ArgumentError, FitError, VarevalWarning
+from vareval.stats._checks import as_confidence
+from vareval.stats._result import Result
+from vareval.stats.mixed import (
+    MixedModelFit,
+    _fit_from_crossprods,
+    _nesting,
+    _state,
+    single_blas_thread,
+)
+
+_LOG2PI = np.log(2.0 * np.pi)
+_OPTS = {"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500}
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class VarianceIntervals(Result):
+    """Confidence intervals for each variance component and its share and ICC.
+
+    Attributes
+    ----------
+    components : tuple of str
+        The grouping factors followed by ``"Residual"``.
+    sd, sd_low, sd_high : ndarray
+        Estimated standard deviation of each component (from the fit) and the
+        interval's ends.
+    variance_low, variance_high : ndarray
+        The interval for each variance (the SD interval squared).
+    share, share_low, share_high : ndarray
+        Each component's share of the total variance and its interval.
+    icc, icc_low, icc_high : ndarray
+        Intra-class correlation (including the factors a factor is nested in)
+        and its interval; NaN for the residual.
+    confidence : float
+        Confidence level.
+    method : str
+        ``"profile"`` (ML profile likelihood) or ``"bootstrap"`` (parametric
+        bootstrap percentiles).
+    n_resamples : int
+        Bootstrap replicates (0 for the profile).
+    """
+
+    components: tuple
+    sd: np.ndarray
+    sd_low: np.ndarray
+    sd_high: np.ndarray
+    variance_low: np.ndarray
+    variance_high: np.ndarray
+    share: np.ndarray
+    share_low: np.ndarray
+    share_high: np.ndarray
+    icc: np.ndarray
+    icc_low: np.ndarray
+    icc_high: np.ndarray
+    confidence: float
+    method: str
+    n_resamples: int = 0
+
+
+# --------------------------------------------------------------------------
+# the ML deviance with sigma free, and the constrained minimisations
+
+
+class _Profiler:
+    """ML deviance ``dev(theta, sigma)`` of a fit and its constrained minima."""
+
+    def __init__(self, fit: MixedModelFit):
+        st = _state(fit)
+        self.cp = cp = st.cp
+        self.n, self.k = cp.n, cp.k
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VarevalWarning)
+            ml = _fit_from_crossprods(
+                cp,
+                st.y,
+                st.X,
+                st.codes,
+                fit.fixed_names,
+                fit.group_names,
+                st.level_names,
+                False,
+                start=fit.theta,
+                warn=False,
+            )
+        self.theta = ml.theta
+        self.sigma = ml.sigma
+        self.dmin = ml.criterion
+        self.inside = _nesting(st.codes, cp.q)
+
+    def dev(self, theta, sigma):
+        """ML deviance at (theta, sigma) and its gradient in theta."""
+        ev = self.cp.evaluate(np.maximum(theta, 0.0), reml=False, grad=True)
+        s2 = sigma * sigma
+        d = ev["logdetA"] + self.n * (_LOG2PI + np.log(s2)) + ev["r2"] / s2
+        return d, ev["dlogdetA"] + ev["dr2"] / s2, ev["r2"]
+
+    def _minimise(self, fun, x0, bounds):
+        res = sopt.minimize(
+            fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, options=_OPTS
+        )
+        return float(res.fun), res.x
+
+    def sd_profile(self, j, c, x0=None):
+        """Min dev with sigma_j = c (j = k: the residual SD)."""
+        k = self.k
+        if j == k:
+            # sigma fixed: minimise over theta >= 0
+
+            def fun(th):
+                d, g, _ = self.dev(th, c)
+                return d, g
+
+            x0 = self.theta if x0 is None else x0
+            return self._minimise(fun, x0, [(0.0, None)] * k)
+        free = [m for m in range(k) if m != j]
+
+        def fun(x):
+            th = np.empty(k)
+            th[free] = x[:-1]
+            s = np.exp(x[-1])
+            th[j] = c / s
+            d, g, r2 = self.dev(th, s)
+            # d/dlog s: n log s^2 -> 2n; r2/s^2 -> -2 r2/s^2; theta_j = c/s -> -theta_j
+            gs = 2.0 * self.n - 2.0 * r2 / (s * s) - g[j] * th[j]
+            return d, np.append(g[free], gs)
+
+        if x0 is None:
+            x0 = np.append(self.theta[free], np.log(self.sigma))
+        return self._minimise(fun, x0, [(0.0, None)] * len(free) + [(None, None)])
+
+    def ratio_profile(self, S, s, x0=None):
+        """Min dev (sigma profiled) with sum_{m in S} gamma_m / total = s.
+
+        ``S`` a set of factor indices; ``S = None`` for the residual's share
+        (``1 / (1 + sum gamma) = s``). ``gamma = theta^2``.
+        """
+        k = self.k
+        inS = np.zeros(k, bool)
+        if S is None:
+            inS[:] = True
+        else:
+            inS[list(S)] = True
+        out = np.flatnonzero(~inS)
+        ins = np.flatnonzero(inS)
+
+        def theta_of(x):
+            th = np.empty(k)
+            th[out] = x[: out.size]
+            v = x[out.size :]
+            w = v / v.sum() if v.sum() > 0 else np.full(v.size, 1.0 / v.size)
+            rest = float(np.sum(th[out] ** 2))
+            t = (1.0 - s) / s if S is None else s * (1.0 + rest) / (1.0 - s)
+            th[ins] = np.sqrt(t * w)
+            return th
+
+        def fun(x):
+            try:
+                return self.cp.evaluate(theta_of(x), reml=False)["dev"]
+            except FitError:  # a variance so large the system is singular
+                return self.dmin + 1e6
+
+        if x0 is None:
+            g = self.theta[ins] ** 2
+            w0 = g / g.sum() if g.sum() > 0 else np.full(ins.size, 1.0 / ins.size)
+            x0 = np.append(self.theta[out], np.clip(w0, 0.05, 1.0))
+        bounds = [(0.0, None)] * out.size + [(0.0, 1.0)] * ins.size
+        if x0.size == 0:
+            return float(fun(x0)), x0
+        res = sopt.minimize(fun, x0, method="L-BFGS-B", bounds=bounds, options=_OPTS)
+        return float(res.fun), res.x
+
+
+def _interval(zeta, est, lo_bound, hi_bound, grow):
+    """Ends of ``{v : zeta(v) <= 0}`` around ``est`` (zeta(est) < 0)."""
+    ends = []
+    # lower end
+    if zeta(lo_bound) <= 0:
+        ends.append(lo_bound)
+    else:
+        ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-12, rtol=1e-10))
+    # upper end: grow until zeta > 0
+    hi = est
+    for _ in range(80):
+        nxt = grow(hi)
+        if nxt >= hi_bound or zeta(nxt) > 0:
+            hi = min(nxt, hi_bound)
+            break
+        hi = nxt
+    if hi >= hi_bound and zeta(hi_bound) <= 0:
+        ends.append(hi_bound)
+    else:
+        lo = est if grow(est) >= hi else est
+        ends.append(sopt.brentq(zeta, lo, hi, xtol=1e-12, rtol=1e-10))
+    return ends
+
+
+def _ratio_sets(k, inside):
+    """For each factor: the indices in its share (itself) and ICC (with outers)."""
+    return [
+        ([j], [j] + [m for m in range(k) if inside[j, m]]) for j in range(k)
+    ]
+
+
+@single_blas_thread
+def profile_intervals(
+    fit: MixedModelFit, *, confidence: float = 0.95
+) -> VarianceIntervals:
+    """Profile-likelihood intervals for every variance component, SD, share and ICC.
+
+    Estimands: each component's SD ``sigma_j`` (and variance ``sigma_j^2``),
+    its share ``sigma_j^2 / sum sigma^2`` of the total variance and its
+    intra-class correlation, as in :class:`MixedModelFit`.
+
+    Parameters
+    ----------
+    fit : MixedModelFit
+        A REML or ML fit; the profile is the ML deviance's in both cases, as in
+        lme4's ``confint(fit, method = "profile")``.
+    confidence : float, default 0.95
+
+    Returns
+    -------
+    VarianceIntervals
+        The point estimates are the fit's own (REML or ML).
+
+    Notes
+    -----
+    For the SD of factor ``j`` the deviance is minimised over the other
+    relative SDs and ``sigma`` with ``theta_j sigma`` fixed; for the residual
+    SD over ``theta`` with ``sigma`` fixed; for a share or ICC over the
+    parameters left free by the constraint on the ratio of variances (``sigma``
+    is profiled out analytically, the ratio not depending on it). Each end is
+    the root of ``profile(v) - min dev - chi2_1(confidence)``.
+    """
+    confidence = as_confidence(confidence)
+    if not fit.group_names:
+        raise ArgumentError("`fit` has no random effects to give intervals for.")
+    pr = _Profiler(fit)
+    k = pr.k
+    cut = float(sst.chi2.ppf(confidence, 1))
+    sd_ml = np.append(pr.theta * pr.sigma, pr.sigma)
+    sd_lo, sd_hi = np.empty(k + 1), np.empty(k + 1)
+    for j in range(k + 1):
+        def zeta(c, j=j):
+            return pr.sd_profile(j, c)[0] - pr.dmin - cut
+
+        lo_bound = 0.0 if j < k else sd_ml[k] * 1e-3
+        est = max(sd_ml[j], 1e-12 * sd_ml[k])
+        sd_lo[j], sd_hi[j] = _interval(
+            zeta, est, lo_bound, np.inf, lambda v: 2.0 * v if v > 0 else sd_ml[k]
+        )
+    gam = pr.theta**2
+    total = 1.0 + gam.sum()
+
+    def ratio_interval(S):
+        est = (1.0 / total) if S is None else gam[S].sum() / total
+        est = min(max(est, 1e-12), 1.0 - 1e-12)
+
+        def zeta(s):
+            s = min(max(s, 1e-15), 1.0 - 1e-15)
+            return pr.ratio_profile(S, s)[0] - pr.dmin - cut
+
+        return _interval(zeta, est, 0.0, 1.0, lambda v: 1.0 - (1.0 - v) / 4.0)
+
+    share_lo, share_hi = np.empty(k + 1), np.empty(k + 1)
+    icc_lo, icc_hi = np.full(k + 1, np.nan), np.full(k + 1, np.nan)
+    for j, (share_set, icc_set) in enumerate(_ratio_sets(k, pr.inside)):
+        share_lo[j], share_hi[j] = ratio_interval(share_set)
+        if len(icc_set) == 1:
+            icc_lo[j], icc_hi[j] = share_lo[j], share_hi[j]
+        else:
+            icc_lo[j], icc_hi[j] = ratio_interval(icc_set)
+    share_lo[k], share_hi[k] = ratio_interval(None)
+    return VarianceIntervals(
+        components=fit.components,
+        sd=fit.sd,
+        sd_low=sd_lo,
+        sd_high=sd_hi,
+        variance_low=sd_lo**2,
+        variance_high=sd_hi**2,
+        share=fit.share,
+        share_low=share_lo,
+        share_high=share_hi,
+        icc=fit.icc,
+        icc_low=icc_lo,
+        icc_high=icc_hi,
+        confidence=confidence,
+        method="profile",
+    )
+
+
+__all__ = ["VarianceIntervals", "profile_intervals"]
