@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from vareval.data.validate import metric_values, require_columns
-from vareval.errors import ArgumentError, DataError
+from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_tests import (
     ContrastResult,
