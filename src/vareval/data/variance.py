@@ -25,6 +25,7 @@ from vareval.stats.mixed_tests import (
     ContrastResult,
     FTestResult,
     RandomEffectLRT,
+    equal_variance_lrt,
     f_test,
     pairwise,
     random_effect_lrt,
@@ -47,6 +48,7 @@ class Design:
     group_names: tuple
     level_names: tuple
     dropped: tuple = ()  # fixed-effect columns dropped as not estimable
+    by_group: dict = dataclasses.field(default_factory=dict)  # factor -> parts
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -65,6 +67,9 @@ class VarianceAnalysis:
         F test per fixed-effect term (type III) plus ``"all experiments"``.
     pairs : ContrastResult
         Pairwise differences between the cells of the fixed factors.
+    group_lrt : tuple of RandomEffectLRT
+        With ``by_group``: per split factor, the test of one common variance
+        against a variance per group.
     """
 
     fit: MixedModelFit
@@ -74,6 +79,7 @@ class VarianceAnalysis:
     lrt: tuple
     f_tests: dict
     pairs: ContrastResult
+    group_lrt: tuple = ()
 
     def __repr__(self) -> str:
         tables = [
@@ -122,6 +128,16 @@ class VarianceAnalysis:
                 }
                 for t in self.lrt
             ]
+        )
+
+    def group_lrt_frame(self) -> pd.DataFrame:
+        """With ``by_group``: one LRT per split factor of a common variance."""
+        return pd.DataFrame(
+            [
+                {"term": t.term, "lrt": t.statistic, "df": t.df, "p": t.pvalue}
+                for t in self.group_lrt
+            ],
+            columns=["term", "lrt", "df", "p"],
         )
 
     def f_frame(self) -> pd.DataFrame:
@@ -180,6 +196,7 @@ class VarianceAnalysis:
             "f_tests": self.f_frame(),
             "pairwise": self.pairs_frame(),
             "blups": self.blups_frame(),
+            "group_lrt": self.group_lrt_frame(),
         }
 
     def to_dict(self) -> dict:
@@ -414,6 +431,29 @@ def _parse_nested(nested, random):
     return out
 
 
+def _parse_by_group(by_group, random, df):
+    """'model' -> {each random factor: 'model'}; 'config=model' -> {'config': 'model'}."""
+    if by_group is None:
+        return {}
+    items = [by_group] if isinstance(by_group, str) else list(by_group)
+    out = {}
+    for item in items:
+        inner, eq, by = (p.strip() for p in str(item).rpartition("="))
+        if eq and inner not in random:
+            raise ArgumentError(
+                f"`by_group` entry {item!r} must name a random factor before '=' "
+                f"(random: {', '.join(random)})."
+            )
+        if by in random or not by:
+            raise ArgumentError(
+                f"`by_group` entry {item!r} must end in a column that is not a "
+                "random factor, e.g. 'model' or 'config=model'."
+            )
+        require_columns(df, [by], "by-group")
+        out.update({inner: by} if eq else dict.fromkeys(random, by))
+    return out
+
+
 def design_arrays(
     df: pd.DataFrame,
     *,
@@ -423,6 +463,7 @@ def design_arrays(
     nested=None,
     interaction: bool = True,
     contrasts: str = "treatment",
+    by_group=None,
 ) -> Design:
     """Turn a results table into the arrays of the mixed model.
 
@@ -444,6 +485,11 @@ def design_arrays(
         Include all interactions of the fixed factors.
     contrasts : {"treatment", "sum"}
         Coding of the fixed factors (R's ``contr.treatment``/``contr.sum``).
+    by_group : str or sequence of str, optional
+        A variance per level of a factor: ``"model"`` gives every random
+        factor one variance per model (lme4's ``(0 + model || config)``, a
+        factor ``config[m]`` per model ``m``); ``"config=model"`` does so for
+        ``config`` only.
 
     Returns
     -------
@@ -494,7 +540,8 @@ def design_arrays(
         names, terms, hyp, dropped = ("(Intercept)",), {}, {}, []
         cell_means, cell_labels = np.ones((1, 1)), ("(all)",)
         cell_levels = ({},)
-    groups, group_names, level_names = [], [], []
+    split = _parse_by_group(by_group, random, df)
+    groups, group_names, level_names, split_names = [], [], [], {}
     for col in random:
         codes, levels = _factor(df, col, "random")
         name = col
@@ -510,9 +557,29 @@ def design_arrays(
                 f"random column {col!r} has one level ({levels[0]!r}); a "
                 "variance needs at least two levels."
             )
-        groups.append(codes)
-        group_names.append(name)
-        level_names.append(tuple(levels))
+        if col not in split:
+            groups.append(codes)
+            group_names.append(name)
+            level_names.append(tuple(levels))
+            continue
+        by = split[col]
+        gcodes, glevels = _factor(df, by, "by-group")
+        parts = []
+        for gi, glev in enumerate(glevels):
+            rows = gcodes == gi
+            used, inv = np.unique(codes[rows], return_inverse=True)
+            if used.size < 2:
+                raise DataError(
+                    f"random column {col!r} has {used.size} level(s) where "
+                    f"{by!r} is {glev!r}; a variance per {by} needs at least two."
+                )
+            c = np.full(codes.size, -1, dtype=np.intp)
+            c[rows] = inv
+            groups.append(c)
+            parts.append(f"{name}[{glev}]")
+            level_names.append(tuple(levels[i] for i in used))
+        group_names += parts
+        split_names[name] = tuple(parts)
     return Design(
         y=y,
         X=X,
@@ -526,6 +593,7 @@ def design_arrays(
         group_names=tuple(group_names),
         level_names=tuple(level_names),
         dropped=tuple(dropped),
+        by_group=split_names,
     )
 
 
@@ -541,6 +609,7 @@ def variance(
     contrasts: str = "treatment",
     confidence: float = 0.95,
     pairs_by: str | None = None,
+    by_group=None,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
@@ -578,6 +647,11 @@ def variance(
         Compare the levels of this fixed factor, each level's mean being the
         equally weighted average of its cells over the other factors (a
         least-squares mean). Default: compare all cells (experiments).
+    by_group : str or sequence of str, optional
+        ``"model"``: a variance per model for every random factor (lme4's
+        ``(0 + model || config)``); ``"config=model"``: for ``config`` only.
+        Adds, per split factor, an LRT of one common variance against the
+        per-group variances (``group_lrt``).
 
     Returns
     -------
@@ -593,6 +667,7 @@ def variance(
         nested=nested,
         interaction=interaction,
         contrasts=contrasts,
+        by_group=by_group,
     )
     fit = fit_mixed(
         d.y,
@@ -604,6 +679,10 @@ def variance(
         reml=reml,
     )
     lrt = random_effect_lrt(fit)
+    group_lrt = tuple(
+        equal_variance_lrt(fit, parts, name=f"{name}: one variance")
+        for name, parts in d.by_group.items()
+    )
     tests = {}
     cache = {}
     methods = ["satterthwaite", "kenward-roger"]
@@ -658,6 +737,7 @@ def variance(
         lrt=lrt,
         f_tests=tests,
         pairs=pairs,
+        group_lrt=group_lrt,
     )
 
 

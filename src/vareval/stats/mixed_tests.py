@@ -137,6 +137,70 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
     return tuple(out)
 
 
+@single_blas_thread
+def equal_variance_lrt(fit: MixedModelFit, terms, name: str | None = None):
+    """Test whether grouping factors with disjoint observations share one variance.
+
+    Estimand: whether the variances ``sigma_1^2 = ... = sigma_m^2`` of the
+    factors ``terms`` (e.g. the configuration factor of each model, fitted
+    with a variance per model) are equal. The reduced model merges them into
+    one factor with a common variance (lme4: ``(1 | config:model)`` against
+    the diagonal ``(0 + model || config)``), fitted by the same criterion.
+
+    Parameters
+    ----------
+    fit : MixedModelFit
+        The model with a variance per factor.
+    terms : sequence of str
+        At least two grouping factors of ``fit`` that no observation shares.
+    name : str, optional
+        Name of the merged factor and of the test; default the terms joined
+        by ``" = "``.
+
+    Returns
+    -------
+    RandomEffectLRT
+        ``df = len(terms) - 1``; ``pvalue`` from chi-square(df) (the null,
+        equal positive variances, is inside the parameter space).
+    """
+    st = _state(fit)
+    names = list(fit.group_names)
+    terms = list(terms)
+    bad = [t for t in terms if t not in names]
+    if bad or len(terms) < 2 or len(set(terms)) != len(terms):
+        raise ArgumentError(
+            f"`terms` must name two or more distinct grouping factors of the fit "
+            f"({', '.join(names)}); got {terms}."
+        )
+    idx = [names.index(t) for t in terms]
+    merged = np.full(fit.n_obs, -1, dtype=np.intp)
+    levels, off = [], 0
+    for j in idx:
+        g = st.codes[j]
+        rows = g >= 0
+        if np.any(merged[rows] >= 0):
+            raise ArgumentError(
+                f"`terms` {terms} share observations; only factors on disjoint "
+                "observations (one per level of a fixed factor) can be merged."
+            )
+        merged[rows] = g[rows] + off
+        levels += list(st.level_names[j])
+        off += len(st.level_names[j])
+    name = " = ".join(terms) if name is None else str(name)
+    keep = [m for m in range(len(names)) if m not in idx]
+    codes = [merged] + [st.codes[m] for m in keep]
+    start = np.append(np.sqrt(np.mean(fit.theta[idx] ** 2)), fit.theta[keep])
+    reduced = _refit(
+        fit,
+        None,
+        start=start,
+        codes=codes,
+        names=[name] + [names[m] for m in keep],
+        level_names=[tuple(levels)] + [st.level_names[m] for m in keep],
+    )
+    return _lrt_result(name, fit, reduced, len(terms) - 1, None)
+
+
 def _lrt_result(term, fit, reduced, df, variance):
     """The LRT of ``reduced`` against ``fit``; NaN unless both fits converged."""
     if not (fit.converged and reduced.converged):
