@@ -78,6 +78,22 @@ def test_demo_section():
     assert "SIMULATED" in text and "Variance components" in text
 
 
+def test_api_warnings_reach_the_command_line(tmp_path):
+    """A notice the API raises (here: a dropped, non-estimable column) is printed."""
+    import pandas as pd
+
+    d = pd.read_csv(DATA)
+    d = d[~((d["model"] == "mC") & (d["optimizer"] == "sgd"))]
+    path = tmp_path / "missing.csv"
+    d.to_csv(path, index=False)
+    res = CliRunner().invoke(
+        main,
+        ["variance", str(path), "--metric", "y", "--fixed", "model,optimizer"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "warning: fixed-effect column(s) model[mC]:optimizer[sgd]" in res.stderr
+
+
 def test_intervals_flag_prints_profile_intervals():
     data = Path(__file__).parents[1] / "data" / "lme4" / "decovac_small_unbal.csv"
     res = CliRunner().invoke(

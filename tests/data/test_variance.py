@@ -6,7 +6,7 @@ import pytest
 
 import vareval
 from vareval.data.variance import design_arrays, variance
-from vareval.errors import ArgumentError, DataError, FitError
+from vareval.errors import ArgumentError, DataError, FitError, VarevalWarning
 
 DATA = Path(__file__).resolve().parent / "lme4"
 
@@ -66,7 +66,15 @@ def test_experiment_column_and_tables(decovac):
         decovac, metric="y", fixed=["experiment"], random=["seed", "config"]
     )
     tables = a.to_frame()
-    assert set(tables) == {"components", "fixed", "lrt", "f_tests", "pairwise", "blups"}
+    assert set(tables) == {
+        "components",
+        "fixed",
+        "lrt",
+        "f_tests",
+        "pairwise",
+        "blups",
+        "group_lrt",
+    }
     assert len(tables["pairwise"]) == 15
     assert len(tables["blups"]) == 5 + 20
     assert set(a.to_dict()) >= {"criterion", "components", "pairwise"}
@@ -166,13 +174,15 @@ def test_confounded_fixed_and_random():
         variance(df, metric="y", fixed=["half"], random=["block"])
 
 
-def test_rank_deficient_names_columns():
+def test_aliased_column_dropped_and_named():
     df = _small()
     df["copy"] = df["method"].map({"a": "p", "b": "q"})
-    with pytest.raises(FitError, match=r"rank-deficient.*copy\[q\]"):
-        variance(
+    with pytest.warns(VarevalWarning, match=r"copy\[q\] are linear combinations"):
+        a = variance(
             df, metric="y", fixed=["method", "copy"], random=["seed"], interaction=False
         )
+    assert a.fit.fixed_names == ("(Intercept)", "method[b]")
+    assert [t.term for t in a.f_tests["satterthwaite"]] == ["method", "all experiments"]
 
 
 def test_pairs_by_factor_are_marginal_means(decovac, analysis):

@@ -261,8 +261,8 @@ def variance(
     from vareval.errors import VarevalWarning
 
     table = read_table(results)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", VarevalWarning)  # reported in the output
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", VarevalWarning)
         a = analyse(
             table,
             metric=metric,
@@ -276,6 +276,11 @@ def variance(
             intervals=None if intervals == "none" else intervals,
         )
     emit(as_json, a.to_dict(), render(a))
+    shown = a.fit.message  # the fit's warnings are printed in the report
+    for w in caught:
+        text = str(w.message)
+        if text.rstrip(".") not in shown:
+            click.echo(f"warning: {text}", err=True)
 
 
 def demo_section() -> str:

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from vareval.data.validate import metric_values, require_columns
-from vareval.errors import ArgumentError, DataError
+from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
 from vareval.stats.mixed_tests import (
     ContrastResult,
     FTestResult,
     RandomEffectLRT,
+    equal_variance_lrt,
     f_test,
     pairwise,
     random_effect_lrt,
@@ -46,6 +48,8 @@ class Design:
     groups: list
     group_names: tuple
     level_names: tuple
+    dropped: tuple = ()  # fixed-effect columns dropped as not estimable
+    by_group: dict = dataclasses.field(default_factory=dict)  # factor -> parts
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -64,6 +68,9 @@ class VarianceAnalysis:
         F test per fixed-effect term (type III) plus ``"all experiments"``.
     pairs : ContrastResult
         Pairwise differences between the cells of the fixed factors.
+    group_lrt : tuple of RandomEffectLRT
+        With ``by_group``: per split factor, the test of one common variance
+        against a variance per group.
     intervals : VarianceIntervals or None
         Confidence intervals for each component's SD, variance, share and ICC
         (when asked for with ``intervals=``).
@@ -76,6 +83,7 @@ class VarianceAnalysis:
     lrt: tuple
     f_tests: dict
     pairs: ContrastResult
+    group_lrt: tuple = ()
     intervals: VarianceIntervals | None = None
 
     def __repr__(self) -> str:
@@ -138,6 +146,16 @@ class VarianceAnalysis:
             ]
         )
 
+    def group_lrt_frame(self) -> pd.DataFrame:
+        """With ``by_group``: one LRT per split factor of a common variance."""
+        return pd.DataFrame(
+            [
+                {"term": t.term, "lrt": t.statistic, "df": t.df, "p": t.pvalue}
+                for t in self.group_lrt
+            ],
+            columns=["term", "lrt", "df", "p"],
+        )
+
     def f_frame(self) -> pd.DataFrame:
         """H3: F tests with both denominator-df methods."""
         rows = []
@@ -194,6 +212,7 @@ class VarianceAnalysis:
             "f_tests": self.f_frame(),
             "pairwise": self.pairs_frame(),
             "blups": self.blups_frame(),
+            "group_lrt": self.group_lrt_frame(),
         }
 
     def to_dict(self) -> dict:
@@ -240,24 +259,131 @@ def _factor(df: pd.DataFrame, col: str, role: str):
 
 
 def _coding(codes, k, contrasts):
-    """Contrast columns for a factor with k levels: treatment or sum coding."""
-    n = codes.size
+    """Contrast columns for a factor with k levels: treatment, sum or all levels."""
+    if contrasts == "full":
+        return np.column_stack([(codes == i).astype(float) for i in range(k)])
     if contrasts == "treatment":
         return np.column_stack([(codes == i).astype(float) for i in range(1, k)])
-    M = np.zeros((n, k - 1))
+    M = np.zeros((codes.size, k - 1))
     for i in range(k - 1):
         M[:, i] = (codes == i).astype(float) - (codes == k - 1).astype(float)
     return M
 
 
-def _code_matrix(k, contrasts):
-    """The k x (k-1) coding matrix (rows: levels)."""
-    return _coding(np.arange(k), k, contrasts)
+def _term_columns(coded, term, contrasts):
+    """One term's columns and names: products of its factors' codings.
+
+    As R's ``model.matrix``, the first factor varies fastest; with
+    ``contrasts="full"`` every level is a column (lmerTest's ``rdX``).
+    """
+    n = next(iter(coded.values()))[0].size
+    cols, names = [np.ones(n)], [""]
+    for col in term:
+        codes, levels = coded[col]
+        M = _coding(codes, len(levels), contrasts)
+        labels = {"treatment": levels[1:], "sum": levels[:-1], "full": levels}
+        new_cols, new_names = [], []
+        for i, lev in enumerate(labels[contrasts]):
+            for c, nm in zip(cols, names, strict=True):
+                new_cols.append(c * M[:, i])
+                new_names.append(f"{nm}:{col}[{lev}]" if nm else f"{col}[{lev}]")
+        cols, names = new_cols, new_names
+    return cols, names
+
+
+def _model_matrix(coded, terms_list, contrasts):
+    """X with named columns and the columns of each term (intercept first)."""
+    n = next(iter(coded.values()))[0].size
+    cols, names, terms = [np.ones(n)], ["(Intercept)"], {}
+    for term in terms_list:
+        c, nm = _term_columns(coded, term, contrasts)
+        terms[":".join(term)] = list(range(len(cols), len(cols) + len(c)))
+        cols += c
+        names += nm
+    return np.column_stack(cols), names, terms
+
+
+def _estimable(X, tol=1e-7):
+    """Columns of X that lme4 keeps (R's pivoting QR, ``qr(X, tol = 1e-7)``).
+
+    A column is dropped when it is (nearly) a combination of the columns kept
+    before it.
+    """
+    keep, Q = [], np.zeros((X.shape[0], 0))
+    for j in range(X.shape[1]):
+        v = X[:, j]
+        norm0 = float(np.linalg.norm(v))
+        r = v - Q @ (Q.T @ v)
+        r = r - Q @ (Q.T @ r)
+        norm = float(np.linalg.norm(r))
+        if norm0 > 0 and norm >= tol * norm0:
+            keep.append(j)
+            Q = np.column_stack([Q, r / norm])
+    return keep
+
+
+def _zapsmall(x, digits=7):
+    """R's ``zapsmall``: round to ``digits`` significant digits of the largest."""
+    mx = float(np.max(np.abs(x))) if x.size else 0.0
+    if mx == 0:
+        return x
+    return np.round(x, max(0, digits - int(np.ceil(np.log10(mx)))))
+
+
+def _doolittle_rows(X):
+    """LmerTest's type I basis: rows of t(L) from the Doolittle LU of X'X."""
+    A = X.T @ X
+    p = A.shape[0]
+    L, U = np.eye(p), np.zeros((p, p))
+    for i in range(p):
+        U[i, :] = A[i, :] - L[i, :i] @ U[:i, :]
+        if i + 1 < p:
+            col = A[i + 1 :, i] - L[i + 1 :, :i] @ U[:i, i]
+            L[i + 1 :, i] = 0.0 if abs(U[i, i]) < 1e-6 else col / U[i, i]
+    L[np.abs(L) < 1e-6] = 0.0
+    return L.T
+
+
+def _hypotheses(coded, terms_list, X_t, names_t, terms_t, X, terms):
+    """LmerTest's ``anova()`` hypothesis matrix for each term, for the model's X.
+
+    One term: the type I (Doolittle) basis lmerTest falls back to. Several:
+    its type III basis, from the treatment-coded X (``X_t``, estimable columns
+    only) and the all-levels design ``rdX``: ``L = t(ginv(X_t) rdX)``, each
+    term's columns made orthogonal to those of the terms containing it, rows of
+    the coefficients of ``X_t``; then mapped to the model's coding.
+    """
+    if len(terms_list) == 1:
+        rows = _doolittle_rows(X)
+        return {t: rows[idx] for t, idx in terms.items()}
+    rdX, rd_names, _ = _model_matrix(coded, terms_list, "full")
+    pinv = np.linalg.pinv(X_t)
+    L = _zapsmall((pinv @ rdX).T)
+    keys = [":".join(t) for t in terms_list]
+    order = sorted(range(len(terms_list)), key=lambda i: -len(terms_list[i]))
+    for i in order:
+        inside = [
+            c
+            for u, t2 in enumerate(terms_list)
+            if u != i and set(terms_list[i]) < set(t2)
+            for c in terms_t[keys[u]]
+        ]
+        if inside:
+            B, Y = L[:, inside], L[:, terms_t[keys[i]]]
+            coef = np.linalg.lstsq(B, Y, rcond=None)[0]
+            L[:, terms_t[keys[i]]] = _zapsmall(Y - B @ coef)
+    L = L[[rd_names.index(nm) for nm in names_t]]
+    to_model = _zapsmall(pinv @ X)
+    out = {}
+    for key in keys:
+        H = L[:, terms_t[key]].T
+        H = H[np.sum(np.abs(H), axis=1) > 1e-8]
+        out[key] = H @ to_model
+    return out
 
 
 def _fixed_design(df, fixed, interaction, contrasts):
-    """X with named columns, terms, type III hypotheses and the cell-mean rows."""
-    n = len(df)
+    """X with named columns, terms, hypotheses, cell-mean rows, dropped columns."""
     coded = {}
     for col in fixed:
         codes, levels = _factor(df, col, "fixed")
@@ -272,80 +398,30 @@ def _fixed_design(df, fixed, interaction, contrasts):
         for order in range(2, len(fixed) + 1):
             terms_list += list(itertools.combinations(fixed, order))
 
-    def term_cols(term, coding_fn):
-        mats = [coding_fn(col) for col in term]
-        names = [
-            [f"{col}[{lev}]" for lev in levels]
-            for col, levels in (
-                (c, coded[c][1][1:] if contrasts == "treatment" else coded[c][1][:-1])
-                for c in term
-            )
-        ]
-        out, out_names = [], []
-        for combo in itertools.product(*[range(m.shape[1]) for m in mats]):
-            v = np.ones(mats[0].shape[0])
-            for m, i in zip(mats, combo, strict=True):
-                v = v * m[:, i]
-            out.append(v)
-            out_names.append(
-                ":".join(nm[i] for nm, i in zip(names, combo, strict=True))
-            )
-        return out, out_names
+    def estimable(contr):
+        X, names, terms = _model_matrix(coded, terms_list, contr)
+        keep = _estimable(X)
+        pos = {j: i for i, j in enumerate(keep)}
+        dropped = [names[j] for j in range(len(names)) if j not in pos]
+        terms = {t: [pos[j] for j in idx if j in pos] for t, idx in terms.items()}
+        return X[:, keep], [names[j] for j in keep], terms, dropped
 
-    # the model's X
-    cols, names, terms = [np.ones(n)], ["(Intercept)"], {}
-    for term in terms_list:
-        c, nm = term_cols(
-            term, lambda col: _coding(coded[col][0], len(coded[col][1]), contrasts)
-        )
-        terms[":".join(term)] = list(range(len(cols), len(cols) + len(c)))
-        cols += c
-        names += nm
-    X = np.column_stack(cols)
-    # cells: every observed combination of the fixed factors, as rows of a
-    # design matrix built the same way
+    X_t, names_t, terms_t, dropped = estimable("treatment")
+    if contrasts == "treatment":
+        X, names, terms = X_t, names_t, terms_t
+    else:
+        X, names, terms, dropped = estimable(contrasts)
+    hyp = _hypotheses(coded, terms_list, X_t, names_t, terms_t, X, terms)
+    # cells: every observed combination of the fixed factors; its mean is the
+    # row of X of any of its observations
     cell_codes = np.column_stack([coded[c][0] for c in fixed])
-    uniq = np.unique(cell_codes, axis=0)
-    rows = []
-    for cell in uniq:
-        r = [1.0]
-        for term in terms_list:
-            v = np.ones(1)
-            for col in term:
-                k = len(coded[col][1])
-                v = np.kron(v, _code_matrix(k, contrasts)[cell[fixed.index(col)]])
-            r += list(v)
-        rows.append(r)
-    cell_means = np.array(rows)
+    uniq, first = np.unique(cell_codes, axis=0, return_index=True)
+    cell_means = X[first]
     cell_levels = tuple(
         {c: coded[c][1][cell[i]] for i, c in enumerate(fixed)} for cell in uniq
     )
     cell_labels = tuple("_".join(lev.values()) for lev in cell_levels)
-    # type III hypotheses: express each term in sum coding (orthogonal, so the
-    # term's columns test the marginal hypothesis) and map to the model's X.
-    if contrasts == "sum":
-        hyp = {t: np.eye(X.shape[1])[idx] for t, idx in terms.items()}
-    else:
-        Xs, _, terms_s = _fixed_design_sum(df, fixed, interaction, coded, terms_list)
-        T = np.linalg.lstsq(Xs, X, rcond=None)[0]
-        hyp = {t: T[terms_s[t]] for t in terms}
-    return X, tuple(names), terms, hyp, cell_means, cell_labels, cell_levels
-
-
-def _fixed_design_sum(df, fixed, interaction, coded, terms_list):
-    n = len(df)
-    cols, terms = [np.ones(n)], {}
-    for term in terms_list:
-        mats = [_coding(coded[c][0], len(coded[c][1]), "sum") for c in term]
-        new = []
-        for combo in itertools.product(*[range(m.shape[1]) for m in mats]):
-            v = np.ones(n)
-            for m, i in zip(mats, combo, strict=True):
-                v = v * m[:, i]
-            new.append(v)
-        terms[":".join(term)] = list(range(len(cols), len(cols) + len(new)))
-        cols += new
-    return np.column_stack(cols), None, terms
+    return X, tuple(names), terms, hyp, cell_means, cell_labels, cell_levels, dropped
 
 
 def _parse_nested(nested, random):
@@ -371,6 +447,29 @@ def _parse_nested(nested, random):
     return out
 
 
+def _parse_by_group(by_group, random, df):
+    """'model' -> {each random factor: 'model'}; 'config=model' -> {'config': 'model'}."""
+    if by_group is None:
+        return {}
+    items = [by_group] if isinstance(by_group, str) else list(by_group)
+    out = {}
+    for item in items:
+        inner, eq, by = (p.strip() for p in str(item).rpartition("="))
+        if eq and inner not in random:
+            raise ArgumentError(
+                f"`by_group` entry {item!r} must name a random factor before '=' "
+                f"(random: {', '.join(random)})."
+            )
+        if by in random or not by:
+            raise ArgumentError(
+                f"`by_group` entry {item!r} must end in a column that is not a "
+                "random factor, e.g. 'model' or 'config=model'."
+            )
+        require_columns(df, [by], "by-group")
+        out.update({inner: by} if eq else dict.fromkeys(random, by))
+    return out
+
+
 def design_arrays(
     df: pd.DataFrame,
     *,
@@ -380,6 +479,7 @@ def design_arrays(
     nested=None,
     interaction: bool = True,
     contrasts: str = "treatment",
+    by_group=None,
 ) -> Design:
     """Turn a results table into the arrays of the mixed model.
 
@@ -401,6 +501,11 @@ def design_arrays(
         Include all interactions of the fixed factors.
     contrasts : {"treatment", "sum"}
         Coding of the fixed factors (R's ``contr.treatment``/``contr.sum``).
+    by_group : str or sequence of str, optional
+        A variance per level of a factor: ``"model"`` gives every random
+        factor one variance per model (lme4's ``(0 + model || config)``, a
+        factor ``config[m]`` per model ``m``); ``"config=model"`` does so for
+        ``config`` only.
 
     Returns
     -------
@@ -433,15 +538,26 @@ def design_arrays(
     y = metric_values(df, metric)
     nest = _parse_nested(nested, random)
     if fixed:
-        X, names, terms, hyp, cell_means, cell_labels, cell_levels = _fixed_design(
-            df, fixed, interaction, contrasts
+        X, names, terms, hyp, cell_means, cell_labels, cell_levels, dropped = (
+            _fixed_design(df, fixed, interaction, contrasts)
         )
+        if dropped:
+            warnings.warn(
+                f"fixed-effect column(s) {', '.join(dropped)} are linear "
+                "combinations of the columns before them (an empty cell of the "
+                "design, or a factor determined by others) and were dropped, as "
+                "lme4 does; each F test tests the estimable part of its "
+                "hypothesis, as lmerTest's type III tests do.",
+                VarevalWarning,
+                stacklevel=3,
+            )
     else:
         X = np.ones((len(df), 1))
-        names, terms, hyp = ("(Intercept)",), {}, {}
+        names, terms, hyp, dropped = ("(Intercept)",), {}, {}, []
         cell_means, cell_labels = np.ones((1, 1)), ("(all)",)
         cell_levels = ({},)
-    groups, group_names, level_names = [], [], []
+    split = _parse_by_group(by_group, random, df)
+    groups, group_names, level_names, split_names = [], [], [], {}
     for col in random:
         codes, levels = _factor(df, col, "random")
         name = col
@@ -457,9 +573,29 @@ def design_arrays(
                 f"random column {col!r} has one level ({levels[0]!r}); a "
                 "variance needs at least two levels."
             )
-        groups.append(codes)
-        group_names.append(name)
-        level_names.append(tuple(levels))
+        if col not in split:
+            groups.append(codes)
+            group_names.append(name)
+            level_names.append(tuple(levels))
+            continue
+        by = split[col]
+        gcodes, glevels = _factor(df, by, "by-group")
+        parts = []
+        for gi, glev in enumerate(glevels):
+            rows = gcodes == gi
+            used, inv = np.unique(codes[rows], return_inverse=True)
+            if used.size < 2:
+                raise DataError(
+                    f"random column {col!r} has {used.size} level(s) where "
+                    f"{by!r} is {glev!r}; a variance per {by} needs at least two."
+                )
+            c = np.full(codes.size, -1, dtype=np.intp)
+            c[rows] = inv
+            groups.append(c)
+            parts.append(f"{name}[{glev}]")
+            level_names.append(tuple(levels[i] for i in used))
+        group_names += parts
+        split_names[name] = tuple(parts)
     return Design(
         y=y,
         X=X,
@@ -472,6 +608,8 @@ def design_arrays(
         groups=groups,
         group_names=tuple(group_names),
         level_names=tuple(level_names),
+        dropped=tuple(dropped),
+        by_group=split_names,
     )
 
 
@@ -487,6 +625,7 @@ def variance(
     contrasts: str = "treatment",
     confidence: float = 0.95,
     pairs_by: str | None = None,
+    by_group=None,
     intervals: str | None = None,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
@@ -525,6 +664,11 @@ def variance(
         Compare the levels of this fixed factor, each level's mean being the
         equally weighted average of its cells over the other factors (a
         least-squares mean). Default: compare all cells (experiments).
+    by_group : str or sequence of str, optional
+        ``"model"``: a variance per model for every random factor (lme4's
+        ``(0 + model || config)``); ``"config=model"``: for ``config`` only.
+        Adds, per split factor, an LRT of one common variance against the
+        per-group variances (``group_lrt``).
     intervals : {None, "profile"}
         ``"profile"``: ``confidence`` intervals for each component's SD,
         variance, share and ICC by profile likelihood
@@ -546,6 +690,7 @@ def variance(
         nested=nested,
         interaction=interaction,
         contrasts=contrasts,
+        by_group=by_group,
     )
     fit = fit_mixed(
         d.y,
@@ -557,13 +702,18 @@ def variance(
         reml=reml,
     )
     lrt = random_effect_lrt(fit)
+    group_lrt = tuple(
+        equal_variance_lrt(fit, parts, name=f"{name}: one variance")
+        for name, parts in d.by_group.items()
+    )
     tests = {}
     cache = {}
     methods = ["satterthwaite", "kenward-roger"]
     for method in methods:
         out = []
         for term, L in d.hyp.items():
-            out.append(f_test(fit, L, method=method, term=term, _cache=cache))
+            if L.shape[0]:  # nothing estimable is left of a term: no test
+                out.append(f_test(fit, L, method=method, term=term, _cache=cache))
         if d.cell_means.shape[0] > 1 and len(d.hyp) > 1:
             M = d.cell_means
             L_all = M[1:] - M[0]
@@ -613,6 +763,7 @@ def variance(
         lrt=lrt,
         f_tests=tests,
         pairs=pairs,
+        group_lrt=group_lrt,
         intervals=ci,
     )
 

@@ -38,6 +38,7 @@ from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._result import Result
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
+ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
 _LOG2PI = np.log(2.0 * np.pi)
 MAX_SCHUR_LEVELS = 6000  # levels of all factors but the largest
 _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
@@ -192,15 +193,19 @@ class _Crossprods:
         # the factor with most levels gets the diagonal block
         self.big = int(np.argmax(self.q))
         self.rest = [j for j in range(self.k) if j != self.big]
-        ones = np.ones(n)
+        # code -1: the observation is outside the factor (its Z row is 0), as
+        # for a variance per level of a fixed factor
+        inside = [g >= 0 for g in groups]
         rows = np.arange(n)
         Zt = [
-            sp.csr_matrix((ones, (g, rows)), shape=(self.q[j], n))
-            for j, g in enumerate(groups)
+            sp.csr_matrix(
+                (np.ones(int(m.sum())), (g[m], rows[m])), shape=(self.q[j], n)
+            )
+            for j, (g, m) in enumerate(zip(groups, inside, strict=True))
         ]
         self.counts = [
-            np.bincount(g, minlength=self.q[j]).astype(float)
-            for j, g in enumerate(groups)
+            np.bincount(g[m], minlength=self.q[j]).astype(float)
+            for j, (g, m) in enumerate(zip(groups, inside, strict=True))
         ]
         self.ZtXy = [np.asarray(Zt[j] @ Xy) for j in range(self.k)]
         b = self.big
@@ -217,13 +222,13 @@ class _Crossprods:
         self.rest_offsets = offs
         self.blocks = None
         if self.r:
-            gb = groups[b]
+            both = [inside[b] & inside[j] for j in self.rest]
+            rws = np.concatenate([groups[b][m] for m in both])
             cols = np.concatenate(
-                [groups[j] + offs[i] for i, j in enumerate(self.rest)]
+                [groups[j][both[i]] + offs[i] for i, j in enumerate(self.rest)]
             )
             self.N_br = sp.csr_matrix(
-                (np.ones(cols.size), (np.tile(gb, len(self.rest)), cols)),
-                shape=(self.q[b], self.r),
+                (np.ones(cols.size), (rws, cols)), shape=(self.q[b], self.r)
             )
             self.N_br.sum_duplicates()
             self.N_brT = self.N_br.T.tocsr()
@@ -258,8 +263,9 @@ class _Crossprods:
                 for i2, j2 in enumerate(self.rest):
                     if i2 < i:
                         continue
+                    m = inside[j] & inside[j2]
                     tab = np.bincount(
-                        groups[j] * self.q[j2] + groups[j2],
+                        groups[j][m] * self.q[j2] + groups[j2][m],
                         minlength=self.q[j] * self.q[j2],
                     ).reshape(self.q[j], self.q[j2])
                     N_rr[offs[i] : offs[i + 1], offs[i2] : offs[i2 + 1]] = tab
@@ -599,21 +605,21 @@ def _fit_mixed_iv(y, X, groups, fixed_names, group_names, level_names):
                 f"grouping factor {group_names[j]!r} must be {n} integer "
                 "codes (0, 1, ...), one per observation."
             )
-        if g.min() < 0:
+        if g.min() < -1:
             raise ArgumentError(
-                f"grouping factor {group_names[j]!r} has negative codes; "
-                "codes must be 0, 1, ..., levels-1."
+                f"grouping factor {group_names[j]!r} has codes below -1; "
+                "codes must be 0, 1, ..., levels-1 (-1: outside the factor)."
             )
         m = int(g.max()) + 1
         if level_names is not None:
             m = max(m, len(level_names[j]))
-        used = np.unique(g).size
+        used = np.unique(g[g >= 0]).size
         if used < 2:
             raise FitError(
                 f"grouping factor {group_names[j]!r} has only one level; a "
                 "variance needs at least two levels."
             )
-        if used == n:
+        if used == np.count_nonzero(g >= 0):
             raise FitError(
                 f"grouping factor {group_names[j]!r} has a separate level for "
                 "every observation, so it is confounded with the residual."
@@ -659,7 +665,8 @@ def _check_confounding(X, codes, n_levels, group_names):
         if n_levels[j] > p:
             continue
         Z = np.zeros((g.size, n_levels[j]))
-        Z[np.arange(g.size), g] = 1.0
+        rows = np.flatnonzero(g >= 0)
+        Z[rows, g[rows]] = 1.0
         coef, *_ = np.linalg.lstsq(X, Z, rcond=None)
         if np.max(np.abs(Z - X @ coef)) < 1e-8:
             raise FitError(
@@ -677,9 +684,35 @@ def _nesting(codes, n_levels):
         for m in range(k):
             if j == m:
                 continue
-            pairs = np.unique(codes[j] * n_levels[m] + codes[m])
+            rows = (codes[j] >= 0) & (codes[m] >= 0)
+            if not np.array_equal(rows, codes[j] >= 0):
+                continue  # some of j's observations are outside m
+            pairs = np.unique(codes[j][rows] * n_levels[m] + codes[m][rows])
             inside[j, m] = np.unique(pairs // n_levels[m]).size == pairs.size
     return inside
+
+
+def _shares(variance, codes, n_levels):
+    """Each component's share of the total variance, and each factor's ICC.
+
+    The total is that of an observation the component applies to (averaged
+    over them): with a variance per level of a fixed factor, an observation
+    carries only its own level's component.
+    """
+    k = len(codes)
+    if k == 0:
+        return np.ones(1), np.full(1, np.nan)
+    inside = _nesting(codes, n_levels)
+    cover = np.array([g >= 0 for g in codes])
+    total = variance[-1] + variance[:k] @ cover
+    share = np.empty(k + 1)
+    icc = np.full(k + 1, np.nan)
+    share[k] = variance[k] / float(np.mean(total))
+    for j in range(k):
+        tot_j = float(np.mean(total[cover[j]]))
+        share[j] = variance[j] / tot_j
+        icc[j] = (variance[j] + np.sum(variance[:k][inside[j]])) / tot_j
+    return share, icc
 
 
 def _optimise(cp, reml, start=None):
@@ -737,6 +770,7 @@ def _optimise(cp, reml, start=None):
     x, f, g, scaled = _newton_polish(
         cp, reml, np.asarray(best.x), float(best.fun), np.asarray(best.jac), counter
     )
+    x = _snap_zero(cp, reml, x, f)
     msg = str(best.message)
     # L-BFGS-B often ends with an ABNORMAL line search at a flat optimum, and the
     # deviance itself is only accurate to ~1e-12 relative; judge convergence as
@@ -744,6 +778,22 @@ def _optimise(cp, reml, start=None):
     # coordinates.
     converged = bool(scaled < 1e-4)
     return x, converged, msg, counter[0]
+
+
+def _snap_zero(cp, reml, x, f):
+    """Set a theta_j below the fit's resolution to exactly 0.
+
+    The deviance is flat in theta_j near 0 (it depends on theta_j^2), so an
+    optimiser ends at 1e-13 rather than 0; such a variance is 0 within the
+    fit's tolerance and is reported as 0.
+    """
+    tiny = (x > 0) & (x < ZERO_TOL)
+    if not np.any(tiny):
+        return x
+    x0 = np.where(tiny, 0.0, x)
+    if cp.evaluate(x0, reml=reml)["dev"] <= f + 1e-10 * max(1.0, abs(f)):
+        return x0
+    return x
 
 
 def _newton_polish(cp, reml, x, f, g, counter, steps=6):
@@ -817,7 +867,10 @@ def fit_mixed(
     groups : sequence of array_like of int
         One integer-coded grouping factor per random intercept (codes
         ``0 .. levels-1``). Crossed and nested factors are both allowed; for
-        nesting give the inner factor its own codes per outer level.
+        nesting give the inner factor its own codes per outer level. Code -1
+        puts an observation outside a factor: a factor per level of a fixed
+        factor, each with its own variance (lme4's ``(0 + model || config)``,
+        written ``(0 + dummy(model, "a") | config) + ...``).
     fixed_names, group_names : sequence of str, optional
         Names of the columns of ``X`` and of the grouping factors.
     level_names : sequence of sequence of str, optional
@@ -875,14 +928,10 @@ def _fit_from_crossprods(
     b = cp.blups(theta, ev)
     fitted = X @ beta
     for j in range(k):
-        fitted = fitted + b[j][codes[j]]
+        m = codes[j] >= 0
+        fitted[m] = fitted[m] + b[j][codes[j][m]]
     variance = np.append(theta**2 * sigma2, sigma2)
-    total = float(np.sum(variance))
-    share = variance / total
-    inside = _nesting(codes, cp.q) if k else np.zeros((0, 0), bool)
-    icc = np.full(k + 1, np.nan)
-    for j in range(k):
-        icc[j] = (variance[j] + np.sum(variance[:k][inside[j]])) / total
+    share, icc = _shares(variance, codes, cp.q)
     singular = bool(np.any(theta < SINGULAR_TOL))
     notes = [msg]
     if singular:

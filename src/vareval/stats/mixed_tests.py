@@ -119,7 +119,7 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
     Under H0 the statistic follows the mixture ``0.5 chi2_0 + 0.5 chi2_1``
     (Self & Liang 1987), so the corrected p-value is half the naive one.
     """
-    st = _state(fit)
+    _state(fit)  # refuses a fit not made by fit_mixed
     names = list(fit.group_names)
     if terms is None:
         terms = names
@@ -132,37 +132,129 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
             )
         j = names.index(term)
         keep = [m for m in range(len(names)) if m != j]
+        reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
+        out.append(_lrt_result(term, fit, reduced, 1, float(fit.variance[j])))
+    return tuple(out)
+
+
+@single_blas_thread
+def equal_variance_lrt(fit: MixedModelFit, terms, name: str | None = None):
+    """Test whether grouping factors with disjoint observations share one variance.
+
+    Estimand: whether the variances ``sigma_1^2 = ... = sigma_m^2`` of the
+    factors ``terms`` (e.g. the configuration factor of each model, fitted
+    with a variance per model) are equal. The reduced model merges them into
+    one factor with a common variance (lme4: ``(1 | config:model)`` against
+    the diagonal ``(0 + model || config)``), fitted by the same criterion.
+
+    Parameters
+    ----------
+    fit : MixedModelFit
+        The model with a variance per factor.
+    terms : sequence of str
+        At least two grouping factors of ``fit`` that no observation shares.
+    name : str, optional
+        Name of the merged factor and of the test; default the terms joined
+        by ``" = "``.
+
+    Returns
+    -------
+    RandomEffectLRT
+        ``df = len(terms) - 1``; ``pvalue`` from chi-square(df) (the null,
+        equal positive variances, is inside the parameter space).
+    """
+    st = _state(fit)
+    names = list(fit.group_names)
+    terms = list(terms)
+    bad = [t for t in terms if t not in names]
+    if bad or len(terms) < 2 or len(set(terms)) != len(terms):
+        raise ArgumentError(
+            f"`terms` must name two or more distinct grouping factors of the fit "
+            f"({', '.join(names)}); got {terms}."
+        )
+    idx = [names.index(t) for t in terms]
+    merged = np.full(fit.n_obs, -1, dtype=np.intp)
+    levels, off = [], 0
+    for j in idx:
+        g = st.codes[j]
+        rows = g >= 0
+        if np.any(merged[rows] >= 0):
+            raise ArgumentError(
+                f"`terms` {terms} share observations; only factors on disjoint "
+                "observations (one per level of a fixed factor) can be merged."
+            )
+        merged[rows] = g[rows] + off
+        levels += list(st.level_names[j])
+        off += len(st.level_names[j])
+    name = " = ".join(terms) if name is None else str(name)
+    keep = [m for m in range(len(names)) if m not in idx]
+    codes = [merged] + [st.codes[m] for m in keep]
+    start = np.append(np.sqrt(np.mean(fit.theta[idx] ** 2)), fit.theta[keep])
+    reduced = _refit(
+        fit,
+        None,
+        start=start,
+        codes=codes,
+        names=[name] + [names[m] for m in keep],
+        level_names=[tuple(levels)] + [st.level_names[m] for m in keep],
+    )
+    return _lrt_result(name, fit, reduced, len(terms) - 1, None)
+
+
+def _lrt_result(term, fit, reduced, df, variance):
+    """The LRT of ``reduced`` against ``fit``; NaN unless both fits converged."""
+    if not (fit.converged and reduced.converged):
+        which = "full" if not fit.converged else "reduced"
+        warnings.warn(
+            f"no likelihood-ratio test for {term!r}: the {which} model's fit "
+            "did not converge.",
+            VarevalWarning,
+            stacklevel=4,
+        )
+        stat = np.nan
+    else:
+        stat = max(reduced.criterion - fit.criterion, 0.0)
+    naive = float(sst.chi2.sf(stat, df))
+    # one variance against 0 lies on the boundary: 50:50 chi-bar-square
+    boundary = df == 1 and variance is not None
+    return RandomEffectLRT(
+        term=term,
+        statistic=float(stat),
+        df=df,
+        pvalue=(0.5 * naive if stat != 0 else 1.0) if boundary else naive,
+        pvalue_naive=naive,
+        loglik_full=fit.loglik,
+        loglik_reduced=reduced.loglik,
+        variance=np.nan if variance is None else variance,
+    )
+
+
+def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
+    """Refit ``fit``'s model with the grouping factors ``keep`` (or new ones).
+
+    Fitted from the default start and from ``start`` (a warm start from the
+    full fit); the better converged fit is kept, because a warm start at a
+    flat point (a variance at 0 in the full model) can stall the optimiser.
+    """
+    st = _state(fit)
+    if codes is None:
         codes = [st.codes[m] for m in keep]
-        cp = _Crossprods(st.y, st.X, codes, [fit.n_levels[m] for m in keep])
+        names = [fit.group_names[m] for m in keep]
+        level_names = [st.level_names[m] for m in keep]
+    n_levels = [len(lev) for lev in level_names]
+    cp = _Crossprods(st.y, st.X, codes, n_levels)
+    fits = []
+    for s0 in [None] if start is None else [None, start]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", VarevalWarning)
-            reduced = _fit_from_crossprods(
-                cp,
-                st.y,
-                st.X,
-                codes,
-                fit.fixed_names,
-                [names[m] for m in keep],
-                [st.level_names[m] for m in keep],
-                fit.reml,
-                start=fit.theta[keep] if keep else None,
-                warn=False,
-            )
-        stat = max(reduced.criterion - fit.criterion, 0.0)
-        naive = float(sst.chi2.sf(stat, 1))
-        out.append(
-            RandomEffectLRT(
-                term=term,
-                statistic=float(stat),
-                df=1,
-                pvalue=0.5 * naive if stat > 0 else 1.0,
-                pvalue_naive=naive,
-                loglik_full=fit.loglik,
-                loglik_reduced=reduced.loglik,
-                variance=float(fit.variance[j]),
-            )
-        )
-    return tuple(out)
+            fits.append(
+                _fit_from_crossprods(
+                    cp, st.y, st.X, codes, fit.fixed_names, names,
+                    level_names, fit.reml, start=s0, warn=False,
+                )
+            )  # fmt: skip
+    ok = [f for f in fits if f.converged] or fits
+    return min(ok, key=lambda f: f.criterion)
 
 
 # --------------------------------------------------------------------------
@@ -200,14 +292,22 @@ def _richardson_jacobian(f, x, d=1e-4, r=4):
 
 
 class _Satterthwaite:
-    """lmerTest's ingredients: vcov(varpar) = 2 H^-1 and d vcov(beta) / d varpar."""
+    """lmerTest's ingredients: vcov(varpar) = 2 H^-1 and d vcov(beta) / d varpar.
+
+    Computed in units of the residual SD (y / sigma): the df do not depend on
+    the units of y, but the finite differences and the eigenvalue cut-off do,
+    and the Hessian in (theta, sigma) is badly conditioned when sigma is far
+    from 1.
+    """
 
     def __init__(self, fit: MixedModelFit):
         st = _state(fit)
         cp = st.cp
         self.reml = fit.reml
         self.n, self.p, self.k = cp.n, cp.p, cp.k
-        varpar = np.append(fit.theta, fit.sigma)
+        # unit: sigma (or, for a perfect fit, the SD of y)
+        self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
+        varpar = np.append(fit.theta, fit.sigma / np.sqrt(self.unit2))
         self.H = _richardson_jacobian(lambda v: self._grad_vp(cp, v), varpar)
         self.H = 0.5 * (self.H + self.H.T)
         evals, evecs = np.linalg.eigh(self.H)
@@ -226,14 +326,14 @@ class _Satterthwaite:
         ev = cp.evaluate(fit.theta, reml=fit.reml, gram=True)
         RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
         C = RXi @ RXi.T
-        s2 = fit.sigma**2
+        s2 = fit.sigma**2 / self.unit2
         jac = []
         for j in range(self.k):
             # d C / d gamma_j = C G_j'G_j C with gamma_j = theta_j^2
             jac.append(s2 * 2.0 * fit.theta[j] * (C @ ev["gram"][j] @ C))
-        jac.append(2.0 * fit.sigma * C)
+        jac.append(2.0 * np.sqrt(s2) * C)
         self.jac = jac
-        self.vcov = fit.vcov
+        self.vcov = fit.vcov / self.unit2
 
     def _grad_vp(self, cp, varpar):
         """Gradient of lmerTest's deviance in (theta, sigma)."""
@@ -241,18 +341,18 @@ class _Satterthwaite:
         sigma = varpar[-1]
         ev = cp.evaluate(theta, reml=self.reml, grad=True)
         s2 = sigma * sigma
-        g_th = ev["dlogdetA"] + ev["dr2"] / s2
+        g_th = ev["dlogdetA"] + ev["dr2"] / (s2 * self.unit2)
         if self.reml:
             g_th = g_th + ev["dlogdetRX2"]
         m = self.n - self.p if self.reml else self.n
-        g_s = -2.0 * ev["r2"] / (s2 * sigma) + 2.0 * m / sigma
+        g_s = -2.0 * ev["r2"] / (s2 * sigma * self.unit2) + 2.0 * m / sigma
         return np.append(g_th, g_s)
 
     def ddf_1d(self, L):
-        """Satterthwaite df of one contrast (a 1-D array)."""
+        """Satterthwaite df of one contrast (a 1-D array) and its variance."""
         var = float(L @ self.vcov @ L)
         grad = np.array([L @ J @ L for J in self.jac])
-        return 2.0 * var**2 / float(grad @ self.vcov_varpar @ grad), var
+        return 2.0 * var**2 / float(grad @ self.vcov_varpar @ grad), var * self.unit2
 
     def f_test(self, L, beta, rhs):
         """LmerTest's contestMD: F and its Satterthwaite denominator df."""
@@ -264,7 +364,7 @@ class _Satterthwaite:
         pos = d > tol
         q = int(np.sum(pos))
         PtL = (P.T @ L)[:q]
-        t2 = (PtL @ beta - P.T[:q] @ rhs) ** 2 / d[:q]
+        t2 = (PtL @ beta - P.T[:q] @ rhs) ** 2 / (d[:q] * self.unit2)
         F = float(np.sum(t2) / q)
         nu = np.array([self.ddf_1d(PtL[m])[0] for m in range(q)])
         return F, q, _combine_ddf(nu)

@@ -1,0 +1,129 @@
+"""Variance per group (lme4's diagonal ``(0 + model || g)``) against lme4.
+
+``tests/data/lme4/by_group_store.csv`` (made by ``make_by_group.py``: three
+models with configuration SDs 0.05, 0.02, 0.002) was fitted by
+``tests/data/lme4/by_group.R`` (R 4.2.2, lme4 1.1-31, lmerTest 3.1-3) with a
+variance per model for seed and for configuration.
+"""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vareval.data.variance import variance
+from vareval.errors import ArgumentError, DataError, VarevalWarning
+from vareval.stats import equal_variance_lrt, fit_mixed
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "lme4"
+
+
+@pytest.fixture(scope="module")
+def store():
+    return pd.read_csv(DATA / "by_group_store.csv")
+
+
+@pytest.fixture(scope="module")
+def by_group(store):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        return variance(
+            store, metric="y", fixed=["model"], random=["seed", "config"],
+            by_group="model",
+        )  # fmt: skip
+
+
+def test_by_group_against_lme4(by_group):
+    r = pd.read_csv(DATA / "by_group_ref.csv", keep_default_na=False)
+    ref = {(q, t): v for q, t, v in r.itertuples(index=False)}
+    f = by_group.fit
+    assert f.criterion == pytest.approx(ref["crit", ""], rel=1e-8)
+    for comp, sd in zip(f.components, f.sd, strict=True):
+        assert sd == pytest.approx(ref["sd", comp], abs=1e-5), comp
+    g = {t.term: t.statistic for t in by_group.group_lrt}
+    assert g["seed: one variance"] == pytest.approx(ref["group_lrt", "seed"], abs=1e-5)
+    assert g["config: one variance"] == pytest.approx(
+        ref["group_lrt", "config"], abs=1e-5
+    )
+    assert all(t.df == 2 for t in by_group.group_lrt)
+    lrt = {t.term: t.statistic for t in by_group.lrt}
+    for m in ("forest", "mlp", "svc"):
+        assert lrt[f"config[{m}]"] == pytest.approx(ref["lrt", f"config[{m}]"], abs=1e-5)
+    (sat,) = by_group.f_tests["satterthwaite"]
+    assert sat.statistic == pytest.approx(ref["sat_F", "model"], rel=1e-4)
+    assert sat.ddf == pytest.approx(ref["sat_ddf", "model"], rel=1e-4)
+
+
+def test_one_group_equals_the_common_model(store):
+    """Merging the per-group factors back gives the common-variance fit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        common = variance(
+            store, metric="y", fixed=["model"], random=["seed", "config"],
+            by_group="seed=model",
+        )  # fmt: skip
+        split = variance(
+            store, metric="y", fixed=["model"], random=["seed", "config"],
+            by_group="model",
+        )  # fmt: skip
+    assert common.fit.group_names == ("seed[forest]", "seed[mlp]", "seed[svc]", "config")
+    t = equal_variance_lrt(split.fit, ["config[forest]", "config[mlp]", "config[svc]"])
+    assert t.loglik_reduced == pytest.approx(common.fit.loglik, abs=1e-6)
+
+
+def test_shares_are_per_observation_of_the_group(by_group):
+    f = by_group.fit
+    v = dict(zip(f.components, f.variance, strict=True))
+    total_svc = v["seed[svc]"] + v["config[svc]"] + v["Residual"]
+    share = dict(zip(f.components, f.share, strict=True))
+    assert share["config[svc]"] == pytest.approx(v["config[svc]"] / total_svc)
+
+
+def test_codes_outside_a_factor_equal_zero_columns(rng):
+    """Code -1 (outside the factor) is the same model as a zero row of Z."""
+    n = 120
+    g = rng.integers(0, 6, n)
+    half = rng.random(n) < 0.5
+    y = rng.normal(size=n) + np.where(half, rng.normal(0, 2, 6)[g], 0)
+    X = np.column_stack([np.ones(n), half])
+    s = rng.integers(0, 5, n)
+    inside = np.where(half, g, -1)
+    f1 = fit_mixed(y, X, [inside, s])
+    # the same model by brute force: the deviance at f1's theta equals a direct
+    # n x n Gaussian likelihood with V = s1 Z1 Z1' + s2 Z2 Z2' + s I (REML)
+    Z1 = np.zeros((n, 6))
+    Z1[np.flatnonzero(half), g[half]] = 1
+    Z2 = np.eye(5)[s]
+    V = (f1.variance[0] * Z1 @ Z1.T + f1.variance[1] * Z2 @ Z2.T
+         + f1.variance[2] * np.eye(n))  # fmt: skip
+    Vi = np.linalg.inv(V)
+    XVX = X.T @ Vi @ X
+    beta = np.linalg.solve(XVX, X.T @ Vi @ y)
+    r = y - X @ beta
+    crit = (np.linalg.slogdet(V)[1] + np.linalg.slogdet(XVX)[1] + r @ Vi @ r
+            + (n - 2) * np.log(2 * np.pi))  # fmt: skip
+    assert f1.criterion == pytest.approx(crit, rel=1e-9)
+    np.testing.assert_allclose(f1.coef, beta, rtol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("by", "err", "match"),
+    [
+        ("seed", ArgumentError, "not a random factor"),
+        ("lr=model", ArgumentError, "must name a random factor"),
+        ("nope", Exception, "nope"),
+    ],
+)
+def test_by_group_bad_input(store, by, err, match):
+    with pytest.raises(err, match=match):
+        variance(store, metric="y", fixed=["model"], random=["seed", "config"],
+                 by_group=by)  # fmt: skip
+
+
+def test_by_group_needs_two_levels_per_group(store):
+    one = store[~((store["model"] == "svc") & (store["config"] != "svc_c0"))]
+    with pytest.raises(DataError, match="'config' has 1 level.*'svc'"):
+        variance(one, metric="y", fixed=["model"], random=["seed", "config"],
+                 by_group="config=model")  # fmt: skip
