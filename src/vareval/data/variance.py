@@ -71,6 +71,8 @@ class VarianceAnalysis:
     group_lrt : tuple of RandomEffectLRT
         With ``by_group``: per split factor, the test of one common variance
         against a variance per group.
+    slope : str or None
+        The variable of the random slope, if any.
     """
 
     fit: MixedModelFit
@@ -81,6 +83,7 @@ class VarianceAnalysis:
     f_tests: dict
     pairs: ContrastResult
     group_lrt: tuple = ()
+    slope: str | None = None
 
     def __repr__(self) -> str:
         tables = [
@@ -220,6 +223,8 @@ class VarianceAnalysis:
             "n_obs": f.n_obs,
             "singular": f.singular,
             "converged": f.converged,
+            "slope": self.slope,
+            "correlations": [list(c) for c in f.correlations],
             **tables,
         }
 
@@ -785,6 +790,7 @@ def variance(
         f_tests=tests,
         pairs=pairs,
         group_lrt=group_lrt,
+        slope=slope,
     )
 
 
