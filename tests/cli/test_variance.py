@@ -112,3 +112,24 @@ def test_by_group_and_slope_options():
     out = json.loads(res.stdout)
     assert out["components"][1]["component"] == "Days|Subject"
     assert out["criterion"] == pytest.approx(1743.628272, abs=1e-5)
+
+
+def test_intervals_flag_prints_profile_intervals():
+    data = Path(__file__).parents[1] / "data" / "lme4" / "decovac_small_unbal.csv"
+    res = CliRunner().invoke(
+        main,
+        [
+            "variance",
+            str(data),
+            "--metric",
+            "y",
+            "--fixed",
+            "model,optimizer",
+            "--intervals",
+            "profile",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "95% confidence intervals (profile likelihood" in res.output
+    # lme4's profile interval for the config SD: [0.01712, 0.0357]
+    assert "[0.01712, 0.0357]" in res.output

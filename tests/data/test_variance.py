@@ -66,7 +66,15 @@ def test_experiment_column_and_tables(decovac):
         decovac, metric="y", fixed=["experiment"], random=["seed", "config"]
     )
     tables = a.to_frame()
-    assert set(tables) == {"components", "fixed", "lrt", "f_tests", "pairwise", "blups"}
+    assert set(tables) == {
+        "components",
+        "fixed",
+        "lrt",
+        "f_tests",
+        "pairwise",
+        "blups",
+        "group_lrt",
+    }
     assert len(tables["pairwise"]) == 15
     assert len(tables["blups"]) == 5 + 20
     assert set(a.to_dict()) >= {"criterion", "components", "pairwise"}
@@ -200,3 +208,30 @@ def test_pairs_by_factor_are_marginal_means(decovac, analysis):
         variance(
             decovac, metric="y", fixed=["model"], random=["seed"], pairs_by="optimizer"
         )
+
+
+def test_profile_intervals_in_the_analysis():
+    df = pd.read_csv(Path(__file__).parent / "lme4" / "decovac_small_unbal.csv")
+    a = variance(
+        df,
+        metric="y",
+        fixed=["model", "optimizer"],
+        random=["seed", "config"],
+        intervals="profile",
+    )
+    comp = a.components_frame()
+    assert list(comp.columns[:8]) == [
+        "component",
+        "levels",
+        "variance",
+        "variance_low",
+        "variance_high",
+        "sd",
+        "sd_low",
+        "sd_high",
+    ]
+    # lme4's confint(method = "profile") (tests/data/lme4/profile_confint.csv)
+    assert comp.sd_high.iloc[1] == pytest.approx(0.0357037222, rel=1e-3)
+    assert "sd_low" in a.to_dict()["components"][0]
+    with pytest.raises(ArgumentError, match="intervals"):
+        variance(df, metric="y", fixed=["model"], random=["seed"], intervals="boot")

@@ -5,6 +5,7 @@ wrote profile_confint.csv (lme4's confint) and ratio_profile.csv (ICC and share
 intervals by root-finding on lme4's own profiled ML deviance).
 """
 
+import functools
 import warnings
 from pathlib import Path
 
@@ -25,6 +26,7 @@ def _codes(s):
     return np.unique(s.astype(str), return_inverse=True)[1]
 
 
+@functools.cache
 def _fit(name, reml=True):
     d = pd.read_csv(DATA / f"{name}.csv")
     if name == "Dyestuff":
@@ -52,6 +54,11 @@ def _fit(name, reml=True):
         )
 
 
+@functools.cache
+def _profile(name, reml=True):
+    return profile_intervals(_fit(name, reml))
+
+
 @pytest.mark.parametrize(
     ("name", "reml"),
     [
@@ -64,7 +71,7 @@ def _fit(name, reml=True):
 )
 def test_profile_matches_lme4(name, reml):
     f = _fit(name, reml)
-    ci = profile_intervals(f)
+    ci = _profile(name, reml)
     ref = PROFILE[PROFILE.fit == f"{name}_{'REML' if reml else 'ML'}"]
     for comp, lo, hi in zip(ci.components, ci.sd_low, ci.sd_high, strict=True):
         key = "sigma" if comp == "Residual" else f"sd_(Intercept)|{comp}"
@@ -80,7 +87,7 @@ def test_profile_matches_lme4(name, reml):
 
 
 def test_ratio_profiles_match_lme4_deviance():
-    ci = profile_intervals(_fit("Dyestuff", reml=False))
+    ci = _profile("Dyestuff", reml=False)
     row = RATIO[RATIO.quantity == "icc Batch"].iloc[0]
     assert ci.icc[0] == pytest.approx(row.estimate, rel=1e-4)
     assert ci.icc_low[0] == pytest.approx(row.lower, rel=1e-4)
@@ -95,7 +102,7 @@ def test_ratio_profiles_match_lme4_deviance():
 
 
 def test_nested_icc_includes_outer_factor():
-    ci = profile_intervals(_fit("Pastes"))
+    ci = _profile("Pastes")
     # sample (cask within batch): its ICC adds the batch variance
     assert ci.icc[0] > ci.share[0]
     assert ci.icc_low[0] >= ci.share_low[0] - 1e-9
@@ -104,7 +111,7 @@ def test_nested_icc_includes_outer_factor():
 
 def test_wider_at_higher_confidence():
     f = _fit("Dyestuff")
-    a, b = profile_intervals(f, confidence=0.8), profile_intervals(f)
+    a, b = profile_intervals(f, confidence=0.8), _profile("Dyestuff")
     assert np.all(b.sd_low <= a.sd_low) and np.all(a.sd_high <= b.sd_high)
 
 

@@ -48,6 +48,31 @@ def _table(headers, rows, align=None):
     return "\n".join(out)
 
 
+def _intervals_table(ci) -> str:
+    """The components' confidence intervals as a table."""
+
+    def iv(lo, hi, spec):
+        if lo != lo:  # NaN: no ICC for the residual
+            return "-"
+        return f"[{format(lo, spec)}, {format(hi, spec)}]"
+
+    rows = [
+        (
+            c,
+            iv(ci.sd_low[i], ci.sd_high[i], ".4g"),
+            iv(ci.variance_low[i], ci.variance_high[i], ".4g"),
+            iv(ci.share_low[i], ci.share_high[i], ".1%"),
+            iv(ci.icc_low[i], ci.icc_high[i], ".3f"),
+        )
+        for i, c in enumerate(ci.components)
+    ]
+    head = (
+        f"{ci.confidence:.0%} confidence intervals ({ci.method} likelihood, ML "
+        "deviance as lme4's confint)"
+    )
+    return head + "\n" + _table(["component", "sd", "variance", "share", "icc"], rows)
+
+
 def render(a, alpha: float = 0.05) -> str:
     """The human-readable report of a VarianceAnalysis."""
     f = a.fit
@@ -89,6 +114,8 @@ def render(a, alpha: float = 0.05) -> str:
     )
     for g1, g2, r in f.correlations:
         lines.append(f"correlation of {g1} and {g2}: {r:.4f}")
+    if a.intervals is not None:
+        lines += ["", _intervals_table(a.intervals)]
     lines += [
         "",
         "H1/H2: is there variance between levels? (likelihood-ratio test, "
@@ -235,6 +262,14 @@ def render(a, alpha: float = 0.05) -> str:
     help="Compare the levels of this fixed factor (averaged over the "
     "others) instead of all experiments.",
 )
+@click.option(
+    "--intervals",
+    type=click.Choice(["none", "profile"]),
+    default="none",
+    show_default=True,
+    help="Confidence intervals (at --confidence) for each component's SD, "
+    "variance, share and ICC: profile likelihood, as lme4's confint.",
+)
 @json_option
 def variance(
     results,
@@ -249,6 +284,7 @@ def variance(
     uncorrelated,
     confidence,
     pairs_by,
+    intervals,
     as_json,
 ):
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
@@ -274,6 +310,7 @@ def variance(
             by_group=split_columns(by_group) if by_group else None,
             slope=slope,
             correlated=not uncorrelated,
+            intervals=None if intervals == "none" else intervals,
         )
     emit(as_json, a.to_dict(), render(a))
     shown = a.fit.message  # the fit's warnings are printed in the report

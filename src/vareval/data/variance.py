@@ -21,6 +21,7 @@ import pandas as pd
 from vareval.data.validate import metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.mixed import MixedModelFit, fit_mixed
+from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
 from vareval.stats.mixed_slopes import fit_slopes
 from vareval.stats.mixed_tests import (
     ContrastResult,
@@ -73,6 +74,9 @@ class VarianceAnalysis:
         against a variance per group.
     slope : str or None
         The variable of the random slope, if any.
+    intervals : VarianceIntervals or None
+        Confidence intervals for each component's SD, variance, share and ICC
+        (when asked for with ``intervals=``).
     """
 
     fit: MixedModelFit
@@ -84,6 +88,7 @@ class VarianceAnalysis:
     pairs: ContrastResult
     group_lrt: tuple = ()
     slope: str | None = None
+    intervals: VarianceIntervals | None = None
 
     def __repr__(self) -> str:
         tables = [
@@ -98,9 +103,13 @@ class VarianceAnalysis:
         return "\n\n".join([head, *tables])
 
     def components_frame(self) -> pd.DataFrame:
-        """Variance components: variance, SD, share of total, ICC, levels."""
+        """Variance components: variance, SD, share of total, ICC, levels.
+
+        With intervals, each quantity's interval follows it (``sd_low``,
+        ``sd_high``, ...).
+        """
         f = self.fit
-        return pd.DataFrame(
+        out = pd.DataFrame(
             {
                 "component": list(f.components),
                 "levels": list(f.n_levels) + [f.n_obs],
@@ -110,6 +119,13 @@ class VarianceAnalysis:
                 "icc": f.icc,
             }
         )
+        ci = self.intervals
+        if ci is not None:
+            for name in ("variance", "sd", "share", "icc"):
+                at = out.columns.get_loc(name) + 1
+                out.insert(at, f"{name}_low", getattr(ci, f"{name}_low"))
+                out.insert(at + 1, f"{name}_high", getattr(ci, f"{name}_high"))
+        return out
 
     def fixed_frame(self) -> pd.DataFrame:
         """Fixed effects with SE."""
@@ -634,6 +650,7 @@ def variance(
     by_group=None,
     slope: str | None = None,
     correlated: bool = True,
+    intervals: str | None = None,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
@@ -684,6 +701,10 @@ def variance(
     correlated : bool, default True
         With ``slope``: estimate the intercept-slope correlation, or fix it
         at 0 (``(1 | g) + (0 + x | g)``).
+    intervals : {None, "profile"}
+        ``"profile"``: ``confidence`` intervals for each component's SD,
+        variance, share and ICC by profile likelihood
+        (:func:`vareval.stats.profile_intervals`, as lme4's ``confint``).
 
     Returns
     -------
@@ -691,6 +712,8 @@ def variance(
     """
     fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed or ())
     random = (random,) if isinstance(random, str) else tuple(random or ())
+    if intervals not in (None, "profile"):
+        raise ArgumentError(f"`intervals` must be None or 'profile'; got {intervals!r}.")
     d = design_arrays(
         df,
         metric=metric,
@@ -781,6 +804,14 @@ def variance(
             confidence=confidence,
             method="satterthwaite",
         )
+    ci = None
+    if intervals == "profile":
+        if slope is not None:
+            raise ArgumentError(
+                "`intervals='profile'` is not available with `slope` (random "
+                "slopes); fit without intervals."
+            )
+        ci = profile_intervals(fit, confidence=confidence)
     return VarianceAnalysis(
         fit=fit,
         metric=metric,
@@ -791,6 +822,7 @@ def variance(
         pairs=pairs,
         group_lrt=group_lrt,
         slope=slope,
+        intervals=ci,
     )
 
 

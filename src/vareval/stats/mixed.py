@@ -82,6 +82,93 @@ def single_blas_thread(func):
 
 
 # --------------------------------------------------------------------------
+# the Schur complement's factorisation: dense, or by independent blocks
+
+
+def _independent_blocks(N_rr, N_br):
+    """Level indices of the Schur complement's independent blocks, grouped by size.
+
+    The Schur complement on the smaller factors has the sparsity of
+    ``N_rr + N_br' N_br``. When those levels split into groups that never meet
+    (a factor nested in the largest one, or seeds that share no
+    configuration), it is block-diagonal: returns a list of ``(m, s)`` index
+    arrays, one per block size ``s``; None when there is a single block.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    Nb = sp.csr_matrix(N_br)
+    pattern = sp.csr_matrix(N_rr != 0) + (Nb.T @ Nb)
+    n_comp, label = connected_components(pattern, directed=False)
+    if n_comp == 1:
+        return None
+    order = np.argsort(label, kind="stable")
+    sizes = np.bincount(label, minlength=n_comp)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    blocks = []
+    for size in np.unique(sizes):
+        comps = np.flatnonzero(sizes == size)
+        idx = order[starts[comps][:, None] + np.arange(size)[None, :]]
+        blocks.append(idx)
+    return blocks
+
+
+class _DenseFactor:
+    """Cholesky factor of a dense symmetric positive definite S."""
+
+    def __init__(self, S):
+        self.cS = sla.cho_factor(S, lower=True, check_finite=False)
+        self.logdet = 2.0 * float(np.sum(np.log(np.diag(self.cS[0]))))
+        self._inv = None
+
+    def solve(self, rhs):
+        return sla.cho_solve(self.cS, rhs, check_finite=False)
+
+    def inverse(self):
+        if self._inv is None:
+            self._inv = self.solve(np.eye(self.cS[0].shape[0]))
+        return self._inv
+
+    def rowdot(self, M):
+        """Row sums of ``S^-1 * M`` (elementwise): ``sum_m S^-1[l, m] M[l, m]``."""
+        return np.sum(self.inverse() * M, axis=1)
+
+
+class _BlockFactor:
+    """Inverse of a block-diagonal S, block by block (batched over equal sizes)."""
+
+    def __init__(self, S, blocks):
+        self.blocks = blocks
+        self.r = S.shape[0]
+        self.inv = []
+        logdet = 0.0
+        for idx in blocks:
+            Sb = S[idx[:, :, None], idx[:, None, :]]
+            L = np.linalg.cholesky(Sb)
+            logdet += 2.0 * float(np.sum(np.log(np.diagonal(L, axis1=1, axis2=2))))
+            self.inv.append(np.linalg.inv(Sb))
+        self.logdet = logdet
+
+    def solve(self, rhs):
+        out = np.empty_like(rhs)
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx] = inv @ rhs[idx]
+        return out
+
+    def inverse(self):
+        out = np.zeros((self.r, self.r))
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx[:, :, None], idx[:, None, :]] = inv
+        return out
+
+    def rowdot(self, M):
+        out = np.empty(self.r)
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx] = np.sum(inv * M[idx[:, :, None], idx[:, None, :]], axis=2)
+        return out
+
+
+# --------------------------------------------------------------------------
 # cross-products and the deviance
 
 
@@ -133,6 +220,7 @@ class _Crossprods:
             )
         offs = np.cumsum([0] + [self.q[j] for j in self.rest])
         self.rest_offsets = offs
+        self.blocks = None
         if self.r:
             both = [inside[b] & inside[j] for j in self.rest]
             rws = np.concatenate([groups[b][m] for m in both])
@@ -183,11 +271,34 @@ class _Crossprods:
                     N_rr[offs[i] : offs[i + 1], offs[i2] : offs[i2 + 1]] = tab
                     N_rr[offs[i2] : offs[i2 + 1], offs[i] : offs[i + 1]] = tab.T
             self.N_rr = N_rr
+            self.blocks = _independent_blocks(N_rr, self.N_br)
             self.ZtXy_r = np.vstack([self.ZtXy[j] for j in self.rest])
             # which rest factor each rest level belongs to
             self.rest_block = np.repeat(
                 np.arange(len(self.rest)), [self.q[j] for j in self.rest]
             )
+
+    def factor(self, S):
+        """Factor the Schur complement S (dense, or by its independent blocks)."""
+        try:
+            if self.blocks is None:
+                return _DenseFactor(S)
+            return _BlockFactor(S, self.blocks)
+        except np.linalg.LinAlgError:
+            raise FitError(
+                "the random-effects system is not positive "
+                "definite; the grouping factors are degenerate."
+            ) from None
+
+    def mm(self, A, B):
+        """``A @ B`` for r x r matrices with the Schur complement's block pattern."""
+        if self.blocks is None:
+            return A @ B
+        out = np.zeros((self.r, self.r))
+        for idx in self.blocks:
+            ix = (idx[:, :, None], idx[:, None, :])
+            out[ix] = A[ix] @ B[ix]
+        return out
 
     def _ndn(self, w):
         """N_br' diag(w) N_br as a dense r x r matrix."""
@@ -223,18 +334,12 @@ class _Crossprods:
                 E = self.N_rr - tb * tb * NDN
                 S = lam[:, None] * E * lam[None, :]
                 S[np.diag_indices_from(S)] += 1.0
-                try:
-                    cS = sla.cho_factor(S, lower=True, check_finite=False)
-                except np.linalg.LinAlgError:
-                    raise FitError(
-                        "the random-effects system is not positive "
-                        "definite; the grouping factors are degenerate."
-                    ) from None
-                logdetA += 2.0 * float(np.sum(np.log(np.diag(cS[0]))))
+                cS = self.factor(S)
+                logdetA += cS.logdet
                 V_r = lam[:, None] * self.ZtXy_r
                 t = V_b / d[:, None]
                 rhs = V_r - lam[:, None] * (tb * (self.N_brT @ t))
-                W_r = sla.cho_solve(cS, rhs, check_finite=False)
+                W_r = cS.solve(rhs)
                 W_b = (V_b - tb * (self.N_br @ (lam[:, None] * W_r))) / d[:, None]
                 Q = V_b.T @ W_b + V_r.T @ W_r
             else:
@@ -314,10 +419,9 @@ class _Crossprods:
         dA[b] = 2.0 * tb * float(np.sum(self.n_b / d))
         _terms(b, H_b, tb)
         if self.r:
-            Sinv = sla.cho_solve(cS, np.eye(self.r), check_finite=False)
             F = self._ndn(1.0 / d**2)
-            dA[b] -= 2.0 * tb * float(np.sum(Sinv * (lam[:, None] * F * lam[None, :])))
-            rowtr = np.sum(Sinv * (lam[:, None] * E).T, axis=1)
+            dA[b] -= 2.0 * tb * float(np.sum(cS.rowdot(lam[:, None] * F * lam[None, :])))
+            rowtr = cS.rowdot((lam[:, None] * E).T)
             base_r = np.column_stack([self.ZtXy_r[:, :p], self.ZtXy_r @ coef])
             H_r = base_r - ZZ_r
             for i, j in enumerate(self.rest):

@@ -40,7 +40,7 @@ from vareval.stats.mixed import (
 )
 
 _LOG2PI = np.log(2.0 * np.pi)
-_OPTS = {"ftol": 1e-13, "gtol": 1e-9, "maxiter": 500}
+_OPTS = {"ftol": 1e-12, "gtol": 1e-7, "maxiter": 500}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -115,7 +115,7 @@ class _Profiler:
         self.theta = ml.theta
         self.sigma = ml.sigma
         self.dmin = ml.criterion
-        self.inside = _nesting(st.codes, cp.q)
+        self.codes = st.codes
 
     def dev(self, theta, sigma):
         """ML deviance at (theta, sigma) and its gradient in theta."""
@@ -158,12 +158,15 @@ class _Profiler:
             x0 = np.append(self.theta[free], np.log(self.sigma))
         return self._minimise(fun, x0, [(0.0, None)] * len(free) + [(None, None)])
 
-    def ratio_profile(self, S, s, x0=None):
-        """Min dev (sigma profiled) with sum_{m in S} gamma_m / total = s.
+    def ratio_profile(self, spec, s, x0=None):
+        """Min dev (sigma profiled) with the ratio ``spec`` of variances equal to ``s``.
 
-        ``S`` a set of factor indices; ``S = None`` for the residual's share
-        (``1 / (1 + sum gamma) = s``). ``gamma = theta^2``.
+        ``spec = (S, w)``: the ratio ``sum_{m in S} gamma_m / (1 + w'gamma)``
+        (``S = None``: ``1 / (1 + w'gamma)``, the residual's share), with
+        ``gamma = theta^2``. The free parameters are the other factors'
+        ``theta`` and the split of the constrained total among ``S``.
         """
+        S, w = spec
         k = self.k
         inS = np.zeros(k, bool)
         if S is None:
@@ -172,15 +175,17 @@ class _Profiler:
             inS[list(S)] = True
         out = np.flatnonzero(~inS)
         ins = np.flatnonzero(inS)
+        # the constraint is linear in gamma: sum_S gamma_m c_m = t
+        c = w[ins] if S is None else 1.0 - s * w[ins]
 
         def theta_of(x):
             th = np.empty(k)
             th[out] = x[: out.size]
             v = x[out.size :]
-            w = v / v.sum() if v.sum() > 0 else np.full(v.size, 1.0 / v.size)
-            rest = float(np.sum(th[out] ** 2))
-            t = (1.0 - s) / s if S is None else s * (1.0 + rest) / (1.0 - s)
-            th[ins] = np.sqrt(t * w)
+            v = v / v.sum() if v.sum() > 0 else np.full(v.size, 1.0 / v.size)
+            rest = float(w[out] @ th[out] ** 2)
+            t = (1.0 - s) / s if S is None else s * (1.0 + rest)
+            th[ins] = np.sqrt(t * v / c)
             return th
 
         def fun(x):
@@ -190,14 +195,44 @@ class _Profiler:
                 return self.dmin + 1e6
 
         if x0 is None:
-            g = self.theta[ins] ** 2
-            w0 = g / g.sum() if g.sum() > 0 else np.full(ins.size, 1.0 / ins.size)
-            x0 = np.append(self.theta[out], np.clip(w0, 0.05, 1.0))
+            g = self.theta[ins] ** 2 * c
+            v0 = g / g.sum() if g.sum() > 0 else np.full(ins.size, 1.0 / ins.size)
+            x0 = np.append(self.theta[out], np.clip(v0, 0.05, 1.0))
         bounds = [(0.0, None)] * out.size + [(0.0, 1.0)] * ins.size
-        if x0.size == 0:
-            return float(fun(x0)), x0
+        if ins.size == 1:  # nothing to split
+            x0, bounds = x0[: out.size], bounds[: out.size]
+            x0 = np.append(x0, 1.0)
+            bounds.append((1.0, 1.0))
         res = sopt.minimize(fun, x0, method="L-BFGS-B", bounds=bounds, options=_OPTS)
         return float(res.fun), res.x
+
+
+def _ratio_specs(codes, n_levels):
+    """The share and ICC of each factor and the residual's share, as ratio specs.
+
+    A spec ``(S, w)`` is the ratio ``sum_{m in S} gamma_m / (1 + w'gamma)`` in
+    the relative variances ``gamma = theta^2``: the total is that of an
+    observation the component applies to (``w_m`` the share of those
+    observations that factor ``m`` covers: 1 unless a variance is given per
+    level of a fixed factor), as :class:`MixedModelFit` defines shares.
+    Returns ``(shares, iccs, residual)``.
+    """
+    k = len(codes)
+    cover = np.array([g >= 0 for g in codes], dtype=float)
+    inside = _nesting(codes, n_levels)
+    shares, iccs = [], []
+    for j in range(k):
+        w = cover[:, cover[j] > 0].mean(axis=1)
+        shares.append(([j], w))
+        iccs.append(([j] + [m for m in range(k) if inside[j, m]], w))
+    return shares, iccs, (None, cover.mean(axis=1))
+
+
+def ratio_value(spec, gamma):
+    """The ratio ``spec`` at relative variances ``gamma`` (shape (..., k))."""
+    S, w = spec
+    num = 1.0 if S is None else np.sum(gamma[..., S], axis=-1)
+    return num / (1.0 + gamma @ w)
 
 
 def _interval(zeta, est, lo_bound, hi_bound, grow):
@@ -207,7 +242,7 @@ def _interval(zeta, est, lo_bound, hi_bound, grow):
     if zeta(lo_bound) <= 0:
         ends.append(lo_bound)
     else:
-        ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-12, rtol=1e-10))
+        ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-300, rtol=1e-8))
     # upper end: grow until zeta > 0
     hi = est
     for _ in range(80):
@@ -220,15 +255,8 @@ def _interval(zeta, est, lo_bound, hi_bound, grow):
         ends.append(hi_bound)
     else:
         lo = est if grow(est) >= hi else est
-        ends.append(sopt.brentq(zeta, lo, hi, xtol=1e-12, rtol=1e-10))
+        ends.append(sopt.brentq(zeta, lo, hi, xtol=1e-300, rtol=1e-8))
     return ends
-
-
-def _ratio_sets(k, inside):
-    """For each factor: the indices in its share (itself) and ICC (with outers)."""
-    return [
-        ([j], [j] + [m for m in range(k) if inside[j, m]]) for j in range(k)
-    ]
 
 
 @single_blas_thread
@@ -280,27 +308,26 @@ def profile_intervals(
             zeta, est, lo_bound, np.inf, lambda v: 2.0 * v if v > 0 else sd_ml[k]
         )
     gam = pr.theta**2
-    total = 1.0 + gam.sum()
 
-    def ratio_interval(S):
-        est = (1.0 / total) if S is None else gam[S].sum() / total
-        est = min(max(est, 1e-12), 1.0 - 1e-12)
+    def ratio_interval(spec):
+        est = min(max(float(ratio_value(spec, gam)), 1e-12), 1.0 - 1e-12)
 
         def zeta(s):
             s = min(max(s, 1e-15), 1.0 - 1e-15)
-            return pr.ratio_profile(S, s)[0] - pr.dmin - cut
+            return pr.ratio_profile(spec, s)[0] - pr.dmin - cut
 
         return _interval(zeta, est, 0.0, 1.0, lambda v: 1.0 - (1.0 - v) / 4.0)
 
+    shares, iccs, residual = _ratio_specs(pr.codes, pr.cp.q)
     share_lo, share_hi = np.empty(k + 1), np.empty(k + 1)
     icc_lo, icc_hi = np.full(k + 1, np.nan), np.full(k + 1, np.nan)
-    for j, (share_set, icc_set) in enumerate(_ratio_sets(k, pr.inside)):
-        share_lo[j], share_hi[j] = ratio_interval(share_set)
-        if len(icc_set) == 1:
+    for j in range(k):
+        share_lo[j], share_hi[j] = ratio_interval(shares[j])
+        if len(iccs[j][0]) == 1:
             icc_lo[j], icc_hi[j] = share_lo[j], share_hi[j]
         else:
-            icc_lo[j], icc_hi[j] = ratio_interval(icc_set)
-    share_lo[k], share_hi[k] = ratio_interval(None)
+            icc_lo[j], icc_hi[j] = ratio_interval(iccs[j])
+    share_lo[k], share_hi[k] = ratio_interval(residual)
     return VarianceIntervals(
         components=fit.components,
         sd=fit.sd,

@@ -512,7 +512,7 @@ class _Schur:
             lr = self.lam_r
             S = lr[:, None] * (cp.N_rr - self.tb**2 * cp._ndn(1.0 / self.d)) * lr
             S[np.diag_indices_from(S)] += 1.0
-            self.cS = sla.cho_factor(S, lower=True, check_finite=False)
+            self.cS = cp.factor(S)
 
     def solve(self, rhs):
         """``A^-1 rhs`` for a (q, m) array."""
@@ -521,9 +521,7 @@ class _Schur:
         if not self.r:
             return t
         lr = self.lam_r[:, None]
-        w_r = sla.cho_solve(
-            self.cS, rhs[qb:] - self.tb * lr * (cp.N_brT @ t), check_finite=False
-        )
+        w_r = self.cS.solve(rhs[qb:] - self.tb * lr * (cp.N_brT @ t))
         w_b = (rhs[:qb] - self.tb * (cp.N_br @ (lr * w_r))) / self.d[:, None]
         return np.vstack([w_b, w_r])
 
@@ -536,58 +534,53 @@ class _Schur:
         out_b = out_b + cp.N_br @ a[qb:]
         return np.vstack([out_b, cp.N_brT @ a[:qb] + cp.N_rr @ a[qb:]])
 
-    def traces(self, n, s2, chunk_entries=4_000_000):
+    def traces(self, n, s2):
         """``tr(S G_i S G_j)`` for ``G = (Z_1 Z_1', ..., Z_k Z_k', I)``, ``S = Sigma^-1``.
 
-        ``Z_i' S Z_j`` is formed only for the smaller factors (r columns, in
-        chunks); the largest factor's terms come from the Schur pieces.
+        Everything is an r x r matrix over the smaller factors' levels, by
+        Woodbury on ``V = V_b + Z_r Lambda_r^2 Z_r'`` with ``V_b = I + theta_b^2
+        Z_b Z_b'`` (whose inverse is diagonal in the largest factor's levels).
         """
         cp, qb, r, k = self.cp, self.qb, self.r, self.cp.k
         b = cp.big
-        lam = self.lam
-        q = qb + r
-        u = cp.n_b / self.d
+        tb2 = self.tb**2
+        d = self.d
+        u = cp.n_b / d
         out = np.zeros((k + 1, k + 1))
-        P = sla.cho_solve(self.cS, np.eye(r), check_finite=False) if r else None
         if r:
-            lr = self.lam_r
-            G2 = lr[:, None] * cp._ndn(1.0 / self.d**2) * lr
-            G3 = lr[:, None] * cp._ndn(1.0 / self.d**3) * lr
-            Gu = lr[:, None] * cp._ndn(u / self.d**2) * lr
-            PG2 = P @ G2
+            mm, lr = cp.mm, self.lam_r
+            P = self.cS.inverse()
+            G2 = lr[:, None] * cp._ndn(1.0 / d**2) * lr
+            G3 = lr[:, None] * cp._ndn(1.0 / d**3) * lr
+            Gu = lr[:, None] * cp._ndn(u / d**2) * lr
+            PG2 = mm(P, G2)
             tPG2sq = float(np.sum(PG2 * PG2.T))
             tPGu = float(np.sum(P * Gu))
             tPG3 = float(np.sum(P * G3))
-            tP2G2 = float(np.sum((P @ P) * G2))
+            tP2G2 = float(np.sum(mm(P, P) * G2))
         else:
             tPG2sq = tPGu = tPG3 = tP2G2 = 0.0
-        tb2 = self.tb**2
         # Z_b'S Z_b = (diag(u) - V P V') / s2 with V = D^-1 N_br Lambda_r
         out[b, b] = float(np.sum(u * u)) - 2.0 * tPGu + tPG2sq
-        out[b, k] = float(np.sum(u / self.d)) - tPG3 + tb2 * (tPGu - tPG2sq) - tP2G2
+        out[b, k] = float(np.sum(u / d)) - tPG3 + tb2 * (tPGu - tPG2sq) - tP2G2
         normR2 = (
-            float(np.sum(1.0 / self.d**2))
+            float(np.sum(1.0 / d**2))
             + 2.0 * tb2 * tPG3
             + tb2 * tb2 * tPG2sq
             + 2.0 * tb2 * tP2G2
             + (float(np.sum(P * P)) if r else 0.0)
         )
-        out[k, k] = n - q + normR2
+        out[k, k] = n - (qb + r) + normR2
         if r:
-            # Z' S Z_r = Z'Z C with S Z_r = Z C, C = E_r - Lambda A^-1 Lambda Z'Z_r
-            M_rr = np.empty((r, r))
-            sq_br = np.zeros(r)
-            diag = np.zeros(r)
-            step = max(1, chunk_entries // q)
-            for c0 in range(0, r, step):
-                cols = slice(c0, min(r, c0 + step))
-                E = np.zeros((q, cols.stop - c0))
-                E[qb + np.arange(c0, cols.stop), np.arange(cols.stop - c0)] = 1.0
-                C = E - lam[:, None] * self.solve(lam[:, None] * self.nmul(E))
-                NC = self.nmul(C)
-                M_rr[:, cols] = NC[qb:]
-                sq_br[cols] = np.sum(NC[:qb] ** 2, axis=0)
-                diag[cols] = np.sum(C * NC, axis=0)
+            # E = Z_r'V_b^-1 Z_r; V^-1 Z_r = V_b^-1 Z_r T with T = I - L P L E
+            E = cp.N_rr - tb2 * cp._ndn(1.0 / d)
+            T = np.eye(r) - mm(lr[:, None] * P * lr, E)
+            M_rr = mm(E, T)  # Z_r' V^-1 Z_r
+            # Z_b'V^-1 Z_r = D^-1 N_br T: squared column norms
+            sq_br = np.sum(T * mm(cp._ndn(1.0 / d**2), T), axis=0)
+            # Z_r'V^-2 Z_r = T' (Z_r'V_b^-2 Z_r) T
+            K2 = cp.N_rr - cp._ndn(2.0 * tb2 / d - tb2 * tb2 * cp.n_b / d**2)
+            diag = np.sum(T * mm(K2, T), axis=0)
             for i, j in enumerate(cp.rest):
                 si = slice(cp.rest_offsets[i], cp.rest_offsets[i + 1])
                 out[b, j] = out[j, b] = float(np.sum(sq_br[si]))
