@@ -208,3 +208,19 @@ def test_slope_needs_one_random_factor():
     d = pd.read_csv(DATA / "sleepstudy.csv").assign(batch=lambda x: x["Days"] % 2)
     with pytest.raises(ArgumentError, match="exactly one random factor"):
         variance(d, metric="Reaction", fixed=[], random=["Subject", "batch"], slope="Days")
+
+
+def test_slope_with_a_fixed_factor_type_iii(sleep_ref):
+    """A between-subject factor beside the slope: lmerTest's type III tests."""
+    d = pd.read_csv(DATA / "sleepstudy.csv")
+    subjects = sorted(d["Subject"].astype(str).unique())
+    d["group"] = ["a" if subjects.index(str(s)) < 9 else "b" for s in d["Subject"]]
+    a = variance(d, metric="Reaction", fixed=["group"], random=["Subject"], slope="Days")
+    for method, tag in (("satterthwaite", "sat"), ("kenward-roger", "kr")):
+        tests = {t.term: t for t in a.f_tests[method]}
+        assert set(tests) == {"group", "Days"}
+        for term, t in tests.items():
+            assert t.statistic == pytest.approx(
+                sleep_ref["group_reml", f"{tag}_F", term], rel=5e-5
+            )
+            assert t.ddf == pytest.approx(sleep_ref["group_reml", f"{tag}_ddf", term], rel=2e-5)

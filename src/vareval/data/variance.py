@@ -766,7 +766,7 @@ def variance(
         for term, L in d.hyp.items():
             if L.shape[0]:  # nothing estimable is left of a term: no test
                 out.append(f_test(fit, L, method=method, term=term, _cache=cache))
-        if d.cell_means.shape[0] > 1 and len(d.hyp) > 1:
+        if d.cell_means.shape[0] > 1 and len(set(d.hyp) - {slope}) > 1:
             M = d.cell_means
             L_all = M[1:] - M[0]
             out.append(

@@ -43,4 +43,16 @@ for (nm in names(forms)) {
 m0 <- lmer(Reaction ~ Days + (1 | Subject), d)
 add("corr_reml", "lrt", "Days", REMLcrit(m0) - REMLcrit(lmer(forms$corr, d)))
 add("uncorr_reml", "lrt", "Days", REMLcrit(m0) - REMLcrit(lmer(forms$uncorr, d)))
+# a between-subject factor beside the slope: the first nine subjects (in
+# sorted order) form group "a"; type III tests as lmerTest's anova()
+d$group <- ifelse(as.integer(d$Subject) <= 9, "a", "b")
+m <- lmer(Reaction ~ group + Days + (Days | Subject), d)
+a <- anova(m)
+for (t in rownames(a)) {
+  add("group_reml", "sat_F", t, a[t, "F value"]); add("group_reml", "sat_ddf", t, a[t, "DenDF"])
+}
+k <- anova(m, ddf = "Kenward-Roger")
+for (t in rownames(k)) {
+  add("group_reml", "kr_F", t, k[t, "F value"]); add("group_reml", "kr_ddf", t, k[t, "DenDF"])
+}
 write.csv(out, file.path(here, "sleepstudy_ref.csv"), row.names = FALSE)
