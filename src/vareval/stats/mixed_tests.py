@@ -645,7 +645,6 @@ class _KenwardRoger:
         ZSX = zt(a0, c0)  # Z' S X
         Phi = np.linalg.inv(ZtX.T @ a0 + XtX @ c0)
         Phi = 0.5 * (Phi + Phi.T)
-        ng = k + 1
         # P_i = -X' S G_i S X, Q_ij = X' S G_i S G_j S X, Ktr_ij = tr(S G_i S G_j)
         P = [-(ZSX[sl[j]].T @ ZSX[sl[j]]) for j in range(k)]
         P.append(-inner(a0, c0, a0, c0))
@@ -662,7 +661,11 @@ class _KenwardRoger:
                 Q[i, j] = ZSX[sl[i]].T @ ZSZO[j][sl[i]]
             Q[i, k] = ZSX[sl[i]].T @ ZSSX[sl[i]]
         Q[k, k] = inner(a0, c0, a1, c1)
-        Ktr = sy.traces(n, s2e)
+        self._adjusted(Phi, P, Q, sy.traces(n, s2e))
+
+    def _adjusted(self, Phi, P, Q, Ktr):
+        """Phi_A = Phi + 2 Phi U Phi and W from P_i, Q_ij and tr(S G_i S G_j)."""
+        ng = len(P)
         IE2 = np.empty((ng, ng))
         for i in range(ng):
             PhiPi = Phi @ P[i]
@@ -674,7 +677,7 @@ class _KenwardRoger:
                 )
         condi = float(np.min(np.abs(np.linalg.eigvalsh(IE2))))
         W = 2.0 * (np.linalg.inv(IE2) if condi > 1e-10 else np.linalg.pinv(IE2))
-        U = np.zeros((p, p))
+        U = np.zeros_like(Phi)
         for i in range(ng - 1):
             for j in range(i + 1, ng):
                 U += W[i, j] * (Q[i, j] - P[i] @ Phi @ P[j])
@@ -749,31 +752,9 @@ class _DenseKenwardRoger(_KenwardRoger):
         P = [-(o.T @ Si @ X) for o in O]
         ng = len(G)
         Q = {(i, j): O[i].T @ Si @ O[j] for i in range(ng) for j in range(ng)}
-        IE2 = np.array(
-            [
-                [
-                    np.sum(H[i].T * H[j])
-                    - 2 * np.sum(Phi * Q[i, j])
-                    + np.sum((Phi @ P[i]) * (P[j] @ Phi))
-                    for j in range(ng)
-                ]
-                for i in range(ng)
-            ]
-        )
-        condi = float(np.min(np.abs(np.linalg.eigvalsh(IE2))))
-        W = 2.0 * (np.linalg.inv(IE2) if condi > 1e-10 else np.linalg.pinv(IE2))
-        U = np.zeros_like(Phi)
-        for i in range(ng - 1):
-            for j in range(i + 1, ng):
-                U += W[i, j] * (Q[i, j] - P[i] @ Phi @ P[j])
-        U = U + U.T
-        for i in range(ng):
-            U += W[i, i] * (Q[i, i] - P[i] @ Phi @ P[i])
+        Ktr = np.array([[np.sum(H[i].T * H[j]) for j in range(ng)] for i in range(ng)])
         self.coef = fit.coef
-        self.Phi = Phi
-        self.PhiA = Phi + 2.0 * Phi @ U @ Phi
-        self.P = P
-        self.W = W
+        self._adjusted(Phi, P, Q, Ktr)
 
 
 
