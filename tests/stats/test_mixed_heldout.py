@@ -134,3 +134,15 @@ def test_missing_cell_against_lme4_and_lmertest():
         assert t.ddf == pytest.approx(ref["sat_ddf", t.term], rel=1e-5)
     # the five observed cells' means are all estimable and compared
     assert len(a.pairs.labels) == 10
+
+
+def test_no_lrt_from_a_fit_that_did_not_converge():
+    from vareval.stats import fit_mixed, random_effect_lrt
+
+    d = pd.read_csv(DATA / "Dyestuff.csv")
+    codes = pd.factorize(d["Batch"], sort=True)[0]
+    fit = fit_mixed(d["Yield"], np.ones((len(d), 1)), [codes], group_names=["Batch"])
+    object.__setattr__(fit, "converged", False)  # as if the optimiser had failed
+    with pytest.warns(VarevalWarning, match="no likelihood-ratio test for 'Batch'"):
+        (t,) = random_effect_lrt(fit)
+    assert np.isnan(t.statistic) and np.isnan(t.pvalue)
