@@ -51,9 +51,10 @@ def test_by_group_against_lme4(by_group):
     lrt = {t.term: t.statistic for t in by_group.lrt}
     for m in ("forest", "mlp", "svc"):
         assert lrt[f"config[{m}]"] == pytest.approx(ref["lrt", f"config[{m}]"], abs=1e-5)
-    (sat,) = by_group.f_tests["satterthwaite"]
-    assert sat.statistic == pytest.approx(ref["sat_F", "model"], rel=1e-4)
-    assert sat.ddf == pytest.approx(ref["sat_ddf", "model"], rel=1e-4)
+    for method, tag in (("satterthwaite", "sat"), ("kenward-roger", "kr")):
+        (t,) = by_group.f_tests[method]
+        assert t.statistic == pytest.approx(ref[f"{tag}_F", "model"], rel=1e-4)
+        assert t.ddf == pytest.approx(ref[f"{tag}_ddf", "model"], rel=1e-4)
 
 
 def test_one_group_equals_the_common_model(store):
