@@ -94,6 +94,26 @@ def test_api_warnings_reach_the_command_line(tmp_path):
     assert "warning: fixed-effect column(s) model[mC]:optimizer[sgd]" in res.stderr
 
 
+def test_by_group_and_slope_options():
+    lme4 = DATA.parent
+    res = CliRunner().invoke(
+        main,
+        ["variance", str(lme4 / "by_group_store.csv"), "--metric", "y",
+         "--fixed", "model", "--by-group", "config=model"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "config[svc]" in res.output and "config: one variance" in res.output
+    res = CliRunner().invoke(
+        main,
+        ["variance", str(lme4 / "sleepstudy.csv"), "--metric", "Reaction",
+         "--fixed", "", "--random", "Subject", "--slope", "Days", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["components"][1]["component"] == "Days|Subject"
+    assert out["criterion"] == pytest.approx(1743.628272, abs=1e-5)
+
+
 def test_intervals_flag_prints_profile_intervals():
     data = Path(__file__).parents[1] / "data" / "lme4" / "decovac_small_unbal.csv"
     res = CliRunner().invoke(

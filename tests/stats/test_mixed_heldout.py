@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vareval.data.variance import variance
+from vareval.data.variance import design_arrays, variance
 from vareval.errors import VarevalWarning
+from vareval.stats import f_test, fit_mixed, pairwise, random_effect_lrt
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lme4"
 RAGGED = 36  # first design with a different number of seeds per experiment
@@ -51,8 +52,11 @@ def _analyse(d, reml):
 def test_fit_and_lrt_against_lme4(designs, ref, reml):
     tag = "reml" if reml else "ml"
     for k, d in designs.items():
-        a = _analyse(d, reml)
-        f = a.fit
+        x = design_arrays(d, metric="y", fixed=["experiment"], random=["seed", "config"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VarevalWarning)
+            f = fit_mixed(x.y, x.X, x.groups, group_names=x.group_names, reml=reml)
+            lrt = random_effect_lrt(f)
         assert f.converged
         crit = ref[k, f"crit_{tag}", ""]
         # never worse than lme4's optimum; at most 1e-7 deviance units better
@@ -64,7 +68,7 @@ def test_fit_and_lrt_against_lme4(designs, ref, reml):
             # SDs to 1e-3 of the residual SD: lme4's bobyqa stops ~1e-6 in theta
             # from the optimum, where the deviance is flat
             assert sd[comp] == pytest.approx(ref[k, f"sd_{tag}", comp], abs=1e-3 * unit)
-        for t in a.lrt:
+        for t in lrt:
             # the warm-started refit once stalled here, 1.6-15 LRT units too large
             assert t.statistic == pytest.approx(ref[k, f"lrt_{tag}", t.term], abs=1e-5)
         zero = f.theta == 0
@@ -74,8 +78,13 @@ def test_fit_and_lrt_against_lme4(designs, ref, reml):
 
 def test_satterthwaite_against_lmertest(designs, ref):
     for k, d in designs.items():
-        a = _analyse(d, True)
-        (t,) = a.f_tests["satterthwaite"]
+        x = design_arrays(d, metric="y", fixed=["experiment"], random=["seed", "config"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VarevalWarning)
+            fit = fit_mixed(x.y, x.X, x.groups, group_names=x.group_names)
+            cache = {}
+            t = f_test(fit, x.hyp["experiment"], _cache=cache)
+            p = pairwise(fit, x.cell_means, labels=x.cell_labels, _cache=cache)
         # lmerTest's anova() basis for one term (type I, Doolittle)
         assert t.ndf == ref[k, "sat_ndf", "experiment"]
         assert t.statistic == pytest.approx(ref[k, "sat_F", "experiment"], rel=1e-4)
@@ -83,7 +92,6 @@ def test_satterthwaite_against_lmertest(designs, ref):
         # was off by up to 2e-3 there); elsewhere lme4's optimum is ~1e-5 off
         rel = 1e-6 if k >= RAGGED else 1e-4
         assert t.ddf == pytest.approx(ref[k, "sat_ddf", "experiment"], rel=rel), k
-        p = a.pairs
         for lab, est, se, df in zip(p.labels, p.estimate, p.se, p.df, strict=True):
             se_r = ref[k, "pair_se", lab]
             # to 1e-3 SE: lme4's theta is ~1e-6 from the optimum
@@ -134,3 +142,13 @@ def test_missing_cell_against_lme4_and_lmertest():
         assert t.ddf == pytest.approx(ref["sat_ddf", t.term], rel=1e-5)
     # the five observed cells' means are all estimable and compared
     assert len(a.pairs.labels) == 10
+
+
+def test_no_lrt_from_a_fit_that_did_not_converge():
+    d = pd.read_csv(DATA / "Dyestuff.csv")
+    codes = pd.factorize(d["Batch"], sort=True)[0]
+    fit = fit_mixed(d["Yield"], np.ones((len(d), 1)), [codes], group_names=["Batch"])
+    object.__setattr__(fit, "converged", False)  # as if the optimiser had failed
+    with pytest.warns(VarevalWarning, match="no likelihood-ratio test for 'Batch'"):
+        (t,) = random_effect_lrt(fit)
+    assert np.isnan(t.statistic) and np.isnan(t.pvalue)

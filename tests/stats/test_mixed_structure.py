@@ -51,9 +51,10 @@ def test_by_group_against_lme4(by_group):
     lrt = {t.term: t.statistic for t in by_group.lrt}
     for m in ("forest", "mlp", "svc"):
         assert lrt[f"config[{m}]"] == pytest.approx(ref["lrt", f"config[{m}]"], abs=1e-5)
-    (sat,) = by_group.f_tests["satterthwaite"]
-    assert sat.statistic == pytest.approx(ref["sat_F", "model"], rel=1e-4)
-    assert sat.ddf == pytest.approx(ref["sat_ddf", "model"], rel=1e-4)
+    for method, tag in (("satterthwaite", "sat"), ("kenward-roger", "kr")):
+        (t,) = by_group.f_tests[method]
+        assert t.statistic == pytest.approx(ref[f"{tag}_F", "model"], rel=1e-4)
+        assert t.ddf == pytest.approx(ref[f"{tag}_ddf", "model"], rel=1e-4)
 
 
 def test_one_group_equals_the_common_model(store):
@@ -127,3 +128,100 @@ def test_by_group_needs_two_levels_per_group(store):
     with pytest.raises(DataError, match="'config' has 1 level.*'svc'"):
         variance(one, metric="y", fixed=["model"], random=["seed", "config"],
                  by_group="config=model")  # fmt: skip
+
+
+# --------------------------------------------------------------------------
+# random slopes: sleepstudy against lme4/lmerTest/pbkrtest
+# (tests/data/lme4/sleepstudy.R; published: Bates et al. 2015, section 2)
+
+
+@pytest.fixture(scope="module")
+def sleep_ref():
+    r = pd.read_csv(DATA / "sleepstudy_ref.csv", keep_default_na=False)
+    return {(f, q, t): v for f, q, t, v in r.itertuples(index=False)}
+
+
+def _sleep(correlated, reml):
+    d = pd.read_csv(DATA / "sleepstudy.csv")
+    return variance(d, metric="Reaction", fixed=[], random=["Subject"], slope="Days",
+                    correlated=correlated, reml=reml)  # fmt: skip
+
+
+@pytest.mark.parametrize("correlated", [True, False], ids=["corr", "uncorr"])
+@pytest.mark.parametrize("reml", [True, False], ids=["REML", "ML"])
+def test_sleepstudy_against_lme4(sleep_ref, correlated, reml):
+    tag = ("corr" if correlated else "uncorr") + ("_reml" if reml else "_ml")
+    a = _sleep(correlated, reml)
+    f = a.fit
+    crit = sleep_ref[tag, "crit", ""]
+    # vareval's optimum is 1.5e-9 (ML correlated: 2.6e-8) deviance units below
+    # lme4's (bobyqa stops ~1e-5 from it in theta), so the SDs agree to 5
+    # significant figures
+    assert -1e-7 < f.criterion - crit < 1e-9
+    v = [sleep_ref[tag, "variance", t] for t in ("(Intercept)", "Days", "Residual")]
+    np.testing.assert_allclose(f.sd, np.sqrt(v), rtol=5e-5)
+    np.testing.assert_allclose(
+        f.coef, [sleep_ref[tag, "coef", t] for t in ("(Intercept)", "Days")], rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        f.se, [sleep_ref[tag, "se", t] for t in ("(Intercept)", "Days")], rtol=5e-5
+    )
+    if correlated:
+        assert f.correlations[0][2] == pytest.approx(sleep_ref[tag, "corr", ""], rel=5e-5)
+    # at lme4's own theta, vareval's criterion equals lme4's to 1e-10
+    theta = [sleep_ref[tag, "theta", str(i)] for i in range(1, len(f.theta) + 1)]
+    dev = f._state.cp.evaluate(theta, reml)["dev"]
+    assert dev == pytest.approx(crit, rel=1e-12)
+    if reml:
+        (lrt,) = a.lrt
+        assert lrt.df == (2 if correlated else 1)
+        assert lrt.statistic == pytest.approx(sleep_ref[tag, "lrt", "Days"], abs=1e-6)
+
+
+@pytest.mark.parametrize("correlated", [True, False], ids=["corr", "uncorr"])
+def test_sleepstudy_satterthwaite_and_kenward_roger(sleep_ref, correlated):
+    from vareval.stats import contrast
+
+    tag = "corr_reml" if correlated else "uncorr_reml"
+    a = _sleep(correlated, True)
+    names = ("(Intercept)", "Days")
+    sat = contrast(a.fit, np.eye(2))
+    np.testing.assert_allclose(sat.df, [sleep_ref[tag, "sat_df", t] for t in names], rtol=2e-5)
+    kr = contrast(a.fit, np.eye(2), method="kenward-roger")
+    np.testing.assert_allclose(kr.df, [sleep_ref[tag, "kr_df", t] for t in names], rtol=1e-5)
+    np.testing.assert_allclose(kr.se, [sleep_ref[tag, "kr_se", t] for t in names], rtol=5e-5)
+    (f_sat,) = a.f_tests["satterthwaite"]
+    assert f_sat.statistic == pytest.approx(sleep_ref[tag, "sat_F", "Days"], rel=5e-5)
+    assert f_sat.ddf == pytest.approx(sleep_ref[tag, "sat_ddf", "Days"], rel=2e-5)
+
+
+def test_slope_df_invariant_to_units_of_y():
+    d = pd.read_csv(DATA / "sleepstudy.csv")
+    base = _sleep(True, True)
+    for e in (-8, -3, 4, 8):
+        a = variance(d.assign(Reaction=d["Reaction"] * 10.0**e), metric="Reaction",
+                     fixed=[], random=["Subject"], slope="Days")  # fmt: skip
+        for m in ("satterthwaite", "kenward-roger"):
+            assert a.f_tests[m][0].ddf == pytest.approx(base.f_tests[m][0].ddf, rel=1e-5)
+
+
+def test_slope_needs_one_random_factor():
+    d = pd.read_csv(DATA / "sleepstudy.csv").assign(batch=lambda x: x["Days"] % 2)
+    with pytest.raises(ArgumentError, match="exactly one random factor"):
+        variance(d, metric="Reaction", fixed=[], random=["Subject", "batch"], slope="Days")
+
+
+def test_slope_with_a_fixed_factor_type_iii(sleep_ref):
+    """A between-subject factor beside the slope: lmerTest's type III tests."""
+    d = pd.read_csv(DATA / "sleepstudy.csv")
+    subjects = sorted(d["Subject"].astype(str).unique())
+    d["group"] = ["a" if subjects.index(str(s)) < 9 else "b" for s in d["Subject"]]
+    a = variance(d, metric="Reaction", fixed=["group"], random=["Subject"], slope="Days")
+    for method, tag in (("satterthwaite", "sat"), ("kenward-roger", "kr")):
+        tests = {t.term: t for t in a.f_tests[method]}
+        assert set(tests) == {"group", "Days"}
+        for term, t in tests.items():
+            assert t.statistic == pytest.approx(
+                sleep_ref["group_reml", f"{tag}_F", term], rel=5e-5
+            )
+            assert t.ddf == pytest.approx(sleep_ref["group_reml", f"{tag}_ddf", term], rel=2e-5)

@@ -81,7 +81,8 @@ def render(a, alpha: float = 0.05) -> str:
     crit = "REML criterion" if f.reml else "deviance (ML)"
     lines = [
         f"Linear mixed model for {a.metric!r}: fixed {', '.join(a.fixed) or '(none)'}; "
-        f"random intercepts {', '.join(a.random)}; {f.n_obs} rows; "
+        f"{'random intercept and slope' if a.slope else 'random intercepts'} "
+        f"{', '.join(a.random)}; {f.n_obs} rows; "
         f"{'REML' if f.reml else 'ML'}",
         f"{crit} {f.criterion:.4f}   logLik {f.loglik:.3f}   AIC {f.aic:.2f}   "
         f"BIC {f.bic:.2f}",
@@ -95,8 +96,8 @@ def render(a, alpha: float = 0.05) -> str:
             lev,
             _fmt(v, ".4g"),
             _fmt(s, ".4g"),
-            f"{sh:.1%}",
-            "-" if i == len(f.components) - 1 else f"{icc:.3f}",
+            "-" if sh != sh else f"{sh:.1%}",
+            "-" if icc != icc else f"{icc:.3f}",
         )
         for i, (c, lev, v, s, sh, icc) in enumerate(
             zip(
@@ -113,6 +114,8 @@ def render(a, alpha: float = 0.05) -> str:
     lines.append(
         _table(["component", "levels", "variance", "sd", "share", "icc"], rows)
     )
+    for g1, g2, r in f.correlations:
+        lines.append(f"correlation of {g1} and {g2}: {r:.4f}")
     if a.intervals is not None:
         lines += ["", _intervals_table(a.intervals)]
     lines += [
@@ -124,7 +127,7 @@ def render(a, alpha: float = 0.05) -> str:
         (t.term, f"{t.statistic:.3f}", t.df, _p(t.pvalue), _p(t.pvalue_naive))
         for t in a.lrt
     ]
-    head = ["term", "LRT", "df", "p (boundary)", "p (naive chi2_1)"]
+    head = ["term", "LRT", "df", "p (boundary)", "p (naive chi2_df)"]
     if a.pb_lrt:
         boot = {t.term: t for t in a.pb_lrt}
         rows = [(*r, _p(boot[r[0]].pvalue)) for r in rows]
@@ -139,6 +142,10 @@ def render(a, alpha: float = 0.05) -> str:
             f"  -> {t.term}: {verdict} between levels "
             f"(SD {t.variance**0.5:.3g}, {_peq(t.pvalue)})."
         )
+    if a.group_lrt:
+        lines += ["", "Is the variance the same in every group? (LRT against one common variance)"]
+        rows = [(t.term, f"{t.statistic:.3f}", t.df, _p(t.pvalue)) for t in a.group_lrt]
+        lines.append(_table(["test", "LRT", "df", "p (chi2_df)"], rows))
     lines += ["", "H3: do the fixed effects differ? (type III F tests)"]
     rows = []
     for method, tests in a.f_tests.items():
@@ -156,9 +163,14 @@ def render(a, alpha: float = 0.05) -> str:
     lines.append(_table(["term", "ddf method", "F", "ndf", "ddf", "p"], rows))
     method = "kenward-roger"
     for t in a.f_tests[method]:
-        verdict = "differ significantly" if t.pvalue < alpha else "do not differ"
+        sig = t.pvalue < alpha
+        if t.term == a.slope:
+            verdict = "the mean slope " + ("differs" if sig else "does not differ")
+            verdict += " significantly from 0" if sig else " from 0"
+        else:
+            verdict = "levels " + ("differ significantly" if sig else "do not differ")
         lines.append(
-            f"  -> {t.term}: levels {verdict} "
+            f"  -> {t.term}: {verdict} "
             f"({method.title()} F({t.ndf:g}, {t.ddf:.1f}) = "
             f"{t.statistic:.3g}, {_peq(t.pvalue)})."
         )
@@ -209,7 +221,8 @@ def render(a, alpha: float = 0.05) -> str:
     "--fixed",
     default="experiment",
     show_default=True,
-    help="Fixed factor column(s), comma-separated (e.g. model,optimizer).",
+    help="Fixed factor column(s), comma-separated (e.g. model,optimizer); "
+    "'' for none.",
 )
 @click.option(
     "--random",
@@ -229,6 +242,24 @@ def render(a, alpha: float = 0.05) -> str:
     "--no-interaction",
     is_flag=True,
     help="Main effects only for several fixed factors.",
+)
+@click.option(
+    "--by-group",
+    default=None,
+    help="A variance per level of this column for every random factor "
+    "(e.g. model), or for one: config=model. Adds an LRT against one common "
+    "variance.",
+)
+@click.option(
+    "--slope",
+    default=None,
+    help="Numeric column whose slope varies by the (single) random factor, "
+    "e.g. epoch; it also enters the fixed effects.",
+)
+@click.option(
+    "--uncorrelated",
+    is_flag=True,
+    help="With --slope: fix the intercept-slope correlation at 0.",
 )
 @click.option("--confidence", type=float, default=0.95, show_default=True)
 @click.option(
@@ -269,6 +300,9 @@ def variance(
     nested,
     ml,
     no_interaction,
+    by_group,
+    slope,
+    uncorrelated,
     confidence,
     pairs_by,
     intervals,
@@ -290,13 +324,16 @@ def variance(
         a = analyse(
             table,
             metric=metric,
-            fixed=split_columns(fixed),
+            fixed=split_columns(fixed) if fixed.strip() else [],
             random=split_columns(random_),
             nested=nested,
             reml=not ml,
             interaction=not no_interaction,
             confidence=confidence,
             pairs_by=pairs_by,
+            by_group=split_columns(by_group) if by_group else None,
+            slope=slope,
+            correlated=not uncorrelated,
             intervals=None if intervals == "none" else intervals,
             n_resamples=resamples,
             bootstrap_lrt=bootstrap_lrt,

@@ -23,6 +23,7 @@ from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats import mixed_bootstrap
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
+from vareval.stats.mixed_slopes import fit_slopes
 from vareval.stats.mixed_tests import (
     ContrastResult,
     FTestResult,
@@ -72,6 +73,8 @@ class VarianceAnalysis:
     group_lrt : tuple of RandomEffectLRT
         With ``by_group``: per split factor, the test of one common variance
         against a variance per group.
+    slope : str or None
+        The variable of the random slope, if any.
     intervals : VarianceIntervals or None
         Confidence intervals for each component's SD, variance, share and ICC
         (when asked for with ``intervals=``).
@@ -88,6 +91,7 @@ class VarianceAnalysis:
     f_tests: dict
     pairs: ContrastResult
     group_lrt: tuple = ()
+    slope: str | None = None
     intervals: VarianceIntervals | None = None
     pb_lrt: tuple = ()
 
@@ -244,6 +248,8 @@ class VarianceAnalysis:
             "n_obs": f.n_obs,
             "singular": f.singular,
             "converged": f.converged,
+            "slope": self.slope,
+            "correlations": [list(c) for c in f.correlations],
             **tables,
         }
 
@@ -289,6 +295,10 @@ def _term_columns(coded, term, contrasts):
     cols, names = [np.ones(n)], [""]
     for col in term:
         codes, levels = coded[col]
+        if levels is None:  # a numeric covariate: its values are the column
+            cols = [c * codes for c in cols]
+            names = [f"{nm}:{col}" if nm else col for nm in names]
+            continue
         M = _coding(codes, len(levels), contrasts)
         labels = {"treatment": levels[1:], "sum": levels[:-1], "full": levels}
         new_cols, new_names = [], []
@@ -391,8 +401,11 @@ def _hypotheses(coded, terms_list, X_t, names_t, terms_t, X, terms):
     return out
 
 
-def _fixed_design(df, fixed, interaction, contrasts):
-    """X with named columns, terms, hypotheses, cell-mean rows, dropped columns."""
+def _fixed_design(df, fixed, interaction, contrasts, covariate=None):
+    """X with named columns, terms, hypotheses, cell-mean rows, dropped columns.
+
+    ``covariate`` (a numeric column) enters additively after the factors.
+    """
     coded = {}
     for col in fixed:
         codes, levels = _factor(df, col, "fixed")
@@ -406,6 +419,9 @@ def _fixed_design(df, fixed, interaction, contrasts):
     if interaction:
         for order in range(2, len(fixed) + 1):
             terms_list += list(itertools.combinations(fixed, order))
+    if covariate is not None:
+        coded[covariate] = (metric_values(df, covariate), None)
+        terms_list.append((covariate,))
 
     def estimable(contr):
         X, names, terms = _model_matrix(coded, terms_list, contr)
@@ -423,13 +439,15 @@ def _fixed_design(df, fixed, interaction, contrasts):
     hyp = _hypotheses(coded, terms_list, X_t, names_t, terms_t, X, terms)
     # cells: every observed combination of the fixed factors; its mean is the
     # row of X of any of its observations
-    cell_codes = np.column_stack([coded[c][0] for c in fixed])
+    cell_codes = np.column_stack([coded[c][0] for c in fixed] + [np.zeros(len(df), int)])
     uniq, first = np.unique(cell_codes, axis=0, return_index=True)
     cell_means = X[first]
+    if covariate is not None:  # cells are compared at the same covariate value
+        cell_means[:, terms[covariate]] = 0.0
     cell_levels = tuple(
         {c: coded[c][1][cell[i]] for i, c in enumerate(fixed)} for cell in uniq
     )
-    cell_labels = tuple("_".join(lev.values()) for lev in cell_levels)
+    cell_labels = tuple("_".join(lev.values()) or "(all)" for lev in cell_levels)
     return X, tuple(names), terms, hyp, cell_means, cell_labels, cell_levels, dropped
 
 
@@ -489,6 +507,7 @@ def design_arrays(
     interaction: bool = True,
     contrasts: str = "treatment",
     by_group=None,
+    slope: str | None = None,
 ) -> Design:
     """Turn a results table into the arrays of the mixed model.
 
@@ -515,6 +534,9 @@ def design_arrays(
         factor one variance per model (lme4's ``(0 + model || config)``, a
         factor ``config[m]`` per model ``m``); ``"config=model"`` does so for
         ``config`` only.
+    slope : str, optional
+        A numeric column entering the fixed effects additively (the variable
+        of a random slope).
 
     Returns
     -------
@@ -546,9 +568,9 @@ def design_arrays(
     require_columns(df, random, "random")
     y = metric_values(df, metric)
     nest = _parse_nested(nested, random)
-    if fixed:
+    if fixed or slope is not None:
         X, names, terms, hyp, cell_means, cell_labels, cell_levels, dropped = (
-            _fixed_design(df, fixed, interaction, contrasts)
+            _fixed_design(df, fixed, interaction, contrasts, slope)
         )
         if dropped:
             warnings.warn(
@@ -635,6 +657,8 @@ def variance(
     confidence: float = 0.95,
     pairs_by: str | None = None,
     by_group=None,
+    slope: str | None = None,
+    correlated: bool = True,
     intervals: str | None = None,
     n_resamples: int = 1000,
     bootstrap_lrt: bool = False,
@@ -681,6 +705,14 @@ def variance(
         ``(0 + model || config)``); ``"config=model"``: for ``config`` only.
         Adds, per split factor, an LRT of one common variance against the
         per-group variances (``group_lrt``).
+    slope : str, optional
+        A numeric column (e.g. epoch, days) whose slope varies by the level of
+        the single random factor: lme4's ``y ~ fixed + x + (x | g)``. The
+        column also enters the fixed effects. The LRT then tests the slope
+        (against a random intercept alone).
+    correlated : bool, default True
+        With ``slope``: estimate the intercept-slope correlation, or fix it
+        at 0 (``(1 | g) + (0 + x | g)``).
     intervals : {None, "profile", "bootstrap"}
         ``confidence`` intervals for each component's SD, variance, share and
         ICC: by profile likelihood (:func:`vareval.stats.profile_intervals`, as
@@ -715,16 +747,36 @@ def variance(
         interaction=interaction,
         contrasts=contrasts,
         by_group=by_group,
+        slope=slope,
     )
-    fit = fit_mixed(
-        d.y,
-        d.X,
-        d.groups,
-        fixed_names=d.fixed_names,
-        group_names=d.group_names,
-        level_names=d.level_names,
-        reml=reml,
-    )
+    if slope is None:
+        fit = fit_mixed(
+            d.y,
+            d.X,
+            d.groups,
+            fixed_names=d.fixed_names,
+            group_names=d.group_names,
+            level_names=d.level_names,
+            reml=reml,
+        )
+    else:
+        if len(random) != 1 or by_group is not None:
+            raise ArgumentError(
+                "`slope` needs exactly one random factor (the one whose slope "
+                f"varies) and no `by_group`; got random={list(random)}."
+            )
+        fit = fit_slopes(
+            d.y,
+            d.X,
+            d.groups[0],
+            d.X[:, d.terms[slope][0]],
+            correlated=correlated,
+            fixed_names=d.fixed_names,
+            group_name=d.group_names[0],
+            slope_name=slope,
+            level_names=d.level_names[0],
+            reml=reml,
+        )
     lrt = random_effect_lrt(fit)
     group_lrt = tuple(
         equal_variance_lrt(fit, parts, name=f"{name}: one variance")
@@ -738,7 +790,7 @@ def variance(
         for term, L in d.hyp.items():
             if L.shape[0]:  # nothing estimable is left of a term: no test
                 out.append(f_test(fit, L, method=method, term=term, _cache=cache))
-        if d.cell_means.shape[0] > 1 and len(d.hyp) > 1:
+        if d.cell_means.shape[0] > 1 and len(set(d.hyp) - {slope}) > 1:
             M = d.cell_means
             L_all = M[1:] - M[0]
             out.append(
@@ -779,6 +831,11 @@ def variance(
     rng = np.random.default_rng(rng)
     ci = None
     if intervals == "profile":
+        if slope is not None:
+            raise ArgumentError(
+                "`intervals='profile'` is not available with `slope` (random "
+                "slopes); fit without intervals."
+            )
         ci = profile_intervals(fit, confidence=confidence)
     elif intervals == "bootstrap":
         ci = mixed_bootstrap.bootstrap_intervals(
@@ -799,6 +856,7 @@ def variance(
         f_tests=tests,
         pairs=pairs,
         group_lrt=group_lrt,
+        slope=slope,
         intervals=ci,
         pb_lrt=pb,
     )

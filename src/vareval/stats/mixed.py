@@ -509,6 +509,9 @@ class MixedModelFit(Result):
         Deviance evaluations used.
     message : str
         The optimiser's message and any warnings.
+    correlations : tuple of (str, str, float)
+        Correlations between random effects of the same level (a random
+        intercept and slope); empty for random intercepts.
     """
 
     fixed_names: tuple
@@ -538,6 +541,7 @@ class MixedModelFit(Result):
     converged: bool
     n_evaluations: int
     message: str
+    correlations: tuple = ()
 
     @property
     def group_names(self) -> tuple:

@@ -47,10 +47,13 @@ from vareval.stats.mixed import (
     _Crossprods,
     _fit_from_crossprods,
     _state,
+    fit_mixed,
     single_blas_thread,
 )
+from vareval.stats.mixed_slopes import _SlopeState
 
 METHODS = ("satterthwaite", "kenward-roger")
+MAX_DENSE_KR_ROWS = 5000  # Kenward-Roger for random slopes uses n x n matrices
 
 
 # --------------------------------------------------------------------------
@@ -119,8 +122,10 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
     Under H0 the statistic follows the mixture ``0.5 chi2_0 + 0.5 chi2_1``
     (Self & Liang 1987), so the corrected p-value is half the naive one.
     """
-    _state(fit)  # refuses a fit not made by fit_mixed
+    st = _state(fit)  # refuses a fit not made by fit_mixed
     names = list(fit.group_names)
+    if isinstance(st, _SlopeState):
+        return _slope_lrt(fit, st, terms)
     if terms is None:
         terms = names
     out = []
@@ -201,6 +206,20 @@ def equal_variance_lrt(fit: MixedModelFit, terms, name: str | None = None):
     return _lrt_result(name, fit, reduced, len(terms) - 1, None)
 
 
+def _slope_lrt(fit, st, terms):
+    """The random slope against a random intercept alone (lmerTest's ranova)."""
+    slope = fit.group_names[1]
+    if terms is not None and list(terms) != [slope]:
+        raise ArgumentError(
+            f"`terms`: a random-slope fit tests its slope {slope!r} only; got {terms}."
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        reduced = fit_mixed(st.y, st.X, [st.codes], reml=fit.reml)
+    df = 2 if fit.correlations else 1  # the slope's variance (and covariance)
+    return (_lrt_result(slope, fit, reduced, df, float(fit.variance[1])),)
+
+
 def _lrt_result(term, fit, reduced, df, variance):
     """The LRT of ``reduced`` against ``fit``; NaN unless both fits converged."""
     if not (fit.converged and reduced.converged):
@@ -215,13 +234,17 @@ def _lrt_result(term, fit, reduced, df, variance):
     else:
         stat = max(reduced.criterion - fit.criterion, 0.0)
     naive = float(sst.chi2.sf(stat, df))
-    # one variance against 0 lies on the boundary: 50:50 chi-bar-square
-    boundary = df == 1 and variance is not None
+    pvalue = naive
+    if variance is not None:
+        # a variance against 0 lies on the boundary: the 50:50 mixture of
+        # chi-square(df - 1) and chi-square(df) (Stram & Lee 1994)
+        lower = float(stat == 0) if df == 1 else float(sst.chi2.sf(stat, df - 1))
+        pvalue = 0.5 * (lower + naive) if stat != 0 else 1.0
     return RandomEffectLRT(
         term=term,
         statistic=float(stat),
         df=df,
-        pvalue=(0.5 * naive if stat != 0 else 1.0) if boundary else naive,
+        pvalue=pvalue,
         pvalue_naive=naive,
         loglik_full=fit.loglik,
         loglik_reduced=reduced.loglik,
@@ -287,6 +310,45 @@ def _richardson_jacobian(f, x, d=1e-4, r=4):
     return J
 
 
+def _richardson_hessian(f, x, d=0.1, eps=1e-4, r=4):
+    """Hessian of a scalar function as numDeriv's ``hessian`` (``genD``) computes it.
+
+    Second differences with the step ``d |x_i|`` (``eps`` when ``x_i`` is ~0)
+    halved ``r - 1`` times and Richardson-extrapolated; lmerTest differentiates
+    the deviance in (theta, sigma) this way.
+    """
+    x = np.asarray(x, dtype=float)
+    k = x.size
+    h0 = np.abs(d * x) + eps * (np.abs(x) < np.sqrt(np.finfo(float).eps / 7e-7))
+    f0 = f(x)
+
+    def extrapolate(est):
+        for m in range(1, r):
+            est = [(4.0**m * est[i + 1] - est[i]) / (4.0**m - 1) for i in range(len(est) - 1)]
+        return est[0]
+
+    E = np.eye(k)
+    diag = np.empty(k)
+    for i in range(k):
+        steps = h0[i] / 2.0 ** np.arange(r)
+        diag[i] = extrapolate(
+            [(f(x + h * E[i]) - 2 * f0 + f(x - h * E[i])) / h**2 for h in steps]
+        )
+    H = np.diag(diag)
+    for i in range(k):
+        for j in range(i):
+            est = []
+            for m in range(r):
+                hi, hj = h0[i] / 2.0**m, h0[j] / 2.0**m
+                step = hi * E[i] + hj * E[j]
+                est.append(
+                    (f(x + step) - 2 * f0 + f(x - step) - diag[i] * hi**2 - diag[j] * hj**2)
+                    / (2 * hi * hj)
+                )
+            H[i, j] = H[j, i] = extrapolate(est)
+    return H
+
+
 # --------------------------------------------------------------------------
 # Satterthwaite: covariance of the variance parameters and the Jacobian of vcov
 
@@ -308,20 +370,8 @@ class _Satterthwaite:
         # unit: sigma (or, for a perfect fit, the SD of y)
         self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
         varpar = np.append(fit.theta, fit.sigma / np.sqrt(self.unit2))
-        self.H = _richardson_jacobian(lambda v: self._grad_vp(cp, v), varpar)
-        self.H = 0.5 * (self.H + self.H.T)
-        evals, evecs = np.linalg.eigh(self.H)
-        pos = evals > 1e-8
-        if np.any(evals < -1e-8) or not np.all(pos):
-            warnings.warn(
-                "the Hessian of the deviance in the variance parameters is not "
-                "positive definite (a variance is at its boundary); Satterthwaite "
-                "degrees of freedom "
-                "use its pseudo-inverse, as lmerTest does.",
-                VarevalWarning,
-                stacklevel=5,
-            )
-        self.vcov_varpar = 2.0 * (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
+        H = _richardson_jacobian(lambda v: self._grad_vp(cp, v), varpar)
+        self._set_vcov_varpar(H)
         # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
         ev = cp.evaluate(fit.theta, reml=fit.reml, gram=True)
         RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
@@ -334,6 +384,21 @@ class _Satterthwaite:
         jac.append(2.0 * np.sqrt(s2) * C)
         self.jac = jac
         self.vcov = fit.vcov / self.unit2
+
+    def _set_vcov_varpar(self, H):
+        """vcov(varpar) = 2 H^-1, by lmerTest's pseudo-inverse at a boundary."""
+        self.H = 0.5 * (H + H.T)
+        evals, evecs = np.linalg.eigh(self.H)
+        pos = evals > 1e-8
+        if np.any(evals < -1e-8) or not np.all(pos):
+            warnings.warn(
+                "the Hessian of the deviance in the variance parameters is not "
+                "positive definite (a variance is at its boundary); Satterthwaite "
+                "degrees of freedom use its pseudo-inverse, as lmerTest does.",
+                VarevalWarning,
+                stacklevel=6,
+            )
+        self.vcov_varpar = 2.0 * (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
 
     def _grad_vp(self, cp, varpar):
         """Gradient of lmerTest's deviance in (theta, sigma)."""
@@ -368,6 +433,38 @@ class _Satterthwaite:
         F = float(np.sum(t2) / q)
         nu = np.array([self.ddf_1d(PtL[m])[0] for m in range(q)])
         return F, q, _combine_ddf(nu)
+
+
+class _NumericSatterthwaite(_Satterthwaite):
+    """lmerTest's Satterthwaite by numerical derivatives alone (random slopes).
+
+    The Hessian of the deviance in (theta, sigma) and the Jacobian of
+    ``vcov(beta)`` are Richardson-extrapolated differences, as lmerTest
+    computes them for every model; in units of the residual SD, as above.
+    """
+
+    def __init__(self, fit: MixedModelFit):
+        st = _state(fit)
+        model = st.cp
+        self.reml = fit.reml
+        self.p = fit.n_fixed
+        self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
+        unit = np.sqrt(self.unit2)
+        varpar = np.append(fit.theta, fit.sigma / unit)
+
+        def dev(v):
+            return model.deviance_vp(v[:-1], v[-1] * unit, fit.reml)
+
+        self._set_vcov_varpar(_richardson_hessian(dev, varpar))
+
+        def vcov_beta(v):
+            RX = model.evaluate(v[:-1], fit.reml)["RX"]
+            RXi = sla.solve_triangular(RX, np.eye(self.p), lower=False)
+            return (v[-1] ** 2 * (RXi @ RXi.T)).ravel()
+
+        J = _richardson_jacobian(vcov_beta, varpar)
+        self.jac = [J[:, i].reshape(self.p, self.p) for i in range(varpar.size)]
+        self.vcov = fit.vcov / self.unit2
 
 
 def _combine_ddf(nu, tol=1e-8):
@@ -548,7 +645,6 @@ class _KenwardRoger:
         ZSX = zt(a0, c0)  # Z' S X
         Phi = np.linalg.inv(ZtX.T @ a0 + XtX @ c0)
         Phi = 0.5 * (Phi + Phi.T)
-        ng = k + 1
         # P_i = -X' S G_i S X, Q_ij = X' S G_i S G_j S X, Ktr_ij = tr(S G_i S G_j)
         P = [-(ZSX[sl[j]].T @ ZSX[sl[j]]) for j in range(k)]
         P.append(-inner(a0, c0, a0, c0))
@@ -565,7 +661,11 @@ class _KenwardRoger:
                 Q[i, j] = ZSX[sl[i]].T @ ZSZO[j][sl[i]]
             Q[i, k] = ZSX[sl[i]].T @ ZSSX[sl[i]]
         Q[k, k] = inner(a0, c0, a1, c1)
-        Ktr = sy.traces(n, s2e)
+        self._adjusted(Phi, P, Q, sy.traces(n, s2e))
+
+    def _adjusted(self, Phi, P, Q, Ktr):
+        """Phi_A = Phi + 2 Phi U Phi and W from P_i, Q_ij and tr(S G_i S G_j)."""
+        ng = len(P)
         IE2 = np.empty((ng, ng))
         for i in range(ng):
             PhiPi = Phi @ P[i]
@@ -577,7 +677,7 @@ class _KenwardRoger:
                 )
         condi = float(np.min(np.abs(np.linalg.eigvalsh(IE2))))
         W = 2.0 * (np.linalg.inv(IE2) if condi > 1e-10 else np.linalg.pinv(IE2))
-        U = np.zeros((p, p))
+        U = np.zeros_like(Phi)
         for i in range(ng - 1):
             for j in range(i + 1, ng):
                 U += W[i, j] * (Q[i, j] - P[i] @ Phi @ P[j])
@@ -614,6 +714,48 @@ class _KenwardRoger:
         ddf = 4.0 + (q + 2) / (q * rho - 1)
         scaling = np.nan if abs(ddf - 2) < 1e-2 else ddf * (1 - A2 / q) / (ddf - 2)
         return float(ddf), float(scaling), q
+
+
+class _DenseKenwardRoger(_KenwardRoger):
+    """pbkrtest's vcovAdj with n x n matrices, for random slopes (small n).
+
+    The covariance parameters are those of pbkrtest: the intercept variance,
+    the intercept-slope covariance (if estimated), the slope variance and the
+    residual variance, with ``G_i = d Sigma / d gamma_i``.
+    """
+
+    def __init__(self, fit: MixedModelFit):
+        st = _state(fit)
+        n = fit.n_obs
+        if n > MAX_DENSE_KR_ROWS:
+            raise FitError(
+                f"Kenward-Roger for random slopes uses n x n matrices; {n} rows "
+                f"exceed {MAX_DENSE_KR_ROWS}. Use method='satterthwaite'."
+            )
+        if not fit.reml:
+            fit = st.refit(reml=True)
+        X = st.X
+        Z1 = np.eye(fit.n_levels[0])[st.codes]
+        Z2 = Z1 * st.x[:, None]
+        G = [Z1 @ Z1.T]
+        gam = [fit.variance[0]]
+        if fit.correlations:
+            cov = fit.correlations[0][2] * fit.sd[0] * fit.sd[1]
+            G.append(Z1 @ Z2.T + Z2 @ Z1.T)
+            gam.append(cov)
+        G += [Z2 @ Z2.T, np.eye(n)]
+        gam += [fit.variance[1], fit.variance[2]]
+        Si = np.linalg.inv(sum(g * Gi for g, Gi in zip(gam, G, strict=True)))
+        Phi = np.linalg.inv(X.T @ Si @ X)
+        H = [Gi @ Si for Gi in G]
+        O = [h @ X for h in H]  # noqa: E741
+        P = [-(o.T @ Si @ X) for o in O]
+        ng = len(G)
+        Q = {(i, j): O[i].T @ Si @ O[j] for i in range(ng) for j in range(ng)}
+        Ktr = np.array([[np.sum(H[i].T * H[j]) for j in range(ng)] for i in range(ng)])
+        self.coef = fit.coef
+        self._adjusted(Phi, P, Q, Ktr)
+
 
 
 # --------------------------------------------------------------------------
@@ -729,7 +871,11 @@ def _helpers(fit, method, cache):
     key = method
     if cache is not None and key in cache:
         return cache[key]
-    obj = _Satterthwaite(fit) if method == "satterthwaite" else _KenwardRoger(fit)
+    slopes = isinstance(_state(fit), _SlopeState)
+    if method == "satterthwaite":
+        obj = (_NumericSatterthwaite if slopes else _Satterthwaite)(fit)
+    else:
+        obj = (_DenseKenwardRoger if slopes else _KenwardRoger)(fit)
     if cache is not None:
         cache[key] = obj
     return obj

@@ -18,6 +18,8 @@ labs <- ifelse(is.na(vc$var1), "Residual", paste0(
 for (i in seq_along(labs)) add("sd", labs[i], vc$sdcor[i])
 a <- anova(m)
 add("sat_F", "model", a[["F value"]]); add("sat_ddf", "model", a[["DenDF"]])
+k <- anova(m, ddf = "Kenward-Roger")
+add("kr_F", "model", k[["F value"]]); add("kr_ddf", "model", k[["DenDF"]])
 # one common variance (seed:model, config:model) against one per model
 m_s <- lmer(as.formula(paste("y ~ model + (1 | seed:model) +", per("config"))), d)
 m_c <- lmer(as.formula(paste("y ~ model +", per("seed"), "+ (1 | config:model)")), d)
