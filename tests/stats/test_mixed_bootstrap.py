@@ -2,7 +2,7 @@
 
 pbmodcomp.csv: tests/data/lme4/reference_intervals.R (R 4.2.2, lme4 1.1-31,
 pbkrtest 0.5.2): the LRT of dropping a variance component and its parametric
-bootstrap p-value over 3000 responses simulated from the reduced model.
+bootstrap p-value over 1500 responses simulated from the reduced model.
 """
 
 import functools

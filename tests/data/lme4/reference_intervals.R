@@ -83,7 +83,7 @@ write.csv(data.frame(
 # simulated statistics; p_pbkrtest: pbkrtest 0.5.2's PBtest p-value, which
 # keeps only the simulated statistics > 0 (numerically: many exact zeros of
 # the boundary come out as +-1e-12, so it depends on the optimiser's noise).
-pb_row <- function(nm, full, red, nsim = 3000) {
+pb_row <- function(nm, full, red, nsim = 1500) {
   ref <- PBrefdist(full, red, nsim = nsim)
   pb <- PBmodcomp(full, red, ref = ref)
   tobs <- pb$test["LRT", "stat"]
