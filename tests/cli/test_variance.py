@@ -133,3 +133,12 @@ def test_intervals_flag_prints_profile_intervals():
     assert "95% confidence intervals (profile likelihood" in res.output
     # lme4's profile interval for the config SD: [0.01712, 0.0357]
     assert "[0.01712, 0.0357]" in res.output
+
+
+def test_bootstrap_flags():
+    res = _run("--metric", "y", "--intervals", "bootstrap", "--bootstrap-lrt",
+               "--resamples", "40",
+               "--seed", "1")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "parametric bootstrap percentiles, 40 refits" in res.output
+    assert "p (bootstrap, 40)" in res.output

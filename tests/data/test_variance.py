@@ -235,3 +235,20 @@ def test_profile_intervals_in_the_analysis():
     assert "sd_low" in a.to_dict()["components"][0]
     with pytest.raises(ArgumentError, match="intervals"):
         variance(df, metric="y", fixed=["model"], random=["seed"], intervals="boot")
+
+
+def test_bootstrap_intervals_and_lrt_in_the_analysis():
+    df = pd.read_csv(Path(__file__).parent / "lme4" / "decovac_small_unbal.csv")
+    kw = {"metric": "y", "fixed": ["model"], "random": ["seed", "config"]}
+    a = variance(
+        df, intervals="bootstrap", bootstrap_lrt=True, n_resamples=40, rng=3, **kw
+    )
+    b = variance(
+        df, intervals="bootstrap", bootstrap_lrt=True, n_resamples=40, rng=3, **kw
+    )
+    assert a.intervals.method == "bootstrap" and a.intervals.n_resamples == 40
+    pd.testing.assert_frame_equal(a.components_frame(), b.components_frame())
+    lrt = a.lrt_frame()
+    assert list(lrt["term"]) == ["seed", "config"]
+    # config's variance is overwhelming: no simulated null statistic reaches it
+    assert lrt["p_bootstrap"].iloc[1] == pytest.approx(1 / 41)

@@ -66,10 +66,12 @@ def _intervals_table(ci) -> str:
         )
         for i, c in enumerate(ci.components)
     ]
-    head = (
-        f"{ci.confidence:.0%} confidence intervals ({ci.method} likelihood, ML "
-        "deviance as lme4's confint)"
+    how = (
+        "profile likelihood, ML deviance as lme4's confint"
+        if ci.method == "profile"
+        else f"parametric bootstrap percentiles, {ci.n_resamples:,} refits"
     )
+    head = f"{ci.confidence:.0%} confidence intervals ({how})"
     return head + "\n" + _table(["component", "sd", "variance", "share", "icc"], rows)
 
 
@@ -125,9 +127,13 @@ def render(a, alpha: float = 0.05) -> str:
         (t.term, f"{t.statistic:.3f}", t.df, _p(t.pvalue), _p(t.pvalue_naive))
         for t in a.lrt
     ]
-    lines.append(
-        _table(["term", "LRT", "df", "p (boundary)", "p (naive chi2_df)"], rows)
-    )
+    head = ["term", "LRT", "df", "p (boundary)", "p (naive chi2_df)"]
+    if a.pb_lrt:
+        boot = {t.term: t for t in a.pb_lrt}
+        rows = [(*r, _p(boot[r[0]].pvalue)) for r in rows]
+        n_boot = a.pb_lrt[0].n_resamples
+        head.append(f"p (bootstrap, {n_boot:,})")
+    lines.append(_table(head, rows))
     for t in a.lrt:
         verdict = (
             "varies significantly" if t.pvalue < alpha else "no significant variation"
@@ -264,12 +270,27 @@ def render(a, alpha: float = 0.05) -> str:
 )
 @click.option(
     "--intervals",
-    type=click.Choice(["none", "profile"]),
+    type=click.Choice(["none", "profile", "bootstrap"]),
     default="none",
     show_default=True,
     help="Confidence intervals (at --confidence) for each component's SD, "
-    "variance, share and ICC: profile likelihood, as lme4's confint.",
+    "variance, share and ICC: profile likelihood (as lme4's confint) or "
+    "parametric bootstrap percentiles.",
 )
+@click.option(
+    "--bootstrap-lrt",
+    is_flag=True,
+    help="Also test each random effect by a parametric bootstrap LRT "
+    "(pbkrtest's PBmodcomp): use it when a factor has few levels.",
+)
+@click.option(
+    "--resamples",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="Simulated responses for the bootstrap intervals and LRT.",
+)
+@click.option("--seed", type=int, default=None, help="Seed for the bootstrap.")
 @json_option
 def variance(
     results,
@@ -285,6 +306,9 @@ def variance(
     confidence,
     pairs_by,
     intervals,
+    bootstrap_lrt,
+    resamples,
+    seed,
     as_json,
 ):
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
@@ -311,6 +335,9 @@ def variance(
             slope=slope,
             correlated=not uncorrelated,
             intervals=None if intervals == "none" else intervals,
+            n_resamples=resamples,
+            bootstrap_lrt=bootstrap_lrt,
+            rng=seed,
         )
     emit(as_json, a.to_dict(), render(a))
     shown = a.fit.message  # the fit's warnings are printed in the report

@@ -20,6 +20,7 @@ import pandas as pd
 
 from vareval.data.validate import metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
+from vareval.stats import mixed_bootstrap
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
 from vareval.stats.mixed_slopes import fit_slopes
@@ -77,6 +78,9 @@ class VarianceAnalysis:
     intervals : VarianceIntervals or None
         Confidence intervals for each component's SD, variance, share and ICC
         (when asked for with ``intervals=``).
+    pb_lrt : tuple of BootstrapLRT
+        With ``bootstrap_lrt=``: the parametric bootstrap LRT of each random
+        effect.
     """
 
     fit: MixedModelFit
@@ -89,6 +93,7 @@ class VarianceAnalysis:
     group_lrt: tuple = ()
     slope: str | None = None
     intervals: VarianceIntervals | None = None
+    pb_lrt: tuple = ()
 
     def __repr__(self) -> str:
         tables = [
@@ -135,8 +140,8 @@ class VarianceAnalysis:
         )
 
     def lrt_frame(self) -> pd.DataFrame:
-        """H1/H2: the likelihood-ratio tests."""
-        return pd.DataFrame(
+        """H1/H2: the likelihood-ratio tests (and the bootstrap p when computed)."""
+        out = pd.DataFrame(
             [
                 {
                     "term": t.term,
@@ -149,6 +154,10 @@ class VarianceAnalysis:
                 for t in self.lrt
             ]
         )
+        if self.pb_lrt:
+            boot = {t.term: t.pvalue for t in self.pb_lrt}
+            out["p_bootstrap"] = [boot.get(t) for t in out["term"]]
+        return out
 
     def group_lrt_frame(self) -> pd.DataFrame:
         """With ``by_group``: one LRT per split factor of a common variance."""
@@ -651,6 +660,9 @@ def variance(
     slope: str | None = None,
     correlated: bool = True,
     intervals: str | None = None,
+    n_resamples: int = 1000,
+    bootstrap_lrt: bool = False,
+    rng=None,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
@@ -701,10 +713,19 @@ def variance(
     correlated : bool, default True
         With ``slope``: estimate the intercept-slope correlation, or fix it
         at 0 (``(1 | g) + (0 + x | g)``).
-    intervals : {None, "profile"}
-        ``"profile"``: ``confidence`` intervals for each component's SD,
-        variance, share and ICC by profile likelihood
-        (:func:`vareval.stats.profile_intervals`, as lme4's ``confint``).
+    intervals : {None, "profile", "bootstrap"}
+        ``confidence`` intervals for each component's SD, variance, share and
+        ICC: by profile likelihood (:func:`vareval.stats.profile_intervals`, as
+        lme4's ``confint``) or parametric bootstrap percentiles
+        (:func:`vareval.stats.bootstrap_intervals`, ``n_resamples`` responses).
+    n_resamples : int, default 1000
+        Simulated responses for the bootstrap intervals and LRTs.
+    bootstrap_lrt : bool, default False
+        Also test each random effect by the parametric bootstrap LRT
+        (:func:`vareval.stats.bootstrap_lrt`, pbkrtest's ``PBmodcomp``), for
+        when the chi-bar-square p-value is doubtful (few levels).
+    rng : int or numpy.random.Generator, optional
+        Seed or generator for the bootstrap.
 
     Returns
     -------
@@ -712,8 +733,11 @@ def variance(
     """
     fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed or ())
     random = (random,) if isinstance(random, str) else tuple(random or ())
-    if intervals not in (None, "profile"):
-        raise ArgumentError(f"`intervals` must be None or 'profile'; got {intervals!r}.")
+    if intervals not in (None, "profile", "bootstrap"):
+        raise ArgumentError(
+            "`intervals` must be None, 'profile' or 'bootstrap'; "
+            f"got {intervals!r}."
+        )
     d = design_arrays(
         df,
         metric=metric,
@@ -725,6 +749,11 @@ def variance(
         by_group=by_group,
         slope=slope,
     )
+    if slope is not None and (intervals is not None or bootstrap_lrt):
+        raise ArgumentError(
+            "`intervals` and `bootstrap_lrt` are not available with `slope` "
+            "(random slopes); fit without them."
+        )
     if slope is None:
         fit = fit_mixed(
             d.y,
@@ -804,14 +833,20 @@ def variance(
             confidence=confidence,
             method="satterthwaite",
         )
+    rng = np.random.default_rng(rng)
     ci = None
     if intervals == "profile":
-        if slope is not None:
-            raise ArgumentError(
-                "`intervals='profile'` is not available with `slope` (random "
-                "slopes); fit without intervals."
-            )
         ci = profile_intervals(fit, confidence=confidence)
+    elif intervals == "bootstrap":
+        ci = mixed_bootstrap.bootstrap_intervals(
+            fit, n_resamples=n_resamples, confidence=confidence, rng=rng
+        )
+    pb = ()
+    if bootstrap_lrt:
+        pb = tuple(
+            mixed_bootstrap.bootstrap_lrt(fit, term, n_resamples=n_resamples, rng=rng)
+            for term in fit.group_names
+        )
     return VarianceAnalysis(
         fit=fit,
         metric=metric,
@@ -823,6 +858,7 @@ def variance(
         group_lrt=group_lrt,
         slope=slope,
         intervals=ci,
+        pb_lrt=pb,
     )
 
 

@@ -43,6 +43,8 @@ from vareval.stats.crossval import (
     stratified_kfold_splits,
 )
 from vareval.stats.mixed import MixedModelFit, fit_mixed
+from vareval.stats.mixed_bootstrap import BootstrapLRT, bootstrap_intervals, bootstrap_lrt
+from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
 from vareval.stats.mixed_tests import (
     ContrastResult,
     FTestResult,
@@ -116,6 +118,11 @@ __all__ = [
     "cross_validate",
     "f_test",
     "fit_mixed",
+    "bootstrap_intervals",
+    "bootstrap_lrt",
+    "profile_intervals",
+    "BootstrapLRT",
+    "VarianceIntervals",
     "get_metric",
     "holdout_evaluate",
     "holdout_split",

@@ -168,6 +168,23 @@ class _BlockFactor:
         return out
 
 
+def row_pairs(N):
+    """Pairs of non-zeros of a CSR matrix sharing a row: ``N' diag(w) N`` as a sum.
+
+    Returns ``(key, value, row)``: ``N' diag(w) N`` is
+    ``bincount(key, value * w[row])`` reshaped to (columns, columns).
+    """
+    per_row = np.diff(N.indptr)
+    row_of = np.repeat(np.arange(N.shape[0]), per_row)
+    reps = per_row[row_of]
+    first = np.repeat(np.arange(row_of.size), reps)
+    starts = np.repeat(np.cumsum(reps) - reps, reps)
+    partner = N.indptr[row_of[first]] + (np.arange(first.size) - starts)
+    cols, vals = N.indices, N.data
+    key = cols[first].astype(np.int64) * N.shape[1] + cols[partner]
+    return key, vals[first] * vals[partner], row_of[first]
+
+
 # --------------------------------------------------------------------------
 # cross-products and the deviance
 
@@ -241,17 +258,7 @@ class _Crossprods:
             self.mode = "sparse"
             if n_pairs * 8 <= self.q[b] * self.r * self.r and n_pairs <= 20_000_000:
                 self.mode = "pairs"
-                row_of = np.repeat(np.arange(self.q[b]), per_row)
-                reps = per_row[row_of]
-                first = np.repeat(np.arange(row_of.size), reps)
-                starts = np.repeat(np.cumsum(reps) - reps, reps)
-                partner = self.N_br.indptr[row_of[first]] + (
-                    np.arange(first.size) - starts
-                )
-                cols, vals = self.N_br.indices, self.N_br.data
-                self.pair_key = cols[first].astype(np.int64) * self.r + cols[partner]
-                self.pair_val = vals[first] * vals[partner]
-                self.pair_row = row_of[first]
+                self.pair_key, self.pair_val, self.pair_row = row_pairs(self.N_br)
             elif self.q[b] * self.r <= _DENSE_LIMIT:
                 self.mode = "dense"
             self.dense = self.mode == "dense"

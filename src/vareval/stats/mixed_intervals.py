@@ -242,7 +242,7 @@ def _interval(zeta, est, lo_bound, hi_bound, grow):
     if zeta(lo_bound) <= 0:
         ends.append(lo_bound)
     else:
-        ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-300, rtol=1e-8))
+        ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-300, rtol=1e-6))
     # upper end: grow until zeta > 0
     hi = est
     for _ in range(80):
@@ -255,7 +255,7 @@ def _interval(zeta, est, lo_bound, hi_bound, grow):
         ends.append(hi_bound)
     else:
         lo = est if grow(est) >= hi else est
-        ends.append(sopt.brentq(zeta, lo, hi, xtol=1e-300, rtol=1e-8))
+        ends.append(sopt.brentq(zeta, lo, hi, xtol=1e-300, rtol=1e-6))
     return ends
 
 
