@@ -41,7 +41,12 @@ from vareval.stats.mixed import (
     row_pairs,
     single_blas_thread,
 )
-from vareval.stats.mixed_intervals import VarianceIntervals, _ratio_specs, ratio_value
+from vareval.stats.mixed_intervals import (
+    VarianceIntervals,
+    _intercept_state,
+    _ratio_specs,
+    ratio_value,
+)
 
 _CHUNK = 4_000_000  # entries of the n x B block of simulated responses
 
@@ -312,7 +317,7 @@ def bootstrap_intervals(
     B = _n_resamples(n_resamples)
     if not fit.group_names:
         raise ArgumentError("`fit` has no random effects to give intervals for.")
-    st = _state(fit)
+    st = _intercept_state(fit)
     (stats,) = _simulate_stats(fit, B, _rng(rng), [st.cp])
     gamma, s2, _ = _refit_batch(st.cp, stats, fit.reml, fit.theta**2)
     variance = np.column_stack([gamma * s2[:, None], s2])
@@ -415,6 +420,7 @@ def bootstrap_lrt(
     """
     from vareval.stats.mixed_tests import _refit
 
+    _intercept_state(fit)
     B = _n_resamples(n_resamples)
     names = list(fit.group_names)
     if term not in names:

@@ -91,11 +91,22 @@ class VarianceIntervals(Result):
 # the ML deviance with sigma free, and the constrained minimisations
 
 
+def _intercept_state(fit: MixedModelFit):
+    """The fit's refitting state; random slopes are not supported here."""
+    st = _state(fit)
+    if not hasattr(st, "cp"):
+        raise ArgumentError(
+            "intervals and bootstrap tests are available for random intercepts "
+            "(also per group), not yet for random slopes."
+        )
+    return st
+
+
 class _Profiler:
     """ML deviance ``dev(theta, sigma)`` of a fit and its constrained minima."""
 
     def __init__(self, fit: MixedModelFit):
-        st = _state(fit)
+        st = _intercept_state(fit)
         self.cp = cp = st.cp
         self.n, self.k = cp.n, cp.k
         with warnings.catch_warnings():
