@@ -749,6 +749,11 @@ def variance(
         by_group=by_group,
         slope=slope,
     )
+    if slope is not None and (intervals is not None or bootstrap_lrt):
+        raise ArgumentError(
+            "`intervals` and `bootstrap_lrt` are not available with `slope` "
+            "(random slopes); fit without them."
+        )
     if slope is None:
         fit = fit_mixed(
             d.y,
@@ -831,11 +836,6 @@ def variance(
     rng = np.random.default_rng(rng)
     ci = None
     if intervals == "profile":
-        if slope is not None:
-            raise ArgumentError(
-                "`intervals='profile'` is not available with `slope` (random "
-                "slopes); fit without intervals."
-            )
         ci = profile_intervals(fit, confidence=confidence)
     elif intervals == "bootstrap":
         ci = mixed_bootstrap.bootstrap_intervals(
