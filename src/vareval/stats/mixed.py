@@ -994,6 +994,19 @@ def _fit_from_crossprods(
     return fit
 
 
+def _refit_as(fit: MixedModelFit, reml: bool) -> MixedModelFit:
+    """The same model fitted by REML or ML, warm-started at the fit's theta."""
+    if fit.reml == reml:
+        return fit
+    st = _state(fit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        return _fit_from_crossprods(
+            st.cp, st.y, st.X, st.codes, fit.fixed_names, fit.group_names,
+            st.level_names, reml, start=fit.theta, warn=False,
+        )  # fmt: skip
+
+
 @dataclasses.dataclass(frozen=True)
 class _State:
     """What the tests need to refit or re-evaluate a model (not part of the result)."""

@@ -22,19 +22,18 @@ profile-likelihood-based confidence intervals. *Applied Statistics* 37, 87-94.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import numpy as np
 import scipy.optimize as sopt
 from scipy import stats as sst
 
-from vareval.errors import ArgumentError, FitError, VarevalWarning
+from vareval.errors import ArgumentError, FitError
 from vareval.stats._checks import as_confidence
 from vareval.stats._result import Result
 from vareval.stats.mixed import (
     MixedModelFit,
-    _fit_from_crossprods,
     _nesting,
+    _refit_as,
     _state,
     single_blas_thread,
 )
@@ -109,20 +108,7 @@ class _Profiler:
         st = _intercept_state(fit)
         self.cp = cp = st.cp
         self.n, self.k = cp.n, cp.k
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VarevalWarning)
-            ml = _fit_from_crossprods(
-                cp,
-                st.y,
-                st.X,
-                st.codes,
-                fit.fixed_names,
-                fit.group_names,
-                st.level_names,
-                False,
-                start=fit.theta,
-                warn=False,
-            )
+        ml = _refit_as(fit, False)
         self.theta = ml.theta
         self.sigma = ml.sigma
         self.dmin = ml.criterion

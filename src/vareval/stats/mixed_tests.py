@@ -46,6 +46,7 @@ from vareval.stats.mixed import (
     MixedModelFit,
     _Crossprods,
     _fit_from_crossprods,
+    _refit_as,
     _state,
     fit_mixed,
     single_blas_thread,
@@ -606,22 +607,7 @@ class _KenwardRoger:
     def __init__(self, fit: MixedModelFit):
         st = _state(fit)
         cp = st.cp
-        if not fit.reml:
-            # pbkrtest refits an ML model by REML before adjusting
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", VarevalWarning)
-                fit = _fit_from_crossprods(
-                    cp,
-                    st.y,
-                    st.X,
-                    st.codes,
-                    fit.fixed_names,
-                    fit.group_names,
-                    st.level_names,
-                    True,
-                    start=fit.theta,
-                    warn=False,
-                )
+        fit = _refit_as(fit, True)  # pbkrtest refits an ML model by REML
         self.coef = fit.coef
         n, p, k = cp.n, cp.p, cp.k
         s2e = fit.sigma**2
