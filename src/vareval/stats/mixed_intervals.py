@@ -240,19 +240,18 @@ def _interval(zeta, est, lo_bound, hi_bound, grow):
         ends.append(lo_bound)
     else:
         ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-300, rtol=1e-6))
-    # upper end: grow until zeta > 0
-    hi = est
+    # upper end: grow from the estimate until zeta > 0, then bracket the root
+    # between the last point inside and the first outside
+    lo = est
     for _ in range(80):
-        nxt = grow(hi)
-        if nxt >= hi_bound or zeta(nxt) > 0:
-            hi = min(nxt, hi_bound)
+        nxt = min(grow(lo), hi_bound)
+        if zeta(nxt) > 0:
+            ends.append(sopt.brentq(zeta, lo, nxt, xtol=1e-300, rtol=1e-6))
+            return ends
+        if nxt >= hi_bound:
             break
-        hi = nxt
-    if hi >= hi_bound and zeta(hi_bound) <= 0:
-        ends.append(hi_bound)
-    else:
-        lo = est if grow(est) >= hi else est
-        ends.append(sopt.brentq(zeta, lo, hi, xtol=1e-300, rtol=1e-6))
+        lo = nxt
+    ends.append(hi_bound)
     return ends
 
 
