@@ -76,3 +76,69 @@ def test_user_errors_exit_2_with_one_line(args, match):
 def test_demo_section():
     text = demo_section()
     assert "SIMULATED" in text and "Variance components" in text
+
+
+def test_api_warnings_reach_the_command_line(tmp_path):
+    """A notice the API raises (here: a dropped, non-estimable column) is printed."""
+    import pandas as pd
+
+    d = pd.read_csv(DATA)
+    d = d[~((d["model"] == "mC") & (d["optimizer"] == "sgd"))]
+    path = tmp_path / "missing.csv"
+    d.to_csv(path, index=False)
+    res = CliRunner().invoke(
+        main,
+        ["variance", str(path), "--metric", "y", "--fixed", "model,optimizer"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "warning: fixed-effect column(s) model[mC]:optimizer[sgd]" in res.stderr
+
+
+def test_by_group_and_slope_options():
+    lme4 = DATA.parent
+    res = CliRunner().invoke(
+        main,
+        ["variance", str(lme4 / "by_group_store.csv"), "--metric", "y",
+         "--fixed", "model", "--by-group", "config=model"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "config[svc]" in res.output and "config: one variance" in res.output
+    res = CliRunner().invoke(
+        main,
+        ["variance", str(lme4 / "sleepstudy.csv"), "--metric", "Reaction",
+         "--fixed", "", "--random", "Subject", "--slope", "Days", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["components"][1]["component"] == "Days|Subject"
+    assert out["criterion"] == pytest.approx(1743.628272, abs=1e-5)
+
+
+def test_intervals_flag_prints_profile_intervals():
+    data = Path(__file__).parents[1] / "data" / "lme4" / "decovac_small_unbal.csv"
+    res = CliRunner().invoke(
+        main,
+        [
+            "variance",
+            str(data),
+            "--metric",
+            "y",
+            "--fixed",
+            "model,optimizer",
+            "--intervals",
+            "profile",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "95% confidence intervals (profile likelihood" in res.output
+    # lme4's profile interval for the config SD: [0.01712, 0.0357]
+    assert "[0.01712, 0.0357]" in res.output
+
+
+def test_bootstrap_flags():
+    res = _run("--metric", "y", "--intervals", "bootstrap", "--bootstrap-lrt",
+               "--resamples", "40",
+               "--seed", "1")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "parametric bootstrap percentiles, 40 refits" in res.output
+    assert "p (bootstrap, 40)" in res.output

@@ -1,4 +1,3 @@
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -7,7 +6,7 @@ import pytest
 
 import vareval
 from vareval.data.variance import design_arrays, variance
-from vareval.errors import ArgumentError, DataError, FitError
+from vareval.errors import ArgumentError, DataError, FitError, VarevalWarning
 
 DATA = Path(__file__).resolve().parent / "lme4"
 
@@ -67,7 +66,15 @@ def test_experiment_column_and_tables(decovac):
         decovac, metric="y", fixed=["experiment"], random=["seed", "config"]
     )
     tables = a.to_frame()
-    assert set(tables) == {"components", "fixed", "lrt", "f_tests", "pairwise", "blups"}
+    assert set(tables) == {
+        "components",
+        "fixed",
+        "lrt",
+        "f_tests",
+        "pairwise",
+        "blups",
+        "group_lrt",
+    }
     assert len(tables["pairwise"]) == 15
     assert len(tables["blups"]) == 5 + 20
     assert set(a.to_dict()) >= {"criterion", "components", "pairwise"}
@@ -167,35 +174,15 @@ def test_confounded_fixed_and_random():
         variance(df, metric="y", fixed=["half"], random=["block"])
 
 
-def test_rank_deficient_names_columns():
+def test_aliased_column_dropped_and_named():
     df = _small()
     df["copy"] = df["method"].map({"a": "p", "b": "q"})
-    with pytest.raises(FitError, match=r"rank-deficient.*copy\[q\]"):
-        variance(
+    with pytest.warns(VarevalWarning, match=r"copy\[q\] are linear combinations"):
+        a = variance(
             df, metric="y", fixed=["method", "copy"], random=["seed"], interaction=False
         )
-
-
-def test_kenward_roger_skipped_for_many_levels(rng, monkeypatch):
-    import vareval.data.variance as mod
-
-    monkeypatch.setattr(mod, "MAX_KR_LEVELS", 10)
-    df = pd.DataFrame(
-        {
-            "y": rng.normal(size=60),
-            "seed": np.repeat(np.arange(12), 5),
-            "method": np.tile(["a", "b", "c"], 20),
-        }
-    )
-    with (
-        pytest.warns(mod.VarevalWarning, match="Kenward-Roger skipped"),
-        warnings.catch_warnings(),
-    ):
-        warnings.filterwarnings(
-            "ignore", message="singular", category=mod.VarevalWarning
-        )
-        a = mod.variance(df, metric="y", fixed=["method"], random=["seed"])
-    assert set(a.f_tests) == {"satterthwaite"}
+    assert a.fit.fixed_names == ("(Intercept)", "method[b]")
+    assert [t.term for t in a.f_tests["satterthwaite"]] == ["method", "all experiments"]
 
 
 def test_pairs_by_factor_are_marginal_means(decovac, analysis):
@@ -221,3 +208,47 @@ def test_pairs_by_factor_are_marginal_means(decovac, analysis):
         variance(
             decovac, metric="y", fixed=["model"], random=["seed"], pairs_by="optimizer"
         )
+
+
+def test_profile_intervals_in_the_analysis():
+    df = pd.read_csv(Path(__file__).parent / "lme4" / "decovac_small_unbal.csv")
+    a = variance(
+        df,
+        metric="y",
+        fixed=["model", "optimizer"],
+        random=["seed", "config"],
+        intervals="profile",
+    )
+    comp = a.components_frame()
+    assert list(comp.columns[:8]) == [
+        "component",
+        "levels",
+        "variance",
+        "variance_low",
+        "variance_high",
+        "sd",
+        "sd_low",
+        "sd_high",
+    ]
+    # lme4's confint(method = "profile") (tests/data/lme4/profile_confint.csv)
+    assert comp.sd_high.iloc[1] == pytest.approx(0.0357037222, rel=1e-3)
+    assert "sd_low" in a.to_dict()["components"][0]
+    with pytest.raises(ArgumentError, match="intervals"):
+        variance(df, metric="y", fixed=["model"], random=["seed"], intervals="boot")
+
+
+def test_bootstrap_intervals_and_lrt_in_the_analysis():
+    df = pd.read_csv(Path(__file__).parent / "lme4" / "decovac_small_unbal.csv")
+    kw = {"metric": "y", "fixed": ["model"], "random": ["seed", "config"]}
+    a = variance(
+        df, intervals="bootstrap", bootstrap_lrt=True, n_resamples=40, rng=3, **kw
+    )
+    b = variance(
+        df, intervals="bootstrap", bootstrap_lrt=True, n_resamples=40, rng=3, **kw
+    )
+    assert a.intervals.method == "bootstrap" and a.intervals.n_resamples == 40
+    pd.testing.assert_frame_equal(a.components_frame(), b.components_frame())
+    lrt = a.lrt_frame()
+    assert list(lrt["term"]) == ["seed", "config"]
+    # config's variance is overwhelming: no simulated null statistic reaches it
+    assert lrt["p_bootstrap"].iloc[1] == pytest.approx(1 / 41)

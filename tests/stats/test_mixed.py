@@ -363,3 +363,28 @@ def test_non_convergence_is_reported(penicillin, monkeypatch):
         f = _fit(penicillin)
     assert not f.converged
     assert "did not converge" in f.message
+
+
+def test_block_factorisation_equals_dense():
+    # configurations nested in seeds: the Schur complement on the seeds splits
+    # into independent blocks; factoring it by blocks changes no number
+    from vareval.stats.mixed import _Crossprods
+
+    rng = np.random.default_rng(7)
+    n = 400
+    seed = rng.integers(0, 12, n)
+    config = seed * 5 + rng.integers(0, 5, n)
+    other = (seed % 3) * 2 + rng.integers(0, 2, n)  # meets seeds in groups of 4
+    X = np.column_stack([np.ones(n), rng.normal(size=n)])
+    y = X @ [1.0, 0.5] + rng.normal(size=12)[seed] + rng.normal(size=n)
+    groups = [np.unique(g, return_inverse=True)[1] for g in (config, seed, other)]
+    cp = _Crossprods(y, X, groups, [int(g.max()) + 1 for g in groups])
+    assert cp.blocks is not None and len(cp.blocks) == 1  # 3 blocks of 6 levels
+    theta = np.array([0.7, 1.3, 0.4])
+    for reml in (True, False):
+        a = cp.evaluate(theta, reml=reml, grad=True)
+        blocks, cp.blocks = cp.blocks, None
+        b = cp.evaluate(theta, reml=reml, grad=True)
+        cp.blocks = blocks
+        assert a["dev"] == pytest.approx(b["dev"], rel=1e-13)
+        np.testing.assert_allclose(a["grad"], b["grad"], rtol=1e-10, atol=1e-12)

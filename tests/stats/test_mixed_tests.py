@@ -290,14 +290,6 @@ def test_bad_arguments(cellmeans):
         pairwise(cellmeans, np.eye(6)[:1])
 
 
-def test_kenward_roger_refuses_too_many_levels(cellmeans, monkeypatch):
-    import vareval.stats.mixed_tests as mod
-
-    monkeypatch.setattr(mod, "MAX_KR_LEVELS", 10)
-    with pytest.raises(mod.FitError, match="Kenward-Roger needs dense"):
-        f_test(cellmeans, np.eye(6), method="kenward-roger")
-
-
 def test_kenward_roger_of_ml_fit_uses_reml_refit(decovac, factorial):
     # pbkrtest refits an ML model by REML before the adjustment
     f, hyp = factorial
@@ -352,3 +344,53 @@ def test_penicillin_satterthwaite_df(monkeypatch):
     )
     assert at_lme4.se[0] == pytest.approx(0.808595, rel=1e-5)
     assert contrast(at_lme4, [[1.0]]).df[0] == pytest.approx(5.4866, rel=1e-5)
+
+
+def test_kenward_roger_scaled_f_on_disjoint_seed_sets():
+    # Experiments on disjoint seeds, where the scaled and unscaled KR F differ
+    # (tests/data/lme4/reference_intervals.R: pbkrtest::KRmodcomp and
+    # lmerTest::anova(m, ddf = "Kenward-Roger") both give the scaled F).
+    from vareval.data.variance import variance
+
+    ref = pd.read_csv(DATA / "kr_disjoint.csv").iloc[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        a = variance(
+            pd.read_csv(DATA / "disjoint_seeds.csv"),
+            metric="y",
+            fixed=["experiment"],
+            random=["seed", "config"],
+        )
+    (t,) = a.f_tests["kenward-roger"]
+    assert ref.scaling < 0.98  # the design separates the two statistics
+    assert t.statistic == pytest.approx(ref.F_scaled, rel=1e-4)
+    assert t.statistic == pytest.approx(ref.lmerTest_F, rel=1e-4)
+    assert t.pvalue == pytest.approx(ref.p_scaled, rel=1e-4)
+    assert t.statistic_unscaled == pytest.approx(ref.F_unscaled, rel=1e-4)
+    assert t.pvalue_unscaled == pytest.approx(ref.p_unscaled, rel=1e-4)
+    assert t.scaling == pytest.approx(ref.scaling, rel=1e-5)
+    assert t.ddf == pytest.approx(ref.ddf, rel=1e-5)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_kenward_roger_block_form_equals_dense(case):
+    # The Schur-complement Kenward-Roger equals the dense (q + p)-matrix one on
+    # crossed, nested and three-factor designs, with and without zero variances.
+    rng = np.random.default_rng(case)
+    n = 150 + 40 * case
+    k = 1 + case % 3
+    g = [rng.integers(0, m, n) for m in rng.integers(3, 20, k)]
+    if case in (1, 4):  # the first factor nested in the second
+        g[0] = g[1] * 10 + rng.integers(0, 3, n)
+    g = [np.unique(gi, return_inverse=True)[1] for gi in g]
+    X = np.column_stack([np.ones(n), rng.normal(size=n), rng.integers(0, 2, n)])
+    sds = [0.0 if case == 5 and j == 0 else 0.8 for j in range(k)]
+    y = X @ [1, 0.3, 0.5] + rng.normal(size=n)
+    for s, gi in zip(sds, g, strict=True):
+        y = y + rng.normal(0, s, gi.max() + 1)[gi]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        f = fit_mixed(y, X, g)
+    np.testing.assert_allclose(
+        _KenwardRoger(f).PhiA, _dense_kr(f, X, g), rtol=1e-8, atol=1e-14
+    )

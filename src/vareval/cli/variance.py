@@ -49,13 +49,44 @@ def _table(headers, rows, align=None):
     return "\n".join(out)
 
 
+def _intervals_table(ci) -> str:
+    """The components' confidence intervals as a table."""
+
+    def iv(lo, hi, spec):
+        if lo != lo:  # NaN: no ICC for the residual
+            return "-"
+        fmt = spec if callable(spec) else (lambda x: format(x, spec))
+        return f"[{fmt(lo)}, {fmt(hi)}]"
+
+    fsd, fvar = formatter(ci.sd_low, ci.sd_high), formatter(ci.variance_low, ci.variance_high)
+
+    rows = [
+        (
+            c,
+            iv(ci.sd_low[i], ci.sd_high[i], fsd),
+            iv(ci.variance_low[i], ci.variance_high[i], fvar),
+            iv(ci.share_low[i], ci.share_high[i], ".1%"),
+            iv(ci.icc_low[i], ci.icc_high[i], ".3f"),
+        )
+        for i, c in enumerate(ci.components)
+    ]
+    how = (
+        "profile likelihood, ML deviance as lme4's confint"
+        if ci.method == "profile"
+        else f"parametric bootstrap percentiles, {ci.n_resamples:,} refits"
+    )
+    head = f"{ci.confidence:.0%} confidence intervals ({how})"
+    return head + "\n" + _table(["component", "sd", "variance", "share", "icc"], rows)
+
+
 def render(a, alpha: float = 0.05) -> str:
     """The human-readable report of a VarianceAnalysis."""
     f = a.fit
     crit = "REML criterion" if f.reml else "deviance (ML)"
     lines = [
         f"Linear mixed model for {a.metric!r}: fixed {', '.join(a.fixed) or '(none)'}; "
-        f"random intercepts {', '.join(a.random)}; {f.n_obs} rows; "
+        f"{'random intercept and slope' if a.slope else 'random intercepts'} "
+        f"{', '.join(a.random)}; {f.n_obs} rows; "
         f"{'REML' if f.reml else 'ML'}",
         f"{crit} {f.criterion:.4f}   logLik {f.loglik:.3f}   AIC {f.aic:.2f}   "
         f"BIC {f.bic:.2f}",
@@ -72,8 +103,8 @@ def render(a, alpha: float = 0.05) -> str:
             lev,
             _fmt(v, fv),
             _fmt(s, fs),
-            f"{sh:.1%}",
-            "-" if i == len(f.components) - 1 else f"{icc:.3f}",
+            "-" if sh != sh else f"{sh:.1%}",
+            "-" if icc != icc else f"{icc:.3f}",
         )
         for i, (c, lev, v, s, sh, icc) in enumerate(
             zip(
@@ -90,6 +121,10 @@ def render(a, alpha: float = 0.05) -> str:
     lines.append(
         _table(["component", "levels", "variance", "sd", "share", "icc"], rows)
     )
+    for g1, g2, r in f.correlations:
+        lines.append(f"correlation of {g1} and {g2}: {r:.4f}")
+    if a.intervals is not None:
+        lines += ["", _intervals_table(a.intervals)]
     lines += [
         "",
         "H1/H2: is there variance between levels? (likelihood-ratio test, "
@@ -99,9 +134,13 @@ def render(a, alpha: float = 0.05) -> str:
         (t.term, f"{t.statistic:.3f}", t.df, _p(t.pvalue), _p(t.pvalue_naive))
         for t in a.lrt
     ]
-    lines.append(
-        _table(["term", "LRT", "df", "p (boundary)", "p (naive chi2_1)"], rows)
-    )
+    head = ["term", "LRT", "df", "p (boundary)", "p (naive chi2_df)"]
+    if a.pb_lrt:
+        boot = {t.term: t for t in a.pb_lrt}
+        rows = [(*r, _p(boot[r[0]].pvalue)) for r in rows]
+        n_boot = a.pb_lrt[0].n_resamples
+        head.append(f"p (bootstrap, {n_boot:,})")
+    lines.append(_table(head, rows))
     for t in a.lrt:
         verdict = (
             "varies significantly" if t.pvalue < alpha else "no significant variation"
@@ -110,6 +149,10 @@ def render(a, alpha: float = 0.05) -> str:
             f"  -> {t.term}: {verdict} between levels "
             f"(SD {number(t.variance**0.5, digits=3)}, {_peq(t.pvalue)})."
         )
+    if a.group_lrt:
+        lines += ["", "Is the variance the same in every group? (LRT against one common variance)"]
+        rows = [(t.term, f"{t.statistic:.3f}", t.df, _p(t.pvalue)) for t in a.group_lrt]
+        lines.append(_table(["test", "LRT", "df", "p (chi2_df)"], rows))
     lines += ["", "H3: do the fixed effects differ? (type III F tests)"]
     rows = []
     for method, tests in a.f_tests.items():
@@ -125,16 +168,16 @@ def render(a, alpha: float = 0.05) -> str:
                 )
             )
     lines.append(_table(["term", "ddf method", "F", "ndf", "ddf", "p"], rows))
-    method = "kenward-roger" if "kenward-roger" in a.f_tests else "satterthwaite"
-    if method == "satterthwaite":
-        lines.append(
-            "  (Kenward-Roger skipped: too many random-effect levels for its "
-            "dense matrices.)"
-        )
+    method = "kenward-roger"
     for t in a.f_tests[method]:
-        verdict = "differ significantly" if t.pvalue < alpha else "do not differ"
+        sig = t.pvalue < alpha
+        if t.term == a.slope:
+            verdict = "the mean slope " + ("differs" if sig else "does not differ")
+            verdict += " significantly from 0" if sig else " from 0"
+        else:
+            verdict = "levels " + ("differ significantly" if sig else "do not differ")
         lines.append(
-            f"  -> {t.term}: levels {verdict} "
+            f"  -> {t.term}: {verdict} "
             f"({method.title()} F({t.ndf:g}, {t.ddf:.1f}) = "
             f"{number(t.statistic, digits=3)}, {_peq(t.pvalue)})."
         )
@@ -187,7 +230,8 @@ def render(a, alpha: float = 0.05) -> str:
     "--fixed",
     default="experiment",
     show_default=True,
-    help="Fixed factor column(s), comma-separated (e.g. model,optimizer).",
+    help="Fixed factor column(s), comma-separated (e.g. model,optimizer); "
+    "'' for none.",
 )
 @click.option(
     "--random",
@@ -208,6 +252,24 @@ def render(a, alpha: float = 0.05) -> str:
     is_flag=True,
     help="Main effects only for several fixed factors.",
 )
+@click.option(
+    "--by-group",
+    default=None,
+    help="A variance per level of this column for every random factor "
+    "(e.g. model), or for one: config=model. Adds an LRT against one common "
+    "variance.",
+)
+@click.option(
+    "--slope",
+    default=None,
+    help="Numeric column whose slope varies by the (single) random factor, "
+    "e.g. epoch; it also enters the fixed effects.",
+)
+@click.option(
+    "--uncorrelated",
+    is_flag=True,
+    help="With --slope: fix the intercept-slope correlation at 0.",
+)
 @click.option("--confidence", type=float, default=0.95, show_default=True)
 @click.option(
     "--pairs-by",
@@ -215,6 +277,29 @@ def render(a, alpha: float = 0.05) -> str:
     help="Compare the levels of this fixed factor (averaged over the "
     "others) instead of all experiments.",
 )
+@click.option(
+    "--intervals",
+    type=click.Choice(["none", "profile", "bootstrap"]),
+    default="none",
+    show_default=True,
+    help="Confidence intervals (at --confidence) for each component's SD, "
+    "variance, share and ICC: profile likelihood (as lme4's confint) or "
+    "parametric bootstrap percentiles.",
+)
+@click.option(
+    "--bootstrap-lrt",
+    is_flag=True,
+    help="Also test each random effect by a parametric bootstrap LRT "
+    "(pbkrtest's PBmodcomp): use it when a factor has few levels.",
+)
+@click.option(
+    "--resamples",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="Simulated responses for the bootstrap intervals and LRT.",
+)
+@click.option("--seed", type=int, default=None, help="Seed for the bootstrap.")
 @json_option
 def variance(
     results,
@@ -224,8 +309,15 @@ def variance(
     nested,
     ml,
     no_interaction,
+    by_group,
+    slope,
+    uncorrelated,
     confidence,
     pairs_by,
+    intervals,
+    bootstrap_lrt,
+    resamples,
+    seed,
     as_json,
 ):
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
@@ -236,20 +328,32 @@ def variance(
     from vareval.errors import VarevalWarning
 
     table = read_table(results)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", VarevalWarning)  # reported in the output
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", VarevalWarning)
         a = analyse(
             table,
             metric=metric,
-            fixed=split_columns(fixed),
+            fixed=split_columns(fixed) if fixed.strip() else [],
             random=split_columns(random_),
             nested=nested,
             reml=not ml,
             interaction=not no_interaction,
             confidence=confidence,
             pairs_by=pairs_by,
+            by_group=split_columns(by_group) if by_group else None,
+            slope=slope,
+            correlated=not uncorrelated,
+            intervals=None if intervals == "none" else intervals,
+            n_resamples=resamples,
+            bootstrap_lrt=bootstrap_lrt,
+            rng=seed,
         )
     emit(as_json, a.to_dict(), render(a))
+    shown = a.fit.message  # the fit's warnings are printed in the report
+    for w in caught:
+        text = str(w.message)
+        if text.rstrip(".") not in shown:
+            click.echo(f"warning: {text}", err=True)
 
 
 def demo_section() -> str:

@@ -20,12 +20,15 @@ import pandas as pd
 
 from vareval.data.validate import label_text, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
+from vareval.stats import mixed_bootstrap
 from vareval.stats.mixed import MixedModelFit, fit_mixed
+from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
+from vareval.stats.mixed_slopes import fit_slopes
 from vareval.stats.mixed_tests import (
-    MAX_KR_LEVELS,
     ContrastResult,
     FTestResult,
     RandomEffectLRT,
+    equal_variance_lrt,
     f_test,
     pairwise,
     random_effect_lrt,
@@ -47,6 +50,8 @@ class Design:
     groups: list
     group_names: tuple
     level_names: tuple
+    dropped: tuple = ()  # fixed-effect columns dropped as not estimable
+    by_group: dict = dataclasses.field(default_factory=dict)  # factor -> parts
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -65,6 +70,17 @@ class VarianceAnalysis:
         F test per fixed-effect term (type III) plus ``"all experiments"``.
     pairs : ContrastResult
         Pairwise differences between the cells of the fixed factors.
+    group_lrt : tuple of RandomEffectLRT
+        With ``by_group``: per split factor, the test of one common variance
+        against a variance per group.
+    slope : str or None
+        The variable of the random slope, if any.
+    intervals : VarianceIntervals or None
+        Confidence intervals for each component's SD, variance, share and ICC
+        (when asked for with ``intervals=``).
+    pb_lrt : tuple of BootstrapLRT
+        With ``bootstrap_lrt=``: the parametric bootstrap LRT of each random
+        effect.
     """
 
     fit: MixedModelFit
@@ -74,6 +90,10 @@ class VarianceAnalysis:
     lrt: tuple
     f_tests: dict
     pairs: ContrastResult
+    group_lrt: tuple = ()
+    slope: str | None = None
+    intervals: VarianceIntervals | None = None
+    pb_lrt: tuple = ()
 
     def __repr__(self) -> str:
         tables = [
@@ -88,9 +108,13 @@ class VarianceAnalysis:
         return "\n\n".join([head, *tables])
 
     def components_frame(self) -> pd.DataFrame:
-        """Variance components: variance, SD, share of total, ICC, levels."""
+        """Variance components: variance, SD, share of total, ICC, levels.
+
+        With intervals, each quantity's interval follows it (``sd_low``,
+        ``sd_high``, ...).
+        """
         f = self.fit
-        return pd.DataFrame(
+        out = pd.DataFrame(
             {
                 "component": list(f.components),
                 "levels": list(f.n_levels) + [f.n_obs],
@@ -100,6 +124,13 @@ class VarianceAnalysis:
                 "icc": f.icc,
             }
         )
+        ci = self.intervals
+        if ci is not None:
+            for name in ("variance", "sd", "share", "icc"):
+                at = out.columns.get_loc(name) + 1
+                out.insert(at, f"{name}_low", getattr(ci, f"{name}_low"))
+                out.insert(at + 1, f"{name}_high", getattr(ci, f"{name}_high"))
+        return out
 
     def fixed_frame(self) -> pd.DataFrame:
         """Fixed effects with SE."""
@@ -109,8 +140,8 @@ class VarianceAnalysis:
         )
 
     def lrt_frame(self) -> pd.DataFrame:
-        """H1/H2: the likelihood-ratio tests."""
-        return pd.DataFrame(
+        """H1/H2: the likelihood-ratio tests (and the bootstrap p when computed)."""
+        out = pd.DataFrame(
             [
                 {
                     "term": t.term,
@@ -122,6 +153,20 @@ class VarianceAnalysis:
                 }
                 for t in self.lrt
             ]
+        )
+        if self.pb_lrt:
+            boot = {t.term: t.pvalue for t in self.pb_lrt}
+            out["p_bootstrap"] = [boot.get(t) for t in out["term"]]
+        return out
+
+    def group_lrt_frame(self) -> pd.DataFrame:
+        """With ``by_group``: one LRT per split factor of a common variance."""
+        return pd.DataFrame(
+            [
+                {"term": t.term, "lrt": t.statistic, "df": t.df, "p": t.pvalue}
+                for t in self.group_lrt
+            ],
+            columns=["term", "lrt", "df", "p"],
         )
 
     def f_frame(self) -> pd.DataFrame:
@@ -180,6 +225,7 @@ class VarianceAnalysis:
             "f_tests": self.f_frame(),
             "pairwise": self.pairs_frame(),
             "blups": self.blups_frame(),
+            "group_lrt": self.group_lrt_frame(),
         }
 
     def to_dict(self) -> dict:
@@ -202,6 +248,8 @@ class VarianceAnalysis:
             "n_obs": f.n_obs,
             "singular": f.singular,
             "converged": f.converged,
+            "slope": self.slope,
+            "correlations": [list(c) for c in f.correlations],
             **tables,
         }
 
@@ -226,24 +274,138 @@ def _factor(df: pd.DataFrame, col: str, role: str):
 
 
 def _coding(codes, k, contrasts):
-    """Contrast columns for a factor with k levels: treatment or sum coding."""
-    n = codes.size
+    """Contrast columns for a factor with k levels: treatment, sum or all levels."""
+    if contrasts == "full":
+        return np.column_stack([(codes == i).astype(float) for i in range(k)])
     if contrasts == "treatment":
         return np.column_stack([(codes == i).astype(float) for i in range(1, k)])
-    M = np.zeros((n, k - 1))
+    M = np.zeros((codes.size, k - 1))
     for i in range(k - 1):
         M[:, i] = (codes == i).astype(float) - (codes == k - 1).astype(float)
     return M
 
 
-def _code_matrix(k, contrasts):
-    """The k x (k-1) coding matrix (rows: levels)."""
-    return _coding(np.arange(k), k, contrasts)
+def _term_columns(coded, term, contrasts):
+    """One term's columns and names: products of its factors' codings.
+
+    As R's ``model.matrix``, the first factor varies fastest; with
+    ``contrasts="full"`` every level is a column (lmerTest's ``rdX``).
+    """
+    n = next(iter(coded.values()))[0].size
+    cols, names = [np.ones(n)], [""]
+    for col in term:
+        codes, levels = coded[col]
+        if levels is None:  # a numeric covariate: its values are the column
+            cols = [c * codes for c in cols]
+            names = [f"{nm}:{col}" if nm else col for nm in names]
+            continue
+        M = _coding(codes, len(levels), contrasts)
+        labels = {"treatment": levels[1:], "sum": levels[:-1], "full": levels}
+        new_cols, new_names = [], []
+        for i, lev in enumerate(labels[contrasts]):
+            for c, nm in zip(cols, names, strict=True):
+                new_cols.append(c * M[:, i])
+                new_names.append(f"{nm}:{col}[{lev}]" if nm else f"{col}[{lev}]")
+        cols, names = new_cols, new_names
+    return cols, names
 
 
-def _fixed_design(df, fixed, interaction, contrasts):
-    """X with named columns, terms, type III hypotheses and the cell-mean rows."""
-    n = len(df)
+def _model_matrix(coded, terms_list, contrasts):
+    """X with named columns and the columns of each term (intercept first)."""
+    n = next(iter(coded.values()))[0].size
+    cols, names, terms = [np.ones(n)], ["(Intercept)"], {}
+    for term in terms_list:
+        c, nm = _term_columns(coded, term, contrasts)
+        terms[":".join(term)] = list(range(len(cols), len(cols) + len(c)))
+        cols += c
+        names += nm
+    return np.column_stack(cols), names, terms
+
+
+def _estimable(X, tol=1e-7):
+    """Columns of X that lme4 keeps (R's pivoting QR, ``qr(X, tol = 1e-7)``).
+
+    A column is dropped when it is (nearly) a combination of the columns kept
+    before it.
+    """
+    keep, Q = [], np.zeros((X.shape[0], 0))
+    for j in range(X.shape[1]):
+        v = X[:, j]
+        norm0 = float(np.linalg.norm(v))
+        r = v - Q @ (Q.T @ v)
+        r = r - Q @ (Q.T @ r)
+        norm = float(np.linalg.norm(r))
+        if norm0 > 0 and norm >= tol * norm0:
+            keep.append(j)
+            Q = np.column_stack([Q, r / norm])
+    return keep
+
+
+def _zapsmall(x, digits=7):
+    """R's ``zapsmall``: round to ``digits`` significant digits of the largest."""
+    mx = float(np.max(np.abs(x))) if x.size else 0.0
+    if mx == 0:
+        return x
+    return np.round(x, max(0, digits - int(np.ceil(np.log10(mx)))))
+
+
+def _doolittle_rows(X):
+    """LmerTest's type I basis: rows of t(L) from the Doolittle LU of X'X."""
+    A = X.T @ X
+    p = A.shape[0]
+    L, U = np.eye(p), np.zeros((p, p))
+    for i in range(p):
+        U[i, :] = A[i, :] - L[i, :i] @ U[:i, :]
+        if i + 1 < p:
+            col = A[i + 1 :, i] - L[i + 1 :, :i] @ U[:i, i]
+            L[i + 1 :, i] = 0.0 if abs(U[i, i]) < 1e-6 else col / U[i, i]
+    L[np.abs(L) < 1e-6] = 0.0
+    return L.T
+
+
+def _hypotheses(coded, terms_list, X_t, names_t, terms_t, X, terms):
+    """LmerTest's ``anova()`` hypothesis matrix for each term, for the model's X.
+
+    One term: the type I (Doolittle) basis lmerTest falls back to. Several:
+    its type III basis, from the treatment-coded X (``X_t``, estimable columns
+    only) and the all-levels design ``rdX``: ``L = t(ginv(X_t) rdX)``, each
+    term's columns made orthogonal to those of the terms containing it, rows of
+    the coefficients of ``X_t``; then mapped to the model's coding.
+    """
+    if len(terms_list) == 1:
+        rows = _doolittle_rows(X)
+        return {t: rows[idx] for t, idx in terms.items()}
+    rdX, rd_names, _ = _model_matrix(coded, terms_list, "full")
+    pinv = np.linalg.pinv(X_t)
+    L = _zapsmall((pinv @ rdX).T)
+    keys = [":".join(t) for t in terms_list]
+    order = sorted(range(len(terms_list)), key=lambda i: -len(terms_list[i]))
+    for i in order:
+        inside = [
+            c
+            for u, t2 in enumerate(terms_list)
+            if u != i and set(terms_list[i]) < set(t2)
+            for c in terms_t[keys[u]]
+        ]
+        if inside:
+            B, Y = L[:, inside], L[:, terms_t[keys[i]]]
+            coef = np.linalg.lstsq(B, Y, rcond=None)[0]
+            L[:, terms_t[keys[i]]] = _zapsmall(Y - B @ coef)
+    L = L[[rd_names.index(nm) for nm in names_t]]
+    to_model = _zapsmall(pinv @ X)
+    out = {}
+    for key in keys:
+        H = L[:, terms_t[key]].T
+        H = H[np.sum(np.abs(H), axis=1) > 1e-8]
+        out[key] = H @ to_model
+    return out
+
+
+def _fixed_design(df, fixed, interaction, contrasts, covariate=None):
+    """X with named columns, terms, hypotheses, cell-mean rows, dropped columns.
+
+    ``covariate`` (a numeric column) enters additively after the factors.
+    """
     coded = {}
     for col in fixed:
         codes, levels = _factor(df, col, "fixed")
@@ -257,81 +419,36 @@ def _fixed_design(df, fixed, interaction, contrasts):
     if interaction:
         for order in range(2, len(fixed) + 1):
             terms_list += list(itertools.combinations(fixed, order))
+    if covariate is not None:
+        coded[covariate] = (metric_values(df, covariate), None)
+        terms_list.append((covariate,))
 
-    def term_cols(term, coding_fn):
-        mats = [coding_fn(col) for col in term]
-        names = [
-            [f"{col}[{lev}]" for lev in levels]
-            for col, levels in (
-                (c, coded[c][1][1:] if contrasts == "treatment" else coded[c][1][:-1])
-                for c in term
-            )
-        ]
-        out, out_names = [], []
-        for combo in itertools.product(*[range(m.shape[1]) for m in mats]):
-            v = np.ones(mats[0].shape[0])
-            for m, i in zip(mats, combo, strict=True):
-                v = v * m[:, i]
-            out.append(v)
-            out_names.append(
-                ":".join(nm[i] for nm, i in zip(names, combo, strict=True))
-            )
-        return out, out_names
+    def estimable(contr):
+        X, names, terms = _model_matrix(coded, terms_list, contr)
+        keep = _estimable(X)
+        pos = {j: i for i, j in enumerate(keep)}
+        dropped = [names[j] for j in range(len(names)) if j not in pos]
+        terms = {t: [pos[j] for j in idx if j in pos] for t, idx in terms.items()}
+        return X[:, keep], [names[j] for j in keep], terms, dropped
 
-    # the model's X
-    cols, names, terms = [np.ones(n)], ["(Intercept)"], {}
-    for term in terms_list:
-        c, nm = term_cols(
-            term, lambda col: _coding(coded[col][0], len(coded[col][1]), contrasts)
-        )
-        terms[":".join(term)] = list(range(len(cols), len(cols) + len(c)))
-        cols += c
-        names += nm
-    X = np.column_stack(cols)
-    # cells: every observed combination of the fixed factors, as rows of a
-    # design matrix built the same way
-    cell_codes = np.column_stack([coded[c][0] for c in fixed])
-    uniq = np.unique(cell_codes, axis=0)
-    rows = []
-    for cell in uniq:
-        r = [1.0]
-        for term in terms_list:
-            v = np.ones(1)
-            for col in term:
-                k = len(coded[col][1])
-                v = np.kron(v, _code_matrix(k, contrasts)[cell[fixed.index(col)]])
-            r += list(v)
-        rows.append(r)
-    cell_means = np.array(rows)
+    X_t, names_t, terms_t, dropped = estimable("treatment")
+    if contrasts == "treatment":
+        X, names, terms = X_t, names_t, terms_t
+    else:
+        X, names, terms, dropped = estimable(contrasts)
+    hyp = _hypotheses(coded, terms_list, X_t, names_t, terms_t, X, terms)
+    # cells: every observed combination of the fixed factors; its mean is the
+    # row of X of any of its observations
+    cell_codes = np.column_stack([coded[c][0] for c in fixed] + [np.zeros(len(df), int)])
+    uniq, first = np.unique(cell_codes, axis=0, return_index=True)
+    cell_means = X[first]
+    if covariate is not None:  # cells are compared at the same covariate value
+        cell_means[:, terms[covariate]] = 0.0
     cell_levels = tuple(
         {c: coded[c][1][cell[i]] for i, c in enumerate(fixed)} for cell in uniq
     )
-    cell_labels = tuple("_".join(lev.values()) for lev in cell_levels)
-    # type III hypotheses: express each term in sum coding (orthogonal, so the
-    # term's columns test the marginal hypothesis) and map to the model's X.
-    if contrasts == "sum":
-        hyp = {t: np.eye(X.shape[1])[idx] for t, idx in terms.items()}
-    else:
-        Xs, _, terms_s = _fixed_design_sum(df, fixed, interaction, coded, terms_list)
-        T = np.linalg.lstsq(Xs, X, rcond=None)[0]
-        hyp = {t: T[terms_s[t]] for t in terms}
-    return X, tuple(names), terms, hyp, cell_means, cell_labels, cell_levels
-
-
-def _fixed_design_sum(df, fixed, interaction, coded, terms_list):
-    n = len(df)
-    cols, terms = [np.ones(n)], {}
-    for term in terms_list:
-        mats = [_coding(coded[c][0], len(coded[c][1]), "sum") for c in term]
-        new = []
-        for combo in itertools.product(*[range(m.shape[1]) for m in mats]):
-            v = np.ones(n)
-            for m, i in zip(mats, combo, strict=True):
-                v = v * m[:, i]
-            new.append(v)
-        terms[":".join(term)] = list(range(len(cols), len(cols) + len(new)))
-        cols += new
-    return np.column_stack(cols), None, terms
+    cell_labels = tuple("_".join(lev.values()) or "(all)" for lev in cell_levels)
+    return X, tuple(names), terms, hyp, cell_means, cell_labels, cell_levels, dropped
 
 
 def _parse_nested(nested, random):
@@ -357,6 +474,29 @@ def _parse_nested(nested, random):
     return out
 
 
+def _parse_by_group(by_group, random, df):
+    """'model' -> {each random factor: 'model'}; 'config=model' -> {'config': 'model'}."""
+    if by_group is None:
+        return {}
+    items = [by_group] if isinstance(by_group, str) else list(by_group)
+    out = {}
+    for item in items:
+        inner, eq, by = (p.strip() for p in str(item).rpartition("="))
+        if eq and inner not in random:
+            raise ArgumentError(
+                f"`by_group` entry {item!r} must name a random factor before '=' "
+                f"(random: {', '.join(random)})."
+            )
+        if by in random or not by:
+            raise ArgumentError(
+                f"`by_group` entry {item!r} must end in a column that is not a "
+                "random factor, e.g. 'model' or 'config=model'."
+            )
+        require_columns(df, [by], "by-group")
+        out.update({inner: by} if eq else dict.fromkeys(random, by))
+    return out
+
+
 def design_arrays(
     df: pd.DataFrame,
     *,
@@ -366,6 +506,8 @@ def design_arrays(
     nested=None,
     interaction: bool = True,
     contrasts: str = "treatment",
+    by_group=None,
+    slope: str | None = None,
 ) -> Design:
     """Turn a results table into the arrays of the mixed model.
 
@@ -387,6 +529,14 @@ def design_arrays(
         Include all interactions of the fixed factors.
     contrasts : {"treatment", "sum"}
         Coding of the fixed factors (R's ``contr.treatment``/``contr.sum``).
+    by_group : str or sequence of str, optional
+        A variance per level of a factor: ``"model"`` gives every random
+        factor one variance per model (lme4's ``(0 + model || config)``, a
+        factor ``config[m]`` per model ``m``); ``"config=model"`` does so for
+        ``config`` only.
+    slope : str, optional
+        A numeric column entering the fixed effects additively (the variable
+        of a random slope).
 
     Returns
     -------
@@ -418,16 +568,27 @@ def design_arrays(
     require_columns(df, random, "random")
     y = metric_values(df, metric)
     nest = _parse_nested(nested, random)
-    if fixed:
-        X, names, terms, hyp, cell_means, cell_labels, cell_levels = _fixed_design(
-            df, fixed, interaction, contrasts
+    if fixed or slope is not None:
+        X, names, terms, hyp, cell_means, cell_labels, cell_levels, dropped = (
+            _fixed_design(df, fixed, interaction, contrasts, slope)
         )
+        if dropped:
+            warnings.warn(
+                f"fixed-effect column(s) {', '.join(dropped)} are linear "
+                "combinations of the columns before them (an empty cell of the "
+                "design, or a factor determined by others) and were dropped, as "
+                "lme4 does; each F test tests the estimable part of its "
+                "hypothesis, as lmerTest's type III tests do.",
+                VarevalWarning,
+                stacklevel=3,
+            )
     else:
         X = np.ones((len(df), 1))
-        names, terms, hyp = ("(Intercept)",), {}, {}
+        names, terms, hyp, dropped = ("(Intercept)",), {}, {}, []
         cell_means, cell_labels = np.ones((1, 1)), ("(all)",)
         cell_levels = ({},)
-    groups, group_names, level_names = [], [], []
+    split = _parse_by_group(by_group, random, df)
+    groups, group_names, level_names, split_names = [], [], [], {}
     for col in random:
         codes, levels = _factor(df, col, "random")
         name = col
@@ -443,9 +604,29 @@ def design_arrays(
                 f"random column {col!r} has one level ({levels[0]!r}); a "
                 "variance needs at least two levels."
             )
-        groups.append(codes)
-        group_names.append(name)
-        level_names.append(tuple(levels))
+        if col not in split:
+            groups.append(codes)
+            group_names.append(name)
+            level_names.append(tuple(levels))
+            continue
+        by = split[col]
+        gcodes, glevels = _factor(df, by, "by-group")
+        parts = []
+        for gi, glev in enumerate(glevels):
+            rows = gcodes == gi
+            used, inv = np.unique(codes[rows], return_inverse=True)
+            if used.size < 2:
+                raise DataError(
+                    f"random column {col!r} has {used.size} level(s) where "
+                    f"{by!r} is {glev!r}; a variance per {by} needs at least two."
+                )
+            c = np.full(codes.size, -1, dtype=np.intp)
+            c[rows] = inv
+            groups.append(c)
+            parts.append(f"{name}[{glev}]")
+            level_names.append(tuple(levels[i] for i in used))
+        group_names += parts
+        split_names[name] = tuple(parts)
     return Design(
         y=y,
         X=X,
@@ -458,6 +639,8 @@ def design_arrays(
         groups=groups,
         group_names=tuple(group_names),
         level_names=tuple(level_names),
+        dropped=tuple(dropped),
+        by_group=split_names,
     )
 
 
@@ -473,6 +656,13 @@ def variance(
     contrasts: str = "treatment",
     confidence: float = 0.95,
     pairs_by: str | None = None,
+    by_group=None,
+    slope: str | None = None,
+    correlated: bool = True,
+    intervals: str | None = None,
+    n_resamples: int = 1000,
+    bootstrap_lrt: bool = False,
+    rng=None,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
@@ -510,6 +700,32 @@ def variance(
         Compare the levels of this fixed factor, each level's mean being the
         equally weighted average of its cells over the other factors (a
         least-squares mean). Default: compare all cells (experiments).
+    by_group : str or sequence of str, optional
+        ``"model"``: a variance per model for every random factor (lme4's
+        ``(0 + model || config)``); ``"config=model"``: for ``config`` only.
+        Adds, per split factor, an LRT of one common variance against the
+        per-group variances (``group_lrt``).
+    slope : str, optional
+        A numeric column (e.g. epoch, days) whose slope varies by the level of
+        the single random factor: lme4's ``y ~ fixed + x + (x | g)``. The
+        column also enters the fixed effects. The LRT then tests the slope
+        (against a random intercept alone).
+    correlated : bool, default True
+        With ``slope``: estimate the intercept-slope correlation, or fix it
+        at 0 (``(1 | g) + (0 + x | g)``).
+    intervals : {None, "profile", "bootstrap"}
+        ``confidence`` intervals for each component's SD, variance, share and
+        ICC: by profile likelihood (:func:`vareval.stats.profile_intervals`, as
+        lme4's ``confint``) or parametric bootstrap percentiles
+        (:func:`vareval.stats.bootstrap_intervals`, ``n_resamples`` responses).
+    n_resamples : int, default 1000
+        Simulated responses for the bootstrap intervals and LRTs.
+    bootstrap_lrt : bool, default False
+        Also test each random effect by the parametric bootstrap LRT
+        (:func:`vareval.stats.bootstrap_lrt`, pbkrtest's ``PBmodcomp``), for
+        when the chi-bar-square p-value is doubtful (few levels).
+    rng : int or numpy.random.Generator, optional
+        Seed or generator for the bootstrap.
 
     Returns
     -------
@@ -517,6 +733,11 @@ def variance(
     """
     fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed or ())
     random = (random,) if isinstance(random, str) else tuple(random or ())
+    if intervals not in (None, "profile", "bootstrap"):
+        raise ArgumentError(
+            "`intervals` must be None, 'profile' or 'bootstrap'; "
+            f"got {intervals!r}."
+        )
     d = design_arrays(
         df,
         metric=metric,
@@ -525,33 +746,56 @@ def variance(
         nested=nested,
         interaction=interaction,
         contrasts=contrasts,
+        by_group=by_group,
+        slope=slope,
     )
-    fit = fit_mixed(
-        d.y,
-        d.X,
-        d.groups,
-        fixed_names=d.fixed_names,
-        group_names=d.group_names,
-        level_names=d.level_names,
-        reml=reml,
-    )
+    if slope is not None and (intervals is not None or bootstrap_lrt):
+        raise ArgumentError(
+            "`intervals` and `bootstrap_lrt` are not available with `slope` "
+            "(random slopes); fit without them."
+        )
+    if slope is None:
+        fit = fit_mixed(
+            d.y,
+            d.X,
+            d.groups,
+            fixed_names=d.fixed_names,
+            group_names=d.group_names,
+            level_names=d.level_names,
+            reml=reml,
+        )
+    else:
+        if len(random) != 1 or by_group is not None:
+            raise ArgumentError(
+                "`slope` needs exactly one random factor (the one whose slope "
+                f"varies) and no `by_group`; got random={list(random)}."
+            )
+        fit = fit_slopes(
+            d.y,
+            d.X,
+            d.groups[0],
+            d.X[:, d.terms[slope][0]],
+            correlated=correlated,
+            fixed_names=d.fixed_names,
+            group_name=d.group_names[0],
+            slope_name=slope,
+            level_names=d.level_names[0],
+            reml=reml,
+        )
     lrt = random_effect_lrt(fit)
+    group_lrt = tuple(
+        equal_variance_lrt(fit, parts, name=f"{name}: one variance")
+        for name, parts in d.by_group.items()
+    )
     tests = {}
     cache = {}
     methods = ["satterthwaite", "kenward-roger"]
-    if sum(fit.n_levels) > MAX_KR_LEVELS:
-        methods.remove("kenward-roger")
-        warnings.warn(
-            f"Kenward-Roger skipped: {sum(fit.n_levels)} random-effect levels "
-            f"exceed {MAX_KR_LEVELS}; only Satterthwaite df are reported.",
-            VarevalWarning,
-            stacklevel=2,
-        )
     for method in methods:
         out = []
         for term, L in d.hyp.items():
-            out.append(f_test(fit, L, method=method, term=term, _cache=cache))
-        if d.cell_means.shape[0] > 1 and len(d.hyp) > 1:
+            if L.shape[0]:  # nothing estimable is left of a term: no test
+                out.append(f_test(fit, L, method=method, term=term, _cache=cache))
+        if d.cell_means.shape[0] > 1 and len(set(d.hyp) - {slope}) > 1:
             M = d.cell_means
             L_all = M[1:] - M[0]
             out.append(
@@ -589,6 +833,20 @@ def variance(
             confidence=confidence,
             method="satterthwaite",
         )
+    rng = np.random.default_rng(rng)
+    ci = None
+    if intervals == "profile":
+        ci = profile_intervals(fit, confidence=confidence)
+    elif intervals == "bootstrap":
+        ci = mixed_bootstrap.bootstrap_intervals(
+            fit, n_resamples=n_resamples, confidence=confidence, rng=rng
+        )
+    pb = ()
+    if bootstrap_lrt:
+        pb = tuple(
+            mixed_bootstrap.bootstrap_lrt(fit, term, n_resamples=n_resamples, rng=rng)
+            for term in fit.group_names
+        )
     return VarianceAnalysis(
         fit=fit,
         metric=metric,
@@ -597,6 +855,10 @@ def variance(
         lrt=lrt,
         f_tests=tests,
         pairs=pairs,
+        group_lrt=group_lrt,
+        slope=slope,
+        intervals=ci,
+        pb_lrt=pb,
     )
 
 

@@ -43,11 +43,14 @@ from vareval.stats.crossval import (
     stratified_kfold_splits,
 )
 from vareval.stats.mixed import MixedModelFit, fit_mixed
+from vareval.stats.mixed_bootstrap import BootstrapLRT, bootstrap_intervals, bootstrap_lrt
+from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
 from vareval.stats.mixed_tests import (
     ContrastResult,
     FTestResult,
     RandomEffectLRT,
     contrast,
+    equal_variance_lrt,
     f_test,
     pairwise,
     random_effect_lrt,
@@ -117,6 +120,11 @@ __all__ = [
     "cross_validate",
     "f_test",
     "fit_mixed",
+    "bootstrap_intervals",
+    "bootstrap_lrt",
+    "profile_intervals",
+    "BootstrapLRT",
+    "VarianceIntervals",
     "get_metric",
     "holdout_evaluate",
     "holdout_split",
@@ -132,6 +140,7 @@ __all__ = [
     "pairwise",
     "plan_replications",
     "project_iterations",
+    "equal_variance_lrt",
     "random_effect_lrt",
     "ranking_stability",
     "simulated_tuning_curve",

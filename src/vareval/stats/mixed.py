@@ -38,6 +38,7 @@ from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._result import Result
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
+ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
 _LOG2PI = np.log(2.0 * np.pi)
 MAX_SCHUR_LEVELS = 6000  # levels of all factors but the largest
 _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
@@ -81,6 +82,110 @@ def single_blas_thread(func):
 
 
 # --------------------------------------------------------------------------
+# the Schur complement's factorisation: dense, or by independent blocks
+
+
+def _independent_blocks(N_rr, N_br):
+    """Level indices of the Schur complement's independent blocks, grouped by size.
+
+    The Schur complement on the smaller factors has the sparsity of
+    ``N_rr + N_br' N_br``. When those levels split into groups that never meet
+    (a factor nested in the largest one, or seeds that share no
+    configuration), it is block-diagonal: returns a list of ``(m, s)`` index
+    arrays, one per block size ``s``; None when there is a single block.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    Nb = sp.csr_matrix(N_br)
+    pattern = sp.csr_matrix(N_rr != 0) + (Nb.T @ Nb)
+    n_comp, label = connected_components(pattern, directed=False)
+    if n_comp == 1:
+        return None
+    order = np.argsort(label, kind="stable")
+    sizes = np.bincount(label, minlength=n_comp)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    blocks = []
+    for size in np.unique(sizes):
+        comps = np.flatnonzero(sizes == size)
+        idx = order[starts[comps][:, None] + np.arange(size)[None, :]]
+        blocks.append(idx)
+    return blocks
+
+
+class _DenseFactor:
+    """Cholesky factor of a dense symmetric positive definite S."""
+
+    def __init__(self, S):
+        self.cS = sla.cho_factor(S, lower=True, check_finite=False)
+        self.logdet = 2.0 * float(np.sum(np.log(np.diag(self.cS[0]))))
+        self._inv = None
+
+    def solve(self, rhs):
+        return sla.cho_solve(self.cS, rhs, check_finite=False)
+
+    def inverse(self):
+        if self._inv is None:
+            self._inv = self.solve(np.eye(self.cS[0].shape[0]))
+        return self._inv
+
+    def rowdot(self, M):
+        """Row sums of ``S^-1 * M`` (elementwise): ``sum_m S^-1[l, m] M[l, m]``."""
+        return np.sum(self.inverse() * M, axis=1)
+
+
+class _BlockFactor:
+    """Inverse of a block-diagonal S, block by block (batched over equal sizes)."""
+
+    def __init__(self, S, blocks):
+        self.blocks = blocks
+        self.r = S.shape[0]
+        self.inv = []
+        logdet = 0.0
+        for idx in blocks:
+            Sb = S[idx[:, :, None], idx[:, None, :]]
+            L = np.linalg.cholesky(Sb)
+            logdet += 2.0 * float(np.sum(np.log(np.diagonal(L, axis1=1, axis2=2))))
+            self.inv.append(np.linalg.inv(Sb))
+        self.logdet = logdet
+
+    def solve(self, rhs):
+        out = np.empty_like(rhs)
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx] = inv @ rhs[idx]
+        return out
+
+    def inverse(self):
+        out = np.zeros((self.r, self.r))
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx[:, :, None], idx[:, None, :]] = inv
+        return out
+
+    def rowdot(self, M):
+        out = np.empty(self.r)
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx] = np.sum(inv * M[idx[:, :, None], idx[:, None, :]], axis=2)
+        return out
+
+
+def row_pairs(N):
+    """Pairs of non-zeros of a CSR matrix sharing a row: ``N' diag(w) N`` as a sum.
+
+    Returns ``(key, value, row)``: ``N' diag(w) N`` is
+    ``bincount(key, value * w[row])`` reshaped to (columns, columns).
+    """
+    per_row = np.diff(N.indptr)
+    row_of = np.repeat(np.arange(N.shape[0]), per_row)
+    reps = per_row[row_of]
+    first = np.repeat(np.arange(row_of.size), reps)
+    starts = np.repeat(np.cumsum(reps) - reps, reps)
+    partner = N.indptr[row_of[first]] + (np.arange(first.size) - starts)
+    cols, vals = N.indices, N.data
+    key = cols[first].astype(np.int64) * N.shape[1] + cols[partner]
+    return key, vals[first] * vals[partner], row_of[first]
+
+
+# --------------------------------------------------------------------------
 # cross-products and the deviance
 
 
@@ -105,15 +210,19 @@ class _Crossprods:
         # the factor with most levels gets the diagonal block
         self.big = int(np.argmax(self.q))
         self.rest = [j for j in range(self.k) if j != self.big]
-        ones = np.ones(n)
+        # code -1: the observation is outside the factor (its Z row is 0), as
+        # for a variance per level of a fixed factor
+        inside = [g >= 0 for g in groups]
         rows = np.arange(n)
         Zt = [
-            sp.csr_matrix((ones, (g, rows)), shape=(self.q[j], n))
-            for j, g in enumerate(groups)
+            sp.csr_matrix(
+                (np.ones(int(m.sum())), (g[m], rows[m])), shape=(self.q[j], n)
+            )
+            for j, (g, m) in enumerate(zip(groups, inside, strict=True))
         ]
         self.counts = [
-            np.bincount(g, minlength=self.q[j]).astype(float)
-            for j, g in enumerate(groups)
+            np.bincount(g[m], minlength=self.q[j]).astype(float)
+            for j, (g, m) in enumerate(zip(groups, inside, strict=True))
         ]
         self.ZtXy = [np.asarray(Zt[j] @ Xy) for j in range(self.k)]
         b = self.big
@@ -128,14 +237,15 @@ class _Crossprods:
             )
         offs = np.cumsum([0] + [self.q[j] for j in self.rest])
         self.rest_offsets = offs
+        self.blocks = None
         if self.r:
-            gb = groups[b]
+            both = [inside[b] & inside[j] for j in self.rest]
+            rws = np.concatenate([groups[b][m] for m in both])
             cols = np.concatenate(
-                [groups[j] + offs[i] for i, j in enumerate(self.rest)]
+                [groups[j][both[i]] + offs[i] for i, j in enumerate(self.rest)]
             )
             self.N_br = sp.csr_matrix(
-                (np.ones(cols.size), (np.tile(gb, len(self.rest)), cols)),
-                shape=(self.q[b], self.r),
+                (np.ones(cols.size), (rws, cols)), shape=(self.q[b], self.r)
             )
             self.N_br.sum_duplicates()
             self.N_brT = self.N_br.T.tocsr()
@@ -148,17 +258,7 @@ class _Crossprods:
             self.mode = "sparse"
             if n_pairs * 8 <= self.q[b] * self.r * self.r and n_pairs <= 20_000_000:
                 self.mode = "pairs"
-                row_of = np.repeat(np.arange(self.q[b]), per_row)
-                reps = per_row[row_of]
-                first = np.repeat(np.arange(row_of.size), reps)
-                starts = np.repeat(np.cumsum(reps) - reps, reps)
-                partner = self.N_br.indptr[row_of[first]] + (
-                    np.arange(first.size) - starts
-                )
-                cols, vals = self.N_br.indices, self.N_br.data
-                self.pair_key = cols[first].astype(np.int64) * self.r + cols[partner]
-                self.pair_val = vals[first] * vals[partner]
-                self.pair_row = row_of[first]
+                self.pair_key, self.pair_val, self.pair_row = row_pairs(self.N_br)
             elif self.q[b] * self.r <= _DENSE_LIMIT:
                 self.mode = "dense"
             self.dense = self.mode == "dense"
@@ -170,18 +270,42 @@ class _Crossprods:
                 for i2, j2 in enumerate(self.rest):
                     if i2 < i:
                         continue
+                    m = inside[j] & inside[j2]
                     tab = np.bincount(
-                        groups[j] * self.q[j2] + groups[j2],
+                        groups[j][m] * self.q[j2] + groups[j2][m],
                         minlength=self.q[j] * self.q[j2],
                     ).reshape(self.q[j], self.q[j2])
                     N_rr[offs[i] : offs[i + 1], offs[i2] : offs[i2 + 1]] = tab
                     N_rr[offs[i2] : offs[i2 + 1], offs[i] : offs[i + 1]] = tab.T
             self.N_rr = N_rr
+            self.blocks = _independent_blocks(N_rr, self.N_br)
             self.ZtXy_r = np.vstack([self.ZtXy[j] for j in self.rest])
             # which rest factor each rest level belongs to
             self.rest_block = np.repeat(
                 np.arange(len(self.rest)), [self.q[j] for j in self.rest]
             )
+
+    def factor(self, S):
+        """Factor the Schur complement S (dense, or by its independent blocks)."""
+        try:
+            if self.blocks is None:
+                return _DenseFactor(S)
+            return _BlockFactor(S, self.blocks)
+        except np.linalg.LinAlgError:
+            raise FitError(
+                "the random-effects system is not positive "
+                "definite; the grouping factors are degenerate."
+            ) from None
+
+    def mm(self, A, B):
+        """``A @ B`` for r x r matrices with the Schur complement's block pattern."""
+        if self.blocks is None:
+            return A @ B
+        out = np.zeros((self.r, self.r))
+        for idx in self.blocks:
+            ix = (idx[:, :, None], idx[:, None, :])
+            out[ix] = A[ix] @ B[ix]
+        return out
 
     def _ndn(self, w):
         """N_br' diag(w) N_br as a dense r x r matrix."""
@@ -217,18 +341,12 @@ class _Crossprods:
                 E = self.N_rr - tb * tb * NDN
                 S = lam[:, None] * E * lam[None, :]
                 S[np.diag_indices_from(S)] += 1.0
-                try:
-                    cS = sla.cho_factor(S, lower=True, check_finite=False)
-                except np.linalg.LinAlgError:
-                    raise FitError(
-                        "the random-effects system is not positive "
-                        "definite; the grouping factors are degenerate."
-                    ) from None
-                logdetA += 2.0 * float(np.sum(np.log(np.diag(cS[0]))))
+                cS = self.factor(S)
+                logdetA += cS.logdet
                 V_r = lam[:, None] * self.ZtXy_r
                 t = V_b / d[:, None]
                 rhs = V_r - lam[:, None] * (tb * (self.N_brT @ t))
-                W_r = sla.cho_solve(cS, rhs, check_finite=False)
+                W_r = cS.solve(rhs)
                 W_b = (V_b - tb * (self.N_br @ (lam[:, None] * W_r))) / d[:, None]
                 Q = V_b.T @ W_b + V_r.T @ W_r
             else:
@@ -308,10 +426,9 @@ class _Crossprods:
         dA[b] = 2.0 * tb * float(np.sum(self.n_b / d))
         _terms(b, H_b, tb)
         if self.r:
-            Sinv = sla.cho_solve(cS, np.eye(self.r), check_finite=False)
             F = self._ndn(1.0 / d**2)
-            dA[b] -= 2.0 * tb * float(np.sum(Sinv * (lam[:, None] * F * lam[None, :])))
-            rowtr = np.sum(Sinv * (lam[:, None] * E).T, axis=1)
+            dA[b] -= 2.0 * tb * float(np.sum(cS.rowdot(lam[:, None] * F * lam[None, :])))
+            rowtr = cS.rowdot((lam[:, None] * E).T)
             base_r = np.column_stack([self.ZtXy_r[:, :p], self.ZtXy_r @ coef])
             H_r = base_r - ZZ_r
             for i, j in enumerate(self.rest):
@@ -394,6 +511,9 @@ class MixedModelFit(Result):
         What a reader should know, in plain words: a singular fit, or a fit
         that did not converge ("" when neither). The optimiser's own success
         message is not repeated.
+    correlations : tuple of (str, str, float)
+        Correlations between random effects of the same level (a random
+        intercept and slope); empty for random intercepts.
     """
 
     fixed_names: tuple
@@ -423,6 +543,7 @@ class MixedModelFit(Result):
     converged: bool
     n_evaluations: int
     message: str
+    correlations: tuple = ()
 
     @property
     def group_names(self) -> tuple:
@@ -497,21 +618,21 @@ def _fit_mixed_iv(y, X, groups, fixed_names, group_names, level_names):
                 f"grouping factor {group_names[j]!r} must be {n} integer "
                 "codes (0, 1, ...), one per observation."
             )
-        if g.min() < 0:
+        if g.min() < -1:
             raise ArgumentError(
-                f"grouping factor {group_names[j]!r} has negative codes; "
-                "codes must be 0, 1, ..., levels-1."
+                f"grouping factor {group_names[j]!r} has codes below -1; "
+                "codes must be 0, 1, ..., levels-1 (-1: outside the factor)."
             )
         m = int(g.max()) + 1
         if level_names is not None:
             m = max(m, len(level_names[j]))
-        used = np.unique(g).size
+        used = np.unique(g[g >= 0]).size
         if used < 2:
             raise FitError(
                 f"grouping factor {group_names[j]!r} has only one level; a "
                 "variance needs at least two levels."
             )
-        if used == n:
+        if used == np.count_nonzero(g >= 0):
             raise FitError(
                 f"grouping factor {group_names[j]!r} has a separate level for "
                 "every observation, so it is confounded with the residual."
@@ -557,7 +678,8 @@ def _check_confounding(X, codes, n_levels, group_names):
         if n_levels[j] > p:
             continue
         Z = np.zeros((g.size, n_levels[j]))
-        Z[np.arange(g.size), g] = 1.0
+        rows = np.flatnonzero(g >= 0)
+        Z[rows, g[rows]] = 1.0
         coef, *_ = np.linalg.lstsq(X, Z, rcond=None)
         if np.max(np.abs(Z - X @ coef)) < 1e-8:
             raise FitError(
@@ -575,9 +697,35 @@ def _nesting(codes, n_levels):
         for m in range(k):
             if j == m:
                 continue
-            pairs = np.unique(codes[j] * n_levels[m] + codes[m])
+            rows = (codes[j] >= 0) & (codes[m] >= 0)
+            if not np.array_equal(rows, codes[j] >= 0):
+                continue  # some of j's observations are outside m
+            pairs = np.unique(codes[j][rows] * n_levels[m] + codes[m][rows])
             inside[j, m] = np.unique(pairs // n_levels[m]).size == pairs.size
     return inside
+
+
+def _shares(variance, codes, n_levels):
+    """Each component's share of the total variance, and each factor's ICC.
+
+    The total is that of an observation the component applies to (averaged
+    over them): with a variance per level of a fixed factor, an observation
+    carries only its own level's component.
+    """
+    k = len(codes)
+    if k == 0:
+        return np.ones(1), np.full(1, np.nan)
+    inside = _nesting(codes, n_levels)
+    cover = np.array([g >= 0 for g in codes])
+    total = variance[-1] + variance[:k] @ cover
+    share = np.empty(k + 1)
+    icc = np.full(k + 1, np.nan)
+    share[k] = variance[k] / float(np.mean(total))
+    for j in range(k):
+        tot_j = float(np.mean(total[cover[j]]))
+        share[j] = variance[j] / tot_j
+        icc[j] = (variance[j] + np.sum(variance[:k][inside[j]])) / tot_j
+    return share, icc
 
 
 def _optimise(cp, reml, start=None):
@@ -635,6 +783,7 @@ def _optimise(cp, reml, start=None):
     x, f, g, scaled = _newton_polish(
         cp, reml, np.asarray(best.x), float(best.fun), np.asarray(best.jac), counter
     )
+    x = _snap_zero(cp, reml, x, f)
     msg = str(best.message)
     # L-BFGS-B often ends with an ABNORMAL line search at a flat optimum, and the
     # deviance itself is only accurate to ~1e-12 relative; judge convergence as
@@ -642,6 +791,22 @@ def _optimise(cp, reml, start=None):
     # coordinates.
     converged = bool(scaled < 1e-4)
     return x, converged, msg, counter[0]
+
+
+def _snap_zero(cp, reml, x, f):
+    """Set a theta_j below the fit's resolution to exactly 0.
+
+    The deviance is flat in theta_j near 0 (it depends on theta_j^2), so an
+    optimiser ends at 1e-13 rather than 0; such a variance is 0 within the
+    fit's tolerance and is reported as 0.
+    """
+    tiny = (x > 0) & (x < ZERO_TOL)
+    if not np.any(tiny):
+        return x
+    x0 = np.where(tiny, 0.0, x)
+    if cp.evaluate(x0, reml=reml)["dev"] <= f + 1e-10 * max(1.0, abs(f)):
+        return x0
+    return x
 
 
 def _newton_polish(cp, reml, x, f, g, counter, steps=6):
@@ -715,7 +880,10 @@ def fit_mixed(
     groups : sequence of array_like of int
         One integer-coded grouping factor per random intercept (codes
         ``0 .. levels-1``). Crossed and nested factors are both allowed; for
-        nesting give the inner factor its own codes per outer level.
+        nesting give the inner factor its own codes per outer level. Code -1
+        puts an observation outside a factor: a factor per level of a fixed
+        factor, each with its own variance (lme4's ``(0 + model || config)``,
+        written ``(0 + dummy(model, "a") | config) + ...``).
     fixed_names, group_names : sequence of str, optional
         Names of the columns of ``X`` and of the grouping factors.
     level_names : sequence of sequence of str, optional
@@ -773,14 +941,10 @@ def _fit_from_crossprods(
     b = cp.blups(theta, ev)
     fitted = X @ beta
     for j in range(k):
-        fitted = fitted + b[j][codes[j]]
+        m = codes[j] >= 0
+        fitted[m] = fitted[m] + b[j][codes[j][m]]
     variance = np.append(theta**2 * sigma2, sigma2)
-    total = float(np.sum(variance))
-    share = variance / total
-    inside = _nesting(codes, cp.q) if k else np.zeros((0, 0), bool)
-    icc = np.full(k + 1, np.nan)
-    for j in range(k):
-        icc[j] = (variance[j] + np.sum(variance[:k][inside[j]])) / total
+    share, icc = _shares(variance, codes, cp.q)
     singular = bool(np.any(theta < SINGULAR_TOL))
     notes = []
     if singular:
@@ -834,6 +998,19 @@ def _fit_from_crossprods(
     )
     object.__setattr__(fit, "_state", _State(cp, y, X, codes, level_names))
     return fit
+
+
+def _refit_as(fit: MixedModelFit, reml: bool) -> MixedModelFit:
+    """The same model fitted by REML or ML, warm-started at the fit's theta."""
+    if fit.reml == reml:
+        return fit
+    st = _state(fit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        return _fit_from_crossprods(
+            st.cp, st.y, st.X, st.codes, fit.fixed_names, fit.group_names,
+            st.level_names, reml, start=fit.theta, warn=False,
+        )  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)

@@ -46,12 +46,15 @@ from vareval.stats.mixed import (
     MixedModelFit,
     _Crossprods,
     _fit_from_crossprods,
+    _refit_as,
     _state,
+    fit_mixed,
     single_blas_thread,
 )
+from vareval.stats.mixed_slopes import _SlopeState
 
 METHODS = ("satterthwaite", "kenward-roger")
-MAX_KR_LEVELS = 5000  # total random-effect levels for the dense KR matrices
+MAX_DENSE_KR_ROWS = 5000  # Kenward-Roger for random slopes uses n x n matrices
 
 
 # --------------------------------------------------------------------------
@@ -120,8 +123,10 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
     Under H0 the statistic follows the mixture ``0.5 chi2_0 + 0.5 chi2_1``
     (Self & Liang 1987), so the corrected p-value is half the naive one.
     """
-    st = _state(fit)
+    st = _state(fit)  # refuses a fit not made by fit_mixed
     names = list(fit.group_names)
+    if isinstance(st, _SlopeState):
+        return _slope_lrt(fit, st, terms)
     if terms is None:
         terms = names
     out = []
@@ -133,37 +138,147 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
             )
         j = names.index(term)
         keep = [m for m in range(len(names)) if m != j]
+        reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
+        out.append(_lrt_result(term, fit, reduced, 1, float(fit.variance[j])))
+    return tuple(out)
+
+
+@single_blas_thread
+def equal_variance_lrt(fit: MixedModelFit, terms, name: str | None = None):
+    """Test whether grouping factors with disjoint observations share one variance.
+
+    Estimand: whether the variances ``sigma_1^2 = ... = sigma_m^2`` of the
+    factors ``terms`` (e.g. the configuration factor of each model, fitted
+    with a variance per model) are equal. The reduced model merges them into
+    one factor with a common variance (lme4: ``(1 | config:model)`` against
+    the diagonal ``(0 + model || config)``), fitted by the same criterion.
+
+    Parameters
+    ----------
+    fit : MixedModelFit
+        The model with a variance per factor.
+    terms : sequence of str
+        At least two grouping factors of ``fit`` that no observation shares.
+    name : str, optional
+        Name of the merged factor and of the test; default the terms joined
+        by ``" = "``.
+
+    Returns
+    -------
+    RandomEffectLRT
+        ``df = len(terms) - 1``; ``pvalue`` from chi-square(df) (the null,
+        equal positive variances, is inside the parameter space).
+    """
+    st = _state(fit)
+    names = list(fit.group_names)
+    terms = list(terms)
+    bad = [t for t in terms if t not in names]
+    if bad or len(terms) < 2 or len(set(terms)) != len(terms):
+        raise ArgumentError(
+            f"`terms` must name two or more distinct grouping factors of the fit "
+            f"({', '.join(names)}); got {terms}."
+        )
+    idx = [names.index(t) for t in terms]
+    merged = np.full(fit.n_obs, -1, dtype=np.intp)
+    levels, off = [], 0
+    for j in idx:
+        g = st.codes[j]
+        rows = g >= 0
+        if np.any(merged[rows] >= 0):
+            raise ArgumentError(
+                f"`terms` {terms} share observations; only factors on disjoint "
+                "observations (one per level of a fixed factor) can be merged."
+            )
+        merged[rows] = g[rows] + off
+        levels += list(st.level_names[j])
+        off += len(st.level_names[j])
+    name = " = ".join(terms) if name is None else str(name)
+    keep = [m for m in range(len(names)) if m not in idx]
+    codes = [merged] + [st.codes[m] for m in keep]
+    start = np.append(np.sqrt(np.mean(fit.theta[idx] ** 2)), fit.theta[keep])
+    reduced = _refit(
+        fit,
+        None,
+        start=start,
+        codes=codes,
+        names=[name] + [names[m] for m in keep],
+        level_names=[tuple(levels)] + [st.level_names[m] for m in keep],
+    )
+    return _lrt_result(name, fit, reduced, len(terms) - 1, None)
+
+
+def _slope_lrt(fit, st, terms):
+    """The random slope against a random intercept alone (lmerTest's ranova)."""
+    slope = fit.group_names[1]
+    if terms is not None and list(terms) != [slope]:
+        raise ArgumentError(
+            f"`terms`: a random-slope fit tests its slope {slope!r} only; got {terms}."
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        reduced = fit_mixed(st.y, st.X, [st.codes], reml=fit.reml)
+    df = 2 if fit.correlations else 1  # the slope's variance (and covariance)
+    return (_lrt_result(slope, fit, reduced, df, float(fit.variance[1])),)
+
+
+def _lrt_result(term, fit, reduced, df, variance):
+    """The LRT of ``reduced`` against ``fit``; NaN unless both fits converged."""
+    if not (fit.converged and reduced.converged):
+        which = "full" if not fit.converged else "reduced"
+        warnings.warn(
+            f"no likelihood-ratio test for {term!r}: the {which} model's fit "
+            "did not converge.",
+            VarevalWarning,
+            stacklevel=4,
+        )
+        stat = np.nan
+    else:
+        stat = max(reduced.criterion - fit.criterion, 0.0)
+    naive = float(sst.chi2.sf(stat, df))
+    pvalue = naive
+    if variance is not None:
+        # a variance against 0 lies on the boundary: the 50:50 mixture of
+        # chi-square(df - 1) and chi-square(df) (Stram & Lee 1994)
+        lower = float(stat == 0) if df == 1 else float(sst.chi2.sf(stat, df - 1))
+        pvalue = 0.5 * (lower + naive) if stat != 0 else 1.0
+    return RandomEffectLRT(
+        term=term,
+        statistic=float(stat),
+        df=df,
+        pvalue=pvalue,
+        pvalue_naive=naive,
+        loglik_full=fit.loglik,
+        loglik_reduced=reduced.loglik,
+        variance=np.nan if variance is None else variance,
+    )
+
+
+def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
+    """Refit ``fit``'s model with the grouping factors ``keep`` (or new ones).
+
+    Fitted from the default start and from ``start`` (a warm start from the
+    full fit); the better converged fit is kept, because a warm start at a
+    flat point (a variance at 0 in the full model) can stall the optimiser.
+    """
+    st = _state(fit)
+    if codes is None:
         codes = [st.codes[m] for m in keep]
-        cp = _Crossprods(st.y, st.X, codes, [fit.n_levels[m] for m in keep])
+        names = [fit.group_names[m] for m in keep]
+        level_names = [st.level_names[m] for m in keep]
+    n_levels = [len(lev) for lev in level_names]
+    cp = _Crossprods(st.y, st.X, codes, n_levels)
+    fits = []
+    for s0 in [None] if start is None else [None, start]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", VarevalWarning)
-            reduced = _fit_from_crossprods(
-                cp,
-                st.y,
-                st.X,
-                codes,
-                fit.fixed_names,
-                [names[m] for m in keep],
-                [st.level_names[m] for m in keep],
-                fit.reml,
-                start=fit.theta[keep] if keep else None,
-                warn=False,
-            )
-        stat = max(reduced.criterion - fit.criterion, 0.0)
-        naive = float(sst.chi2.sf(stat, 1))
-        out.append(
-            RandomEffectLRT(
-                term=term,
-                statistic=float(stat),
-                df=1,
-                pvalue=0.5 * naive if stat > 0 else 1.0,
-                pvalue_naive=naive,
-                loglik_full=fit.loglik,
-                loglik_reduced=reduced.loglik,
-                variance=float(fit.variance[j]),
-            )
-        )
-    return tuple(out)
+            fits.append(
+                _fit_from_crossprods(
+                    cp, st.y, st.X, codes, fit.fixed_names, names,
+                    level_names, fit.reml, start=s0, warn=False,
+                )
+            )  # fmt: skip
+    ok = [f for f in fits if f.converged] or fits
+    return min(ok, key=lambda f: f.criterion)
 
 
 # --------------------------------------------------------------------------
@@ -196,45 +311,95 @@ def _richardson_jacobian(f, x, d=1e-4, r=4):
     return J
 
 
+def _richardson_hessian(f, x, d=0.1, eps=1e-4, r=4):
+    """Hessian of a scalar function as numDeriv's ``hessian`` (``genD``) computes it.
+
+    Second differences with the step ``d |x_i|`` (``eps`` when ``x_i`` is ~0)
+    halved ``r - 1`` times and Richardson-extrapolated; lmerTest differentiates
+    the deviance in (theta, sigma) this way.
+    """
+    x = np.asarray(x, dtype=float)
+    k = x.size
+    h0 = np.abs(d * x) + eps * (np.abs(x) < np.sqrt(np.finfo(float).eps / 7e-7))
+    f0 = f(x)
+
+    def extrapolate(est):
+        for m in range(1, r):
+            est = [(4.0**m * est[i + 1] - est[i]) / (4.0**m - 1) for i in range(len(est) - 1)]
+        return est[0]
+
+    E = np.eye(k)
+    diag = np.empty(k)
+    for i in range(k):
+        steps = h0[i] / 2.0 ** np.arange(r)
+        diag[i] = extrapolate(
+            [(f(x + h * E[i]) - 2 * f0 + f(x - h * E[i])) / h**2 for h in steps]
+        )
+    H = np.diag(diag)
+    for i in range(k):
+        for j in range(i):
+            est = []
+            for m in range(r):
+                hi, hj = h0[i] / 2.0**m, h0[j] / 2.0**m
+                step = hi * E[i] + hj * E[j]
+                est.append(
+                    (f(x + step) - 2 * f0 + f(x - step) - diag[i] * hi**2 - diag[j] * hj**2)
+                    / (2 * hi * hj)
+                )
+            H[i, j] = H[j, i] = extrapolate(est)
+    return H
+
+
 # --------------------------------------------------------------------------
 # Satterthwaite: covariance of the variance parameters and the Jacobian of vcov
 
 
 class _Satterthwaite:
-    """lmerTest's ingredients: vcov(varpar) = 2 H^-1 and d vcov(beta) / d varpar."""
+    """lmerTest's ingredients: vcov(varpar) = 2 H^-1 and d vcov(beta) / d varpar.
+
+    Computed in units of the residual SD (y / sigma): the df do not depend on
+    the units of y, but the finite differences and the eigenvalue cut-off do,
+    and the Hessian in (theta, sigma) is badly conditioned when sigma is far
+    from 1.
+    """
 
     def __init__(self, fit: MixedModelFit):
         st = _state(fit)
         cp = st.cp
         self.reml = fit.reml
         self.n, self.p, self.k = cp.n, cp.p, cp.k
-        varpar = np.append(fit.theta, fit.sigma)
-        self.H = _richardson_jacobian(lambda v: self._grad_vp(cp, v), varpar)
-        self.H = 0.5 * (self.H + self.H.T)
+        # unit: sigma (or, for a perfect fit, the SD of y)
+        self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
+        varpar = np.append(fit.theta, fit.sigma / np.sqrt(self.unit2))
+        H = _richardson_jacobian(lambda v: self._grad_vp(cp, v), varpar)
+        self._set_vcov_varpar(H)
+        # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
+        ev = cp.evaluate(fit.theta, reml=fit.reml, gram=True)
+        RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
+        C = RXi @ RXi.T
+        s2 = fit.sigma**2 / self.unit2
+        jac = []
+        for j in range(self.k):
+            # d C / d gamma_j = C G_j'G_j C with gamma_j = theta_j^2
+            jac.append(s2 * 2.0 * fit.theta[j] * (C @ ev["gram"][j] @ C))
+        jac.append(2.0 * np.sqrt(s2) * C)
+        self.jac = jac
+        self.vcov = fit.vcov / self.unit2
+
+    def _set_vcov_varpar(self, H):
+        """vcov(varpar) = 2 H^-1, by lmerTest's pseudo-inverse at a boundary."""
+        self.H = 0.5 * (H + H.T)
         evals, evecs = np.linalg.eigh(self.H)
         pos = evals > 1e-8
         if np.any(evals < -1e-8) or not np.all(pos):
             warnings.warn(
                 "the Hessian of the deviance in the variance parameters is not "
                 "positive definite (a variance is at its boundary); Satterthwaite "
-                "degrees of freedom "
-                "use its pseudo-inverse, as lmerTest does.",
+                "degrees of freedom use its pseudo-inverse, as lmerTest does.",
                 VarevalWarning,
-                stacklevel=5,
+                stacklevel=6,
             )
         self.vcov_varpar = 2.0 * (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
-        # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
-        ev = cp.evaluate(fit.theta, reml=fit.reml, gram=True)
-        RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
-        C = RXi @ RXi.T
-        s2 = fit.sigma**2
-        jac = []
-        for j in range(self.k):
-            # d C / d gamma_j = C G_j'G_j C with gamma_j = theta_j^2
-            jac.append(s2 * 2.0 * fit.theta[j] * (C @ ev["gram"][j] @ C))
-        jac.append(2.0 * fit.sigma * C)
-        self.jac = jac
-        self.vcov = fit.vcov
 
     def _grad_vp(self, cp, varpar):
         """Gradient of lmerTest's deviance in (theta, sigma)."""
@@ -242,18 +407,18 @@ class _Satterthwaite:
         sigma = varpar[-1]
         ev = cp.evaluate(theta, reml=self.reml, grad=True)
         s2 = sigma * sigma
-        g_th = ev["dlogdetA"] + ev["dr2"] / s2
+        g_th = ev["dlogdetA"] + ev["dr2"] / (s2 * self.unit2)
         if self.reml:
             g_th = g_th + ev["dlogdetRX2"]
         m = self.n - self.p if self.reml else self.n
-        g_s = -2.0 * ev["r2"] / (s2 * sigma) + 2.0 * m / sigma
+        g_s = -2.0 * ev["r2"] / (s2 * sigma * self.unit2) + 2.0 * m / sigma
         return np.append(g_th, g_s)
 
     def ddf_1d(self, L):
-        """Satterthwaite df of one contrast (a 1-D array)."""
+        """Satterthwaite df of one contrast (a 1-D array) and its variance."""
         var = float(L @ self.vcov @ L)
         grad = np.array([L @ J @ L for J in self.jac])
-        return 2.0 * var**2 / float(grad @ self.vcov_varpar @ grad), var
+        return 2.0 * var**2 / float(grad @ self.vcov_varpar @ grad), var * self.unit2
 
     def f_test(self, L, beta, rhs):
         """LmerTest's contestMD: F and its Satterthwaite denominator df."""
@@ -265,10 +430,42 @@ class _Satterthwaite:
         pos = d > tol
         q = int(np.sum(pos))
         PtL = (P.T @ L)[:q]
-        t2 = (PtL @ beta - P.T[:q] @ rhs) ** 2 / d[:q]
+        t2 = (PtL @ beta - P.T[:q] @ rhs) ** 2 / (d[:q] * self.unit2)
         F = float(np.sum(t2) / q)
         nu = np.array([self.ddf_1d(PtL[m])[0] for m in range(q)])
         return F, q, _combine_ddf(nu)
+
+
+class _NumericSatterthwaite(_Satterthwaite):
+    """lmerTest's Satterthwaite by numerical derivatives alone (random slopes).
+
+    The Hessian of the deviance in (theta, sigma) and the Jacobian of
+    ``vcov(beta)`` are Richardson-extrapolated differences, as lmerTest
+    computes them for every model; in units of the residual SD, as above.
+    """
+
+    def __init__(self, fit: MixedModelFit):
+        st = _state(fit)
+        model = st.cp
+        self.reml = fit.reml
+        self.p = fit.n_fixed
+        self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
+        unit = np.sqrt(self.unit2)
+        varpar = np.append(fit.theta, fit.sigma / unit)
+
+        def dev(v):
+            return model.deviance_vp(v[:-1], v[-1] * unit, fit.reml)
+
+        self._set_vcov_varpar(_richardson_hessian(dev, varpar))
+
+        def vcov_beta(v):
+            RX = model.evaluate(v[:-1], fit.reml)["RX"]
+            RXi = sla.solve_triangular(RX, np.eye(self.p), lower=False)
+            return (v[-1] ** 2 * (RXi @ RXi.T)).ravel()
+
+        J = _richardson_jacobian(vcov_beta, varpar)
+        self.jac = [J[:, i].reshape(self.p, self.p) for i in range(varpar.size)]
+        self.vcov = fit.vcov / self.unit2
 
 
 def _combine_ddf(nu, tol=1e-8):
@@ -287,103 +484,174 @@ def _combine_ddf(nu, tol=1e-8):
 # Kenward-Roger
 
 
+class _Schur:
+    """``A = Lambda Z'Z Lambda + I`` at ``theta`` in the fit's Schur form.
+
+    Rows follow the fit's order: the levels of the largest factor (whose block
+    of ``A`` is diagonal) first, then the other factors' levels. Solves, products
+    with ``Z'Z`` and the traces Kenward-Roger needs cost O(q r + r^3), with ``r``
+    the levels of the smaller factors: no q x q matrix is formed.
+    """
+
+    def __init__(self, cp: _Crossprods, theta):
+        self.cp = cp
+        b = cp.big
+        self.qb, self.r = cp.q[b], cp.r
+        self.tb = float(theta[b])
+        self.d = self.tb**2 * cp.n_b + 1.0
+        self.lam_r = np.repeat(theta[cp.rest], [cp.q[j] for j in cp.rest])
+        self.lam = np.concatenate([np.full(self.qb, self.tb), self.lam_r])
+        p = cp.p
+        parts = [cp.ZtXy_b[:, :p]] + ([cp.ZtXy_r[:, :p]] if self.r else [])
+        self.ZtX = np.vstack(parts)
+        self.slices = [None] * cp.k
+        self.slices[b] = slice(0, self.qb)
+        for i, j in enumerate(cp.rest):
+            off = self.qb + cp.rest_offsets
+            self.slices[j] = slice(off[i], off[i + 1])
+        if self.r:
+            lr = self.lam_r
+            S = lr[:, None] * (cp.N_rr - self.tb**2 * cp._ndn(1.0 / self.d)) * lr
+            S[np.diag_indices_from(S)] += 1.0
+            self.cS = cp.factor(S)
+
+    def solve(self, rhs):
+        """``A^-1 rhs`` for a (q, m) array."""
+        cp, qb = self.cp, self.qb
+        t = rhs[:qb] / self.d[:, None]
+        if not self.r:
+            return t
+        lr = self.lam_r[:, None]
+        w_r = self.cS.solve(rhs[qb:] - self.tb * lr * (cp.N_brT @ t))
+        w_b = (rhs[:qb] - self.tb * (cp.N_br @ (lr * w_r))) / self.d[:, None]
+        return np.vstack([w_b, w_r])
+
+    def nmul(self, a):
+        """``Z'Z a`` for a (q, m) array."""
+        cp, qb = self.cp, self.qb
+        out_b = cp.n_b[:, None] * a[:qb]
+        if not self.r:
+            return out_b
+        out_b = out_b + cp.N_br @ a[qb:]
+        return np.vstack([out_b, cp.N_brT @ a[:qb] + cp.N_rr @ a[qb:]])
+
+    def traces(self, n, s2):
+        """``tr(S G_i S G_j)`` for ``G = (Z_1 Z_1', ..., Z_k Z_k', I)``, ``S = Sigma^-1``.
+
+        Everything is an r x r matrix over the smaller factors' levels, by
+        Woodbury on ``V = V_b + Z_r Lambda_r^2 Z_r'`` with ``V_b = I + theta_b^2
+        Z_b Z_b'`` (whose inverse is diagonal in the largest factor's levels).
+        """
+        cp, qb, r, k = self.cp, self.qb, self.r, self.cp.k
+        b = cp.big
+        tb2 = self.tb**2
+        d = self.d
+        u = cp.n_b / d
+        out = np.zeros((k + 1, k + 1))
+        if r:
+            mm, lr = cp.mm, self.lam_r
+            P = self.cS.inverse()
+            G2 = lr[:, None] * cp._ndn(1.0 / d**2) * lr
+            G3 = lr[:, None] * cp._ndn(1.0 / d**3) * lr
+            Gu = lr[:, None] * cp._ndn(u / d**2) * lr
+            PG2 = mm(P, G2)
+            tPG2sq = float(np.sum(PG2 * PG2.T))
+            tPGu = float(np.sum(P * Gu))
+            tPG3 = float(np.sum(P * G3))
+            tP2G2 = float(np.sum(mm(P, P) * G2))
+        else:
+            tPG2sq = tPGu = tPG3 = tP2G2 = 0.0
+        # Z_b'S Z_b = (diag(u) - V P V') / s2 with V = D^-1 N_br Lambda_r
+        out[b, b] = float(np.sum(u * u)) - 2.0 * tPGu + tPG2sq
+        out[b, k] = float(np.sum(u / d)) - tPG3 + tb2 * (tPGu - tPG2sq) - tP2G2
+        normR2 = (
+            float(np.sum(1.0 / d**2))
+            + 2.0 * tb2 * tPG3
+            + tb2 * tb2 * tPG2sq
+            + 2.0 * tb2 * tP2G2
+            + (float(np.sum(P * P)) if r else 0.0)
+        )
+        out[k, k] = n - (qb + r) + normR2
+        if r:
+            # E = Z_r'V_b^-1 Z_r; V^-1 Z_r = V_b^-1 Z_r T with T = I - L P L E
+            E = cp.N_rr - tb2 * cp._ndn(1.0 / d)
+            T = np.eye(r) - mm(lr[:, None] * P * lr, E)
+            M_rr = mm(E, T)  # Z_r' V^-1 Z_r
+            # Z_b'V^-1 Z_r = D^-1 N_br T: squared column norms
+            sq_br = np.sum(T * mm(cp._ndn(1.0 / d**2), T), axis=0)
+            # Z_r'V^-2 Z_r = T' (Z_r'V_b^-2 Z_r) T
+            K2 = cp.N_rr - cp._ndn(2.0 * tb2 / d - tb2 * tb2 * cp.n_b / d**2)
+            diag = np.sum(T * mm(K2, T), axis=0)
+            for i, j in enumerate(cp.rest):
+                si = slice(cp.rest_offsets[i], cp.rest_offsets[i + 1])
+                out[b, j] = out[j, b] = float(np.sum(sq_br[si]))
+                out[j, k] = float(np.sum(diag[si]))
+                for i2, j2 in enumerate(cp.rest):
+                    s2_ = slice(cp.rest_offsets[i2], cp.rest_offsets[i2 + 1])
+                    out[j, j2] = float(np.sum(M_rr[si, s2_] ** 2))
+        out = out / s2**2
+        out[k, :k] = out[:k, k]
+        return out
+
+
 class _KenwardRoger:
     """pbkrtest's vcovAdj: the adjusted covariance Phi_A and its ingredients P, W.
 
-    Sigma = sum_j gamma_j Z_j Z_j' + gamma_e I. Every quantity is a function of
-    ``[Z X]' Sigma^-m [Z X] = K T^m`` where ``K = [Z X]'[Z X]`` and
-    ``Sigma^-1 [Z X] = [Z X] T`` (Woodbury), so only (q + p)-sized matrices
-    are formed.
+    ``Sigma = sum_j gamma_j Z_j Z_j' + gamma_e I`` and ``S = Sigma^-1``. Every
+    n-vector involved lies in the span of ``[Z X]`` and is carried as its
+    coefficients; ``S`` acts on them through Woodbury's identity and the fit's
+    Schur factorisation (:class:`_Schur`), so the cost grows with the levels of
+    the smaller factors, not with all levels or rows.
     """
 
     def __init__(self, fit: MixedModelFit):
         st = _state(fit)
         cp = st.cp
-        if not fit.reml:
-            # pbkrtest refits an ML model by REML before adjusting
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", VarevalWarning)
-                fit = _fit_from_crossprods(
-                    cp,
-                    st.y,
-                    st.X,
-                    st.codes,
-                    fit.fixed_names,
-                    fit.group_names,
-                    st.level_names,
-                    True,
-                    start=fit.theta,
-                    warn=False,
-                )
+        fit = _refit_as(fit, True)  # pbkrtest refits an ML model by REML
         self.coef = fit.coef
         n, p, k = cp.n, cp.p, cp.k
-        qs = list(cp.q)
-        qt = int(sum(qs))
-        if qt > MAX_KR_LEVELS:
-            raise FitError(
-                f"Kenward-Roger needs dense matrices over all {qt} random-effect "
-                f"levels; vareval computes it up to {MAX_KR_LEVELS} levels. Use "
-                "method='satterthwaite' (with this many levels the two agree)."
-            )
-        offs = np.cumsum([0] + qs)
-        m = qt + p
-        # K = [Z X]'[Z X]
-        K = np.zeros((m, m))
-        for j in range(k):
-            sj = slice(offs[j], offs[j + 1])
-            K[sj, sj] = np.diag(cp.counts[j])
-            K[sj, qt:] = cp.ZtXy[j][:, :p]
-            K[qt:, sj] = K[sj, qt:].T
-            for j2 in range(j + 1, k):
-                s2 = slice(offs[j2], offs[j2 + 1])
-                tab = np.bincount(
-                    st.codes[j] * qs[j2] + st.codes[j2], minlength=qs[j] * qs[j2]
-                ).reshape(qs[j], qs[j2])
-                K[sj, s2] = tab
-                K[s2, sj] = tab.T
-        K[qt:, qt:] = cp.XyXy[:p, :p]
         s2e = fit.sigma**2
-        lam = np.repeat(fit.theta, qs)
-        ZZ = K[:qt, :qt]
-        A = lam[:, None] * ZZ * lam[None, :]
-        A[np.diag_indices_from(A)] += 1.0
-        Ainv = sla.cho_solve(sla.cho_factor(A, lower=True), np.eye(qt))
-        LAL = lam[:, None] * Ainv * lam[None, :]
-        T = np.eye(m)
-        T[:qt, :] -= LAL @ K[:qt, :]
-        T /= s2e
-        K1 = K @ T
-        K2 = K1 @ T
-        K3 = K2 @ T
-        HZ = Ainv @ (lam[:, None] * ZZ * lam[None, :])
-        trH = np.trace(HZ)
-        trH2 = float(np.sum(HZ * HZ.T))
-        tr_S2 = (n - 2.0 * trH + trH2) / s2e**2
-        xs = slice(qt, m)
-        Phi = np.linalg.inv(K1[xs, xs])
+        XtX = cp.XyXy[:p, :p]
+        if k == 0:
+            raise FitError("Kenward-Roger needs at least one random effect.")
+        sy = _Schur(cp, fit.theta)
+        lam, ZtX, sl = sy.lam[:, None], sy.ZtX, sy.slices
+        q = lam.shape[0]
+
+        def zt(a, c):  # Z'(Z a + X c)
+            return sy.nmul(a) + ZtX @ c
+
+        def apply_S(a, c):  # S (Z a + X c), as coefficients
+            return (a - lam * sy.solve(lam * zt(a, c))) / s2e, c / s2e
+
+        def inner(a1, c1, a2, c2):  # (Z a1 + X c1)'(Z a2 + X c2)
+            return a1.T @ zt(a2, c2) + c1.T @ (ZtX.T @ a2 + XtX @ c2)
+
+        a0, c0 = apply_S(np.zeros((q, p)), np.eye(p))  # S X
+        ZSX = zt(a0, c0)  # Z' S X
+        Phi = np.linalg.inv(ZtX.T @ a0 + XtX @ c0)
         Phi = 0.5 * (Phi + Phi.T)
-        sl = [slice(offs[j], offs[j + 1]) for j in range(k)]
-        ng = k + 1
         # P_i = -X' S G_i S X, Q_ij = X' S G_i S G_j S X, Ktr_ij = tr(S G_i S G_j)
-        P = []
+        P = [-(ZSX[sl[j]].T @ ZSX[sl[j]]) for j in range(k)]
+        P.append(-inner(a0, c0, a0, c0))
+        a1, c1 = apply_S(a0, c0)  # S S X
+        ZSSX = zt(a1, c1)
+        ZSZO = []
         for j in range(k):
-            Oj = K1[sl[j], xs]
-            P.append(-(Oj.T @ Oj))
-        P.append(-K2[xs, xs])
+            a = np.zeros((q, p))
+            a[sl[j]] = ZSX[sl[j]]
+            ZSZO.append(zt(*apply_S(a, np.zeros((p, p)))))
         Q = {}
-        Ktr = np.empty((ng, ng))
-        for i in range(ng):
-            for j in range(i, ng):
-                if i < k and j < k:
-                    Q[i, j] = K1[sl[i], xs].T @ K1[sl[i], sl[j]] @ K1[sl[j], xs]
-                    Ktr[i, j] = float(np.sum(K1[sl[i], sl[j]] ** 2))
-                elif i < k:
-                    Q[i, j] = K1[sl[i], xs].T @ K2[sl[i], xs]
-                    Ktr[i, j] = float(np.trace(K2[sl[i], sl[i]]))
-                else:
-                    Q[i, j] = K3[xs, xs]
-                    Ktr[i, j] = tr_S2
-                Ktr[j, i] = Ktr[i, j]
+        for i in range(k):
+            for j in range(i, k):
+                Q[i, j] = ZSX[sl[i]].T @ ZSZO[j][sl[i]]
+            Q[i, k] = ZSX[sl[i]].T @ ZSSX[sl[i]]
+        Q[k, k] = inner(a0, c0, a1, c1)
+        self._adjusted(Phi, P, Q, sy.traces(n, s2e))
+
+    def _adjusted(self, Phi, P, Q, Ktr):
+        """Phi_A = Phi + 2 Phi U Phi and W from P_i, Q_ij and tr(S G_i S G_j)."""
+        ng = len(P)
         IE2 = np.empty((ng, ng))
         for i in range(ng):
             PhiPi = Phi @ P[i]
@@ -395,7 +663,7 @@ class _KenwardRoger:
                 )
         condi = float(np.min(np.abs(np.linalg.eigvalsh(IE2))))
         W = 2.0 * (np.linalg.inv(IE2) if condi > 1e-10 else np.linalg.pinv(IE2))
-        U = np.zeros((p, p))
+        U = np.zeros_like(Phi)
         for i in range(ng - 1):
             for j in range(i + 1, ng):
                 U += W[i, j] * (Q[i, j] - P[i] @ Phi @ P[j])
@@ -434,6 +702,48 @@ class _KenwardRoger:
         return float(ddf), float(scaling), q
 
 
+class _DenseKenwardRoger(_KenwardRoger):
+    """pbkrtest's vcovAdj with n x n matrices, for random slopes (small n).
+
+    The covariance parameters are those of pbkrtest: the intercept variance,
+    the intercept-slope covariance (if estimated), the slope variance and the
+    residual variance, with ``G_i = d Sigma / d gamma_i``.
+    """
+
+    def __init__(self, fit: MixedModelFit):
+        st = _state(fit)
+        n = fit.n_obs
+        if n > MAX_DENSE_KR_ROWS:
+            raise FitError(
+                f"Kenward-Roger for random slopes uses n x n matrices; {n} rows "
+                f"exceed {MAX_DENSE_KR_ROWS}. Use method='satterthwaite'."
+            )
+        if not fit.reml:
+            fit = st.refit(reml=True)
+        X = st.X
+        Z1 = np.eye(fit.n_levels[0])[st.codes]
+        Z2 = Z1 * st.x[:, None]
+        G = [Z1 @ Z1.T]
+        gam = [fit.variance[0]]
+        if fit.correlations:
+            cov = fit.correlations[0][2] * fit.sd[0] * fit.sd[1]
+            G.append(Z1 @ Z2.T + Z2 @ Z1.T)
+            gam.append(cov)
+        G += [Z2 @ Z2.T, np.eye(n)]
+        gam += [fit.variance[1], fit.variance[2]]
+        Si = np.linalg.inv(sum(g * Gi for g, Gi in zip(gam, G, strict=True)))
+        Phi = np.linalg.inv(X.T @ Si @ X)
+        H = [Gi @ Si for Gi in G]
+        O = [h @ X for h in H]  # noqa: E741
+        P = [-(o.T @ Si @ X) for o in O]
+        ng = len(G)
+        Q = {(i, j): O[i].T @ Si @ O[j] for i in range(ng) for j in range(ng)}
+        Ktr = np.array([[np.sum(H[i].T * H[j]) for j in range(ng)] for i in range(ng)])
+        self.coef = fit.coef
+        self._adjusted(Phi, P, Q, Ktr)
+
+
+
 # --------------------------------------------------------------------------
 # H3: F tests and contrasts
 
@@ -447,16 +757,21 @@ class FTestResult(Result):
     term : str
         A label for the hypothesis.
     statistic : float
-        The F statistic (Kenward-Roger: the Wald F with the adjusted covariance,
-        unscaled, as lmerTest reports it).
+        The F statistic. Kenward-Roger: the *scaled* Wald F with the adjusted
+        covariance, ``scaling * F_unscaled``, as lmerTest's ``contest``/``anova``
+        and pbkrtest's ``KRmodcomp`` report it.
     ndf, ddf : float
         Numerator and denominator degrees of freedom.
     pvalue : float
         ``P(F_{ndf, ddf} >= statistic)``.
     method : str
         ``"satterthwaite"`` or ``"kenward-roger"``.
-    statistic_scaled, pvalue_scaled : float
-        Kenward-Roger only: pbkrtest's scaled F and its p-value (NaN otherwise).
+    statistic_unscaled, pvalue_unscaled : float
+        Kenward-Roger only: the Wald F before scaling (pbkrtest's ``FstatU``)
+        and its p-value on the same df (NaN otherwise).
+    scaling : float
+        Kenward-Roger only: the scale factor ``lambda`` of Kenward and Roger
+        (1997), 1 for Satterthwaite.
     """
 
     term: str
@@ -465,8 +780,9 @@ class FTestResult(Result):
     ddf: float
     pvalue: float
     method: str
-    statistic_scaled: float = float("nan")
-    pvalue_scaled: float = float("nan")
+    statistic_unscaled: float = float("nan")
+    pvalue_unscaled: float = float("nan")
+    scaling: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -541,7 +857,11 @@ def _helpers(fit, method, cache):
     key = method
     if cache is not None and key in cache:
         return cache[key]
-    obj = _Satterthwaite(fit) if method == "satterthwaite" else _KenwardRoger(fit)
+    slopes = isinstance(_state(fit), _SlopeState)
+    if method == "satterthwaite":
+        obj = (_NumericSatterthwaite if slopes else _Satterthwaite)(fit)
+    else:
+        obj = (_DenseKenwardRoger if slopes else _KenwardRoger)(fit)
     if cache is not None:
         cache[key] = obj
     return obj
@@ -574,9 +894,10 @@ def f_test(
         Satterthwaite: lmerTest's ``contestMD`` (F from ``vcov(beta)``, df from
         the eigen-directions of ``L V L'`` combined as in Fai & Cornelius).
         Kenward-Roger: pbkrtest's adjusted covariance and df (an ML fit is
-        refitted by REML first, as pbkrtest does); ``statistic`` is
-        the Wald F with the adjusted covariance (lmerTest's choice), the
-        scaled F is in ``statistic_scaled``.
+        refitted by REML first, as pbkrtest does); ``statistic`` is the
+        scaled Wald F with the adjusted covariance, as lmerTest's ``anova`` and
+        pbkrtest's ``KRmodcomp`` report it; the unscaled F is in
+        ``statistic_unscaled``.
     term : str
         Label stored in the result.
 
@@ -611,13 +932,14 @@ def f_test(
     F = wald / q
     return FTestResult(
         term=term,
-        statistic=F,
+        statistic=scaling * F,
         ndf=float(q),
         ddf=ddf,
-        pvalue=float(sst.f.sf(F, q, ddf)),
+        pvalue=float(sst.f.sf(scaling * F, q, ddf)),
         method=method,
-        statistic_scaled=scaling * F,
-        pvalue_scaled=float(sst.f.sf(scaling * F, q, ddf)),
+        statistic_unscaled=F,
+        pvalue_unscaled=float(sst.f.sf(F, q, ddf)),
+        scaling=scaling,
     )
 
 

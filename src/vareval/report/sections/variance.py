@@ -26,6 +26,40 @@ from vareval.report.sections.significance import pvalue
 MAX_PAIRS = 30  # pairwise rows shown; the rest are counted
 
 
+def _components_table(comp, ci, c) -> Table:
+    """Variance components, with their intervals when computed."""
+    head = ["component", "levels", "variance", "SD", "share of total", "ICC"]
+    if ci is not None:
+        head[3:] = ["SD", f"{c} CI", "share of total", f"{c} CI", "ICC", f"{c} CI"]
+
+    def pct(lo, hi):
+        return f"[{100 * lo:.1f}%, {100 * hi:.1f}%]"
+
+    rows = []
+    for i, r in enumerate(comp.itertuples()):
+        row = [str(r.component), str(r.levels), num(r.variance), num(r.sd)]
+        if ci is not None:
+            row.append(interval((ci.sd_low[i], ci.sd_high[i])))
+        row.append(f"{100 * r.share:.1f}%")
+        if ci is not None:
+            row.append(pct(ci.share_low[i], ci.share_high[i]))
+        row.append(num(r.icc, 3))
+        if ci is not None:
+            icc_ci = (ci.icc_low[i], ci.icc_high[i])
+            row.append("-" if icc_ci[0] != icc_ci[0] else interval(icc_ci, 3))
+        rows.append(row)
+    caption = (
+        "Variance components: how much of the run-to-run variance each grouping "
+        "factor explains; the residual is what is left (reruns, nondeterminism)."
+    )
+    if ci is not None:
+        caption += (
+            " Intervals by profile likelihood (the ML deviance, as lme4's confint); "
+            "a lower end of 0 means the data cannot rule out no variance."
+        )
+    return Table(head, rows, caption=caption, numeric=[False] + [True] * (len(head) - 1))
+
+
 def build(data: ReportData) -> Section | None:
     """Build this section from ``data``, or None when its data is absent."""
     spec = data.extras.get("variance")
@@ -49,6 +83,7 @@ def build(data: ReportData) -> Section | None:
             random=random,
             nested=spec.get("nested"),
             confidence=data.confidence,
+            intervals=spec.get("intervals", "profile"),
         )
     fit = res.fit
     comp = res.components_frame()
@@ -67,24 +102,7 @@ def build(data: ReportData) -> Section | None:
             + ("" if fit.converged else "; the fit did NOT converge")
             + "."
         ),
-        Table(
-            ["component", "levels", "variance", "SD", "share of total", "ICC"],
-            [
-                [
-                    str(r.component),
-                    str(r.levels),
-                    num(r.variance),
-                    num(r.sd),
-                    f"{100 * r.share:.1f}%",
-                    num(r.icc, 3),
-                ]
-                for r in comp.itertuples()
-            ],
-            caption="Variance components: how much of the run-to-run variance each "
-            "grouping factor explains; the residual is what is left (reruns, "
-            "nondeterminism).",
-            numeric=[False] + [True] * 5,
-        ),
+        _components_table(comp, res.intervals, c),
         Figure(
             variance_plot(
                 list(comp["component"]),
