@@ -34,6 +34,9 @@ _EXPORTS = {
     "simulate_responses": "vareval.experiment.simulate",
     "read_store_table": "vareval.data.store_table",
     "run_experiment": "vareval.experiment.runner:run",
+    "aso": "vareval.data.dominance",
+    "effect_sizes": "vareval.data.dominance",
+    "rank": "vareval.data.ranking",
     "build_report": "vareval.report.builder",
     "write_report": "vareval.report.builder",
 }

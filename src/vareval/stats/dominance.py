@@ -364,18 +364,92 @@ def multi_aso(
     -------
     MultiASOResult
     """
+    return multi_aso_tasks(
+        {"": scores},
+        confidence=confidence,
+        correction=correction,
+        n_resamples=n_resamples,
+        threshold=threshold,
+        dt=dt,
+        rng=rng,
+    )[""]
+
+
+def multi_aso_tasks(
+    tasks: Mapping,
+    *,
+    confidence: float = 0.95,
+    correction: str = "holm",
+    n_resamples: int = 1000,
+    threshold: float = 0.5,
+    dt: float | None = None,
+    rng=None,
+) -> dict:
+    """:func:`multi_aso` on each of several tasks, adjusted over all of them.
+
+    The family is every ordered pair of systems on every task (``T k (k -
+    1)`` claims), so a dominance declared on any task keeps the family-wise
+    error rate at ``1 - confidence``.
+
+    Parameters
+    ----------
+    tasks : mapping of str to (mapping of str to array_like)
+        Task name to that task's ``{system: scores}``.
+    confidence, correction, n_resamples, threshold, dt, rng
+        As in :func:`multi_aso`.
+
+    Returns
+    -------
+    dict of str to MultiASOResult
+    """
     from vareval.stats.significance import adjust_pvalues
 
-    if not isinstance(scores, Mapping) or len(scores) < 2:
-        raise ArgumentError("`scores` must map at least two system names to their scores.")
-    names = [str(k) for k in scores]
-    samples = [as_scores(v, f"scores[{k!r}]") for k, v in scores.items()]
     confidence, n_resamples, threshold, dt = _aso_iv(confidence, n_resamples, threshold, dt)
     if correction not in ("holm", "bonferroni", "none"):
         raise ArgumentError(
             f"`correction` must be 'holm', 'bonferroni' or 'none'; got {correction!r}."
         )
     rng = as_rng(rng)
+    raw = {str(t): _pairwise_ratios(scores, t, n_resamples, dt, rng) for t, scores in tasks.items()}
+    k_all = [r[0].shape[0] for r in raw.values()]
+    m = sum(k * (k - 1) for k in k_all)
+    level = confidence if correction == "none" else 1.0 - (1.0 - confidence) / m
+    pvalues = {t: _aso_pvalue(ratio, sd, threshold) for t, (ratio, sd, _) in raw.items()}
+    offs = {t: ~np.eye(k, dtype=bool) for t, k in zip(raw, k_all, strict=True)}
+    flat = np.concatenate([pvalues[t][offs[t]] for t in raw])
+    adjusted_flat = np.split(
+        adjust_pvalues(flat, correction), np.cumsum([k * (k - 1) for k in k_all])[:-1]
+    )
+    out = {}
+    for (t, (ratio, sd, names)), adj in zip(raw.items(), adjusted_flat, strict=True):
+        off = offs[t]
+        adjusted = np.full(ratio.shape, np.nan)
+        adjusted[off] = adj
+        out[t] = MultiASOResult(
+            names=names,
+            epsilon_min=np.where(off, _upper_bound(ratio, sd, level), np.nan),
+            violation_ratio=ratio,
+            sd=sd,
+            pvalue=np.where(off, pvalues[t], np.nan),
+            pvalue_adjusted=adjusted,
+            better=off & (np.nan_to_num(adjusted, nan=1.0) < 1.0 - confidence),
+            correction=correction,
+            confidence=confidence,
+            adjusted_confidence=level,
+            threshold=threshold,
+            n_resamples=n_resamples,
+            dt=dt,
+        )
+    return out
+
+
+def _pairwise_ratios(scores, task, n_resamples, dt, rng):
+    """Violation ratios and bootstrap SDs of every ordered pair (diagonal NaN)."""
+    where = f" for task {task!r}" if task else ""
+    if not isinstance(scores, Mapping) or len(scores) < 2:
+        raise ArgumentError(f"`scores`{where} must map at least two system names to their scores.")
+    names = [str(k) for k in scores]
+    samples = [as_scores(v, f"scores[{k!r}]{where}") for k, v in scores.items()]
     boots = [_sorted_resamples(x, n_resamples, rng) for x in samples]
     k = len(samples)
     ratio = np.full((k, k), np.nan)
@@ -384,28 +458,7 @@ def multi_aso(
         for j in range(i + 1, k):
             ratio[i, j], sd[i, j] = _aso_core(samples[i], samples[j], boots[i], boots[j], dt)
             ratio[j, i], sd[j, i] = 1.0 - ratio[i, j], sd[i, j]
-    m = k * (k - 1)
-    level = confidence if correction == "none" else 1.0 - (1.0 - confidence) / m
-    off = ~np.eye(k, dtype=bool)
-    pvalue = np.full((k, k), np.nan)
-    pvalue[off] = _aso_pvalue(ratio[off], sd[off], threshold)
-    adjusted = np.full((k, k), np.nan)
-    adjusted[off] = adjust_pvalues(pvalue[off], correction)
-    return MultiASOResult(
-        names=names,
-        epsilon_min=np.where(off, _upper_bound(ratio, sd, level), np.nan),
-        violation_ratio=ratio,
-        sd=sd,
-        pvalue=pvalue,
-        pvalue_adjusted=adjusted,
-        better=off & (np.nan_to_num(adjusted, nan=1.0) < 1.0 - confidence),
-        correction=correction,
-        confidence=confidence,
-        adjusted_confidence=level,
-        threshold=threshold,
-        n_resamples=n_resamples,
-        dt=dt,
-    )
+    return ratio, sd, names
 
 
 # ---------------------------------------------------------------- effect sizes
@@ -421,16 +474,20 @@ def _nct_interval(t: float, df: float, scale: float, confidence: float) -> tuple
     from scipy.optimize import brentq
 
     alpha = 1.0 - confidence
-    width = 10.0 + 2.0 * abs(t)
+    width = 5.0 + abs(t)
+
+    def cdf(ncp):
+        value = stats.nct.cdf(t, df, ncp)
+        # scipy's nct.cdf can return NaN far in a tail; the cdf falls with ncp
+        return value if np.isfinite(value) else (0.0 if ncp > t else 1.0)
 
     def bound(target):
-        f = lambda ncp: stats.nct.cdf(t, df, ncp) - target  # noqa: E731
         lo, hi = t - width, t + width
-        while f(lo) < 0:
+        while cdf(lo) < target:
             lo -= width
-        while f(hi) > 0:
+        while cdf(hi) > target:
             hi += width
-        return brentq(f, lo, hi, xtol=1e-12)
+        return brentq(lambda ncp: cdf(ncp) - target, lo, hi, xtol=1e-12)
 
     return (bound(1 - alpha / 2) / scale, bound(alpha / 2) / scale)
 

@@ -219,7 +219,9 @@ def critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
     k = as_positive_int(k, "k", minimum=2)
     n = as_positive_int(n, "n", minimum=1)
     _check_alpha(alpha)
-    return float(stats.studentized_range.ppf(1 - alpha, k, np.inf) * np.sqrt(k * (k + 1) / (12 * n)))
+    return float(
+        stats.studentized_range.ppf(1 - alpha, k, np.inf) * np.sqrt(k * (k + 1) / (12 * n))
+    )
 
 
 def _check_alpha(alpha):
@@ -343,7 +345,9 @@ def bayesian_signed_rank(
     a = as_scores(a, "a", min_n=2)
     b = as_scores(b, "b", min_n=2)
     if a.size != b.size:
-        raise ArgumentError(f"`a` and `b` must be paired (equal length); got {a.size} and {b.size}.")
+        raise ArgumentError(
+            f"`a` and `b` must be paired (equal length); got {a.size} and {b.size}."
+        )
     if not rope >= 0:
         raise ArgumentError(f"`rope` must be a number >= 0; got {rope!r}.")
     if not prior > 0:
@@ -360,8 +364,8 @@ def bayesian_signed_rank(
     parts = []
     for start in range(0, n_samples, rows):
         w = rng.dirichlet(alpha, size=min(rows, n_samples - start))
-        left = np.einsum("si,ij,sj->s", w, above, w)
-        right = np.einsum("si,ij,sj->s", w, below, w)
+        left = ((w @ above) * w).sum(axis=1)
+        right = ((w @ below) * w).sum(axis=1)
         if rope == 0:  # no equivalence region: ties split between the sides
             right = 1.0 - left
         middle = np.zeros_like(left) if rope == 0 else 1.0 - left - right
