@@ -3,6 +3,16 @@
 Imports numpy and scipy only; no pandas, no I/O, no printing.
 """
 
+from vareval.stats.aggregate import (
+    IntervalEstimates,
+    PerformanceProfile,
+    ProbabilityOfImprovement,
+    aggregate_scores,
+    interval_estimates,
+    normalize_scores,
+    performance_profile,
+    probability_of_improvement,
+)
 from vareval.stats.bands import (
     CDFBand,
     IterationProjection,
@@ -94,6 +104,14 @@ from vareval.stats.summary import Summary, median_interval, summarize
 from vareval.stats.tuning import EmpiricalDistribution
 
 __all__ = [
+    "probability_of_improvement",
+    "performance_profile",
+    "normalize_scores",
+    "interval_estimates",
+    "aggregate_scores",
+    "ProbabilityOfImprovement",
+    "PerformanceProfile",
+    "IntervalEstimates",
     "ASOResult",
     "BayesianSignedRank",
     "EffectSize",
