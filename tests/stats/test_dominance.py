@@ -128,7 +128,6 @@ class TestMultiASO:
         multi = DEEPSIG["multi"]
         scores = multi["scores"]
         runs = [multi_aso(scores, correction="none", dt=0.005, rng=s) for s in range(10)]
-        mine = np.array([r.epsilon_min for r in runs])
         off = ~np.eye(3, dtype=bool)
         for key, level in [("unadjusted", 0.95), ("bonferroni", 0.95 + 0.05 / 3)]:
             ref = np.array(multi[key])
@@ -139,7 +138,6 @@ class TestMultiASO:
             spread = np.maximum(np.maximum(ref.std(axis=0, ddof=1), at_level.std(axis=0, ddof=1)), 1e-3)
             gap = np.abs(at_level.mean(axis=0) - ref.mean(axis=0))
             assert (gap[off] < 4 * spread[off]).all(), key
-        assert np.allclose(mine, np.array([r.epsilon_min for r in runs]))
 
     def test_correction_counts_ordered_pairs(self):
         scores = {"x": [3.0, 4, 5, 6], "y": [1.0, 2, 3, 4], "z": [0.0, 1, 2, 2.5]}
@@ -147,7 +145,7 @@ class TestMultiASO:
         assert r.adjusted_confidence == pytest.approx(1 - 0.05 / 6)
         off = ~np.eye(3, dtype=bool)
         assert np.allclose(r.pvalue_adjusted[off], np.minimum(1, 6 * r.pvalue[off]))
-        assert np.allclose(r.violation_ratio + r.violation_ratio.T, 1, equal_nan=True)
+        assert np.allclose((r.violation_ratio + r.violation_ratio.T)[off], 1)
         assert (r.better == (np.nan_to_num(r.pvalue_adjusted, nan=1) < 0.05)).all()
         single = aso(scores["x"], scores["z"], rng=0)
         assert r.violation_ratio[0, 2] == pytest.approx(single.violation_ratio)

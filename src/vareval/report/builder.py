@@ -17,7 +17,7 @@ from vareval.errors import ArgumentError, VarevalError
 # Sections in page order. Core sections (jobs 1-3) raise on bad input; optional
 # ones (other analyses, which may be absent) turn a failure into a note.
 CORE = ("design", "summaries", "paired")
-OPTIONAL = ("significance", "tuning", "variance", "aggregate")
+OPTIONAL = ("significance", "tuning", "variance", "aggregate", "ranking", "dominance")
 LAST = ("best_of_k",)
 REPEATED = ("training", "data-sampling")
 

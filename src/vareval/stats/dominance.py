@@ -242,6 +242,7 @@ def _upper_bound(ratio, sd, confidence):
 
 
 def _aso_pvalue(ratio, sd, threshold):
+    ratio, sd = np.asarray(ratio, dtype=float), np.asarray(sd, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (ratio - threshold) / sd
     return np.where(sd > 0, stats.norm.cdf(z), np.where(ratio < threshold, 0.0, 1.0))
@@ -650,12 +651,18 @@ def cliffs_delta(a, b, *, confidence: float = 0.95) -> EffectSize:
 
 
 def effect_sizes(a, b, *, paired: bool = False, confidence: float = 0.95) -> dict:
-    """Every effect size of A over B at once, keyed by name."""
-    out = {
-        "cohen_d": cohens_d(a, b, paired=paired, confidence=confidence),
-        "hedges_g": hedges_g(a, b, paired=paired, confidence=confidence),
-    }
+    """Every effect size of A over B at once, keyed by its ``name``.
+
+    Independent samples: Cohen's d, Hedges' g, A12 and Cliff's delta; paired:
+    d_z and g_z (the rank-based effects compare two distributions, not pairs).
+    """
+    sizes = [
+        cohens_d(a, b, paired=paired, confidence=confidence),
+        hedges_g(a, b, paired=paired, confidence=confidence),
+    ]
     if not paired:
-        out["vargha_delaney_a12"] = vargha_delaney_a12(a, b, confidence=confidence)
-        out["cliffs_delta"] = cliffs_delta(a, b, confidence=confidence)
-    return out
+        sizes += [
+            vargha_delaney_a12(a, b, confidence=confidence),
+            cliffs_delta(a, b, confidence=confidence),
+        ]
+    return {r.name: r for r in sizes}
