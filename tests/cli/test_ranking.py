@@ -69,7 +69,10 @@ def test_aso_per_task_and_effect_sizes(tasks):
 def test_aso_on_one_table(tmp_path):
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(
-        {"method": ["a"] * 8 + ["b"] * 6, "acc": np.r_[rng.normal(1, 0.1, 8), rng.normal(0, 0.1, 6)]}
+        {
+            "method": ["a"] * 8 + ["b"] * 6,
+            "acc": np.r_[rng.normal(1, 0.1, 8), rng.normal(0, 0.1, 6)],
+        }
     )
     out = run("aso", _write(tmp_path, frame), "--metric", "acc", "--by", "method")
     assert out.exit_code == 0, out.output
@@ -80,7 +83,11 @@ def test_aso_on_one_table(tmp_path):
     ("edit", "command", "match"),
     [
         (lambda d: d[~((d.method == "knn") & (d.task == "iris"))], "rank", "has no runs on task"),
-        (lambda d: d.assign(accuracy=d.accuracy.where(d.index != 5)), "rank", "missing or infinite"),
+        (
+            lambda d: d.assign(accuracy=d.accuracy.where(d.index != 5)),
+            "rank",
+            "missing or infinite",
+        ),
         (lambda d: d[d.task == "iris"], "rank", "needs at least 2"),
         (lambda d: d[d.method == "knn"], "rank", "at least 2 methods"),
         (lambda d: d[d.method == "knn"], "aso", "at least two"),

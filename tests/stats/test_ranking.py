@@ -44,7 +44,9 @@ class TestFriedman:
         r = friedman(x)
         expect = (n - 1) * r.statistic / (n * (k - 1) - r.statistic)
         assert r.iman_davenport == pytest.approx(expect)
-        assert r.iman_davenport_pvalue == pytest.approx(stats.f.sf(expect, k - 1, (k - 1) * (n - 1)))
+        assert r.iman_davenport_pvalue == pytest.approx(
+            stats.f.sf(expect, k - 1, (k - 1) * (n - 1))
+        )
         assert r.df == (k - 1, (k - 1) * (n - 1))
 
     def test_lower_is_better_reverses_ranks(self):
@@ -55,11 +57,15 @@ class TestFriedman:
 
 
 class TestCriticalDifference:
-    @pytest.mark.parametrize(("k", "q"), [(2, 1.960), (3, 2.343), (4, 2.569), (5, 2.728), (10, 3.164)])
+    @pytest.mark.parametrize(
+        ("k", "q"), [(2, 1.960), (3, 2.343), (4, 2.569), (5, 2.728), (10, 3.164)]
+    )
     def test_demsar_table(self, k, q):
         # Demsar (2006) Table 5(a): q_0.05 = studentised range / sqrt(2); CD = q sqrt(k(k+1)/(6N))
         n = 7
-        assert critical_difference(k, n) == pytest.approx(q * np.sqrt(k * (k + 1) / (6 * n)), rel=2e-3)
+        assert critical_difference(k, n) == pytest.approx(
+            q * np.sqrt(k * (k + 1) / (6 * n)), rel=2e-3
+        )
 
     @pytest.mark.parametrize("case", REF["friedman"])
     def test_autorank_parity(self, case):
@@ -86,7 +92,9 @@ class TestRankMethods:
         holm = np.minimum(1, np.maximum.accumulate((6 - np.arange(6)) * np.array(raw)[order]))
         expect = np.empty(6)
         expect[order] = holm
-        assert np.allclose([r.wilcoxon_pvalue_holm[i, j] for i in range(4) for j in range(i + 1, 4)], expect)
+        assert np.allclose(
+            [r.wilcoxon_pvalue_holm[i, j] for i in range(4) for j in range(i + 1, 4)], expect
+        )
         assert np.allclose(r.wilcoxon_pvalue_holm, r.wilcoxon_pvalue_holm.T)
 
     def test_nemenyi_pvalue_is_alpha_at_the_critical_difference(self):
@@ -127,7 +135,9 @@ class TestBayesianSignedRank:
     def test_baycomp_parity_within_monte_carlo_error(self, case):
         x, y = np.array(case["x"]), np.array(case["y"])
         # baycomp's x is "left": left means x better
-        r = bayesian_signed_rank(x, y, rope=case["rope"], prior=case["prior"], n_samples=50_000, rng=0)
+        r = bayesian_signed_rank(
+            x, y, rope=case["rope"], prior=case["prior"], n_samples=50_000, rng=0
+        )
         for got, ref in zip((r.p_left, r.p_rope, r.p_right), case["probs"], strict=True):
             se = np.sqrt(2 * max(ref * (1 - ref), 1e-4) / case["nsamples"])
             assert abs(got - ref) < 5 * se
@@ -147,7 +157,8 @@ class TestBayesianSignedRank:
         # probability 1 - w0^2 - w0 (w1 + w2)... by simulation of the Dirichlet directly:
         a, b = np.array([1.0, 1.0]), np.array([0.0, 0.0])
         r = bayesian_signed_rank(a, b, prior=1.0, n_samples=200_000, rng=0)
-        # sum_ij w_i w_j [d_i + d_j > 0] + half ties = 1 - w0^2 / 2; E[w0^2] = 2 / (3 * 4) under Dir(1,1,1)
+        # sum_ij w_i w_j [d_i + d_j > 0] + ties / 2 = 1 - w0^2 / 2, and E[w0^2] = 1/6
+        # under Dir(1, 1, 1)
         assert r.mean_left == pytest.approx(1 - (2 / 12) / 2, abs=3e-3)
 
     def test_same_rng_same_answer_and_global_seed_ignored(self):
@@ -176,4 +187,6 @@ def test_rank_methods_matches_live_autorank():
     r = rank_methods(x, list("wxyz"))
     assert r.friedman.pvalue == pytest.approx(res.pvalue)
     assert r.critical_difference == pytest.approx(res.cd, rel=1e-4)
-    assert dict(zip(r.names, r.mean_ranks, strict=True)) == pytest.approx(res.rankdf.meanrank.to_dict())
+    assert dict(zip(r.names, r.mean_ranks, strict=True)) == pytest.approx(
+        res.rankdf.meanrank.to_dict()
+    )

@@ -46,7 +46,11 @@ def _columns(text: str | None):
     help="Family-wise adjustment over every ordered pair (and task).",
 )
 @click.option(
-    "--threshold", type=float, default=0.5, show_default=True, help="Bound on epsilon_min."
+    "--threshold",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Bound on epsilon_min (deepsig's 0.5 is anti-conservative, see docs).",
 )
 @click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
 @_lower_option

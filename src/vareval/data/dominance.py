@@ -43,7 +43,7 @@ def aso(
     confidence: float = 0.95,
     correction: str = "holm",
     n_resamples: int = 1000,
-    threshold: float = 0.5,
+    threshold: float = 0.2,
     higher_is_better: bool = True,
     rng=None,
 ) -> ResultTable:

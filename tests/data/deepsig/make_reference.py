@@ -58,4 +58,6 @@ multi = {
         for s in SEEDS[:3]
     ],
 }
-json.dump({"deepsig": "1.2.8", "seeds": SEEDS, "cases": cases, "multi": multi}, sys.stdout, indent=1)
+json.dump(
+    {"deepsig": "1.2.8", "seeds": SEEDS, "cases": cases, "multi": multi}, sys.stdout, indent=1
+)
