@@ -50,6 +50,6 @@ def test_aso_false_positive_rate_under_identical_distributions(scaled, rng, n):
     # the default threshold 0.2 keeps the one-sided claim "A better" near its 5 % level
     low, _ = _interval(np.sum(eps < 0.2), sims)
     assert low <= 0.05
-    # deepsig's 0.5 does not: about 18-20 % (documented in docs/aggregate.md)
+    # deepsig's 0.5 does not: about 18-20 % (documented in docs/ranking.md)
     low, high = _interval(np.sum(eps < 0.5), sims)
     assert low > 0.10 and high < 0.30

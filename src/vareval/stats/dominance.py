@@ -234,7 +234,16 @@ def _aso_core(a, b, boot_a, boot_b, dt):
             for i in range(0, boot_a.shape[0], rows)
         ]
     )
-    return float(observed), float(boots.std())
+    sd = float(boots.std())
+    if sd == 0:
+        warnings.warn(
+            f"every bootstrap violation ratio equals the observed {observed:g} (samples of "
+            f"{a.size} and {b.size} runs that do not overlap): epsilon_min then has no "
+            "spread and its p-value is 0 or 1 whatever the number of runs.",
+            VarevalWarning,
+            stacklevel=3,
+        )
+    return float(observed), sd
 
 
 def _upper_bound(ratio, sd, confidence):
@@ -293,7 +302,7 @@ def aso(
         declares a winner in about 18-20 % of comparisons at confidence 0.95
         (n = 5 to 20 runs each; the violation ratio is 0/0 there and its
         bootstrap misses its spread). 0.2, as Ulmer et al. (2022) recommend,
-        keeps that rate near 5 % (see docs/aggregate.md).
+        keeps that rate near 5 % (see docs/ranking.md).
     dt : float or None, default None
         None integrates the step quantile functions exactly; a number uses
         deepsig's Riemann sum with that step (0.005 is deepsig's default).
