@@ -25,7 +25,7 @@ def test_friedman_level_under_the_null(scaled, rng, n, k):
     f_rate = np.mean([r.iman_davenport_pvalue < 0.05 for r in results])
     low, high = _interval(f_rate * sims, sims)
     assert low <= 0.05 <= high, f"Iman-Davenport rejects {f_rate:.3f} under the null"
-    # the chi-square approximation is conservative for few data sets (Demsar 2006)
+    # the chi-square approximation is not anti-conservative (Demsar 2006: if anything, conservative)
     assert _interval(chi2_rate * sims, sims)[0] <= 0.05
 
 
@@ -34,7 +34,7 @@ def test_nemenyi_family_wise_error_under_the_null(scaled, rng):
     cd = critical_difference(k, n)
     ranks = np.array([friedman(rng.normal(size=(n, k))).mean_ranks for _ in range(sims)])
     any_pair = ranks.max(axis=1) - ranks.min(axis=1) > cd
-    # Nemenyi controls the family-wise error (asymptotically; it is conservative)
+    # Nemenyi controls the family-wise error (asymptotically)
     assert _interval(np.sum(any_pair), sims)[0] <= 0.05
 
 
