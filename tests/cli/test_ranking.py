@@ -41,7 +41,7 @@ def test_rank_reports_friedman_cd_and_pairs(tasks, tmp_path):
     from vareval.stats import rank_methods
 
     ref = rank_methods(means.to_numpy(), list(means.columns))
-    data = json.loads(run(*args, "--json").output)
+    data = json.loads(run(*args, "--json").stdout)
     assert data["ranking"]["friedman"]["pvalue"] == pytest.approx(ref.friedman.pvalue)
     assert data["ranking"]["critical_difference"] == pytest.approx(ref.critical_difference)
 
@@ -51,7 +51,7 @@ def test_rank_json_is_reproducible_with_seed(tasks):
     args += ["--rope", "0.01", "--n-samples", "2000", "--json"]
     one, two = run(*args, "--seed", "3"), run(*args, "--seed", "3")
     assert one.exit_code == 0 and one.output == two.output
-    assert json.loads(one.output)["seed"] == 3
+    assert json.loads(one.stdout)["seed"] == 3
 
 
 def test_aso_per_task_and_effect_sizes(tasks):
@@ -61,7 +61,7 @@ def test_aso_per_task_and_effect_sizes(tasks):
     assert "Holm over 60 ordered claims" in out.output
     assert "cohen_d" in out.output and "cliffs_delta" in out.output
     paired = run(*args, "--n-boot", "200", "--pair-on", "seed", "--json")
-    data = json.loads(paired.output)
+    data = json.loads(paired.stdout)
     assert any(k.endswith("cohen_dz") for k in data["effect_sizes"])
     assert data["aso"]["iris"]["correction"] == "holm"
 
