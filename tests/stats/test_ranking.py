@@ -20,6 +20,7 @@ from vareval.stats import (
     critical_difference,
     friedman,
     rank_methods,
+    ranks,
 )
 
 REF = json.loads((pathlib.Path(__file__).parents[1] / "data/ranking/reference.json").read_text())
@@ -48,6 +49,11 @@ class TestFriedman:
             stats.f.sf(expect, k - 1, (k - 1) * (n - 1))
         )
         assert r.df == (k - 1, (k - 1) * (n - 1))
+
+    def test_floating_point_rounding_does_not_break_a_tie(self):
+        # ties are judged relative to the data set's largest score
+        got = ranks([[0.1 + 0.2, 0.3, 0.1], [1e-20, 0.0, -1.0], [1e-20, 0.0, -1e-20]])
+        assert (got == [[1.5, 1.5, 3], [1.5, 1.5, 3], [1, 2, 3]]).all()
 
     def test_lower_is_better_reverses_ranks(self):
         x = np.random.default_rng(1).normal(size=(6, 3))

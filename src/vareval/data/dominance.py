@@ -16,20 +16,24 @@ from vareval.data.tasks import task_scores
 from vareval.data.validate import groups
 
 
-def _score_sets(df, metric, by, task, pair_on) -> dict:
+def _score_sets(df, metric, by, task, pair_on, higher_is_better) -> dict:
     """``{task: {method: scores}}``; the single task is named ``""`` without ``task``.
 
-    With ``pair_on`` the runs of every method are aligned by key (validated by
-    :func:`~vareval.data.tasks.task_scores`), so paired effects are well defined.
+    Scores of a loss (``higher_is_better=False``) are negated, so that
+    "better" keeps its meaning. With ``pair_on`` the runs of every method are
+    aligned by key (validated by :func:`~vareval.data.tasks.task_scores`), so
+    paired effects are well defined.
     """
+    sign = 1.0 if higher_is_better else -1.0
     if task is None and pair_on is None:
-        return {"": groups(df, metric, by, min_runs=1)}
+        return {"": {m: sign * x for m, x in groups(df, metric, by, min_runs=1).items()}}
     if task is None:
         task = "\0task"  # one task for the whole table: a column name no table uses
         df = df.assign(**{task: ""})
     ts = task_scores(df, metric, by, task, pair_on=pair_on, min_tasks=1)
     return {
-        t: {m: ts.scores[i, j] for i, m in enumerate(ts.methods)} for j, t in enumerate(ts.tasks)
+        t: {m: sign * ts.scores[i, j] for i, m in enumerate(ts.methods)}
+        for j, t in enumerate(ts.tasks)
     }
 
 
@@ -51,8 +55,7 @@ def aso(
 
     Calls :func:`vareval.stats.multi_aso_tasks`: one family of claims over
     every task and ordered pair, adjusted with ``correction``. For a loss
-    (``higher_is_better=False``) the scores are negated, so "better" keeps
-    its meaning.
+    (``higher_is_better=False``) the scores are negated.
 
     Returns
     -------
@@ -61,10 +64,8 @@ def aso(
         :class:`~vareval.stats.MultiASOResult`; the frame has one row per
         ordered pair.
     """
-    sets = _score_sets(df, metric, by, task, pair_on)
-    sign = 1.0 if higher_is_better else -1.0
     results = stats.multi_aso_tasks(
-        {t: {m: sign * x for m, x in s.items()} for t, s in sets.items()},
+        _score_sets(df, metric, by, task, pair_on, higher_is_better),
         confidence=confidence,
         correction=correction,
         n_resamples=n_resamples,
@@ -114,8 +115,7 @@ def effect_sizes(
     delta; with ``pair_on``: the paired d_z and g_z on runs matched by key.
     Positive means the first method of the pair is better.
     """
-    sets = _score_sets(df, metric, by, task, pair_on)
-    sign = 1.0 if higher_is_better else -1.0
+    sets = _score_sets(df, metric, by, task, pair_on, higher_is_better)
     results, rows = {}, []
     for t, s in sets.items():
         names = list(s)
@@ -123,7 +123,7 @@ def effect_sizes(
             for b in names[i + 1 :]:
                 key = f"{t}: {a} vs {b}" if t else f"{a} vs {b}"
                 sizes = stats.effect_sizes(
-                    sign * s[a], sign * s[b], paired=pair_on is not None, confidence=confidence
+                    s[a], s[b], paired=pair_on is not None, confidence=confidence
                 )
                 results.update({f"{key}: {name}": r for name, r in sizes.items()})
                 rows += [

@@ -8,7 +8,6 @@ there, as in Demsar (2006), where a method has one score per data set.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from vareval import stats
@@ -44,8 +43,7 @@ def rank(
         pair of methods.
     """
     ts = task_scores(df, metric, by, task, pair_on=pair_on, min_tasks=2)
-    # summed in sorted order, so equal sets of runs give exactly equal means (a tie)
-    means = np.sort(ts.scores, axis=2).mean(axis=2).T  # tasks x methods
+    means = ts.scores.mean(axis=2).T  # tasks x methods
     ranking = stats.rank_methods(means, ts.methods, alpha=alpha, higher_is_better=higher_is_better)
     results = {"ranking": ranking}
     k = len(ts.methods)

@@ -119,8 +119,6 @@ def aso_matrix(names, values, better, *, title: str, counts=None, width=7.0, svg
                 )
         ax.set_xticks(range(k), labels, rotation=30, ha="right", fontsize=font)
         ax.set_yticks(range(k), labels, fontsize=font)
-        ax.set_xlabel("column (versus)", fontsize=font)
-        ax.set_ylabel("row (method)", fontsize=font)
         ax.grid(False)
         ax.set_title(title, fontsize=font + 1)
         fig.colorbar(image, ax=ax, shrink=0.8).set_label(bar, fontsize=font)
