@@ -175,6 +175,8 @@ class TestMultiASO:
             multi_aso({"x": [1.0, 2.0]})
         with pytest.raises(ArgumentError, match="correction"):
             multi_aso({"x": [1.0], "y": [2.0]}, correction="sidak")
+        with pytest.raises(ArgumentError, match="at least one task"):
+            multi_aso_tasks({})
 
 
 class TestEffectSizes:

@@ -423,6 +423,8 @@ def multi_aso_tasks(
         raise ArgumentError(
             f"`correction` must be 'holm', 'bonferroni' or 'none'; got {correction!r}."
         )
+    if not isinstance(tasks, Mapping) or not tasks:
+        raise ArgumentError("`tasks` must map at least one task name to its {system: scores}.")
     rng = as_rng(rng)
     raw = {str(t): _pairwise_ratios(scores, t, n_resamples, dt, rng) for t, scores in tasks.items()}
     k_all = [r[0].shape[0] for r in raw.values()]

@@ -1,8 +1,9 @@
 """Section: almost stochastic order between every pair of methods (job 9).
 
-Built from the runs of each method (one table) or, when the report names a
-task column (``extras["tasks"]``), on each task with one family over all of
-them; on :func:`vareval.data.dominance.aso`.
+Shown when the report names a task column (``extras["tasks"]``, as for the
+aggregates: ASO on each task, one family over all of them) or is asked for it
+on a single table (``extras["aso"] = True``); built on
+:func:`vareval.data.dominance.aso`.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ MAX_METHODS = 12  # a k x k matrix stays readable up to about this
 
 
 def build(data: ReportData) -> Section | None:
-    """Build this section from ``data``, or None with fewer than two methods."""
-    if not 2 <= len(data.groups) <= MAX_METHODS:
+    """Build this section from ``data``, or None when not asked for or not applicable."""
+    spec = data.extras.get("tasks") or {}
+    if not (spec or data.extras.get("aso")) or not 2 <= len(data.groups) <= MAX_METHODS:
         return None
     from vareval.data.dominance import aso
     from vareval.report.plots.ranking import aso_matrix
 
-    spec = data.extras.get("tasks") or {}
     table = aso(
         data.df,
         data.metric,
