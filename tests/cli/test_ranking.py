@@ -92,6 +92,7 @@ def test_aso_on_one_table(tmp_path):
         (lambda d: d[d.method == "knn"], "rank", "at least 2 methods"),
         (lambda d: d[d.method == "knn"], "aso", "at least two"),
         (lambda d: d.assign(accuracy=d.accuracy.where(d.index != 5)), "aso", "missing or infinite"),
+        (lambda d: d[d.seed == 0], "aso", "at least 2 runs"),
     ],
 )
 def test_bad_tables_give_one_line_and_status_2(tmp_path, edit, command, match):

@@ -14,6 +14,7 @@ from vareval import stats
 from vareval.data.tables import ResultTable
 from vareval.data.tasks import task_scores
 from vareval.data.validate import groups
+from vareval.errors import DataError
 
 
 def _score_sets(df, metric, by, task, pair_on, higher_is_better) -> dict:
@@ -26,11 +27,16 @@ def _score_sets(df, metric, by, task, pair_on, higher_is_better) -> dict:
     """
     sign = 1.0 if higher_is_better else -1.0
     if task is None and pair_on is None:
-        return {"": {m: sign * x for m, x in groups(df, metric, by, min_runs=1).items()}}
+        return {"": {m: sign * x for m, x in groups(df, metric, by, min_runs=2).items()}}
     if task is None:
         task = "\0task"  # one task for the whole table: a column name no table uses
         df = df.assign(**{task: ""})
     ts = task_scores(df, metric, by, task, pair_on=pair_on, min_tasks=1)
+    if ts.scores.shape[2] < 2:
+        raise DataError(
+            f"each method has 1 run per task in column {metric!r}; comparing score "
+            "distributions needs at least 2 runs per method and task."
+        )
     return {
         t: {m: sign * ts.scores[i, j] for i, m in enumerate(ts.methods)}
         for j, t in enumerate(ts.tasks)
