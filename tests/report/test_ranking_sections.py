@@ -13,7 +13,10 @@ def _ids(html):
 def test_task_column_adds_ranking_and_aso_sections():
     df = load("sklearn_tasks.csv")
     html = build_report(
-        df, metric="accuracy", by="method", extras={"tasks": {"task": ["task"], "pair_on": ["seed"]}}
+        df,
+        metric="accuracy",
+        by="method",
+        extras={"tasks": {"task": ["task"], "pair_on": ["seed"]}},
     )
     ids = _ids(html)
     assert "ranking" in ids and "dominance" in ids
