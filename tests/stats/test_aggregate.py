@@ -137,9 +137,9 @@ def test_probability_of_improvement_resamples_equal_brute_force():
     x, y = scores(1, (4, 6)), scores(2, (4, 6))
     r = probability_of_improvement(x, y, n_resamples=40, rng=5)
     gen = np.random.default_rng(5)
-    tasks = np.broadcast_to(np.arange(4), (40, 4))
-    rx, ry = gen.integers(0, 6, (40, 4, 6)), gen.integers(0, 6, (40, 4, 6))
-    xs, ys = x[tasks[..., None], rx], y[tasks[..., None], ry]
+    rx = gen.integers(0, 6, (40, 4, 6), dtype=np.uint8)
+    ry = gen.integers(0, 6, (40, 4, 6), dtype=np.uint8)
+    xs, ys = np.take_along_axis(x[None], rx, -1), np.take_along_axis(y[None], ry, -1)
     gt = (xs[..., :, None] > ys[..., None, :]).mean(axis=(-2, -1))
     eq = (xs[..., :, None] == ys[..., None, :]).mean(axis=(-2, -1))
     np.testing.assert_allclose(r.bootstrap_distribution, (gt + 0.5 * eq).mean(axis=1))

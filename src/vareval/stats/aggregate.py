@@ -287,15 +287,13 @@ def _draw_cells(rng, b: int, shape: tuple[int, int, int], resample_tasks: bool) 
     tasks of each method are drawn with replacement first.
     """
     n_methods, n_tasks, n_runs = shape
-    index = np.intp  # what ``take`` indexes with, without a conversion
-    small = np.uint8 if n_runs <= 256 else index  # fewer random bytes, same law
-    runs = rng.integers(0, n_runs, size=(b, *shape), dtype=small)
+    runs = _draw_runs(rng, (b, *shape))
     if resample_tasks:
-        tasks = rng.integers(0, n_tasks, size=(b, n_methods, n_tasks, 1), dtype=index)
+        tasks = rng.integers(0, n_tasks, size=(b, n_methods, n_tasks, 1))
     else:
-        tasks = np.arange(n_tasks, dtype=index)[:, None]
-    methods = (n_tasks * np.arange(n_methods, dtype=index))[:, None, None]
-    return (methods + tasks) * n_runs + runs
+        tasks = np.arange(n_tasks)[:, None]
+    methods = n_tasks * np.arange(n_methods)[:, None, None]
+    return (methods + tasks) * n_runs + runs  # intp: what ``take`` indexes with
 
 
 def _percentile_interval(dist: np.ndarray, confidence: float):
@@ -719,6 +717,12 @@ class ProbabilityOfImprovement(Result):
         return out
 
 
+def _draw_runs(rng, shape: tuple[int, ...]) -> np.ndarray:
+    """Run indices drawn with replacement from ``shape[-1]`` runs (uint8 when they fit)."""
+    small = np.uint8 if shape[-1] <= 256 else np.intp  # fewer random bytes, same law
+    return rng.integers(0, shape[-1], size=shape, dtype=small)
+
+
 def _mann_whitney(codes_x: np.ndarray, codes_y: np.ndarray, n_codes: int) -> np.ndarray:
     """``P(X > Y)`` per row from the dense ranks of the pooled values of each row.
 
@@ -733,9 +737,10 @@ def _mann_whitney(codes_x: np.ndarray, codes_y: np.ndarray, n_codes: int) -> np.
         flat = (codes.reshape(rows, -1) + offset).ravel()
         return np.bincount(flat, minlength=rows * n_codes).reshape(rows, n_codes)
 
-    wx, wy = histogram(codes_x), histogram(codes_y)
-    below = wy.cumsum(axis=1) - wy
-    u = (wx * (below + 0.5 * wy)).sum(axis=1)
+    wx, wy = histogram(codes_x).astype(float), histogram(codes_y).astype(float)
+    # weight of a y score below rank k: 1 if it ranks lower, 1/2 if tied
+    below = np.tri(n_codes, k=-1).T + 0.5 * np.eye(n_codes)
+    u = ((wx @ below.T) * wy) @ np.ones(n_codes)  # products, not sums over a short axis
     return (u / (codes_x.shape[-1] * codes_y.shape[-1])).reshape(lead)
 
 
@@ -789,13 +794,15 @@ def probability_of_improvement(
     start = 0
     for b in _chunks(n_resamples, n_tasks * k):
         tasks = (
-            gen.integers(0, n_tasks, size=(b, n_tasks))
+            gen.integers(0, n_tasks, size=(b, n_tasks, 1))
             if resample_tasks
-            else np.broadcast_to(np.arange(n_tasks), (b, n_tasks))
+            else np.arange(n_tasks)[:, None]
         )
-        rx = gen.integers(0, n, size=(b, n_tasks, n))
-        ry = gen.integers(0, m, size=(b, n_tasks, m))
-        p = _mann_whitney(cx[tasks[..., None], rx], cy[tasks[..., None], ry], k)
+        p = _mann_whitney(
+            cx.take(tasks * n + _draw_runs(gen, (b, n_tasks, n))),
+            cy.take(tasks * m + _draw_runs(gen, (b, n_tasks, m))),
+            k,
+        )
         dist[start : start + b] = p.mean(axis=1)
         start += b
     low, high = _percentile_interval(dist, confidence)
