@@ -4,7 +4,7 @@ rliable does not import with pandas 3, so this runs in its own environment:
 
     python3.11 -m venv /work/venvs/rliable
     /work/venvs/rliable/bin/pip install "rliable==1.2.0" "pandas<2.2" "numpy<2"
-    /work/venvs/rliable/bin/python tests/data/rliable/make_reference.py tests/data/rliable/reference.json
+    cd tests/data/rliable && /work/venvs/rliable/bin/python make_reference.py reference.json
 
 (resolved to rliable 1.2.0, arch 7.2.0, pandas 2.1.4, numpy 1.26.4). rliable
 draws from numpy's global random state, so it is seeded with
@@ -75,7 +75,11 @@ def main(out: str) -> None:
     point, ci = rly.get_interval_estimates(
         {"a,c": (scores["a"], scores["c"])}, metrics.probability_of_improvement, reps=4000
     )
-    result["improvement_a_c"] = {"point": float(point["a,c"]), "ci": ci["a,c"].ravel().tolist(), "reps": 4000}
+    result["improvement_a_c"] = {
+        "point": float(point["a,c"]),
+        "ci": ci["a,c"].ravel().tolist(),
+        "reps": 4000,
+    }
     with open(out, "w") as f:
         json.dump(result, f, indent=1)
 
