@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from vareval.errors import ArgumentError
@@ -183,3 +185,22 @@ def test_bad_inputs_are_one_clear_line():
         probability_of_improvement(x[0], x[1, :4])
     with pytest.raises(ArgumentError, match="strictly increasing"):
         performance_profile(x, [0.5, 0.2])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 3), st.integers(2, 6), st.integers(1, 7), st.integers(0, 2**32 - 1),
+    st.floats(-5, 5),
+)  # fmt: skip
+def test_invariances(n_methods, n_tasks, n_runs, seed, shift):
+    gen = np.random.default_rng(seed)
+    x = gen.normal(size=(n_methods, n_tasks, n_runs)).round(1)  # ties included
+    base = aggregate_scores(x, ["median", "iqm", "mean"])
+    shuffled = x[:, gen.permutation(n_tasks)][..., gen.permutation(n_runs)]
+    np.testing.assert_allclose(aggregate_scores(shuffled, ["median", "iqm", "mean"]), base)
+    np.testing.assert_allclose(
+        aggregate_scores(x + shift, ["median", "iqm", "mean"]), base + shift, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        brute_aggregates(x, gamma=x.max())[..., 1], base[:, 1], rtol=1e-12, atol=1e-12
+    )
