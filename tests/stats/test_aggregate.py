@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from vareval.errors import ArgumentError
@@ -137,9 +139,9 @@ def test_probability_of_improvement_resamples_equal_brute_force():
     x, y = scores(1, (4, 6)), scores(2, (4, 6))
     r = probability_of_improvement(x, y, n_resamples=40, rng=5)
     gen = np.random.default_rng(5)
-    tasks = np.broadcast_to(np.arange(4), (40, 4))
-    rx, ry = gen.integers(0, 6, (40, 4, 6)), gen.integers(0, 6, (40, 4, 6))
-    xs, ys = x[tasks[..., None], rx], y[tasks[..., None], ry]
+    rx = gen.integers(0, 6, (40, 4, 6), dtype=np.uint8)
+    ry = gen.integers(0, 6, (40, 4, 6), dtype=np.uint8)
+    xs, ys = np.take_along_axis(x[None], rx, -1), np.take_along_axis(y[None], ry, -1)
     gt = (xs[..., :, None] > ys[..., None, :]).mean(axis=(-2, -1))
     eq = (xs[..., :, None] == ys[..., None, :]).mean(axis=(-2, -1))
     np.testing.assert_allclose(r.bootstrap_distribution, (gt + 0.5 * eq).mean(axis=1))
@@ -183,3 +185,22 @@ def test_bad_inputs_are_one_clear_line():
         probability_of_improvement(x[0], x[1, :4])
     with pytest.raises(ArgumentError, match="strictly increasing"):
         performance_profile(x, [0.5, 0.2])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 3), st.integers(2, 6), st.integers(1, 7), st.integers(0, 2**32 - 1),
+    st.floats(-5, 5),
+)  # fmt: skip
+def test_invariances(n_methods, n_tasks, n_runs, seed, shift):
+    gen = np.random.default_rng(seed)
+    x = gen.normal(size=(n_methods, n_tasks, n_runs)).round(1)  # ties included
+    base = aggregate_scores(x, ["median", "iqm", "mean"])
+    shuffled = x[:, gen.permutation(n_tasks)][..., gen.permutation(n_runs)]
+    np.testing.assert_allclose(aggregate_scores(shuffled, ["median", "iqm", "mean"]), base)
+    np.testing.assert_allclose(
+        aggregate_scores(x + shift, ["median", "iqm", "mean"]), base + shift, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        brute_aggregates(x, gamma=x.max())[..., 1], base[:, 1], rtol=1e-12, atol=1e-12
+    )

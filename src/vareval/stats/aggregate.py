@@ -151,12 +151,23 @@ def normalize_scores(scores, reference=None) -> np.ndarray:
     return out if np.ndim(scores) == 3 else out[0]
 
 
-class _Sorted:
-    """Each method's scores sorted once; a resample is then a count per sorted score.
+def _row_means(values: np.ndarray, axes: int) -> np.ndarray:
+    """Mean over the last ``axes`` axes as one matrix-vector product.
 
-    Every aggregate is a function of those counts (and of the per-task means,
-    for the median), so a resample costs one histogram and a cumulative sum:
-    the IQM needs no sort.
+    Far faster than ``mean`` over a short trailing axis (e.g. ten runs).
+    """
+    lead = values.shape[: values.ndim - axes]
+    flat = values.reshape(int(np.prod(lead)), -1)
+    return (flat @ np.full(flat.shape[1], 1.0 / flat.shape[1])).reshape(lead)
+
+
+class _Sorted:
+    """Each method's scores sorted once, so a resample's IQM needs no sort.
+
+    A resample is a draw of scores ``values[..., task, run]``; the mean, the
+    median of task means and the optimality gap are read from them directly.
+    The IQM is read from the draw's histogram over the sorted scores: its kept
+    part is a clipped cumulative sum (see :meth:`_iqm`).
     """
 
     def __init__(self, scores: np.ndarray):
@@ -175,49 +186,60 @@ class _Sorted:
     def counts(self, cells: np.ndarray) -> np.ndarray:
         """Histogram ``[b, method, position]`` of drawn flat cell indices ``[b, ...]``."""
         b, size = cells.shape[0], self.values.size
-        keys = self.key.take(cells).reshape(b, -1) + size * np.arange(b)[:, None]
+        keys = self.key.take(cells).reshape(b, -1)
+        keys += size * np.arange(b)[:, None]
         return np.bincount(keys.ravel(), minlength=b * size).reshape(b, *self.values.shape)
 
-    def aggregate(self, counts, task_means, names, gamma: float) -> np.ndarray:
-        """Every named aggregate from ``counts[..., method, position]`` and task means."""
-        total = counts.sum(axis=-1)
+    def aggregate(self, values, counts, names, gamma: float) -> np.ndarray:
+        """Every named aggregate of ``values[..., method, task, run]``.
+
+        ``counts[..., method, position]`` is the same draw's histogram over the
+        sorted scores (needed by the IQM only).
+        """
         out = []
         for name in names:
             if name == "mean":
-                out.append(np.einsum("...n,...n->...", counts, self.values) / total)
+                out.append(_row_means(values, 2))
             elif name == "median":
-                out.append(np.median(task_means, axis=-1))
+                out.append(np.median(_row_means(values, 1), axis=-1))
             elif name == "iqm":
-                out.append(self._iqm(counts, total))
+                out.append(self._iqm(counts))
             else:  # optimality gap
-                short = np.einsum("...n,...n->...", counts, np.minimum(self.values, gamma))
-                out.append(gamma - short / total)
+                out.append(gamma - _row_means(np.minimum(values, gamma), 2))
         return np.stack(out, axis=-1)
 
-    def _iqm(self, counts, total):
+    def _iqm(self, counts):
         """Mean of positions ``[cut, n - cut)`` of the expanded sample, as scipy's trim_mean.
 
         With ``U_i`` the cumulative count up to sorted score ``s_i`` and
         ``V_i = clip(U_i, cut, n - cut)``, the kept sum is
-        ``sum_i s_i (V_i - V_{i-1})``; summed by parts it is one dot product.
+        ``sum_i s_i (V_i - V_{i-1})``; summed by parts it is one product with
+        ``s_i - s_{i+1}``, batched per method.
         """
-        cut = np.floor(0.25 * total)
-        kept = np.clip(np.cumsum(counts, axis=-1), cut[..., None], (total - cut)[..., None])
+        total = counts.sum(axis=-1)
+        cut = total // 4  # as scipy.stats.trim_mean: int(0.25 * n)
+        small = np.int32 if total.max() < 2**31 else np.int64  # halves the memory traffic
+        cumulative = np.cumsum(counts, axis=-1, dtype=small)
+        if (total == total.flat[0]).all():  # scalar bounds clip several times faster
+            total, cut = int(total.flat[0]), int(cut.flat[0])
+            kept = np.clip(cumulative, cut, total - cut)
+        else:
+            kept = np.clip(cumulative, cut[..., None], (total - cut)[..., None])
         steps = np.concatenate([-np.diff(self.values, axis=-1), self.values[:, -1:]], axis=-1)
-        kept_sum = np.einsum("...n,...n->...", kept, steps) - cut * self.values[:, 0]
-        return kept_sum / (total - 2 * cut)
+        kept_sum = np.einsum("...n,...n->...", kept, steps)
+        return (kept_sum - cut * self.values[:, 0]) / (total - 2 * cut)
 
     def estimate(self, names, gamma: float) -> np.ndarray:
-        ones = np.ones_like(self.values)
-        return self.aggregate(ones, self.scores.mean(axis=-1), names, gamma)
+        ones = np.ones(self.values.shape, dtype=np.int64)
+        return self.aggregate(self.scores, ones, names, gamma)
 
     def jackknife(self, names, gamma: float, over_tasks: bool) -> np.ndarray:
         """Leave-one-run-out (or leave-one-task-out) aggregates, ``[unit, method, name]``."""
         unit = self.task if over_tasks else self.run
         n_units = self.scores.shape[1 if over_tasks else 2]
-        counts = (unit[None] != np.arange(n_units)[:, None, None]).astype(float)
-        means = _leave_one_out(self.scores, 1 if over_tasks else 2).mean(axis=-1)
-        return self.aggregate(counts, means, names, gamma)
+        counts = (unit[None] != np.arange(n_units)[:, None, None]).astype(np.int64)
+        values = _leave_one_out(self.scores, 1 if over_tasks else 2)
+        return self.aggregate(values, counts, names, gamma)
 
 
 def aggregate_scores(scores, aggregates=AGGREGATES, *, gamma: float = 1.0) -> np.ndarray:
@@ -265,13 +287,13 @@ def _draw_cells(rng, b: int, shape: tuple[int, int, int], resample_tasks: bool) 
     tasks of each method are drawn with replacement first.
     """
     n_methods, n_tasks, n_runs = shape
-    runs = rng.integers(0, n_runs, size=(b, *shape), dtype=np.int32)
+    runs = _draw_runs(rng, (b, *shape))
     if resample_tasks:
-        tasks = rng.integers(0, n_tasks, size=(b, n_methods, n_tasks, 1), dtype=np.int32)
+        tasks = rng.integers(0, n_tasks, size=(b, n_methods, n_tasks, 1))
     else:
-        tasks = np.arange(n_tasks, dtype=np.int32)[:, None]
-    methods = (n_tasks * np.arange(n_methods, dtype=np.int32))[:, None, None]
-    return (methods + tasks) * n_runs + runs
+        tasks = np.arange(n_tasks)[:, None]
+    methods = n_tasks * np.arange(n_methods)[:, None, None]
+    return (methods + tasks) * n_runs + runs  # intp: what ``take`` indexes with
 
 
 def _percentile_interval(dist: np.ndarray, confidence: float):
@@ -442,8 +464,8 @@ def interval_estimates(
     start = 0
     for b in _chunks(n_resamples, arr.size):
         cells = _draw_cells(gen, b, arr.shape, resample_tasks)
-        means = arr.reshape(-1).take(cells).mean(axis=-1) if "median" in names else None
-        dist[start : start + b] = data.aggregate(data.counts(cells), means, names, gamma)
+        counts = data.counts(cells) if "iqm" in names else None
+        dist[start : start + b] = data.aggregate(arr.reshape(-1).take(cells), counts, names, gamma)
         start += b
     jack = data.jackknife(names, gamma, over_tasks=resample_tasks)
     result = IntervalEstimates(
@@ -695,6 +717,12 @@ class ProbabilityOfImprovement(Result):
         return out
 
 
+def _draw_runs(rng, shape: tuple[int, ...]) -> np.ndarray:
+    """Run indices drawn with replacement from ``shape[-1]`` runs (uint8 when they fit)."""
+    small = np.uint8 if shape[-1] <= 256 else np.intp  # fewer random bytes, same law
+    return rng.integers(0, shape[-1], size=shape, dtype=small)
+
+
 def _mann_whitney(codes_x: np.ndarray, codes_y: np.ndarray, n_codes: int) -> np.ndarray:
     """``P(X > Y)`` per row from the dense ranks of the pooled values of each row.
 
@@ -709,9 +737,10 @@ def _mann_whitney(codes_x: np.ndarray, codes_y: np.ndarray, n_codes: int) -> np.
         flat = (codes.reshape(rows, -1) + offset).ravel()
         return np.bincount(flat, minlength=rows * n_codes).reshape(rows, n_codes)
 
-    wx, wy = histogram(codes_x), histogram(codes_y)
-    below = wy.cumsum(axis=1) - wy
-    u = (wx * (below + 0.5 * wy)).sum(axis=1)
+    wx, wy = histogram(codes_x).astype(float), histogram(codes_y).astype(float)
+    # weight of a y score below rank k: 1 if it ranks lower, 1/2 if tied
+    below = np.tri(n_codes, k=-1).T + 0.5 * np.eye(n_codes)
+    u = ((wx @ below.T) * wy) @ np.ones(n_codes)  # products, not sums over a short axis
     return (u / (codes_x.shape[-1] * codes_y.shape[-1])).reshape(lead)
 
 
@@ -765,13 +794,15 @@ def probability_of_improvement(
     start = 0
     for b in _chunks(n_resamples, n_tasks * k):
         tasks = (
-            gen.integers(0, n_tasks, size=(b, n_tasks))
+            gen.integers(0, n_tasks, size=(b, n_tasks, 1))
             if resample_tasks
-            else np.broadcast_to(np.arange(n_tasks), (b, n_tasks))
+            else np.arange(n_tasks)[:, None]
         )
-        rx = gen.integers(0, n, size=(b, n_tasks, n))
-        ry = gen.integers(0, m, size=(b, n_tasks, m))
-        p = _mann_whitney(cx[tasks[..., None], rx], cy[tasks[..., None], ry], k)
+        p = _mann_whitney(
+            cx.take(tasks * n + _draw_runs(gen, (b, n_tasks, n))),
+            cy.take(tasks * m + _draw_runs(gen, (b, n_tasks, m))),
+            k,
+        )
         dist[start : start + b] = p.mean(axis=1)
         start += b
     low, high = _percentile_interval(dist, confidence)
