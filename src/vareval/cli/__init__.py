@@ -58,9 +58,20 @@ def main():
 
 
 def _register():
-    from vareval.cli import demo, repeated, report, run, significance, tuning, variance
+    from vareval.cli import (
+        aggregate,
+        demo,
+        ranking,
+        repeated,
+        report,
+        run,
+        significance,
+        tuning,
+        variance,
+    )
 
-    for module in (repeated, significance, tuning, variance, run, report, demo):
+    modules = (repeated, significance, tuning, variance, aggregate, ranking, run, report, demo)
+    for module in modules:
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -209,6 +209,7 @@ def store_context(spec: dict) -> dict:
 @click.option(
     "--item", default=None, help="Significance: item-id column (long format)."
 )
+@click.option("--task", default=None, help="Across-tasks section: the task column(s).")
 @click.option(
     "--prediction-metric",
     default="accuracy",
@@ -242,6 +243,7 @@ def report(
     systems,
     item,
     prediction_metric,
+    task,
     as_json,
 ):
     """Write one self-contained HTML report of INPUT (a results file or a run store)."""
@@ -277,6 +279,8 @@ def report(
             "item": item,
             "metric": prediction_metric,
         }
+    if task:
+        extras["tasks"] = {"task": split_columns(task)}
     _html_path(output)  # refuse a wrong suffix before any work
     data, sections, checklist, notes = collect(
         df,

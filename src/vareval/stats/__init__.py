@@ -3,6 +3,16 @@
 Imports numpy and scipy only; no pandas, no I/O, no printing.
 """
 
+from vareval.stats.aggregate import (
+    IntervalEstimates,
+    PerformanceProfile,
+    ProbabilityOfImprovement,
+    aggregate_scores,
+    interval_estimates,
+    normalize_scores,
+    performance_profile,
+    probability_of_improvement,
+)
 from vareval.stats.bands import (
     CDFBand,
     IterationProjection,
@@ -42,6 +52,19 @@ from vareval.stats.crossval import (
     kfold_splits,
     stratified_kfold_splits,
 )
+from vareval.stats.dominance import (
+    ASOResult,
+    EffectSize,
+    MultiASOResult,
+    aso,
+    cliffs_delta,
+    cohens_d,
+    effect_sizes,
+    hedges_g,
+    multi_aso,
+    multi_aso_tasks,
+    vargha_delaney_a12,
+)
 from vareval.stats.mixed import MixedModelFit, fit_mixed
 from vareval.stats.mixed_bootstrap import BootstrapLRT, bootstrap_intervals, bootstrap_lrt
 from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
@@ -56,6 +79,16 @@ from vareval.stats.mixed_tests import (
     random_effect_lrt,
 )
 from vareval.stats.paired import PairedDifference, Plan, paired_difference, plan_replications
+from vareval.stats.ranking import (
+    BayesianSignedRank,
+    FriedmanResult,
+    Ranking,
+    bayesian_signed_rank,
+    critical_difference,
+    friedman,
+    rank_methods,
+    ranks,
+)
 from vareval.stats.resampling import CallableMetric, SumMetric, get_metric
 from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
 from vareval.stats.significance import (
@@ -75,6 +108,33 @@ from vareval.stats.summary import Summary, median_interval, summarize
 from vareval.stats.tuning import EmpiricalDistribution
 
 __all__ = [
+    "probability_of_improvement",
+    "performance_profile",
+    "normalize_scores",
+    "interval_estimates",
+    "aggregate_scores",
+    "ProbabilityOfImprovement",
+    "PerformanceProfile",
+    "IntervalEstimates",
+    "ASOResult",
+    "BayesianSignedRank",
+    "EffectSize",
+    "FriedmanResult",
+    "MultiASOResult",
+    "Ranking",
+    "aso",
+    "bayesian_signed_rank",
+    "cliffs_delta",
+    "cohens_d",
+    "critical_difference",
+    "effect_sizes",
+    "friedman",
+    "hedges_g",
+    "multi_aso",
+    "multi_aso_tasks",
+    "rank_methods",
+    "ranks",
+    "vargha_delaney_a12",
     "BestOfK",
     "CDFBand",
     "CallableMetric",

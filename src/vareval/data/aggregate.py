@@ -1,0 +1,162 @@
+"""Job 9 on a results table: aggregates across tasks, profiles, probability of improvement.
+
+One call reads the roles (``metric``, ``by``, ``task``, optional ``pair_on``)
+from a long table with one row per run, validates it with
+:func:`vareval.data.tasks.task_scores`, optionally normalises the scores per
+task and calls :mod:`vareval.stats.aggregate`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pandas as pd
+
+from vareval import stats
+from vareval.data.tables import ResultTable
+from vareval.data.tasks import reference_scores, task_scores
+from vareval.errors import ArgumentError, DataError
+from vareval.stats._checks import as_rng
+
+NORMALIZATIONS = ("none", "minmax", "reference")
+
+
+def _normalized(table, normalize, reference, task, reference_low, reference_high):
+    """Scores after the chosen normalisation, and a sentence saying what was done."""
+    if normalize not in NORMALIZATIONS:
+        raise ArgumentError(
+            f"`normalize` must be one of {', '.join(NORMALIZATIONS)}; got {normalize!r}."
+        )
+    if (normalize == "reference") != (reference is not None):
+        raise ArgumentError("a reference table goes with normalize='reference' (and only with it).")
+    if normalize == "none":
+        return table.scores, "raw scores"
+    if normalize == "minmax":
+        return stats.normalize_scores(table.scores), "min-max normalised per task (all methods)"
+    if reference_low is None or reference_high is None:
+        raise ArgumentError("name the reference table's low and high score columns.")
+    low, high = reference_scores(
+        reference, table.tasks, task=task, low=reference_low, high=reference_high
+    )
+    return (
+        stats.normalize_scores(table.scores, (low, high)),
+        f"normalised per task: {reference_low} = 0, {reference_high} = 1",
+    )
+
+
+def _pairs(methods, pairs) -> list[tuple[str, str]]:
+    if pairs is None:
+        return list(itertools.combinations(methods, 2))
+    out = []
+    for x, y in pairs:
+        for m in (x, y):
+            if m not in methods:
+                raise DataError(f"method {m!r} not found (methods: {', '.join(methods)}).")
+        if x == y:
+            raise ArgumentError(f"a pair compares two different methods; got {x!r} twice.")
+        out.append((str(x), str(y)))
+    return out
+
+
+def aggregate(
+    df,
+    metric: str,
+    by,
+    task,
+    *,
+    pair_on=None,
+    normalize: str = "none",
+    reference=None,
+    reference_low: str | None = None,
+    reference_high: str | None = None,
+    aggregates=stats.aggregate.AGGREGATES,
+    gamma: float = 1.0,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    ci: str = "percentile",
+    resample_tasks: bool = False,
+    taus=None,
+    pairs=None,
+    improvement_resamples: int = 1000,
+    rng=None,
+) -> ResultTable:
+    """Aggregate performance across tasks with stratified-bootstrap intervals.
+
+    Parameters
+    ----------
+    df : DataFrame
+        One row per run with a method, a task and a score (higher is better).
+    metric, by, task : str
+        The score column and the column(s) naming the method and the task.
+    pair_on : str, optional
+        Column naming the run (e.g. ``seed``): then every method must hold the
+        same run keys on every task, once each.
+    normalize : {"none", "minmax", "reference"}, default "none"
+        Per-task normalisation before aggregating (see
+        :func:`vareval.stats.normalize_scores`).
+    reference, reference_low, reference_high
+        With ``normalize="reference"``: a table with one row per task (the
+        same ``task`` column) and the columns mapped to 0 and 1.
+    aggregates, gamma, n_resamples, confidence, ci, resample_tasks
+        As :func:`vareval.stats.interval_estimates`.
+    taus : array_like, optional
+        Thresholds of the performance profiles (default 101 over the score range).
+    pairs : list of (str, str), optional
+        Method pairs (X, Y) for ``P(X > Y)``; default every pair in table order.
+    improvement_resamples : int, default 1000
+    rng : None, int or Generator
+        One seed for everything; independent streams are spawned for each part.
+
+    Returns
+    -------
+    ResultTable
+        Keys ``"intervals"`` (:class:`~vareval.stats.IntervalEstimates`),
+        ``"profile"`` and ``"mean_profile"`` (run-score and average-score
+        :class:`~vareval.stats.PerformanceProfile`), and ``"P(X > Y)"`` for
+        each pair (:class:`~vareval.stats.ProbabilityOfImprovement`); the frame
+        is the tidy table of interval estimates.
+    """
+    table = task_scores(df, metric, by, task, pair_on=pair_on)
+    scores, how = _normalized(table, normalize, reference, task, reference_low, reference_high)
+    pairs = _pairs(table.methods, pairs)
+    gens = as_rng(rng).spawn(3 + len(pairs))
+    common = {"confidence": confidence, "resample_tasks": resample_tasks}
+    intervals = stats.interval_estimates(
+        scores,
+        aggregates,
+        methods=table.methods,
+        gamma=gamma,
+        n_resamples=n_resamples,
+        ci=ci,
+        rng=gens[0],
+        **common,
+    )
+    profiles = {
+        name: stats.performance_profile(
+            scores,
+            taus,
+            methods=table.methods,
+            kind=kind,
+            n_resamples=n_resamples,
+            rng=gens[i],
+            **common,
+        )
+        for i, (name, kind) in enumerate((("profile", "runs"), ("mean_profile", "mean")), 1)
+    }
+    improvements = {
+        f"P({x} > {y})": stats.probability_of_improvement(
+            scores[table.methods.index(x)],
+            scores[table.methods.index(y)],
+            labels=(x, y),
+            n_resamples=improvement_resamples,
+            rng=gen,
+            **common,
+        )
+        for (x, y), gen in zip(pairs, gens[3:], strict=True)
+    }
+    frame = pd.DataFrame(intervals.records()).set_index(["method", "aggregate"])
+    title = (
+        f"{metric!r} across {len(table.tasks)} tasks x {table.scores.shape[2]} runs, {how}; "
+        f"{confidence:.0%} stratified-bootstrap intervals ({ci})"
+    )
+    return ResultTable(title, {"intervals": intervals, **profiles, **improvements}, frame)

@@ -1,0 +1,113 @@
+"""Plots across tasks (job 9): interval estimates, performance profiles, P(improvement).
+
+Each function returns a bare matplotlib ``Figure`` in the report's style and
+adapts its layout to the width (a single column of a paper, 3.3 in, or a full
+page, 7 in).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vareval.report.plots._style import colour, figure, short_label
+
+_TITLES = {"median": "Median", "iqm": "IQM", "mean": "Mean", "optimality_gap": "Optimality gap"}
+
+
+def interval_plot(
+    result, *, width: float = 7.0, xlabel: str = "score", name: str = "aggregate-intervals"
+):
+    """Interval estimates as rliable draws them: one panel per aggregate, a bar per method.
+
+    Each bar spans the confidence interval and a tick marks the point estimate.
+    Panels sit in a row on a wide figure and in a 2 x 2 grid on a narrow one.
+    """
+    n_agg, n_methods = len(result.aggregates), len(result.methods)
+    narrow = width < 5
+    cols = 2 if narrow and n_agg > 1 else n_agg
+    rows = int(np.ceil(n_agg / cols))
+    height = rows * (0.35 * n_methods + 0.9)
+    with figure(name, width=width, height=height, nrows=rows, ncols=cols, squeeze=False) as (
+        fig,
+        axes,
+    ):
+        y = np.arange(n_methods)[::-1]
+        for j, agg in enumerate(result.aggregates):
+            ax = axes.flat[j]
+            for i in range(n_methods):
+                lo, hi, est = result.low[i, j], result.high[i, j], result.estimate[i, j]
+                ax.barh(y[i], hi - lo, left=lo, height=0.6, color=colour(i), alpha=0.75)
+                ax.plot([est, est], [y[i] - 0.3, y[i] + 0.3], color="black", lw=1.4)
+            ax.set_title("Opt. gap" if narrow and agg == "optimality_gap" else _TITLES[agg])
+            ax.set_yticks(y)
+            ax.set_yticklabels(
+                [short_label(m, 14) for m in result.methods] if j % cols == 0 else []
+            )
+            ax.grid(axis="y", visible=False)
+            ax.xaxis.set_major_locator(_locator(2 if narrow else 3))
+        for ax in axes.flat[n_agg:]:
+            ax.set_visible(False)
+        what = "CI" if narrow else "stratified-bootstrap CI"
+        fig.supxlabel(f"{xlabel}, {result.confidence:.0%} {what} ({result.ci})", fontsize=9)
+    return fig
+
+
+def _locator(n: int):
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(n)
+
+
+def profile_plot(profile, *, width: float = 7.0, name: str = "aggregate-profile"):
+    """Performance profiles: each method's curve with its simultaneous band shaded.
+
+    The pointwise interval is drawn as thin dotted lines, so a reader sees how
+    much wider a band that holds for every tau at once must be.
+    """
+    height = 2.8 if width < 5 else 3.4
+    with figure(name, width=width, height=height) as (fig, ax):
+        for i, m in enumerate(profile.methods):
+            c = colour(i)
+            ax.step(profile.taus, profile.estimate[i], where="post", color=c, label=m)
+            ax.fill_between(
+                profile.taus,
+                profile.band_low[i],
+                profile.band_high[i],
+                step="post",
+                color=c,
+                alpha=0.2,
+                lw=0,
+            )
+            for edge in (profile.pointwise_low[i], profile.pointwise_high[i]):
+                ax.step(profile.taus, edge, where="post", color=c, lw=0.6, ls=":")
+        what = "runs" if profile.kind == "runs" else "tasks (mean over runs)"
+        ax.set_xlabel("threshold \u03c4")
+        ax.set_ylabel(f"fraction of {what} > \u03c4")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(loc="lower left", ncols=1 if width < 5 else 2)
+        title = "" if width < 5 else "Performance profile, "
+        ax.set_title(f"{title}{profile.confidence:.0%} simultaneous bands", fontsize=10)
+    return fig
+
+
+def improvement_plot(results, *, width: float = 7.0, name: str = "aggregate-improvement"):
+    """P(X > Y) for each pair: point estimate and interval, 0.5 marked as no difference."""
+    n = len(results)
+    height = 0.35 * n + 1.0
+    with figure(name, width=width, height=height) as (fig, ax):
+        y = np.arange(n)[::-1]
+        for i, r in enumerate(results):
+            ax.barh(y[i], r.high - r.low, left=r.low, height=0.55, color=colour(0), alpha=0.6)
+            ax.plot([r.estimate] * 2, [y[i] - 0.28, y[i] + 0.28], color="black", lw=1.4)
+        ax.axvline(0.5, color="black", lw=0.8, ls="--")
+        ax.set_yticks(y)
+        chars = 12 if width < 5 else 30
+        ax.set_yticklabels(
+            [f"{short_label(r.x, chars)} > {short_label(r.y, chars)}" for r in results]
+        )
+        ax.grid(axis="y", visible=False)
+        ax.set_xlim(0, 1)
+        pct = f"{results[0].confidence:.0%}" if results else ""
+        what = "CI" if width < 5 else "stratified-bootstrap CI"
+        ax.set_xlabel(f"P(X > Y), {pct} {what}")
+    return fig

@@ -1,0 +1,100 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from vareval import datasets
+from vareval.cli import main
+
+TASKS = str(datasets.path("sklearn_tasks.csv"))
+ROLES = ["--metric", "accuracy", "--by", "method", "--task", "task"]
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_aggregate_prints_intervals_profile_and_improvement():
+    out = run("aggregate", TASKS, *ROLES, "--pair-on", "seed", "--resamples", "300")
+    assert out.exit_code == 0, out.output
+    assert "5 tasks x 10 runs" in out.output and "IQM" in out.output
+    assert "logreg > forest" in out.output and "simultaneous band" in out.output
+
+
+def test_json_is_reproducible_with_the_seed():
+    args = ["aggregate", TASKS, *ROLES, "--resamples", "200", "--pairs", "logreg:knn", "--json"]
+    a, b = json.loads(run(*args).output), json.loads(run(*args).output)
+    assert a == b
+    assert list(a["improvement"]) == ["P(logreg > knn)"]
+    assert len(a["intervals"]["estimate"]) == 4  # methods
+    c = json.loads(run(*args, "--seed", "1").output)
+    assert c["intervals"]["low"] != a["intervals"]["low"]
+
+
+def test_reference_normalisation(tmp_path):
+    ref = tmp_path / "ref.csv"
+    rows = ["task,chance,perfect"] + [
+        f"{t},{c},1"
+        for t, c in [
+            ("iris", 1 / 3),
+            ("wine", 1 / 3),
+            ("breast_cancer", 0.5),
+            ("digits", 0.1),
+            ("diabetes_binary", 0.5),
+        ]
+    ]
+    ref.write_text("\n".join(rows) + "\n")
+    out = run(
+        "aggregate",
+        TASKS,
+        *ROLES,
+        "--reference",
+        str(ref),
+        "--reference-low",
+        "chance",
+        "--reference-high",
+        "perfect",
+        "--resamples",
+        "100",
+        "--json",
+    )
+    assert out.exit_code == 0, out.output
+    assert "chance = 0, perfect = 1" in json.loads(out.output)["title"]
+    ref.write_text("\n".join(rows[:-1]) + "\n")
+    out = run(
+        "aggregate",
+        TASKS,
+        *ROLES,
+        "--reference",
+        str(ref),
+        "--reference-low",
+        "chance",
+        "--reference-high",
+        "perfect",
+    )
+    assert out.exit_code == 2
+    assert out.output.startswith("error: reference table has no row for task(s) 'diabetes_binary'")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda df: df[~((df.method == "knn") & (df.task == "iris"))], "no runs on task 'iris'"),
+        (lambda df: df.drop(index=5), "unequal runs per task"),
+        (lambda df: df.assign(accuracy=df.accuracy.where(df.index != 7)), "missing or infinite"),
+        (lambda df: df[df.task == "iris"], "no between-task variation"),
+    ],
+)
+def test_bad_tables_are_one_line_and_exit_2(tmp_path, edit, message):
+    df = datasets.load("sklearn_tasks.csv")
+    path = tmp_path / "bad.csv"
+    edit(df).to_csv(path, index=False)
+    out = run("aggregate", str(path), *ROLES)
+    assert out.exit_code == 2
+    assert out.output.startswith("error: ") and message in out.output
+    assert out.output.count("\n") == 1
+
+
+def test_gamma_below_the_scores_is_refused():
+    out = run("aggregate", TASKS, *ROLES, "--gamma", "0.1")
+    assert out.exit_code == 2 and "`gamma` 0.1 is below the scores' range" in out.output

@@ -1,0 +1,52 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import vareval
+from vareval import datasets, stats
+from vareval.errors import ArgumentError, DataError
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return datasets.load("sklearn_tasks.csv")
+
+
+def test_dataframe_api_equals_the_array_api(runs):
+    res = vareval.aggregate(runs, "accuracy", "method", "task", pair_on="seed", n_resamples=100,
+                            improvement_resamples=50, rng=3)  # fmt: skip
+    table = vareval.data.task_scores(runs, "accuracy", "method", "task", pair_on="seed")
+    np.testing.assert_allclose(res["intervals"].estimate, stats.aggregate_scores(table.scores))
+    assert res["intervals"].methods == ("logreg", "forest", "knn", "naive_bayes")
+    assert len([k for k in res if k.startswith("P(")]) == 6
+    frame = res.to_frame()
+    assert frame.loc[("knn", "iqm"), "estimate"] == pytest.approx(
+        stats.aggregate_scores(table.method("knn"), "iqm")[0]
+    )
+
+
+def test_normalisations(runs):
+    mm = vareval.aggregate(runs, "accuracy", "method", "task", normalize="minmax",
+                           n_resamples=50, pairs=[], rng=0)  # fmt: skip
+    assert "min-max" in mm.title
+    ref = pd.DataFrame({"task": pd.unique(runs.task), "lo": 0.5, "hi": 1.0})
+    r = vareval.aggregate(runs, "accuracy", "method", "task", normalize="reference",
+                          reference=ref, reference_low="lo", reference_high="hi",
+                          n_resamples=50, pairs=[], rng=0)  # fmt: skip
+    raw = vareval.aggregate(runs, "accuracy", "method", "task", aggregates=["mean"],
+                            n_resamples=50, pairs=[], rng=0)  # fmt: skip
+    j = r["intervals"].aggregates.index("mean")
+    np.testing.assert_allclose(
+        r["intervals"].estimate[:, j], (raw["intervals"].estimate[:, 0] - 0.5) / 0.5
+    )
+    with pytest.raises(ArgumentError, match="`normalize` must be one of"):
+        vareval.aggregate(runs, "accuracy", "method", "task", normalize="zscore")
+    with pytest.raises(ArgumentError, match="reference table goes with normalize='reference'"):
+        vareval.aggregate(runs, "accuracy", "method", "task", reference=ref)
+
+
+def test_pairs_are_checked(runs):
+    with pytest.raises(DataError, match="method 'svm' not found"):
+        vareval.aggregate(runs, "accuracy", "method", "task", pairs=[("svm", "knn")])
+    with pytest.raises(ArgumentError, match="two different methods"):
+        vareval.aggregate(runs, "accuracy", "method", "task", pairs=[("knn", "knn")])
