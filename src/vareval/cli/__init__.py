@@ -58,9 +58,9 @@ def main():
 
 
 def _register():
-    from vareval.cli import demo, repeated, report, run, significance, tuning, variance
+    from vareval.cli import demo, importers, repeated, report, run, significance, tuning, variance
 
-    for module in (repeated, significance, tuning, variance, run, report, demo):
+    for module in (repeated, significance, tuning, variance, run, report, importers, demo):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -62,7 +62,7 @@ def summarize(results, metric, by, confidence, lower_is_better, as_json):
     import vareval
 
     table = vareval.summarize(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by),
         confidence=confidence,
@@ -124,7 +124,7 @@ def best_of_k(
     import vareval
 
     table = vareval.best_of_k(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by) if by else None,
         method=method,
@@ -175,7 +175,7 @@ def paired(results, metric, by, pair_on, a, b, confidence, n_boot, lower_is_bett
     import vareval
 
     table = vareval.paired(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by),
         split_columns(pair_on),
@@ -247,7 +247,7 @@ def plan(
     import vareval
 
     table = vareval.plan(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by),
         split_columns(pair_on),

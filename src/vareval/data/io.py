@@ -8,6 +8,8 @@ Nothing is dropped: empty cells stay NaN and the validators in
 
 from __future__ import annotations
 
+import io
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -36,7 +38,10 @@ def read_table(path) -> pd.DataFrame:
     Parameters
     ----------
     path : str or path-like
-        A ``.csv``, ``.tsv``, ``.jsonl`` or ``.parquet`` file.
+        A ``.csv``, ``.tsv``, ``.jsonl`` or ``.parquet`` file, a run store,
+        or ``-`` for standard input (its format is told by its first bytes:
+        Parquet's magic, a ``{`` for JSON Lines, a tab-separated header, or
+        else CSV).
 
     Returns
     -------
@@ -49,6 +54,8 @@ def read_table(path) -> pd.DataFrame:
     DataError
         If the file is missing, empty, of an unknown type or unparsable.
     """
+    if str(path) == "-":
+        return _read_stdin()
     path = Path(path)
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
@@ -71,6 +78,51 @@ def read_table(path) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def _read_stdin() -> pd.DataFrame:
+    data = sys.stdin.buffer.read()
+    if not data.strip():
+        raise DataError("standard input is empty; expected a header and one row per run.")
+    head = data.lstrip()[:4096]
+    fmt = ("parquet" if data[:4] == b"PAR1" else "jsonl" if head.startswith(b"{")
+           else "tsv" if b"\t" in head.split(b"\n")[0] and b"," not in head.split(b"\n")[0]
+           else "csv")
+    try:
+        df = _READERS[fmt](io.BytesIO(data))
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"standard input could not be read as {fmt}: {first}") from None
+    if df.shape[1] == 0 or len(df) == 0:
+        raise DataError("standard input has no data rows; expected one row per run.")
+    return df.reset_index(drop=True)
+
+
+def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | None:
+    """Write ``df`` to ``path`` (format by extension, or ``fmt``); return the text if no path.
+
+    Without a path the table is returned as CSV or JSON Lines text for standard
+    output; Parquet, being binary, needs a path.
+    """
+    fmt = fmt or (_FORMATS.get(Path(path).suffix.lower()) if path else "csv")
+    if fmt not in ("csv", "tsv", "jsonl", "parquet"):
+        raise DataError(f"output '{path}': unknown table type; accepted: .csv, .tsv, .jsonl, "
+                        ".parquet.")
+    if fmt == "parquet":
+        if path is None:
+            raise DataError("a Parquet table needs an output file (-o FILE.parquet).")
+        _need_pyarrow(path)
+        df.to_parquet(path, index=False)
+        return None
+    text = (df.to_json(orient="records", lines=True) if fmt == "jsonl"
+            else df.to_csv(index=False, sep="\t" if fmt == "tsv" else ","))
+    if path is None:
+        return text
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"output '{path}' could not be written: {exc.strerror}.") from None
+    return None
+
+
 def _read_csv(path, sep=","):
     try:
         return pd.read_csv(path, sep=sep, keep_default_na=True)
@@ -78,14 +130,17 @@ def _read_csv(path, sep=","):
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.") from None
 
 
-def _read_parquet(path):
+def _need_pyarrow(path) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         raise DataError(
-            f"file '{path}': reading Parquet needs pyarrow; install it with "
-            "pip install 'vareval[parquet]'."
+            f"file '{path}': Parquet needs pyarrow; install it with pip install 'vareval[parquet]'."
         ) from None
+
+
+def _read_parquet(path):
+    _need_pyarrow(path)
     return pd.read_parquet(path)
 
 

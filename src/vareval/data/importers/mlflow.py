@@ -45,7 +45,9 @@ def from_mlflow(uri: str, experiment: str | None = None):
     elif path.is_file():
         runs = _sqlite_runs(path)
     else:
-        raise DataError(f"MLflow store {uri!r} not found; give sqlite:///FILE or an mlruns/ folder.")
+        raise DataError(
+            f"MLflow store {uri!r} not found; give sqlite:///FILE or an mlruns/ folder."
+        )
     if experiment is not None:
         found = sorted({r["experiment"] for r in runs})
         runs = [r for r in runs if r["experiment"] == experiment]
@@ -81,7 +83,7 @@ def _sqlite_runs(path: Path) -> list[dict]:
     for run_id, key, value in params:
         if run_id in by_run:
             by_run[run_id]["params"][key] = value
-    for run_id, key, value, step, timestamp in sorted(metrics, key=lambda m: (m[3], m[4])):
+    for run_id, key, value, _step, _timestamp in sorted(metrics, key=lambda m: (m[3], m[4])):
         if run_id in by_run:  # sorted by (step, time): the last one written is the latest
             by_run[run_id]["metrics"][key] = float("nan") if value is None else value
     return list(by_run.values())
