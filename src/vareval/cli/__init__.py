@@ -61,6 +61,7 @@ def _register():
     from vareval.cli import (
         aggregate,
         demo,
+        importers,
         ranking,
         repeated,
         report,
@@ -70,7 +71,9 @@ def _register():
         variance,
     )
 
-    modules = (repeated, significance, tuning, variance, aggregate, ranking, run, report, demo)
+    modules = (
+        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo
+    )
     for module in modules:
         for command in module.COMMANDS:
             main.add_command(command)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -9,10 +10,53 @@ import click
 
 from vareval.errors import ArgumentError
 
+# Options that name columns: --dropna looks for empty values in these.
+_ROLE_OPTIONS = ("metric", "by", "pair_on", "task", "gold", "item", "system_column",
+                 "prediction", "fixed", "random")
 
-def results_file(f):
-    """The RESULTS argument: a results table (csv, tsv, jsonl, parquet)."""
-    return click.argument("results", type=click.Path(dir_okay=False))(f)
+
+def table_argument(name: str):
+    """A table argument (a file, a run store, or - for standard input) with --where and --dropna.
+
+    The command receives the table, read and filtered, as a DataFrame.
+    """
+    return functools.partial(_table_argument, name=name)
+
+
+def _table_argument(f, name):
+    @functools.wraps(f)
+    def command(*args, where, dropna, **kwargs):
+        kwargs[name] = load_table(kwargs[name], where, dropna, kwargs)
+        return f(*args, **kwargs)
+
+    command = click.option(
+        "--dropna", is_flag=True,
+        help="Drop rows with an empty or non-finite value in the columns used (counted and "
+        "named on stderr); without it such rows are an error.",
+    )(command)
+    command = click.option(
+        "--where", default=None, metavar="EXPR",
+        help="Keep the rows where EXPR holds (pandas query syntax; labels are text: "
+        "\"model == 'svc'\").",
+    )(command)
+    return click.argument(name, type=click.Path(dir_okay=False, allow_dash=True))(command)
+
+
+results_file = table_argument("results")
+
+
+def load_table(path, where, dropna, options):
+    """Read a table and apply --where, then --dropna over the role columns in ``options``."""
+    from vareval.data import filters
+    from vareval.data.io import read_table
+
+    df = read_table(path)
+    if where:
+        df = filters.where(df, where)
+    if dropna:
+        columns = [c for o in _ROLE_OPTIONS if options.get(o) for c in split_columns(options[o])]
+        df = filters.dropna(df, columns)
+    return df
 
 
 def metric_option(f):

@@ -63,7 +63,7 @@ def summarize(results, metric, by, confidence, lower_is_better, as_json):
     import vareval
 
     table = vareval.summarize(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by),
         confidence=confidence,
@@ -163,7 +163,7 @@ def best_of_k(
     import vareval
 
     table = vareval.best_of_k(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by) if by else None,
         method=method,
@@ -236,7 +236,7 @@ def paired(
     import vareval
 
     table = vareval.paired(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by),
         split_columns(pair_on),
@@ -337,7 +337,7 @@ def plan(
     import vareval
 
     table = vareval.plan(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by),
         split_columns(pair_on),

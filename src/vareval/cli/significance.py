@@ -6,7 +6,7 @@ import click
 
 from vareval._format import number, scale_of
 from vareval._format import pvalue as _p
-from vareval.cli._common import emit, json_option, split_columns
+from vareval.cli._common import emit, json_option, split_columns, table_argument
 
 
 def _systems(values) -> list[str] | None:
@@ -147,7 +147,7 @@ def format_metrics(report) -> str:
 
 
 @click.command()
-@click.argument("predictions", type=click.Path(dir_okay=False))
+@table_argument("predictions")
 @click.option(
     "--gold", default=None, help="Gold label column (not needed for --metric mean)."
 )
@@ -226,11 +226,10 @@ def significance(
     (wide), or item/system/prediction columns (long). Prints each system's
     metric, then delta with its CI, p and adjusted p for every comparison.
     """
-    from vareval.data import read_table
     from vareval.data.significance import significance as run
 
     report = run(
-        read_table(predictions),
+        predictions,
         gold=gold,
         systems=_systems(systems),
         metric=metric,
@@ -252,7 +251,7 @@ def significance(
 
 
 @click.command()
-@click.argument("predictions", type=click.Path(dir_okay=False))
+@table_argument("predictions")
 @click.option("--gold", required=True, help="Gold label column.")
 @_table_options
 @click.option(
@@ -264,11 +263,10 @@ def metrics(predictions, gold, systems, item, system_column, prediction, beta, a
 
     0/0 (a class never predicted, or absent from gold) counts as 0.
     """
-    from vareval.data import read_table
     from vareval.data.significance import metrics as run
 
     report = run(
-        read_table(predictions),
+        predictions,
         gold=gold,
         systems=_systems(systems),
         beta=beta,

@@ -171,14 +171,13 @@ def tuning_curve(
     """
     import warnings
 
-    from vareval.data import read_table
     from vareval.data.tuning import tuning_curve as tuning_curve_df
     from vareval.errors import VarevalWarning
     from vareval.stats import project_iterations
 
     a, b = _parse_bounds(bounds)
     ks = parse_ints(ks_text, "--ks") if ks_text else None
-    df = read_table(results)
+    df = results
     columns = split_columns(by)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", VarevalWarning)

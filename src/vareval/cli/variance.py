@@ -323,11 +323,10 @@ def variance(
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
     import warnings
 
-    from vareval.data import read_table
     from vareval.data.variance import variance as analyse
     from vareval.errors import VarevalWarning
 
-    table = read_table(results)
+    table = results
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", VarevalWarning)
         a = analyse(

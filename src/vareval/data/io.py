@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -51,7 +53,10 @@ def read_table(path) -> pd.DataFrame:
     Parameters
     ----------
     path : str or path-like
-        A ``.csv``, ``.tsv``, ``.jsonl`` or ``.parquet`` file.
+        A ``.csv``, ``.tsv``, ``.jsonl`` or ``.parquet`` file, a run store,
+        or ``-`` for standard input (its format is told by its first bytes:
+        Parquet's magic, a ``{`` for JSON Lines, a tab-separated header, or
+        else CSV).
 
     Returns
     -------
@@ -64,6 +69,8 @@ def read_table(path) -> pd.DataFrame:
     DataError
         If the file is missing, empty, of an unknown type or unparsable.
     """
+    if str(path) == "-":
+        return _read_stdin()
     path = Path(path)
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
@@ -132,6 +139,51 @@ def _numbers_where_lossless(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=df.index)
 
 
+def _read_stdin() -> pd.DataFrame:
+    """Standard input, spooled to a file so it is read exactly as a file of its format."""
+    data = sys.stdin.buffer.read()
+    if not data.strip():
+        raise DataError("standard input is empty; expected a header and one row per run.")
+    head = data.lstrip()[:4096]
+    first_line = head.split(b"\n")[0]
+    suffix = (".parquet" if data[:4] == b"PAR1" else ".jsonl" if head.startswith(b"{")
+              else ".tsv" if b"\t" in first_line and b"," not in first_line else ".csv")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"stdin{suffix}"
+        path.write_bytes(data)
+        try:
+            return read_table(path)
+        except DataError as exc:
+            raise DataError(str(exc).replace(f"file '{path}'", "standard input")) from None
+
+
+def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | None:
+    """Write ``df`` to ``path`` (format by extension, or ``fmt``); return the text if no path.
+
+    Without a path the table is returned as CSV or JSON Lines text for standard
+    output; Parquet, being binary, needs a path.
+    """
+    fmt = fmt or (_FORMATS.get(Path(path).suffix.lower()) if path else "csv")
+    if fmt not in ("csv", "tsv", "jsonl", "parquet"):
+        raise DataError(f"output '{path}': unknown table type; accepted: .csv, .tsv, .jsonl, "
+                        ".parquet.")
+    if fmt == "parquet":
+        if path is None:
+            raise DataError("a Parquet table needs an output file (-o FILE.parquet).")
+        _need_pyarrow(path)
+        df.to_parquet(path, index=False)
+        return None
+    text = (df.to_json(orient="records", lines=True) if fmt == "jsonl"
+            else df.to_csv(index=False, sep="\t" if fmt == "tsv" else ","))
+    if path is None:
+        return text
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"output '{path}' could not be written: {exc.strerror}.") from None
+    return None
+
+
 def _read_csv(path, sep=","):
     with open(path, newline="", encoding="utf-8-sig") as fh:
         header = next(csv.reader(fh, delimiter=sep), [])
@@ -184,14 +236,17 @@ def _read_jsonl(path):
     return _numbers_where_lossless(df.where(df.notna(), None))
 
 
-def _read_parquet(path):
+def _need_pyarrow(path) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         raise DataError(
-            f"file '{path}': reading Parquet needs pyarrow; install it with "
-            "pip install 'vareval[parquet]'."
+            f"file '{path}': Parquet needs pyarrow; install it with pip install 'vareval[parquet]'."
         ) from None
+
+
+def _read_parquet(path):
+    _need_pyarrow(path)
     import pyarrow.parquet as pq
 
     _refuse_duplicates(f"file '{path}'", pq.read_schema(path).names)

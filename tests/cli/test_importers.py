@@ -1,0 +1,88 @@
+"""vareval import, standard input, --where and --dropna through the command."""
+
+import io
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from vareval.cli import main
+
+RUNS = (
+    "method,seed,acc\nA,0,0.831\nA,1,0.847\nA,2,0.822\nA,3,nan\n"
+    "B,0,0.818\nB,1,0.835\nB,2,0.809\nB,3,0.9\n"
+)
+
+
+def run(*args, stdin=None):
+    return CliRunner().invoke(main, list(args), input=stdin)
+
+
+def test_stdin_in_every_format():
+    df = pd.read_csv(io.StringIO(RUNS)).dropna()
+    for text in (df.to_csv(index=False), df.to_csv(index=False, sep="\t"),
+                 df.to_json(orient="records", lines=True)):
+        out = run("summarize", "-", "--metric", "acc", "--by", "method", "--json", stdin=text)
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.output)["A"]["n"] == 3
+
+
+def test_nan_is_an_error_unless_dropped_and_the_drop_is_named(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text(RUNS)
+    out = run("summarize", str(path), "--metric", "acc", "--by", "method")
+    assert out.exit_code == 2 and "missing or infinite" in out.output
+    out = run("summarize", str(path), "--metric", "acc", "--by", "method", "--dropna", "--json")
+    assert out.exit_code == 0, out.output
+    assert "warning: --dropna: dropped 1 of 8 rows" in out.stderr and "data rows 4" in out.stderr
+    assert json.loads(out.stdout)["A"]["n"] == 3 and json.loads(out.stdout)["B"]["n"] == 4
+
+
+def test_where_filters_rows_and_bad_expressions_are_one_line(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text(RUNS)
+    out = run("paired", str(path), "--metric", "acc", "--by", "method", "--pair-on", "seed",
+              "--where", "acc < 0.89", "--json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["A - B"]["k"] == 3
+    for expr, message in (("acc <", "could not be evaluated"), ("acc > 99", "keeps no row")):
+        out = run("summarize", str(path), "--metric", "acc", "--by", "method", "--where", expr)
+        assert out.exit_code == 2 and out.output.startswith("error: --where")
+        assert message in out.output
+        assert "Traceback" not in out.output
+
+
+def test_import_pipes_into_an_analysis(tmp_path):
+    tbx = pytest.importorskip("tensorboardX")
+    for seed in range(3):
+        with tbx.SummaryWriter(str(tmp_path / "logs" / f"seed{seed}")) as w:
+            for step in range(10):
+                w.add_scalar("acc", 0.5 + step / 100 + seed / 1000, step)
+    out = run("import", "tensorboard", str(tmp_path / "logs"), "--final")
+    assert out.exit_code == 0, out.output
+    table = pd.read_csv(io.StringIO(out.output))
+    assert table["acc"].round(4).tolist() == [0.59, 0.591, 0.592]
+    # the real command in a pipe, as a user types it
+    code = ("from vareval.cli import main; import sys; sys.argv = ['vareval'] + sys.argv[1:]; "
+            "main()")
+    imported = subprocess.run([sys.executable, "-c", code, "import", "tensorboard",
+                               str(tmp_path / "logs")], capture_output=True, check=True)
+    summary = subprocess.run([sys.executable, "-c", code, "summarize", "-", "--metric", "value",
+                              "--by", "run", "--json"], input=imported.stdout,
+                             capture_output=True, check=True)
+    assert json.loads(summary.stdout)["seed1"]["n"] == 10
+    out = run("import", "tensorboard", str(tmp_path / "logs"), "-o", str(tmp_path / "c.parquet"))
+    assert out.exit_code == 0 and len(pd.read_parquet(tmp_path / "c.parquet")) == 30
+
+
+def test_import_errors_are_one_line(tmp_path):
+    out = run("import", "mlflow", str(tmp_path / "nothing"))
+    assert out.exit_code == 2 and out.output.startswith("error: MLflow store")
+    (tmp_path / "logs").mkdir()
+    out = run("import", "tensorboard", str(tmp_path / "logs"))
+    assert out.exit_code == 2 and "no TensorBoard event files" in out.output
+    out = run("import", "optuna", str(tmp_path / "none.db"))
+    assert out.exit_code == 2 and out.output.count("\n") == 1
