@@ -33,7 +33,8 @@ def test_stdin_in_every_format():
 def test_nan_is_an_error_unless_dropped_and_the_drop_is_named(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text(RUNS)
-    out = run("summarize", str(path), "--metric", "acc", "--by", "method")
+    roles = ("--metric", "acc", "--by", "method", "--pair-on", "seed")
+    out = run("paired", str(path), *roles)
     assert out.exit_code == 2 and "missing or infinite" in out.output
     out = run("summarize", str(path), "--metric", "acc", "--by", "method", "--dropna", "--json")
     assert out.exit_code == 0, out.output

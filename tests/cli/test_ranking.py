@@ -37,6 +37,7 @@ def test_rank_reports_friedman_cd_and_pairs(tasks, tmp_path):
     assert "P(rope)" in out.output and plot.stat().st_size > 1000
     # the numbers are the statistics layer's on the task x method matrix of means
     df = load("sklearn_tasks.csv")
+    df["accuracy"] = df["accuracy"].astype(float)  # written with trailing zeros: read as text
     means = df.groupby(["task", "method"], sort=False)["accuracy"].mean().unstack()
     from vareval.stats import rank_methods
 

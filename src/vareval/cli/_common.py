@@ -46,11 +46,14 @@ results_file = table_argument("results")
 
 
 def load_table(path, where, dropna, options):
-    """Read a table and apply --where, then --dropna over the role columns in ``options``."""
+    """Read a table, its metric columns as numbers, then apply --where and --dropna."""
     from vareval.data import filters
     from vareval.data.io import read_table
+    from vareval.data.validate import numbers_where_possible
 
     df = read_table(path)
+    if options.get("metric"):
+        df = numbers_where_possible(df, split_columns(options["metric"]))
     if where:
         df = filters.where(df, where)
     if dropna:

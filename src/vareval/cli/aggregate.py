@@ -114,7 +114,7 @@ def aggregate(
     import vareval
 
     table = vareval.aggregate(
-        vareval.read_table(results),
+        results,
         metric,
         split_columns(by),
         split_columns(task),

@@ -73,7 +73,7 @@ def aso(
     """Almost stochastic order and effect sizes between every pair of methods."""
     import vareval
 
-    df = vareval.read_table(results)
+    df = results
     roles = dict(task=_columns(task), pair_on=_columns(pair_on))
     order = vareval.aso(
         df,
@@ -221,7 +221,7 @@ def rank(
     import vareval
 
     table = vareval.rank(
-        vareval.read_table(results),
+        results,
         metric,
         _columns(by),
         _columns(task),

@@ -87,6 +87,32 @@ def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
     return values
 
 
+def numbers_where_possible(df: pd.DataFrame, columns) -> pd.DataFrame:
+    """Metric columns as floats when every cell is a number (``nan`` and ``inf`` included).
+
+    A table reader keeps a column as text unless that loses nothing (a metric
+    written ``0.970370`` stays text); once a column's role is known to be a
+    metric, it can be numbers, so that filters compare numbers. A column with
+    any other text, or booleans, is left as it is for :func:`metric_values` to
+    refuse by row.
+    """
+    out = df.copy()
+    for column in dict.fromkeys(columns):
+        if column not in df.columns or df[column].dtype.kind in "biuf":
+            continue
+        raw = df[column]
+        values = pd.to_numeric(raw, errors="coerce")
+        words = raw.astype(str).str.strip().str.lower().str.lstrip("+-")
+        if (values.notna() | raw.isna() | words.isin(["nan", "inf", "infinity"])).all():
+            out[column] = values.where(~words.isin(["inf", "infinity"]), _signed_inf(raw))
+    out.attrs = dict(df.attrs)
+    return out
+
+
+def _signed_inf(raw: pd.Series) -> pd.Series:
+    return np.where(raw.astype(str).str.strip().str.startswith("-"), -np.inf, np.inf)
+
+
 def label_text(series: pd.Series, column: str, role: str) -> pd.Series:
     """Each cell of a label column as text (see the module notes); refuse empty cells."""
     missing = series.isna().to_numpy()
