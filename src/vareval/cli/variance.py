@@ -49,7 +49,7 @@ def _table(headers, rows, align=None):
     return "\n".join(out)
 
 
-def _intervals_table(ci) -> str:
+def _intervals_table(ci, fit) -> str:
     """The components' confidence intervals as a table."""
 
     def iv(lo, hi, spec):
@@ -58,7 +58,7 @@ def _intervals_table(ci) -> str:
         fmt = spec if callable(spec) else (lambda x: format(x, spec))
         return f"[{fmt(lo)}, {fmt(hi)}]"
 
-    fsd, fvar = formatter(ci.sd_low, ci.sd_high), formatter(ci.variance_low, ci.variance_high)
+    fsd, fvar = formatter(fit.sd), formatter(fit.variance)  # as the estimates are shown
 
     rows = [
         (
@@ -124,7 +124,7 @@ def render(a, alpha: float = 0.05) -> str:
     for g1, g2, r in f.correlations:
         lines.append(f"correlation of {g1} and {g2}: {r:.4f}")
     if a.intervals is not None:
-        lines += ["", _intervals_table(a.intervals)]
+        lines += ["", _intervals_table(a.intervals, a.fit)]
     lines += [
         "",
         "H1/H2: is there variance between levels? (likelihood-ratio test, "
