@@ -187,8 +187,8 @@ def test_other_usage_errors(experiment, tmp_path):
     assert "applies to the ray engine only" in _error(
         _invoke("run", experiment, "--store", store, "--address", "auto")
     )
-    experiment.write_text(TOML.replace("seeds = 2", "seeds = 3"))
-    assert "holds a different experiment (seeds differ)" in _error(
+    experiment.write_text(TOML.replace("entropy = 11", "entropy = 12"))
+    assert "holds a different experiment (entropy differs)" in _error(
         _run(experiment, store)
     )
 

@@ -33,9 +33,10 @@ def test_prepare_is_idempotent_and_checks_the_design(tmp_path, make_spec):
         st.prepare(make_spec(timeout=5.0, name="renamed"))  # not part of the design
         assert sum(st.counts().values()) == 24
         with pytest.raises(
-            ExperimentError, match=r"different experiment \(seeds differ\)"
+            ExperimentError, match=r"different experiment \(sources differs\)"
         ):
-            st.prepare(make_spec(seeds=4))
+            st.prepare(make_spec(sources=("init",)))
+        assert sum(st.counts().values()) == 24
 
 
 def test_entropy_drawn_once_and_reused(tmp_path, make_spec):
@@ -162,7 +163,8 @@ def test_newer_schema_is_refused(tmp_path, make_spec):
     con.commit()
     con.close()
     with pytest.raises(
-        ExperimentError, match="schema version 2; this vareval reads up to 1"
+        ExperimentError,
+        match=f"schema version {SCHEMA_VERSION + 1}; this vareval reads up to {SCHEMA_VERSION}",
     ):
         Store(path)
 

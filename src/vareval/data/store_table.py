@@ -20,7 +20,7 @@ import pandas as pd
 from vareval.errors import DataError, VarevalWarning
 
 APPLICATION_ID = 0x56524556  # "VREV" in the SQLite header's application_id field
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added runs, curves, artifacts and trials.run_id
 SQLITE_HEADER = b"SQLite format 3\x00"
 STATUSES = ("pending", "running", "done", "failed")
 _DESIGN = ("trial_id", "experiment", "seed", "config", "config_index", "rerun")
@@ -79,6 +79,15 @@ def connect_readonly(path, error=DataError) -> sqlite3.Connection:
         raise error(f"store '{path}' could not be opened: {exc}.") from None
     check_identity(con, path, error)
     return con
+
+
+def parameter_names(spec: dict) -> list[str]:
+    """Every search-space parameter of a stored declaration: shared, then per level."""
+    names = dict.fromkeys(spec.get("space", {}))
+    for levels in spec.get("level_spaces", {}).values():
+        for space in levels.values():
+            names.update(dict.fromkeys(space))
+    return list(names)
 
 
 def store_rows(con: sqlite3.Connection) -> list[tuple]:
@@ -213,7 +222,7 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
         raise DataError(f"store '{path}' could not be read: {exc}.") from None
     finally:
         con.close()
-    df = tidy_frame(rows, list(spec["factors"]), list(spec["space"]))
+    df = tidy_frame(rows, list(spec["factors"]), parameter_names(spec))
     if status == "done":
         keep = df["status"] == "done"
         left = df.loc[~keep, "status"].value_counts()

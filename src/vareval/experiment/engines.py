@@ -28,8 +28,10 @@ import math
 import multiprocessing as mp
 import numbers
 import os
+import pickle
 import signal
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -44,6 +46,37 @@ from vareval.experiment.streams import Trial
 ENGINES = ("serial", "local", "ray")
 _HOST = socket.gethostname()
 _FUNCTIONS: dict = {}
+_CALLABLES: dict = {}  # label -> a trial given as a Python callable
+
+
+def register(label: str, fn) -> None:
+    """Make the callable ``fn`` the trial function named ``label`` in this process."""
+    _CALLABLES[label] = fn
+
+
+def unregister(label: str) -> None:
+    """Forget the callable registered as ``label``."""
+    _CALLABLES.pop(label, None)
+
+
+def pickled(fn) -> bytes:
+    """``fn`` pickled for a worker: by value when it lives in ``__main__`` (cloudpickle)."""
+    import cloudpickle
+
+    return cloudpickle.dumps(fn)
+
+
+def import_root(fn) -> list[str]:
+    """The folder a worker needs on ``sys.path`` to import ``fn``'s module by reference."""
+    module = sys.modules.get(getattr(fn, "__module__", "") or "")
+    path = getattr(module, "__file__", None)
+    if not path or module.__name__ == "__main__":
+        return []
+    root = os.path.dirname(os.path.abspath(path))
+    depth = module.__name__.count(".") + (os.path.basename(path) == "__init__.py")
+    for _ in range(depth):
+        root = os.path.dirname(root)
+    return [root]
 
 
 # -- running one trial (the same code in every engine) -----------------
@@ -98,6 +131,11 @@ def make_trial(task: Mapping) -> Trial:
 
 
 def _function(path: str, paths):
+    fn = _CALLABLES.get(path)
+    if fn is not None:
+        return fn
+    if path in _BROKEN:
+        raise ExperimentError(_BROKEN[path])
     key = (path, tuple(paths))
     fn = _FUNCTIONS.get(key)
     if fn is None:
@@ -125,6 +163,7 @@ def execute(task: Mapping, *, alarm: bool = False, on_start=None) -> dict:
         and hasattr(signal, "setitimer")
     )
     previous = None
+    trial = None
     try:
         fn = _function(task["fn"], task.get("paths", ()))
         trial = make_trial(task)
@@ -156,6 +195,9 @@ def execute(task: Mapping, *, alarm: bool = False, on_start=None) -> dict:
             error=f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": "),
             traceback=traceback.format_exc(),
         )
+    if trial is not None and (trial._curves or trial._artifacts):
+        result["curves"] = trial._curves
+        result["artifacts"] = list(trial._artifacts.items())
     result["finished"] = time.time()
     result["own"] = time.perf_counter() - t0
     return result
@@ -197,6 +239,10 @@ class SerialEngine:
         """How many tasks the runner should keep claimed (run one at a time)."""
         return 32
 
+    def add_function(self, label: str, fn) -> None:
+        """Use the callable ``fn`` as the trial function ``label``."""
+        register(label, fn)
+
     def in_flight(self) -> int:
         """Tasks submitted and not yet returned."""
         return len(self._backlog)
@@ -226,6 +272,14 @@ def _worker_main(conn) -> None:
             return
         if msg is None:
             return
+        if isinstance(msg, tuple):  # ("fn", label, pickled function, paths)
+            _, label, blob, paths = msg
+            _add_paths(paths)
+            try:
+                register(label, pickle.loads(blob))
+            except Exception as exc:  # noqa: BLE001 - reported per trial below
+                _BROKEN[label] = f"the trial function could not be unpickled: {exc!r}"
+            continue
         for task in msg:
             # with a timeout, say when the trial function starts (after imports)
             tid = task["id"]
@@ -238,6 +292,15 @@ def _worker_main(conn) -> None:
                 return
 
 
+_BROKEN: dict = {}
+
+
+def _add_paths(paths) -> None:
+    for p in reversed(tuple(paths)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
 class _Worker:
     def __init__(self, ctx):
         parent, child = ctx.Pipe(duplex=True)
@@ -246,6 +309,7 @@ class _Worker:
         child.close()
         self.conn = parent
         self.queue: deque = deque()
+        self.known: set = set()  # trial callables already sent to this worker
         self.since = time.monotonic()
         self.running = False  # the current trial's function has started (timeouts only)
 
@@ -279,6 +343,11 @@ class LocalEngine:
         self._backlog: deque = deque()
         self._depth = 1
         self._mean = None
+        self._blobs: dict = {}
+
+    def add_function(self, label: str, fn) -> None:
+        """Ship the callable ``fn`` to every worker as the trial function ``label``."""
+        self._blobs[label] = (pickled(fn), import_root(fn))
 
     def capacity(self) -> int:
         """How many tasks the runner should keep submitted."""
@@ -306,6 +375,9 @@ class LocalEngine:
                 w.since = now
             w.queue.extend(chunk)
             try:
+                for label in {t["fn"] for t in chunk} & (self._blobs.keys() - w.known):
+                    w.conn.send(("fn", label, *self._blobs[label]))
+                    w.known.add(label)
                 w.conn.send(chunk)
             except (BrokenPipeError, OSError):
                 pass  # the worker died; poll() notices and requeues
@@ -412,11 +484,22 @@ class RayEngine:
     address : str, optional
         A running cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``).
         Without it a local Ray instance is started and shut down after the run.
+    resources : mapping, optional
+        Per-trial ``num_cpus`` (default 1), ``num_gpus`` and ``memory`` (bytes
+        or ``"8GB"``), passed to every Ray task.
+    runtime_env : mapping, optional
+        Ray's ``runtime_env`` for the run (merged with ``PYTHONPATH``).
     """
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None):
+    def __init__(
+        self,
+        workers: int | None = None,
+        address: str | None = None,
+        resources=None,
+        runtime_env=None,
+    ):
         try:
             import ray
         except ImportError:
@@ -429,8 +512,11 @@ class RayEngine:
         if not ray.is_initialized():
             kwargs = {"include_dashboard": False, "log_to_driver": True}
             env = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
+            runtime_env = dict(runtime_env or {})
             if env:
-                kwargs["runtime_env"] = {"env_vars": env}
+                runtime_env["env_vars"] = {**env, **runtime_env.get("env_vars", {})}
+            if runtime_env:
+                kwargs["runtime_env"] = runtime_env
             try:
                 if address:
                     ray.init(address=address, **kwargs)
@@ -441,10 +527,27 @@ class RayEngine:
                     f"could not connect to Ray at {address!r}: {exc}"
                 ) from None
             self._started = True
-        self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_execute)
+        options = ray_options(resources or {})
+        total = ray.cluster_resources()
+        per = [total.get("CPU", 1) / max(options["num_cpus"], 1e-9)]
+        if options.get("num_gpus"):
+            per.append(total.get("GPU", 0) / options["num_gpus"])
+        if options.get("memory"):
+            per.append(total.get("memory", 0) / options["memory"])
+        if min(per) < 1:
+            raise ExperimentError(
+                f"the Ray cluster cannot run one trial with [resources] {dict(resources)} "
+                f"(it has {total.get('CPU', 0):g} CPUs, {total.get('GPU', 0):g} GPUs)."
+            )
+        self.workers = max(1, int(min(per)))
+        self._remote = ray.remote(max_retries=0, **options)(_ray_execute)
         self._refs: dict = {}
         self._backlog: deque = deque()
+        self._fn_refs: dict = {}
+
+    def add_function(self, label: str, fn) -> None:
+        """Send the callable ``fn`` (once, to the object store) as the trial ``label``."""
+        self._fn_refs[label] = self._ray.put(pickled(fn))
 
     def capacity(self) -> int:
         """How many tasks the runner should keep submitted."""
@@ -462,7 +565,8 @@ class RayEngine:
     def _dispatch(self) -> None:
         while self._backlog and len(self._refs) < self.workers:
             task = self._backlog.popleft()
-            self._refs[self._remote.remote(dict(task))] = (
+            ref = self._remote.remote(dict(task), self._fn_refs.get(task["fn"]))
+            self._refs[ref] = (
                 task,
                 time.monotonic(),
                 time.time(),
@@ -520,17 +624,39 @@ class RayEngine:
 RAY_GRACE = 30.0
 
 
-def _ray_execute(task):
+def _ray_execute(task, blob=None):
     """Run a trial as a Ray task, its timeout enforced inside by SIGALRM.
 
     The driver cancels the task (killing its worker) ``RAY_GRACE`` seconds
-    after the timeout as a backstop.
+    after the timeout as a backstop. ``blob`` is a trial callable pickled by
+    the driver (resolved from the object store by Ray).
     """
+    if blob is not None and task["fn"] not in _CALLABLES:
+        register(task["fn"], pickle.loads(blob))
     return execute(task, alarm=True)
 
 
-def make_engine(engine: str, workers: int | None = None, address: str | None = None):
-    """Build the named engine."""
+def ray_options(resources) -> dict:
+    """Ray task options from ``[resources]``: num_cpus (default 1), num_gpus, memory bytes."""
+    from vareval.experiment.spec import memory_bytes
+
+    options = {"num_cpus": resources.get("num_cpus", 1)}
+    if resources.get("num_gpus"):
+        options["num_gpus"] = resources["num_gpus"]
+    if "memory" in resources:
+        options["memory"] = memory_bytes(resources["memory"])
+    return options
+
+
+def make_engine(
+    engine: str,
+    workers: int | None = None,
+    address: str | None = None,
+    *,
+    resources=None,
+    runtime_env=None,
+):
+    """Build the named engine (``resources`` and ``runtime_env`` apply to Ray)."""
     if workers is not None and (
         isinstance(workers, bool)
         or not isinstance(workers, numbers.Integral)
@@ -546,5 +672,5 @@ def make_engine(engine: str, workers: int | None = None, address: str | None = N
     if engine == "local":
         return LocalEngine(workers)
     if engine == "ray":
-        return RayEngine(workers, address)
+        return RayEngine(workers, address, resources, runtime_env)
     raise ExperimentError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}.")

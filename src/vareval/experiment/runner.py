@@ -11,6 +11,15 @@ written twice: a result is written only while its runner holds the claim.
 
 Resuming: ``run`` on an existing store skips every trial that is done, runs
 the pending ones, and retries failed ones only when ``retry_failed`` is true.
+
+Growing: ``run`` with more seeds, configurations, reruns or factor levels
+appends the new trials and runs them; existing trials are left as they are.
+
+Provenance: each run records, once, the trial code's hash, the git commit,
+the versions of Python and of the imported packages and the machine
+(:mod:`vareval.experiment.provenance`). A run whose trial code differs from
+the previous run's is refused unless ``accept_code_change``; ``replay``
+compares the record with the present and says what differs.
 """
 
 from __future__ import annotations
@@ -25,7 +34,8 @@ import uuid
 from pathlib import Path
 
 from vareval.errors import ExperimentError
-from vareval.experiment.engines import ENGINES, execute, make_engine
+from vareval.experiment import provenance
+from vareval.experiment.engines import ENGINES, execute, make_engine, register, unregister
 from vareval.experiment.spec import ExperimentSpec, load_spec, resolve_function
 from vareval.experiment.store import Store
 from vareval.stats._result import Result
@@ -59,6 +69,10 @@ class RunReport(Result):
         Trials per status in the store after the run.
     entropy : int
         The experiment's root entropy.
+    added : int
+        Trials this call appended to an existing store (growing its design).
+    changes : tuple of str
+        What differs from the previous run's provenance (packages, host ...).
     """
 
     store: str
@@ -73,6 +87,8 @@ class RunReport(Result):
     seconds: float
     counts: dict
     entropy: int
+    added: int = 0
+    changes: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -86,11 +102,18 @@ class ReplayResult(Result):
     stored, replayed : dict
         Its metrics in the store and from the replay.
     identical : bool
-        Whether every metric is bit-identical (NaN equal to NaN).
+        Whether every metric is bit-identical (NaN equal to NaN) *and* the
+        trial's code is the one that ran (never true when it changed).
     status : str
         The replay's status (``done`` or ``failed``).
     error : str or None
         The replay's error if it failed.
+    comparable : bool or None
+        Whether the trial code is unchanged since the run; None when the run
+        recorded no provenance (a store made before provenance was kept).
+    differences : tuple of str
+        What differs between the run's provenance and now (code, git commit,
+        Python, packages, host, CPU, GPUs).
     """
 
     trial_id: int
@@ -99,6 +122,8 @@ class ReplayResult(Result):
     identical: bool
     status: str
     error: str | None
+    comparable: bool | None = None
+    differences: tuple = ()
 
 
 def _as_spec(spec) -> ExperimentSpec:
@@ -112,8 +137,25 @@ def _as_spec(spec) -> ExperimentSpec:
     )
 
 
-def _run_iv(spec, engine, workers, address, stale_after, heartbeat_every, flush_every):
-    spec = _as_spec(spec)
+def _spec_of_store(store) -> ExperimentSpec:
+    if not Path(store).exists():
+        raise ExperimentError(
+            f"store '{store}' does not exist; give the experiment's declaration to create it."
+        )
+    with Store(store) as st:
+        spec = st.spec()
+    if spec is None:
+        raise ExperimentError(f"store '{store}' holds no experiment yet; give its declaration.")
+    return spec
+
+
+def _run_iv(spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
+            flush_every):
+    spec = _spec_of_store(store) if spec is None else _as_spec(spec)
+    if trial is not None:
+        if not callable(trial):
+            raise ExperimentError(f"`trial` must be a callable; got {type(trial).__name__}.")
+        spec = spec.with_trial(trial)
     if engine not in ENGINES:
         raise ExperimentError(
             f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}."
@@ -135,16 +177,20 @@ def _run_iv(spec, engine, workers, address, stale_after, heartbeat_every, flush_
             raise ExperimentError(
                 f"`{name}` must be a positive number of seconds; got {value!r}."
             )
-    resolve_function(
-        spec.trial, spec.paths
-    )  # an unknown function fails here, before any trial
-    return spec
+    # an unknown function fails here, before any trial
+    fn = spec.callable or resolve_function(spec.trial, spec.paths)
+    return spec, fn
 
 
 def run(
     spec,
     store,
     *,
+    trial=None,
+    seeds: int | None = None,
+    configs: int | None = None,
+    reruns: int | None = None,
+    accept_code_change: bool = False,
     engine: str = "local",
     workers: int | None = None,
     address: str | None = None,
@@ -158,10 +204,25 @@ def run(
 
     Parameters
     ----------
-    spec : ExperimentSpec or path
-        The experiment, or the path of its ``experiment.toml``.
+    spec : ExperimentSpec or path or None
+        The experiment, or the path of its ``experiment.toml``; None takes
+        the declaration the store holds (to grow or resume it).
     store : str or path-like
-        The SQLite store; created if missing, resumed if it holds this experiment.
+        The SQLite store; created if missing, resumed if it holds this
+        experiment, grown if the declaration asks for more trials.
+    trial : callable, optional
+        The trial function as a Python callable (e.g. defined in a notebook),
+        in place of ``spec.trial``. The local engine's workers receive it
+        pickled with cloudpickle: by value when it lives in ``__main__`` (a
+        script or notebook), by reference otherwise. A script that runs with
+        the local engine on a platform whose workers are spawned (macOS,
+        Windows) must call ``run`` under ``if __name__ == "__main__":``.
+    seeds, configs, reruns : int, optional
+        Grow the design to this many (more seeds, configurations or reruns);
+        existing trials stay exactly as they are.
+    accept_code_change : bool, default False
+        Run although the trial's code differs from the previous run's (its
+        results would then mix two versions of the code).
     engine : {"local", "serial", "ray"}, default "local"
         Where trials run (see :mod:`vareval.experiment.engines`).
     workers : int, optional
@@ -185,33 +246,39 @@ def run(
     RunReport
         Counts of what ran, failed and was skipped.
     """
-    spec = _run_iv(
-        spec, engine, workers, address, stale_after, heartbeat_every, flush_every
+    spec, fn = _run_iv(
+        spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
+        flush_every,
     )
+    spec = spec.grown(seeds=seeds, configs=configs, reruns=reruns)
     t_start = time.monotonic()
+    now = provenance.capture(fn)
     st = Store(store, create=True)
     try:
+        changes = _check_code(st, now, accept_code_change)
+        before = sum(st.counts().values())
         spec = st.prepare(spec)
+        added = sum(st.counts().values()) - before if before else 0
         st.recover()
         if retry_failed:
             st.reset_failed()
         skipped = st.counts()["done"]
         total = st.claimable(stale_after)
-        eng = make_engine(engine, workers, address) if total else None
-        stats = (
-            _loop(
-                st,
-                eng,
-                spec,
-                total,
-                progress,
-                stale_after,
-                heartbeat_every,
-                flush_every,
+        eng = None
+        stats = {"done": 0, "failed": 0, "lost": 0}
+        run_id = st.begin_run(now, engine)
+        if total:
+            eng = make_engine(
+                engine, workers, address,
+                resources=spec.resources, runtime_env=spec.runtime_env,
             )
-            if eng
-            else {"done": 0, "failed": 0, "lost": 0}
-        )
+            if spec.callable is not None:
+                eng.add_function(spec.trial, spec.callable)
+            stats = _loop(
+                st, eng, spec, total, progress, stale_after, heartbeat_every,
+                flush_every, run_id,
+            )
+        st.end_run(run_id)
         counts = st.counts()
     finally:
         st.close()
@@ -228,13 +295,28 @@ def run(
         seconds=time.monotonic() - t_start,
         counts=counts,
         entropy=spec.entropy,
+        added=added,
+        changes=tuple(changes),
     )
 
 
-def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_every):
-    """Claim, run and write until nothing is left; then release unfinished claims."""
-    from tqdm.auto import tqdm
+def _check_code(st: Store, now: dict, accept: bool) -> list[str]:
+    """Refuse a changed trial code (unless accepted); return the other differences."""
+    then = st.provenance()
+    if then is None:
+        return []
+    same_code, lines = provenance.compare(then, now)
+    if not same_code and not accept:
+        raise ExperimentError(
+            f"store '{st.path}': {lines[0]}; its trials would mix two versions of the "
+            "code. Use a new --store, or --accept-code-change to run anyway."
+        )
+    return lines
 
+
+def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_every,
+          run_id=None):
+    """Claim, run and write until nothing is left; then release unfinished claims."""
     token = uuid.uuid4().hex
     extra = {
         "fn": spec.trial,
@@ -243,12 +325,11 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
         "timeout": spec.timeout,
     }
     if progress is None:
-        progress = sys.stderr.isatty()
-    bar = tqdm(
+        progress = sys.stderr.isatty() or in_notebook()
+    bar = progress_bar(
         total=total,
         disable=not progress,
         unit="trial",
-        dynamic_ncols=True,
         desc=f"{spec.name} [{eng.name}]",
     )
     stats = {"done": 0, "failed": 0, "lost": 0}
@@ -291,18 +372,44 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
                 or eng.in_flight() == 0
                 or len(buffer) >= 2000
             ):
-                stats["lost"] += len(buffer) - st.complete(buffer, token)
+                stats["lost"] += len(buffer) - st.complete(buffer, token, run_id)
                 buffer, first_buffered = [], None
     finally:
         try:
             if buffer:
-                stats["lost"] += len(buffer) - st.complete(buffer, token)
+                stats["lost"] += len(buffer) - st.complete(buffer, token, run_id)
         finally:
             beat.stop()
             eng.close()
             st.release(token)
             bar.close()
     return stats
+
+
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (where stderr is not a terminal)."""
+    shell = sys.modules.get("IPython")
+    try:
+        ip = shell.get_ipython() if shell is not None else None
+    except Exception:  # noqa: BLE001 - IPython half-initialised
+        return False
+    return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
+
+
+def progress_bar(**kwargs):
+    """tqdm.auto's bar (a widget in Jupyter); the text bar when the widget cannot show.
+
+    tqdm's notebook bar needs ipywidgets; without it, it raises on creation,
+    so fall back to the text bar on stderr, which Jupyter shows as output.
+    """
+    from tqdm.auto import tqdm
+
+    try:
+        return tqdm(**kwargs)
+    except ImportError:
+        from tqdm.std import tqdm as text_tqdm
+
+        return text_tqdm(file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
 class _Heartbeat(threading.Thread):
@@ -330,12 +437,14 @@ class _Heartbeat(threading.Thread):
         self.join()
 
 
-def replay(store, trial_id: int) -> ReplayResult:
+def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
     """Run one stored trial again, in this process, from its recorded streams.
 
     The trial function, configuration, parameters and the exact entropy and
     spawn key of every source come from the store, so a deterministic trial
-    gives bit-identical metrics.
+    gives bit-identical metrics. The provenance of the run that wrote the
+    trial is compared with the present: when the trial's code has changed,
+    the replay is *not comparable* and never reported identical.
 
     Parameters
     ----------
@@ -343,11 +452,15 @@ def replay(store, trial_id: int) -> ReplayResult:
         The store.
     trial_id : int
         The trial's id (``trial_id`` in ``vareval export``).
+    trial : callable, optional
+        The trial function, for a store made with a callable (a notebook's
+        function); otherwise it is imported by the name the store records.
 
     Returns
     -------
     ReplayResult
-        Stored and replayed metrics and whether they are identical.
+        Stored and replayed metrics, whether they are identical and
+        comparable, and what differs since the run.
     """
     if not Path(store).exists():
         raise ExperimentError(f"store '{store}' does not exist.")
@@ -356,6 +469,18 @@ def replay(store, trial_id: int) -> ReplayResult:
         if spec is None:
             raise ExperimentError(f"store '{store}' holds no experiment yet.")
         rec = st.trial(trial_id)
+        then = st.provenance(rec["run_id"]) if rec.get("run_id") else None
+    if trial is not None:
+        register(spec.trial, trial)
+        fn = trial
+    else:
+        try:
+            fn = resolve_function(spec.trial, spec.paths)
+        except ExperimentError as exc:
+            raise ExperimentError(
+                f"{exc} (a trial given as a Python callable replays with "
+                "replay(store, id, trial=fn))"
+            ) from None
     task = {
         "id": rec["id"],
         "factors": rec["factors"],
@@ -370,11 +495,19 @@ def replay(store, trial_id: int) -> ReplayResult:
         "params": dict(spec.params),
         "timeout": spec.timeout,
     }
-    res = execute(task, alarm=True)
+    try:
+        res = execute(task, alarm=True)
+    finally:
+        if trial is not None:
+            unregister(spec.trial)
+    comparable, differences = None, []
+    if then is not None:
+        comparable, differences = provenance.compare(then, provenance.capture(fn))
     stored = rec["metrics"] or {}
     replayed = res["metrics"] or {}
     identical = (
-        res["status"] == "done"
+        comparable is not False
+        and res["status"] == "done"
         and rec["status"] == "done"
         and stored.keys() == replayed.keys()
         and all(_same(stored[k], replayed[k]) for k in stored)
@@ -386,6 +519,8 @@ def replay(store, trial_id: int) -> ReplayResult:
         identical=identical,
         status=res["status"],
         error=res["error"],
+        comparable=comparable,
+        differences=tuple(differences),
     )
 
 

@@ -1,11 +1,23 @@
 """The run store: one SQLite file (WAL mode), one row per trial.
 
-Schema (version 1, ``PRAGMA user_version``; ``PRAGMA application_id`` is
+Schema (version 2, ``PRAGMA user_version``; ``PRAGMA application_id`` is
 ``0x56524556``, "VREV", so a database from another program is recognised):
 
 ``meta(key, value)``
-    ``spec`` (the experiment's declaration as JSON, with its root entropy),
-    ``created``, ``vareval_version``, ``rerun_mode``.
+    ``spec`` (the experiment's declaration as JSON, with its root entropy;
+    rewritten when the design grows), ``created``, ``vareval_version``,
+    ``rerun_mode``, ``config_scheme`` (how configurations are drawn; absent
+    in stores made before version 2, which use scheme 1).
+``runs``
+    One row per call of ``run``: ``id``, ``started``, ``finished``,
+    ``engine``, ``provenance`` (JSON: trial code hash, git commit and dirty
+    state, Python, package versions, host, CPU, GPUs).
+``curves(trial_id, name, step, value)``
+    What a trial reported with ``trial.report(step, **metrics)``.
+``artifacts(trial_id, name, size, sha256, data, path)``
+    Files a trial kept with ``trial.artifact``: ``data`` holds the bytes up
+    to ``ARTIFACT_INLINE_LIMIT``, larger ones are written beside the store
+    (``<store>.artifacts/<trial id>/<name>``) and ``path`` says where.
 ``trials``
     ``id``; the trial's identity ``(factors, seed, config_index, rerun)``
     (UNIQUE, so re-populating the grid on resume is idempotent);
@@ -14,7 +26,16 @@ Schema (version 1, ``PRAGMA user_version``; ``PRAGMA application_id`` is
     (pending, running, done, failed), ``attempts``, ``metrics`` (JSON of
     numbers), ``started``, ``finished`` (Unix seconds), ``host``, ``error``,
     ``traceback``; the claim: ``runner`` (a token per run), ``runner_host``,
-    ``runner_pid`` and ``heartbeat``.
+    ``runner_pid`` and ``heartbeat``; ``run_id``, the run that wrote the result.
+
+Version 1 stores (no ``runs``, ``curves``, ``artifacts``, ``run_id``) are
+migrated in place, additively, when opened for writing.
+
+Growing: a store accepts a declaration with more seeds, configurations,
+reruns or factor levels and appends the new trials; every existing trial, its
+streams and its configuration stay as they are. Anything that would change
+an existing trial (space, sources, entropy, rerun mode, params, trial
+function) is refused, naming the difference.
 
 Concurrency: every state change is one transaction opened with ``BEGIN
 IMMEDIATE`` (SQLite's write lock), so claiming a batch of trials is atomic and
@@ -27,6 +48,8 @@ recorded twice.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import socket
@@ -41,13 +64,16 @@ from vareval.data.store_table import (
     SCHEMA_VERSION,
     check_header,
     check_identity,
+    parameter_names,
     store_rows,
     tidy_frame,
 )
 from vareval.errors import ExperimentError
 from vareval.experiment.design import reseeding_design
 from vareval.experiment.spec import ExperimentSpec
-from vareval.experiment.streams import configurations, trial_seeds
+from vareval.experiment.streams import CONFIG_SCHEME, configurations, trial_seeds
+
+ARTIFACT_INLINE_LIMIT = 1 << 20  # bytes kept inside the store; larger go beside it
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,9 +100,37 @@ CREATE TABLE trials (
     runner_host TEXT,
     runner_pid INTEGER,
     heartbeat REAL,
+    run_id INTEGER,
     UNIQUE (factors, seed, config_index, rerun)
 );
 CREATE INDEX trials_status ON trials (status, id);
+"""
+
+# version 2: added to version 1 stores by _migrate (additive only)
+_SCHEMA_2 = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    started REAL NOT NULL,
+    finished REAL,
+    engine TEXT,
+    provenance TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS curves (
+    trial_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    value REAL,
+    PRIMARY KEY (trial_id, name, step)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS artifacts (
+    trial_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    data BLOB,
+    path TEXT,
+    PRIMARY KEY (trial_id, name)
+);
 """
 
 _TASK_COLUMNS = "id, factors, config, seed, config_index, config_label, rerun, seeds"
@@ -184,7 +238,7 @@ class Store:
                 0
             ]
             if app == 0 and tables == 0:
-                for statement in _SCHEMA.split(";"):
+                for statement in (_SCHEMA + _SCHEMA_2).split(";"):
                     if statement.strip():
                         self.con.execute(statement)
                 self.con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -193,9 +247,27 @@ class Store:
 
                 self.con.executemany(
                     "INSERT INTO meta (key, value) VALUES (?, ?)",
-                    [("created", repr(_now())), ("vareval_version", __version__)],
+                    [
+                        ("created", repr(_now())),
+                        ("vareval_version", __version__),
+                        ("config_scheme", str(CONFIG_SCHEME)),
+                    ],
                 )
+            elif app == APPLICATION_ID:
+                self._migrate()
         check_identity(self.con, self.path, ExperimentError)
+
+    def _migrate(self) -> None:
+        """Bring a version 1 store to version 2: new tables and a column, nothing rewritten."""
+        version = self.con.execute("PRAGMA user_version").fetchone()[0]
+        if version != 1:
+            return
+        self.con.execute("ALTER TABLE trials ADD COLUMN run_id INTEGER")
+        for statement in _SCHEMA_2.split(";"):
+            if statement.strip():
+                self.con.execute(statement)
+        self.con.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('config_scheme', '1')")
+        self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def transaction(self):
         """A context manager: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK``)."""
@@ -224,18 +296,24 @@ class Store:
         raw = self.meta("spec")
         return None if raw is None else ExperimentSpec.from_dict(json.loads(raw))
 
+    def config_scheme(self) -> int:
+        """How this store draws configurations (1: before version 2; 2: prefix-stable)."""
+        return int(self.meta("config_scheme") or 1)
+
     def prepare(self, spec: ExperimentSpec) -> ExperimentSpec:
         """Record the experiment and insert its grid as pending trials (idempotent).
 
         A fresh store takes the spec (drawing a root entropy when it has none).
-        A store that already holds an experiment accepts only the same design
-        (factors, seeds, configurations, space, sources, entropy, trial
-        function); it then supplies its entropy to a spec that has none.
+        A store that already holds an experiment grows to the larger of the
+        two designs (seeds, configurations, reruns, factor levels), appending
+        the new trials; it refuses a spec that would change an existing trial
+        (space, sources, entropy, rerun mode, params, trial function), naming
+        the difference. It supplies its entropy to a spec that has none.
 
         Returns
         -------
         ExperimentSpec
-            The spec with its root entropy set.
+            The store's design after this call, with its root entropy set.
         """
         with self.transaction():
             raw = self.meta("spec")
@@ -251,24 +329,79 @@ class Store:
                 )
             else:
                 stored = ExperimentSpec.from_dict(json.loads(raw))
-                if spec.entropy is None:
-                    spec = spec.with_entropy(stored.entropy)
-                old, new = stored.identity(), spec.identity()
-                diff = [k for k in new if old.get(k) != new[k]]
-                if diff:
-                    raise ExperimentError(
-                        f"store '{self.path}' holds a different experiment "
-                        f"({', '.join(diff)} "
-                        "differ); resume with the same declaration or use a new "
-                        "--store."
-                    )
+                spec = self._grow(stored, spec)
+                self.con.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'spec'", (json.dumps(spec.to_dict()),)
+                )
             self.con.executemany(
                 "INSERT OR IGNORE INTO trials (factors, experiment, seed, "
                 "config_index, "
                 "config_label, config, rerun, seeds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                _grid_rows(spec),
+                _grid_rows(spec, self.config_scheme()),
             )
         return spec
+
+    def _grow(self, stored: ExperimentSpec, spec: ExperimentSpec) -> ExperimentSpec:
+        """The union of the stored design and ``spec``, or an error naming what differs."""
+        if spec.entropy is None:
+            spec = spec.with_entropy(stored.entropy)
+        old, new = stored.identity(), spec.identity()
+        growable = ("seeds", "configs", "reruns", "factors")
+        diff = [k for k in new if k not in growable and old.get(k) != new[k]]
+        if list(stored.factors) != list(spec.factors):
+            diff.insert(0, "factors")
+        if diff:
+            raise ExperimentError(
+                f"store '{self.path}' holds a different experiment ({', '.join(diff)} "
+                f"differ{'s' if len(diff) == 1 else ''}), and existing trials would change; resume with the same "
+                "declaration (more seeds, configs, reruns or factor levels are fine) "
+                "or use a new --store."
+            )
+        if spec.configs > stored.configs and self.config_scheme() == 1:
+            raise ExperimentError(
+                f"store '{self.path}' was made by a vareval whose configurations "
+                "depend on `configs`; adding configurations would redraw them. "
+                "Seeds, reruns and factor levels can grow; for more configurations "
+                "use a new --store."
+            )
+        factors = {
+            name: tuple(levels)
+            + tuple(v for v in spec.factors[name] if str(v) not in set(map(str, levels)))
+            for name, levels in stored.factors.items()
+        }
+        return dataclasses.replace(
+            spec,
+            factors=factors,
+            seeds=max(spec.seeds, stored.seeds),
+            configs=max(spec.configs, stored.configs),
+            reruns=max(spec.reruns, stored.reruns),
+        )
+
+    # -- runs and their provenance ------------------------------------------
+    def begin_run(self, provenance: dict, engine: str) -> int:
+        """Record the start of a run with its provenance; returns the run's id."""
+        with self.transaction():
+            return self.con.execute(
+                "INSERT INTO runs (started, engine, provenance) VALUES (?, ?, ?)",
+                (_now(), engine, json.dumps(provenance)),
+            ).lastrowid
+
+    def end_run(self, run_id: int) -> None:
+        """Record when a run finished."""
+        with self.transaction():
+            self.con.execute("UPDATE runs SET finished = ? WHERE id = ?", (_now(), run_id))
+
+    def provenance(self, run_id: int | None = None) -> dict | None:
+        """The provenance of run ``run_id`` (default: the latest run); None if unrecorded."""
+        if run_id is None:
+            row = self.con.execute(
+                "SELECT provenance FROM runs ORDER BY id DESC LIMIT 1"
+            ).fetchone()
+        else:
+            row = self.con.execute(
+                "SELECT provenance FROM runs WHERE id = ?", (int(run_id),)
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
 
     # -- claiming and writing ---------------------------------------------
     def recover(self) -> int:
@@ -351,37 +484,79 @@ class Store:
                 (_now(), token),
             )
 
-    def complete(self, results: list[dict], token: str) -> int:
+    def complete(self, results: list[dict], token: str, run_id: int | None = None) -> int:
         """Write finished trials in one transaction; returns how many were written.
 
         A result is written only if this runner still holds the trial's claim
         (a trial taken back as stale and finished elsewhere is not overwritten).
+        Its learning curves and artifacts replace any from an earlier attempt.
         """
         if not results:
             return 0
-        rows = [
-            (
-                r["status"],
-                None if r.get("metrics") is None else json.dumps(r["metrics"]),
-                r.get("started"),
-                r.get("finished"),
-                r.get("host"),
-                r.get("error"),
-                r.get("traceback"),
-                r["id"],
-                token,
-            )
-            for r in results
-        ]
+        written = 0
         with self.transaction():
-            before = self.con.total_changes
-            self.con.executemany(
-                "UPDATE trials SET status = ?, metrics = ?, started = ?, finished = ?, "
-                "host = ?, error = ?, traceback = ?, heartbeat = NULL "
-                "WHERE id = ? AND status = 'running' AND runner = ?",
-                rows,
+            for r in results:
+                n = self.con.execute(
+                    "UPDATE trials SET status = ?, metrics = ?, started = ?, finished = ?, "
+                    "host = ?, error = ?, traceback = ?, heartbeat = NULL, run_id = ? "
+                    "WHERE id = ? AND status = 'running' AND runner = ?",
+                    (
+                        r["status"],
+                        None if r.get("metrics") is None else json.dumps(r["metrics"]),
+                        r.get("started"),
+                        r.get("finished"),
+                        r.get("host"),
+                        r.get("error"),
+                        r.get("traceback"),
+                        run_id,
+                        r["id"],
+                        token,
+                    ),
+                ).rowcount
+                written += n
+                if n:
+                    self._write_extras(r)
+        return written
+
+    def _write_extras(self, r: dict) -> None:
+        tid = r["id"]
+        curves, artifacts = r.get("curves") or (), r.get("artifacts") or ()
+        if not curves and not artifacts and not self._has_extras(tid):
+            return
+        self.con.execute("DELETE FROM curves WHERE trial_id = ?", (tid,))
+        self.con.execute("DELETE FROM artifacts WHERE trial_id = ?", (tid,))
+        self.con.executemany(
+            "INSERT OR REPLACE INTO curves (trial_id, name, step, value) VALUES (?, ?, ?, ?)",
+            [(tid, name, step, value) for step, name, value in curves],
+        )
+        for name, data in artifacts:
+            digest = hashlib.sha256(data).hexdigest()
+            path = None
+            if len(data) > ARTIFACT_INLINE_LIMIT:
+                target = self.artifact_dir / str(tid) / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                path, data = str(target.relative_to(self.path.parent)), None
+            self.con.execute(
+                "INSERT OR REPLACE INTO artifacts (trial_id, name, size, sha256, data, path) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (tid, name, len(data) if data is not None else target.stat().st_size,
+                 digest, data, path),
             )
-            return self.con.total_changes - before
+
+    def _has_extras(self, tid: int) -> bool:
+        return bool(
+            self.con.execute(
+                "SELECT EXISTS (SELECT 1 FROM curves WHERE trial_id = ?) "
+                "OR EXISTS (SELECT 1 FROM artifacts WHERE trial_id = ?)",
+                (tid, tid),
+            ).fetchone()[0]
+        )
+
+    @property
+    def artifact_dir(self) -> Path:
+        """Where artifacts above the inline limit are kept: ``<store>.artifacts/``."""
+        return self.path.with_name(self.path.name + ".artifacts")
 
     def release(self, token: str) -> int:
         """Give back this runner's unfinished claims (status pending again)."""
@@ -432,12 +607,68 @@ class Store:
         spec = self.spec()
         if spec is None:
             raise ExperimentError(f"store '{self.path}' holds no experiment yet.")
-        df = tidy_frame(store_rows(self.con), list(spec.factors), list(spec.space))
+        df = tidy_frame(store_rows(self.con), list(spec.factors), parameter_names(spec.to_dict()))
         if status is not None:
             df = df.loc[df["status"] == status].reset_index(drop=True)
         df.attrs["spec"] = spec.to_dict()
         df.attrs["rerun_mode"] = spec.rerun_mode
         return df
+
+    def curves(self):
+        """Every reported learning curve as a tidy table.
+
+        One row per (trial, step): ``trial_id``, the factors, ``experiment``,
+        ``seed``, ``config``, ``rerun``, ``step``, then one column per
+        reported metric (NaN where a trial did not report it at that step).
+        """
+        import pandas as pd
+
+        spec = self.spec()
+        factors = list(spec.factors) if spec else []
+        long = pd.read_sql_query(
+            "SELECT c.trial_id, t.factors, t.experiment, t.seed, t.config_label AS config, "
+            "t.rerun, c.step, c.name, c.value FROM curves c JOIN trials t ON t.id = c.trial_id "
+            "ORDER BY c.trial_id, c.step",
+            self.con,
+        )
+        keys = ["trial_id", "experiment", "seed", "config", "rerun", "step"]
+        if long.empty:
+            return pd.DataFrame(columns=["trial_id", *factors, *keys[1:]])
+        names = list(dict.fromkeys(long["name"]))
+        wide = long.pivot_table(
+            index=keys, columns="name", values="value", aggfunc="last", dropna=False,
+            observed=True,
+        ).reset_index()
+        wide.columns.name = None
+        levels = long.drop_duplicates("trial_id").set_index("trial_id")["factors"].map(json.loads)
+        for i, f in enumerate(factors):
+            wide.insert(1 + i, f, wide["trial_id"].map(lambda t, f=f: levels[t][f]))
+        wide = wide.dropna(subset=names, how="all")
+        return wide[["trial_id", *factors, *keys[1:], *names]].reset_index(drop=True)
+
+    def artifact(self, trial_id: int, name: str) -> bytes:
+        """The bytes of artifact ``name`` of trial ``trial_id``."""
+        row = self.con.execute(
+            "SELECT data, path, sha256 FROM artifacts WHERE trial_id = ? AND name = ?",
+            (int(trial_id), name),
+        ).fetchone()
+        if row is None:
+            have = [r[0] for r in self.con.execute(
+                "SELECT name FROM artifacts WHERE trial_id = ? ORDER BY name", (int(trial_id),)
+            )]
+            raise ExperimentError(
+                f"trial {trial_id} has no artifact {name!r}; it has: "
+                f"{', '.join(have) or 'none'}."
+            )
+        data, path, digest = row
+        if data is None:
+            data = (self.path.parent / path).read_bytes()
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise ExperimentError(
+                    f"artifact {name!r} of trial {trial_id} at '{path}' has changed since "
+                    "it was stored (sha256 differs)."
+                )
+        return bytes(data)
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` ("ok" when the file is sound)."""
@@ -460,7 +691,7 @@ class _Immediate:
         return False
 
 
-def _grid_rows(spec: ExperimentSpec):
+def _grid_rows(spec: ExperimentSpec, scheme: int = CONFIG_SCHEME):
     """The design's trials as rows for the trials table."""
     design = reseeding_design(
         {k: list(v) for k, v in spec.factors.items()},
@@ -469,7 +700,7 @@ def _grid_rows(spec: ExperimentSpec):
         reruns=spec.reruns,
         nested=spec.nested,
     )
-    configs = configurations(spec)
+    configs_of: dict[str, dict] = {}  # per search space (experiments may differ)
     names = list(spec.factors)
     seeds_cache: dict[tuple[int, int], str] = {}
     level_of = {
@@ -483,6 +714,12 @@ def _grid_rows(spec: ExperimentSpec):
             int(rec["rerun"]),
         )
         factors = {n: _plain(level_of[n].get(str(rec[n]), rec[n])) for n in names}
+        space_key = json.dumps(
+            {f: str(factors[f]) for f in spec.level_spaces}, sort_keys=True
+        )
+        if space_key not in configs_of:
+            configs_of[space_key] = configurations(spec, factors, scheme=scheme)
+        configs = configs_of[space_key]
         key = (seed, rerun)
         if key not in seeds_cache:
             seeds_cache[key] = json.dumps(trial_seeds(spec, seed, rerun))
