@@ -22,12 +22,12 @@ import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 
+from vareval.data.store_table import connect, sqlite_errors
 from vareval.errors import ExperimentError
 from vareval.experiment.engines import ENGINES, execute, make_engine
 from vareval.experiment.spec import ExperimentSpec, load_spec, resolve_function
-from vareval.experiment.store import Store
+from vareval.experiment.store import Store, beat
 from vareval.stats._result import Result
 
 
@@ -318,12 +318,17 @@ class _Heartbeat(threading.Thread):
         self._stop_event = threading.Event()
 
     def run(self) -> None:
-        with Store(self.path) as st:
+        # a second connection of this process, opened only through SQLite (the
+        # store was checked by the runner's own connection)
+        con = connect(self.path, readonly=False, error=ExperimentError)
+        try:
             while not self._stop_event.wait(self.every):
                 try:
-                    st.heartbeat(self.token)
+                    beat(con, self.token)
                 except sqlite3.Error:  # busy beyond the timeout: try again next beat
                     pass
+        finally:
+            con.close()
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -349,9 +354,7 @@ def replay(store, trial_id: int) -> ReplayResult:
     ReplayResult
         Stored and replayed metrics and whether they are identical.
     """
-    if not Path(store).exists():
-        raise ExperimentError(f"store '{store}' does not exist.")
-    with Store(store) as st:
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         spec = st.spec()
         if spec is None:
             raise ExperimentError(f"store '{store}' holds no experiment yet.")

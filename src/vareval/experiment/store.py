@@ -39,8 +39,11 @@ import numpy as np
 from vareval.data.store_table import (
     APPLICATION_ID,
     SCHEMA_VERSION,
-    check_header,
     check_identity,
+    connect,
+    loads,
+    probe,
+    sqlite_message,
     store_rows,
     tidy_frame,
 )
@@ -126,8 +129,15 @@ class Store:
     path : str or path-like
         The SQLite file.
     create : bool, default False
-        Create the file (and schema) when it does not exist; otherwise a
-        missing file is an error.
+        Create the file (and schema) when it does not exist or is an empty
+        database; otherwise a missing file is an error.
+    readonly : bool, default False
+        Open with SQLite's ``mode=ro``: nothing in the file changes (no WAL
+        switch, no schema), for commands that only read.
+
+    The file is opened only through SQLite (see
+    :func:`vareval.data.store_table.connect`); a file that is not a vareval
+    store is refused before anything is written to it.
 
     Raises
     ------
@@ -136,66 +146,53 @@ class Store:
         database of another program, corrupt, or of a newer schema.
     """
 
-    def __init__(self, path, *, create: bool = False):
+    def __init__(self, path, *, create: bool = False, readonly: bool = False):
         self.path = Path(path)
-        if self.path.is_dir():
-            raise ExperimentError(
-                f"store '{self.path}' is a directory; give a file name."
-            )
-        exists = self.path.exists() and self.path.stat().st_size > 0
-        if not exists and not create:
-            raise ExperimentError(
-                f"store '{self.path}' does not exist; create it with "
-                "`vareval run EXPERIMENT.toml --store FILE`."
-            )
-        if exists:
-            check_header(self.path, ExperimentError)
+        self.readonly = readonly
+        self.con = connect(
+            self.path, readonly=readonly, create=create, error=ExperimentError
+        )
         try:
-            self.con = sqlite3.connect(
-                str(self.path),
-                timeout=60,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            self.con.execute("PRAGMA busy_timeout = 60000")
-            _retry_while_locked(self._open_wal_and_schema)
-        except sqlite3.DatabaseError as exc:
-            raise ExperimentError(
-                f"store '{self.path}' is corrupt or not a vareval store: {exc}."
-            ) from None
+            empty = probe(self.con, self.path, ExperimentError) == (0, 0, 0)
+            if empty and create and not readonly:
+                _retry_while_locked(self._create)
+            check_identity(self.con, self.path, ExperimentError)
+            if not readonly:
+                _retry_while_locked(self._use_wal)
+        except sqlite3.Error as exc:
+            self.con.close()
+            raise ExperimentError(sqlite_message(self.path, exc)) from None
         self.host = socket.gethostname()
         self.pid = os.getpid()
 
     # -- plumbing ------------------------------------------------------
-    def _open_wal_and_schema(self) -> None:
+    def _use_wal(self) -> None:
         mode = self.con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if mode.lower() != "wal":
+            self.con.close()
             raise ExperimentError(
                 f"store '{self.path}': SQLite refused WAL mode (got {mode!r}); "
                 "put the store on a local file system."
             )
         self.con.execute("PRAGMA synchronous = NORMAL")
-        self._init_schema()
 
-    def _init_schema(self) -> None:
+    def _create(self) -> None:
+        """Write the schema into an empty database (checked again under the lock)."""
+        self._use_wal()
         with self.transaction():
-            app = self.con.execute("PRAGMA application_id").fetchone()[0]
-            tables = self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()[
-                0
-            ]
-            if app == 0 and tables == 0:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        self.con.execute(statement)
-                self.con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                from vareval import __version__
+            if probe(self.con, self.path, ExperimentError) != (0, 0, 0):
+                return  # another runner created it first
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self.con.execute(statement)
+            self.con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            from vareval import __version__
 
-                self.con.executemany(
-                    "INSERT INTO meta (key, value) VALUES (?, ?)",
-                    [("created", repr(_now())), ("vareval_version", __version__)],
-                )
-        check_identity(self.con, self.path, ExperimentError)
+            self.con.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                [("created", repr(_now())), ("vareval_version", __version__)],
+            )
 
     def transaction(self):
         """A context manager: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK``)."""
@@ -221,8 +218,7 @@ class Store:
 
     def spec(self) -> ExperimentSpec | None:
         """The experiment this store was created for (None for a fresh store)."""
-        raw = self.meta("spec")
-        return None if raw is None else ExperimentSpec.from_dict(json.loads(raw))
+        return _decode_spec(self.meta("spec"), self.path)
 
     def prepare(self, spec: ExperimentSpec) -> ExperimentSpec:
         """Record the experiment and insert its grid as pending trials (idempotent).
@@ -250,7 +246,7 @@ class Store:
                     ],
                 )
             else:
-                stored = ExperimentSpec.from_dict(json.loads(raw))
+                stored = _decode_spec(raw, self.path)
                 if spec.entropy is None:
                     spec = spec.with_entropy(stored.entropy)
                 old, new = stored.identity(), spec.identity()
@@ -331,25 +327,23 @@ class Store:
         return [
             {
                 "id": r[0],
-                "factors": json.loads(r[1]),
-                "config": json.loads(r[2]),
+                "factors": self._loads(r[1], r[0], "factors"),
+                "config": self._loads(r[2], r[0], "config"),
                 "seed": r[3],
                 "config_index": r[4],
                 "config_label": r[5],
                 "rerun": r[6],
-                "seeds": json.loads(r[7]),
+                "seeds": self._loads(r[7], r[0], "seeds"),
             }
             for r in rows
         ]
 
+    def _loads(self, raw, trial_id, column):
+        return loads(raw, f"trial {trial_id}'s `{column}`", self.path, ExperimentError)
+
     def heartbeat(self, token: str) -> None:
         """Refresh the heartbeat of every trial this runner holds."""
-        with self.transaction():
-            self.con.execute(
-                "UPDATE trials SET heartbeat = ? WHERE status = 'running' AND runner "
-                "= ?",
-                (_now(), token),
-            )
+        beat(self.con, token)
 
     def complete(self, results: list[dict], token: str) -> int:
         """Write finished trials in one transaction; returns how many were written.
@@ -403,7 +397,10 @@ class Store:
 
     def trial(self, trial_id: int) -> dict:
         """Every stored field of one trial, JSON columns decoded."""
-        cur = self.con.execute("SELECT * FROM trials WHERE id = ?", (int(trial_id),))
+        in_range = -(2**63) <= int(trial_id) < 2**63  # SQLite's integers
+        cur = self.con.execute(
+            "SELECT * FROM trials WHERE id = ?", (int(trial_id) if in_range else 0,)
+        )
         row = cur.fetchone()
         if row is None:
             n = self.con.execute("SELECT max(id) FROM trials").fetchone()[0] or 0
@@ -414,7 +411,7 @@ class Store:
         rec = dict(zip([c[0] for c in cur.description], row, strict=True))
         for key in ("factors", "config", "seeds", "metrics"):
             if rec[key] is not None:
-                rec[key] = json.loads(rec[key])
+                rec[key] = self._loads(rec[key], trial_id, key)
         return rec
 
     def failures(self, limit: int = 10) -> list[dict]:
@@ -432,7 +429,13 @@ class Store:
         spec = self.spec()
         if spec is None:
             raise ExperimentError(f"store '{self.path}' holds no experiment yet.")
-        df = tidy_frame(store_rows(self.con), list(spec.factors), list(spec.space))
+        df = tidy_frame(
+            store_rows(self.con),
+            list(spec.factors),
+            list(spec.space),
+            path=self.path,
+            error=ExperimentError,
+        )
         if status is not None:
             df = df.loc[df["status"] == status].reset_index(drop=True)
         df.attrs["spec"] = spec.to_dict()
@@ -442,6 +445,29 @@ class Store:
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` ("ok" when the file is sound)."""
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def beat(con: sqlite3.Connection, token: str) -> None:
+    """Refresh the heartbeat of every trial the runner ``token`` holds."""
+    with _Immediate(con):
+        con.execute(
+            "UPDATE trials SET heartbeat = ? WHERE status = 'running' AND runner = ?",
+            (_now(), token),
+        )
+
+
+def _decode_spec(raw, path) -> ExperimentSpec | None:
+    """The stored declaration as a spec (None if absent); one line if unreadable."""
+    if raw is None:
+        return None
+    data = loads(raw, "the experiment's declaration (meta `spec`)", path, ExperimentError)
+    try:
+        return ExperimentSpec.from_dict(data)
+    except (TypeError, AttributeError, ExperimentError) as exc:
+        raise ExperimentError(
+            f"store '{path}': the experiment's declaration (meta `spec`) is invalid "
+            f"({exc}); the store was changed outside vareval."
+        ) from None
 
 
 class _Immediate:
