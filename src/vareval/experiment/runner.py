@@ -15,8 +15,10 @@ the pending ones, and retries failed ones only when ``retry_failed`` is true.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
 import sqlite3
 import sys
 import threading
@@ -25,8 +27,8 @@ import uuid
 
 from vareval.data.store_table import connect, sqlite_errors
 from vareval.errors import ExperimentError
-from vareval.experiment.engines import ENGINES, execute, make_engine
-from vareval.experiment.spec import ExperimentSpec, load_spec, resolve_function
+from vareval.experiment.engines import ENGINES, check_function, execute, make_engine
+from vareval.experiment.spec import ExperimentSpec, load_spec
 from vareval.experiment.store import Store, beat
 from vareval.stats._result import Result
 
@@ -53,6 +55,9 @@ class RunReport(Result):
         Of those, how many succeeded and failed.
     not_written : int
         Results dropped because another runner had taken the claim back.
+    held_elsewhere : list
+        Trials still running under other live runners' claims when this run
+        ended: ``(host, pid, count)`` each.
     seconds : float
         Wall time of the run.
     counts : dict
@@ -70,6 +75,7 @@ class RunReport(Result):
     done: int
     failed: int
     not_written: int
+    held_elsewhere: list
     seconds: float
     counts: dict
     entropy: int
@@ -135,9 +141,9 @@ def _run_iv(spec, engine, workers, address, stale_after, heartbeat_every, flush_
             raise ExperimentError(
                 f"`{name}` must be a positive number of seconds; got {value!r}."
             )
-    resolve_function(
-        spec.trial, spec.paths
-    )  # an unknown function fails here, before any trial
+    # an unknown or misbehaving function fails here, before any trial, and is
+    # imported in a worker process, never in the runner
+    check_function(spec.trial, spec.paths, spec.timeout)
     return spec
 
 
@@ -174,9 +180,10 @@ def run(
         Show a progress bar (counts, failures, ETA); default: when stderr is a terminal.
     stale_after : float, default 120
         Seconds without a heartbeat after which another runner's claim is
-        considered crashed and taken back.
+        considered crashed and taken back (a runner never takes back its own).
     heartbeat_every : float, default 10
-        Seconds between heartbeats of this runner's claims.
+        Seconds between heartbeats of this runner's claims; at most a quarter
+        of ``stale_after``, so a live runner's claim never looks stale.
     flush_every : float, default 0.25
         Longest time a finished trial waits before it is written.
 
@@ -184,37 +191,48 @@ def run(
     -------
     RunReport
         Counts of what ran, failed and was skipped.
+
+    Notes
+    -----
+    SIGTERM stops the run as Ctrl-C does (when called from the main thread):
+    finished results are written, unfinished claims released, and
+    ``KeyboardInterrupt`` is raised.
     """
     spec = _run_iv(
         spec, engine, workers, address, stale_after, heartbeat_every, flush_every
     )
+    heartbeat_every = min(heartbeat_every, stale_after / 4)
     t_start = time.monotonic()
-    st = Store(store, create=True)
-    try:
-        spec = st.prepare(spec)
-        st.recover()
-        if retry_failed:
-            st.reset_failed()
-        skipped = st.counts()["done"]
-        total = st.claimable(stale_after)
-        eng = make_engine(engine, workers, address) if total else None
-        stats = (
-            _loop(
-                st,
-                eng,
-                spec,
-                total,
-                progress,
-                stale_after,
-                heartbeat_every,
-                flush_every,
+    token = uuid.uuid4().hex
+    with _sigterm_interrupts(), sqlite_errors(store, ExperimentError):
+        st = Store(store, create=True)
+        try:
+            spec = st.prepare(spec)
+            st.recover()
+            if retry_failed:
+                st.reset_failed()
+            skipped = st.counts()["done"]
+            total = st.claimable(stale_after, token)
+            eng = make_engine(engine, workers, address) if total else None
+            stats = (
+                _loop(
+                    st,
+                    eng,
+                    spec,
+                    token,
+                    total,
+                    progress,
+                    stale_after,
+                    heartbeat_every,
+                    flush_every,
+                )
+                if eng
+                else {"done": 0, "failed": 0, "lost": 0}
             )
-            if eng
-            else {"done": 0, "failed": 0, "lost": 0}
-        )
-        counts = st.counts()
-    finally:
-        st.close()
+            counts = st.counts()
+            held = st.held_elsewhere(token)
+        finally:
+            st.close()
     return RunReport(
         store=str(store),
         engine=engine,
@@ -225,17 +243,19 @@ def run(
         done=stats["done"],
         failed=stats["failed"],
         not_written=stats["lost"],
+        held_elsewhere=[tuple(h) for h in held],
         seconds=time.monotonic() - t_start,
         counts=counts,
         entropy=spec.entropy,
     )
 
 
-def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_every):
+def _loop(
+    st, eng, spec, token, total, progress, stale_after, heartbeat_every, flush_every
+):
     """Claim, run and write until nothing is left; then release unfinished claims."""
     from tqdm.auto import tqdm
 
-    token = uuid.uuid4().hex
     extra = {
         "fn": spec.trial,
         "paths": list(spec.paths),
@@ -262,6 +282,10 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
             cap = eng.capacity()
             if not exhausted and eng.in_flight() <= cap // 2:
                 tasks = st.claim(cap - eng.in_flight(), token, stale_after=stale_after)
+                if not tasks and st.recover():  # a runner on this host died
+                    tasks = st.claim(
+                        cap - eng.in_flight(), token, stale_after=stale_after
+                    )
                 if tasks:
                     eng.submit([{**t, **extra} for t in tasks])
                 else:
@@ -293,16 +317,49 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
             ):
                 stats["lost"] += len(buffer) - st.complete(buffer, token)
                 buffer, first_buffered = [], None
+        stats["lost"] += len(buffer) - st.complete(buffer, token)
+        failing = False
+    except BaseException:
+        # already failing (interrupt, full disk): save what can be saved; a
+        # second failure must not hide the first
+        failing = True
+        if st.con.in_transaction:  # interrupted inside a transaction
+            _quietly(lambda: st.con.execute("ROLLBACK"))
+        _quietly(lambda: st.complete(buffer, token))
+        raise
     finally:
-        try:
-            if buffer:
-                stats["lost"] += len(buffer) - st.complete(buffer, token)
-        finally:
-            beat.stop()
-            eng.close()
+        beat.stop()
+        eng.close()
+        if failing:
+            _quietly(lambda: st.release(token))
+        else:
             st.release(token)
-            bar.close()
+        bar.close()
     return stats
+
+
+def _quietly(step) -> None:
+    try:
+        step()
+    except sqlite3.Error:
+        pass
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """Within the block, SIGTERM raises KeyboardInterrupt (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Heartbeat(threading.Thread):

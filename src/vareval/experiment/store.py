@@ -82,6 +82,10 @@ CREATE TABLE trials (
 CREATE INDEX trials_status ON trials (status, id);
 """
 
+# pending, or claimed by another runner whose heartbeat is older than the limit
+_CLAIMABLE = (
+    "status = 'pending' OR (status = 'running' AND heartbeat < ? AND runner IS NOT ?)"
+)
 _TASK_COLUMNS = "id, factors, config, seed, config_index, config_label, rerun, seeds"
 
 
@@ -294,16 +298,18 @@ class Store:
                 "UPDATE trials SET status = 'pending' WHERE status = 'failed'"
             ).rowcount
 
-    def claimable(self, stale_after: float) -> int:
-        """How many trials a runner could claim now."""
+    def claimable(self, stale_after: float, token: str | None = None) -> int:
+        """How many trials the runner ``token`` could claim now."""
         return self.con.execute(
-            "SELECT count(*) FROM trials WHERE status = 'pending' "
-            "OR (status = 'running' AND heartbeat < ?)",
-            (_now() - stale_after,),
+            f"SELECT count(*) FROM trials WHERE {_CLAIMABLE}",
+            (_now() - stale_after, token),
         ).fetchone()[0]
 
     def claim(self, n: int, token: str, *, stale_after: float = 120.0) -> list[dict]:
         """Atomically claim up to ``n`` trials: pending or with a stale heartbeat.
+
+        A claim of this runner itself (``token``) is never stale: it is alive,
+        since it is asking.
 
         Returns
         -------
@@ -314,9 +320,9 @@ class Store:
         now = _now()
         with self.transaction():
             rows = self.con.execute(
-                f"SELECT {_TASK_COLUMNS} FROM trials WHERE status = 'pending' "
-                "OR (status = 'running' AND heartbeat < ?) ORDER BY id LIMIT ?",
-                (now - stale_after, int(n)),
+                f"SELECT {_TASK_COLUMNS} FROM trials WHERE {_CLAIMABLE} "
+                "ORDER BY id LIMIT ?",
+                (now - stale_after, token, int(n)),
             ).fetchall()
             self.con.executemany(
                 "UPDATE trials SET status = 'running', runner = ?, runner_host = ?, "
@@ -340,6 +346,15 @@ class Store:
 
     def _loads(self, raw, trial_id, column):
         return loads(raw, f"trial {trial_id}'s `{column}`", self.path, ExperimentError)
+
+    def held_elsewhere(self, token: str) -> list[tuple]:
+        """Trials running under other runners' claims: ``(host, pid, count)`` each."""
+        return self.con.execute(
+            "SELECT runner_host, runner_pid, count(*) FROM trials "
+            "WHERE status = 'running' AND runner IS NOT ? "
+            "GROUP BY runner_host, runner_pid ORDER BY runner_host, runner_pid",
+            (token,),
+        ).fetchall()
 
     def heartbeat(self, token: str) -> None:
         """Refresh the heartbeat of every trial this runner holds."""
