@@ -55,6 +55,7 @@ def run(
     Done trials are skipped, failed ones are retried only with --retry-failed,
     and no trial is ever written twice. Exit status 2 if a trial failed.
     """
+    from vareval.data.store_table import sqlite_errors
     from vareval.errors import ExperimentError
     from vareval.experiment.runner import run as run_experiment
     from vareval.experiment.store import Store
@@ -87,7 +88,7 @@ def run(
             "had taken their trials back."
         )
     if report.failed:
-        with Store(store) as st:
+        with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
             first = st.failures(1)[0]
         raise ExperimentError(
             f"{report.failed} of {report.ran} trials failed; first: trial "
@@ -100,13 +101,13 @@ def run(
 
 
 def _status_payload(store) -> dict:
+    from vareval.data.store_table import sqlite_errors
+    from vareval.errors import ExperimentError
     from vareval.experiment.store import Store
 
-    with Store(store) as st:
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         spec = st.spec()
         if spec is None:
-            from vareval.errors import ExperimentError
-
             raise ExperimentError(f"store '{store}' holds no experiment yet.")
         counts = st.counts()
         per = st.con.execute(
@@ -218,10 +219,11 @@ def export(store, fmt, output, done_only):
 
     One row per trial; one column per factor, configuration key and metric.
     """
-    from vareval.errors import ArgumentError
+    from vareval.data.store_table import sqlite_errors
+    from vareval.errors import ArgumentError, ExperimentError
     from vareval.experiment.store import Store
 
-    with Store(store) as st:
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         df = st.frame(status="done" if done_only else None)
     if fmt == "parquet":
         if output is None:

@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from multiprocessing.connection import wait
 
 from vareval.errors import ExperimentError
+from vareval.experiment import provenance
 from vareval.experiment.spec import resolve_function
 from vareval.experiment.streams import Trial
 
@@ -165,7 +166,10 @@ def execute(task: Mapping, *, alarm: bool = False, on_start=None) -> dict:
     previous = None
     trial = None
     try:
-        fn = _function(task["fn"], task.get("paths", ()))
+        key = (task["fn"], tuple(task.get("paths", ())))
+        if on_start is not None and key not in _FUNCTIONS:
+            on_start()  # importing the trial's module is subject to the timeout too
+        fn = _function(*key)
         trial = make_trial(task)
         if on_start is not None:
             on_start()
@@ -262,9 +266,49 @@ class SerialEngine:
 # -- local process pool ----------------------------------------------
 
 
-def _worker_main(conn) -> None:
-    """A worker process: receive lists of tasks, send back one result per task."""
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent exits (PR_SET_PDEATHSIG).
+
+    A worker's parent is the forkserver, which exits when the runner does; the
+    signal reaches a worker even while its trial holds the GIL in C code.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _watch_runner(lifeline) -> None:
+    """Exit this process as soon as the runner is gone, even in the middle of a trial.
+
+    The runner holds the only other end of ``lifeline`` and never writes to it:
+    the read returns (EOF) exactly when the runner closes it or dies.
+    """
+    _die_with_parent()
+
+    def watch():
+        try:
+            lifeline.recv()
+        except (EOFError, OSError):
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="vareval-lifeline", daemon=True).start()
+
+
+def _worker_main(conn, lifeline) -> None:
+    """A worker process: receive lists of tasks, send back one result per task.
+
+    Interrupts go to the runner, which stops the workers itself: a Ctrl-C or a
+    SIGTERM sent to the whole process group must not fail the running trials.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    _watch_runner(lifeline)
     while True:
         try:
             msg = conn.recv()
@@ -304,9 +348,13 @@ def _add_paths(paths) -> None:
 class _Worker:
     def __init__(self, ctx):
         parent, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        lifeline_r, self.lifeline = ctx.Pipe(duplex=False)
+        self.process = ctx.Process(
+            target=_worker_main, args=(child, lifeline_r), daemon=True
+        )
         self.process.start()
         child.close()
+        lifeline_r.close()
         self.conn = parent
         self.queue: deque = deque()
         self.known: set = set()  # trial callables already sent to this worker
@@ -333,12 +381,7 @@ class LocalEngine:
 
     def __init__(self, workers: int | None = None, *, start_method: str | None = None):
         self.workers = int(workers or os.cpu_count() or 1)
-        if start_method is None:
-            methods = mp.get_all_start_methods()
-            start_method = "forkserver" if "forkserver" in methods else "spawn"
-        self._ctx = mp.get_context(start_method)
-        if start_method == "forkserver":
-            self._ctx.set_forkserver_preload([__name__])
+        self._ctx = _context(start_method)
         self._pool = [_Worker(self._ctx) for _ in range(self.workers)]
         self._backlog: deque = deque()
         self._depth = 1
@@ -388,6 +431,7 @@ class LocalEngine:
             w.process.kill()
         w.process.join(5)
         w.conn.close()
+        w.lifeline.close()
         if w.queue:
             current = w.queue.popleft()
             started = time.time() - (time.monotonic() - w.since)
@@ -468,6 +512,85 @@ class LocalEngine:
                 w.process.kill()
                 w.process.join(5)
             w.conn.close()
+            w.lifeline.close()
+
+
+def _context(start_method: str | None = None):
+    """The multiprocessing context of worker processes (forkserver where available)."""
+    if start_method is None:
+        methods = mp.get_all_start_methods()
+        start_method = "forkserver" if "forkserver" in methods else "spawn"
+    ctx = mp.get_context(start_method)
+    if start_method == "forkserver":
+        ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
+def check_function(path: str, paths=(), timeout: float | None = None) -> dict:
+    """Import the trial function in a separate worker process, never in the runner.
+
+    A module that raises, calls ``sys.exit`` or ``os._exit``, or hangs while
+    being imported (longer than the trial ``timeout``) is then one clear error
+    before any trial runs, and the runner (which may hold the store open) is
+    unharmed.
+
+    Returns
+    -------
+    dict
+        The run's provenance, captured in that process after the import (so
+        the packages the trial module imports are among those recorded; see
+        :func:`vareval.experiment.provenance.capture`).
+
+    Raises
+    ------
+    ExperimentError
+        If the function cannot be imported in a fresh process.
+    """
+    ctx = _context()
+    reader, writer = ctx.Pipe(duplex=False)
+    proc = ctx.Process(
+        target=_check_main, args=(writer, path, list(paths)), daemon=True
+    )
+    proc.start()
+    writer.close()
+    try:
+        if not reader.poll(timeout):
+            raise ExperimentError(
+                f"trial function {path!r}: importing it took longer than the trial "
+                f"timeout ({timeout:g} s); its process was killed."
+            )
+        message = reader.recv()
+    except EOFError:
+        proc.join(5)
+        message = (
+            f"trial function {path!r}: importing it ended the process (exit code "
+            f"{proc.exitcode}) without an error; does the module call sys.exit or "
+            "os._exit when imported?"
+        )
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        reader.close()
+    if isinstance(message, str):
+        raise ExperimentError(message)
+    return message
+
+
+def _check_main(writer, path: str, paths) -> None:
+    """The process of :func:`check_function`: send the provenance or the error's one line."""
+    _die_with_parent()
+    try:
+        message = provenance.capture(resolve_function(path, paths))
+    except ExperimentError as exc:
+        message = str(exc)
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt at import
+        message = (
+            f"trial function {path!r}: importing it raised {type(exc).__name__}"
+            f"({exc}); a trial module must not exit when imported."
+        )
+    writer.send(message)
+    writer.close()
 
 
 # -- Ray ---------------------------------------------------------------

@@ -24,20 +24,29 @@ compares the record with the present and says what differs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
 import sqlite3
 import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 
+from vareval.data.store_table import connect, sqlite_errors
 from vareval.errors import ExperimentError
 from vareval.experiment import provenance
-from vareval.experiment.engines import ENGINES, execute, make_engine, register, unregister
+from vareval.experiment.engines import (
+    ENGINES,
+    check_function,
+    execute,
+    make_engine,
+    register,
+    unregister,
+)
 from vareval.experiment.spec import ExperimentSpec, load_spec, resolve_function
-from vareval.experiment.store import Store
+from vareval.experiment.store import Store, beat
 from vareval.stats._result import Result
 
 
@@ -63,6 +72,9 @@ class RunReport(Result):
         Of those, how many succeeded and failed.
     not_written : int
         Results dropped because another runner had taken the claim back.
+    held_elsewhere : list
+        Trials still running under other live runners' claims when this run
+        ended: ``(host, pid, count)`` each.
     seconds : float
         Wall time of the run.
     counts : dict
@@ -84,6 +96,7 @@ class RunReport(Result):
     done: int
     failed: int
     not_written: int
+    held_elsewhere: list
     seconds: float
     counts: dict
     entropy: int
@@ -138,11 +151,7 @@ def _as_spec(spec) -> ExperimentSpec:
 
 
 def _spec_of_store(store) -> ExperimentSpec:
-    if not Path(store).exists():
-        raise ExperimentError(
-            f"store '{store}' does not exist; give the experiment's declaration to create it."
-        )
-    with Store(store) as st:
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         spec = st.spec()
     if spec is None:
         raise ExperimentError(f"store '{store}' holds no experiment yet; give its declaration.")
@@ -177,9 +186,13 @@ def _run_iv(spec, store, trial, engine, workers, address, stale_after, heartbeat
             raise ExperimentError(
                 f"`{name}` must be a positive number of seconds; got {value!r}."
             )
-    # an unknown function fails here, before any trial
-    fn = spec.callable or resolve_function(spec.trial, spec.paths)
-    return spec, fn
+    # an unknown or misbehaving function fails here, before any trial; it is
+    # imported in a worker process, never in the runner, and its provenance
+    # (code hash, imported packages) is taken there. A callable given in
+    # Python already lives in this process.
+    if spec.callable is not None:
+        return spec, provenance.capture(spec.callable)
+    return spec, check_function(spec.trial, spec.paths, spec.timeout)
 
 
 def run(
@@ -235,9 +248,10 @@ def run(
         Show a progress bar (counts, failures, ETA); default: when stderr is a terminal.
     stale_after : float, default 120
         Seconds without a heartbeat after which another runner's claim is
-        considered crashed and taken back.
+        considered crashed and taken back (a runner never takes back its own).
     heartbeat_every : float, default 10
-        Seconds between heartbeats of this runner's claims.
+        Seconds between heartbeats of this runner's claims; at most a quarter
+        of ``stale_after``, so a live runner's claim never looks stale.
     flush_every : float, default 0.25
         Longest time a finished trial waits before it is written.
 
@@ -245,43 +259,63 @@ def run(
     -------
     RunReport
         Counts of what ran, failed and was skipped.
+
+    Notes
+    -----
+    SIGTERM stops the run as Ctrl-C does (when called from the main thread):
+    finished results are written, unfinished claims released, and
+    ``KeyboardInterrupt`` is raised.
     """
-    spec, fn = _run_iv(
+    spec, now = _run_iv(
         spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
         flush_every,
     )
     spec = spec.grown(seeds=seeds, configs=configs, reruns=reruns)
+    heartbeat_every = min(heartbeat_every, stale_after / 4)
     t_start = time.monotonic()
-    now = provenance.capture(fn)
-    st = Store(store, create=True)
-    try:
-        changes = _check_code(st, now, accept_code_change)
-        before = sum(st.counts().values())
-        spec = st.prepare(spec)
-        added = sum(st.counts().values()) - before if before else 0
-        st.recover()
-        if retry_failed:
-            st.reset_failed()
-        skipped = st.counts()["done"]
-        total = st.claimable(stale_after)
-        eng = None
-        stats = {"done": 0, "failed": 0, "lost": 0}
-        run_id = st.begin_run(now, engine)
-        if total:
-            eng = make_engine(
-                engine, workers, address,
-                resources=spec.resources, runtime_env=spec.runtime_env,
-            )
-            if spec.callable is not None:
-                eng.add_function(spec.trial, spec.callable)
-            stats = _loop(
-                st, eng, spec, total, progress, stale_after, heartbeat_every,
-                flush_every, run_id,
-            )
-        st.end_run(run_id)
-        counts = st.counts()
-    finally:
-        st.close()
+    token = uuid.uuid4().hex
+    with _sigterm_interrupts(), sqlite_errors(store, ExperimentError):
+        st = Store(store, create=True)
+        try:
+            changes = _check_code(st, now, accept_code_change)
+            before = sum(st.counts().values())
+            spec = st.prepare(spec)
+            added = sum(st.counts().values()) - before if before else 0
+            st.recover()
+            if retry_failed:
+                st.reset_failed()
+            skipped = st.counts()["done"]
+            total = st.claimable(stale_after, token)
+            eng = None
+            stats = {"done": 0, "failed": 0, "lost": 0}
+            run_id = st.begin_run(now, engine)
+            if total:
+                eng = make_engine(
+                    engine,
+                    workers,
+                    address,
+                    resources=spec.resources,
+                    runtime_env=spec.runtime_env,
+                )
+                if spec.callable is not None:
+                    eng.add_function(spec.trial, spec.callable)
+                stats = _loop(
+                    st,
+                    eng,
+                    spec,
+                    token,
+                    total,
+                    progress,
+                    stale_after,
+                    heartbeat_every,
+                    flush_every,
+                    run_id,
+                )
+            st.end_run(run_id)
+            counts = st.counts()
+            held = st.held_elsewhere(token)
+        finally:
+            st.close()
     return RunReport(
         store=str(store),
         engine=engine,
@@ -292,6 +326,7 @@ def run(
         done=stats["done"],
         failed=stats["failed"],
         not_written=stats["lost"],
+        held_elsewhere=[tuple(h) for h in held],
         seconds=time.monotonic() - t_start,
         counts=counts,
         entropy=spec.entropy,
@@ -314,10 +349,11 @@ def _check_code(st: Store, now: dict, accept: bool) -> list[str]:
     return lines
 
 
-def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_every,
-          run_id=None):
+def _loop(
+    st, eng, spec, token, total, progress, stale_after, heartbeat_every, flush_every,
+    run_id=None,
+):
     """Claim, run and write until nothing is left; then release unfinished claims."""
-    token = uuid.uuid4().hex
     extra = {
         "fn": spec.trial,
         "paths": list(spec.paths),
@@ -343,6 +379,10 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
             cap = eng.capacity()
             if not exhausted and eng.in_flight() <= cap // 2:
                 tasks = st.claim(cap - eng.in_flight(), token, stale_after=stale_after)
+                if not tasks and st.recover():  # a runner on this host died
+                    tasks = st.claim(
+                        cap - eng.in_flight(), token, stale_after=stale_after
+                    )
                 if tasks:
                     eng.submit([{**t, **extra} for t in tasks])
                 else:
@@ -374,15 +414,24 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
             ):
                 stats["lost"] += len(buffer) - st.complete(buffer, token, run_id)
                 buffer, first_buffered = [], None
+        stats["lost"] += len(buffer) - st.complete(buffer, token, run_id)
+        failing = False
+    except BaseException:
+        # already failing (interrupt, full disk): save what can be saved; a
+        # second failure must not hide the first
+        failing = True
+        if st.con.in_transaction:  # interrupted inside a transaction
+            _quietly(lambda: st.con.execute("ROLLBACK"))
+        _quietly(lambda: st.complete(buffer, token, run_id))
+        raise
     finally:
-        try:
-            if buffer:
-                stats["lost"] += len(buffer) - st.complete(buffer, token, run_id)
-        finally:
-            beat.stop()
-            eng.close()
+        beat.stop()
+        eng.close()
+        if failing:
+            _quietly(lambda: st.release(token))
+        else:
             st.release(token)
-            bar.close()
+        bar.close()
     return stats
 
 
@@ -412,6 +461,30 @@ def progress_bar(**kwargs):
         return text_tqdm(file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
+def _quietly(step) -> None:
+    try:
+        step()
+    except sqlite3.Error:
+        pass
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """Within the block, SIGTERM raises KeyboardInterrupt (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class _Heartbeat(threading.Thread):
     """Refresh this runner's claims every ``every`` seconds on its own connection.
 
@@ -425,12 +498,17 @@ class _Heartbeat(threading.Thread):
         self._stop_event = threading.Event()
 
     def run(self) -> None:
-        with Store(self.path) as st:
+        # a second connection of this process, opened only through SQLite (the
+        # store was checked by the runner's own connection)
+        con = connect(self.path, readonly=False, error=ExperimentError)
+        try:
             while not self._stop_event.wait(self.every):
                 try:
-                    st.heartbeat(self.token)
+                    beat(con, self.token)
                 except sqlite3.Error:  # busy beyond the timeout: try again next beat
                     pass
+        finally:
+            con.close()
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -462,9 +540,7 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
         Stored and replayed metrics, whether they are identical and
         comparable, and what differs since the run.
     """
-    if not Path(store).exists():
-        raise ExperimentError(f"store '{store}' does not exist.")
-    with Store(store) as st:
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         spec = st.spec()
         if spec is None:
             raise ExperimentError(f"store '{store}' holds no experiment yet.")

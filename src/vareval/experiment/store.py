@@ -62,9 +62,12 @@ import numpy as np
 from vareval.data.store_table import (
     APPLICATION_ID,
     SCHEMA_VERSION,
-    check_header,
     check_identity,
+    connect,
+    loads,
     parameter_names,
+    probe,
+    sqlite_message,
     store_rows,
     tidy_frame,
 )
@@ -133,6 +136,10 @@ CREATE TABLE IF NOT EXISTS artifacts (
 );
 """
 
+# pending, or claimed by another runner whose heartbeat is older than the limit
+_CLAIMABLE = (
+    "status = 'pending' OR (status = 'running' AND heartbeat < ? AND runner IS NOT ?)"
+)
 _TASK_COLUMNS = "id, factors, config, seed, config_index, config_label, rerun, seeds"
 
 
@@ -180,8 +187,15 @@ class Store:
     path : str or path-like
         The SQLite file.
     create : bool, default False
-        Create the file (and schema) when it does not exist; otherwise a
-        missing file is an error.
+        Create the file (and schema) when it does not exist or is an empty
+        database; otherwise a missing file is an error.
+    readonly : bool, default False
+        Open with SQLite's ``mode=ro``: nothing in the file changes (no WAL
+        switch, no schema), for commands that only read.
+
+    The file is opened only through SQLite (see
+    :func:`vareval.data.store_table.connect`); a file that is not a vareval
+    store is refused before anything is written to it.
 
     Raises
     ------
@@ -190,84 +204,81 @@ class Store:
         database of another program, corrupt, or of a newer schema.
     """
 
-    def __init__(self, path, *, create: bool = False):
+    def __init__(self, path, *, create: bool = False, readonly: bool = False):
         self.path = Path(path)
-        if self.path.is_dir():
-            raise ExperimentError(
-                f"store '{self.path}' is a directory; give a file name."
-            )
-        exists = self.path.exists() and self.path.stat().st_size > 0
-        if not exists and not create:
-            raise ExperimentError(
-                f"store '{self.path}' does not exist; create it with "
-                "`vareval run EXPERIMENT.toml --store FILE`."
-            )
-        if exists:
-            check_header(self.path, ExperimentError)
+        self.readonly = readonly
+        self.con = connect(
+            self.path, readonly=readonly, create=create, error=ExperimentError
+        )
         try:
-            self.con = sqlite3.connect(
-                str(self.path),
-                timeout=60,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            self.con.execute("PRAGMA busy_timeout = 60000")
-            _retry_while_locked(self._open_wal_and_schema)
-        except sqlite3.DatabaseError as exc:
-            raise ExperimentError(
-                f"store '{self.path}' is corrupt or not a vareval store: {exc}."
-            ) from None
+            empty = probe(self.con, self.path, ExperimentError) == (0, 0, 0)
+            if empty and create and not readonly:
+                _retry_while_locked(self._create)
+            version = check_identity(self.con, self.path, ExperimentError)
+            if not readonly:
+                _retry_while_locked(self._use_wal)
+                if version == 1:
+                    _retry_while_locked(self._migrate)
+        except sqlite3.Error as exc:
+            self.con.close()
+            raise ExperimentError(sqlite_message(self.path, exc)) from None
         self.host = socket.gethostname()
         self.pid = os.getpid()
 
     # -- plumbing ------------------------------------------------------
-    def _open_wal_and_schema(self) -> None:
+    def _use_wal(self) -> None:
         mode = self.con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if mode.lower() != "wal":
+            self.con.close()
             raise ExperimentError(
                 f"store '{self.path}': SQLite refused WAL mode (got {mode!r}); "
                 "put the store on a local file system."
             )
         self.con.execute("PRAGMA synchronous = NORMAL")
-        self._init_schema()
 
-    def _init_schema(self) -> None:
+    def _create(self) -> None:
+        """Write the schema into an empty database (checked again under the lock)."""
+        self._use_wal()
         with self.transaction():
-            app = self.con.execute("PRAGMA application_id").fetchone()[0]
-            tables = self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()[
-                0
-            ]
-            if app == 0 and tables == 0:
-                for statement in (_SCHEMA + _SCHEMA_2).split(";"):
-                    if statement.strip():
-                        self.con.execute(statement)
-                self.con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                from vareval import __version__
+            if probe(self.con, self.path, ExperimentError) != (0, 0, 0):
+                return  # another runner created it first
+            for statement in (_SCHEMA + _SCHEMA_2).split(";"):
+                if statement.strip():
+                    self.con.execute(statement)
+            self.con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            from vareval import __version__
 
-                self.con.executemany(
-                    "INSERT INTO meta (key, value) VALUES (?, ?)",
-                    [
-                        ("created", repr(_now())),
-                        ("vareval_version", __version__),
-                        ("config_scheme", str(CONFIG_SCHEME)),
-                    ],
-                )
-            elif app == APPLICATION_ID:
-                self._migrate()
-        check_identity(self.con, self.path, ExperimentError)
+            self.con.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                [
+                    ("created", repr(_now())),
+                    ("vareval_version", __version__),
+                    ("config_scheme", str(CONFIG_SCHEME)),
+                ],
+            )
 
     def _migrate(self) -> None:
         """Bring a version 1 store to version 2: new tables and a column, nothing rewritten."""
-        version = self.con.execute("PRAGMA user_version").fetchone()[0]
-        if version != 1:
-            return
-        self.con.execute("ALTER TABLE trials ADD COLUMN run_id INTEGER")
-        for statement in _SCHEMA_2.split(";"):
-            if statement.strip():
-                self.con.execute(statement)
-        self.con.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('config_scheme', '1')")
-        self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        with self.transaction():
+            if self.con.execute("PRAGMA user_version").fetchone()[0] != 1:
+                return  # another runner migrated it first
+            self.con.execute("ALTER TABLE trials ADD COLUMN run_id INTEGER")
+            for statement in _SCHEMA_2.split(";"):
+                if statement.strip():
+                    self.con.execute(statement)
+            self.con.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('config_scheme', '1')"
+            )
+            self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _has_table(self, name: str) -> bool:
+        """Whether the store has this table (a read-only version 1 store lacks the new ones)."""
+        return bool(
+            self.con.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+            ).fetchone()[0]
+        )
 
     def transaction(self):
         """A context manager: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK``)."""
@@ -293,8 +304,7 @@ class Store:
 
     def spec(self) -> ExperimentSpec | None:
         """The experiment this store was created for (None for a fresh store)."""
-        raw = self.meta("spec")
-        return None if raw is None else ExperimentSpec.from_dict(json.loads(raw))
+        return _decode_spec(self.meta("spec"), self.path)
 
     def config_scheme(self) -> int:
         """How this store draws configurations (1: before version 2; 2: prefix-stable)."""
@@ -328,7 +338,7 @@ class Store:
                     ],
                 )
             else:
-                stored = ExperimentSpec.from_dict(json.loads(raw))
+                stored = _decode_spec(raw, self.path)
                 spec = self._grow(stored, spec)
                 self.con.execute(
                     "UPDATE meta SET value = ? WHERE key = 'spec'", (json.dumps(spec.to_dict()),)
@@ -353,9 +363,9 @@ class Store:
         if diff:
             raise ExperimentError(
                 f"store '{self.path}' holds a different experiment ({', '.join(diff)} "
-                f"differ{'s' if len(diff) == 1 else ''}), and existing trials would change; resume with the same "
-                "declaration (more seeds, configs, reruns or factor levels are fine) "
-                "or use a new --store."
+                f"differ{'s' if len(diff) == 1 else ''}), and existing trials would "
+                "change; resume with the same declaration (more seeds, configs, reruns "
+                "or factor levels are fine) or use a new --store."
             )
         if spec.configs > stored.configs and self.config_scheme() == 1:
             raise ExperimentError(
@@ -393,6 +403,8 @@ class Store:
 
     def provenance(self, run_id: int | None = None) -> dict | None:
         """The provenance of run ``run_id`` (default: the latest run); None if unrecorded."""
+        if not self._has_table("runs"):
+            return None
         if run_id is None:
             row = self.con.execute(
                 "SELECT provenance FROM runs ORDER BY id DESC LIMIT 1"
@@ -401,7 +413,8 @@ class Store:
             row = self.con.execute(
                 "SELECT provenance FROM runs WHERE id = ?", (int(run_id),)
             ).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else loads(row[0], "a run's provenance", self.path,
+                                              ExperimentError)
 
     # -- claiming and writing ---------------------------------------------
     def recover(self) -> int:
@@ -431,16 +444,18 @@ class Store:
                 "UPDATE trials SET status = 'pending' WHERE status = 'failed'"
             ).rowcount
 
-    def claimable(self, stale_after: float) -> int:
-        """How many trials a runner could claim now."""
+    def claimable(self, stale_after: float, token: str | None = None) -> int:
+        """How many trials the runner ``token`` could claim now."""
         return self.con.execute(
-            "SELECT count(*) FROM trials WHERE status = 'pending' "
-            "OR (status = 'running' AND heartbeat < ?)",
-            (_now() - stale_after,),
+            f"SELECT count(*) FROM trials WHERE {_CLAIMABLE}",
+            (_now() - stale_after, token),
         ).fetchone()[0]
 
     def claim(self, n: int, token: str, *, stale_after: float = 120.0) -> list[dict]:
         """Atomically claim up to ``n`` trials: pending or with a stale heartbeat.
+
+        A claim of this runner itself (``token``) is never stale: it is alive,
+        since it is asking.
 
         Returns
         -------
@@ -451,9 +466,9 @@ class Store:
         now = _now()
         with self.transaction():
             rows = self.con.execute(
-                f"SELECT {_TASK_COLUMNS} FROM trials WHERE status = 'pending' "
-                "OR (status = 'running' AND heartbeat < ?) ORDER BY id LIMIT ?",
-                (now - stale_after, int(n)),
+                f"SELECT {_TASK_COLUMNS} FROM trials WHERE {_CLAIMABLE} "
+                "ORDER BY id LIMIT ?",
+                (now - stale_after, token, int(n)),
             ).fetchall()
             self.con.executemany(
                 "UPDATE trials SET status = 'running', runner = ?, runner_host = ?, "
@@ -464,25 +479,32 @@ class Store:
         return [
             {
                 "id": r[0],
-                "factors": json.loads(r[1]),
-                "config": json.loads(r[2]),
+                "factors": self._loads(r[1], r[0], "factors"),
+                "config": self._loads(r[2], r[0], "config"),
                 "seed": r[3],
                 "config_index": r[4],
                 "config_label": r[5],
                 "rerun": r[6],
-                "seeds": json.loads(r[7]),
+                "seeds": self._loads(r[7], r[0], "seeds"),
             }
             for r in rows
         ]
 
+    def _loads(self, raw, trial_id, column):
+        return loads(raw, f"trial {trial_id}'s `{column}`", self.path, ExperimentError)
+
+    def held_elsewhere(self, token: str) -> list[tuple]:
+        """Trials running under other runners' claims: ``(host, pid, count)`` each."""
+        return self.con.execute(
+            "SELECT runner_host, runner_pid, count(*) FROM trials "
+            "WHERE status = 'running' AND runner IS NOT ? "
+            "GROUP BY runner_host, runner_pid ORDER BY runner_host, runner_pid",
+            (token,),
+        ).fetchall()
+
     def heartbeat(self, token: str) -> None:
         """Refresh the heartbeat of every trial this runner holds."""
-        with self.transaction():
-            self.con.execute(
-                "UPDATE trials SET heartbeat = ? WHERE status = 'running' AND runner "
-                "= ?",
-                (_now(), token),
-            )
+        beat(self.con, token)
 
     def complete(self, results: list[dict], token: str, run_id: int | None = None) -> int:
         """Write finished trials in one transaction; returns how many were written.
@@ -578,7 +600,10 @@ class Store:
 
     def trial(self, trial_id: int) -> dict:
         """Every stored field of one trial, JSON columns decoded."""
-        cur = self.con.execute("SELECT * FROM trials WHERE id = ?", (int(trial_id),))
+        in_range = -(2**63) <= int(trial_id) < 2**63  # SQLite's integers
+        cur = self.con.execute(
+            "SELECT * FROM trials WHERE id = ?", (int(trial_id) if in_range else 0,)
+        )
         row = cur.fetchone()
         if row is None:
             n = self.con.execute("SELECT max(id) FROM trials").fetchone()[0] or 0
@@ -589,7 +614,7 @@ class Store:
         rec = dict(zip([c[0] for c in cur.description], row, strict=True))
         for key in ("factors", "config", "seeds", "metrics"):
             if rec[key] is not None:
-                rec[key] = json.loads(rec[key])
+                rec[key] = self._loads(rec[key], trial_id, key)
         return rec
 
     def failures(self, limit: int = 10) -> list[dict]:
@@ -607,7 +632,13 @@ class Store:
         spec = self.spec()
         if spec is None:
             raise ExperimentError(f"store '{self.path}' holds no experiment yet.")
-        df = tidy_frame(store_rows(self.con), list(spec.factors), parameter_names(spec.to_dict()))
+        df = tidy_frame(
+            store_rows(self.con),
+            list(spec.factors),
+            parameter_names(spec.to_dict()),
+            path=self.path,
+            error=ExperimentError,
+        )
         if status is not None:
             df = df.loc[df["status"] == status].reset_index(drop=True)
         df.attrs["spec"] = spec.to_dict()
@@ -625,6 +656,9 @@ class Store:
 
         spec = self.spec()
         factors = list(spec.factors) if spec else []
+        if not self._has_table("curves"):
+            return pd.DataFrame(columns=["trial_id", *factors, "experiment", "seed", "config",
+                                         "rerun", "step"])
         long = pd.read_sql_query(
             "SELECT c.trial_id, t.factors, t.experiment, t.seed, t.config_label AS config, "
             "t.rerun, c.step, c.name, c.value FROM curves c JOIN trials t ON t.id = c.trial_id "
@@ -648,6 +682,8 @@ class Store:
 
     def artifact(self, trial_id: int, name: str) -> bytes:
         """The bytes of artifact ``name`` of trial ``trial_id``."""
+        if not self._has_table("artifacts"):
+            raise ExperimentError(f"store '{self.path}' keeps no artifacts (made before them).")
         row = self.con.execute(
             "SELECT data, path, sha256 FROM artifacts WHERE trial_id = ? AND name = ?",
             (int(trial_id), name),
@@ -673,6 +709,29 @@ class Store:
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` ("ok" when the file is sound)."""
         return self.con.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def beat(con: sqlite3.Connection, token: str) -> None:
+    """Refresh the heartbeat of every trial the runner ``token`` holds."""
+    with _Immediate(con):
+        con.execute(
+            "UPDATE trials SET heartbeat = ? WHERE status = 'running' AND runner = ?",
+            (_now(), token),
+        )
+
+
+def _decode_spec(raw, path) -> ExperimentSpec | None:
+    """The stored declaration as a spec (None if absent); one line if unreadable."""
+    if raw is None:
+        return None
+    data = loads(raw, "the experiment's declaration (meta `spec`)", path, ExperimentError)
+    try:
+        return ExperimentSpec.from_dict(data)
+    except (TypeError, AttributeError, ExperimentError) as exc:
+        raise ExperimentError(
+            f"store '{path}': the experiment's declaration (meta `spec`) is invalid "
+            f"({exc}); the store was changed outside vareval."
+        ) from None
 
 
 class _Immediate:
