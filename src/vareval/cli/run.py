@@ -15,12 +15,22 @@ def _store_argument(f):
 
 
 @click.command()
-@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.argument("experiment", type=click.Path(dir_okay=False), required=False)
 @click.option(
     "--store",
     required=True,
     type=click.Path(dir_okay=False),
-    help="SQLite store to write (created, or resumed if it exists).",
+    help="SQLite store to write (created, resumed or grown if it exists).",
+)
+@click.option("--seeds", type=int, default=None, help="Grow the design to this many seeds.")
+@click.option(
+    "--configs", type=int, default=None, help="Grow to this many configurations (per seed)."
+)
+@click.option("--reruns", type=int, default=None, help="Grow to this many reruns.")
+@click.option(
+    "--accept-code-change",
+    is_flag=True,
+    help="Run although the trial's code changed since the store's last run.",
 )
 @click.option(
     "--engine",
@@ -48,12 +58,26 @@ def _store_argument(f):
     help="Seconds without heartbeat before another runner's claim counts as crashed.",
 )
 def run(
-    experiment, store, engine, address, workers, retry_failed, no_progress, stale_after
+    experiment,
+    store,
+    seeds,
+    configs,
+    reruns,
+    accept_code_change,
+    engine,
+    address,
+    workers,
+    retry_failed,
+    no_progress,
+    stale_after,
 ):
     """Run (or resume) EXPERIMENT.toml into a SQLite store, one row per trial.
 
     Done trials are skipped, failed ones are retried only with --retry-failed,
-    and no trial is ever written twice. Exit status 2 if a trial failed.
+    and no trial is ever written twice. More seeds, configurations or reruns
+    (--seeds 46, or an edited EXPERIMENT.toml) append trials and leave the
+    existing ones exactly as they are; without EXPERIMENT the store's own
+    declaration is used. Exit status 2 if a trial failed.
     """
     from vareval.data.store_table import sqlite_errors
     from vareval.errors import ExperimentError
@@ -63,6 +87,10 @@ def run(
     report = run_experiment(
         experiment,
         store,
+        seeds=seeds,
+        configs=configs,
+        reruns=reruns,
+        accept_code_change=accept_code_change,
         engine=engine,
         workers=workers,
         address=address,
@@ -71,6 +99,10 @@ def run(
         stale_after=stale_after,
     )
     c = report.counts
+    if report.added:
+        click.echo(f"grew the store by {report.added} trials (existing trials unchanged).")
+    for line in report.changes:
+        click.echo(f"note: since the store's last run: {line}")
     click.echo(
         f"ran {report.ran} trials ({report.done} done, {report.failed} failed) in "
         f"{report.seconds:.1f} s on the {report.engine} engine ({report.workers} "
@@ -214,17 +246,30 @@ def status(store, as_json):
     is_flag=True,
     help="Only finished trials (default: every trial, with its status).",
 )
-def export(store, fmt, output, done_only):
+@click.option(
+    "--curves",
+    is_flag=True,
+    help="Export the learning curves (trial.report): one row per trial and step.",
+)
+def export(store, fmt, output, done_only, curves):
     """Export a run store as a tidy table.
 
-    One row per trial; one column per factor, configuration key and metric.
+    One row per trial; one column per factor, configuration key and metric
+    (a parameter a trial's search space lacks is left empty). With --curves,
+    one row per (trial, step) and a column per reported metric.
     """
     from vareval.data.store_table import sqlite_errors
     from vareval.errors import ArgumentError, ExperimentError
     from vareval.experiment.store import Store
 
     with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
-        df = st.frame(status="done" if done_only else None)
+        if curves:
+            df = st.curves()
+            if done_only:
+                done = set(st.frame(status="done")["trial_id"])
+                df = df[df["trial_id"].isin(done)].reset_index(drop=True)
+        else:
+            df = st.frame(status="done" if done_only else None)
     if fmt == "parquet":
         if output is None:
             raise ArgumentError("--format parquet needs -o FILE (Parquet is binary).")
@@ -263,10 +308,60 @@ def replay(store, trial_id, as_json):
     for k in sorted(set(r.stored) | set(r.replayed)):
         a, b = r.stored.get(k), r.replayed.get(k)
         lines.append(f"  {k:<16} stored {a!r:<24} replayed {b!r}")
-    lines.append("bit-identical" if r.identical else "NOT identical")
+    lines += [f"  since the run: {d}" for d in r.differences]
+    if r.comparable is False:
+        lines.append("trial code changed since the run: replay not comparable")
+    elif r.identical:
+        lines.append(
+            "bit-identical"
+            if r.comparable
+            else "bit-identical (the store keeps no provenance: code not checked)"
+        )
+    else:
+        lines.append("NOT identical")
     emit(as_json, r.to_dict(), "\n".join(lines))
     if r.status != "done":
         raise ExperimentError(f"replay of trial {trial_id} failed: {r.error}")
+
+
+_GROWS = {"seed": "seeds", "config": "configs", "rerun": "reruns"}
+
+
+def grow_command(store, pair_on, k: int) -> dict:
+    """The ``vareval run`` command that grows ``store`` to ``k`` pairing units.
+
+    Returns ``{"command", "message"}``; ``command`` is None when the store
+    already has ``k`` units or the pairing column is not a design dimension.
+    """
+    from vareval.data.store_table import sqlite_errors
+    from vareval.errors import ExperimentError
+    from vareval.experiment.store import Store
+
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
+        spec = st.spec()
+    if spec is None:
+        raise ExperimentError(f"store '{store}' holds no experiment yet.")
+    dims = [_GROWS.get(c) for c in pair_on]
+    if len(dims) != 1 or dims[0] is None:
+        return {
+            "command": None,
+            "message": f"pairs are ({', '.join(pair_on)}), not one of seed, config, rerun: "
+            "no single option of `vareval run` grows them.",
+        }
+    option, have = dims[0], getattr(spec, dims[0])
+    if have >= k:
+        return {
+            "command": None,
+            "message": f"store {store} already has {have} {option} (>= {k} planned).",
+        }
+    import shlex
+
+    command = f"vareval run --store {shlex.quote(str(store))} --{option} {k}"
+    return {
+        "command": command,
+        "message": f"grow the store from {have} to {k} {option} "
+        f"({(k - have) * spec.n_trials // have} more trials):\n  {command}",
+    }
 
 
 def demo_section() -> str:
