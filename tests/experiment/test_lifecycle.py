@@ -270,9 +270,9 @@ def test_changed_trial_code_is_refused_and_replay_not_comparable(tmp_path, make_
 
 def test_variance_nests_configurations_in_model(tmp_path):
     """`vareval variance` on a store with per-model spaces nests config in model."""
+    from _trials import SD
     from click.testing import CliRunner
 
-    from _trials import SD
     from vareval.cli import main
 
     path = tmp_path / "levels.db"
