@@ -113,3 +113,13 @@ def components(trial):
     config_effect = np.random.default_rng(key).normal() * SD["config"]
     noise = trial.rng("noise").normal() * SD["residual"]
     return {"score": MEANS[model] + seed_effect + config_effect + noise}
+
+
+def on_ray(trial):
+    """Record the Ray node that ran the trial (an artifact) and the runtime_env's flag."""
+    import ray
+
+    time.sleep(float(trial.params.get("sleep", 0.0)))
+    trial.artifact("node", ray.get_runtime_context().get_node_id().encode())
+    return {"flag": float(os.environ.get("VAREVAL_FLAG") == "on"),
+            "cpus": float(len(ray.get_runtime_context().get_assigned_resources()))}

@@ -658,6 +658,8 @@ class RayEngine:
         if options.get("memory"):
             per.append(total.get("memory", 0) / options["memory"])
         if min(per) < 1:
+            if self._started:
+                ray.shutdown()
             raise ExperimentError(
                 f"the Ray cluster cannot run one trial with [resources] {dict(resources)} "
                 f"(it has {total.get('CPU', 0):g} CPUs, {total.get('GPU', 0):g} GPUs)."
