@@ -759,7 +759,7 @@ def _grid_rows(spec: ExperimentSpec, scheme: int = CONFIG_SCHEME):
         reruns=spec.reruns,
         nested=spec.nested,
     )
-    configs_of: dict[str, dict] = {}  # per search space (experiments may differ)
+    configs_of: dict[tuple, dict] = {}  # JSON per search space (experiments may differ)
     names = list(spec.factors)
     seeds_cache: dict[tuple[int, int], str] = {}
     level_of = {
@@ -773,11 +773,12 @@ def _grid_rows(spec: ExperimentSpec, scheme: int = CONFIG_SCHEME):
             int(rec["rerun"]),
         )
         factors = {n: _plain(level_of[n].get(str(rec[n]), rec[n])) for n in names}
-        space_key = json.dumps(
-            {f: str(factors[f]) for f in spec.level_spaces}, sort_keys=True
-        )
+        space_key = tuple(str(factors[f]) for f in spec.level_spaces)
         if space_key not in configs_of:
-            configs_of[space_key] = configurations(spec, factors, scheme=scheme)
+            configs_of[space_key] = {
+                s: [json.dumps(c) for c in cs]
+                for s, cs in configurations(spec, factors, scheme=scheme).items()
+            }
         configs = configs_of[space_key]
         key = (seed, rerun)
         if key not in seeds_cache:
@@ -788,7 +789,7 @@ def _grid_rows(spec: ExperimentSpec, scheme: int = CONFIG_SCHEME):
             seed,
             cidx,
             str(rec["config"]),
-            json.dumps(configs[seed][cidx]),
+            configs[seed][cidx],
             rerun,
             seeds_cache[key],
         )
