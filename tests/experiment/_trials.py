@@ -123,3 +123,21 @@ def on_ray(trial):
     trial.artifact("node", ray.get_runtime_context().get_node_id().encode())
     return {"flag": float(os.environ.get("VAREVAL_FLAG") == "on"),
             "cpus": float(len(ray.get_runtime_context().get_assigned_resources()))}
+
+
+def ticking(trial):
+    """Sleep, then log ``id pid time`` to ``params['log']``; seeds in ``hang`` hang.
+
+    A hanging trial first logs ``start id pid`` to ``params['started']``.
+    """
+    if trial.seed in trial.params.get("hang", ()):
+        with open(trial.params["started"], "a") as fh:
+            fh.write(f"start {trial.trial_id} {os.getpid()}\n")
+        time.sleep(600)
+    time.sleep(float(trial.params.get("sleep", 0.0)))
+    fd = os.open(trial.params["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, f"{trial.trial_id} {os.getpid()} {time.time():.6f}\n".encode())
+    finally:
+        os.close(fd)
+    return {"x": float(trial.rng("init").normal())}

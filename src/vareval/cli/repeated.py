@@ -122,6 +122,9 @@ def best_of_k(
 ):
     """Apparent gaps between two IDENTICAL methods that each keep their best of k runs."""
     import vareval
+    from vareval.stats._checks import check_size
+
+    check_size(n_sim, "--n-sim")
 
     table = vareval.best_of_k(
         vareval.read_table(results),
@@ -173,6 +176,9 @@ def render_best_of_k(table) -> str:
 def paired(results, metric, by, pair_on, a, b, confidence, n_boot, lower_is_better, seed, as_json):
     """Mean paired difference A - B with SE, CIs and the variance decomposition."""
     import vareval
+    from vareval.stats._checks import check_size
+
+    check_size(n_boot, "--n-boot")
 
     table = vareval.paired(
         vareval.read_table(results),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import emit, json_option
+from vareval.cli._common import check_output, emit, json_option, writing
 
 _ENGINES = ("local", "serial", "ray")
 _FORMATS = ("csv", "parquet", "jsonl")
@@ -118,6 +118,12 @@ def run(
         click.echo(
             f"note: {report.not_written} results were not written: another runner "
             "had taken their trials back."
+        )
+    for host, pid, n in report.held_elsewhere:
+        click.echo(
+            f"note: {n} trials are still running under the runner with pid {pid} on "
+            f"host {host}; it writes them, or, if it died, the next `vareval run` on "
+            "this store runs them again."
         )
     if report.failed:
         with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
@@ -262,6 +268,7 @@ def export(store, fmt, output, done_only, curves):
     from vareval.errors import ArgumentError, ExperimentError
     from vareval.experiment.store import Store
 
+    check_output(output, "-o")
     with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         if curves:
             df = st.curves()
@@ -280,7 +287,8 @@ def export(store, fmt, output, done_only, curves):
                 "--format parquet needs pyarrow: pip install 'vareval[parquet]'."
             ) from None
         df.attrs = {}
-        df.to_parquet(output, index=False)
+        with writing(output, "-o"):
+            df.to_parquet(output, index=False)
         return
     text = (
         df.to_csv(index=False)
@@ -290,7 +298,7 @@ def export(store, fmt, output, done_only, curves):
     if output is None:
         click.echo(text, nl=False)
     else:
-        with open(output, "w", encoding="utf-8") as fh:
+        with writing(output, "-o"), open(output, "w", encoding="utf-8") as fh:
             fh.write(text)
 
 

@@ -213,6 +213,9 @@ def significance(
     """
     from vareval.data import read_table
     from vareval.data.significance import significance as run
+    from vareval.stats._checks import check_size
+
+    check_size(resamples, "--resamples")
 
     report = run(
         read_table(predictions),

@@ -222,7 +222,7 @@ def tidy_frame(
         started,
         finished,
         host,
-        error,
+        error_text,
     ) in rows:
         rec = {
             "trial_id": tid,
@@ -245,7 +245,7 @@ def tidy_frame(
             started=started,
             finished=finished,
             host=host,
-            error=error,
+            error=error_text,
         )
         records.append(rec)
     taken = (

@@ -407,7 +407,8 @@ class LocalEngine:
 
     def _dispatch(self) -> None:
         now = time.monotonic()
-        for w in self._pool:
+        # the least busy first, so work does not queue behind a long trial
+        for w in sorted(self._pool, key=lambda w: len(w.queue)):
             room = self._depth - len(w.queue)
             if room <= 0 or not self._backlog:
                 continue

@@ -309,7 +309,6 @@ def run(
                     stale_after,
                     heartbeat_every,
                     flush_every,
-                    run_id,
                 )
             st.end_run(run_id)
             counts = st.counts()
@@ -350,8 +349,7 @@ def _check_code(st: Store, now: dict, accept: bool) -> list[str]:
 
 
 def _loop(
-    st, eng, spec, token, total, progress, stale_after, heartbeat_every, flush_every,
-    run_id=None,
+    st, eng, spec, token, total, progress, stale_after, heartbeat_every, flush_every
 ):
     """Claim, run and write until nothing is left; then release unfinished claims."""
     extra = {
@@ -412,9 +410,9 @@ def _loop(
                 or eng.in_flight() == 0
                 or len(buffer) >= 2000
             ):
-                stats["lost"] += len(buffer) - st.complete(buffer, token, run_id)
+                stats["lost"] += len(buffer) - st.complete(buffer, token)
                 buffer, first_buffered = [], None
-        stats["lost"] += len(buffer) - st.complete(buffer, token, run_id)
+        stats["lost"] += len(buffer) - st.complete(buffer, token)
         failing = False
     except BaseException:
         # already failing (interrupt, full disk): save what can be saved; a
@@ -422,7 +420,7 @@ def _loop(
         failing = True
         if st.con.in_transaction:  # interrupted inside a transaction
             _quietly(lambda: st.con.execute("ROLLBACK"))
-        _quietly(lambda: st.complete(buffer, token, run_id))
+        _quietly(lambda: st.complete(buffer, token))
         raise
     finally:
         beat.stop()

@@ -395,10 +395,11 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
         if (
             isinstance(spec.timeout, bool)
             or not isinstance(spec.timeout, numbers.Real)
-            or not spec.timeout > 0
+            or not 0 < spec.timeout < math.inf
         ):
             raise ExperimentError(
-                f"`timeout` must be a positive number of seconds; got {spec.timeout!r}."
+                f"`timeout` must be a finite positive number of seconds (leave it out "
+                f"for no limit); got {spec.timeout!r}."
             )
         out["timeout"] = float(spec.timeout)
     if not isinstance(spec.params, Mapping):
@@ -413,6 +414,7 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
         ) from None
     out["params"] = dict(spec.params)
     out["paths"] = tuple(str(p) for p in spec.paths)
+    _check_grid_size(factors, out["seeds"], out["configs"], out["reruns"])
     out["resources"] = _check_resources(spec.resources)
     if not isinstance(spec.runtime_env, Mapping):
         raise ExperimentError(
@@ -528,6 +530,27 @@ def _check_resources(raw) -> dict:
     if "memory" in out:
         memory_bytes(out["memory"])
     return out
+
+
+MAX_TRIALS = 10**7
+_STORE_BYTES_PER_TRIAL = 500  # a trial's row and index entries, with a few metrics
+_INSERT_SECONDS_PER_TRIAL = 5e-5  # writing its row when the grid is first stored
+
+
+def _check_grid_size(factors, seeds: int, configs: int, reruns: int) -> None:
+    """Refuse up front a grid too large to store (it would fill the disk or take hours)."""
+    experiments = math.prod(len(v) for v in factors.values())
+    n = experiments * seeds * configs * reruns
+    if n > MAX_TRIALS:
+        from vareval.stats._checks import human_bytes, human_seconds
+
+        raise ExperimentError(
+            f"the design has {n:,} trials ({experiments} experiments x {seeds:,} seeds "
+            f"x {configs:,} configs x {reruns:,} reruns); its store would need about "
+            f"{human_bytes(n * _STORE_BYTES_PER_TRIAL)} and writing the grid at least "
+            f"{human_seconds(n * _INSERT_SECONDS_PER_TRIAL)}, before any trial runs; "
+            f"at most {MAX_TRIALS:,} trials per store are accepted."
+        )
 
 
 def _check_name(name, what: str) -> None:
@@ -684,7 +707,17 @@ def load_spec(path) -> ExperimentSpec:
         raise ExperimentError(
             f"experiment file '{path}' does not exist or is not a file."
         )
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ExperimentError(
+            f"experiment file '{path}' is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+            f"at offset {exc.start}); an experiment.toml must be UTF-8."
+        ) from None
+    except OSError as exc:
+        raise ExperimentError(
+            f"experiment file '{path}' could not be read: {exc.strerror}."
+        ) from None
     return loads_spec(text, source=str(path), base=path.resolve().parent)
 
 
@@ -722,14 +755,29 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
     for key in ("trial", "seeds"):
         if key not in exp:
             raise ExperimentError(f"[experiment] is missing `{key}`.")
+    for table in ("factors", "space", "randomness", "params"):
+        if not isinstance(doc.get(table, {}), dict):
+            raise ExperimentError(
+                f"`{table}` must be a table [{table}]; got {doc[table]!r}."
+            )
     rnd = doc.get("randomness", {})
     bad = set(rnd) - _RANDOMNESS_KEYS
     if bad:
         raise ExperimentError(
             f"[randomness] unknown key {sorted(bad)[0]!r}; accepted: sources, fixed."
         )
+    for key in ("sources", "fixed"):
+        if not isinstance(rnd.get(key, []), list):
+            raise ExperimentError(
+                f"[randomness] `{key}` must be a list of names; got {rnd[key]!r}."
+            )
     raw_paths = exp.get("path", [])
-    raw_paths = [raw_paths] if isinstance(raw_paths, str) else list(raw_paths)
+    raw_paths = [raw_paths] if isinstance(raw_paths, str) else raw_paths
+    if not isinstance(raw_paths, list) or not all(isinstance(p, str) for p in raw_paths):
+        raise ExperimentError(
+            "[experiment] `path` must be a folder or a list of folders (strings); "
+            f"got {exp['path']!r}."
+        )
     paths = []
     if base is not None:
         paths.append(str(base))
@@ -737,13 +785,15 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
     else:
         paths += [str(p) for p in raw_paths]
     space = doc.get("space", {})
-    if not isinstance(space, dict):
-        raise ExperimentError("[space] must be a table of parameters.")
     factors = doc.get("factors", {})
-    level_spaces = {
-        k: v for k, v in space.items() if k in factors and "distribution" not in v
-    }
-    space = {k: v for k, v in space.items() if k not in level_spaces}
+    level_spaces = {}
+    if isinstance(space, dict) and isinstance(factors, dict):
+        level_spaces = {
+            k: v
+            for k, v in space.items()
+            if k in factors and isinstance(v, dict) and "distribution" not in v
+        }
+        space = {k: v for k, v in space.items() if k not in level_spaces}
     return ExperimentSpec(
         trial=exp["trial"],
         factors=doc.get("factors", {}),

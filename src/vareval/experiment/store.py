@@ -224,6 +224,7 @@ class Store:
             raise ExperimentError(sqlite_message(self.path, exc)) from None
         self.host = socket.gethostname()
         self.pid = os.getpid()
+        self.run_id = None  # set by begin_run
 
     # -- plumbing ------------------------------------------------------
     def _use_wal(self) -> None:
@@ -389,12 +390,16 @@ class Store:
 
     # -- runs and their provenance ------------------------------------------
     def begin_run(self, provenance: dict, engine: str) -> int:
-        """Record the start of a run with its provenance; returns the run's id."""
+        """Record the start of a run with its provenance; returns the run's id.
+
+        Results written by :meth:`complete` from now on belong to this run.
+        """
         with self.transaction():
-            return self.con.execute(
+            self.run_id = self.con.execute(
                 "INSERT INTO runs (started, engine, provenance) VALUES (?, ?, ?)",
                 (_now(), engine, json.dumps(provenance)),
             ).lastrowid
+        return self.run_id
 
     def end_run(self, run_id: int) -> None:
         """Record when a run finished."""
@@ -506,12 +511,13 @@ class Store:
         """Refresh the heartbeat of every trial this runner holds."""
         beat(self.con, token)
 
-    def complete(self, results: list[dict], token: str, run_id: int | None = None) -> int:
+    def complete(self, results: list[dict], token: str) -> int:
         """Write finished trials in one transaction; returns how many were written.
 
         A result is written only if this runner still holds the trial's claim
         (a trial taken back as stale and finished elsewhere is not overwritten).
-        Its learning curves and artifacts replace any from an earlier attempt.
+        Its learning curves and artifacts replace any from an earlier attempt;
+        it is marked with the run begun by :meth:`begin_run`.
         """
         if not results:
             return 0
@@ -530,7 +536,7 @@ class Store:
                         r.get("host"),
                         r.get("error"),
                         r.get("traceback"),
-                        run_id,
+                        self.run_id,
                         r["id"],
                         token,
                     ),
