@@ -289,3 +289,34 @@ def test_variance_nests_configurations_in_model(tmp_path):
     assert comps["config:model"] == pytest.approx(SD["config"], rel=0.3)
     assert comps["Residual"] == pytest.approx(SD["residual"], rel=0.2)
     assert comps["seed"] == pytest.approx(SD["seed"], rel=0.6)
+
+
+def test_plan_prints_the_command_that_grows_the_store(tmp_path):
+    import shlex
+
+    from click.testing import CliRunner
+
+    from vareval.cli import main
+
+    path = tmp_path / "runs.db"
+    pilot = LEVELS_TOML.replace("seeds = 8", "seeds = 3").replace("configs = 6", "configs = 2")
+    run(loads_spec(pilot.replace("reruns = 3", "reruns = 1")), path, engine="serial",
+        progress=False)
+    args = ["plan", str(path), "--metric", "score", "--by", "model", "--pair-on",
+            "seed,config", "--a", "forest", "--b", "svc", "--target-se", "0.01",
+            "--store", str(path), "--json"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    grow = json.loads(res.output)["grow"]
+    k = int(grow["message"].split(" pairs")[0])
+    assert grow["command"].startswith(f"vareval run --store {shlex.quote(str(path))} --seeds ")
+    seeds = int(grow["command"].rsplit(" ", 1)[1])
+    assert seeds == -(-k // 2) > 3  # two configurations per seed
+    res = CliRunner().invoke(main, shlex.split(grow["command"])[1:] + ["--engine", "serial"])
+    assert res.exit_code == 0, res.output
+    assert "grew the store by" in res.output
+    with Store(path) as st:
+        assert st.spec().seeds == seeds
+    loose = [("0.1" if a == "0.01" else a) for a in args]  # a target the store already meets
+    done = CliRunner().invoke(main, loose)
+    assert "already has" in json.loads(done.output)["grow"]["message"]

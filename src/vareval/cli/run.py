@@ -332,7 +332,7 @@ def replay(store, trial_id, as_json):
         raise ExperimentError(f"replay of trial {trial_id} failed: {r.error}")
 
 
-_GROWS = {"seed": "seeds", "config": "configs", "rerun": "reruns"}
+_GROWS = {"seed": "seeds", "config": "configs", "rerun": "reruns"}  # column -> option
 
 
 def grow_command(store, pair_on, k: int) -> dict:
@@ -349,27 +349,44 @@ def grow_command(store, pair_on, k: int) -> dict:
         spec = st.spec()
     if spec is None:
         raise ExperimentError(f"store '{store}' holds no experiment yet.")
-    dims = [_GROWS.get(c) for c in pair_on]
-    if len(dims) != 1 or dims[0] is None:
+    option, target = _grow_target(spec, list(pair_on), k)
+    if option is None:
         return {
             "command": None,
-            "message": f"pairs are ({', '.join(pair_on)}), not one of seed, config, rerun: "
-            "no single option of `vareval run` grows them.",
+            "message": f"pairs are ({', '.join(pair_on)}); only seed, config and rerun "
+            "columns of a store say which option of `vareval run` grows them.",
         }
-    option, have = dims[0], getattr(spec, dims[0])
-    if have >= k:
+    have = getattr(spec, option)
+    if have >= target:
         return {
             "command": None,
-            "message": f"store {store} already has {have} {option} (>= {k} planned).",
+            "message": f"store {store} already has {have} {option} "
+            f"(>= {target} for {k} pairs).",
         }
     import shlex
 
-    command = f"vareval run --store {shlex.quote(str(store))} --{option} {k}"
+    command = f"vareval run --store {shlex.quote(str(store))} --{option} {target}"
     return {
         "command": command,
-        "message": f"grow the store from {have} to {k} {option} "
-        f"({(k - have) * spec.n_trials // have} more trials):\n  {command}",
+        "message": f"{k} pairs: grow the store from {have} to {target} {option} "
+        f"({(target - have) * spec.n_trials // have} more trials):\n  {command}",
     }
+
+
+def _grow_target(spec, pair_on: list, k: int):
+    """Which design size (seeds, configs or reruns) gives ``k`` pairing units, and to what."""
+    import math
+
+    if not pair_on or any(c not in _GROWS for c in pair_on):
+        return None, None
+    if "seed" in pair_on:  # units per seed: its (nested) configurations and reruns
+        per = math.prod(getattr(spec, _GROWS[c]) for c in pair_on if c != "seed")
+        return "seeds", math.ceil(k / per)
+    if pair_on == ["config"] and not spec.nested:
+        return "configs", k
+    if pair_on == ["rerun"]:
+        return "reruns", k
+    return None, None
 
 
 def demo_section() -> str:
