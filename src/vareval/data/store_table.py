@@ -207,6 +207,7 @@ def tidy_frame(
     """
     records = []
     metric_names: dict[str, None] = {}
+    types: dict[str, set] = {}  # per parameter, the Python types of its values
     for (
         tid,
         factors,
@@ -235,6 +236,8 @@ def tidy_frame(
         }
         conf = loads(config, f"trial {tid}'s `config`", path, error)
         rec.update(("\0c" + k, v) for k, v in conf.items())
+        for k, v in conf.items():
+            types.setdefault(k, set()).add(type(v))
         m = loads(metrics, f"trial {tid}'s `metrics`", path, error) if metrics else {}
         for k in m:
             metric_names.setdefault(k, None)
@@ -277,6 +280,10 @@ def tidy_frame(
     for k in metric_names:
         col = rename["\0m" + k]
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    for k in config_names:  # an integer parameter some trials lack stays integer
+        col = rename["\0c" + k]
+        if types.get(k) == {int} and df[col].isna().any():
+            df[col] = df[col].astype("Int64")
     df.insert(
         df.columns.get_loc("finished") + 1,
         "duration",
