@@ -320,3 +320,22 @@ def test_plan_prints_the_command_that_grows_the_store(tmp_path):
     loose = [("0.1" if a == "0.01" else a) for a in args]  # a target the store already meets
     done = CliRunner().invoke(main, loose)
     assert "already has" in json.loads(done.output)["grow"]["message"]
+
+
+def test_a_new_level_may_bring_its_own_space(tmp_path):
+    path = tmp_path / "levels.db"
+    small = LEVELS_TOML.replace("seeds = 8", "seeds = 1").replace("reruns = 3", "reruns = 1")
+    run(loads_spec(small), path, engine="serial", progress=False)
+    before = _rows(path)
+    boost = small.replace('["forest", "svc"]', '["forest", "svc", "boost"]') + (
+        '\n[space.model.boost]\ndepth = { distribution = "integer", low = 1, high = 3 }\n'
+    )
+    run(loads_spec(boost), path, engine="serial", progress=False)
+    assert _rows(path)[: len(before)] == before
+    with Store(path) as st:
+        df = st.frame()
+    assert df.loc[df.model == "boost", "depth"].between(1, 3).all()
+    assert df.loc[df.model == "boost", ["n_trees", "kernel"]].isna().all().all()
+    changed = boost.replace("low = 10, high = 500", "low = 10, high = 600")
+    with pytest.raises(ExperimentError, match=r"level_spaces differs"):
+        run(loads_spec(changed), path, engine="serial", progress=False)

@@ -357,10 +357,16 @@ class Store:
         if spec.entropy is None:
             spec = spec.with_entropy(stored.entropy)
         old, new = stored.identity(), spec.identity()
-        growable = ("seeds", "configs", "reruns", "factors")
+        growable = ("seeds", "configs", "reruns", "factors", "level_spaces")
         diff = [k for k in new if k not in growable and old.get(k) != new[k]]
         if list(stored.factors) != list(spec.factors):
             diff.insert(0, "factors")
+        elif any(  # a new level may bring its own space; existing levels keep theirs
+            _level_space(stored, f, v) != _level_space(spec, f, v)
+            for f, levels in stored.factors.items()
+            for v in levels
+        ):
+            diff.append("level_spaces")
         if diff:
             raise ExperimentError(
                 f"store '{self.path}' holds a different experiment ({', '.join(diff)} "
@@ -799,6 +805,12 @@ def _grid_rows(spec: ExperimentSpec, scheme: int = CONFIG_SCHEME):
             rerun,
             seeds_cache[key],
         )
+
+
+def _level_space(spec: ExperimentSpec, factor: str, level) -> dict:
+    """The parameters level ``level`` of ``factor`` adds to the shared space."""
+    space = spec.level_spaces.get(factor, {}).get(str(level), {})
+    return {k: d.to_dict() for k, d in space.items()}
 
 
 def _plain(value):
