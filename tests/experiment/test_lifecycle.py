@@ -176,6 +176,14 @@ def test_per_level_spaces_and_conditional_parameters(tmp_path):
     # the shared parameter is common to both models at a (seed, config)
     key = ["seed", "config_index", "rerun"]
     assert np.array_equal(forest.sort_values(key)["shared"], svc.sort_values(key)["shared"])
+    from click.testing import CliRunner
+
+    from vareval.cli import main
+
+    status = CliRunner().invoke(main, ["status", str(path)]).output
+    assert "spaces       shared: shared; model=forest: n_trees, depth; model=svc: kernel, C, " \
+        "gamma" in status
+    assert "last run     trial code " in status and "numpy " in status
     with pytest.raises(ExperimentError, match=r"\[space.model.boost\]: 'boost' is not a level"):
         loads_spec(LEVELS_TOML + '\n[space.model.boost]\nx = { distribution = "uniform", '
                    'low = 0, high = 1 }\n')

@@ -158,6 +158,7 @@ def _status_payload(store) -> dict:
             "WHERE status = 'done'"
         ).fetchone()
         failures = st.failures(10)
+        last_run = st.provenance()
     experiments: dict[str, dict] = {}
     for exp, status, n in per:
         experiments.setdefault(
@@ -183,6 +184,15 @@ def _status_payload(store) -> dict:
         "mean_trial_seconds": timing[0],
         "total_trial_seconds": timing[1],
         "failures": failures,
+        "last_run": last_run,
+        "spaces": {
+            "shared": list(spec.space),
+            **{
+                f"{f}={lev}": list(sp)
+                for f, levels in spec.level_spaces.items()
+                for lev, sp in levels.items()
+            },
+        },
     }
 
 
@@ -205,6 +215,13 @@ def _status_text(p: dict) -> str:
             f"trial time   mean {p['mean_trial_seconds']:.3g} s, "
             f"total {p['total_trial_seconds']:.3g} s"
         )
+    if len(p["spaces"]) > 1:
+        lines.append(
+            "spaces       "
+            + "; ".join(f"{k}: {', '.join(v) or '-'}" for k, v in p["spaces"].items())
+        )
+    if p["last_run"]:
+        lines.append(f"last run     {_provenance_line(p['last_run'])}")
     width = max([10] + [len(e) for e in p["experiments"]])
     lines += [
         "",
@@ -330,6 +347,18 @@ def replay(store, trial_id, as_json):
     emit(as_json, r.to_dict(), "\n".join(lines))
     if r.status != "done":
         raise ExperimentError(f"replay of trial {trial_id} failed: {r.error}")
+
+
+def _provenance_line(record: dict) -> str:
+    """One line of a run's provenance: code hash, git state, Python, numpy, host."""
+    git = record.get("git")
+    where = f"git {git['commit'][:10]}{' (dirty)' if git['dirty'] else ''}, " if git else ""
+    numpy = record.get("packages", {}).get("numpy", "?")
+    return (
+        f"trial code {record['trial']['hash'][:12]}, {where}Python {record['python']}, "
+        f"numpy {numpy}, host {record['host']} ({record['cpu']}"
+        f"{', ' + ', '.join(record['gpus']) if record.get('gpus') else ''})"
+    )
 
 
 _GROWS = {"seed": "seeds", "config": "configs", "rerun": "reruns"}  # column -> option

@@ -671,26 +671,27 @@ class Store:
         if not self._has_table("curves"):
             return pd.DataFrame(columns=["trial_id", *factors, "experiment", "seed", "config",
                                          "rerun", "step"])
+        columns = ["trial_id", *factors, "experiment", "seed", "config", "rerun", "step"]
         long = pd.read_sql_query(
-            "SELECT c.trial_id, t.factors, t.experiment, t.seed, t.config_label AS config, "
-            "t.rerun, c.step, c.name, c.value FROM curves c JOIN trials t ON t.id = c.trial_id "
-            "ORDER BY c.trial_id, c.step",
+            "SELECT trial_id, step, name, value FROM curves ORDER BY trial_id, step", self.con
+        )
+        if long.empty:
+            return pd.DataFrame(columns=columns)
+        names = list(dict.fromkeys(long["name"]))
+        # (trial, step, name) is the table's key: one value per cell, NaN kept
+        wide = long.pivot(index=["trial_id", "step"], columns="name", values="value")
+        wide = wide.reset_index()
+        wide.columns.name = None
+        trials = pd.read_sql_query(
+            "SELECT id AS trial_id, factors, experiment, seed, config_label AS config, rerun "
+            "FROM trials WHERE id IN (SELECT DISTINCT trial_id FROM curves)",
             self.con,
         )
-        keys = ["trial_id", "experiment", "seed", "config", "rerun", "step"]
-        if long.empty:
-            return pd.DataFrame(columns=["trial_id", *factors, *keys[1:]])
-        names = list(dict.fromkeys(long["name"]))
-        wide = long.pivot_table(
-            index=keys, columns="name", values="value", aggfunc="last", dropna=False,
-            observed=True,
-        ).reset_index()
-        wide.columns.name = None
-        levels = long.drop_duplicates("trial_id").set_index("trial_id")["factors"].map(json.loads)
-        for i, f in enumerate(factors):
-            wide.insert(1 + i, f, wide["trial_id"].map(lambda t, f=f: levels[t][f]))
-        wide = wide.dropna(subset=names, how="all")
-        return wide[["trial_id", *factors, *keys[1:], *names]].reset_index(drop=True)
+        levels = trials["factors"].map(json.loads)
+        for f in factors:
+            trials[f] = levels.map(lambda d, f=f: d.get(f))
+        out = trials.drop(columns="factors").merge(wide, on="trial_id", how="right")
+        return out[[*columns, *names]].sort_values(["trial_id", "step"], ignore_index=True)
 
     def artifact(self, trial_id: int, name: str) -> bytes:
         """The bytes of artifact ``name`` of trial ``trial_id``."""
