@@ -315,6 +315,8 @@ def run(
             held = st.held_elsewhere(token)
         finally:
             st.close()
+            if spec.callable is not None:
+                unregister(spec.trial)  # the serial engine registered it in this process
     return RunReport(
         store=str(store),
         engine=engine,
