@@ -207,14 +207,6 @@ def test_reader_during_run_then_sigkill(tmp_path):
     _reader_during_run_then_kill(tmp_path)
 
 
-@pytest.mark.slow
-def test_reader_during_run_then_sigkill_many_times(tmp_path, scaled):
-    for k in range(scaled(20, minimum=3)):
-        folder = tmp_path / f"run{k}"
-        folder.mkdir()
-        _reader_during_run_then_kill(folder)
-
-
 # -- two runners and a poller ---------------------------------------------------
 
 
@@ -230,14 +222,6 @@ def _two_runners_and_a_poller(tmp_path, seconds):
     runs = collections.Counter(i for i, _, _ in _log(tmp_path))
     assert set(runs) == set(range(1, 2 * seeds + 1))  # no loss
     assert max(runs.values()) == 1  # no trial ran twice
-
-
-@pytest.mark.slow
-def test_two_runners_and_a_poller_for_30_s_many_times(tmp_path, scaled):
-    for k in range(scaled(20, minimum=3)):
-        folder = tmp_path / f"run{k}"
-        folder.mkdir()
-        _two_runners_and_a_poller(folder, seconds=30)
 
 
 # -- one of two runners is killed: the other takes its claims back ---------------
@@ -270,11 +254,20 @@ def test_killed_runner_claims_are_taken_back_by_the_other(tmp_path):
 
 
 @pytest.mark.slow
-def test_killed_runner_claims_many_times(tmp_path, scaled):
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        _reader_during_run_then_kill,
+        lambda folder: _two_runners_and_a_poller(folder, seconds=30),
+        _kill_one_of_two,
+    ],
+    ids=["reader-then-sigkill", "two-runners-and-a-poller-30s", "kill-one-of-two"],
+)
+def test_20_runs_in_a_row(tmp_path, scaled, scenario):
     for k in range(scaled(20, minimum=3)):
         folder = tmp_path / f"run{k}"
         folder.mkdir()
-        _kill_one_of_two(folder)
+        scenario(folder)
 
 
 # -- no orphans -------------------------------------------------------------------
