@@ -53,10 +53,26 @@ def _experiment(tmp_path, *, seeds, sleep, hang=()):
     return toml
 
 
+_RUNNERS: list = []
+
+
+@pytest.fixture(autouse=True)
+def _kill_leftover_runners():
+    """A failing test must not leave its runners (and their workers) behind."""
+    yield
+    while _RUNNERS:
+        proc = _RUNNERS.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _runner(toml, store, *, workers=2, **popen):
     cmd = [sys.executable, "-m", "vareval", "run", str(toml), "--store", str(store)]
     cmd += ["--workers", str(workers), "--no-progress"]
-    return subprocess.Popen(cmd, env=os.environ.copy(), text=True, **popen)
+    proc = subprocess.Popen(cmd, env=os.environ.copy(), text=True, **popen)
+    _RUNNERS.append(proc)
+    return proc
 
 
 def _log(tmp_path):
@@ -163,11 +179,11 @@ def _wait_for(condition, timeout=120.0):
 
 
 def _reader_during_run_then_kill(tmp_path):
-    toml = _experiment(tmp_path, seeds=100, sleep=0.1)
+    toml = _experiment(tmp_path, seeds=80, sleep=0.05)
     store = tmp_path / "runs.db"
     proc = _runner(toml, store, stderr=subprocess.PIPE)
     _wait_for(lambda: len(_log(tmp_path)) >= 4 or proc.poll() is not None)
-    reads = _poll(tmp_path, store, [proc], seconds=4.0)
+    reads = _poll(tmp_path, store, [proc], seconds=3.0)
     assert reads > 10 and proc.poll() is None, "the runner ended before the kill"
     committed = _done(store)
     os.kill(proc.pid, signal.SIGKILL)
@@ -181,22 +197,14 @@ def _reader_during_run_then_kill(tmp_path):
     # resume: the rest runs once more at most, what was committed never again
     res = _runner(toml, store, stdout=subprocess.PIPE)
     assert res.wait(timeout=300) == 0
-    assert len(_done(store)) == 200 and _integrity(store) == "ok"
+    assert len(_done(store)) == 160 and _integrity(store) == "ok"
     runs = collections.Counter(i for i, _, _ in _log(tmp_path))
-    assert set(runs) == set(range(1, 201))
+    assert set(runs) == set(range(1, 161))
     assert all(runs[i] == 1 for i in committed)
 
 
 def test_reader_during_run_then_sigkill(tmp_path):
     _reader_during_run_then_kill(tmp_path)
-
-
-@pytest.mark.slow
-def test_reader_during_run_then_sigkill_many_times(tmp_path, scaled):
-    for k in range(scaled(20, minimum=3)):
-        folder = tmp_path / f"run{k}"
-        folder.mkdir()
-        _reader_during_run_then_kill(folder)
 
 
 # -- two runners and a poller ---------------------------------------------------
@@ -214,18 +222,6 @@ def _two_runners_and_a_poller(tmp_path, seconds):
     runs = collections.Counter(i for i, _, _ in _log(tmp_path))
     assert set(runs) == set(range(1, 2 * seeds + 1))  # no loss
     assert max(runs.values()) == 1  # no trial ran twice
-
-
-def test_two_runners_and_a_poller(tmp_path):
-    _two_runners_and_a_poller(tmp_path, seconds=3)
-
-
-@pytest.mark.slow
-def test_two_runners_and_a_poller_for_30_s_many_times(tmp_path, scaled):
-    for k in range(scaled(20, minimum=3)):
-        folder = tmp_path / f"run{k}"
-        folder.mkdir()
-        _two_runners_and_a_poller(folder, seconds=30)
 
 
 # -- one of two runners is killed: the other takes its claims back ---------------
@@ -258,11 +254,20 @@ def test_killed_runner_claims_are_taken_back_by_the_other(tmp_path):
 
 
 @pytest.mark.slow
-def test_killed_runner_claims_many_times(tmp_path, scaled):
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        _reader_during_run_then_kill,
+        lambda folder: _two_runners_and_a_poller(folder, seconds=30),
+        _kill_one_of_two,
+    ],
+    ids=["reader-then-sigkill", "two-runners-and-a-poller-30s", "kill-one-of-two"],
+)
+def test_20_runs_in_a_row(tmp_path, scaled, scenario):
     for k in range(scaled(20, minimum=3)):
         folder = tmp_path / f"run{k}"
         folder.mkdir()
-        _kill_one_of_two(folder)
+        scenario(folder)
 
 
 # -- no orphans -------------------------------------------------------------------

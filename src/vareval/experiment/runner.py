@@ -6,8 +6,11 @@ still held, repeat until nothing is left to claim. Results are written at the
 latest ``flush_every`` seconds (0.25 s) after a trial finishes, so a crash of
 the runner loses at most the trials in flight and those finished in that last
 fraction of a second: they are still marked *running* under the dead runner's
-claim and the next run takes them back and runs them again. Nothing is ever
-written twice: a result is written only while its runner holds the claim.
+claim and the next run takes them back and runs them again (as does a runner
+still working on the same store on this host, before it finishes). Nothing is
+ever written twice: a result is written only while its runner holds the claim,
+and a runner never takes back its own claims. The store is opened only
+through SQLite (see :func:`vareval.data.store_table.connect`).
 
 Resuming: ``run`` on an existing store skips every trial that is done, runs
 the pending ones, and retries failed ones only when ``retry_failed`` is true.
@@ -379,15 +382,14 @@ def _loop(
             cap = eng.capacity()
             if not exhausted and eng.in_flight() <= cap // 2:
                 tasks = st.claim(cap - eng.in_flight(), token, stale_after=stale_after)
-                if not tasks and st.recover():  # a runner on this host died
-                    tasks = st.claim(
-                        cap - eng.in_flight(), token, stale_after=stale_after
-                    )
                 if tasks:
                     eng.submit([{**t, **extra} for t in tasks])
                 else:
                     exhausted = True
             if exhausted and eng.in_flight() == 0:
+                if st.recover():  # a runner on this host died: run its trials too
+                    exhausted = False
+                    continue
                 break
             wait = (
                 0.2

@@ -40,8 +40,10 @@ function) is refused, naming the difference.
 Concurrency: every state change is one transaction opened with ``BEGIN
 IMMEDIATE`` (SQLite's write lock), so claiming a batch of trials is atomic and
 two runners never hold the same trial. A runner refreshes the heartbeat of its
-claims; a claim whose heartbeat is older than ``stale_after`` seconds, or whose
-runner process on this host no longer exists, is taken back. A result is
+claims; another runner's claim whose heartbeat is older than ``stale_after``
+seconds, or whose runner process on this host no longer exists, is taken back.
+The file is only ever opened through SQLite, read-only for commands that only
+read (see :func:`vareval.data.store_table.connect`). A result is
 written only while its runner still holds the claim, so a trial is never
 recorded twice.
 """
