@@ -123,3 +123,44 @@ def test_progress_bar_in_a_jupyter_kernel(tmp_path, monkeypatch):
     widgets = [o for o in outputs if o.get("output_type") == "display_data"]
     assert "done 6" in text
     assert "6/6" in text or widgets  # the text bar on stderr, or tqdm's widget
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    """Under a pseudo-terminal (stderr is a tty, as in a terminal) the bar is drawn."""
+    pty = pytest.importorskip("pty", reason="needs a POSIX pseudo-terminal")
+    script = tmp_path / "bar.py"
+    script.write_text(textwrap.dedent('''
+        import sys
+        from vareval.experiment import ExperimentSpec, run
+
+        if __name__ == "__main__":
+            spec = ExperimentSpec(trial="vareval.experiment._demo:trivial_trial",
+                                  factors={"model": ["a"]}, seeds=5, entropy=1,
+                                  sources=("init",))
+            run(spec, sys.argv[1], engine="serial")
+    '''))
+    import fcntl
+    import struct
+    import termios
+
+    env = {**os.environ, "PYTHONPATH": SRC}
+    leader, follower = pty.openpty()
+    # a new pseudo-terminal is 0 x 0: give it 24 rows of 80 columns, as a terminal has
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    try:
+        proc = subprocess.run([sys.executable, str(script), str(tmp_path / "tty.db")],
+                              env=env, stderr=follower, stdout=subprocess.DEVNULL, timeout=120)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0
+    assert "5/5" in b"".join(chunks).decode(errors="replace")

@@ -368,6 +368,7 @@ def _loop(
     bar = progress_bar(
         total=total,
         disable=not progress,
+        dynamic_ncols=True,
         unit="trial",
         desc=f"{spec.name} [{eng.name}]",
     )
@@ -460,7 +461,7 @@ def progress_bar(**kwargs):
     except ImportError:
         from tqdm.std import tqdm as text_tqdm
 
-        return text_tqdm(file=sys.stderr, dynamic_ncols=True, **kwargs)
+        return text_tqdm(file=sys.stderr, **kwargs)
 
 
 def _quietly(step) -> None:
