@@ -110,3 +110,21 @@ def test_a_trial_larger_than_any_node_is_refused(cluster, tmp_path):
     with pytest.raises(ExperimentError, match="cannot run one trial"):
         run(_spec(resources={"num_gpus": 1}), tmp_path / "gpu.db", engine="ray",
             address=cluster, progress=False)
+
+
+def test_a_notebook_function_runs_on_the_cluster(cluster, tmp_path):
+    namespace = {"__name__": "__main__"}
+    exec(  # noqa: S102 - a notebook cell: the function exists only in this process
+        "def train(trial):\n"
+        "    import ray\n"
+        "    trial.artifact('node', ray.get_runtime_context().get_node_id().encode())\n"
+        "    return {'seed': float(trial.seed)}\n",
+        namespace,
+    )
+    path = tmp_path / "nb.db"
+    report = run(_spec(trial="unused:train", params={}), path, trial=namespace["train"],
+                 engine="ray", address=cluster, progress=False)
+    assert report.done == 8 and report.failed == 0
+    with Store(path) as st:
+        assert st.spec().trial == "__main__:train"
+        assert sorted(st.frame()["seed"]) == [0, 0, 1, 1, 2, 2, 3, 3]
