@@ -70,10 +70,7 @@ def config_key(seed: int, *, nested: bool) -> tuple:
 
 def trial_seeds(spec, seed: int, rerun: int) -> dict[str, dict]:
     """The ``{"entropy": e, "spawn_key": [...]}`` record of every source of a trial."""
-    if spec.entropy is None:
-        raise ExperimentError(
-            "the experiment has no root `entropy` yet; set one or let run() draw it."
-        )
+    _need_entropy(spec)
     return {
         s: {
             "entropy": int(spec.entropy),
