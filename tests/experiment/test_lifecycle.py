@@ -347,3 +347,46 @@ def test_a_new_level_may_bring_its_own_space(tmp_path):
     changed = boost.replace("low = 10, high = 500", "low = 10, high = 600")
     with pytest.raises(ExperimentError, match=r"level_spaces differs"):
         run(loads_spec(changed), path, engine="serial", progress=False)
+
+
+def test_resources_for_ray_are_checked_and_not_part_of_the_identity(tmp_path, make_spec):
+    from vareval.experiment.engines import ray_options
+    from vareval.experiment.spec import memory_bytes
+
+    assert memory_bytes("8GB") == 8 * 10**9
+    assert memory_bytes("512MiB") == 512 * 2**20
+    assert memory_bytes(1024) == 1024
+    for bad in ("lots", "-1GB", 0, True):
+        with pytest.raises(ExperimentError, match="memory must be a positive number"):
+            memory_bytes(bad)
+    assert ray_options({"num_gpus": 1, "memory": "2GB"}) == {
+        "num_cpus": 1, "num_gpus": 1, "memory": 2 * 10**9}
+    with pytest.raises(ExperimentError, match=r"\[resources\] unknown key 'gpus'"):
+        make_spec(resources={"gpus": 1})
+    with pytest.raises(ExperimentError, match=r"\[resources\] num_cpus must be a number"):
+        make_spec(resources={"num_cpus": "four"})
+    toml = textwrap.dedent(f"""
+        [experiment]
+        trial = "_trials:streams"
+        path = {HERE!r}
+        seeds = 1
+
+        [factors]
+        model = ["a"]
+
+        [resources]
+        num_cpus = 2
+        memory = "1GB"
+
+        [runtime_env]
+        env_vars = {{ A = "1" }}
+    """)
+    spec = loads_spec(toml)
+    assert spec.resources == {"num_cpus": 2, "memory": "1GB"}
+    assert spec.runtime_env == {"env_vars": {"A": "1"}}
+    path = tmp_path / "runs.db"
+    with Store(path, create=True) as st:
+        st.prepare(spec)
+        # other hardware, same trials: a store resumes with other resources
+        assert st.prepare(loads_spec(toml.replace("num_cpus = 2", "num_cpus = 8"))).resources[
+            "num_cpus"] == 8
