@@ -6,6 +6,9 @@ The wall time covers everything `vareval.experiment.run` does: creating the
 store, inserting the grid, starting the worker processes, claiming, sending,
 receiving and writing every trial. Target: under 2 ms per trial.
 
+Provenance (trial code hash, git state, package versions, machine) is
+captured once per run; its cost is timed on its own. Target: under 50 ms.
+
     PYTHONPATH=src python bench/bench_runner.py [--trials 10000] [--workers 2]
 """
 
@@ -55,6 +58,25 @@ def bench(trials: int, workers: int, engine: str) -> float:
     return per
 
 
+def bench_provenance(repeats: int = 5) -> float:
+    from vareval.experiment import _demo
+    from vareval.experiment.provenance import capture
+
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        record = capture(_demo.trivial_trial)
+        times.append(time.perf_counter() - t0)
+    best, worst = min(times), max(times)
+    print(
+        f"provenance per run: best {best * 1e3:.1f} ms, worst {worst * 1e3:.1f} ms of "
+        f"{repeats} (git {'found' if record['git'] else 'absent'}, "
+        f"{len(record['packages'])} packages; target < 50 ms: "
+        f"{'met' if worst < 0.05 else 'NOT met'})"
+    )
+    return worst
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--trials", type=int, default=10_000)
@@ -65,3 +87,4 @@ if __name__ == "__main__":
     print("warm: a second run (workers fork from the already running server)")
     bench(args.trials, args.workers, "local")
     bench(args.trials, 1, "serial")
+    bench_provenance()

@@ -82,3 +82,62 @@ def not_a_mapping(trial):
 
 def trivial(trial):
     return {"x": 1.0}
+
+
+def curvy(trial):
+    """Report a learning curve of five steps and keep two artifacts."""
+    lr = float(trial.config.get("lr", 0.1))
+    for step in range(5):
+        trial.report(step, loss=1.0 / (1.0 + lr * step), acc=step / 10.0)
+    trial.report(5, loss=0.0)  # a metric reported alone at the last step
+    trial.artifact("note.txt", f"trial {trial.trial_id}".encode())
+    trial.artifact("blob.bin", bytes(range(256)) * int(trial.params.get("blob_kb", 1) * 4))
+    return {"loss": 1.0 / (1.0 + 4 * lr)}
+
+
+SD = {"seed": 0.02, "config": 0.05, "residual": 0.01}
+MEANS = {"forest": 0.90, "svc": 0.85}
+
+
+def components(trial):
+    """A score with known variance components: seed, configuration within model, residual.
+
+    The configuration effect is a fixed function of the model's own
+    hyper-parameters (a standard normal made from their values), so the same
+    configuration label means unrelated settings in the two models.
+    """
+    seed_effect = np.random.default_rng([trial.seed, 7]).normal() * SD["seed"]
+    model = trial.factors["model"]
+    key = [int(abs(hash(round(v, 12))) % 2**32) if isinstance(v, float) else int(v)
+           for v in trial.config.values() if not isinstance(v, str)]
+    config_effect = np.random.default_rng(key).normal() * SD["config"]
+    noise = trial.rng("noise").normal() * SD["residual"]
+    return {"score": MEANS[model] + seed_effect + config_effect + noise}
+
+
+def on_ray(trial):
+    """Record the Ray node that ran the trial (an artifact) and the runtime_env's flag."""
+    import ray
+
+    time.sleep(float(trial.params.get("sleep", 0.0)))
+    trial.artifact("node", ray.get_runtime_context().get_node_id().encode())
+    return {"flag": float(os.environ.get("VAREVAL_FLAG") == "on"),
+            "cpus": float(len(ray.get_runtime_context().get_assigned_resources()))}
+
+
+def ticking(trial):
+    """Sleep, then log ``id pid time`` to ``params['log']``; seeds in ``hang`` hang.
+
+    A hanging trial first logs ``start id pid`` to ``params['started']``.
+    """
+    if trial.seed in trial.params.get("hang", ()):
+        with open(trial.params["started"], "a") as fh:
+            fh.write(f"start {trial.trial_id} {os.getpid()}\n")
+        time.sleep(600)
+    time.sleep(float(trial.params.get("sleep", 0.0)))
+    fd = os.open(trial.params["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, f"{trial.trial_id} {os.getpid()} {time.time():.6f}\n".encode())
+    finally:
+        os.close(fd)
+    return {"x": float(trial.rng("init").normal())}

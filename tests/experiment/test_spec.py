@@ -134,7 +134,7 @@ def test_toml_syntax_error_names_line_and_column():
             r"factor 'model' needs a non-empty list",
         ),
         ('model = ["mlp", "logreg"]', 'seed = ["mlp"]', r"reserved"),
-        ("timeout = 30", "timeout = -1", r"`timeout` must be a positive number"),
+        ("timeout = 30", "timeout = -1", r"`timeout` must be a finite positive number"),
         ("timeout = 30", "timeouts = 30", r"unknown key 'timeouts'"),
         ("sources = [", 'sources = ["init", ', r"`sources` has repeated names"),
     ],

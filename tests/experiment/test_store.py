@@ -33,9 +33,10 @@ def test_prepare_is_idempotent_and_checks_the_design(tmp_path, make_spec):
         st.prepare(make_spec(timeout=5.0, name="renamed"))  # not part of the design
         assert sum(st.counts().values()) == 24
         with pytest.raises(
-            ExperimentError, match=r"different experiment \(seeds differ\)"
+            ExperimentError, match=r"different experiment \(sources differs\)"
         ):
-            st.prepare(make_spec(seeds=4))
+            st.prepare(make_spec(sources=("init",)))
+        assert sum(st.counts().values()) == 24
 
 
 def test_entropy_drawn_once_and_reused(tmp_path, make_spec):
@@ -148,7 +149,7 @@ def test_foreign_and_corrupt_files(tmp_path):
         read_table(other)
     corrupt = tmp_path / "corrupt.db"
     corrupt.write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
-    with pytest.raises(ExperimentError, match="corrupt or not a vareval store"):
+    with pytest.raises(ExperimentError, match="or its header is corrupt"):
         Store(corrupt)
     with pytest.raises(ExperimentError, match="does not exist"):
         Store(tmp_path / "missing.db")
@@ -162,7 +163,8 @@ def test_newer_schema_is_refused(tmp_path, make_spec):
     con.commit()
     con.close()
     with pytest.raises(
-        ExperimentError, match="schema version 2; this vareval reads up to 1"
+        ExperimentError,
+        match=f"schema version {SCHEMA_VERSION + 1}; this vareval reads up to {SCHEMA_VERSION}",
     ):
         Store(path)
 
@@ -194,3 +196,55 @@ def test_read_table_reads_a_store(tmp_path, make_spec):
     assert len(full) == 24 and full["acc"].isna().sum() == 19
     assert json.dumps(full.attrs["spec"])
     assert isinstance(full, pd.DataFrame)
+
+
+def _snapshot(folder):
+    """Every file in ``folder`` with its bytes (sidecar -wal/-shm files included)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("kind", ["foreign", "empty", "text"])
+def test_refused_files_are_left_byte_for_byte(tmp_path, kind):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    path = folder / "x.db"
+    if kind == "foreign":  # another program's database, in rollback-journal mode
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE t (x)")
+        con.execute("INSERT INTO t VALUES (1)")
+        con.commit()
+        con.close()
+    elif kind == "empty":
+        path.write_bytes(b"")
+    else:
+        path.write_bytes(b"model,score\na,1\n")
+    before = _snapshot(folder)
+    openers = [
+        lambda: Store(path, readonly=True),
+        lambda: Store(path),
+        lambda: read_store_table(path),
+    ]
+    if kind != "empty":  # `run` may create a store in an empty file
+        openers.append(lambda: Store(path, create=True))
+    for open_store in openers:
+        with pytest.raises((ExperimentError, DataError)):
+            open_store()
+        assert _snapshot(folder) == before
+
+
+def test_readonly_open_changes_nothing(tmp_path, make_spec):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    path = folder / "runs.db"
+    with Store(path, create=True) as st:
+        st.prepare(make_spec())
+    before = _snapshot(folder)
+    assert set(before) == {"runs.db"}  # the last connection removed the WAL
+    with Store(path, readonly=True) as st:
+        assert st.counts()["pending"] == 24
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            st.claim(1, "A")
+    read_store_table(path, status="all")
+    # the database is unchanged; a reader of a WAL database may leave SQLite's
+    # empty -wal and -shm index files beside it
+    assert path.read_bytes() == before["runs.db"]

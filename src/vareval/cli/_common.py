@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
+from pathlib import Path
 
 import click
 
@@ -116,3 +118,33 @@ def emit(as_json: bool, payload: dict, text: str) -> None:
         click.echo(json.dumps(_json_safe(payload), indent=2))
     else:
         click.echo(text)
+
+
+def check_output(path, option: str, *, plot: bool = False) -> None:
+    """Refuse an output file before any work: its folder must exist; a plot's format known."""
+    if path is None:
+        return
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise ArgumentError(f"{option} '{path}': folder '{folder}' does not exist.")
+    if plot:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
+        suffix = Path(path).suffix.lower().lstrip(".")
+        if suffix not in formats:
+            raise ArgumentError(
+                f"{option} '{path}': unknown image format {suffix!r}; accepted: "
+                f"{', '.join(sorted(formats))}."
+            )
+
+
+@contextlib.contextmanager
+def writing(path, option: str):
+    """Turn a failure to write ``path`` (full disk, permissions) into one line."""
+    try:
+        yield
+    except OSError as exc:
+        raise ArgumentError(
+            f"{option} '{path}' could not be written: {exc.strerror or exc}."
+        ) from None

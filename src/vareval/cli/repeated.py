@@ -161,6 +161,9 @@ def best_of_k(
 ):
     """Apparent gaps between two IDENTICAL methods that each keep their best of k runs."""
     import vareval
+    from vareval.stats._checks import check_size
+
+    check_size(n_sim, "--n-sim")
 
     table = vareval.best_of_k(
         results,
@@ -234,6 +237,9 @@ def paired(
 ):  # fmt: skip
     """Mean paired difference A - B with SE, CIs and the variance decomposition."""
     import vareval
+    from vareval.stats._checks import check_size
+
+    check_size(n_boot, "--n-boot")
 
     table = vareval.paired(
         results,
@@ -317,6 +323,12 @@ def render_paired(table, seed=None) -> str:
 @click.option("--power", type=float, default=0.8, show_default=True)
 @click.option("--alpha", type=float, default=0.05, show_default=True)
 @_confidence_option
+@click.option(
+    "--store",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A run store to grow: print the command that extends it to the planned size.",
+)
 @json_option
 def plan(
     results,
@@ -331,6 +343,7 @@ def plan(
     power,
     alpha,
     confidence,
+    store,
     as_json,
 ):
     """How many paired runs reach a target SE, CI half-width or power (from a pilot)."""
@@ -350,7 +363,14 @@ def plan(
         alpha=alpha,
         confidence=confidence,
     )
-    emit(as_json, table.to_dict(), render_plan(table))
+    payload, text = table.to_dict(), render_plan(table)
+    if store is not None:
+        from vareval.cli.run import grow_command
+
+        (r,) = table.results.values()
+        payload["grow"] = grow_command(store, split_columns(pair_on), r.k_required)
+        text += "\n" + payload["grow"]["message"]
+    emit(as_json, payload, text)
 
 
 def render_plan(table) -> str:

@@ -110,12 +110,18 @@ def store_context(spec: dict) -> dict:
             + ("per seed" if spec.get("nested", True) else "shared across seeds")
             + f" x {spec.get('reruns', 1)} rerun(s); {rerun_text}."
         )
-    if spec.get("space"):
-        out["column_roles"] = {str(k): "hyper-parameter" for k in spec["space"]}
+    from vareval.data.store_table import parameter_names
+
+    space = parameter_names(spec)  # shared and per-level parameters
+    if space:
+        out["column_roles"] = {str(k): "hyper-parameter" for k in space}
         out["column_roles"].update({str(k): "fixed factor" for k in factors})
     if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
         out["variance"] = {"random": ["seed", "config"], "fixed": None, "inferred": True}
-    space = spec.get("space") or {}
+        levels_with_spaces = list(spec.get("level_spaces") or {})
+        if levels_with_spaces:  # a configuration label means other settings per level
+            outer = levels_with_spaces[0] if len(levels_with_spaces) == 1 else "experiment"
+            out["variance"]["nested"] = f"config:{outer}"
     if space:
         per = "per seed" if spec.get("nested", True) else "shared across seeds"
         out["search_effort"] = (

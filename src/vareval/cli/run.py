@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import emit, json_option
+from vareval.cli._common import check_output, emit, json_option, writing
 
 _ENGINES = ("local", "serial", "ray")
 _FORMATS = ("csv", "parquet", "jsonl")
@@ -15,12 +15,22 @@ def _store_argument(f):
 
 
 @click.command()
-@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.argument("experiment", type=click.Path(dir_okay=False), required=False)
 @click.option(
     "--store",
     required=True,
     type=click.Path(dir_okay=False),
-    help="SQLite store to write (created, or resumed if it exists).",
+    help="SQLite store to write (created, resumed or grown if it exists).",
+)
+@click.option("--seeds", type=int, default=None, help="Grow the design to this many seeds.")
+@click.option(
+    "--configs", type=int, default=None, help="Grow to this many configurations (per seed)."
+)
+@click.option("--reruns", type=int, default=None, help="Grow to this many reruns.")
+@click.option(
+    "--accept-code-change",
+    is_flag=True,
+    help="Run although the trial's code changed since the store's last run.",
 )
 @click.option(
     "--engine",
@@ -48,13 +58,28 @@ def _store_argument(f):
     help="Seconds without heartbeat before another runner's claim counts as crashed.",
 )
 def run(
-    experiment, store, engine, address, workers, retry_failed, no_progress, stale_after
+    experiment,
+    store,
+    seeds,
+    configs,
+    reruns,
+    accept_code_change,
+    engine,
+    address,
+    workers,
+    retry_failed,
+    no_progress,
+    stale_after,
 ):
     """Run (or resume) EXPERIMENT.toml into a SQLite store, one row per trial.
 
     Done trials are skipped, failed ones are retried only with --retry-failed,
-    and no trial is ever written twice. Exit status 2 if a trial failed.
+    and no trial is ever written twice. More seeds, configurations or reruns
+    (--seeds 46, or an edited EXPERIMENT.toml) append trials and leave the
+    existing ones exactly as they are; without EXPERIMENT the store's own
+    declaration is used. Exit status 2 if a trial failed.
     """
+    from vareval.data.store_table import sqlite_errors
     from vareval.errors import ExperimentError
     from vareval.experiment.runner import run as run_experiment
     from vareval.experiment.store import Store
@@ -62,6 +87,10 @@ def run(
     report = run_experiment(
         experiment,
         store,
+        seeds=seeds,
+        configs=configs,
+        reruns=reruns,
+        accept_code_change=accept_code_change,
         engine=engine,
         workers=workers,
         address=address,
@@ -70,6 +99,10 @@ def run(
         stale_after=stale_after,
     )
     c = report.counts
+    if report.added:
+        click.echo(f"grew the store by {report.added} trials (existing trials unchanged).")
+    for line in report.changes:
+        click.echo(f"note: since the store's last run: {line}")
     click.echo(
         f"ran {report.ran} trials ({report.done} done, {report.failed} failed) in "
         f"{report.seconds:.1f} s on the {report.engine} engine ({report.workers} "
@@ -86,8 +119,14 @@ def run(
             f"note: {report.not_written} results were not written: another runner "
             "had taken their trials back."
         )
+    for host, pid, n in report.held_elsewhere:
+        click.echo(
+            f"note: {n} trials are still running under the runner with pid {pid} on "
+            f"host {host}; it writes them, or, if it died, the next `vareval run` on "
+            "this store runs them again."
+        )
     if report.failed:
-        with Store(store) as st:
+        with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
             first = st.failures(1)[0]
         raise ExperimentError(
             f"{report.failed} of {report.ran} trials failed; first: trial "
@@ -100,13 +139,13 @@ def run(
 
 
 def _status_payload(store) -> dict:
+    from vareval.data.store_table import sqlite_errors
+    from vareval.errors import ExperimentError
     from vareval.experiment.store import Store
 
-    with Store(store) as st:
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         spec = st.spec()
         if spec is None:
-            from vareval.errors import ExperimentError
-
             raise ExperimentError(f"store '{store}' holds no experiment yet.")
         counts = st.counts()
         per = st.con.execute(
@@ -119,6 +158,7 @@ def _status_payload(store) -> dict:
             "WHERE status = 'done'"
         ).fetchone()
         failures = st.failures(10)
+        last_run = st.provenance()
     experiments: dict[str, dict] = {}
     for exp, status, n in per:
         experiments.setdefault(
@@ -144,6 +184,15 @@ def _status_payload(store) -> dict:
         "mean_trial_seconds": timing[0],
         "total_trial_seconds": timing[1],
         "failures": failures,
+        "last_run": last_run,
+        "spaces": {
+            "shared": list(spec.space),
+            **{
+                f"{f}={lev}": list(sp)
+                for f, levels in spec.level_spaces.items()
+                for lev, sp in levels.items()
+            },
+        },
     }
 
 
@@ -166,6 +215,13 @@ def _status_text(p: dict) -> str:
             f"trial time   mean {p['mean_trial_seconds']:.3g} s, "
             f"total {p['total_trial_seconds']:.3g} s"
         )
+    if len(p["spaces"]) > 1:
+        lines.append(
+            "spaces       "
+            + "; ".join(f"{k}: {', '.join(v) or '-'}" for k, v in p["spaces"].items())
+        )
+    if p["last_run"]:
+        lines.append(f"last run     {_provenance_line(p['last_run'])}")
     width = max([10] + [len(e) for e in p["experiments"]])
     lines += [
         "",
@@ -213,16 +269,31 @@ def status(store, as_json):
     is_flag=True,
     help="Only finished trials (default: every trial, with its status).",
 )
-def export(store, fmt, output, done_only):
+@click.option(
+    "--curves",
+    is_flag=True,
+    help="Export the learning curves (trial.report): one row per trial and step.",
+)
+def export(store, fmt, output, done_only, curves):
     """Export a run store as a tidy table.
 
-    One row per trial; one column per factor, configuration key and metric.
+    One row per trial; one column per factor, configuration key and metric
+    (a parameter a trial's search space lacks is left empty). With --curves,
+    one row per (trial, step) and a column per reported metric.
     """
-    from vareval.errors import ArgumentError
+    from vareval.data.store_table import sqlite_errors
+    from vareval.errors import ArgumentError, ExperimentError
     from vareval.experiment.store import Store
 
-    with Store(store) as st:
-        df = st.frame(status="done" if done_only else None)
+    check_output(output, "-o")
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
+        if curves:
+            df = st.curves()
+            if done_only:
+                done = set(st.frame(status="done")["trial_id"])
+                df = df[df["trial_id"].isin(done)].reset_index(drop=True)
+        else:
+            df = st.frame(status="done" if done_only else None)
     if fmt == "parquet":
         if output is None:
             raise ArgumentError("--format parquet needs -o FILE (Parquet is binary).")
@@ -233,13 +304,14 @@ def export(store, fmt, output, done_only):
                 "--format parquet needs pyarrow: pip install 'vareval[parquet]'."
             ) from None
         df.attrs = {}
-        df.to_parquet(output, index=False)
+        with writing(output, "-o"):
+            df.to_parquet(output, index=False)
         return
     text = df.to_csv(index=False) if fmt == "csv" else _jsonl(df)
     if output is None:
         click.echo(text, nl=False)
     else:
-        with open(output, "w", encoding="utf-8") as fh:
+        with writing(output, "-o"), open(output, "w", encoding="utf-8") as fh:
             fh.write(text)
 
 
@@ -265,10 +337,89 @@ def replay(store, trial_id, as_json):
     for k in sorted(set(r.stored) | set(r.replayed)):
         a, b = r.stored.get(k), r.replayed.get(k)
         lines.append(f"  {k:<16} stored {a!r:<24} replayed {b!r}")
-    lines.append("bit-identical" if r.identical else "NOT identical")
+    lines += [f"  since the run: {d}" for d in r.differences]
+    if r.comparable is False:
+        lines.append("trial code changed since the run: replay not comparable")
+    elif r.identical:
+        lines.append(
+            "bit-identical"
+            if r.comparable
+            else "bit-identical (the store keeps no provenance: code not checked)"
+        )
+    else:
+        lines.append("NOT identical")
     emit(as_json, r.to_dict(), "\n".join(lines))
     if r.status != "done":
         raise ExperimentError(f"replay of trial {trial_id} failed: {r.error}")
+
+
+def _provenance_line(record: dict) -> str:
+    """One line of a run's provenance: code hash, git state, Python, numpy, host."""
+    git = record.get("git")
+    where = f"git {git['commit'][:10]}{' (dirty)' if git['dirty'] else ''}, " if git else ""
+    numpy = record.get("packages", {}).get("numpy", "?")
+    return (
+        f"trial code {record['trial']['hash'][:12]}, {where}Python {record['python']}, "
+        f"numpy {numpy}, host {record['host']} ({record['cpu']}"
+        f"{', ' + ', '.join(record['gpus']) if record.get('gpus') else ''})"
+    )
+
+
+_GROWS = {"seed": "seeds", "config": "configs", "rerun": "reruns"}  # column -> option
+
+
+def grow_command(store, pair_on, k: int) -> dict:
+    """The ``vareval run`` command that grows ``store`` to ``k`` pairing units.
+
+    Returns ``{"command", "message"}``; ``command`` is None when the store
+    already has ``k`` units or the pairing column is not a design dimension.
+    """
+    from vareval.data.store_table import sqlite_errors
+    from vareval.errors import ExperimentError
+    from vareval.experiment.store import Store
+
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
+        spec = st.spec()
+    if spec is None:
+        raise ExperimentError(f"store '{store}' holds no experiment yet.")
+    option, target = _grow_target(spec, list(pair_on), k)
+    if option is None:
+        return {
+            "command": None,
+            "message": f"pairs are ({', '.join(pair_on)}); only seed, config and rerun "
+            "columns of a store say which option of `vareval run` grows them.",
+        }
+    have = getattr(spec, option)
+    if have >= target:
+        return {
+            "command": None,
+            "message": f"store {store} already has {have} {option} "
+            f"(>= {target} for {k} pairs).",
+        }
+    import shlex
+
+    command = f"vareval run --store {shlex.quote(str(store))} --{option} {target}"
+    return {
+        "command": command,
+        "message": f"{k} pairs: grow the store from {have} to {target} {option} "
+        f"({(target - have) * spec.n_trials // have} more trials):\n  {command}",
+    }
+
+
+def _grow_target(spec, pair_on: list, k: int):
+    """Which design size (seeds, configs or reruns) gives ``k`` pairing units, and to what."""
+    import math
+
+    if not pair_on or any(c not in _GROWS for c in pair_on):
+        return None, None
+    if "seed" in pair_on:  # units per seed: its (nested) configurations and reruns
+        per = math.prod(getattr(spec, _GROWS[c]) for c in pair_on if c != "seed")
+        return "seeds", math.ceil(k / per)
+    if pair_on == ["config"] and not spec.nested:
+        return "configs", k
+    if pair_on == ["rerun"]:
+        return "reruns", k
+    return None, None
 
 
 def demo_section() -> str:

@@ -227,6 +227,9 @@ def significance(
     metric, then delta with its CI, p and adjusted p for every comparison.
     """
     from vareval.data.significance import significance as run
+    from vareval.stats._checks import check_size
+
+    check_size(resamples, "--resamples")
 
     report = run(
         predictions,

@@ -7,12 +7,14 @@ import click
 from vareval._format import formatter
 from vareval.cli._common import (
     by_option,
+    check_output,
     emit,
     json_option,
     metric_option,
     parse_ints,
     results_file,
     split_columns,
+    writing,
 )
 from vareval.errors import ArgumentError
 
@@ -175,6 +177,7 @@ def tuning_curve(
     from vareval.errors import VarevalWarning
     from vareval.stats import project_iterations
 
+    check_output(plot_file, "--plot", plot=True)
     a, b = _parse_bounds(bounds)
     ks = parse_ints(ks_text, "--ks") if ks_text else None
     df = results
@@ -204,7 +207,8 @@ def tuning_curve(
     if plot_file:
         from vareval.report.plots.tuning import plot_tuning_curves
 
-        plot_tuning_curves(result, plot_file)
+        with writing(plot_file, "--plot"):
+            plot_tuning_curves(result, plot_file)
     payload = result.to_dict()
     if projection is not None:
         payload["projection"] = projection.to_dict()

@@ -327,6 +327,9 @@ def variance(
     from vareval.errors import VarevalWarning
 
     table = results
+    note = None
+    if nested is None and "config" in split_columns(random_):
+        nested, note = _nest_in_spaces(table.attrs.get("spec") or {})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", VarevalWarning)
         a = analyse(
@@ -347,12 +350,33 @@ def variance(
             bootstrap_lrt=bootstrap_lrt,
             rng=seed,
         )
-    emit(as_json, a.to_dict(), render(a))
+    payload, text = a.to_dict(), render(a)
+    if note:
+        payload["note"] = note
+        text = f"note: {note}\n{text}"
+    emit(as_json, payload, text)
     shown = a.fit.message  # the fit's warnings are printed in the report
     for w in caught:
-        text = str(w.message)
-        if text.rstrip(".") not in shown:
-            click.echo(f"warning: {text}", err=True)
+        message = str(w.message)
+        if message.rstrip(".") not in shown:
+            click.echo(f"warning: {message}", err=True)
+
+
+def _nest_in_spaces(spec: dict):
+    """``config:<factor>`` when a store's experiments have their own search spaces.
+
+    A configuration label (``s0_c1``) then names different hyper-parameters in
+    each level of the factor, so the configuration effect is nested in it.
+    """
+    factors = list(spec.get("level_spaces") or {})
+    if not factors:
+        return None, None
+    outer = factors[0] if len(factors) == 1 else "experiment"
+    return f"config:{outer}", (
+        f"configurations nested in {outer}: the levels of "
+        f"{', '.join(factors)} have their own search spaces ([space.{factors[0]}.*]), "
+        "so a configuration label means different settings in each."
+    )
 
 
 def demo_section() -> str:

@@ -9,6 +9,7 @@ and metric, plus the design's columns (``experiment``, ``seed``, ``config``,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import warnings
@@ -20,65 +21,171 @@ import pandas as pd
 from vareval.errors import DataError, VarevalWarning
 
 APPLICATION_ID = 0x56524556  # "VREV" in the SQLite header's application_id field
-SCHEMA_VERSION = 1
-SQLITE_HEADER = b"SQLite format 3\x00"
+SCHEMA_VERSION = 2  # 2 added runs, curves, artifacts and trials.run_id
 STATUSES = ("pending", "running", "done", "failed")
 _DESIGN = ("trial_id", "experiment", "seed", "config", "config_index", "rerun")
 
 
-def check_header(path, error=DataError) -> None:
-    """Raise ``error`` unless ``path`` is an SQLite file (the first 16 bytes say so)."""
-    with open(path, "rb") as fh:
-        head = fh.read(16)
-    if head != SQLITE_HEADER:
+def connect(path, *, readonly: bool, create: bool = False, error=DataError):
+    """Open a store's SQLite connection: the one way vareval opens a store file.
+
+    The file is touched only through SQLite: in a process that holds a
+    connection, opening and closing the file any other way (even to read its
+    header) drops every POSIX lock SQLite holds on it, after which another
+    process may delete the WAL under the writer and results are lost. Whether
+    the file is SQLite at all is learnt from SQLite's own error. A read-only
+    connection (``mode=ro``) changes nothing in the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store.
+    readonly : bool
+        Open with ``mode=ro``.
+    create : bool, default False
+        Create a missing file (read-write only).
+    error : type, default DataError
+        The exception raised for a missing or unusable file.
+
+    Returns
+    -------
+    sqlite3.Connection
+        In autocommit mode (``isolation_level=None``), usable from any thread,
+        with a 60 s busy timeout. Nothing is read yet: see :func:`check_identity`.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise error(f"store '{path}' is a directory; give a file name.")
+    if not path.exists() and not create:
         raise error(
-            f"file '{path}' is not a vareval store (not an SQLite database); "
-            "create one with `vareval run EXPERIMENT.toml --store FILE`."
+            f"store '{path}' does not exist; create it with "
+            "`vareval run EXPERIMENT.toml --store FILE`."
         )
+    mode = "ro" if readonly else ("rwc" if create else "rw")
+    try:
+        con = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode={mode}",
+            uri=True,
+            timeout=60,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        con.execute("PRAGMA busy_timeout = 60000")
+    except sqlite3.Error as exc:
+        raise error(f"store '{path}' could not be opened: {exc}.") from None
+    return con
+
+
+def probe(con: sqlite3.Connection, path, error=DataError) -> tuple[int, int, int]:
+    """Read ``(application_id, user_version, number of schema objects)``.
+
+    Only reads. A file that is not SQLite (or whose header is corrupt) is
+    recognised from SQLite's own error.
+    """
+    try:
+        app = con.execute("PRAGMA application_id").fetchone()[0]
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        con.close()
+        raise error(
+            f"file '{path}' is not a vareval store (not an SQLite database, or its "
+            f"header is corrupt; SQLite says: {exc}); create one with "
+            "`vareval run EXPERIMENT.toml --store FILE`."
+        ) from None
+    return app, version, tables
 
 
 def check_identity(con: sqlite3.Connection, path, error=DataError) -> int:
     """Raise ``error`` unless the open database is a vareval store we can read.
 
-    Returns the schema version.
+    Only reads (the connection is closed before raising). Returns the schema
+    version.
     """
-    try:
-        app = con.execute("PRAGMA application_id").fetchone()[0]
-        version = con.execute("PRAGMA user_version").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
-        raise error(
-            f"file '{path}' is not a readable SQLite database: {exc}."
-        ) from None
-    if app != APPLICATION_ID:
-        raise error(
+    app, version, tables = probe(con, path, error)
+    problem = None
+    if app == 0 and tables == 0 and version == 0:
+        problem = (
+            f"file '{path}' is an empty SQLite database, not a vareval store; "
+            "create one with `vareval run EXPERIMENT.toml --store FILE`."
+        )
+    elif app != APPLICATION_ID:
+        problem = (
             f"file '{path}' is an SQLite database from another program "
             f"(application_id {app:#x}, expected {APPLICATION_ID:#x}); not a vareval "
             "store."
         )
-    if version > SCHEMA_VERSION:
-        raise error(
+    elif version > SCHEMA_VERSION:
+        problem = (
             f"store '{path}' has schema version {version}; this vareval reads up to "
             f"{SCHEMA_VERSION}: upgrade vareval."
         )
-    if version < 1:
-        raise error(
+    elif version < 1:
+        problem = (
             f"store '{path}' has no schema (user_version {version}); it is incomplete."
         )
+    if problem:
+        con.close()
+        raise error(problem)
     return version
 
 
 def connect_readonly(path, error=DataError) -> sqlite3.Connection:
-    """Open an existing store read-only after checking that it is one."""
-    path = Path(path)
-    if not path.is_file():
-        raise error(f"store '{path}' does not exist or is not a regular file.")
-    check_header(path, error)
-    try:
-        con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, timeout=30)
-    except sqlite3.Error as exc:
-        raise error(f"store '{path}' could not be opened: {exc}.") from None
+    """Open an existing store read-only after checking (through SQLite) that it is one."""
+    con = connect(path, readonly=True, error=error)
     check_identity(con, path, error)
     return con
+
+
+def parameter_names(spec: dict) -> list[str]:
+    """Every search-space parameter of a stored declaration: shared, then per level."""
+    names = dict.fromkeys(spec.get("space", {}))
+    for levels in spec.get("level_spaces", {}).values():
+        for space in levels.values():
+            names.update(dict.fromkeys(space))
+    return list(names)
+
+
+def sqlite_message(path, exc: sqlite3.Error) -> str:
+    """One line for an SQLite failure on a store, saying what the user can do."""
+    text = str(exc)
+    if "disk is full" in text or "disk I/O error" in text:
+        return (
+            f"store '{path}': the disk is full or failing (SQLite: {text}); the "
+            "results committed so far are safe: free some space and run the same "
+            "command again to resume."
+        )
+    if "malformed" in text or "not a database" in text:
+        return (
+            f"store '{path}' is corrupt (SQLite: {text}); `sqlite3 {path} .recover` "
+            "may save what is left."
+        )
+    if "locked" in text or "busy" in text:
+        return (
+            f"store '{path}' stayed locked by another process for 60 s (SQLite: "
+            f"{text}); try again."
+        )
+    return f"store '{path}': SQLite error: {text}."
+
+
+@contextlib.contextmanager
+def sqlite_errors(path, error=DataError):
+    """Turn an SQLite failure (corrupt page, full disk, lock) into one ``error`` line."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise error(sqlite_message(path, exc)) from None
+
+
+def loads(raw, what: str, path, error=DataError):
+    """Decode a JSON column of a store, naming the row when it is malformed."""
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError) as exc:
+        raise error(
+            f"store '{path}': {what} holds malformed JSON ({exc}); the store was "
+            "changed outside vareval."
+        ) from None
 
 
 def store_rows(con: sqlite3.Connection) -> list[tuple]:
@@ -91,10 +198,16 @@ def store_rows(con: sqlite3.Connection) -> list[tuple]:
     ).fetchall()
 
 
-def tidy_frame(rows: list[tuple], factor_names, config_names) -> pd.DataFrame:
-    """Turn trial rows into the tidy table (see :func:`read_store_table`)."""
+def tidy_frame(
+    rows: list[tuple], factor_names, config_names, *, path="store", error=DataError
+) -> pd.DataFrame:
+    """Turn trial rows into the tidy table (see :func:`read_store_table`).
+
+    A malformed JSON column raises ``error`` naming the trial and the column.
+    """
     records = []
     metric_names: dict[str, None] = {}
+    types: dict[str, set] = {}  # per parameter, the Python types of its values
     for (
         tid,
         factors,
@@ -110,19 +223,22 @@ def tidy_frame(rows: list[tuple], factor_names, config_names) -> pd.DataFrame:
         started,
         finished,
         host,
-        error,
+        error_text,
     ) in rows:
         rec = {
             "trial_id": tid,
-            **json.loads(factors),
+            **loads(factors, f"trial {tid}'s `factors`", path, error),
             "experiment": experiment,
             "seed": seed,
             "config": label,
             "config_index": cidx,
             "rerun": rerun,
         }
-        rec.update(("\0c" + k, v) for k, v in json.loads(config).items())
-        m = json.loads(metrics) if metrics else {}
+        conf = loads(config, f"trial {tid}'s `config`", path, error)
+        rec.update(("\0c" + k, v) for k, v in conf.items())
+        for k, v in conf.items():
+            types.setdefault(k, set()).add(type(v))
+        m = loads(metrics, f"trial {tid}'s `metrics`", path, error) if metrics else {}
         for k in m:
             metric_names.setdefault(k, None)
         rec.update(("\0m" + k, v) for k, v in m.items())
@@ -132,7 +248,7 @@ def tidy_frame(rows: list[tuple], factor_names, config_names) -> pd.DataFrame:
             started=started,
             finished=finished,
             host=host,
-            error=error,
+            error=error_text,
         )
         records.append(rec)
     taken = (
@@ -164,6 +280,10 @@ def tidy_frame(rows: list[tuple], factor_names, config_names) -> pd.DataFrame:
     for k in metric_names:
         col = rename["\0m" + k]
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    for k in config_names:  # an integer parameter some trials lack stays integer
+        col = rename["\0c" + k]
+        if types.get(k) == {int} and df[col].isna().any():
+            df[col] = df[col].astype("Int64")
     df.insert(
         df.columns.get_loc("finished") + 1,
         "duration",
@@ -205,15 +325,20 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
         raise DataError(f"`status` must be 'done' or 'all'; got {status!r}.")
     con = connect_readonly(path)
     try:
-        spec = json.loads(
-            con.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()[0]
-        )
-        rows = store_rows(con)
-    except (sqlite3.DatabaseError, TypeError, json.JSONDecodeError) as exc:
-        raise DataError(f"store '{path}' could not be read: {exc}.") from None
+        with sqlite_errors(path):
+            raw = con.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
+            rows = store_rows(con)
     finally:
         con.close()
-    df = tidy_frame(rows, list(spec["factors"]), list(spec["space"]))
+    if raw is None:
+        raise DataError(f"store '{path}' holds no experiment yet.")
+    spec = loads(raw[0], "the experiment's declaration (meta `spec`)", path)
+    if not isinstance(spec, dict) or not {"factors", "space"} <= set(spec):
+        raise DataError(
+            f"store '{path}': the experiment's declaration (meta `spec`) lacks "
+            "`factors` or `space`; the store was changed outside vareval."
+        )
+    df = tidy_frame(rows, list(spec["factors"]), parameter_names(spec), path=path)
     if status == "done":
         keep = df["status"] == "done"
         left = df.loc[~keep, "status"].value_counts()

@@ -465,10 +465,10 @@ def _parse_nested(nested, random):
                 "e.g. 'config:seed'."
             )
         inner, outer = parts
-        if inner not in random or outer not in random:
+        if inner not in random or outer == inner:
             raise ArgumentError(
-                f"`nested` entry {item!r} must name two random factors "
-                f"(random: {', '.join(random)})."
+                f"`nested` entry {item!r} must name a random factor inside another "
+                f"column, e.g. config:seed or config:model (random: {', '.join(random)})."
             )
         out[inner] = outer
     return out
@@ -594,6 +594,7 @@ def design_arrays(
         name = col
         if col in nest:
             outer = nest[col]
+            require_columns(df, [outer], "nested")
             oc, olev = _factor(df, outer, "random")
             pair = pd.factorize(pd.Series(list(zip(oc, codes, strict=True))), sort=True)
             codes = pair[0].astype(np.intp)

@@ -28,8 +28,10 @@ import math
 import multiprocessing as mp
 import numbers
 import os
+import pickle
 import signal
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -38,12 +40,44 @@ from collections.abc import Mapping
 from multiprocessing.connection import wait
 
 from vareval.errors import ExperimentError
+from vareval.experiment import provenance
 from vareval.experiment.spec import resolve_function
 from vareval.experiment.streams import Trial
 
 ENGINES = ("serial", "local", "ray")
 _HOST = socket.gethostname()
 _FUNCTIONS: dict = {}
+_CALLABLES: dict = {}  # label -> a trial given as a Python callable
+
+
+def register(label: str, fn) -> None:
+    """Make the callable ``fn`` the trial function named ``label`` in this process."""
+    _CALLABLES[label] = fn
+
+
+def unregister(label: str) -> None:
+    """Forget the callable registered as ``label``."""
+    _CALLABLES.pop(label, None)
+
+
+def pickled(fn) -> bytes:
+    """``fn`` pickled for a worker: by value when it lives in ``__main__`` (cloudpickle)."""
+    import cloudpickle
+
+    return cloudpickle.dumps(fn)
+
+
+def import_root(fn) -> list[str]:
+    """The folder a worker needs on ``sys.path`` to import ``fn``'s module by reference."""
+    module = sys.modules.get(getattr(fn, "__module__", "") or "")
+    path = getattr(module, "__file__", None)
+    if not path or module.__name__ == "__main__":
+        return []
+    root = os.path.dirname(os.path.abspath(path))
+    depth = module.__name__.count(".") + (os.path.basename(path) == "__init__.py")
+    for _ in range(depth):
+        root = os.path.dirname(root)
+    return [root]
 
 
 # -- running one trial (the same code in every engine) -----------------
@@ -98,6 +132,11 @@ def make_trial(task: Mapping) -> Trial:
 
 
 def _function(path: str, paths):
+    fn = _CALLABLES.get(path)
+    if fn is not None:
+        return fn
+    if path in _BROKEN:
+        raise ExperimentError(_BROKEN[path])
     key = (path, tuple(paths))
     fn = _FUNCTIONS.get(key)
     if fn is None:
@@ -125,8 +164,12 @@ def execute(task: Mapping, *, alarm: bool = False, on_start=None) -> dict:
         and hasattr(signal, "setitimer")
     )
     previous = None
+    trial = None
     try:
-        fn = _function(task["fn"], task.get("paths", ()))
+        key = (task["fn"], tuple(task.get("paths", ())))
+        if on_start is not None and key not in _FUNCTIONS:
+            on_start()  # importing the trial's module is subject to the timeout too
+        fn = _function(*key)
         trial = make_trial(task)
         if on_start is not None:
             on_start()
@@ -156,6 +199,9 @@ def execute(task: Mapping, *, alarm: bool = False, on_start=None) -> dict:
             error=f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": "),
             traceback=traceback.format_exc(),
         )
+    if trial is not None and (trial._curves or trial._artifacts):
+        result["curves"] = trial._curves
+        result["artifacts"] = list(trial._artifacts.items())
     result["finished"] = time.time()
     result["own"] = time.perf_counter() - t0
     return result
@@ -197,6 +243,10 @@ class SerialEngine:
         """How many tasks the runner should keep claimed (run one at a time)."""
         return 32
 
+    def add_function(self, label: str, fn) -> None:
+        """Use the callable ``fn`` as the trial function ``label``."""
+        register(label, fn)
+
     def in_flight(self) -> int:
         """Tasks submitted and not yet returned."""
         return len(self._backlog)
@@ -216,9 +266,49 @@ class SerialEngine:
 # -- local process pool ----------------------------------------------
 
 
-def _worker_main(conn) -> None:
-    """A worker process: receive lists of tasks, send back one result per task."""
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent exits (PR_SET_PDEATHSIG).
+
+    A worker's parent is the forkserver, which exits when the runner does; the
+    signal reaches a worker even while its trial holds the GIL in C code.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _watch_runner(lifeline) -> None:
+    """Exit this process as soon as the runner is gone, even in the middle of a trial.
+
+    The runner holds the only other end of ``lifeline`` and never writes to it:
+    the read returns (EOF) exactly when the runner closes it or dies.
+    """
+    _die_with_parent()
+
+    def watch():
+        try:
+            lifeline.recv()
+        except (EOFError, OSError):
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="vareval-lifeline", daemon=True).start()
+
+
+def _worker_main(conn, lifeline) -> None:
+    """A worker process: receive lists of tasks, send back one result per task.
+
+    Interrupts go to the runner, which stops the workers itself: a Ctrl-C or a
+    SIGTERM sent to the whole process group must not fail the running trials.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    _watch_runner(lifeline)
     while True:
         try:
             msg = conn.recv()
@@ -226,6 +316,14 @@ def _worker_main(conn) -> None:
             return
         if msg is None:
             return
+        if isinstance(msg, tuple):  # ("fn", label, pickled function, paths)
+            _, label, blob, paths = msg
+            _add_paths(paths)
+            try:
+                register(label, pickle.loads(blob))
+            except Exception as exc:  # noqa: BLE001 - reported per trial below
+                _BROKEN[label] = f"the trial function could not be unpickled: {exc!r}"
+            continue
         for task in msg:
             # with a timeout, say when the trial function starts (after imports)
             tid = task["id"]
@@ -238,14 +336,28 @@ def _worker_main(conn) -> None:
                 return
 
 
+_BROKEN: dict = {}
+
+
+def _add_paths(paths) -> None:
+    for p in reversed(tuple(paths)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
 class _Worker:
     def __init__(self, ctx):
         parent, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        lifeline_r, self.lifeline = ctx.Pipe(duplex=False)
+        self.process = ctx.Process(
+            target=_worker_main, args=(child, lifeline_r), daemon=True
+        )
         self.process.start()
         child.close()
+        lifeline_r.close()
         self.conn = parent
         self.queue: deque = deque()
+        self.known: set = set()  # trial callables already sent to this worker
         self.since = time.monotonic()
         self.running = False  # the current trial's function has started (timeouts only)
 
@@ -269,16 +381,16 @@ class LocalEngine:
 
     def __init__(self, workers: int | None = None, *, start_method: str | None = None):
         self.workers = int(workers or os.cpu_count() or 1)
-        if start_method is None:
-            methods = mp.get_all_start_methods()
-            start_method = "forkserver" if "forkserver" in methods else "spawn"
-        self._ctx = mp.get_context(start_method)
-        if start_method == "forkserver":
-            self._ctx.set_forkserver_preload([__name__])
+        self._ctx = _context(start_method)
         self._pool = [_Worker(self._ctx) for _ in range(self.workers)]
         self._backlog: deque = deque()
         self._depth = 1
         self._mean = None
+        self._blobs: dict = {}
+
+    def add_function(self, label: str, fn) -> None:
+        """Ship the callable ``fn`` to every worker as the trial function ``label``."""
+        self._blobs[label] = (pickled(fn), import_root(fn))
 
     def capacity(self) -> int:
         """How many tasks the runner should keep submitted."""
@@ -295,7 +407,8 @@ class LocalEngine:
 
     def _dispatch(self) -> None:
         now = time.monotonic()
-        for w in self._pool:
+        # the least busy first, so work does not queue behind a long trial
+        for w in sorted(self._pool, key=lambda w: len(w.queue)):
             room = self._depth - len(w.queue)
             if room <= 0 or not self._backlog:
                 continue
@@ -306,6 +419,9 @@ class LocalEngine:
                 w.since = now
             w.queue.extend(chunk)
             try:
+                for label in {t["fn"] for t in chunk} & (self._blobs.keys() - w.known):
+                    w.conn.send(("fn", label, *self._blobs[label]))
+                    w.known.add(label)
                 w.conn.send(chunk)
             except (BrokenPipeError, OSError):
                 pass  # the worker died; poll() notices and requeues
@@ -316,6 +432,7 @@ class LocalEngine:
             w.process.kill()
         w.process.join(5)
         w.conn.close()
+        w.lifeline.close()
         if w.queue:
             current = w.queue.popleft()
             started = time.time() - (time.monotonic() - w.since)
@@ -396,6 +513,85 @@ class LocalEngine:
                 w.process.kill()
                 w.process.join(5)
             w.conn.close()
+            w.lifeline.close()
+
+
+def _context(start_method: str | None = None):
+    """The multiprocessing context of worker processes (forkserver where available)."""
+    if start_method is None:
+        methods = mp.get_all_start_methods()
+        start_method = "forkserver" if "forkserver" in methods else "spawn"
+    ctx = mp.get_context(start_method)
+    if start_method == "forkserver":
+        ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
+def check_function(path: str, paths=(), timeout: float | None = None) -> dict:
+    """Import the trial function in a separate worker process, never in the runner.
+
+    A module that raises, calls ``sys.exit`` or ``os._exit``, or hangs while
+    being imported (longer than the trial ``timeout``) is then one clear error
+    before any trial runs, and the runner (which may hold the store open) is
+    unharmed.
+
+    Returns
+    -------
+    dict
+        The run's provenance, captured in that process after the import (so
+        the packages the trial module imports are among those recorded; see
+        :func:`vareval.experiment.provenance.capture`).
+
+    Raises
+    ------
+    ExperimentError
+        If the function cannot be imported in a fresh process.
+    """
+    ctx = _context()
+    reader, writer = ctx.Pipe(duplex=False)
+    proc = ctx.Process(
+        target=_check_main, args=(writer, path, list(paths)), daemon=True
+    )
+    proc.start()
+    writer.close()
+    try:
+        if not reader.poll(timeout):
+            raise ExperimentError(
+                f"trial function {path!r}: importing it took longer than the trial "
+                f"timeout ({timeout:g} s); its process was killed."
+            )
+        message = reader.recv()
+    except EOFError:
+        proc.join(5)
+        message = (
+            f"trial function {path!r}: importing it ended the process (exit code "
+            f"{proc.exitcode}) without an error; does the module call sys.exit or "
+            "os._exit when imported?"
+        )
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        reader.close()
+    if isinstance(message, str):
+        raise ExperimentError(message)
+    return message
+
+
+def _check_main(writer, path: str, paths) -> None:
+    """The process of :func:`check_function`: send the provenance or the error's one line."""
+    _die_with_parent()
+    try:
+        message = provenance.capture(resolve_function(path, paths))
+    except ExperimentError as exc:
+        message = str(exc)
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt at import
+        message = (
+            f"trial function {path!r}: importing it raised {type(exc).__name__}"
+            f"({exc}); a trial module must not exit when imported."
+        )
+    writer.send(message)
+    writer.close()
 
 
 # -- Ray ---------------------------------------------------------------
@@ -412,11 +608,22 @@ class RayEngine:
     address : str, optional
         A running cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``).
         Without it a local Ray instance is started and shut down after the run.
+    resources : mapping, optional
+        Per-trial ``num_cpus`` (default 1), ``num_gpus`` and ``memory`` (bytes
+        or ``"8GB"``), passed to every Ray task.
+    runtime_env : mapping, optional
+        Ray's ``runtime_env`` for the run (merged with ``PYTHONPATH``).
     """
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None):
+    def __init__(
+        self,
+        workers: int | None = None,
+        address: str | None = None,
+        resources=None,
+        runtime_env=None,
+    ):
         try:
             import ray
         except ImportError:
@@ -429,8 +636,11 @@ class RayEngine:
         if not ray.is_initialized():
             kwargs = {"include_dashboard": False, "log_to_driver": True}
             env = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
+            runtime_env = dict(runtime_env or {})
             if env:
-                kwargs["runtime_env"] = {"env_vars": env}
+                runtime_env["env_vars"] = {**env, **runtime_env.get("env_vars", {})}
+            if runtime_env:
+                kwargs["runtime_env"] = runtime_env
             try:
                 if address:
                     ray.init(address=address, **kwargs)
@@ -441,10 +651,29 @@ class RayEngine:
                     f"could not connect to Ray at {address!r}: {exc}"
                 ) from None
             self._started = True
-        self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_execute)
+        options = ray_options(resources or {})
+        total = ray.cluster_resources()
+        per = [total.get("CPU", 1) / max(options["num_cpus"], 1e-9)]
+        if options.get("num_gpus"):
+            per.append(total.get("GPU", 0) / options["num_gpus"])
+        if options.get("memory"):
+            per.append(total.get("memory", 0) / options["memory"])
+        if min(per) < 1:
+            if self._started:
+                ray.shutdown()
+            raise ExperimentError(
+                f"the Ray cluster cannot run one trial with [resources] {dict(resources)} "
+                f"(it has {total.get('CPU', 0):g} CPUs, {total.get('GPU', 0):g} GPUs)."
+            )
+        self.workers = max(1, int(min(per)))
+        self._remote = ray.remote(max_retries=0, **options)(_ray_execute)
         self._refs: dict = {}
         self._backlog: deque = deque()
+        self._fn_refs: dict = {}
+
+    def add_function(self, label: str, fn) -> None:
+        """Send the callable ``fn`` (once, to the object store) as the trial ``label``."""
+        self._fn_refs[label] = self._ray.put(pickled(fn))
 
     def capacity(self) -> int:
         """How many tasks the runner should keep submitted."""
@@ -462,7 +691,8 @@ class RayEngine:
     def _dispatch(self) -> None:
         while self._backlog and len(self._refs) < self.workers:
             task = self._backlog.popleft()
-            self._refs[self._remote.remote(dict(task))] = (
+            ref = self._remote.remote(dict(task), self._fn_refs.get(task["fn"]))
+            self._refs[ref] = (
                 task,
                 time.monotonic(),
                 time.time(),
@@ -520,17 +750,39 @@ class RayEngine:
 RAY_GRACE = 30.0
 
 
-def _ray_execute(task):
+def _ray_execute(task, blob=None):
     """Run a trial as a Ray task, its timeout enforced inside by SIGALRM.
 
     The driver cancels the task (killing its worker) ``RAY_GRACE`` seconds
-    after the timeout as a backstop.
+    after the timeout as a backstop. ``blob`` is a trial callable pickled by
+    the driver (resolved from the object store by Ray).
     """
+    if blob is not None and task["fn"] not in _CALLABLES:
+        register(task["fn"], pickle.loads(blob))
     return execute(task, alarm=True)
 
 
-def make_engine(engine: str, workers: int | None = None, address: str | None = None):
-    """Build the named engine."""
+def ray_options(resources) -> dict:
+    """Ray task options from ``[resources]``: num_cpus (default 1), num_gpus, memory bytes."""
+    from vareval.experiment.spec import memory_bytes
+
+    options = {"num_cpus": resources.get("num_cpus", 1)}
+    if resources.get("num_gpus"):
+        options["num_gpus"] = resources["num_gpus"]
+    if "memory" in resources:
+        options["memory"] = memory_bytes(resources["memory"])
+    return options
+
+
+def make_engine(
+    engine: str,
+    workers: int | None = None,
+    address: str | None = None,
+    *,
+    resources=None,
+    runtime_env=None,
+):
+    """Build the named engine (``resources`` and ``runtime_env`` apply to Ray)."""
     if workers is not None and (
         isinstance(workers, bool)
         or not isinstance(workers, numbers.Integral)
@@ -546,5 +798,5 @@ def make_engine(engine: str, workers: int | None = None, address: str | None = N
     if engine == "local":
         return LocalEngine(workers)
     if engine == "ray":
-        return RayEngine(workers, address)
+        return RayEngine(workers, address, resources, runtime_env)
     raise ExperimentError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}.")

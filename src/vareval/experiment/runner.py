@@ -6,28 +6,50 @@ still held, repeat until nothing is left to claim. Results are written at the
 latest ``flush_every`` seconds (0.25 s) after a trial finishes, so a crash of
 the runner loses at most the trials in flight and those finished in that last
 fraction of a second: they are still marked *running* under the dead runner's
-claim and the next run takes them back and runs them again. Nothing is ever
-written twice: a result is written only while its runner holds the claim.
+claim and the next run takes them back and runs them again (as does a runner
+still working on the same store on this host, before it finishes). Nothing is
+ever written twice: a result is written only while its runner holds the claim,
+and a runner never takes back its own claims. The store is opened only
+through SQLite (see :func:`vareval.data.store_table.connect`).
 
 Resuming: ``run`` on an existing store skips every trial that is done, runs
 the pending ones, and retries failed ones only when ``retry_failed`` is true.
+
+Growing: ``run`` with more seeds, configurations, reruns or factor levels
+appends the new trials and runs them; existing trials are left as they are.
+
+Provenance: each run records, once, the trial code's hash, the git commit,
+the versions of Python and of the imported packages and the machine
+(:mod:`vareval.experiment.provenance`). A run whose trial code differs from
+the previous run's is refused unless ``accept_code_change``; ``replay``
+compares the record with the present and says what differs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
 import sqlite3
 import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 
+from vareval.data.store_table import connect, sqlite_errors
 from vareval.errors import ExperimentError
-from vareval.experiment.engines import ENGINES, execute, make_engine
+from vareval.experiment import provenance
+from vareval.experiment.engines import (
+    ENGINES,
+    check_function,
+    execute,
+    make_engine,
+    register,
+    unregister,
+)
 from vareval.experiment.spec import ExperimentSpec, load_spec, resolve_function
-from vareval.experiment.store import Store
+from vareval.experiment.store import Store, beat
 from vareval.stats._result import Result
 
 
@@ -53,12 +75,19 @@ class RunReport(Result):
         Of those, how many succeeded and failed.
     not_written : int
         Results dropped because another runner had taken the claim back.
+    held_elsewhere : list
+        Trials still running under other live runners' claims when this run
+        ended: ``(host, pid, count)`` each.
     seconds : float
         Wall time of the run.
     counts : dict
         Trials per status in the store after the run.
     entropy : int
         The experiment's root entropy.
+    added : int
+        Trials this call appended to an existing store (growing its design).
+    changes : tuple of str
+        What differs from the previous run's provenance (packages, host ...).
     """
 
     store: str
@@ -70,9 +99,12 @@ class RunReport(Result):
     done: int
     failed: int
     not_written: int
+    held_elsewhere: list
     seconds: float
     counts: dict
     entropy: int
+    added: int = 0
+    changes: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -86,11 +118,18 @@ class ReplayResult(Result):
     stored, replayed : dict
         Its metrics in the store and from the replay.
     identical : bool
-        Whether every metric is bit-identical (NaN equal to NaN).
+        Whether every metric is bit-identical (NaN equal to NaN) *and* the
+        trial's code is the one that ran (never true when it changed).
     status : str
         The replay's status (``done`` or ``failed``).
     error : str or None
         The replay's error if it failed.
+    comparable : bool or None
+        Whether the trial code is unchanged since the run; None when the run
+        recorded no provenance (a store made before provenance was kept).
+    differences : tuple of str
+        What differs between the run's provenance and now (code, git commit,
+        Python, packages, host, CPU, GPUs).
     """
 
     trial_id: int
@@ -99,6 +138,8 @@ class ReplayResult(Result):
     identical: bool
     status: str
     error: str | None
+    comparable: bool | None = None
+    differences: tuple = ()
 
 
 def _as_spec(spec) -> ExperimentSpec:
@@ -112,8 +153,21 @@ def _as_spec(spec) -> ExperimentSpec:
     )
 
 
-def _run_iv(spec, engine, workers, address, stale_after, heartbeat_every, flush_every):
-    spec = _as_spec(spec)
+def _spec_of_store(store) -> ExperimentSpec:
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
+        spec = st.spec()
+    if spec is None:
+        raise ExperimentError(f"store '{store}' holds no experiment yet; give its declaration.")
+    return spec
+
+
+def _run_iv(spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
+            flush_every):
+    spec = _spec_of_store(store) if spec is None else _as_spec(spec)
+    if trial is not None:
+        if not callable(trial):
+            raise ExperimentError(f"`trial` must be a callable; got {type(trial).__name__}.")
+        spec = spec.with_trial(trial)
     if engine not in ENGINES:
         raise ExperimentError(
             f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}."
@@ -135,16 +189,24 @@ def _run_iv(spec, engine, workers, address, stale_after, heartbeat_every, flush_
             raise ExperimentError(
                 f"`{name}` must be a positive number of seconds; got {value!r}."
             )
-    resolve_function(
-        spec.trial, spec.paths
-    )  # an unknown function fails here, before any trial
-    return spec
+    # an unknown or misbehaving function fails here, before any trial; it is
+    # imported in a worker process, never in the runner, and its provenance
+    # (code hash, imported packages) is taken there. A callable given in
+    # Python already lives in this process.
+    if spec.callable is not None:
+        return spec, provenance.capture(spec.callable)
+    return spec, check_function(spec.trial, spec.paths, spec.timeout)
 
 
 def run(
     spec,
     store,
     *,
+    trial=None,
+    seeds: int | None = None,
+    configs: int | None = None,
+    reruns: int | None = None,
+    accept_code_change: bool = False,
     engine: str = "local",
     workers: int | None = None,
     address: str | None = None,
@@ -158,10 +220,25 @@ def run(
 
     Parameters
     ----------
-    spec : ExperimentSpec or path
-        The experiment, or the path of its ``experiment.toml``.
+    spec : ExperimentSpec or path or None
+        The experiment, or the path of its ``experiment.toml``; None takes
+        the declaration the store holds (to grow or resume it).
     store : str or path-like
-        The SQLite store; created if missing, resumed if it holds this experiment.
+        The SQLite store; created if missing, resumed if it holds this
+        experiment, grown if the declaration asks for more trials.
+    trial : callable, optional
+        The trial function as a Python callable (e.g. defined in a notebook),
+        in place of ``spec.trial``. The local engine's workers receive it
+        pickled with cloudpickle: by value when it lives in ``__main__`` (a
+        script or notebook), by reference otherwise. A script that runs with
+        the local engine on a platform whose workers are spawned (macOS,
+        Windows) must call ``run`` under ``if __name__ == "__main__":``.
+    seeds, configs, reruns : int, optional
+        Grow the design to this many (more seeds, configurations or reruns);
+        existing trials stay exactly as they are.
+    accept_code_change : bool, default False
+        Run although the trial's code differs from the previous run's (its
+        results would then mix two versions of the code).
     engine : {"local", "serial", "ray"}, default "local"
         Where trials run (see :mod:`vareval.experiment.engines`).
     workers : int, optional
@@ -174,9 +251,10 @@ def run(
         Show a progress bar (counts, failures, ETA); default: when stderr is a terminal.
     stale_after : float, default 120
         Seconds without a heartbeat after which another runner's claim is
-        considered crashed and taken back.
+        considered crashed and taken back (a runner never takes back its own).
     heartbeat_every : float, default 10
-        Seconds between heartbeats of this runner's claims.
+        Seconds between heartbeats of this runner's claims; at most a quarter
+        of ``stale_after``, so a live runner's claim never looks stale.
     flush_every : float, default 0.25
         Longest time a finished trial waits before it is written.
 
@@ -184,37 +262,64 @@ def run(
     -------
     RunReport
         Counts of what ran, failed and was skipped.
+
+    Notes
+    -----
+    SIGTERM stops the run as Ctrl-C does (when called from the main thread):
+    finished results are written, unfinished claims released, and
+    ``KeyboardInterrupt`` is raised.
     """
-    spec = _run_iv(
-        spec, engine, workers, address, stale_after, heartbeat_every, flush_every
+    spec, now = _run_iv(
+        spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
+        flush_every,
     )
+    spec = spec.grown(seeds=seeds, configs=configs, reruns=reruns)
+    heartbeat_every = min(heartbeat_every, stale_after / 4)
     t_start = time.monotonic()
-    st = Store(store, create=True)
-    try:
-        spec = st.prepare(spec)
-        st.recover()
-        if retry_failed:
-            st.reset_failed()
-        skipped = st.counts()["done"]
-        total = st.claimable(stale_after)
-        eng = make_engine(engine, workers, address) if total else None
-        stats = (
-            _loop(
-                st,
-                eng,
-                spec,
-                total,
-                progress,
-                stale_after,
-                heartbeat_every,
-                flush_every,
-            )
-            if eng
-            else {"done": 0, "failed": 0, "lost": 0}
-        )
-        counts = st.counts()
-    finally:
-        st.close()
+    token = uuid.uuid4().hex
+    with _sigterm_interrupts(), sqlite_errors(store, ExperimentError):
+        st = Store(store, create=True)
+        try:
+            changes = _check_code(st, now, accept_code_change)
+            before = sum(st.counts().values())
+            spec = st.prepare(spec)
+            added = sum(st.counts().values()) - before if before else 0
+            st.recover()
+            if retry_failed:
+                st.reset_failed()
+            skipped = st.counts()["done"]
+            total = st.claimable(stale_after, token)
+            eng = None
+            stats = {"done": 0, "failed": 0, "lost": 0}
+            run_id = st.begin_run(now, engine)
+            if total:
+                eng = make_engine(
+                    engine,
+                    workers,
+                    address,
+                    resources=spec.resources,
+                    runtime_env=spec.runtime_env,
+                )
+                if spec.callable is not None:
+                    eng.add_function(spec.trial, spec.callable)
+                stats = _loop(
+                    st,
+                    eng,
+                    spec,
+                    token,
+                    total,
+                    progress,
+                    stale_after,
+                    heartbeat_every,
+                    flush_every,
+                )
+            st.end_run(run_id)
+            counts = st.counts()
+            held = st.held_elsewhere(token)
+        finally:
+            st.close()
+            if spec.callable is not None:
+                unregister(spec.trial)  # the serial engine registered it in this process
     return RunReport(
         store=str(store),
         engine=engine,
@@ -225,17 +330,33 @@ def run(
         done=stats["done"],
         failed=stats["failed"],
         not_written=stats["lost"],
+        held_elsewhere=[tuple(h) for h in held],
         seconds=time.monotonic() - t_start,
         counts=counts,
         entropy=spec.entropy,
+        added=added,
+        changes=tuple(changes),
     )
 
 
-def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_every):
-    """Claim, run and write until nothing is left; then release unfinished claims."""
-    from tqdm.auto import tqdm
+def _check_code(st: Store, now: dict, accept: bool) -> list[str]:
+    """Refuse a changed trial code (unless accepted); return the other differences."""
+    then = st.provenance()
+    if then is None:
+        return []
+    same_code, lines = provenance.compare(then, now)
+    if not same_code and not accept:
+        raise ExperimentError(
+            f"store '{st.path}': {lines[0]}; its trials would mix two versions of the "
+            "code. Use a new --store, or --accept-code-change to run anyway."
+        )
+    return lines
 
-    token = uuid.uuid4().hex
+
+def _loop(
+    st, eng, spec, token, total, progress, stale_after, heartbeat_every, flush_every
+):
+    """Claim, run and write until nothing is left; then release unfinished claims."""
     extra = {
         "fn": spec.trial,
         "paths": list(spec.paths),
@@ -243,12 +364,12 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
         "timeout": spec.timeout,
     }
     if progress is None:
-        progress = sys.stderr.isatty()
-    bar = tqdm(
+        progress = sys.stderr.isatty() or in_notebook()
+    bar = progress_bar(
         total=total,
         disable=not progress,
-        unit="trial",
         dynamic_ncols=True,
+        unit="trial",
         desc=f"{spec.name} [{eng.name}]",
     )
     stats = {"done": 0, "failed": 0, "lost": 0}
@@ -267,6 +388,9 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
                 else:
                     exhausted = True
             if exhausted and eng.in_flight() == 0:
+                if st.recover():  # a runner on this host died: run its trials too
+                    exhausted = False
+                    continue
                 break
             wait = (
                 0.2
@@ -293,16 +417,75 @@ def _loop(st, eng, spec, total, progress, stale_after, heartbeat_every, flush_ev
             ):
                 stats["lost"] += len(buffer) - st.complete(buffer, token)
                 buffer, first_buffered = [], None
+        stats["lost"] += len(buffer) - st.complete(buffer, token)
+        failing = False
+    except BaseException:
+        # already failing (interrupt, full disk): save what can be saved; a
+        # second failure must not hide the first
+        failing = True
+        if st.con.in_transaction:  # interrupted inside a transaction
+            _quietly(lambda: st.con.execute("ROLLBACK"))
+        _quietly(lambda: st.complete(buffer, token))
+        raise
     finally:
-        try:
-            if buffer:
-                stats["lost"] += len(buffer) - st.complete(buffer, token)
-        finally:
-            beat.stop()
-            eng.close()
+        beat.stop()
+        eng.close()
+        if failing:
+            _quietly(lambda: st.release(token))
+        else:
             st.release(token)
-            bar.close()
+        bar.close()
     return stats
+
+
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (where stderr is not a terminal)."""
+    shell = sys.modules.get("IPython")
+    try:
+        ip = shell.get_ipython() if shell is not None else None
+    except Exception:  # noqa: BLE001 - IPython half-initialised
+        return False
+    return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
+
+
+def progress_bar(**kwargs):
+    """tqdm.auto's bar (a widget in Jupyter); the text bar when the widget cannot show.
+
+    tqdm's notebook bar needs ipywidgets; without it, it raises on creation,
+    so fall back to the text bar on stderr, which Jupyter shows as output.
+    """
+    from tqdm.auto import tqdm
+
+    try:
+        return tqdm(**kwargs)
+    except ImportError:
+        from tqdm.std import tqdm as text_tqdm
+
+        return text_tqdm(file=sys.stderr, **kwargs)
+
+
+def _quietly(step) -> None:
+    try:
+        step()
+    except sqlite3.Error:
+        pass
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """Within the block, SIGTERM raises KeyboardInterrupt (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Heartbeat(threading.Thread):
@@ -318,24 +501,31 @@ class _Heartbeat(threading.Thread):
         self._stop_event = threading.Event()
 
     def run(self) -> None:
-        with Store(self.path) as st:
+        # a second connection of this process, opened only through SQLite (the
+        # store was checked by the runner's own connection)
+        con = connect(self.path, readonly=False, error=ExperimentError)
+        try:
             while not self._stop_event.wait(self.every):
                 try:
-                    st.heartbeat(self.token)
+                    beat(con, self.token)
                 except sqlite3.Error:  # busy beyond the timeout: try again next beat
                     pass
+        finally:
+            con.close()
 
     def stop(self) -> None:
         self._stop_event.set()
         self.join()
 
 
-def replay(store, trial_id: int) -> ReplayResult:
+def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
     """Run one stored trial again, in this process, from its recorded streams.
 
     The trial function, configuration, parameters and the exact entropy and
     spawn key of every source come from the store, so a deterministic trial
-    gives bit-identical metrics.
+    gives bit-identical metrics. The provenance of the run that wrote the
+    trial is compared with the present: when the trial's code has changed,
+    the replay is *not comparable* and never reported identical.
 
     Parameters
     ----------
@@ -343,19 +533,33 @@ def replay(store, trial_id: int) -> ReplayResult:
         The store.
     trial_id : int
         The trial's id (``trial_id`` in ``vareval export``).
+    trial : callable, optional
+        The trial function, for a store made with a callable (a notebook's
+        function); otherwise it is imported by the name the store records.
 
     Returns
     -------
     ReplayResult
-        Stored and replayed metrics and whether they are identical.
+        Stored and replayed metrics, whether they are identical and
+        comparable, and what differs since the run.
     """
-    if not Path(store).exists():
-        raise ExperimentError(f"store '{store}' does not exist.")
-    with Store(store) as st:
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         spec = st.spec()
         if spec is None:
             raise ExperimentError(f"store '{store}' holds no experiment yet.")
         rec = st.trial(trial_id)
+        then = st.provenance(rec["run_id"]) if rec.get("run_id") else None
+    if trial is not None:
+        register(spec.trial, trial)
+        fn = trial
+    else:
+        try:
+            fn = resolve_function(spec.trial, spec.paths)
+        except ExperimentError as exc:
+            raise ExperimentError(
+                f"{exc} (a trial given as a Python callable replays with "
+                "replay(store, id, trial=fn))"
+            ) from None
     task = {
         "id": rec["id"],
         "factors": rec["factors"],
@@ -370,11 +574,19 @@ def replay(store, trial_id: int) -> ReplayResult:
         "params": dict(spec.params),
         "timeout": spec.timeout,
     }
-    res = execute(task, alarm=True)
+    try:
+        res = execute(task, alarm=True)
+    finally:
+        if trial is not None:
+            unregister(spec.trial)
+    comparable, differences = None, []
+    if then is not None:
+        comparable, differences = provenance.compare(then, provenance.capture(fn))
     stored = rec["metrics"] or {}
     replayed = res["metrics"] or {}
     identical = (
-        res["status"] == "done"
+        comparable is not False
+        and res["status"] == "done"
         and rec["status"] == "done"
         and stored.keys() == replayed.keys()
         and all(_same(stored[k], replayed[k]) for k in stored)
@@ -386,6 +598,8 @@ def replay(store, trial_id: int) -> ReplayResult:
         identical=identical,
         status=res["status"],
         error=res["error"],
+        comparable=comparable,
+        differences=tuple(differences),
     )
 
 

@@ -30,12 +30,25 @@ The TOML form::
     batch_size = { distribution = "choice", values = [32, 64, 128] }
     hidden = { distribution = "integer", low = 16, high = 64 }
 
+    [space.model.mlp]             # parameters only the level "mlp" of factor model has
+    momentum = { distribution = "uniform", low = 0.5, high = 0.99 }
+    kernel = { distribution = "choice", values = ["rbf", "linear"] }
+    gamma = { distribution = "log-uniform", low = 1e-4, high = 1.0, when = { kernel = "rbf" } }
+
     [randomness]
     sources = ["data_split", "init", "batch_order"]
     fixed = ["data_split"]        # the same stream for every seed
 
     [params]                      # constants passed to every trial
     epochs = 10
+
+    [resources]                   # per trial, for the ray engine
+    num_cpus = 1
+    num_gpus = 0
+    memory = "2GB"
+
+    [runtime_env]                 # Ray's runtime_env for the run
+    pip = ["scikit-learn"]
 """
 
 from __future__ import annotations
@@ -93,12 +106,18 @@ class Distribution:
     low: float | int | None = None
     high: float | int | None = None
     values: tuple = ()
+    when: tuple = ()  # ((parameter, (allowed values...)), ...): a conditional parameter
 
     def to_dict(self) -> dict:
         """Return the TOML/JSON form of the distribution."""
-        if self.kind == "choice":
-            return {"distribution": "choice", "values": list(self.values)}
-        return {"distribution": self.kind, "low": self.low, "high": self.high}
+        out = (
+            {"distribution": "choice", "values": list(self.values)}
+            if self.kind == "choice"
+            else {"distribution": self.kind, "low": self.low, "high": self.high}
+        )
+        if self.when:
+            out["when"] = {k: list(v) for k, v in self.when}
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,7 +143,10 @@ class ExperimentSpec:
         nondeterminism only (DECoVaC's meaning). ``"independent"``: each rerun
         gets fresh streams, so reruns are independent replications.
     space : mapping of str to Distribution
-        The hyper-parameter search space.
+        The hyper-parameter search space every experiment shares.
+    level_spaces : mapping
+        ``{factor: {level: {parameter: Distribution}}}``: parameters only the
+        experiments at that factor level have (``[space.model.forest]``).
     sources : tuple of str
         Named sources of randomness the trial consumes.
     fixed : tuple of str
@@ -140,6 +162,15 @@ class ExperimentSpec:
         Folders put on ``sys.path`` before importing the trial function.
     name : str
         A label for people.
+    resources : mapping
+        Per-trial resources for the ray engine: ``num_cpus``, ``num_gpus``,
+        ``memory`` (bytes, or a string such as ``"8GB"`` or ``"512MiB"``).
+    runtime_env : mapping
+        Ray's ``runtime_env`` for the run (``pip``, ``env_vars``, ``working_dir`` ...).
+
+    The trial may also be a Python callable (a function defined in a script
+    or notebook): it is recorded under ``module:qualname`` and shipped to the
+    workers by value when it cannot be imported there (see :func:`run`).
     """
 
     trial: str
@@ -150,6 +181,7 @@ class ExperimentSpec:
     reruns: int = 1
     rerun_mode: str = "same"
     space: Mapping[str, Distribution] = dataclasses.field(default_factory=dict)
+    level_spaces: Mapping = dataclasses.field(default_factory=dict)
     sources: tuple[str, ...] = DEFAULT_SOURCES
     fixed: tuple[str, ...] = ()
     entropy: int | None = None
@@ -157,11 +189,35 @@ class ExperimentSpec:
     params: Mapping = dataclasses.field(default_factory=dict)
     paths: tuple[str, ...] = ()
     name: str = "experiment"
+    resources: Mapping = dataclasses.field(default_factory=dict)
+    runtime_env: Mapping = dataclasses.field(default_factory=dict)
+    _callable: object = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
+        if callable(self.trial):
+            object.__setattr__(self, "_callable", self.trial)
+            object.__setattr__(self, "trial", callable_label(self.trial))
         checked = _spec_iv(self)
         for key, value in checked.items():
             object.__setattr__(self, key, value)
+
+    @property
+    def callable(self):
+        """The trial function when it was given as a Python callable, else None."""
+        return self._callable
+
+    def with_trial(self, fn) -> ExperimentSpec:
+        """Return a copy whose trial is the callable ``fn``."""
+        return dataclasses.replace(self, trial=fn)
+
+    def space_for(self, factors: Mapping) -> dict:
+        """The search space of the experiment at these factor levels (shared first)."""
+        space = dict(self.space)
+        for factor, levels in self.level_spaces.items():
+            level = factors.get(factor)
+            if level is not None:
+                space.update(levels.get(str(level), {}))
+        return space
 
     # -- serialisation -------------------------------------------------
     def to_dict(self) -> dict:
@@ -176,12 +232,27 @@ class ExperimentSpec:
             "reruns": self.reruns,
             "rerun_mode": self.rerun_mode,
             "space": {k: d.to_dict() for k, d in self.space.items()},
+            **(
+                {
+                    "level_spaces": {
+                        f: {
+                            lev: {k: d.to_dict() for k, d in sp.items()}
+                            for lev, sp in levels.items()
+                        }
+                        for f, levels in self.level_spaces.items()
+                    }
+                }
+                if self.level_spaces
+                else {}
+            ),
             "sources": list(self.sources),
             "fixed": list(self.fixed),
             "entropy": self.entropy,
             "timeout": self.timeout,
             "params": dict(self.params),
             "paths": list(self.paths),
+            **({"resources": dict(self.resources)} if self.resources else {}),
+            **({"runtime_env": dict(self.runtime_env)} if self.runtime_env else {}),
         }
 
     @classmethod
@@ -191,6 +262,10 @@ class ExperimentSpec:
         data["space"] = {
             k: _distribution(k, v) for k, v in data.get("space", {}).items()
         }
+        data["level_spaces"] = {
+            f: {lev: {k: _distribution(k, v) for k, v in sp.items()} for lev, sp in levels.items()}
+            for f, levels in data.get("level_spaces", {}).items()
+        }
         for key in ("sources", "fixed", "paths"):
             if key in data:
                 data[key] = tuple(data[key])
@@ -199,13 +274,23 @@ class ExperimentSpec:
     def identity(self) -> dict:
         """The fields that define the trials (a store takes a spec if they match)."""
         d = self.to_dict()
-        for key in ("name", "timeout", "paths"):
-            d.pop(key)
+        for key in ("name", "timeout", "paths", "resources", "runtime_env"):
+            d.pop(key, None)
+        d.setdefault("level_spaces", {})
         return d
 
     def with_entropy(self, entropy: int) -> ExperimentSpec:
         """Return a copy with the root entropy set."""
         return dataclasses.replace(self, entropy=entropy)
+
+    def grown(self, *, seeds=None, configs=None, reruns=None) -> ExperimentSpec:
+        """Return a copy with more seeds, configurations or reruns (None keeps)."""
+        return dataclasses.replace(
+            self,
+            seeds=self.seeds if seeds is None else seeds,
+            configs=self.configs if configs is None else configs,
+            reruns=self.reruns if reruns is None else reruns,
+        )
 
     @property
     def n_trials(self) -> int:
@@ -267,18 +352,10 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
             f"`rerun_mode` must be 'same' (reruns measure nondeterminism) or "
             f"'independent' (fresh streams per rerun); got {spec.rerun_mode!r}."
         )
-    space = {}
-    for name, dist in dict(spec.space).items():
-        _check_name(name, "search-space parameter")
-        if name in factors:
-            raise ExperimentError(
-                f"search-space parameter {name!r} is also a factor; rename one of them."
-            )
-        space[name] = (
-            dist if isinstance(dist, Distribution) else _distribution(name, dist)
-        )
-        _check_distribution(name, space[name])
-    if not space and out["configs"] > 1:
+    space = _check_space(spec.space, factors, "[space]")
+    level_spaces = _check_level_spaces(spec.level_spaces, factors, space)
+    out["level_spaces"] = level_spaces
+    if not space and not level_spaces and out["configs"] > 1:
         raise ExperimentError(
             f"the search space [space] is empty, so all {out['configs']} "
             "configurations "
@@ -318,10 +395,11 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
         if (
             isinstance(spec.timeout, bool)
             or not isinstance(spec.timeout, numbers.Real)
-            or not spec.timeout > 0
+            or not 0 < spec.timeout < math.inf
         ):
             raise ExperimentError(
-                f"`timeout` must be a positive number of seconds; got {spec.timeout!r}."
+                f"`timeout` must be a finite positive number of seconds (leave it out "
+                f"for no limit); got {spec.timeout!r}."
             )
         out["timeout"] = float(spec.timeout)
     if not isinstance(spec.params, Mapping):
@@ -336,7 +414,143 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
         ) from None
     out["params"] = dict(spec.params)
     out["paths"] = tuple(str(p) for p in spec.paths)
+    _check_grid_size(factors, out["seeds"], out["configs"], out["reruns"])
+    out["resources"] = _check_resources(spec.resources)
+    if not isinstance(spec.runtime_env, Mapping):
+        raise ExperimentError(
+            f"`runtime_env` must be a table (Ray's runtime_env); got {spec.runtime_env!r}."
+        )
+    out["runtime_env"] = dict(spec.runtime_env)
     return out
+
+
+def callable_label(fn) -> str:
+    """``module:qualname`` of a callable, the name a store records for it."""
+    module = getattr(fn, "__module__", None) or "__main__"
+    name = re.sub(r"\W", "_", getattr(fn, "__qualname__", None) or type(fn).__name__)
+    return f"{module}:{name if re.match(r'[A-Za-z_]', name) else '_' + name}"
+
+
+def _check_space(raw, factors, where: str, before=()) -> dict:
+    if not isinstance(raw, Mapping):
+        raise ExperimentError(f"{where} must be a table of parameters; got {raw!r}.")
+    space = {}
+    for name, dist in dict(raw).items():
+        _check_name(name, "search-space parameter")
+        if name in factors:
+            raise ExperimentError(
+                f"search-space parameter {name!r} is also a factor; rename one of them."
+            )
+        space[name] = dist if isinstance(dist, Distribution) else _distribution(name, dist)
+        _check_distribution(name, space[name])
+        for other, _ in space[name].when:
+            if (other not in space and other not in before) or other == name:
+                raise ExperimentError(
+                    f"{where} {name}: `when` names {other!r}, which is not a parameter "
+                    "declared before it (in this space or the shared [space])."
+                )
+    return space
+
+
+def _check_level_spaces(raw, factors, shared) -> dict:
+    """``{factor: {level: {param: dist}}}`` checked against the factors and [space]."""
+    if not isinstance(raw, Mapping):
+        raise ExperimentError(f"`level_spaces` must be a table; got {raw!r}.")
+    out = {}
+    for factor, levels in raw.items():
+        if factor not in factors:
+            raise ExperimentError(
+                f"[space.{factor}] names no factor; factors: {', '.join(factors)}."
+            )
+        if not isinstance(levels, Mapping):
+            raise ExperimentError(f"[space.{factor}] must hold one table per level.")
+        known = {str(v) for v in factors[factor]}
+        out[factor] = {}
+        for level, space in levels.items():
+            if str(level) not in known:
+                raise ExperimentError(
+                    f"[space.{factor}.{level}]: {level!r} is not a level of {factor} "
+                    f"({', '.join(sorted(known))})."
+                )
+            where = f"[space.{factor}.{level}]"
+            checked = _check_space(space, factors, where, before=shared)
+            both = sorted(set(checked) & set(shared))
+            if both:
+                raise ExperimentError(
+                    f"{where} {both[0]}: also declared in the shared [space]; declare it "
+                    "in one place."
+                )
+            out[factor][str(level)] = checked
+    taken: dict[str, str] = {}
+    for factor, levels in out.items():
+        for name in {n for sp in levels.values() for n in sp}:
+            if name in taken:
+                raise ExperimentError(
+                    f"search-space parameter {name!r} is declared under both "
+                    f"[space.{taken[name]}] and [space.{factor}]; a parameter belongs to "
+                    "one factor's levels."
+                )
+            taken[name] = factor
+    return out
+
+
+_MEMORY = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def memory_bytes(value) -> int:
+    """``8GB`` (10^9), ``512MiB`` (2^20) or a number of bytes, as an int."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0:
+        return int(value)
+    m = _MEMORY.match(str(value)) if isinstance(value, str) else None
+    if not m or float(m.group(1)) <= 0:
+        raise ExperimentError(
+            f"[resources] memory must be a positive number of bytes or a size such as "
+            f"'8GB' or '512MiB'; got {value!r}."
+        )
+    return int(float(m.group(1)) * _UNITS[(m.group(2) or "B").lower()])
+
+
+def _check_resources(raw) -> dict:
+    if not isinstance(raw, Mapping):
+        raise ExperimentError(f"[resources] must be a table; got {raw!r}.")
+    bad = set(raw) - {"num_cpus", "num_gpus", "memory"}
+    if bad:
+        raise ExperimentError(
+            f"[resources] unknown key {sorted(bad)[0]!r}; accepted: num_cpus, num_gpus, memory."
+        )
+    out = dict(raw)
+    for key in ("num_cpus", "num_gpus"):
+        v = out.get(key)
+        if v is not None and (
+            isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 <= v < 1e6
+        ):
+            raise ExperimentError(f"[resources] {key} must be a number >= 0; got {v!r}.")
+    if "memory" in out:
+        memory_bytes(out["memory"])
+    return out
+
+
+MAX_TRIALS = 10**7
+_STORE_BYTES_PER_TRIAL = 500  # a trial's row and index entries, with a few metrics
+_INSERT_SECONDS_PER_TRIAL = 5e-5  # writing its row when the grid is first stored
+
+
+def _check_grid_size(factors, seeds: int, configs: int, reruns: int) -> None:
+    """Refuse up front a grid too large to store (it would fill the disk or take hours)."""
+    experiments = math.prod(len(v) for v in factors.values())
+    n = experiments * seeds * configs * reruns
+    if n > MAX_TRIALS:
+        from vareval.stats._checks import human_bytes, human_seconds
+
+        raise ExperimentError(
+            f"the design has {n:,} trials ({experiments} experiments x {seeds:,} seeds "
+            f"x {configs:,} configs x {reruns:,} reruns); its store would need about "
+            f"{human_bytes(n * _STORE_BYTES_PER_TRIAL)} and writing the grid at least "
+            f"{human_seconds(n * _INSERT_SECONDS_PER_TRIAL)}, before any trial runs; "
+            f"at most {MAX_TRIALS:,} trials per store are accepted."
+        )
 
 
 def _check_name(name, what: str) -> None:
@@ -368,9 +582,9 @@ def _distribution(name: str, raw) -> Distribution:
             f"accepted: {', '.join(DISTRIBUTIONS)}."
         )
     allowed = (
-        {"distribution", "values"}
+        {"distribution", "values", "when"}
         if kind == "choice"
-        else {"distribution", "low", "high"}
+        else {"distribution", "low", "high", "when"}
     )
     extra = set(raw) - allowed
     if extra:
@@ -385,10 +599,23 @@ def _distribution(name: str, raw) -> Distribution:
             raise ExperimentError(
                 f"[space] {name}: choice needs a list `values`; got {values!r}."
             )
-        return Distribution(kind, values=tuple(values))
+        return Distribution(kind, values=tuple(values), when=_when(name, raw))
     if "low" not in raw or "high" not in raw:
         raise ExperimentError(f"[space] {name}: {kind} needs both `low` and `high`.")
-    return Distribution(kind, low=raw["low"], high=raw["high"])
+    return Distribution(kind, low=raw["low"], high=raw["high"], when=_when(name, raw))
+
+
+def _when(name: str, raw: Mapping) -> tuple:
+    """``when = { kernel = "rbf" }`` or ``{ kernel = ["rbf", "poly"] }`` as a tuple."""
+    when = raw.get("when", {})
+    if not isinstance(when, Mapping):
+        raise ExperimentError(
+            f"[space] {name}: `when` must be a table such as {{ kernel = \"rbf\" }}; "
+            f"got {when!r}."
+        )
+    return tuple(
+        (str(k), tuple(v) if isinstance(v, list | tuple) else (v,)) for k, v in when.items()
+    )
 
 
 def _check_distribution(name: str, d: Distribution) -> None:
@@ -442,7 +669,7 @@ def _check_distribution(name: str, d: Distribution) -> None:
 
 # -- TOML --------------------------------------------------------------
 
-_TOP = {"experiment", "factors", "space", "randomness", "params"}
+_TOP = {"experiment", "factors", "space", "randomness", "params", "resources", "runtime_env"}
 _EXPERIMENT_KEYS = {
     "name",
     "trial",
@@ -480,7 +707,17 @@ def load_spec(path) -> ExperimentSpec:
         raise ExperimentError(
             f"experiment file '{path}' does not exist or is not a file."
         )
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ExperimentError(
+            f"experiment file '{path}' is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+            f"at offset {exc.start}); an experiment.toml must be UTF-8."
+        ) from None
+    except OSError as exc:
+        raise ExperimentError(
+            f"experiment file '{path}' could not be read: {exc.strerror}."
+        ) from None
     return loads_spec(text, source=str(path), base=path.resolve().parent)
 
 
@@ -518,14 +755,29 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
     for key in ("trial", "seeds"):
         if key not in exp:
             raise ExperimentError(f"[experiment] is missing `{key}`.")
+    for table in ("factors", "space", "randomness", "params"):
+        if not isinstance(doc.get(table, {}), dict):
+            raise ExperimentError(
+                f"`{table}` must be a table [{table}]; got {doc[table]!r}."
+            )
     rnd = doc.get("randomness", {})
     bad = set(rnd) - _RANDOMNESS_KEYS
     if bad:
         raise ExperimentError(
             f"[randomness] unknown key {sorted(bad)[0]!r}; accepted: sources, fixed."
         )
+    for key in ("sources", "fixed"):
+        if not isinstance(rnd.get(key, []), list):
+            raise ExperimentError(
+                f"[randomness] `{key}` must be a list of names; got {rnd[key]!r}."
+            )
     raw_paths = exp.get("path", [])
-    raw_paths = [raw_paths] if isinstance(raw_paths, str) else list(raw_paths)
+    raw_paths = [raw_paths] if isinstance(raw_paths, str) else raw_paths
+    if not isinstance(raw_paths, list) or not all(isinstance(p, str) for p in raw_paths):
+        raise ExperimentError(
+            "[experiment] `path` must be a folder or a list of folders (strings); "
+            f"got {exp['path']!r}."
+        )
     paths = []
     if base is not None:
         paths.append(str(base))
@@ -533,8 +785,15 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
     else:
         paths += [str(p) for p in raw_paths]
     space = doc.get("space", {})
-    if not isinstance(space, dict):
-        raise ExperimentError("[space] must be a table of parameters.")
+    factors = doc.get("factors", {})
+    level_spaces = {}
+    if isinstance(space, dict) and isinstance(factors, dict):
+        level_spaces = {
+            k: v
+            for k, v in space.items()
+            if k in factors and isinstance(v, dict) and "distribution" not in v
+        }
+        space = {k: v for k, v in space.items() if k not in level_spaces}
     return ExperimentSpec(
         trial=exp["trial"],
         factors=doc.get("factors", {}),
@@ -544,6 +803,7 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
         reruns=exp.get("reruns", 1),
         rerun_mode=exp.get("rerun_mode", "same"),
         space={k: _distribution(k, v) for k, v in space.items()},
+        level_spaces=level_spaces,
         sources=tuple(rnd.get("sources", DEFAULT_SOURCES)),
         fixed=tuple(rnd.get("fixed", ())),
         entropy=exp.get("entropy"),
@@ -551,6 +811,8 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
         params=doc.get("params", {}),
         paths=tuple(dict.fromkeys(paths)),
         name=str(exp.get("name", "experiment")),
+        resources=doc.get("resources", {}),
+        runtime_env=doc.get("runtime_env", {}),
     )
 
 

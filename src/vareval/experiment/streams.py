@@ -10,9 +10,14 @@ for, never from seed arithmetic (``seed + 1`` streams overlap and correlate):
   independent reruns and ``0`` for DECoVaC's "same" reruns;
 - a source held *fixed* gets ``(TRIAL, 0, 0, 0, *h(s))``: the same stream at
   every seed and rerun (e.g. one data split for all seeds);
-- the configurations of seed ``i`` are sampled from
-  ``(CONFIG, 1, i, 0, *h("config"))`` (nested) or ``(CONFIG, 0, 0, 0, ...)``
-  (shared), a stream no trial consumes.
+- parameter ``p`` of configuration ``j`` of seed ``i`` is drawn from its own
+  stream ``(CONFIG, 1, i, j, *h("config:" + p))`` (nested) or
+  ``(CONFIG, 0, 0, j, *h("config:" + p))`` (shared), streams no trial
+  consumes. Configuration ``j`` is therefore the same whatever ``configs`` is
+  and whichever other parameters a factor level's search space declares
+  (prefix-stable: a sweep grows without redrawing what exists). Stores made
+  before this scheme (``config_scheme`` 1) drew each seed's configurations
+  as one sequence from ``(CONFIG, 1, i, 0, *h("config"))``; they keep it.
 
 The streams do not depend on the factor levels: seed ``i`` gives every model
 and optimizer the same data split and the same configurations (common random
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import numbers
 import os
 import random
 from collections.abc import Mapping
@@ -34,6 +40,7 @@ from vareval.errors import ExperimentError
 
 _TRIAL = 1
 _CONFIG = 2
+CONFIG_SCHEME = 2  # per-configuration, per-parameter streams (prefix-stable)
 
 
 def _name_words(name: str) -> tuple[int, int]:
@@ -63,10 +70,7 @@ def config_key(seed: int, *, nested: bool) -> tuple:
 
 def trial_seeds(spec, seed: int, rerun: int) -> dict[str, dict]:
     """The ``{"entropy": e, "spawn_key": [...]}`` record of every source of a trial."""
-    if spec.entropy is None:
-        raise ExperimentError(
-            "the experiment has no root `entropy` yet; set one or let run() draw it."
-        )
+    _need_entropy(spec)
     return {
         s: {
             "entropy": int(spec.entropy),
@@ -114,27 +118,97 @@ def sample_configs(space: Mapping, n: int, rng: np.random.Generator) -> list[dic
     return [{name: columns[name][j] for name in space} for j in range(n)]
 
 
-def configurations(spec) -> dict[int, list[dict]]:
+def draw(d, rng: np.random.Generator):
+    """One value of distribution ``d`` (a plain Python number or choice value)."""
+    if d.kind == "uniform":
+        return float(rng.uniform(d.low, d.high))
+    if d.kind == "log-uniform":
+        return float(np.clip(np.exp(rng.uniform(np.log(d.low), np.log(d.high))), d.low, d.high))
+    if d.kind == "integer":
+        return int(rng.integers(d.low, d.high, endpoint=True))
+    return d.values[int(rng.integers(0, len(d.values)))]
+
+
+def parameter_key(seed: int, config: int, name: str, *, nested: bool) -> tuple:
+    """The spawn key of parameter ``name`` of configuration ``config`` at ``seed``."""
+    words = _name_words("config:" + name)
+    return (_CONFIG, 1, int(seed), int(config), *words) if nested else (
+        _CONFIG, 0, 0, int(config), *words
+    )
+
+
+def active(space: Mapping, values: Mapping) -> dict:
+    """Keep the parameters whose ``when`` condition holds (in declaration order)."""
+    out = {}
+    for name, d in space.items():
+        if all(out.get(k, _MISSING) in allowed for k, allowed in d.when):
+            out[name] = values[name]
+    return out
+
+
+_MISSING = object()
+
+
+def configuration(spec, seed: int, config: int, factors: Mapping | None = None) -> dict:
+    """Configuration ``config`` of ``seed`` for the experiment with these factor levels.
+
+    Every parameter comes from its own stream (see the module notes), so the
+    value does not depend on ``spec.configs`` nor on the other parameters;
+    conditional parameters whose ``when`` fails are left out.
+    """
+    _need_entropy(spec)
+    space = spec.space_for(factors or {})
+    values = {
+        name: draw(
+            d,
+            np.random.default_rng(
+                np.random.SeedSequence(
+                    spec.entropy,
+                    spawn_key=parameter_key(seed, config, name, nested=spec.nested),
+                )
+            ),
+        )
+        for name, d in space.items()
+    }
+    return active(space, values)
+
+
+def configurations(spec, factors: Mapping | None = None, *, scheme: int = CONFIG_SCHEME):
     """Every configuration of the design: ``{seed: [config_0, config_1, ...]}``.
 
-    Nested designs sample each seed's configurations from that seed's own
-    stream; shared designs sample once and give the same list to every seed.
+    ``scheme`` 2 (the default) draws each configuration's parameters from their
+    own streams (:func:`configuration`); scheme 1 is the sampling of stores
+    made before it: each seed's configurations drawn as one sequence
+    (nested), or one sequence shared by all seeds; its configuration ``j``
+    changes with ``configs``.
     """
-    if spec.entropy is None:
-        raise ExperimentError(
-            "the experiment has no root `entropy` yet; set one or let run() draw it."
-        )
+    _need_entropy(spec)
+    if scheme == CONFIG_SCHEME:
+        return {
+            s: [configuration(spec, s, j, factors) for j in range(spec.configs)]
+            for s in range(spec.seeds)
+        }
+    if scheme != 1:
+        raise ExperimentError(f"unknown configuration scheme {scheme!r}; accepted: 1, 2.")
+    space = spec.space_for(factors or {})
     if not spec.nested:
         rng = np.random.default_rng(
             np.random.SeedSequence(spec.entropy, spawn_key=config_key(0, nested=False))
         )
-        shared = sample_configs(spec.space, spec.configs, rng)
+        shared = sample_configs(space, spec.configs, rng)
         return {s: shared for s in range(spec.seeds)}
     out = {}
     for s in range(spec.seeds):
         ss = np.random.SeedSequence(spec.entropy, spawn_key=config_key(s, nested=True))
-        out[s] = sample_configs(spec.space, spec.configs, np.random.default_rng(ss))
+        out[s] = sample_configs(space, spec.configs, np.random.default_rng(ss))
     return out
+
+
+def _need_entropy(spec) -> None:
+    if spec.entropy is None:
+        raise ExperimentError(
+            "the experiment has no root `entropy` yet; set one or let run() draw it."
+        )
 
 
 # -- seeding the libraries -------------------------------------------
@@ -207,6 +281,10 @@ class Trial:
         ``s{seed}_c{j}`` (nested) or ``c{j}`` (shared).
     seeds : dict
         Per source, the ``{"entropy", "spawn_key"}`` record of its stream.
+
+    Methods :meth:`report` (learning curves) and :meth:`artifact` (small
+    files) keep what the trial hands them; the runner writes it to the store
+    with the trial's result.
     """
 
     trial_id: int
@@ -219,12 +297,72 @@ class Trial:
     rerun: int
     seeds: dict
     _generators: dict = dataclasses.field(default_factory=dict, compare=False)
+    _curves: list = dataclasses.field(default_factory=list, compare=False)
+    _artifacts: dict = dataclasses.field(default_factory=dict, compare=False)
 
     def __repr__(self) -> str:
         return (
             f"Trial(id={self.trial_id}, factors={self.factors}, seed={self.seed}, "
             f"config={self.config_label} {self.config}, rerun={self.rerun})"
         )
+
+    def report(self, step: int, **metrics) -> None:
+        """Record intermediate metrics at ``step`` (a learning curve).
+
+        Parameters
+        ----------
+        step : int
+            A non-negative step (epoch, iteration); reporting a step again
+            replaces its values.
+        **metrics : real numbers
+            E.g. ``trial.report(epoch, loss=0.31, val_accuracy=0.88)``.
+        """
+        if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
+            raise ExperimentError(f"`step` must be an integer >= 0; got {step!r}.")
+        if not metrics:
+            raise ExperimentError("report() needs at least one metric, e.g. loss=0.3.")
+        for name, value in metrics.items():
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ExperimentError(
+                    f"reported metric {name!r} is {type(value).__name__}; expected a real "
+                    "number."
+                )
+            self._curves.append((int(step), name, float(value)))
+
+    def artifact(self, name: str, data) -> None:
+        """Keep a small file with the trial's result.
+
+        Parameters
+        ----------
+        name : str
+            A file name (no folders), e.g. ``"confusion.png"``.
+        data : bytes or str or path-like
+            The content, or the path of a file to read now.
+
+        Artifacts up to ``vareval.experiment.store.ARTIFACT_INLINE_LIMIT``
+        (1 MiB) are kept inside the store; larger ones are written beside it,
+        in ``<store>.artifacts/<trial id>/<name>``.
+        """
+        if not isinstance(name, str) or not name or "/" in name or "\\" in name or (
+            name in (".", "..")
+        ):
+            raise ExperimentError(
+                f"artifact name {name!r} must be a plain file name (no folders)."
+            )
+        if isinstance(data, bytes | bytearray | memoryview):
+            content = bytes(data)
+        elif isinstance(data, str | os.PathLike):
+            try:
+                with open(data, "rb") as fh:
+                    content = fh.read()
+            except OSError as exc:
+                raise ExperimentError(f"artifact {name!r}: cannot read {data!r}: {exc}.") from None
+        else:
+            raise ExperimentError(
+                f"artifact {name!r}: `data` must be bytes or a file path; got "
+                f"{type(data).__name__}."
+            )
+        self._artifacts[name] = content
 
     def _record(self, source: str) -> Mapping:
         try:

@@ -174,3 +174,43 @@ def as_labels(**arrays) -> dict:
             "a mix (is 1 the class '1'?): convert all labels to one kind."
         )
     return out
+
+
+MAX_DRAWS = 10**8  # resamples or simulations per request: 800 MB of float64 statistics
+
+
+def check_size(value, name: str, *, limit: int = MAX_DRAWS, bytes_each: int = 8) -> int:
+    """Refuse, up front, a number of resamples or simulations that cannot fit.
+
+    Every resample (or simulated comparison) keeps at least one float64 and
+    costs at least about 10 ns, so ``value`` above ``limit`` is refused with
+    the memory and the least time it would need, instead of running out of
+    memory or for days.
+    """
+    if isinstance(value, numbers.Integral) and value > limit:
+        raise ArgumentError(
+            f"{name} {value:,} is too large: it would keep "
+            f"{human_bytes(value * bytes_each)} of results in memory and take at least "
+            f"{human_seconds(value * 1e-8)}; at most {limit:,} is accepted."
+        )
+    return value
+
+
+def human_bytes(n: float) -> str:
+    """``3.2 GB``-style size."""
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    raise AssertionError  # unreachable
+
+
+def human_seconds(s: float) -> str:
+    """``40 s``, ``12 min``, ``3.5 h`` or ``2.1 days``."""
+    if s < 120:
+        return f"{s:.2g} s"
+    if s < 7200:
+        return f"{s / 60:.2g} min"
+    if s < 2 * 86400:
+        return f"{s / 3600:.2g} h"
+    return f"{s / 86400:.3g} days"
