@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import split_columns
+from vareval.cli._common import check_output, split_columns, writing
 
 
 def _output_option(f):
@@ -17,11 +17,13 @@ def _output_option(f):
 def _write(df, output) -> None:
     from vareval.data.io import write_table
 
-    text = write_table(df, output)
-    if text is not None:
-        click.echo(text, nl=False)
-    else:
+    check_output(output, "-o")
+    with writing(output, "-o"):
+        text = write_table(df, output)
+    if text is None:
         click.echo(f"wrote {output}: {len(df)} rows, {df.shape[1]} columns", err=True)
+    else:
+        click.echo(text, nl=False)
 
 
 @click.group("import")

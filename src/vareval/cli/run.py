@@ -281,8 +281,9 @@ def export(store, fmt, output, done_only, curves):
     (a parameter a trial's search space lacks is left empty). With --curves,
     one row per (trial, step) and a column per reported metric.
     """
+    from vareval.data.io import write_table
     from vareval.data.store_table import sqlite_errors
-    from vareval.errors import ArgumentError, ExperimentError
+    from vareval.errors import ExperimentError
     from vareval.experiment.store import Store
 
     check_output(output, "-o")
@@ -294,33 +295,10 @@ def export(store, fmt, output, done_only, curves):
                 df = df[df["trial_id"].isin(done)].reset_index(drop=True)
         else:
             df = st.frame(status="done" if done_only else None)
-    if fmt == "parquet":
-        if output is None:
-            raise ArgumentError("--format parquet needs -o FILE (Parquet is binary).")
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ArgumentError(
-                "--format parquet needs pyarrow: pip install 'vareval[parquet]'."
-            ) from None
-        df.attrs = {}
-        with writing(output, "-o"):
-            df.to_parquet(output, index=False)
-        return
-    text = df.to_csv(index=False) if fmt == "csv" else _jsonl(df)
-    if output is None:
+    with writing(output, "-o"):
+        text = write_table(df, output, fmt)
+    if text is not None:
         click.echo(text, nl=False)
-    else:
-        with writing(output, "-o"), open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-
-
-def _jsonl(df) -> str:
-    """JSON Lines with every number written exactly (pandas' to_json rounds to 10 digits)."""
-    import json
-
-    records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
-    return "".join(json.dumps(r, allow_nan=False) + "\n" for r in records)
 
 
 @click.command()

@@ -160,27 +160,30 @@ def _read_stdin() -> pd.DataFrame:
 def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | None:
     """Write ``df`` to ``path`` (format by extension, or ``fmt``); return the text if no path.
 
-    Without a path the table is returned as CSV or JSON Lines text for standard
-    output; Parquet, being binary, needs a path.
+    CSV, TSV, JSON Lines (every number written exactly: pandas' ``to_json``
+    rounds to 10 digits) or Parquet, which, being binary, needs a path.
     """
     fmt = fmt or (_FORMATS.get(Path(path).suffix.lower()) if path else "csv")
     if fmt not in ("csv", "tsv", "jsonl", "parquet"):
-        raise DataError(f"output '{path}': unknown table type; accepted: .csv, .tsv, .jsonl, "
-                        ".parquet.")
+        raise DataError(
+            f"output '{path}': unknown table type; accepted: .csv, .tsv, .jsonl, .parquet."
+        )
+    df = df.copy()
+    df.attrs = {}
     if fmt == "parquet":
         if path is None:
-            raise DataError("a Parquet table needs an output file (-o FILE.parquet).")
+            raise DataError("a Parquet table needs -o FILE (Parquet is binary).")
         _need_pyarrow(path)
         df.to_parquet(path, index=False)
         return None
-    text = (df.to_json(orient="records", lines=True) if fmt == "jsonl"
-            else df.to_csv(index=False, sep="\t" if fmt == "tsv" else ","))
+    if fmt == "jsonl":
+        records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+        text = "".join(json.dumps(r, allow_nan=False) + "\n" for r in records)
+    else:
+        text = df.to_csv(index=False, sep="\t" if fmt == "tsv" else ",")
     if path is None:
         return text
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"output '{path}' could not be written: {exc.strerror}.") from None
+    Path(path).write_text(text, encoding="utf-8")
     return None
 
 
