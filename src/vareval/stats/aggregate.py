@@ -227,8 +227,7 @@ class _Sorted:
         """
         total = counts.sum(axis=-1)
         cut = total // 4  # as scipy.stats.trim_mean: int(0.25 * n)
-        small = np.int32 if total.max() < 2**31 else np.int64  # halves the memory traffic
-        cumulative = np.cumsum(counts, axis=-1, dtype=small)
+        cumulative = np.cumsum(counts, axis=-1)  # in the counts' own dtype: a cast is slow
         if (total == total.flat[0]).all():  # scalar bounds clip several times faster
             total, cut = int(total.flat[0]), int(cut.flat[0])
             kept = np.clip(cumulative, cut, total - cut)
