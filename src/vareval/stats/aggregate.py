@@ -225,9 +225,9 @@ class _Sorted:
         ``sum_i s_i (V_i - V_{i-1})``; summed by parts it is one product with
         ``s_i - s_{i+1}``, batched per method.
         """
-        total = counts.sum(axis=-1)
-        cut = total // 4  # as scipy.stats.trim_mean: int(0.25 * n)
         cumulative = np.cumsum(counts, axis=-1)  # in the counts' own dtype: a cast is slow
+        total = cumulative[..., -1]
+        cut = total // 4  # as scipy.stats.trim_mean: int(0.25 * n)
         if (total == total.flat[0]).all():  # scalar bounds clip several times faster
             total, cut = int(total.flat[0]), int(cut.flat[0])
             kept = np.clip(cumulative, cut, total - cut)
