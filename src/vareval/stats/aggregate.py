@@ -583,12 +583,17 @@ def _fraction_above(codes: np.ndarray, n_taus: int) -> np.ndarray:
     return above / codes.shape[-1]
 
 
-def _sup_t_band(dist: np.ndarray, estimate: np.ndarray, confidence: float):
-    """Simultaneous band ``estimate +- c * sd`` with c the quantile of the sup |t| over taus."""
+def _sup_t_band(dist: np.ndarray, estimate: np.ndarray, confidence: float, n: int):
+    """Simultaneous band ``estimate +- c * sd`` with c the quantile of the sup |t| over taus.
+
+    ``sd`` is the bootstrap SD times ``sqrt(n / (n - 1))``: resampling ``n``
+    units shrinks a mean's variance by ``(n - 1) / n``, which a band over
+    many taus feels (about 94 % instead of 95 % coverage with 30 runs).
+    """
     sd = dist.std(axis=0, ddof=1)
     t = np.divide(np.abs(dist - estimate), sd, out=np.zeros_like(dist), where=sd > 0).max(axis=-1)
     crit = np.quantile(t, confidence, axis=0)
-    half = crit[:, None] * sd
+    half = crit[:, None] * sd * np.sqrt(n / (n - 1) if n > 1 else 1.0)
     return np.clip(estimate - half, 0, 1), np.clip(estimate + half, 0, 1), crit
 
 
@@ -668,7 +673,8 @@ def performance_profile(
         dist[start : start + b] = profile(table.take(cells))
         start += b
     low, high = _percentile_interval(dist, confidence)
-    band_low, band_high, crit = _sup_t_band(dist, estimate, confidence)
+    units = arr.shape[1] if resample_tasks else arr.shape[2]
+    band_low, band_high, crit = _sup_t_band(dist, estimate, confidence, units)
     return PerformanceProfile(
         methods=_labels(methods, arr.shape[0]),
         taus=taus,
