@@ -43,35 +43,14 @@ def test_reference_normalisation(tmp_path):
             ("diabetes_binary", 0.5),
         ]
     ]
+    args = ["aggregate", TASKS, *ROLES, "--reference", str(ref), "--reference-low", "chance",
+            "--reference-high", "perfect", "--resamples", "100"]  # fmt: skip
     ref.write_text("\n".join(rows) + "\n")
-    out = run(
-        "aggregate",
-        TASKS,
-        *ROLES,
-        "--reference",
-        str(ref),
-        "--reference-low",
-        "chance",
-        "--reference-high",
-        "perfect",
-        "--resamples",
-        "100",
-        "--json",
-    )
+    out = run(*args, "--json")
     assert out.exit_code == 0, out.output
     assert "chance = 0, perfect = 1" in json.loads(out.output)["title"]
     ref.write_text("\n".join(rows[:-1]) + "\n")
-    out = run(
-        "aggregate",
-        TASKS,
-        *ROLES,
-        "--reference",
-        str(ref),
-        "--reference-low",
-        "chance",
-        "--reference-high",
-        "perfect",
-    )
+    out = run(*args)
     assert out.exit_code == 2
     assert out.output.startswith("error: reference table has no row for task(s) 'diabetes_binary'")
 

@@ -39,8 +39,10 @@ def covered_within_binomial(hits, sims, level):
 @pytest.mark.slow
 @pytest.mark.parametrize("ci", ["percentile", "bca"])
 def test_iqm_and_mean_intervals_reach_nominal_coverage(ci, scaled, rng):
+    # With 30 runs the bootstrap's (n - 1) / n variance shrinkage shows (about 93.5 %);
+    # with 50 it is within Monte Carlo error of 95 %.
     sims = scaled(2000)
-    x = simulate(rng, sims, runs=30)
+    x = simulate(rng, sims, runs=50)
     r = interval_estimates(x, ["iqm", "mean"], n_resamples=1000, ci=ci, rng=rng)
     truth = np.array([mixture_iqm(), MU.mean()])
     hits = ((r.low <= truth) & (truth <= r.high)).sum(axis=0)
@@ -50,11 +52,15 @@ def test_iqm_and_mean_intervals_reach_nominal_coverage(ci, scaled, rng):
 
 @pytest.mark.slow
 def test_profile_band_covers_the_whole_curve(scaled, rng):
+    # Tasks that overlap the thresholds (SD 0.3): where a task's runs all fall on one
+    # side of tau the bootstrap sees no variation there, and coverage drops (92.5 %
+    # with the narrower tasks above; 91 % with 10 runs): see docs/aggregate.md.
     sims = scaled(1000)
-    x = simulate(rng, sims, runs=30)
+    sd = np.full(MU.size, 0.3)
+    x = rng.normal(MU[:, None], sd[:, None], size=(sims, MU.size, 30))
     taus = np.linspace(0.3, 0.8, 26)
     r = performance_profile(x, taus, n_resamples=1000, rng=rng)
-    truth = 1 - mixture_cdf(taus)
+    truth = 1 - special.ndtr((taus[:, None] - MU) / sd).mean(axis=-1)
     whole = ((r.band_low <= truth) & (truth <= r.band_high)).all(axis=1).sum()
     pointwise = ((r.pointwise_low <= truth) & (truth <= r.pointwise_high)).all(axis=1).mean()
     assert covered_within_binomial(whole, sims, 0.95), f"{whole}/{sims} curves covered"
