@@ -25,6 +25,7 @@ bound memory. No Python loop runs over resamples, tasks or runs.
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 
 import numpy as np
@@ -35,8 +36,8 @@ from vareval.stats._checks import as_confidence, as_positive_int, as_rng
 from vareval.stats._result import Result
 
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
-_CHUNK = 125_000  # resampled scores drawn at once (a different size draws differently)
-_PART = 50_000  # resampled scores processed at once: their temporaries stay in cache
+_CHUNK = 125_000  # resampled scores drawn at once (another size would draw other runs)
+_PART = 50_000  # resampled scores processed at once, so their temporaries stay in cache
 
 
 # --- input checks ----------------------------------------------------------------
@@ -158,7 +159,7 @@ def _row_means(values: np.ndarray, axes: int) -> np.ndarray:
     Far faster than ``mean`` over a short trailing axis (e.g. ten runs).
     """
     lead = values.shape[: values.ndim - axes]
-    flat = values.reshape(int(np.prod(lead)), -1)
+    flat = values.reshape(math.prod(lead), -1)
     return (flat @ np.full(flat.shape[1], 1.0 / flat.shape[1])).reshape(lead)
 
 
@@ -284,12 +285,27 @@ def _draw_cells(rng, b: int, shape: tuple[int, int, int], resample_tasks: bool) 
     (method, task) cell, independently per method; with ``resample_tasks`` the
     tasks of each method are drawn with replacement first.
     """
+    return _cells(*_draw(rng, b, shape, resample_tasks), shape)
+
+
+def _draw(rng, b: int, shape: tuple[int, int, int], resample_tasks: bool):
+    """The random part of :func:`_draw_cells`: run indices and task indices.
+
+    Tasks come as ``[b, method, task, 1]`` (a broadcast view when they are
+    kept), so both can be cut into parts along the resample axis.
+    """
     n_methods, n_tasks, n_runs = shape
     runs = _draw_runs(rng, (b, *shape))
     if resample_tasks:
         tasks = rng.integers(0, n_tasks, size=(b, n_methods, n_tasks, 1))
     else:
-        tasks = np.arange(n_tasks)[:, None]
+        tasks = np.broadcast_to(np.arange(n_tasks)[:, None], (b, 1, n_tasks, 1))
+    return runs, tasks
+
+
+def _cells(runs: np.ndarray, tasks: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+    """Indices into ``scores.ravel()`` of drawn runs of drawn tasks."""
+    n_methods, n_tasks, n_runs = shape
     cell = (n_tasks * np.arange(n_methods)[:, None, None] + tasks) * n_runs
     return cell + runs  # intp: what ``take`` indexes with
 
@@ -461,11 +477,13 @@ def interval_estimates(
     dist = np.empty((n_resamples, arr.shape[0], len(names)))
     start, flat = 0, arr.reshape(-1)
     for b in _chunks(n_resamples, arr.size):
-        cells = _draw_cells(gen, b, arr.shape, resample_tasks)
-        for part in np.array_split(cells, -(-cells.size // _PART)):  # in cache-sized parts
-            ranks = data.ranks(part) if "iqm" in names else None
-            dist[start : start + len(part)] = data.aggregate(flat.take(part), ranks, names, gamma)
-            start += len(part)
+        runs, tasks = _draw(gen, b, arr.shape, resample_tasks)
+        width = -(-b // -(-runs.size // _PART))  # even parts of at most _PART scores
+        for i in range(0, b, width):  # parts whose temporaries stay in cache
+            cells = _cells(runs[i : i + width], tasks[i : i + width], arr.shape)
+            ranks = data.ranks(cells) if "iqm" in names else None
+            dist[start : start + len(cells)] = data.aggregate(flat.take(cells), ranks, names, gamma)
+            start += len(cells)
     jack = data.jackknife(names, gamma, over_tasks=resample_tasks)
     result = IntervalEstimates(
         methods=_labels(methods, arr.shape[0]),
