@@ -37,7 +37,7 @@ from vareval.stats._result import Result
 
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
 _CHUNK = 125_000  # resampled scores drawn at once (another size would draw other runs)
-_PART = 50_000  # resampled scores processed at once, so their temporaries stay in cache
+_PART = 65_000  # resampled scores processed at once, so their temporaries stay in cache
 
 
 # --- input checks ----------------------------------------------------------------
@@ -285,29 +285,25 @@ def _draw_cells(rng, b: int, shape: tuple[int, int, int], resample_tasks: bool) 
     (method, task) cell, independently per method; with ``resample_tasks`` the
     tasks of each method are drawn with replacement first.
     """
-    return _cells(*_draw(rng, b, shape, resample_tasks), shape)
+    runs, first = _draw(rng, b, shape, resample_tasks)
+    return first + runs  # intp: what ``take`` indexes with
 
 
 def _draw(rng, b: int, shape: tuple[int, int, int], resample_tasks: bool):
-    """The random part of :func:`_draw_cells`: run indices and task indices.
+    """The two parts of :func:`_draw_cells`: run indices and the first index of their task.
 
-    Tasks come as ``[b, method, task, 1]`` (a broadcast view when they are
-    kept), so both can be cut into parts along the resample axis.
+    Their sum is the draw; both can be cut into parts along the resample
+    axis. Kept tasks come as a broadcast view of one full ``[method, task,
+    run]`` array, the shape whose sum with the runs is fastest.
     """
     n_methods, n_tasks, n_runs = shape
     runs = _draw_runs(rng, (b, *shape))
     if resample_tasks:
         tasks = rng.integers(0, n_tasks, size=(b, n_methods, n_tasks, 1))
     else:
-        tasks = np.broadcast_to(np.arange(n_tasks)[:, None], (b, 1, n_tasks, 1))
-    return runs, tasks
-
-
-def _cells(runs: np.ndarray, tasks: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
-    """Indices into ``scores.ravel()`` of drawn runs of drawn tasks."""
-    n_methods, n_tasks, n_runs = shape
-    cell = (n_tasks * np.arange(n_methods)[:, None, None] + tasks) * n_runs
-    return cell + runs  # intp: what ``take`` indexes with
+        tasks = np.broadcast_to(np.arange(n_tasks)[:, None], shape)
+    first = (n_tasks * np.arange(n_methods)[:, None, None] + tasks) * n_runs
+    return runs, np.broadcast_to(first, runs.shape)
 
 
 def _percentile_interval(dist: np.ndarray, confidence: float):
@@ -477,10 +473,10 @@ def interval_estimates(
     dist = np.empty((n_resamples, arr.shape[0], len(names)))
     start, flat = 0, arr.reshape(-1)
     for b in _chunks(n_resamples, arr.size):
-        runs, tasks = _draw(gen, b, arr.shape, resample_tasks)
+        runs, first = _draw(gen, b, arr.shape, resample_tasks)
         width = -(-b // -(-runs.size // _PART))  # even parts of at most _PART scores
         for i in range(0, b, width):  # parts whose temporaries stay in cache
-            cells = _cells(runs[i : i + width], tasks[i : i + width], arr.shape)
+            cells = first[i : i + width] + runs[i : i + width]
             ranks = data.ranks(cells) if "iqm" in names else None
             dist[start : start + len(cells)] = data.aggregate(flat.take(cells), ranks, names, gamma)
             start += len(cells)
