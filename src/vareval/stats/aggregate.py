@@ -199,7 +199,8 @@ class _Sorted:
     def ranks(self, cells: np.ndarray) -> np.ndarray:
         """Sorted ``values`` indices ``[b, method, draw]`` of a draw (see :func:`_draw_cells`)."""
         keys = self.key.take(cells).reshape(*cells.shape[:2], -1)
-        return np.sort(keys, axis=-1)
+        keys.sort(axis=-1)  # in place: a fresh array
+        return keys
 
     def aggregate(self, values, ranks, names, gamma: float) -> np.ndarray:
         """Every named aggregate of ``values[..., method, task, run]``.
