@@ -61,9 +61,8 @@ def test_bootstrap_equals_brute_force_on_the_same_draws(resample_tasks):
 
 def test_stratified_draws_keep_runs_within_their_task():
     cells = agg._draw_cells(np.random.default_rng(0), 50, (2, 4, 3), False)
-    copy, cell = np.divmod(cells, 24)
-    assert (copy == np.arange(50)[:, None, None, None]).all()  # resample i reads copy i
-    method, task = np.divmod(cell // 3, 4)
+    assert ((cells >= 0) & (cells < 24)).all()  # indices into the scores themselves
+    method, task = np.divmod(cells // 3, 4)
     assert (method == np.arange(2)[:, None, None]).all()
     assert (task == np.arange(4)[:, None]).all()
 

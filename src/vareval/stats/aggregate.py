@@ -25,6 +25,7 @@ bound memory. No Python loop runs over resamples, tasks or runs.
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 
 import numpy as np
@@ -35,7 +36,8 @@ from vareval.stats._checks import as_confidence, as_positive_int, as_rng
 from vareval.stats._result import Result
 
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
-_CHUNK = 125_000  # resampled scores held at once: small enough to stay in cache
+_CHUNK = 125_000  # resampled scores drawn at once (another size would draw other runs)
+_PART = 65_000  # resampled scores processed at once, so their temporaries stay in cache
 
 
 # --- input checks ----------------------------------------------------------------
@@ -157,24 +159,25 @@ def _row_means(values: np.ndarray, axes: int) -> np.ndarray:
     Far faster than ``mean`` over a short trailing axis (e.g. ten runs).
     """
     lead = values.shape[: values.ndim - axes]
-    flat = values.reshape(int(np.prod(lead)), -1)
+    flat = values.reshape(math.prod(lead), -1)
     return (flat @ np.full(flat.shape[1], 1.0 / flat.shape[1])).reshape(lead)
 
 
 def _median(values: np.ndarray) -> np.ndarray:
-    """Median over the last axis (finite values: no NaN check, one partition)."""
+    """Median over the last axis (finite values: no NaN check; a short sort beats a partition)."""
     n = values.shape[-1]
-    middle = np.partition(values, ((n - 1) // 2, n // 2), axis=-1)
+    middle = np.sort(values, axis=-1)
     return 0.5 * (middle[..., (n - 1) // 2] + middle[..., n // 2])
 
 
 class _Sorted:
-    """Each method's scores sorted once, so a resample's IQM needs no sort.
+    """Each method's scores sorted once, so a resample's IQM needs no float sort.
 
     A resample is a draw of scores ``values[..., task, run]``; the mean, the
     median of task means and the optimality gap are read from them directly.
-    The IQM is read from the draw's histogram over the sorted scores: its kept
-    part is a clipped cumulative sum (see :meth:`_iqm`).
+    The IQM is read from the draw's *ranks*: the sorted positions of the drawn
+    scores (small integers, sorted far faster than the scores themselves)
+    index the sorted scores, and their middle half is kept (see :meth:`_iqm`).
     """
 
     def __init__(self, scores: np.ndarray):
@@ -186,68 +189,57 @@ class _Sorted:
         self.run = order % n_runs
         position = np.empty_like(order)
         np.put_along_axis(position, order, np.arange(flat.shape[1])[None, :], axis=1)
-        # key of every (method, task, run) cell in a flat [method, position] histogram
-        self.key = (position + flat.shape[1] * np.arange(n_methods)[:, None]).ravel()
-        self._stacked_keys = self.key[:0]
+        # flat index into ``values`` of every (method, task, run) cell, in the
+        # smallest integer type that holds it (a smaller sort)
+        key = position + flat.shape[1] * np.arange(n_methods)[:, None]
+        small = np.int16 if key.size <= np.iinfo(np.int16).max else np.int32
+        self.key = key.ravel().astype(small if key.size <= np.iinfo(np.int32).max else np.intp)
         self.scores = scores
 
-    def counts(self, cells: np.ndarray) -> np.ndarray:
-        """Histogram ``[b, method, position]`` of a stacked draw (see :func:`_draw_cells`)."""
-        b, size = cells.shape[0], self.values.size
-        if self._stacked_keys.size < b * size:  # the key table, once per resample of a chunk
-            self._stacked_keys = np.tile(self.key, b) + np.repeat(size * np.arange(b), size)
-        keys = self._stacked_keys.take(cells.ravel())
-        return np.bincount(keys, minlength=b * size).reshape(b, *self.values.shape)
+    def ranks(self, cells: np.ndarray) -> np.ndarray:
+        """Sorted ``values`` indices ``[b, method, draw]`` of a draw (see :func:`_draw_cells`)."""
+        keys = self.key.take(cells).reshape(*cells.shape[:2], -1)
+        keys.sort(axis=-1)  # in place: a fresh array
+        return keys
 
-    def aggregate(self, values, counts, names, gamma: float) -> np.ndarray:
+    def aggregate(self, values, ranks, names, gamma: float) -> np.ndarray:
         """Every named aggregate of ``values[..., method, task, run]``.
 
-        ``counts[..., method, position]`` is the same draw's histogram over the
-        sorted scores (needed by the IQM only).
+        ``ranks[..., method, draw]`` holds the same draw's indices into the
+        sorted scores, in increasing order (needed by the IQM only).
         """
+        task_means = _row_means(values, 1)
         out = []
         for name in names:
             if name == "mean":
-                out.append(_row_means(values, 2))
+                out.append(_row_means(task_means, 1))
             elif name == "median":
-                out.append(_median(_row_means(values, 1)))
+                out.append(_median(task_means))
             elif name == "iqm":
-                out.append(self._iqm(counts))
+                out.append(self._iqm(ranks))
             else:  # optimality gap
                 out.append(gamma - _row_means(np.minimum(values, gamma), 2))
         return np.stack(out, axis=-1)
 
-    def _iqm(self, counts):
-        """Mean of positions ``[cut, n - cut)`` of the expanded sample, as scipy's trim_mean.
-
-        With ``U_i`` the cumulative count up to sorted score ``s_i`` and
-        ``V_i = clip(U_i, cut, n - cut)``, the kept sum is
-        ``sum_i s_i (V_i - V_{i-1})``; summed by parts it is one product with
-        ``s_i - s_{i+1}``, batched per method.
-        """
-        cumulative = np.cumsum(counts, axis=-1)  # in the counts' own dtype: a cast is slow
-        total = cumulative[..., -1]
-        cut = total // 4  # as scipy.stats.trim_mean: int(0.25 * n)
-        if (total == total.flat[0]).all():  # scalar bounds clip several times faster
-            total, cut = int(total.flat[0]), int(cut.flat[0])
-            kept = np.clip(cumulative, cut, total - cut)
-        else:
-            kept = np.clip(cumulative, cut[..., None], (total - cut)[..., None])
-        steps = np.concatenate([-np.diff(self.values, axis=-1), self.values[:, -1:]], axis=-1)
-        kept_sum = np.einsum("...n,...n->...", kept, steps)
-        return (kept_sum - cut * self.values[:, 0]) / (total - 2 * cut)
+    def _iqm(self, ranks):
+        """Mean of positions ``[cut, n - cut)`` of the sorted sample, as scipy's trim_mean."""
+        n = ranks.shape[-1]
+        cut = n // 4  # as scipy.stats.trim_mean: int(0.25 * n)
+        return _row_means(self.values.take(ranks[..., cut : n - cut]), 1)
 
     def estimate(self, names, gamma: float) -> np.ndarray:
-        ones = np.ones(self.values.shape, dtype=np.int64)
-        return self.aggregate(self.scores, ones, names, gamma)
+        ranks = np.arange(self.values.size).reshape(self.values.shape)
+        return self.aggregate(self.scores, ranks, names, gamma)
 
     def jackknife(self, names, gamma: float, over_tasks: bool) -> np.ndarray:
         """Leave-one-run-out (or leave-one-task-out) aggregates, ``[unit, method, name]``."""
         unit = self.task if over_tasks else self.run
         n_units = self.scores.shape[1 if over_tasks else 2]
-        counts = (unit[None] != np.arange(n_units)[:, None, None]).astype(np.int64)
+        # the kept positions of each method in increasing order: every method keeps as many
+        _, method, position = np.nonzero(unit[None] != np.arange(n_units)[:, None, None])
+        ranks = (method * self.values.shape[1] + position).reshape(n_units, unit.shape[0], -1)
         values = _leave_one_out(self.scores, 1 if over_tasks else 2)
-        return self.aggregate(values, counts, names, gamma)
+        return self.aggregate(values, ranks, names, gamma)
 
 
 def aggregate_scores(scores, aggregates=AGGREGATES, *, gamma: float = 1.0) -> np.ndarray:
@@ -288,28 +280,31 @@ def _chunks(total: int, per_resample: int):
 
 
 def _draw_cells(rng, b: int, shape: tuple[int, int, int], resample_tasks: bool) -> np.ndarray:
-    """Indices of ``b`` stratified resamples into ``b`` stacked copies of ``scores.ravel()``.
+    """Indices of ``b`` stratified resamples into ``scores.ravel()``.
 
     Shape ``[b, method, task, run]``: runs drawn with replacement within each
     (method, task) cell, independently per method; with ``resample_tasks`` the
-    tasks of each method are drawn with replacement first. Resample ``i``
-    indexes copy ``i`` (offset ``i * scores.size``), so one histogram of
-    (mapped) indices counts every resample at once.
+    tasks of each method are drawn with replacement first.
+    """
+    runs, first = _draw(rng, b, shape, resample_tasks)
+    return first + runs  # intp: what ``take`` indexes with
+
+
+def _draw(rng, b: int, shape: tuple[int, int, int], resample_tasks: bool):
+    """The two parts of :func:`_draw_cells`: run indices and the first index of their task.
+
+    Their sum is the draw; both can be cut into parts along the resample
+    axis. Kept tasks come as a broadcast view of one full ``[method, task,
+    run]`` array, the shape whose sum with the runs is fastest.
     """
     n_methods, n_tasks, n_runs = shape
     runs = _draw_runs(rng, (b, *shape))
     if resample_tasks:
         tasks = rng.integers(0, n_tasks, size=(b, n_methods, n_tasks, 1))
     else:
-        tasks = np.arange(n_tasks)[:, None]
-    cell = (n_tasks * np.arange(n_methods)[:, None, None] + tasks) * n_runs
-    copy = (n_methods * n_tasks * n_runs) * np.arange(b)[:, None, None, None]
-    return (copy + cell) + runs  # intp: what ``take`` indexes with
-
-
-def _stacked(flat: np.ndarray, b: int) -> np.ndarray:
-    """``b`` copies of ``flat`` end to end, the table a stacked draw indexes."""
-    return np.tile(flat, b)
+        tasks = np.broadcast_to(np.arange(n_tasks)[:, None], shape)
+    first = (n_tasks * np.arange(n_methods)[:, None, None] + tasks) * n_runs
+    return runs, np.broadcast_to(first, runs.shape)
 
 
 def _percentile_interval(dist: np.ndarray, confidence: float):
@@ -477,12 +472,15 @@ def interval_estimates(
     data = _Sorted(arr)
     estimate = data.estimate(names, gamma)
     dist = np.empty((n_resamples, arr.shape[0], len(names)))
-    start, table = 0, _stacked(arr.reshape(-1), next(_chunks(n_resamples, arr.size)))
+    start, flat = 0, arr.reshape(-1)
     for b in _chunks(n_resamples, arr.size):
-        cells = _draw_cells(gen, b, arr.shape, resample_tasks)
-        counts = data.counts(cells) if "iqm" in names else None
-        dist[start : start + b] = data.aggregate(table.take(cells), counts, names, gamma)
-        start += b
+        runs, first = _draw(gen, b, arr.shape, resample_tasks)
+        width = -(-b // -(-runs.size // _PART))  # even parts of at most _PART scores
+        for i in range(0, b, width):  # parts whose temporaries stay in cache
+            cells = first[i : i + width] + runs[i : i + width]
+            ranks = data.ranks(cells) if "iqm" in names else None
+            dist[start : start + len(cells)] = data.aggregate(flat.take(cells), ranks, names, gamma)
+            start += len(cells)
     jack = data.jackknife(names, gamma, over_tasks=resample_tasks)
     result = IntervalEstimates(
         methods=_labels(methods, arr.shape[0]),
@@ -667,10 +665,10 @@ def performance_profile(
     estimate = profile(flat.reshape(arr.shape))
     dist = np.empty((n_resamples, arr.shape[0], taus.size))
     per_resample = arr.size + arr.shape[0] * taus.size
-    start, table = 0, _stacked(flat, next(_chunks(n_resamples, per_resample)))
+    start = 0
     for b in _chunks(n_resamples, per_resample):
         cells = _draw_cells(gen, b, arr.shape, resample_tasks)
-        dist[start : start + b] = profile(table.take(cells))
+        dist[start : start + b] = profile(flat.take(cells))
         start += b
     low, high = _percentile_interval(dist, confidence)
     units = arr.shape[1] if resample_tasks else arr.shape[2]
