@@ -154,6 +154,9 @@ def render(a, alpha: float = 0.05) -> str:
         rows = [(t.term, f"{t.statistic:.3f}", t.df, _p(t.pvalue)) for t in a.group_lrt]
         lines.append(_table(["test", "LRT", "df", "p (chi2_df)"], rows))
     lines += ["", "H3: do the fixed effects differ? (type III F tests)"]
+    if a.withheld:
+        lines.append(f"  not reported: {a.withheld}")
+        return "\n".join(lines)
     rows = []
     for method, tests in a.f_tests.items():
         for t in tests:

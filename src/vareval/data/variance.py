@@ -81,6 +81,9 @@ class VarianceAnalysis:
     pb_lrt : tuple of BootstrapLRT
         With ``bootstrap_lrt=``: the parametric bootstrap LRT of each random
         effect.
+    withheld : str or None
+        When the fit did not converge: why the F tests and pairwise
+        differences are NaN (no test is reported from such a fit); else None.
     """
 
     fit: MixedModelFit
@@ -94,6 +97,7 @@ class VarianceAnalysis:
     slope: str | None = None
     intervals: VarianceIntervals | None = None
     pb_lrt: tuple = ()
+    withheld: str | None = None
 
     def __repr__(self) -> str:
         tables = [
@@ -248,6 +252,7 @@ class VarianceAnalysis:
             "n_obs": f.n_obs,
             "singular": f.singular,
             "converged": f.converged,
+            "withheld": self.withheld,
             "slope": self.slope,
             "correlations": [list(c) for c in f.correlations],
             **tables,
@@ -788,21 +793,6 @@ def variance(
         equal_variance_lrt(fit, parts, name=f"{name}: one variance")
         for name, parts in d.by_group.items()
     )
-    tests = {}
-    cache = {}
-    methods = ["satterthwaite", "kenward-roger"]
-    for method in methods:
-        out = []
-        for term, L in d.hyp.items():
-            if L.shape[0]:  # nothing estimable is left of a term: no test
-                out.append(f_test(fit, L, method=method, term=term, _cache=cache))
-        if d.cell_means.shape[0] > 1 and len(set(d.hyp) - {slope}) > 1:
-            M = d.cell_means
-            L_all = M[1:] - M[0]
-            out.append(
-                f_test(fit, L_all, method=method, term="all experiments", _cache=cache)
-            )
-        tests[method] = tuple(out)
     means, labels = d.cell_means, d.cell_labels
     if pairs_by is not None:
         if pairs_by not in fixed:
@@ -818,22 +808,17 @@ def variance(
             ]
         )
         labels = tuple(levels)
-    if means.shape[0] > 1:
+    cache = {}
+    tests = _f_tests(fit, d, slope, cache)
+    if means.shape[0] > 1 and fit.converged:
         pairs = pairwise(fit, means, labels=labels, confidence=confidence, _cache=cache)
-    else:
-        pairs = ContrastResult(
-            labels=(),
-            estimate=np.zeros(0),
-            se=np.zeros(0),
-            df=np.zeros(0),
-            statistic=np.zeros(0),
-            pvalue=np.zeros(0),
-            ci_low=np.zeros(0),
-            ci_high=np.zeros(0),
-            pvalue_holm=np.zeros(0),
-            confidence=confidence,
-            method="satterthwaite",
-        )
+    else:  # one cell: nothing to compare; no convergence: nothing to report
+        pair_labels = [f"{a} - {b}" for a, b in itertools.combinations(labels, 2)]
+        pairs = _no_pairs(pair_labels, confidence)
+    withheld = None
+    if not fit.converged:
+        withheld = WITHHELD
+        warnings.warn(withheld, VarevalWarning, stacklevel=2)
     rng = np.random.default_rng(rng)
     ci = None
     if intervals == "profile":
@@ -860,6 +845,51 @@ def variance(
         slope=slope,
         intervals=ci,
         pb_lrt=pb,
+        withheld=withheld,
+    )
+
+
+WITHHELD = (
+    "the model did not converge: F tests and pairwise differences are not "
+    "reported; try ML, fewer random terms or more data."
+)
+
+
+def _f_tests(fit, d, slope, cache) -> dict:
+    """Type III F tests of each fixed term (and of all cells) by both df methods.
+
+    A fit that did not converge gives no tests: their values are NaN.
+    """
+    hyps = [(term, L) for term, L in d.hyp.items() if L.shape[0]]  # estimable ones
+    if d.cell_means.shape[0] > 1 and len(set(d.hyp) - {slope}) > 1:
+        hyps.append(("all experiments", d.cell_means[1:] - d.cell_means[0]))
+    nan = float("nan")
+    return {
+        method: tuple(
+            f_test(fit, L, method=method, term=term, _cache=cache)
+            if fit.converged
+            else FTestResult(term, nan, float(np.linalg.matrix_rank(L)), nan, nan, method)
+            for term, L in hyps
+        )
+        for method in ("satterthwaite", "kenward-roger")
+    }
+
+
+def _no_pairs(labels, confidence) -> ContrastResult:
+    """Pairwise differences with every value NaN (none to report)."""
+    nan = np.full(len(labels), np.nan)
+    return ContrastResult(
+        labels=tuple(labels),
+        estimate=nan,
+        se=nan,
+        df=nan,
+        statistic=nan,
+        pvalue=nan,
+        ci_low=nan,
+        ci_high=nan,
+        pvalue_holm=nan,
+        confidence=confidence,
+        method="satterthwaite",
     )
 
 

@@ -138,56 +138,13 @@ def build(data: ReportData) -> Section | None:
             numeric=[False] + [True] * 4,
         ),
     ]
-    f = res.f_frame()
-    blocks.append(
-        Table(
-            ["term", "df method", "F", "num df", "den df", "p"],
-            [
-                [
-                    str(r.term),
-                    str(r.method),
-                    num(r.F),
-                    num(r.ndf, 3),
-                    num(r.ddf, 4),
-                    pvalue(r.p),
-                ]
-                for r in f.itertuples()
-            ],
-            caption="H3: do the experiments differ? Type III F tests with "
-            "Satterthwaite and Kenward\u2013Roger denominator degrees of freedom.",
-            numeric=[False, False] + [True] * 4,
-        )
-    )
-    pairs = res.pairs_frame()
-    shown = pairs.head(MAX_PAIRS)
-    blocks.append(
-        Table(
-            ["contrast", "estimate", "SE", "df", f"{c} CI", "p (Holm)"],
-            [
-                [
-                    str(r.contrast),
-                    num(r.estimate),
-                    num(r.se),
-                    num(r.df, 4),
-                    interval((r.ci_low, r.ci_high)),
-                    pvalue(r.p_holm),
-                ]
-                for r in shown.itertuples()
-            ],
-            caption="Pairwise differences between the experiments' mean scores, with "
-            "Satterthwaite df and Holm-adjusted p-values"
-            + (
-                f"; the first {MAX_PAIRS} of {len(pairs)} are shown."
-                if len(pairs) > MAX_PAIRS
-                else "."
-            ),
-            numeric=[False] + [True] * 5,
-        )
-    )
-    if caught:
-        blocks.append(
-            Paragraph("Note: " + " ".join(str(w.message) for w in caught[:3]))
-        )
+    if res.withheld:
+        blocks.append(Paragraph("H3 and pairwise differences: " + res.withheld))
+    else:
+        blocks += _tests_tables(res, c)
+    notes = [str(w.message) for w in caught if str(w.message) != res.withheld]
+    if notes:
+        blocks.append(Paragraph("Note: " + " ".join(notes[:3])))
     data.facts["variance"] = res
     return Section(
         id="variance",
@@ -202,3 +159,51 @@ def build(data: ReportData) -> Section | None:
         "which account for every source of variance at once.",
         blocks=blocks,
     )
+
+
+def _tests_tables(res, c) -> list:
+    """H3's F tests and the pairwise differences as two tables."""
+    f = res.f_frame()
+    f_table = Table(
+        ["term", "df method", "F", "num df", "den df", "p"],
+        [
+            [
+                str(r.term),
+                str(r.method),
+                num(r.F),
+                num(r.ndf, 3),
+                num(r.ddf, 4),
+                pvalue(r.p),
+            ]
+            for r in f.itertuples()
+        ],
+        caption="H3: do the experiments differ? Type III F tests with "
+        "Satterthwaite and Kenward\u2013Roger denominator degrees of freedom.",
+        numeric=[False, False] + [True] * 4,
+    )
+    pairs = res.pairs_frame()
+    shown = pairs.head(MAX_PAIRS)
+    pairs_table = Table(
+        ["contrast", "estimate", "SE", "df", f"{c} CI", "p (Holm)"],
+        [
+            [
+                str(r.contrast),
+                num(r.estimate),
+                num(r.se),
+                num(r.df, 4),
+                interval((r.ci_low, r.ci_high)),
+                pvalue(r.p_holm),
+            ]
+            for r in shown.itertuples()
+        ],
+        caption="Pairwise differences between the experiments' mean scores, with "
+        "Satterthwaite df and Holm-adjusted p-values"
+        + (
+            f"; the first {MAX_PAIRS} of {len(pairs)} are shown."
+            if len(pairs) > MAX_PAIRS
+            else "."
+        ),
+        numeric=[False] + [True] * 5,
+    )
+    return [f_table, pairs_table]
+
