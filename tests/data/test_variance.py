@@ -252,3 +252,56 @@ def test_bootstrap_intervals_and_lrt_in_the_analysis():
     assert list(lrt["term"]) == ["seed", "config"]
     # config's variance is overwhelming: no simulated null statistic reaches it
     assert lrt["p_bootstrap"].iloc[1] == pytest.approx(1 / 41)
+
+
+def _never_converge(monkeypatch):
+    """Make every fit report non-convergence (as if the Newton step were unusable)."""
+    import vareval.stats.mixed as mixed
+
+    def no_polish(cp, reml, x, f, g, counter, steps=6):
+        return x, f, g, np.inf
+
+    monkeypatch.setattr(mixed, "_newton_polish", no_polish)
+
+
+def test_no_f_tests_or_pairs_from_a_fit_that_did_not_converge(
+    decovac, analysis, monkeypatch
+):
+    from vareval.data.variance import WITHHELD
+
+    assert analysis.fit.converged and analysis.withheld is None
+    assert analysis.to_dict()["withheld"] is None
+    _never_converge(monkeypatch)
+    with pytest.warns(VarevalWarning) as caught:
+        a = variance(
+            decovac, metric="y", fixed=["model", "optimizer"], random=["seed", "config"]
+        )
+    assert not a.fit.converged
+    messages = [str(w.message) for w in caught]
+    assert messages.count(WITHHELD) == 1
+    assert a.withheld == WITHHELD
+    assert "F tests and pairwise differences are not reported" in a.withheld
+    # the same tests and pairs as from the converged fit, every value withheld
+    ft, ref = a.f_frame(), analysis.f_frame()
+    assert list(ft["term"]) == list(ref["term"])
+    assert list(ft["method"]) == list(ref["method"])
+    assert ft[["F", "ddf", "p"]].isna().all().all()
+    assert list(ft["ndf"]) == list(ref["ndf"])  # from the design, not the fit
+    pairs = a.pairs_frame()
+    assert list(pairs["contrast"]) == list(analysis.pairs_frame()["contrast"])
+    assert pairs.drop(columns="contrast").isna().all().all()
+    assert a.to_dict()["withheld"] == WITHHELD
+
+
+def test_no_pairs_by_level_from_a_fit_that_did_not_converge(decovac, monkeypatch):
+    _never_converge(monkeypatch)
+    with pytest.warns(VarevalWarning, match="F tests and pairwise differences"):
+        a = variance(
+            decovac,
+            metric="y",
+            fixed=["model", "optimizer"],
+            random=["seed", "config"],
+            pairs_by="model",
+        )
+    assert list(a.pairs.labels) == ["mA - mB", "mA - mC", "mB - mC"]
+    assert np.isnan(a.pairs.pvalue_holm).all() and np.isnan(a.pairs.estimate).all()
