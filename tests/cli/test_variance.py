@@ -142,3 +142,41 @@ def test_bootstrap_flags():
     assert res.exit_code == 0, res.output
     assert "parametric bootstrap percentiles, 40 refits" in res.output
     assert "p (bootstrap, 40)" in res.output
+
+
+def _never_converge(monkeypatch):
+    import numpy as np
+
+    import vareval.stats.mixed as mixed
+
+    def no_polish(cp, reml, x, f, g, counter, steps=6):
+        return x, f, g, np.inf  # as if the Newton step were unusable
+
+    monkeypatch.setattr(mixed, "_newton_polish", no_polish)
+
+
+def test_no_tests_shown_from_a_fit_that_did_not_converge(monkeypatch):
+    from vareval.data.variance import WITHHELD
+
+    _never_converge(monkeypatch)
+    args = ("--metric", "y", "--fixed", "model,optimizer", "--random", "seed,config")
+    r = _run(*args)
+    assert r.exit_code == 0, r.output
+    assert f"warning: {WITHHELD}" in r.stderr
+    assert r.stderr.count(WITHHELD) == 1
+    assert f"not reported: {WITHHELD}" in r.stdout
+    for text in ("Pairwise differences", "kenward-roger", "mA_adam - mB_sgd", "207.1"):
+        assert text not in r.stdout
+    r = _run(*args, "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["converged"] is False and out["withheld"] == WITHHELD
+    assert out["f_tests"] and all(
+        t["F"] is None and t["ddf"] is None and t["p"] is None for t in out["f_tests"]
+    )
+    assert len(out["pairwise"]) == 15
+    assert all(
+        p[k] is None
+        for p in out["pairwise"]
+        for k in ("estimate", "se", "df", "ci_low", "ci_high", "p", "p_holm")
+    )
