@@ -566,3 +566,28 @@ def test_building_leaves_the_users_matplotlib_alone():
     build_report(note_table(), metric="acc", by="method", pair_on="seed")
     assert matplotlib.get_backend() == backend
     assert plt.get_fignums() == before
+
+
+def test_variance_section_withholds_tests_of_a_fit_that_did_not_converge(
+    monkeypatch,
+):
+    pytest.importorskip("vareval.data.variance")
+    import vareval.stats.mixed as mixed
+    from vareval.data.variance import WITHHELD
+
+    def no_polish(cp, reml, x, f, g, counter, steps=6):
+        return x, f, g, np.inf  # as if the Newton step were unusable
+
+    monkeypatch.setattr(mixed, "_newton_polish", no_polish)
+    html = build_report(
+        design_table(),
+        metric="acc",
+        by="experiment",
+        extras={"variance": {"random": ["seed", "config"]}},
+    )
+    assert "variance" in section_ids(html)
+    assert "the fit did NOT converge" in html
+    assert f"H3 and pairwise differences: {WITHHELD}" in html
+    assert html.count(WITHHELD) == 1
+    for text in ("kenward-roger", "a - b", "den df"):
+        assert text not in html
