@@ -155,7 +155,7 @@ def render(a, alpha: float = 0.05) -> str:
         lines.append(_table(["test", "LRT", "df", "p (chi2_df)"], rows))
     lines += ["", "H3: do the fixed effects differ? (type III F tests)"]
     if a.withheld:
-        lines.append(f"  not reported: {a.withheld}")
+        lines.append(f"  {a.withheld}")
         return "\n".join(lines)
     rows = []
     for method, tests in a.f_tests.items():
