@@ -142,6 +142,9 @@ def render(a, alpha: float = 0.05) -> str:
         head.append(f"p (bootstrap, {n_boot:,})")
     lines.append(_table(head, rows))
     for t in a.lrt:
+        if t.pvalue != t.pvalue:  # a fit that did not converge gives no test
+            lines.append(f"  -> {t.term}: not tested (a fit did not converge).")
+            continue
         verdict = (
             "varies significantly" if t.pvalue < alpha else "no significant variation"
         )
