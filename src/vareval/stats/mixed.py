@@ -562,6 +562,16 @@ class MixedModelFit(Result):
 # validation, fitting
 
 
+def information_criteria(crit: float, npar: int, n: int) -> dict:
+    """The criterion with the log-likelihood, AIC and BIC it implies (as lme4 reports them)."""
+    return {
+        "criterion": float(crit),
+        "loglik": float(-crit / 2.0),
+        "aic": float(crit + 2 * npar),
+        "bic": float(crit + np.log(n) * npar),
+    }
+
+
 def _fit_mixed_iv(y, X, groups, fixed_names, group_names, level_names):
     try:
         y = np.asarray(y, dtype=float)
@@ -980,10 +990,7 @@ def _fit_from_crossprods(
         theta=theta,
         sigma=float(np.sqrt(sigma2)),
         reml=bool(reml),
-        criterion=float(crit),
-        loglik=float(-crit / 2.0),
-        aic=float(crit + 2 * npar),
-        bic=float(crit + np.log(n) * npar),
+        **information_criteria(crit, npar, n),
         n_obs=n,
         n_fixed=p,
         n_levels=tuple(cp.q),

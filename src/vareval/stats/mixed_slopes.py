@@ -35,6 +35,7 @@ from vareval.stats.mixed import (
     ZERO_TOL,
     MixedModelFit,
     _check_rank,
+    information_criteria,
     single_blas_thread,
 )
 
@@ -350,10 +351,7 @@ def _fit(model, y, X, codes, x, fixed_names, group_name, slope_name, level_names
         theta=theta,
         sigma=float(np.sqrt(sigma2)),
         reml=bool(reml),
-        criterion=float(crit),
-        loglik=float(-crit / 2.0),
-        aic=float(crit + 2 * npar),
-        bic=float(crit + np.log(n) * npar),
+        **information_criteria(crit, npar, n),
         n_obs=n,
         n_fixed=p,
         n_levels=(model.m, model.m),

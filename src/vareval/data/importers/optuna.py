@@ -82,13 +82,26 @@ def _storage(optuna, storage: str):
         raise DataError(
             f"Optuna storage {storage!r} is neither a URL (sqlite:///FILE) nor an existing file."
         )
-    with open(path, "rb") as fh:
-        sqlite = fh.read(16) == b"SQLite format 3\x00"
-    if sqlite:
+    if _is_sqlite(path):
         return f"sqlite:///{path.resolve()}"
     from optuna.storages.journal import JournalFileBackend, JournalStorage
 
     return JournalStorage(JournalFileBackend(str(path)))
+
+
+def _is_sqlite(path) -> bool:
+    """Whether SQLite reads ``path`` (asked of SQLite, as every database file is here)."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+        try:
+            con.execute("PRAGMA schema_version").fetchone()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return False
+    return True
 
 
 def _study_name(optuna, storage, study: str | None) -> str:
