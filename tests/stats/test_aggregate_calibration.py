@@ -38,9 +38,13 @@ def covered_within_binomial(hits, sims, level):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ci", ["percentile", "bca"])
-def test_iqm_and_mean_intervals_reach_nominal_coverage(ci, scaled, rng):
+def test_iqm_and_mean_intervals_reach_nominal_coverage(ci, scaled):
     # With 30 runs the bootstrap's (n - 1) / n variance shrinkage shows (about 93.5 %);
-    # with 50 it is within Monte Carlo error of 95 %.
+    # with 50 it is close to 95 %: over 4,000 sets the IQM's percentile interval covered
+    # 94.25 % and the mean's 94.65 %. So close to the edge, a fresh seed per run failed about
+    # one run in a hundred at 500 sets; a fixed seed keeps CI deterministic, and a real loss
+    # of coverage still fails.
+    rng = np.random.default_rng(0)
     sims = scaled(2000)
     x = simulate(rng, sims, runs=50)
     r = interval_estimates(x, ["iqm", "mean"], n_resamples=1000, ci=ci, rng=rng)
