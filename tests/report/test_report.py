@@ -268,8 +268,10 @@ def test_many_runs_are_rasterised_but_all_drawn():
     data, sections, _, _ = collect(
         df, metric="acc", by="method", n_sim=2000, n_boot=500
     )
+    from vareval.report.plots._style import to_svg
+
     summary = next(s for s in sections if s.id == "summaries")
-    svg = next(b.svg for b in summary.blocks if b.kind == "figure")
+    svg = to_svg(next(b.draw(width=7.0) for b in summary.blocks if b.kind == "figure"))
     assert "data:image/png;base64," in svg
     assert len(svg) < 1_000_000
 

@@ -205,10 +205,10 @@ def tuning_curve(
             minimize=minimize,
         )  # fmt: skip
     if plot_file:
-        from vareval.report.plots.tuning import plot_tuning_curves
+        from vareval.report.plots.tuning import tuning_plot
 
         with writing(plot_file, "--plot"):
-            plot_tuning_curves(result, plot_file)
+            tuning_plot(result).savefig(plot_file, dpi=150)
     payload = result.to_dict()
     if projection is not None:
         payload["projection"] = projection.to_dict()
