@@ -133,11 +133,13 @@ def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
     made (``ax`` is None).
     """
     import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     width = check_width(width)
     with matplotlib.rc_context(rc_params(name, width)):
         fig = Figure(figsize=(width, height), layout="constrained")
+        FigureCanvasAgg(fig)  # its own canvas: renders without pyplot's backend
         fig.set_label(name)
         ax = None if subplots.get("nrows") == 0 else fig.subplots(**subplots)
         yield fig, ax

@@ -72,14 +72,15 @@ def cd_diagram(ranking, *, width: float = 7.0, name: str = "cd-diagram"):
 def signed_rank_plot(result, *, a: str = "A", b: str = "B", width=7.0, name="signed-rank"):
     """Posterior probabilities of the Bayesian signed-rank test as one stacked bar.
 
-    The bar's three segments are P(B better), P(practically equivalent:
-    inside the ROPE) and P(A better); they sum to one.
+    The bar's three segments are the shares of posterior samples in which A
+    better (by more than the ROPE), practically equivalent (inside the ROPE)
+    and B better is the most probable; they sum to one.
     """
     small = narrow(width)
     parts = (
-        (f"{short_label(b, 14)} better", result.p_left, colour(1)),
-        (f"within ROPE ±{result.rope:g}", result.p_rope, "#bbbbbb"),
-        (f"{short_label(a, 14)} better", result.p_right, colour(0)),
+        (f"{short_label(a, 14)} better", result.p_left, colour(0)),
+        (f"within ROPE \u00b1{result.rope:g}", result.p_rope, "#bbbbbb"),
+        (f"{short_label(b, 14)} better", result.p_right, colour(1)),
     )
     with figure(name, width=width, height=1.35) as (fig, ax):
         left = 0.0
@@ -135,7 +136,7 @@ def aso_matrix(
                     fontsize=font,
                     color="white" if dark else "black",
                 )
-        ax.set_xticks(range(k), labels, rotation=30, ha="right", fontsize=font)
+        ax.set_xticks(range(k), labels, rotation=90, fontsize=font)
         ax.set_yticks(range(k), labels, fontsize=font)
         ax.grid(False)
         ax.set_title(title, fontsize=font + 1)

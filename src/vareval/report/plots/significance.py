@@ -101,7 +101,8 @@ def delta_distribution(result, *, width: float = 7.0, title: str | None = None, 
         metric = short_label(result.metric, 14 if small else 30)
         ax.set_xlabel(f"\u03b4 in {metric}" + ("" if small else f" {where}"))
         p = f"p = {result.pvalue:.2g}" if result.pvalue < 1e-3 else f"p = {result.pvalue:.3f}"
-        ax.set_title(title or f"{result.test}: {p} ({result.alternative})", loc="left")
+        test = result.test.split()[-1] if small else result.test  # "randomization"
+        ax.set_title(title or f"{test}: {p} ({result.alternative})", loc="left")
         if small:
             fig.legend(loc="outside lower center", ncol=2, handlelength=1.5)
         else:
