@@ -293,9 +293,15 @@ def test_bins_sit_on_the_accuracy_lattice():
     # every bin holds the same number of lattice points, centred between edges
     widths = np.diff(edges) / step
     assert np.allclose(widths, np.round(widths[0]))
-    points = np.round(result.distribution / step)
-    assert np.all(np.abs(points * step - edges[:, None]).min(axis=0) > step / 4)
+    dist = result.distribution
+    assert np.all(np.abs(dist[None, :] - edges[:, None]).min(axis=0) > step / 4)
     assert lattice_step(cases()["bootstrap-macro-f1"][0].distribution, result.n) is None
+    # random swaps move both systems: the null lives on multiples of 2/n, no empty bins
+    null, _ = cases()["randomization"]
+    assert lattice_step(null.distribution, null.n) == pytest.approx(2 / null.n)
+    counts, _ = np.histogram(null.distribution, lattice_bins(null.distribution, 2 / null.n))
+    inner = counts[np.argmax(counts > 0) : len(counts) - np.argmax(counts[::-1] > 0)]
+    assert (inner > 0).mean() > 0.9
 
 
 def test_two_delta_line_only_on_one_sided_tests():

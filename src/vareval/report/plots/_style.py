@@ -145,6 +145,26 @@ def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
         yield fig, ax
 
 
+@contextlib.contextmanager
+def small_multiples(name: str, m: int, width: float = WIDTH, panel_height: float = 2.5):
+    """Yield ``(fig, axes)``: one panel per group on shared axes, in a grid for ``width``.
+
+    Up to three panels a row on a page (four of four), two on a column of a paper; unused
+    cells are hidden and the panel above each keeps its x tick labels.
+    """
+    cols = min(m, 2 if narrow(width) else 4 if m == 4 else 3)
+    rows = -(-m // cols)
+    with figure(
+        name, width=width, height=rows * panel_height + 0.6, nrows=rows, ncols=cols,
+        sharex=True, sharey=True, squeeze=False,
+    ) as (fig, grid):  # fmt: skip
+        for i, ax in enumerate(grid.flat):
+            if i >= m:
+                ax.set_visible(False)
+                grid.flat[i - cols].xaxis.set_tick_params(labelbottom=True)
+        yield fig, list(grid.flat[:m])
+
+
 def save(fig, path, format: str | None = None) -> None:
     """Write ``fig`` as a file for a paper: PDF (TrueType fonts), SVG or PNG (300 dpi).
 

@@ -168,5 +168,5 @@ def planning_plot(
         if small:  # beside the curves there is no room: below the axes
             fig.legend(handles=handles, loc="outside lower center", ncol=2)
         else:
-            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            ax.legend(handles=handles, loc="upper right")
     return fig

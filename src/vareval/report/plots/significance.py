@@ -12,27 +12,32 @@ MIN_DISTINCT = 600  # a distribution with fewer distinct values off any lattice:
 
 
 def lattice_step(values, n: int) -> float | None:
-    """The spacing ``1/n`` if every value is a multiple of it (accuracy on n items), else None.
+    """The lattice spacing of ``values`` if they lie on multiples of ``1/n``, else None.
 
-    A difference of two accuracies on ``n`` items moves in steps of ``1/n``;
+    A difference of two accuracies on ``n`` items moves in steps of ``1/n``
+    (under random swaps in steps of ``2/n``: a swap moves both systems);
     bins that ignore this hold two lattice points or one by turns (aliasing:
-    a comb that is not in the data).
+    a comb that is not in the data). The spacing is ``g/n`` with ``g`` the
+    greatest common divisor of the values' distances in units of ``1/n``.
     """
     if not n or n < 1:
         return None
     scaled = np.asarray(values, dtype=float) * n
-    if np.all(np.abs(scaled - np.round(scaled)) < 1e-6 * max(1.0, float(np.max(np.abs(scaled))))):
-        return 1.0 / n
-    return None
+    units = np.round(scaled)
+    if np.any(np.abs(scaled - units) > 1e-6 * max(1.0, float(np.max(np.abs(scaled))))):
+        return None
+    g = int(np.gcd.reduce(np.abs(units - units.min()).astype(np.int64)))
+    return max(g, 1) / n
 
 
 def lattice_bins(values, step: float, max_bins: int = MAX_BINS) -> np.ndarray:
     """Bin edges centred on the lattice: each bin holds the same whole number of points."""
-    idx = np.round(np.asarray(values, dtype=float) / step)
-    lo, hi = int(idx.min()), int(idx.max())
-    per_bin = max(1, int(np.ceil((hi - lo + 1) / max_bins)))
-    edges = np.arange(lo, hi + per_bin + 1, per_bin) - 0.5
-    return edges * step
+    values = np.asarray(values, dtype=float)
+    origin = values.min()
+    idx = np.round((values - origin) / step)
+    per_bin = max(1, int(np.ceil((idx.max() + 1) / max_bins)))
+    edges = np.arange(0, idx.max() + per_bin + 1, per_bin) - 0.5
+    return origin + edges * step
 
 
 def delta_distribution(result, *, width: float = 7.0, title: str | None = None, name="resampling"):
@@ -69,7 +74,7 @@ def delta_distribution(result, *, width: float = 7.0, title: str | None = None, 
     dist = np.asarray(result.distribution, dtype=float)
     delta = float(result.statistic)
     bootstrap = result.test == "paired bootstrap"
-    step = lattice_step(np.r_[dist, delta], result.n)
+    step = lattice_step(dist, result.n)
     ecdf = step is None and np.unique(dist).size < MIN_DISTINCT
     with figure(name, width=width, height=2.4 if small else 2.9) as (fig, ax):
         if ecdf:

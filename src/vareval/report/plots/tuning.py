@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.report.plots._style import NEUTRAL, colour, figure, narrow, short_label
+from vareval.report.plots._style import (
+    NEUTRAL,
+    colour,
+    figure,
+    narrow,
+    short_label,
+    small_multiples,
+)
 
 VERDICT_COLOURS = {"A better": colour(0), "B better": colour(1), "need more data": "#dddddd"}
-
-
-def _grid(m: int, width: float) -> tuple[int, int]:
-    cols = min(m, 2 if narrow(width) else 3)
-    return int(np.ceil(m / cols)), cols
 
 
 def _zoom(curves) -> tuple[float, float]:
@@ -66,22 +68,17 @@ def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="
         result.cdf_bands[m].tuning_curve(ks, result.q, minimize=result.minimize)
         for m in result.methods
     ]
-    rows, cols = _grid(len(curves), width)
-    height = rows * (1.9 if small else 2.5) + 0.6
-    with figure(
-        name, width=width, height=height, nrows=rows, ncols=cols, sharex=True, sharey=True,
-        squeeze=False,
-    ) as (fig, axes):  # fmt: skip
-        for i, (method, band) in enumerate(zip(result.methods, curves, strict=True)):
-            ax = axes.flat[i]
+    height = 1.9 if small else 2.5
+    with small_multiples(name, len(curves), width, height) as (fig, axes):
+        for i, (method, band, ax) in enumerate(
+            zip(result.methods, curves, axes, strict=True)
+        ):
             for j, other in enumerate(curves):
                 if j != i:
                     ax.plot(ks, other.estimate, color="#aaaaaa", linewidth=0.8)
             _band(ax, band, colour(i))
             ax.set_title(f"{short_label(method, 14 if small else 24)} (n = {band.n})")
-        for ax in axes.flat[len(curves) :]:
-            ax.set_visible(False)
-        ax = axes.flat[0]
+        ax = axes[0]
         ax.set_xlim(1, max(k_max, 2))
         ax.set_ylim(*_zoom(curves))
         fig.supxlabel("search iterations k")
@@ -101,6 +98,7 @@ def band_plot(band, *, label: str = "", width: float = 7.0, name: str = "tuning-
             f"{band.method} band (n = {band.n})"
         )
         ax.set_ylim(*_zoom([band]))
+        ax.set_xlim(1, max(2, float(np.max(band.k))))
     return fig
 
 
