@@ -217,6 +217,30 @@ def store_context(spec: dict) -> dict:
 )
 @click.option("--task", default=None, help="Across-tasks section: the task column(s).")
 @click.option(
+    "--figures",
+    "figures_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Also write each figure of the report to this folder as a file "
+    "(tuning-curves.pdf, ...), for a paper.",
+)
+@click.option(
+    "--format",
+    "figure_format",
+    type=click.Choice(["svg", "pdf", "png"]),
+    default="pdf",
+    show_default=True,
+    help="File format of --figures.",
+)
+@click.option(
+    "--width",
+    "figure_width",
+    type=click.FloatRange(1.5, 20),
+    default=7.0,
+    show_default=True,
+    help="Width of --figures in inches: 3.3 for one column of a paper, 7 for a page.",
+)
+@click.option(
     "--prediction-metric",
     default="accuracy",
     show_default=True,
@@ -250,6 +274,9 @@ def report(
     item,
     prediction_metric,
     task,
+    figures_dir,
+    figure_format,
+    figure_width,
     as_json,
 ):
     """Write one self-contained HTML report of INPUT (a results file or a run store)."""
@@ -308,6 +335,11 @@ def report(
     )
     path = write_html(output, render(data, sections, checklist, notes))
     size = path.stat().st_size
+    exported = []
+    if figures_dir is not None:
+        from vareval.report.builder import export_figures
+
+        exported = export_figures(sections, figures_dir, figure_format, figure_width)
     payload = {
         "path": str(path),
         "bytes": size,
@@ -317,11 +349,17 @@ def report(
             {"topic": i.topic, "status": i.status, "text": i.text} for i in checklist
         ],
         "notes": notes,
+        "figures": [str(p) for p in exported],
     }
     lines = [
         f"wrote {path} ({size / 1024:.0f} KiB, seed {seed}): "
         + ", ".join(payload["sections"])
     ]
+    if figures_dir is not None:
+        lines.append(
+            f"wrote {len(exported)} figures to {figures_dir} ({figure_format}, "
+            f"{figure_width:g} in wide): " + ", ".join(p.name for p in exported)
+        )
     lines += [f"note: {n}" for n in notes]
     lines += [
         f"to state: {i.topic.lower()} (see the checklist)"

@@ -2,8 +2,10 @@
 
 Overlaid shaded bands of several models merge into one block where they
 overlap, so each model gets its own panel (shared axes; the other models'
-curves drawn thin and grey for reference), and the y axis is zoomed to the
-range where the curves differ, not to the score's bounds.
+curves drawn thin and grey for reference). The view is zoomed to where
+the curves differ: the y axis to the curves' range, not the score's bounds,
+and k on a log scale, which spreads out the first iterations, where curves
+rise and cross, and compresses the long flat tail.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from vareval.report.plots._style import (
     colour,
     figure,
     narrow,
+    plain_log_axis,
     short_label,
     small_multiples,
 )
@@ -35,14 +38,22 @@ def _zoom(curves) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
+def _k_axis(ax, k_max: float) -> None:
+    """Search iterations on a log axis from 1 (plain numbers) once there are 10 or more."""
+    ax.set_xlim(1, max(2.0, float(k_max)))
+    if k_max >= 10:
+        ax.set_xscale("log")
+        plain_log_axis(ax.xaxis)
+
+
 def _ylabel(q: float, minimize: bool, metric: str, small: bool) -> str:
     what = "median" if q == 0.5 else f"{q:g}-quantile of"
     best = "lowest" if minimize else "best"
     return f"{what} {best} {short_label(metric, 14 if small else 24)}\nafter k iterations"
 
 
-def _band(ax, band, c, label=None) -> None:
-    ax.fill_between(band.k, band.lower, band.upper, color=c, alpha=0.22, linewidth=0)
+def _band(ax, band, c, label=None, alpha=0.22) -> None:
+    ax.fill_between(band.k, band.lower, band.upper, color=c, alpha=alpha, linewidth=0)
     for edge in (band.lower, band.upper):
         ax.plot(band.k, edge, color=c, linewidth=0.6)
     ax.plot(band.k, band.estimate, color=c, label=label)
@@ -63,7 +74,7 @@ def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="
     metric = metric or result.metric
     small = narrow(width)
     k_max = int(np.max(result.k))
-    ks = np.linspace(1, k_max, 300) if k_max > 1 else np.array([1.0])
+    ks = np.unique(np.r_[np.arange(1.0, min(k_max, 20) + 1), np.geomspace(1, k_max, 300)])
     curves = [
         result.cdf_bands[m].tuning_curve(ks, result.q, minimize=result.minimize)
         for m in result.methods
@@ -79,7 +90,7 @@ def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="
             _band(ax, band, colour(i))
             ax.set_title(f"{short_label(method, 14 if small else 24)} (n = {band.n})")
         ax = axes[0]
-        ax.set_xlim(1, max(k_max, 2))
+        _k_axis(ax, k_max)
         ax.set_ylim(*_zoom(curves))
         fig.supxlabel("search iterations k")
         fig.supylabel(_ylabel(result.q, result.minimize, metric, small))
@@ -98,7 +109,7 @@ def band_plot(band, *, label: str = "", width: float = 7.0, name: str = "tuning-
             f"{band.method} band (n = {band.n})"
         )
         ax.set_ylim(*_zoom([band]))
-        ax.set_xlim(1, max(2, float(np.max(band.k))))
+        _k_axis(ax, float(np.max(band.k)))
     return fig
 
 
@@ -115,7 +126,8 @@ def comparison_plot(cmp, *, a: str = "A", b: str = "B", width=7.0, name="tuning-
         gridspec_kw={"height_ratios": (8, 1)},
     ) as (fig, (ax, strip)):  # fmt: skip
         for i, (band, label) in enumerate(((cmp.band_a, a), (cmp.band_b, b))):
-            _band(ax, band, colour(i), label=f"{short_label(label, 14 if small else 24)}")
+            # two overlapping bands: outlines carry them, the fill stays faint
+            _band(ax, band, colour(i), label=short_label(label, 14 if small else 24), alpha=0.1)
         ax.set_ylim(*_zoom([cmp.band_a, cmp.band_b]))
         ax.set_ylabel(_ylabel(cmp.band_a.q, cmp.band_a.minimize, "score", small))
         ax.legend(loc="lower right" if not cmp.band_a.minimize else "upper right")
@@ -131,7 +143,7 @@ def comparison_plot(cmp, *, a: str = "A", b: str = "B", width=7.0, name="tuning-
         strip.grid(False)
         strip.set_xlabel("search iterations k")
         fig.legend(*strip.get_legend_handles_labels(), loc="outside lower center", ncol=3)
-        strip.set_xlim(k[0], k[-1] + step[-1])
+        _k_axis(strip, k[-1] + step[-1])
     return fig
 
 

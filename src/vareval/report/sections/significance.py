@@ -140,6 +140,21 @@ def _draws(result) -> str:
     return f"{result.n_resamples:,} resamples"
 
 
+def _bins_sentence(result) -> str:
+    """How the histogram is binned: on the values' lattice, if they lie on one."""
+    from vareval.report.plots.significance import lattice_step
+
+    step = lattice_step(result.distribution, result.n)
+    if step is None:
+        return ""
+    units = round(step * result.n)
+    lattice = "1/n" if units == 1 else f"{units}/n"
+    return (
+        f" The values lie on multiples of {lattice} ({result.n:,} items), and every "
+        "bar spans the same number of them, so no bar is empty or doubled by chance."
+    )
+
+
 MAX_DISTRIBUTIONS = 3  # resampling histograms drawn (one per comparison)
 
 
@@ -180,8 +195,8 @@ def _distribution_figures(rep, metric: str) -> list:
                     if two_sided
                     else ": the p-value counts swaps beyond it"
                 )
-                + ". Bins are centred on the 1/n lattice of a difference of accuracies "
-                "on n items when the values lie on it.",
+                + "."
+                + _bins_sentence(result),
                 name=name,
             )
         )
