@@ -279,7 +279,7 @@ def test_report_figures_have_no_overlap_at_both_widths(tmp_path):
 
 def test_a_result_without_a_figure_is_named():
     r = stats.paired_t(np.arange(5.0), np.arange(5.0) + [0.1, 0.3, 0.2, 0.5, 0.1])
-    with pytest.raises(ArgumentError, match=f"no figure for a {type(r).__name__}"):
+    with pytest.raises(ArgumentError, match=f"no figure for {type(r).__name__}"):
         figure_for(r)
 
 

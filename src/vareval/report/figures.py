@@ -78,7 +78,7 @@ def figure_for(result, **kw):
             module, function = target
             return getattr(importlib.import_module(module), function)(result, **kw)
     raise ArgumentError(
-        f"no figure for a {type(result).__name__}: a single test or number is read "
+        f"no figure for {type(result).__name__}: a single test or number is read "
         "from its fields (or to_frame()); figures exist for summaries, best-of-k, "
         "paired differences, plans, resampling tests, tuning curves and bands, "
         "variance components, aggregates, profiles, P(improvement), ASO and rankings."
