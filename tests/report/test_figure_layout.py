@@ -125,6 +125,11 @@ def _cases():
         )
     yield "aso", aso, {}
     yield "cd-diagram", stats.rank_methods(scores.mean(axis=2).T, methods), {}
+    yield "confusion", stats.confusion_matrix(gold, systems["baseline"]), {}
+    yield "coverage", stats.band_coverage(
+        stats.ReflectedKDE(_search()["f1"][:40].to_numpy(), 0.05, a=0, b=1), n=20, n_trials=200,
+        k=np.arange(1, 11), rng=0,
+    ), {}
     yield "signed-rank", stats.bayesian_signed_rank(
         scores[3].mean(axis=1), scores[0].mean(axis=1), rope=0.01, n_samples=2000, rng=0
     ), {"a": "IQN", "b": "DQN"}

@@ -46,6 +46,8 @@ _PLOTS = {
     "vareval.stats.dominance.MultiASOResult": (__name__, "_aso"),
     "vareval.stats.ranking.Ranking": (_P + "ranking", "cd_diagram"),
     "vareval.stats.ranking.BayesianSignedRank": (_P + "ranking", "signed_rank_plot"),
+    "vareval.stats.classification.ConfusionMatrix": (_P + "classification", "confusion_plot"),
+    "vareval.stats.coverage.CoverageResult": (_P + "classification", "coverage_plot"),
     "vareval.data.tables.ResultTable": (__name__, "_table"),
 }
 
@@ -81,7 +83,8 @@ def figure_for(result, **kw):
         f"no figure for {type(result).__name__}: a single test or number is read "
         "from its fields (or to_frame()); figures exist for summaries, best-of-k, "
         "paired differences, plans, resampling tests, tuning curves and bands, "
-        "variance components, aggregates, profiles, P(improvement), ASO and rankings."
+        "variance components, aggregates, profiles, P(improvement), ASO, rankings, "
+        "confusion matrices and band coverage."
     )
 
 
