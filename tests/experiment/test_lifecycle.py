@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from vareval.data.store_table import SCHEMA_VERSION
 from vareval.errors import ExperimentError
 from vareval.experiment import Distribution, Store, replay, run
 from vareval.experiment.spec import loads_spec

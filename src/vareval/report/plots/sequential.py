@@ -36,8 +36,8 @@ def draw_sequence(ax, cs, metric: str, label: str) -> None:
     ax.set_ylim(span.min() - pad, span.max() + pad)
     ax.set_xlim(1, n[-1] + 1)
     ax.set_xlabel("pairs (n)")
-    ax.set_ylabel(f"difference in {metric}")
-    ax.set_title(label, fontsize=10)
+    ax.set_ylabel(metric)
+    ax.set_title(f"difference {label}", fontsize=10)
     wide = ax.figure.get_figwidth() >= 5
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2 if wide else 1)
 
