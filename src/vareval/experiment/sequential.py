@@ -30,7 +30,7 @@ import numpy as np
 
 from vareval.data.store_table import sqlite_errors
 from vareval.errors import ExperimentError
-from vareval.experiment.runner import _as_spec, _spec_of_store, run
+from vareval.experiment.runner import _as_spec, _spec_of_store, run, trial_provenance
 from vareval.experiment.store import Store
 from vareval.stats._result import Result
 from vareval.stats.sequential import ConfidenceSequence, confidence_sequence
@@ -162,8 +162,12 @@ def run_until_settled(
         return _result(store, metric, a, b, cs, record["reason"], seeds,
                        record["sequence"]["incomplete"], 0, record["settings"]["budget"])
     trials_run = 0
+    if run_options.get("trial") is not None:
+        spec = spec.with_trial(run_options.pop("trial"))
+    checked = trial_provenance(spec)  # once, not before every batch
     while True:
-        report = run(dataclasses.replace(spec, seeds=seeds), store, **run_options)
+        report = run(dataclasses.replace(spec, seeds=seeds), store, _provenance=checked,
+                     **run_options)
         trials_run += report.ran
         cs, n_pairs, incomplete = _sequence(store, metric, a, b, settings, looks, seeds)
         if n_pairs and (not looks or looks[-1] != n_pairs):
