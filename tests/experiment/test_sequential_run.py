@@ -124,6 +124,7 @@ def test_the_rule_cannot_change_mid_sequence(tmp_path):
         (dict(compare="abc"), "--compare must name two experiments"),
         (dict(budget=0), "--budget must be an integer >= 1"),
         (dict(bounds=(1, 0)), "--bounds must be finite with low < high"),
+        (dict(bounds=(0, 1)), "--bounds 0,1: trial .* has score = .*, outside them"),
         (dict(metric="nope"), "--metric 'nope': trial 1 .* returned no such metric; it has: score"),
     ],
 )

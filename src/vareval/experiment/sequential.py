@@ -271,11 +271,14 @@ def _stored_seeds(store) -> int | None:
     return spec.seeds
 
 
-def paired_seed_differences(store, metric: str, a: str, b: str, seeds: int | None = None):
+def paired_seed_differences(
+    store, metric: str, a: str, b: str, seeds: int | None = None, bounds=None
+):
     """Per-seed differences ``metric(a) - metric(b)`` of a store, in seed order.
 
     A seed counts when every trial of both experiments at that seed is done;
-    its difference is the mean over its (configuration, rerun) cells.
+    its difference is the mean over its (configuration, rerun) cells. A value
+    outside ``bounds`` (the metric's, when given) is refused.
 
     Returns
     -------
@@ -303,6 +306,12 @@ def paired_seed_differences(store, metric: str, a: str, b: str, seeds: int | Non
                     f"metric; it has: {', '.join(sorted(metrics)) or 'none'}."
                 )
             value = float(metrics[metric])
+            if bounds is not None and not bounds[0] <= value <= bounds[1]:
+                raise ExperimentError(
+                    f"--bounds {bounds[0]:g},{bounds[1]:g}: trial {tid} ({exp}, seed {seed}) "
+                    f"has {metric} = {value:g}, outside them; give the metric's true bounds, "
+                    "or none (normal-mixture sequence)."
+                )
             if not np.isfinite(value):
                 raise ExperimentError(
                     f"--metric {metric!r}: trial {tid} ({exp}, seed {seed}) is {value}; a "
@@ -320,8 +329,8 @@ def paired_seed_differences(store, metric: str, a: str, b: str, seeds: int | Non
 
 
 def _sequence(store, metric, a, b, settings, looks, seeds):
-    diffs, _, incomplete = paired_seed_differences(store, metric, a, b, seeds)
     bounds = settings["bounds"]
+    diffs, _, incomplete = paired_seed_differences(store, metric, a, b, seeds, bounds)
     width = None if bounds is None else bounds[1] - bounds[0]
     if diffs.size == 0:
         raise ExperimentError(
