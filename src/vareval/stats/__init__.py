@@ -91,6 +91,12 @@ from vareval.stats.ranking import (
 )
 from vareval.stats.resampling import CallableMetric, SumMetric, get_metric
 from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
+from vareval.stats.sequential import (
+    ConfidenceSequence,
+    confidence_sequence,
+    empirical_bernstein_cs,
+    normal_mixture_cs,
+)
 from vareval.stats.significance import (
     ExactTestResult,
     PairedTestResult,
@@ -197,6 +203,10 @@ __all__ = [
     "paired_randomization",
     "paired_t",
     "paired_wilcoxon",
+    "ConfidenceSequence",
+    "confidence_sequence",
+    "empirical_bernstein_cs",
+    "normal_mixture_cs",
     "pairwise",
     "plan_replications",
     "project_iterations",
