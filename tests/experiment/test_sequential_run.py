@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from vareval.data.store_table import SCHEMA_VERSION
-from vareval.errors import ExperimentError
+from vareval.errors import ExperimentError, VarevalError
 from vareval.experiment import Store
 from vareval.experiment.sequential import (
     paired_seed_differences,
@@ -131,7 +131,7 @@ def test_the_rule_cannot_change_mid_sequence(tmp_path):
 def test_bad_requests(tmp_path, kw, match):
     base = dict(compare=("a", "b"), metric="score", budget=5, batch=5, engine="serial",
                 progress=False)
-    with pytest.raises(ExperimentError, match=match):
+    with pytest.raises(VarevalError, match=match):
         run_until_settled(_toml(tmp_path, shift=0.0), tmp_path / "s.db", **{**base, **kw})
 
 

@@ -28,6 +28,7 @@ import json
 
 import numpy as np
 
+from vareval.data.sequential import difference_bounds
 from vareval.data.store_table import sqlite_errors
 from vareval.errors import ExperimentError
 from vareval.experiment.runner import _as_spec, _spec_of_store, run, trial_provenance
@@ -211,15 +212,8 @@ def _sequential_iv(spec, compare, bounds, budget, batch):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ExperimentError(f"{name} must be an integer >= 1; got {value!r}.")
     if bounds is not None:
-        try:
-            low, high = (float(v) for v in bounds)
-        except (TypeError, ValueError):
-            raise ExperimentError(
-                f"--bounds must be two numbers low,high; got {bounds!r}."
-            ) from None
-        if not (np.isfinite(low) and np.isfinite(high) and low < high):
-            raise ExperimentError(f"--bounds must be finite with low < high; got {bounds!r}.")
-        bounds = [low, high]
+        width = difference_bounds(bounds)[1]  # validates: two finite numbers, low < high
+        bounds = [float(bounds[0]), float(bounds[0]) + width]
     return a, b, bounds, budget, batch
 
 
