@@ -116,20 +116,49 @@ def _binary_iv(gold, scores: dict, pos_label):
 def _components(positive: np.ndarray, scores: np.ndarray):
     """AUCs and DeLong's structural components, by midranks (Sun and Xu 2014).
 
-    ``scores`` has shape (k, n). Returns ``auc`` (k,), ``v10`` (k, m) and
-    ``v01`` (k, n_neg).
+    ``scores`` has shape (..., k, n) (items last). Returns ``auc`` (..., k),
+    ``v10`` (..., k, m) and ``v01`` (..., k, n_neg).
     """
-    x, y = scores[:, positive], scores[:, ~positive]
-    m, n = x.shape[1], y.shape[1]
-    tz = stats.rankdata(np.hstack([x, y]), axis=1)
-    tx = stats.rankdata(x, axis=1)
-    ty = stats.rankdata(y, axis=1)
+    x, y = scores[..., positive], scores[..., ~positive]
+    m, n = x.shape[-1], y.shape[-1]
+    tz = stats.rankdata(np.concatenate([x, y], axis=-1), axis=-1)
+    tx = stats.rankdata(x, axis=-1)
+    ty = stats.rankdata(y, axis=-1)
     # A positive's rank among all, less its rank among positives, counts the
     # negatives below it (ties half): m * n * V10 summed is the Mann-Whitney U.
-    v10 = (tz[:, :m] - tx) / n
-    v01 = 1.0 - (tz[:, m:] - ty) / m
-    auc = v10.mean(axis=1)
-    return auc, v10, v01
+    v10 = (tz[..., :m] - tx) / n
+    v01 = 1.0 - (tz[..., m:] - ty) / m
+    return v10.mean(axis=-1), v10, v01
+
+
+def delong_difference(positive: np.ndarray, scores: np.ndarray):
+    """AUC differences and DeLong's variances for many data sets at once.
+
+    Parameters
+    ----------
+    positive : ndarray of bool, shape (n,)
+        Which items are positive (the same for every data set).
+    scores : ndarray, shape (..., 2, n)
+        Two systems' scores per data set.
+
+    Returns
+    -------
+    (estimate, variance) : ndarrays of shape (...)
+        ``AUC_A - AUC_B`` and the variance of its estimate, from the
+        differences of the structural components (exactly 0 for identical
+        systems, where ``Var A + Var B - 2 Cov`` may round below 0).
+    """
+    auc, v10, v01 = _components(positive, scores)
+    d10, d01 = v10[..., 0, :] - v10[..., 1, :], v01[..., 0, :] - v01[..., 1, :]
+    var = _var(d10) + _var(d01)
+    return auc[..., 0] - auc[..., 1], var
+
+
+def _var(d: np.ndarray) -> np.ndarray:
+    """Variance over items (last axis, ddof = 1) over the number of items; 0 for one item."""
+    if d.shape[-1] < 2:
+        return np.zeros(d.shape[:-1])
+    return d.var(axis=-1, ddof=1) / d.shape[-1]
 
 
 def roc_auc(y_true, y_score, *, pos_label) -> float:
@@ -235,10 +264,7 @@ def delong_test(
     )
     auc, v10, v01 = _components(positive, arr)
     cov = _cov(v10) + _cov(v01)
-    # The variance of the difference from the differences of the components:
-    # exactly 0 for identical systems, where Var A + Var B - 2 Cov may round.
-    var = float(_cov(v10[:1] - v10[1:])[0, 0] + _cov(v01[:1] - v01[1:])[0, 0])
-    estimate = float(auc[0] - auc[1])
+    estimate, var = (float(v) for v in delong_difference(positive, arr))
     if var <= 0:
         if estimate != 0:
             raise ArgumentError(
