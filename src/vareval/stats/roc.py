@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 
 import numpy as np
 from scipy import special, stats
@@ -293,4 +294,132 @@ def delong_test(
         n_positive=int(positive.sum()),
         n_negative=int((~positive).sum()),
         positive=pos_label.item() if isinstance(pos_label, np.generic) else pos_label,
+    )
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class AUCComparison(Result):
+    """Several systems' ROC AUCs compared pairwise by DeLong's test.
+
+    Attributes
+    ----------
+    systems : tuple of str
+    scores : dict
+        Each system's AUC.
+    pairs : tuple of (str, str)
+        The comparisons ``(A, B)``; the effect is ``AUC_A - AUC_B``.
+    results : tuple of DeLongResult
+        One per pair.
+    adjusted_pvalues : ndarray
+        Family-wise adjusted p-values, in the order of ``pairs``.
+    correction : str
+    baseline : str or None
+    confidence : float
+        Level of the intervals in :meth:`records`.
+    positive : object
+        The positive class.
+    test_reason : str
+        Why DeLong's test was chosen, or "".
+    """
+
+    systems: tuple
+    scores: dict
+    pairs: tuple
+    results: tuple
+    adjusted_pvalues: np.ndarray
+    correction: str
+    baseline: str | None
+    confidence: float
+    positive: object
+    test_reason: str = ""
+
+    def records(self) -> list[dict]:
+        """One record per comparison: a tidy table's rows."""
+        rows = []
+        for (a, b), r, adj in zip(
+            self.pairs, self.results, self.adjusted_pvalues, strict=True
+        ):
+            low, high = r.confidence_interval(self.confidence)
+            rows.append(
+                {
+                    "system": a,
+                    "versus": b,
+                    "metric": "auc",
+                    "score": r.auc_a,
+                    "versus_score": r.auc_b,
+                    "delta": r.estimate,
+                    "se": r.se,
+                    "statistic": r.statistic,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "pvalue": r.pvalue,
+                    "adjusted_pvalue": float(adj),
+                    "test": r.test,
+                    "alternative": r.alternative,
+                }
+            )
+        return rows
+
+
+def compare_aucs(
+    y_true,
+    scores,
+    *,
+    pos_label,
+    baseline: str | None = None,
+    all_pairs: bool = False,
+    correction: str = "holm",
+    alternative: str = "two-sided",
+    confidence: float = 0.95,
+) -> AUCComparison:
+    """Compare several systems' ROC AUCs on the same items by DeLong's test.
+
+    Each system against ``baseline`` (default: the first), or every pair
+    with ``all_pairs=True``; one :func:`delong_test` per pair, p-values
+    adjusted for the family with Holm (default) or Bonferroni.
+
+    Parameters
+    ----------
+    y_true : array_like, shape (n,)
+    scores : mapping of str to array_like
+        System name to its per-item scores, at least two systems.
+    pos_label, alternative
+        As for :func:`delong_test`.
+    baseline, all_pairs, correction
+        As for :func:`vareval.stats.compare_systems`.
+    confidence : float, default 0.95
+        Level of the intervals reported by ``records()``.
+
+    Returns
+    -------
+    AUCComparison
+    """
+    from vareval.stats.significance import adjust_pvalues, comparison_pairs
+
+    if not isinstance(scores, Mapping) or len(scores) < 2:
+        raise ArgumentError("`scores` must map at least two system names to scores.")
+    confidence = as_confidence(confidence)
+    named = {str(k): v for k, v in scores.items()}
+    systems = tuple(named)
+    pairs, baseline = comparison_pairs(systems, baseline, all_pairs)
+    results = tuple(
+        delong_test(
+            y_true, named[a], named[b], pos_label=pos_label, alternative=alternative
+        )
+        for a, b in pairs
+    )
+    aucs = {}
+    for (a, b), r in zip(pairs, results, strict=True):
+        aucs.setdefault(a, r.auc_a)
+        aucs.setdefault(b, r.auc_b)
+    return AUCComparison(
+        systems=systems,
+        scores={s: aucs[s] for s in systems},
+        pairs=tuple(pairs),
+        results=results,
+        adjusted_pvalues=adjust_pvalues([r.pvalue for r in results], correction),
+        correction=correction,
+        baseline=baseline,
+        confidence=confidence,
+        positive=results[0].positive,
     )

@@ -800,6 +800,29 @@ def choose_test(n_items: int) -> tuple[str, str]:
     )
 
 
+def comparison_pairs(systems: tuple, baseline, all_pairs: bool):
+    """The pairs ``(A, B)`` to compare, and the baseline (None for all pairs).
+
+    Each system against ``baseline`` (default: the first system), or every
+    pair in input order with ``all_pairs=True``.
+    """
+    if all_pairs and baseline is not None:
+        raise ArgumentError("give either `baseline` or `all_pairs`, not both.")
+    if all_pairs:
+        pairs = [
+            (systems[i], systems[j])
+            for i in range(len(systems))
+            for j in range(i + 1, len(systems))
+        ]
+        return pairs, None
+    baseline = systems[0] if baseline is None else str(baseline)
+    if baseline not in systems:
+        raise ArgumentError(
+            f"`baseline` {baseline!r} is not a system; systems: {', '.join(systems)}."
+        )
+    return [(s, baseline) for s in systems if s != baseline], baseline
+
+
 def compare_systems(
     gold,
     predictions: Mapping,
@@ -864,22 +887,7 @@ def compare_systems(
         raise ArgumentError(
             f"systems must have one output per item; lengths differ ({shown})."
         )
-    if all_pairs and baseline is not None:
-        raise ArgumentError("give either `baseline` or `all_pairs`, not both.")
-    if all_pairs:
-        pairs = [
-            (systems[i], systems[j])
-            for i in range(len(systems))
-            for j in range(i + 1, len(systems))
-        ]
-    else:
-        baseline = systems[0] if baseline is None else str(baseline)
-        if baseline not in preds:
-            raise ArgumentError(
-                f"`baseline` {baseline!r} is not a system; "
-                f"systems: {', '.join(systems)}."
-            )
-        pairs = [(s, baseline) for s in systems if s != baseline]
+    pairs, baseline = comparison_pairs(systems, baseline, all_pairs)
     reason = ""
     if test == "auto":
         test, reason = choose_test(next(iter(lengths.values())))
@@ -911,6 +919,6 @@ def compare_systems(
         results=results,
         adjusted_pvalues=adjust_pvalues([r.pvalue for r in results], correction),
         correction=correction,
-        baseline=None if all_pairs else baseline,
+        baseline=baseline,
         test_reason=reason,
     )

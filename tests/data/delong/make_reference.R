@@ -3,7 +3,8 @@
 # Needs R with pROC (Debian: apt-get install r-cran-proc; pROC 1.18.0 made the stored files).
 # Writes asah.csv (pROC's aSAH data: outcome and three scores), random.csv (a seeded
 # simulated data set with ties) and reference.csv (AUCs, variances, covariance, z, p and
-# the 95 % and 90 % intervals of roc.test(method = "delong", paired = TRUE)).
+# the 95 % and 90 % intervals of roc.test(method = "delong", paired = TRUE)), also for the
+# bundled src/vareval/datasets/breast_cancer_predictions.csv.
 suppressMessages(library(pROC))
 
 data(aSAH)
@@ -36,7 +37,14 @@ one <- function(data, file, gold, controls, cases, x, y) {
              ci90_low = t90$conf.int[1], ci90_high = t90$conf.int[2])
 }
 
+bundled <- "../../../src/vareval/datasets/breast_cancer_predictions.csv"
+cancer <- read.csv(bundled, colClasses = c(gold = "character"))
+
 ref <- rbind(
+  one(cancer, "breast_cancer_predictions.csv", "gold", "benign", "malignant",
+      "naive_bayes_score", "logreg_score"),
+  one(cancer, "breast_cancer_predictions.csv", "gold", "benign", "malignant",
+      "tree_score", "logreg_score"),
   one(asah, "asah.csv", "outcome", "Good", "Poor", "s100b", "ndka"),
   one(asah, "asah.csv", "outcome", "Good", "Poor", "s100b", "wfns"),
   one(asah, "asah.csv", "outcome", "Good", "Poor", "wfns", "ndka"),
