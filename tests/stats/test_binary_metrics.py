@@ -250,3 +250,29 @@ def test_paired_tests_run_vectorised_and_match_a_plain_loop(name):
     assert abs(fast.pvalue - slow.pvalue) < 4 * se
     r = paired_randomization(gold, a, b, metric=metric, n_resamples=2000, rng=3)
     assert 0 <= r.pvalue <= 1 and r.n_types == fast.n_types
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("test", [paired_bootstrap, paired_randomization])
+@pytest.mark.parametrize("name", ["mcc", "balanced_accuracy", "sensitivity"])
+def test_level_under_exchangeable_systems(test, name, rng, scaled):
+    """Two systems right on each item with probability 0.8, independently: no real gap.
+
+    At 200 items (80 positive) the rejection rate at alpha = 0.05 stays below
+    the binomial 99.9 % point around alpha.
+    """
+    from scipy import stats
+
+    sims, n, alpha = scaled(1000), 200, 0.05
+    metric = rs.get_metric(name, positive="pos")
+    gold = np.where(np.arange(n) < 80, "pos", "neg")
+    other = np.where(gold == "pos", "neg", "pos")
+    wrong = rng.random((sims, 2, n)) > 0.8
+    rejected = sum(
+        test(
+            gold, np.where(w[0], other, gold), np.where(w[1], other, gold),
+            metric=metric, n_resamples=499, rng=rng, ci="percentile",
+        ).pvalue <= alpha
+        for w in wrong
+    )
+    assert rejected <= stats.binom.ppf(0.999, sims, alpha), f"{rejected}/{sims}"

@@ -295,10 +295,16 @@ POSITIVE_METRICS = ("sensitivity", "specificity", "auc")
 
 
 def _auc_metric(positive) -> CallableMetric:
-    from vareval.stats.roc import roc_auc
+    """ROC AUC as a callable metric: a resample costs one sort per system.
+
+    AUC is a sum over (positive, negative) *pairs*, not over items, so it has
+    no per-item sufficient statistics; each resample is a Python-level call.
+    """
+    from vareval.stats.roc import mann_whitney_auc, positive_flags
 
     def auc(gold, scores):
-        return roc_auc(gold, scores, pos_label=positive)
+        flags = positive_flags(np.asarray(gold), positive)
+        return mann_whitney_auc(flags, np.asarray(scores, dtype=float))
 
     return CallableMetric(auc, name="auc", scores=True)
 

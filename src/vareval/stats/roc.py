@@ -99,19 +99,32 @@ def _binary_iv(gold, scores: dict, pos_label):
             raise ArgumentError(
                 f"`{name}` must have one score per item ({gold.size}); got {arr.size}."
             )
+    return positive_flags(gold, pos_label), np.vstack(arrays)
+
+
+def positive_flags(gold: np.ndarray, pos_label) -> np.ndarray:
+    """Which items are positive; refuses gold labels that are not two classes with it."""
     classes = np.unique(gold)
+    if classes.size == 2 and np.any(classes == pos_label):
+        return gold == pos_label
     shown = ", ".join(repr(c.item() if isinstance(c, np.generic) else c) for c in classes[:10])
     if not np.any(classes == pos_label):
         raise ArgumentError(
             f"the positive class {pos_label!r} does not occur in the gold labels "
             f"(classes: {shown}); name one of them."
         )
-    if classes.size != 2:
-        raise ArgumentError(
-            "AUC needs gold labels of exactly two classes (the positive class and one "
-            f"other); got {classes.size} ({shown})."
-        )
-    return gold == pos_label, np.vstack(arrays)
+    raise ArgumentError(
+        "AUC needs gold labels of exactly two classes (the positive class and one "
+        f"other); got {classes.size} ({shown})."
+    )
+
+
+def mann_whitney_auc(positive: np.ndarray, scores: np.ndarray) -> float:
+    """AUC of one score array from the midranks of all items (one sort)."""
+    m = int(np.count_nonzero(positive))
+    n = positive.size - m
+    ranks = stats.rankdata(scores)
+    return float((ranks[positive].sum() - m * (m + 1) / 2) / (m * n))
 
 
 def _components(positive: np.ndarray, scores: np.ndarray):
