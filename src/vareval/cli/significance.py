@@ -57,15 +57,19 @@ def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
     return "\n".join([line(header), *(line(r) for r in rows)])
 
 
+_SIDES = {
+    "two-sided": "two-sided",
+    "greater": "one-sided (system better)",
+    "less": "one-sided (system worse)",
+}
+_ADJUSTED = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p (unadjusted)"}
+
+
 def format_delong(report) -> str:
     """A person's view of DeLong's tests of ROC AUCs (an ``AUCComparison``)."""
     comp = report.comparison
     first = comp.results[0]
-    alt = {
-        "two-sided": "two-sided",
-        "greater": "one-sided (system better)",
-        "less": "one-sided (system worse)",
-    }[first.alternative]
+    alt = _SIDES[first.alternative]
     head = (
         f"DeLong test, metric auc (positive class {comp.positive!r}), {report.n_items} "
         f"items ({first.n_positive} positive, {first.n_negative} negative), {alt}"
@@ -76,7 +80,6 @@ def format_delong(report) -> str:
         ["system", "auc"], [[s, _fmt(v)] for s, v in comp.scores.items()], {1}
     )
     level = f"{comp.confidence * 100:g}% CI"
-    adj = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p (unadjusted)"}
     rows = []
     for rec in comp.records():
         rows.append(
@@ -92,7 +95,7 @@ def format_delong(report) -> str:
             ]
         )
     tests = _table(
-        ["system", "versus", "delta", "SE", level, "z", "p", adj[comp.correction]],
+        ["system", "versus", "delta", "SE", level, "z", "p", _ADJUSTED[comp.correction]],
         rows,
         {2, 3, 5, 6, 7},
     )
@@ -109,11 +112,7 @@ def format_significance(report) -> str:
         return format_delong(report)
     comp = report.comparison
     first = comp.results[0]
-    alt = {
-        "two-sided": "two-sided",
-        "greater": "one-sided (system better)",
-        "less": "one-sided (system worse)",
-    }[first.alternative]
+    alt = _SIDES[first.alternative]
     draws = (
         f"all {first.n_resamples:,} swap patterns"
         if first.path == "exact"
@@ -134,7 +133,6 @@ def format_significance(report) -> str:
     )
     method = {"bca": "BCa", "percentile": "percentile"}[first.ci_method]
     level = f"{first.confidence * 100:g}% CI ({method})"
-    adj = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p (unadjusted)"}
     rows = []
     for (a, b), r, padj in zip(
         comp.pairs, comp.results, comp.adjusted_pvalues, strict=True
@@ -151,7 +149,7 @@ def format_significance(report) -> str:
             ]
         )
     tests = _table(
-        ["system", "versus", "delta", level, "p", adj[comp.correction]], rows, {2, 4, 5}
+        ["system", "versus", "delta", level, "p", _ADJUSTED[comp.correction]], rows, {2, 4, 5}
     )
     if first.path == "exact":
         form = "exact: the share of all swap patterns at least as extreme"

@@ -407,7 +407,11 @@ def compare_aucs(
     -------
     AUCComparison
     """
-    from vareval.stats.significance import adjust_pvalues, comparison_pairs
+    from vareval.stats.significance import (
+        adjust_pvalues,
+        comparison_pairs,
+        system_scores,
+    )
 
     if not isinstance(scores, Mapping) or len(scores) < 2:
         raise ArgumentError("`scores` must map at least two system names to scores.")
@@ -421,13 +425,9 @@ def compare_aucs(
         )
         for a, b in pairs
     )
-    aucs = {}
-    for (a, b), r in zip(pairs, results, strict=True):
-        aucs.setdefault(a, r.auc_a)
-        aucs.setdefault(b, r.auc_b)
     return AUCComparison(
         systems=systems,
-        scores={s: aucs[s] for s in systems},
+        scores=system_scores(systems, pairs, [(r.auc_a, r.auc_b) for r in results]),
         pairs=tuple(pairs),
         results=results,
         adjusted_pvalues=adjust_pvalues([r.pvalue for r in results], correction),

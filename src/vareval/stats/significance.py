@@ -823,6 +823,15 @@ def comparison_pairs(systems: tuple, baseline, all_pairs: bool):
     return [(s, baseline) for s in systems if s != baseline], baseline
 
 
+def system_scores(systems, pairs, pair_scores) -> dict:
+    """Each system's score, in the order of ``systems``, from the scores of the pairs."""
+    scores = {}
+    for (a, b), (score_a, score_b) in zip(pairs, pair_scores, strict=True):
+        scores.setdefault(a, score_a)
+        scores.setdefault(b, score_b)
+    return {s: scores[s] for s in systems}
+
+
 def compare_systems(
     gold,
     predictions: Mapping,
@@ -908,13 +917,9 @@ def compare_systems(
         )
         for (a, b), r in zip(pairs, streams, strict=True)
     )
-    scores = {}
-    for (a, b), r in zip(pairs, results, strict=True):
-        scores.setdefault(a, r.score_a)
-        scores.setdefault(b, r.score_b)
     return SystemComparison(
         systems=systems,
-        scores={s: scores[s] for s in systems},
+        scores=system_scores(systems, pairs, [(r.score_a, r.score_b) for r in results]),
         pairs=tuple(pairs),
         results=results,
         adjusted_pvalues=adjust_pvalues([r.pvalue for r in results], correction),
