@@ -107,7 +107,7 @@ def test_sensitivity_specificity_of_any_subset_equal_sklearn_recall(data, positi
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::RuntimeWarning")
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     st.integers(min_value=1, max_value=60).flatmap(
         lambda n: st.tuples(
