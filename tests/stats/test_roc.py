@@ -20,7 +20,7 @@ from vareval.stats.roc import (
     delong_test,
     roc_auc,
 )
-from vareval.stats.significance import paired_bootstrap
+from vareval.stats.significance import paired_bootstrap, paired_randomization
 
 DATA = Path(__file__).parents[1] / "data" / "delong"
 
@@ -123,18 +123,40 @@ def test_bad_input(kwargs, match):
         roc_auc(**kwargs)
 
 
-def test_auc_in_the_paired_bootstrap_is_the_callable_path():
+def test_auc_in_the_resampling_tests_is_a_vectorized_callable():
     df = pd.read_csv(DATA / "random.csv")
+    gold, a, b = df["gold"].to_numpy(str), df["a"].to_numpy(), df["b"].to_numpy()
     metric = rs.get_metric("auc", positive="pos")
     assert isinstance(metric, rs.CallableMetric) and rs.reads_scores(metric)
-    r = paired_bootstrap(
-        df["gold"], df["a"], df["b"], metric=metric, n_resamples=300, rng=0,
-        progress=False,
-    )
-    t = delong_test(df["gold"], df["a"], df["b"], pos_label="pos")
-    assert r.path == "loop" and r.statistic == pytest.approx(t.estimate)
+    assert metric.vectorized
+    fast = paired_bootstrap(gold, a, b, metric=metric, n_resamples=300, rng=0)
+    t = delong_test(gold, a, b, pos_label="pos")
+    assert fast.path == "vectorized" and fast.statistic == pytest.approx(t.estimate)
+    # the same function called once per resample draws the same indices
+    loop = rs.CallableMetric(metric.fn, name="auc", scores=True)
+    slow = paired_bootstrap(gold, a, b, metric=loop, n_resamples=300, rng=0, progress=False)
+    assert slow.path == "loop"
+    np.testing.assert_allclose(fast.distribution, slow.distribution, atol=1e-14)
+    assert fast.confidence_interval == pytest.approx(slow.confidence_interval)
+    # each resample's AUC is sklearn's on that resample
+    idx = np.random.default_rng(1).integers(0, gold.size, (5, gold.size))
+    want = [roc_auc_score(gold[i] == "pos", a[i]) for i in idx]
+    np.testing.assert_allclose(metric.fn(gold[idx], a[idx]), want, atol=1e-14)
     # the bootstrap SE of the difference is close to DeLong's
-    assert np.std(r.distribution, ddof=1) == pytest.approx(t.se, rel=0.25)
+    assert np.std(fast.distribution, ddof=1) == pytest.approx(t.se, rel=0.25)
+    r = paired_randomization(gold, a, b, metric=metric, n_resamples=400, rng=0)
+    s = paired_randomization(gold, a, b, metric=loop, n_resamples=400, rng=0, progress=False)
+    assert (r.path, s.path) == ("vectorized", "loop")
+    np.testing.assert_allclose(r.distribution, s.distribution, atol=1e-14)
+
+
+def test_a_resample_without_negatives_is_refused():
+    gold = np.array(["pos"] * 11 + ["neg"])
+    with pytest.raises(ArgumentError, match="without a positive or without a negative"):
+        paired_bootstrap(
+            gold, np.arange(12.0), -np.arange(12.0),
+            metric=rs.get_metric("auc", positive="pos"), n_resamples=2000, rng=0,
+        )
 
 
 def _null_data_sets(rng, sims, n, rho=0.6):

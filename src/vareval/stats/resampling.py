@@ -106,13 +106,17 @@ class CallableMetric:
     The slow, generic path: each resample calls ``fn`` twice (system A and B)
     in a Python loop with a progress bar. Prefer a :class:`SumMetric`.
     ``scores=True`` says the systems' outputs are numeric scores (as for
-    AUC), not labels.
+    AUC), not labels. ``vectorized=True`` says ``fn`` also takes 2-D arrays
+    ``(resamples, items)`` and returns one value per row (as
+    ``scipy.stats.bootstrap``'s ``vectorized``): then a chunk of resamples
+    is one call, with no Python loop.
     """
 
     fn: Callable
     name: str = "custom"
     needs_gold: bool = True
     scores: bool = False
+    vectorized: bool = False
 
 
 def reads_scores(metric) -> bool:
@@ -295,10 +299,11 @@ POSITIVE_METRICS = ("sensitivity", "specificity", "auc")
 
 
 def _auc_metric(positive) -> CallableMetric:
-    """ROC AUC as a callable metric: a resample costs one sort per system.
+    """ROC AUC as a vectorized callable metric: one midrank sort per resample row.
 
     AUC is a sum over (positive, negative) *pairs*, not over items, so it has
-    no per-item sufficient statistics; each resample is a Python-level call.
+    no per-item sufficient statistics; the resampled items themselves are
+    ranked, ``O(n log n)`` per resample, a chunk of resamples at a time.
     """
     from vareval.stats.roc import mann_whitney_auc, positive_flags
 
@@ -306,7 +311,7 @@ def _auc_metric(positive) -> CallableMetric:
         flags = positive_flags(np.asarray(gold), positive)
         return mann_whitney_auc(flags, np.asarray(scores, dtype=float))
 
-    return CallableMetric(auc, name="auc", scores=True)
+    return CallableMetric(auc, name="auc", scores=True, vectorized=True)
 
 
 def get_metric(metric, *, positive=None) -> SumMetric | CallableMetric:
@@ -730,6 +735,65 @@ def loop_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b, progress
             )
             keep[i] = True
             bar.update(1)
+    return out
+
+
+# --- the vectorized callable path: chunks of resampled copies of the items ---
+
+
+def _row_deltas(metric: CallableMetric, gold, a, b) -> np.ndarray:
+    return np.asarray(metric.fn(gold, a), dtype=float) - np.asarray(
+        metric.fn(gold, b), dtype=float
+    )
+
+
+def rows_bootstrap_deltas(
+    metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng
+) -> np.ndarray:
+    """Bootstrap deltas of a vectorized callable metric, a chunk of resamples per call.
+
+    Draws the same item indices as :func:`loop_bootstrap_deltas` for the same ``rng``.
+    """
+    n = pred_a.size
+    out = np.empty(n_resamples)
+    pos = 0
+    for size in _chunks(n_resamples, 4 * n):
+        idx = rng.integers(0, n, size=(size, n))
+        g = None if gold is None else gold[idx]
+        out[pos : pos + size] = _row_deltas(metric, g, pred_a[idx], pred_b[idx])
+        pos += size
+    return out
+
+
+def rows_randomization_deltas(
+    metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng
+) -> np.ndarray:
+    """Randomization deltas of a vectorized callable metric, a chunk of swaps per call."""
+    n = pred_a.size
+    out = np.empty(n_resamples)
+    pos = 0
+    for size in _chunks(n_resamples, 4 * n):
+        swap = rng.random((size, n)) < 0.5
+        g = None if gold is None else np.broadcast_to(gold, (size, n))
+        out[pos : pos + size] = _row_deltas(
+            metric, g, np.where(swap, pred_b, pred_a), np.where(swap, pred_a, pred_b)
+        )
+        pos += size
+    return out
+
+
+def rows_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b) -> np.ndarray:
+    """Leave-one-out deltas of a vectorized callable metric, a chunk of items per call."""
+    n = pred_a.size
+    out = np.empty(n)
+    start = 0
+    for size in _chunks(n, 4 * n):
+        left_out = np.arange(start, start + size)[:, None]
+        keep = np.arange(n - 1)[None, :]
+        idx = keep + (keep >= left_out)  # every item but the left-out one
+        g = None if gold is None else gold[idx]
+        out[start : start + size] = _row_deltas(metric, g, pred_a[idx], pred_b[idx])
+        start += size
     return out
 
 

@@ -94,7 +94,9 @@ class PairedTestResult(Result):
     n_types : int
         Distinct item types after compression (``n`` for the slow path).
     path : str
-        ``"compressed"``, ``"index"`` or ``"loop"`` (the callable metric path).
+        ``"compressed"``, ``"index"``, ``"vectorized"`` (a vectorized callable
+        metric, chunks of resamples per call) or ``"loop"`` (a callable metric,
+        one call per resample).
     distribution : ndarray
         The resampled deltas behind the p-value (left out of ``to_dict``).
     ci_note : str
@@ -353,7 +355,12 @@ class _Prepared:
         return values
 
     def bootstrap(self, n_resamples, rng):
-        if self.types is None:
+        if self.types is None and self.metric.vectorized:
+            d = rs.rows_bootstrap_deltas(
+                self.metric, self.gold, self.a, self.b, n_resamples, rng
+            )
+            path = "vectorized"
+        elif self.types is None:
             d = rs.loop_bootstrap_deltas(
                 self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
             )
@@ -365,7 +372,12 @@ class _Prepared:
         return self._finite(d, "bootstrap resamples"), path
 
     def randomization(self, n_resamples, rng):
-        if self.types is None:
+        if self.types is None and self.metric.vectorized:
+            d = rs.rows_randomization_deltas(
+                self.metric, self.gold, self.a, self.b, n_resamples, rng
+            )
+            path = "vectorized"
+        elif self.types is None:
             d = rs.loop_randomization_deltas(
                 self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
             )
@@ -378,8 +390,12 @@ class _Prepared:
 
     def jackknife(self):
         if self.types is None:
-            jack = rs.loop_jackknife_deltas(
-                self.metric, self.gold, self.a, self.b, self.progress
+            jack = (
+                rs.rows_jackknife_deltas(self.metric, self.gold, self.a, self.b)
+                if self.metric.vectorized
+                else rs.loop_jackknife_deltas(
+                    self.metric, self.gold, self.a, self.b, self.progress
+                )
             )
             return self._finite(jack, "leave-one-out subsets"), np.ones(self.n)
         jack = rs.jackknife_deltas(self.metric, self.types)
