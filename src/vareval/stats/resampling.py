@@ -27,7 +27,9 @@ so memory stays bounded for any ``n`` and ``b``.
 
 An arbitrary Python function of (gold, predictions) that is not of this form
 is supported by :class:`CallableMetric`, which loops over resamples (slow, with
-a progress bar).
+a progress bar), or, when the function takes 2-D arrays (resamples x items),
+evaluates a chunk of resamples per call (``vectorized=True``; ROC AUC ships
+this way, since it is a sum over pairs of items, not over items).
 """
 
 from __future__ import annotations
