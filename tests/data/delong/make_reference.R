@@ -1,16 +1,10 @@
 # Reference values for vareval's DeLong test (tests/stats/test_roc.py).
 # Run from this directory: Rscript make_reference.R
 # Needs R with pROC (Debian: apt-get install r-cran-proc; pROC 1.18.0 made the stored files).
-# Writes asah.csv (pROC's aSAH data: outcome and three scores), random.csv (a seeded
-# simulated data set with ties) and reference.csv (AUCs, variances, covariance, z, p and
+# Writes random.csv (a seeded simulated data set with ties) and reference.csv (AUCs, variances, covariance, z, p and
 # the 95 % and 90 % intervals of roc.test(method = "delong", paired = TRUE)), also for the
 # bundled src/vareval/datasets/breast_cancer_predictions.csv.
 suppressMessages(library(pROC))
-
-data(aSAH)
-asah <- data.frame(outcome = as.character(aSAH$outcome), s100b = aSAH$s100b,
-                   ndka = aSAH$ndka, wfns = as.integer(aSAH$wfns))
-write.csv(asah, "asah.csv", row.names = FALSE)
 
 set.seed(20261201)
 n <- 80
@@ -45,9 +39,6 @@ ref <- rbind(
       "naive_bayes_score", "logreg_score"),
   one(cancer, "breast_cancer_predictions.csv", "gold", "benign", "malignant",
       "tree_score", "logreg_score"),
-  one(asah, "asah.csv", "outcome", "Good", "Poor", "s100b", "ndka"),
-  one(asah, "asah.csv", "outcome", "Good", "Poor", "s100b", "wfns"),
-  one(asah, "asah.csv", "outcome", "Good", "Poor", "wfns", "ndka"),
   one(random, "random.csv", "gold", "neg", "pos", "a", "b"),
   one(random, "random.csv", "gold", "neg", "pos", "a", "c"),
   one(random, "random.csv", "gold", "neg", "pos", "c", "b")
