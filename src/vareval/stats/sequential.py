@@ -43,14 +43,7 @@ import numpy as np
 from scipy import stats as _st
 
 from vareval.errors import ArgumentError
-from vareval.stats._result import Result
-
-try:  # the shared interval type of the result protocol
-    from vareval.stats._result import ConfidenceInterval
-except ImportError:  # pragma: no cover - before the protocol's interval type exists
-    from collections import namedtuple
-
-    ConfidenceInterval = namedtuple("ConfidenceInterval", ["low", "high"])
+from vareval.stats._result import ConfidenceInterval, Result
 
 NORMAL_MIXTURE_MIN_N = 10  # the asymptotic CS's first look: its SD needs a few observations
 REASONS = ("difference", "equivalent within margin", "budget", "not settled")
