@@ -60,6 +60,7 @@ def main():
 def _register():
     from vareval.cli import (
         aggregate,
+        allocate,
         demo,
         importers,
         ranking,
@@ -72,7 +73,8 @@ def _register():
     )
 
     modules = (
-        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo
+        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
+        allocate,
     )
     for module in modules:
         for command in module.COMMANDS:

@@ -135,6 +135,12 @@ class Allocation(Result):
     designs : tuple of dict
         One row per design: the optimum, the plan at the upper limits, all
         seeds, all configurations, all reruns and any designs asked for.
+    unit : str
+        Unit of the budget and costs: "trials" or "seconds".
+    compare : tuple of str
+        The experiments (their labels, when known).
+    metric : str
+        The metric (when known).
     """
 
     estimate: float
@@ -156,6 +162,9 @@ class Allocation(Result):
     draws: np.ndarray
     confidence: float
     designs: tuple
+    unit: str = "trials"
+    compare: tuple = ()
+    metric: str = ""
 
     def __repr__(self) -> str:
         what = "SE" if self.target == "budget" else "budget"
