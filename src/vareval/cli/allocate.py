@@ -29,7 +29,8 @@ def render(a) -> str:
         f"pilot variance components: {comps}",
     ]
     if a.unit == "seconds":
-        lines.append(f"cost of one trial of every compared experiment: {_amount(a.cost_per_trial, 'seconds')}")
+        each = _amount(a.cost_per_trial, "seconds")
+        lines.append(f"cost of one trial of every compared experiment: {each}")
     if a.target == "budget":
         lines.append(f"budget {_amount(a.target_value, a.unit)}: plan {a.n_seeds} seeds x "
                      f"{a.n_configs} configs x {a.n_reruns} reruns ({a.n_trials} trials per "

@@ -252,6 +252,20 @@ def cheapest_design(components, target_var, *, configs="nested", estimand="diffe
         ``(n_seeds, n_configs, n_reruns)`` per draw; 0 where no design of at
         most ``max_trials`` trials reaches the target.
     """
+    kw = dict(configs=configs, estimand=estimand, crn=crn, min_seeds=min_seeds)
+    if np.size(_components(components)["residual"]) == 1 and max_trials > 1000:
+        # one set of components: a solution of N trials within a small lattice is
+        # the cheapest of all (every design of fewer trials is in it), so grow it
+        bound = 1000
+        while bound < max_trials:
+            found = _cheapest(components, target_var, max_trials=bound, **kw)
+            if found[0][0] > 0:
+                return found
+            bound *= 8
+    return _cheapest(components, target_var, max_trials=max_trials, **kw)
+
+
+def _cheapest(components, target_var, *, configs, estimand, crn, min_seeds, max_trials):
     ns, nc = _pairs(int(max_trials), min_seeds)
     v = _components(components)
     B = np.broadcast(*v.values()).shape
@@ -384,8 +398,8 @@ def allocate(components, *, budget=None, target_se=None, target_halfwidth=None,
         else:
             up = cheapest_design(upper, t, min_seeds=min_seeds, max_trials=max_trials, **kw)
             up_design = tuple(int(x[0]) for x in up)
-            # draws needing more than 50x the plan's trials count as infinite
-            bound = min(max_trials, max(1000, 50 * n[0] * n[1] * n[2]))
+            # draws needing more than 4x the upper-limit plan count as infinite
+            bound = min(max_trials, max(1000, 4 * int(np.prod(up_design))))
             bs, bc, br = cheapest_design(dv, t, min_seeds=min_seeds, max_trials=bound, **kw)
             dist = np.where(bs > 0, bs * bc * br * cost_per_trial, np.inf).astype(float)
     N = int(value / cost_per_trial * (1 + 1e-12)) if target == "budget" else n[0] * n[1] * n[2]
