@@ -129,11 +129,11 @@ def allocation(
             "how much seed and configuration variance cancels under common random numbers "
             "is unknown; plan without them or run a pilot with shared seeds."
         )
-    components, draws = _components(pilot, metric, shared and len(compare) == 2,
-                                    pilot_configs, n_resamples, rng)
     budget_value, unit = (None, None) if budget is None else parse_amount(budget, "--budget")
     per_trial = 1.0 if unit == "trials" else _cost(pilot, compare, cost, required=unit)
     unit = "trials" if per_trial is None or unit == "trials" else "seconds"
+    components, draws = _components(pilot, metric, shared and len(compare) == 2,
+                                    pilot_configs, n_resamples, rng)
     a = allocate(
         components,
         budget=budget_value,
