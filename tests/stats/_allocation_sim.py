@@ -24,7 +24,8 @@ def simulated_differences(comps, size, *, configs, crn, n_sim, rng):
     d["config"] = sim.astype(str) + "/" + d["config"]
     own = d.assign(seed=d["seed"] + "/" + d["experiment"],
                    config=d["config"] + "/" + d["experiment"])
-    r1, r2 = (np.random.default_rng(s) for s in np.random.SeedSequence(rng).spawn(2))
+    root = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(rng)
+    r1, r2 = (np.random.default_rng(s) for s in root.spawn(2))
     shared = simulate_responses(d if crn else own, sd_seed=comps["seed"] ** 0.5,
                                 sd_config=comps["config"] ** 0.5,
                                 sd_residual=comps["residual"] ** 0.5, rng=r1)["y"]
