@@ -22,7 +22,7 @@ def render(a) -> str:
             else f"mean of {a.compare[0]}") if a.compare else a.estimand
     crn = ("common random numbers (same seeds and configurations for both)" if a.crn
            else "independent seeds and configurations per experiment")
-    comps = ", ".join(f"{k} {v:.3g}" for k, v in a.components.items() if v or k == "residual")
+    comps = ", ".join(f"{k} {v:.3g}" for k, v in a.components.items())
     lines = [
         f"allocation for the {what} of {a.metric or 'the metric'}: balanced cell mean, "
         f"{a.configs} configurations, {crn if a.estimand == 'difference' else ''}".rstrip(", "),
@@ -31,10 +31,11 @@ def render(a) -> str:
     if a.unit == "seconds":
         each = _amount(a.cost_per_trial, "seconds")
         lines.append(f"cost of one trial of every compared experiment: {each}")
+    spent = f", {_amount(a.cost, a.unit)}" if a.unit == "seconds" else ""
     if a.target == "budget":
         lines.append(f"budget {_amount(a.target_value, a.unit)}: plan {a.n_seeds} seeds x "
                      f"{a.n_configs} configs x {a.n_reruns} reruns ({a.n_trials} trials per "
-                     f"experiment, {_amount(a.cost, a.unit)}), predicted SE {a.se:.4g}")
+                     f"experiment{spent}), predicted SE {a.se:.4g}")
     else:
         asked = {"se": "SE", "halfwidth": f"{a.confidence:.0%} half-width",
                  "power": "effect (power)"}[a.target]
@@ -52,7 +53,10 @@ def render(a) -> str:
             lines.append(f"pilot uncertainty ({a.draws.size} bootstrap draws): budget needed "
                          f"{level} interval [{_amount(lo, a.unit)}, {_amount(hi, a.unit)}]")
     frame = a.to_frame()
-    frame["cost"] = [_amount(c, a.unit) for c in frame["cost"]]
+    if a.unit == "trials":
+        frame = frame.drop(columns="cost")  # the trials column says it
+    else:
+        frame["cost"] = [_amount(c, a.unit) for c in frame["cost"]]
     for col in ("se", "se_upper"):
         frame[col] = [f"{x:.4g}" if x == x else "-" for x in frame[col]]
     frame["se_ratio"] = [f"{x:.3f}" for x in frame["se_ratio"]]
@@ -120,8 +124,10 @@ def allocate(results, metric, compare, budget, target_se, target_halfwidth, effe
             "give exactly one of --budget, --target-se, --target-halfwidth or --effect; "
             f"got {len(targets)}."
         )
-    if resamples < 0:
-        raise ArgumentError(f"--resamples must be >= 0; got {resamples}.")
+    if resamples != 0 and resamples < 19:
+        raise ArgumentError(
+            f"--resamples must be 0 (no bootstrap) or at least 19; got {resamples}."
+        )
     a = allocation(results, metric=metric, compare=split_columns(compare), budget=budget,
                    target_se=target_se, target_halfwidth=target_halfwidth, effect=effect,
                    power=power, cost=cost, configs=configs, crn=crn, confidence=confidence,
