@@ -30,7 +30,7 @@ def render(a) -> str:
     ]
     if a.unit == "seconds":
         each = _amount(a.cost_per_trial, "seconds")
-        lines.append(f"cost of one trial of every compared experiment: {each}")
+        lines.append(f"cost of one (seed, config, rerun) cell of all compared experiments: {each}")
     spent = f", {_amount(a.cost, a.unit)}" if a.unit == "seconds" else ""
     if a.target == "budget":
         lines.append(f"budget {_amount(a.target_value, a.unit)}: plan {a.n_seeds} seeds x "
