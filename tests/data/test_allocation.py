@@ -1,6 +1,5 @@
 """allocation() on a pilot table, and the acceptance case on the bundled DECoVaC simulation."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -18,15 +17,6 @@ KNOWN = {"seed": 0.010**2, "config": 0.020**2, "residual": 0.008**2}  # decovac_
 PAIR = ("protonet_sgd", "matchnet_sgd")
 
 
-def _load_sim():
-    path = Path(__file__).parents[1] / "stats" / "_allocation_sim.py"
-    spec = importlib.util.spec_from_file_location("vareval_test_allocation_sim", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SIM = _load_sim()
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +65,7 @@ def test_acceptance_where_theory_says_no_gain(decovac):
 
 
 @pytest.mark.slow
-def test_acceptance_confirmed_by_simulation(scaled):
+def test_acceptance_confirmed_by_simulation(scaled, allocation_sim):
     """Simulated SEs of the three designs match the formula; the plan's is smaller."""
     n_sim = scaled(4000, minimum=1000)
     a = allocate(KNOWN, budget=300, configs="crossed", crn=False,
@@ -86,9 +76,9 @@ def test_acceptance_confirmed_by_simulation(scaled):
     for name, design, ss in zip(("optimal", "300x1x1", "10x10x3"),
                                 ((a.n_seeds, a.n_configs, a.n_reruns), (300, 1, 1), (10, 10, 3)),
                                 seeds, strict=True):
-        x = SIM.simulated_differences(KNOWN, design, configs="crossed", crn=False,
+        x = allocation_sim.simulated_differences(KNOWN, design, configs="crossed", crn=False,
                                       n_sim=n_sim, rng=ss)
-        lo, hi = SIM.variance_interval(x, level=0.999)
+        lo, hi = allocation_sim.variance_interval(x, level=0.999)
         assert lo < se[name] ** 2 < hi
         sims[name] = x.var(ddof=1)
     for name in ("300x1x1", "10x10x3"):

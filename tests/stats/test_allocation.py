@@ -1,8 +1,6 @@
 """The allocation's variance formula, optimiser and targets against exact computation."""
 
-import importlib.util
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,19 +15,6 @@ from vareval.stats.allocation import (
     design_variance,
     required_se,
 )
-
-
-def _load_sim():
-    """The simulation helper beside this file (any import mode)."""
-    path = Path(__file__).with_name("_allocation_sim.py")
-    spec = importlib.util.spec_from_file_location("vareval_test_allocation_sim", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SIM = _load_sim()
-_simulated, _variance_ci = SIM.simulated_differences, SIM.variance_interval
 
 COMPS = {"seed": 1.0, "config": 2.0, "seed:experiment": 0.3, "config:experiment": 0.5,
          "residual": 0.7}
@@ -81,10 +66,11 @@ def test_variance_matches_brute_force_covariance(configs, crn, size):
 
 
 @pytest.mark.parametrize("configs,crn", [("nested", True), ("crossed", False)])
-def test_variance_matches_simulation(configs, crn):
+def test_variance_matches_simulation(configs, crn, allocation_sim):
     size = (3, 2, 2)
-    x = _simulated(COMPS, size, configs=configs, crn=crn, n_sim=3000, rng=11)
-    lo, hi = _variance_ci(x)
+    sim = allocation_sim.simulated_differences
+    x = sim(COMPS, size, configs=configs, crn=crn, n_sim=3000, rng=11)
+    lo, hi = allocation_sim.variance_interval(x)
     assert lo < design_variance(COMPS, *size, configs=configs, crn=crn) < hi
 
 
@@ -188,7 +174,9 @@ def test_budget_in_time_units():
     [
         (dict(), "exactly one"),
         (dict(budget=10, target_se=0.1), "exactly one"),
-        (dict(budget=-1), "positive"),
+        (dict(budget=-1), "> 0"),
+        (dict(effect=0.0), "nonzero"),
+        (dict(effect=0.1, power=1.5), "power"),
         (dict(budget=10, configs="both"), "nested"),
         (dict(budget=10, estimand="ratio"), "difference"),
         (dict(budget=1), "at least 2"),
@@ -207,8 +195,9 @@ def test_bad_components():
         design_variance({"seed": -1.0}, 2, 2, 2)
 
 
-def test_simulation_helper_is_deterministic_given_rng():
-    a = _simulated(COMPS, (2, 2, 1), configs="nested", crn=True, n_sim=10, rng=5)
-    b = _simulated(COMPS, (2, 2, 1), configs="nested", crn=True, n_sim=10, rng=5)
+def test_simulation_helper_is_deterministic_given_rng(allocation_sim):
+    sim = allocation_sim.simulated_differences
+    a = sim(COMPS, (2, 2, 1), configs="nested", crn=True, n_sim=10, rng=5)
+    b = sim(COMPS, (2, 2, 1), configs="nested", crn=True, n_sim=10, rng=5)
     np.testing.assert_array_equal(a, b)
     assert isinstance(pd.Series(a).sum(), float)

@@ -1,8 +1,6 @@
 """Slow tier (a): the allocation's predicted SE against simulated experiments from the LMM."""
 
-import importlib.util
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,16 +8,6 @@ from scipy import stats
 
 from vareval.stats.allocation import allocate
 
-
-def _load_sim():
-    path = Path(__file__).with_name("_allocation_sim.py")
-    spec = importlib.util.spec_from_file_location("vareval_test_allocation_sim", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SIM = _load_sim()
 CASES = {
     "seed-heavy": {"seed": 2.0, "config": 0.5, "seed:experiment": 0.8,
                    "config:experiment": 0.2, "residual": 1.0},
@@ -33,7 +21,9 @@ N_CHECKS = len(SETTINGS) * 4  # Bonferroni over every variance checked
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case,configs,crn", SETTINGS)
-def test_predicted_se_matches_simulation_and_beats_naive_designs(case, configs, crn, scaled):
+def test_predicted_se_matches_simulation_and_beats_naive_designs(
+    case, configs, crn, scaled, allocation_sim
+):
     comps = CASES[case]
     n_sim = scaled(4000, minimum=1000)
     a = allocate(comps, budget=60, configs=configs, crn=crn, versus=[(4, 5, 3)])
@@ -45,9 +35,9 @@ def test_predicted_se_matches_simulation_and_beats_naive_designs(case, configs, 
     for name, ss in zip(rows, seeds, strict=True):
         r = table.loc[name]
         design = (int(r["n_seeds"]), int(r["n_configs"]), int(r["n_reruns"]))
-        x = SIM.simulated_differences(comps, design, configs=configs, crn=crn, n_sim=n_sim,
-                                      rng=ss)
-        lo, hi = SIM.variance_interval(x, level=level)
+        x = allocation_sim.simulated_differences(comps, design, configs=configs, crn=crn,
+                                                 n_sim=n_sim, rng=ss)
+        lo, hi = allocation_sim.variance_interval(x, level=level)
         assert lo < r["se"] ** 2 < hi, (name, design, r["se"] ** 2, lo, hi)
         simulated[name] = x.var(ddof=1)
     crit = stats.f.ppf(level, n_sim - 1, n_sim - 1)

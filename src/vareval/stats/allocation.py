@@ -208,7 +208,7 @@ def _best(var, ns, nc, axis=-1):
     """Index of the smallest variance; ties (1e-9 relative) go to more seeds, then configs."""
     vmin = np.min(var, axis=axis, keepdims=True)
     tied = var <= vmin * (1 + 1e-9) + 1e-300
-    score = np.where(tied, ns * (MAX_TRIALS + 1.0) + nc, -1.0)
+    score = np.where(tied, ns * (np.max(nc) + 1.0) + nc, -1.0)
     return np.argmax(score, axis=axis)
 
 
@@ -368,8 +368,11 @@ def allocate(components, *, budget=None, target_se=None, target_halfwidth=None,
             f"`effect`; got {len(given)}."
         )
     ((target, value),) = given.items()
-    if not np.isfinite(value) or value <= 0 and target != "power" or value == 0:
-        raise ArgumentError(f"the {target} must be a positive number; got {value!r}.")
+    if not np.isfinite(value) or (value == 0 if target == "power" else value <= 0):
+        what = "`effect` must be nonzero" if target == "power" else f"the {target} must be > 0"
+        raise ArgumentError(f"{what}; got {value!r}.")
+    power = as_confidence(power, "power")
+    alpha = as_confidence(alpha, "alpha")
     kw = dict(configs=configs, estimand=estimand, crn=crn)
     comps = {k: float(v) for k, v in _components(components).items()}
     if target == "budget":
