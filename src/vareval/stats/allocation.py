@@ -28,14 +28,7 @@ from scipy import stats
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence
-from vareval.stats._result import Result
-
-try:  # the shared named tuple of the result protocol
-    from vareval.stats._result import ConfidenceInterval
-except ImportError:  # pragma: no cover - until the protocol lands
-    import collections
-
-    ConfidenceInterval = collections.namedtuple("ConfidenceInterval", "low high")
+from vareval.stats._result import ConfidenceInterval, Result
 
 COMPONENTS = ("seed", "config", "seed:experiment", "config:experiment", "residual")
 MAX_TRIALS = 200_000  # largest design (trials per experiment) enumerated
