@@ -70,7 +70,7 @@ def build(data: ReportData) -> Section | None:
         "scores (balanced cell means) for a design of seeds, configurations and reruns, "
         "from the variance components; the plan minimises it for a budget.",
         how_to_read="Compare the SE column: a naive design's SE / plan's ratio says how "
-        "much precision it wastes for the same number of trials. `vareval allocate` "
+        "much precision it wastes for the same number of trials. The command vareval allocate "
         "plans for other budgets, targets and costs, and writes the TOML that grows a "
         "store to the plan.",
         blocks=blocks,
