@@ -130,6 +130,7 @@ def _cases():
         stats.ReflectedKDE(_search()["f1"][:40].to_numpy(), 0.05, a=0, b=1), n=20, n_trials=200,
         k=np.arange(1, 11), rng=0,
     ), {}
+    yield "sequence", stats.confidence_sequence(a - b, margin=0.02), {"label": "mlp − logreg"}
     yield "signed-rank", stats.bayesian_signed_rank(
         scores[3].mean(axis=1), scores[0].mean(axis=1), rope=0.01, n_samples=2000, rng=0
     ), {"a": "IQN", "b": "DQN"}

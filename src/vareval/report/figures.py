@@ -48,6 +48,7 @@ _PLOTS = {
     "vareval.stats.ranking.BayesianSignedRank": (_P + "ranking", "signed_rank_plot"),
     "vareval.stats.classification.ConfusionMatrix": (_P + "classification", "confusion_plot"),
     "vareval.stats.coverage.CoverageResult": (_P + "classification", "coverage_plot"),
+    "vareval.stats.sequential.ConfidenceSequence": (_P + "sequential", "sequence_plot"),
     "vareval.data.tables.ResultTable": (__name__, "_table"),
 }
 
