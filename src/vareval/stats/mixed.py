@@ -208,6 +208,7 @@ class _Crossprods:
         Xy = np.column_stack([X, y])
         self.XyXy = Xy.T @ Xy
         self.groups = groups
+        self.sparse = False
         if self.k == 0:
             self.big = None
             self.rest = []

@@ -102,10 +102,8 @@ class SparseSchur:
         )
         lu = splu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                   options=_LU_OPTIONS)  # fmt: skip
-        perm = np.asarray(lu.perm_c)
-        self.perm = perm
-        pinv = np.empty(r, dtype=np.int64)
-        pinv[perm] = np.arange(r)
+        pinv = np.asarray(lu.perm_c, dtype=np.int64)  # level -> its position
+        self.perm = np.argsort(pinv)  # position -> level
         # the permuted pattern in CSC order, and where each entry goes in it
         pkeys = pinv[self.col] * r + pinv[self.row]
         order = np.argsort(pkeys, kind="stable")
