@@ -3,6 +3,7 @@
 Run from the repository root:
 
     PYTHONPATH=src python bench/bench_mixed.py            # add --quick to skip 900k
+    PYTHONPATH=src python bench/bench_mixed.py --crossed  # 100,000 crossed levels
     PYTHONPATH=src python bench/bench_mixed.py --write-csv DIR
     Rscript bench/bench_mixed_lme4.R DIR                  # lme4's side, same designs
 
@@ -13,6 +14,10 @@ Satterthwaite and Kenward-Roger F tests and all 15 pairwise differences. The
 anchor is lmerTest's lmer + ranova + anova (Satterthwaite) on the same rows,
 recorded with bench_mixed_lme4.R on this 2-core machine (ANCHORS; pbkrtest's
 Kenward-Roger is not run at these sizes: 93 s and 2 GB on 9,000 rows).
+
+The crossed case (make_crossed): 50,000 seeds crossed with 50,000
+configurations, 300,000 rows; it takes the sparse Schur complement
+(stats/mixed_sparse.py).
 
 BLAS threads are pinned to 1: on a shared 2-core machine OpenBLAS's threads
 spin against each other. Timings are the best of a few runs and noisy on a

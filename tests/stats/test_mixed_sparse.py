@@ -95,7 +95,7 @@ def test_sparse_path_against_lme4(monkeypatch):
     d = pd.read_csv(DATA / "crossed_sparse.csv")
     r = pd.read_csv(DATA / "crossed_sparse_ref.csv", keep_default_na=False)
     ref = {(q, t): v for q, t, v in r.itertuples(index=False)}
-    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 100)  # 600 levels outside the largest
+    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 100)  # 300 levels outside the largest
     for reml, tag in ((True, "reml"), (False, "ml")):
         a = _analyse(d, reml)
         assert a.fit._state.cp.mode == "sparse-schur"
