@@ -284,11 +284,12 @@ class _Crossprods:
                     rows.append(groups[j][m] + offs[i])
                     cols.append(groups[j2][m] + offs[i2])
         rows, cols = np.concatenate(rows), np.concatenate(cols)
-        N_rr = sp.csr_matrix(
-            (np.ones(rows.size), (rows, cols)), shape=(self.r, self.r)
-        )
+        if not self.sparse:
+            flat = np.bincount(rows * self.r + cols, minlength=self.r * self.r)
+            return flat.reshape(self.r, self.r).astype(float)
+        N_rr = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(self.r, self.r))
         N_rr.sum_duplicates()
-        return N_rr if self.sparse else N_rr.toarray()
+        return N_rr
 
     def _dense_setup(self):
         """Choose how N_br' diag(w) N_br is formed; find independent blocks."""
