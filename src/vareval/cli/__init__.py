@@ -60,19 +60,22 @@ def main():
 def _register():
     from vareval.cli import (
         aggregate,
+        allocate,
         demo,
         importers,
         ranking,
         repeated,
         report,
         run,
+        sequential,
         significance,
         tuning,
         variance,
     )
 
     modules = (
-        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo
+        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
+        sequential, allocate,
     )
     for module in modules:
         for command in module.COMMANDS:
