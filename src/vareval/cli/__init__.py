@@ -27,7 +27,9 @@ class _Group(click.Group):
                 warnings.showwarning = _show_warning
                 super().main(args, prog_name, standalone_mode=False, **extra)
         except VarevalError as exc:
-            _fail(str(exc))
+            from vareval.cli._common import name_flags
+
+            _fail(name_flags(str(exc)))
         except click.UsageError as exc:  # a missing option, a bad value for a typed option
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
             _fail(exc.format_message() + where)
@@ -41,7 +43,9 @@ class _Group(click.Group):
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Print vareval's own warnings as one line; others in Python's usual form."""
     if issubclass(category, VarevalWarning):
-        click.echo(f"warning: {message}", err=True)
+        from vareval.cli._common import name_flags
+
+        click.echo(f"warning: {name_flags(str(message))}", err=True)
     else:
         click.echo(warnings.formatwarning(message, category, filename, lineno, line), err=True)
 

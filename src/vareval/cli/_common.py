@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import math
+import re
 from pathlib import Path
 
 import click
@@ -64,14 +65,183 @@ def load_table(path, where, dropna, options):
     return df
 
 
+# --- one spelling per idea ------------------------------------------------------
+#
+# Every command takes the options below, so an idea has one flag, one meaning and
+# one default everywhere (tests/cli/test_help_spellings.py checks the --help of
+# every command). An old spelling keeps working, hidden from --help, with a
+# one-line notice on stderr.
+
+# Old spellings still accepted, by the flag that replaced them.
+DEPRECATED = {
+    "--lower-is-better": ("--minimize",),
+    "--resamples": ("--n-boot", "--n-sim", "--n-resamples", "--n-samples"),
+    "--system": ("--systems",),
+    "--ci-method": ("--ci",),
+    "--band": ("--method",),
+    "--seed": ("--random-state",),
+}
+
+
+def shared_option(flag: str, dest: str, **attrs):
+    """``click.option(flag, dest, **attrs)`` plus its hidden deprecated spellings."""
+    aliases = DEPRECATED.get(flag, ())
+
+    def decorate(f):
+        @functools.wraps(f)
+        def command(*args, **kwargs):
+            ctx = click.get_current_context()
+            for alias in aliases:
+                value = kwargs.pop(_alias_dest(alias))
+                if value is None or value is False or value == ():
+                    continue
+                if ctx.get_parameter_source(dest) is click.core.ParameterSource.COMMANDLINE:
+                    raise ArgumentError(f"give {flag} or its old spelling {alias}, not both.")
+                click.echo(
+                    f"warning: {alias} is deprecated and will be removed; use {flag}.",
+                    err=True,
+                )
+                kwargs[dest] = value
+            return f(*args, **kwargs)
+
+        for alias in aliases:
+            alias_attrs = {k: v for k, v in attrs.items() if k in ("type", "is_flag", "multiple")}
+            default = False if attrs.get("is_flag") else None
+            command = click.option(
+                alias, _alias_dest(alias), hidden=True, default=default, **alias_attrs
+            )(command)
+        return click.option(flag, dest, **attrs)(command)
+
+    return decorate
+
+
+def _alias_dest(alias: str) -> str:
+    return "deprecated_" + alias.lstrip("-").replace("-", "_")
+
+
 def metric_option(f):
-    return click.option("--metric", required=True, help="Column with the scores.")(f)
+    return shared_option("--metric", "metric", required=True, help="Column with the scores.")(f)
 
 
-def by_option(f):
-    return click.option(
-        "--by", required=True, help="Column(s) naming the method, comma-separated."
-    )(f)
+def metrics_option(f):
+    """--metric taking several comma-separated columns: one block of output per metric."""
+    return shared_option(
+        "--metric", "metric", required=True,
+        help="Column(s) with the scores, comma-separated: one block of output per metric "
+        "(any correction for multiple comparisons applies within each metric).",
+    )(f)  # fmt: skip
+
+
+def by_option(f=None, *, required=True, help="Column(s) naming the method, comma-separated."):
+    def decorate(g):
+        return shared_option("--by", "by", required=required, default=None, help=help)(g)
+
+    return decorate(f) if f is not None else decorate
+
+
+def pair_on_option(required=False, help="Column(s) matching runs across methods, e.g. seed."):
+    return shared_option("--pair-on", "pair_on", required=required, default=None, help=help)
+
+
+def baseline_option(help="Compare every other method with this one."):
+    return shared_option("--baseline", "baseline", default=None, help=help)
+
+
+def lower_is_better_option(f=None, *, help="Smaller scores are better (a loss, an error)."):
+    def decorate(g):
+        return shared_option("--lower-is-better", "lower_is_better", is_flag=True, help=help)(g)
+
+    return decorate(f) if f is not None else decorate
+
+
+def resamples_option(default: int, help: str):
+    """--resamples: the number of bootstrap, permutation, simulation or posterior draws."""
+    return shared_option(
+        "--resamples", "resamples", type=int, default=default, show_default=True, help=help
+    )
+
+
+def seed_option(help="Seed of the random draws (printed with the output)."):
+    return shared_option("--seed", "seed", type=int, default=0, show_default=True, help=help)
+
+
+def confidence_option(f=None, *, help="Level of the confidence intervals, e.g. 0.95."):
+    def decorate(g):
+        return shared_option(
+            "--confidence", "confidence", type=float, default=0.95, show_default=True, help=help
+        )(g)
+
+    return decorate(f) if f is not None else decorate
+
+
+def alpha_option(help="Significance level of the tests."):
+    return shared_option(
+        "--alpha", "alpha", type=float, default=0.05, show_default=True, help=help
+    )
+
+
+def ci_method_option(choices, default: str):
+    return shared_option(
+        "--ci-method", "ci_method", type=click.Choice(choices), default=default,
+        show_default=True, help="How the intervals are computed.",
+    )  # fmt: skip
+
+
+def system_option(f=None, *, help="System column (wide) or system name (long); repeat or "
+                  "comma-separate. Default: every other column."):
+    def decorate(g):
+        return shared_option("--system", "systems", multiple=True, help=help)(g)
+
+    return decorate(f) if f is not None else decorate
+
+
+# Python parameter names that reach the command line in error messages, and the
+# flag a person typed instead.
+FLAG_OF_PARAMETER = {
+    "a": "--a",
+    "b": "--b",
+    "n_resamples": "--resamples",
+    "n_boot": "--resamples",
+    "n_sim": "--resamples",
+    "n_samples": "--resamples",
+    "higher_is_better": "--lower-is-better",
+    "minimize": "--lower-is-better",
+    "confidence_level": "--confidence",
+    "confidence": "--confidence",
+    "rng": "--seed",
+    "pair_on": "--pair-on",
+    "test_fraction": "--test-fraction",
+    "all_pairs": "--all-pairs",
+    "ci": "--ci-method",
+    "target_se": "--target-se",
+    "target_halfwidth": "--target-halfwidth",
+    "system_column": "--system-column",
+    "pairs_by": "--pairs-by",
+    "by_group": "--by-group",
+    "resample_tasks": "--resample-tasks",
+    "reference_low": "--reference-low",
+    "reference_high": "--reference-high",
+}
+
+_PARAMETER = re.compile(
+    r"`(" + "|".join(map(re.escape, FLAG_OF_PARAMETER)) + r")`"
+    r"|\b(" + "|".join(re.escape(k) for k in FLAG_OF_PARAMETER if "_" in k) + r")\b(=?)"
+)
+
+
+def name_flags(message: str) -> str:
+    """An error message with each Python parameter name replaced by its flag.
+
+    Backticked names (`n_resamples` in backticks) and bare names with an
+    underscore (``test_fraction=``) are replaced; plain words such as 'confidence' in a
+    sentence are left alone.
+    """
+
+    def flag(m):
+        return FLAG_OF_PARAMETER[m.group(1) or m.group(2)]
+
+    # "(test_fraction=, --test-fraction)" would read "--test-fraction, --test-fraction"
+    return re.sub(r"(--[\w-]+), \1\b", r"\1", _PARAMETER.sub(flag, message))
 
 
 def json_option(f):
