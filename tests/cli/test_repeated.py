@@ -39,7 +39,7 @@ def test_paired_worked_example(results):
 
 
 def test_best_of_k_and_plan_json(results):
-    out = run("best-of-k", results, "--metric", "acc", "--ks", "1,3", "--n-sim", "1000", "--json")
+    out = run("best-of-k", results, "--metric", "acc", "--ks", "1,3", "--resamples", "1000", "--json")
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["all runs"]["ks"] == [1, 3]
     out = run(
@@ -107,12 +107,12 @@ BAD = [
     ),
     ("r.csv", RUNS, ["best-of-k", "--metric", "acc", "--ks", "-1,3"], "ks"),
     ("r.csv", RUNS, ["best-of-k", "--metric", "acc", "--ks", "one"], "--ks"),
-    ("r.csv", RUNS, ["best-of-k", "--metric", "acc", "--n-sim", "0"], "n_sim"),
+    ("r.csv", RUNS, ["best-of-k", "--metric", "acc", "--resamples", "0"], "--resamples"),
     (
         "r.csv",
         RUNS,
         ["summarize", "--metric", "acc", "--by", "method", "--confidence", "1.5"],
-        "confidence",
+        "--confidence",
     ),
     ("r.xlsx", RUNS, ["summarize", "--metric", "acc", "--by", "method"], "unknown file type"),
     ("r.jsonl", "{broken", ["summarize", "--metric", "acc", "--by", "method"], "could not be read"),

@@ -159,7 +159,7 @@ def test_metrics_command(example_file):
     "args, match",
     [
         (["--metric", "bleu"], "metric"),
-        (["--resamples", "0"], "n_resamples"),
+        (["--resamples", "0"], "--resamples"),
         (["--system", "logreg,nope"], "'nope' not found"),
         (["--baseline", "svm"], "baseline"),
         (["--baseline", "knn", "--all-pairs"], "not both"),

@@ -195,11 +195,55 @@ def system_option(f=None, *, help="System column (wide) or system name (long); r
     return decorate(f) if f is not None else decorate
 
 
+_PAIRED_TESTS = {"t": "training", "corrected": "data-sampling"}
+
+
+def paired_test_options(f):
+    """--test t|corrected and --test-fraction, shared by paired and report.
+
+    The command receives ``repeated`` as the Python layer names it
+    (``"training"``, ``"data-sampling"`` or None).
+    The old spelling ``--repeated training|data-sampling`` still works, hidden.
+    """
+
+    @functools.wraps(f)
+    def command(*args, test, **kwargs):
+        old = kwargs.pop("repeated")
+        if old is not None:
+            new = {v: k for k, v in _PAIRED_TESTS.items()}[old]
+            if test is not None:
+                raise ArgumentError("give --test or its old spelling --repeated, not both.")
+            click.echo(
+                f"warning: --repeated {old} is deprecated and will be removed; use --test {new}.",
+                err=True,
+            )
+            test = new
+        return f(*args, repeated=_PAIRED_TESTS.get(test), **kwargs)
+
+    command = click.option(
+        "--test-fraction", type=float, default=None,
+        help="Share of the data in each re-drawn test split (for --test corrected; "
+        "default: the run store's test_fraction or test_size parameter).",
+    )(command)  # fmt: skip
+    command = click.option(
+        "--repeated", type=click.Choice(list(_PAIRED_TESTS.values())), default=None, hidden=True
+    )(command)
+    return click.option(
+        "--test", type=click.Choice(list(_PAIRED_TESTS)), default=None,
+        help="t: the paired t test over replications; corrected: the corrected resampled t "
+        "test (Nadeau and Bengio 2003) for replications that each re-drew the train/test "
+        "split (needs --test-fraction). Default: from a run store's declaration, else t.",
+    )(command)  # fmt: skip
+
+
 # Python parameter names that reach the command line in error messages, and the
 # flag a person typed instead.
 FLAG_OF_PARAMETER = {
     "a": "--a",
     "b": "--b",
+    "baseline": "--baseline",
+    "metric": "--metric",
+    "by": "--by",
     "n_resamples": "--resamples",
     "n_boot": "--resamples",
     "n_sim": "--resamples",

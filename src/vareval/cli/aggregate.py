@@ -6,11 +6,16 @@ import click
 
 from vareval.cli._common import (
     by_option,
+    ci_method_option,
+    confidence_option,
     emit,
     json_option,
     metric_option,
+    pair_on_option,
     parse_floats,
+    resamples_option,
     results_file,
+    seed_option,
     split_columns,
 )
 from vareval.errors import ArgumentError
@@ -37,11 +42,9 @@ def _parse_pairs(text):
 @click.option(
     "--task", required=True, help="Column(s) naming the task (data set), comma-separated."
 )
-@click.option(
-    "--pair-on",
-    default=None,
-    help="Column naming the run (e.g. seed); checks that "
-    "every method has the same runs on every task.",
+@pair_on_option(
+    help="Column naming the run (e.g. seed); checks that every method has the same runs "
+    "on every task."
 )
 @click.option(
     "--normalize",
@@ -67,11 +70,9 @@ def _parse_pairs(text):
 @click.option(
     "--gamma", type=float, default=1.0, show_default=True, help="Optimality-gap threshold."
 )
-@click.option("--resamples", type=int, default=2000, show_default=True, help="Bootstrap resamples.")
-@click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option(
-    "--ci", type=click.Choice(["percentile", "bca"]), default="percentile", show_default=True
-)
+@resamples_option(2000, "Bootstrap resamples.")
+@confidence_option
+@ci_method_option(["percentile", "bca"], "percentile")
 @click.option(
     "--resample-tasks",
     is_flag=True,
@@ -83,7 +84,7 @@ def _parse_pairs(text):
     default=None,
     help="Profile thresholds, comma-separated (default 101 over the score range).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@seed_option()
 @json_option
 def aggregate(
     results,
@@ -99,7 +100,7 @@ def aggregate(
     gamma,
     resamples,
     confidence,
-    ci,
+    ci_method,
     resample_tasks,
     pairs,
     taus,
@@ -127,7 +128,7 @@ def aggregate(
         gamma=gamma,
         n_resamples=resamples,
         confidence=confidence,
-        ci=ci,
+        ci=ci_method,
         resample_tasks=resample_tasks,
         taus=None if taus is None else parse_floats(taus, "--taus"),
         pairs=_parse_pairs(pairs),

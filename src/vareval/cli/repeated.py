@@ -16,6 +16,7 @@ from vareval.cli._common import (
     metric_option,
     metrics_option,
     pair_on_option,
+    paired_test_options,
     parse_floats,
     parse_ints,
     resamples_option,
@@ -204,9 +205,6 @@ def render_best_of_k(table, seed=None) -> str:
     return "\n".join(lines)
 
 
-_TESTS = {"t": "training", "corrected": "data-sampling"}
-
-
 @click.command()
 @results_file
 @metrics_option
@@ -218,31 +216,13 @@ _TESTS = {"t": "training", "corrected": "data-sampling"}
 )
 @confidence_option
 @resamples_option(10_000, "Bootstrap resamples.")
-@click.option(
-    "--test",
-    type=click.Choice(list(_TESTS)),
-    default=None,
-    help="t: the paired t test over replications that share nothing but the pairing; "
-    "corrected: the corrected resampled t test (Nadeau and Bengio 2003) when each "
-    "replication re-drew the train/test split (needs --test-fraction). Default: from a run "
-    "store's declaration, else t.",
-)
-@click.option(
-    "--repeated", type=click.Choice(["training", "data-sampling"]), default=None, hidden=True
-)
-@click.option(
-    "--test-fraction",
-    type=float,
-    default=None,
-    help="Share of the data in each re-drawn test split (for --test corrected; "
-    "default: the store's test_fraction or test_size parameter).",
-)
+@paired_test_options
 @lower_is_better_option
 @seed_option()
 @json_option
 def paired(
-    results, metric, by, pair_on, a, b, baseline, all_pairs, confidence, resamples, test,
-    repeated, test_fraction, lower_is_better, seed, as_json,
+    results, metric, by, pair_on, a, b, baseline, all_pairs, confidence, resamples, repeated,
+    test_fraction, lower_is_better, seed, as_json,
 ):  # fmt: skip
     """Mean paired difference A - B with SE, CIs and the variance decomposition.
 
@@ -253,32 +233,17 @@ def paired(
     from vareval.stats._checks import check_size
 
     check_size(resamples, "--resamples")
-    test = _test_from_repeated(test, repeated)
     metrics = split_columns(metric)
     pairs = _comparisons(results, split_columns(by), a, b, baseline, all_pairs) or [(a, b)]
     outcomes = [
         _paired_family(
             results, m, by, pair_on, pairs, confidence=confidence, n_boot=resamples,
-            higher_is_better=not lower_is_better, repeated=_TESTS.get(test),
+            higher_is_better=not lower_is_better, repeated=repeated,
             test_fraction=test_fraction, seed=seed,
         )
         for m in metrics
     ]  # fmt: skip
     emit(as_json, *_per_metric(metrics, *map(list, zip(*outcomes, strict=True))))
-
-
-def _test_from_repeated(test, repeated):
-    """The old --repeated training|data-sampling, spelled as --test t|corrected."""
-    if repeated is None:
-        return test
-    new = {v: k for k, v in _TESTS.items()}[repeated]
-    if test is not None:
-        raise ArgumentError("give --test or its old spelling --repeated, not both.")
-    click.echo(
-        f"warning: --repeated {repeated} is deprecated and will be removed; use --test {new}.",
-        err=True,
-    )
-    return new
 
 
 def _comparisons(df, by, a, b, baseline, all_pairs) -> list[tuple[str, str]] | None:

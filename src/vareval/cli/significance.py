@@ -6,7 +6,18 @@ import click
 
 from vareval._format import number, scale_of
 from vareval._format import pvalue as _p
-from vareval.cli._common import emit, json_option, split_columns, table_argument
+from vareval.cli._common import (
+    baseline_option,
+    ci_method_option,
+    confidence_option,
+    emit,
+    json_option,
+    resamples_option,
+    seed_option,
+    split_columns,
+    system_option,
+    table_argument,
+)
 
 
 def _systems(values) -> list[str] | None:
@@ -29,14 +40,7 @@ def _table_options(f):
         default=None,
         help="Item id column (required for long format; ignored as a system).",
     )(f)
-    f = click.option(
-        "--system",
-        "systems",
-        multiple=True,
-        help="System column (wide) or system name (long); repeat or comma-separate. "
-        "Default: every other column.",
-    )(f)
-    return f
+    return system_option(f)
 
 
 def _fmt(x: float, signed: bool = False, scale: float = 1.0) -> str:
@@ -167,15 +171,9 @@ def format_metrics(report) -> str:
     help="auto: randomization on small test sets, where the bootstrap test "
     "rejects too often, else the bootstrap; the output says which and why.",
 )
-@click.option("--resamples", type=int, default=10_000, show_default=True, help="B.")
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the resamples."
-)
-@click.option(
-    "--baseline",
-    default=None,
-    help="Compare every system with this one (default: the first system).",
-)
+@resamples_option(10_000, "Resamples B of the bootstrap or randomization test.")
+@seed_option()
+@baseline_option(help="Compare every system with this one (default: the first system).")
 @click.option("--all-pairs", is_flag=True, help="Compare every pair of systems.")
 @click.option(
     "--correction",
@@ -190,10 +188,8 @@ def format_metrics(report) -> str:
     show_default=True,
     help="greater: the system beats the one it is compared with (the textbook's test).",
 )
-@click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option(
-    "--ci", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True
-)
+@confidence_option
+@ci_method_option(["bca", "percentile"], "bca")
 @click.option(
     "--unsmoothed",
     is_flag=True,
@@ -216,7 +212,7 @@ def significance(
     correction,
     alternative,
     confidence,
-    ci,
+    ci_method,
     unsmoothed,
     as_json,
 ):
@@ -243,7 +239,7 @@ def significance(
         n_resamples=resamples,
         alternative=alternative,
         confidence=confidence,
-        ci=ci,
+        ci=ci_method,
         smooth=not unsmoothed,
         rng=seed,
         item=item,
