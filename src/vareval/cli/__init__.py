@@ -29,7 +29,7 @@ class _Group(click.Group):
         except VarevalError as exc:
             from vareval.cli._common import name_flags
 
-            _fail(name_flags(str(exc)))
+            _fail(name_flags(str(exc), self._command_of(args)))
         except click.UsageError as exc:  # a missing option, a bad value for a typed option
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
             _fail(exc.format_message() + where)
@@ -39,15 +39,30 @@ class _Group(click.Group):
             _fail("aborted", 1)
         sys.exit(0)
 
+    def _command_of(self, args) -> click.Command | None:
+        """The (sub)command that ``args`` invoke, to name its flags in an error."""
+        command = self
+        for token in sys.argv[1:] if args is None else args:
+            if isinstance(command, click.Group) and token in command.commands:
+                command = command.commands[token]
+            elif not token.startswith("-"):
+                break
+        return command
+
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Print vareval's own warnings as one line; others in Python's usual form."""
     if issubclass(category, VarevalWarning):
         from vareval.cli._common import name_flags
 
-        click.echo(f"warning: {name_flags(str(message))}", err=True)
+        click.echo(f"warning: {name_flags(str(message), _current_command())}", err=True)
     else:
         click.echo(warnings.formatwarning(message, category, filename, lineno, line), err=True)
+
+
+def _current_command():
+    ctx = click.get_current_context(silent=True)
+    return ctx.command if ctx else None
 
 
 def _fail(message: str, status: int = 2):
@@ -64,6 +79,7 @@ def main():
 def _register():
     from vareval.cli import (
         aggregate,
+        datasets,
         demo,
         importers,
         ranking,
@@ -76,7 +92,8 @@ def _register():
     )
 
     modules = (
-        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo
+        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
+        datasets,
     )
     for module in modules:
         for command in module.COMMANDS:

@@ -242,6 +242,7 @@ FLAG_OF_PARAMETER = {
     "a": "--a",
     "b": "--b",
     "baseline": "--baseline",
+    "systems": "--system",
     "metric": "--metric",
     "by": "--by",
     "n_resamples": "--resamples",
@@ -267,25 +268,31 @@ FLAG_OF_PARAMETER = {
     "reference_high": "--reference-high",
 }
 
-_PARAMETER = re.compile(
-    r"`(" + "|".join(map(re.escape, FLAG_OF_PARAMETER)) + r")`"
-    r"|\b(" + "|".join(re.escape(k) for k in FLAG_OF_PARAMETER if "_" in k) + r")\b(=?)"
-)
-
-
-def name_flags(message: str) -> str:
+def name_flags(message: str, command: click.Command | None = None) -> str:
     """An error message with each Python parameter name replaced by its flag.
 
+    The names are those of :data:`FLAG_OF_PARAMETER` and, for ``command``,
+    each of its options under its Python name (``alpha`` for ``--alpha``).
     Backticked names (`n_resamples` in backticks) and bare names with an
-    underscore (``test_fraction=``) are replaced; plain words such as 'confidence' in a
-    sentence are left alone.
+    underscore (``test_fraction=``) are replaced; plain words such as
+    'confidence' in a sentence are left alone.
     """
+    flags = dict(FLAG_OF_PARAMETER)
+    for param in getattr(command, "params", ()):
+        for opt in param.opts:
+            if opt.startswith("--"):
+                flags.setdefault(opt[2:].replace("-", "_"), opt)
+    names = sorted(flags, key=len, reverse=True)
+    pattern = re.compile(
+        r"`(" + "|".join(map(re.escape, names)) + r")`"
+        r"|\b(" + "|".join(re.escape(k) for k in names if "_" in k) + r")\b=?"
+    )
 
     def flag(m):
-        return FLAG_OF_PARAMETER[m.group(1) or m.group(2)]
+        return flags[m.group(1) or m.group(2)]
 
     # "(test_fraction=, --test-fraction)" would read "--test-fraction, --test-fraction"
-    return re.sub(r"(--[\w-]+), \1\b", r"\1", _PARAMETER.sub(flag, message))
+    return re.sub(r"(--[\w-]+), \1\b", r"\1", pattern.sub(flag, message))
 
 
 def json_option(f):
