@@ -39,7 +39,9 @@ def test_paired_worked_example(results):
 
 
 def test_best_of_k_and_plan_json(results):
-    out = run("best-of-k", results, "--metric", "acc", "--ks", "1,3", "--resamples", "1000", "--json")
+    out = run(
+        "best-of-k", results, "--metric", "acc", "--ks", "1,3", "--resamples", "1000", "--json"
+    )
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["all runs"]["ks"] == [1, 3]
     out = run(
