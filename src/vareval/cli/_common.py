@@ -299,6 +299,13 @@ def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(f)
 
 
+def per_metric(metrics: list[str], payloads: list[dict], texts: list[str]) -> tuple[dict, str]:
+    """One metric: its payload and text; several: payloads keyed by metric, one block each."""
+    if len(metrics) == 1:
+        return payloads[0], texts[0]
+    return dict(zip(metrics, payloads, strict=True)), "\n\n".join(texts)
+
+
 def split_columns(text: str) -> list[str]:
     """Split a comma-separated list of column names, refusing empty names."""
     names = [c.strip() for c in text.split(",")]

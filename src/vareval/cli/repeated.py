@@ -19,6 +19,7 @@ from vareval.cli._common import (
     paired_test_options,
     parse_floats,
     parse_ints,
+    per_metric,
     resamples_option,
     results_file,
     seed_option,
@@ -31,13 +32,6 @@ def _pair_options(f):
     f = click.option("--b", "b", default=None, help="Method B (the baseline).")(f)
     f = click.option("--a", "a", default=None, help="Method A (the candidate).")(f)
     return pair_on_option(required=True)(f)
-
-
-def _per_metric(metrics: list[str], payloads: list[dict], texts: list[str]):
-    """One metric: its payload and text; several: keyed by metric, one block each."""
-    if len(metrics) == 1:
-        return payloads[0], texts[0]
-    return dict(zip(metrics, payloads, strict=True)), "\n\n".join(texts)
 
 
 @click.command()
@@ -64,7 +58,7 @@ def summarize(results, metric, by, confidence, lower_is_better, runs, as_json):
     ]  # fmt: skip
     emit(
         as_json,
-        *_per_metric(
+        *per_metric(
             metrics,
             [t.to_dict() for t in tables],
             [render_summary(t, m, every_run=runs) for t, m in zip(tables, metrics, strict=True)],
@@ -243,7 +237,7 @@ def paired(
         )
         for m in metrics
     ]  # fmt: skip
-    emit(as_json, *_per_metric(metrics, *map(list, zip(*outcomes, strict=True))))
+    emit(as_json, *per_metric(metrics, *map(list, zip(*outcomes, strict=True))))
 
 
 def _comparisons(df, by, a, b, baseline, all_pairs) -> list[tuple[str, str]] | None:

@@ -12,8 +12,10 @@ from vareval.cli._common import (
     confidence_option,
     emit,
     json_option,
+    per_metric,
     resamples_option,
     seed_option,
+    shared_option,
     split_columns,
     system_option,
     table_argument,
@@ -63,6 +65,8 @@ def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
 
 def format_significance(report) -> str:
     """A person's view of a :class:`~vareval.data.significance.SignificanceReport`."""
+    from vareval.stats.significance import ExactTestResult
+
     comp = report.comparison
     first = comp.results[0]
     alt = {
@@ -70,6 +74,8 @@ def format_significance(report) -> str:
         "greater": "one-sided (system better)",
         "less": "one-sided (system worse)",
     }[first.alternative]
+    if isinstance(first, ExactTestResult):
+        return _format_classical(report, alt)
     draws = (
         f"all {first.n_resamples:,} swap patterns"
         if first.path == "exact"
@@ -82,33 +88,8 @@ def format_significance(report) -> str:
     )
     if comp.test_reason:
         head += f"\n(chosen: {comp.test_reason})"
-    unit = scale_of(list(comp.scores.values())) or 1.0
-    scores = _table(
-        ["system", first.metric],
-        [[s, _fmt(v, scale=unit)] for s, v in comp.scores.items()],
-        {1},
-    )
     method = {"bca": "BCa", "percentile": "percentile"}[first.ci_method]
-    level = f"{first.confidence * 100:g}% CI ({method})"
-    adj = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p (unadjusted)"}
-    rows = []
-    for (a, b), r, padj in zip(
-        comp.pairs, comp.results, comp.adjusted_pvalues, strict=True
-    ):
-        lo, hi = r.confidence_interval
-        rows.append(
-            [
-                a,
-                b,
-                _fmt(r.statistic, True, unit),
-                "n/a" if r.ci_note else f"[{_fmt(lo, True, unit)}, {_fmt(hi, True, unit)}]",
-                _p(r.pvalue),
-                _p(float(padj)),
-            ]
-        )
-    tests = _table(
-        ["system", "versus", "delta", level, "p", adj[comp.correction]], rows, {2, 4, 5}
-    )
+    scores, tests = _scores_and_tests(comp, method, lambda r: bool(r.ci_note))
     if first.path == "exact":
         form = "exact: the share of all swap patterns at least as extreme"
     else:
@@ -116,6 +97,70 @@ def format_significance(report) -> str:
     note = f"delta = metric(system) - metric(versus); p-values are {form}."
     if first.ci_note:
         note += f"\nCI n/a: {first.ci_note}"
+    return "\n\n".join([head, scores, tests, note])
+
+
+def _scores_and_tests(comp, method: str, no_ci) -> tuple[str, str]:
+    """The per-system scores, then one row per comparison: delta, CI, p, adjusted p."""
+    from vareval.stats.significance import effect
+
+    first = comp.results[0]
+    unit = scale_of(list(comp.scores.values())) or 1.0
+    scores = _table(
+        ["system", comp.metric],
+        [[s, _fmt(v, scale=unit)] for s, v in comp.scores.items()],
+        {1},
+    )
+    level = f"{first.confidence * 100:g}% CI ({method})"
+    adj = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p (unadjusted)"}
+    rows = []
+    for (a, b), r, padj in zip(comp.pairs, comp.results, comp.adjusted_pvalues, strict=True):
+        lo, hi = r.confidence_interval
+        rows.append(
+            [
+                a,
+                b,
+                _fmt(effect(r), True, unit),
+                "n/a" if no_ci(r) else f"[{_fmt(lo, True, unit)}, {_fmt(hi, True, unit)}]",
+                _p(r.pvalue),
+                _p(float(padj)),
+            ]
+        )
+    tests = _table(
+        ["system", "versus", "delta", level, "p", adj[comp.correction]], rows, {2, 4, 5}
+    )
+    return scores, tests
+
+
+_CLASSICAL = {
+    "mcnemar": (
+        "Wald",
+        "exact binomial p-values on the discordant items (n_ab of n_ab + n_ba; "
+        "McNemar 1947)",
+    ),
+    "wilcoxon": (
+        "t, for scale",
+        "Wilcoxon signed-rank p-values on per-item scores (scipy.stats.wilcoxon; zero "
+        "differences dropped)",
+    ),
+    "t": ("t", "paired t test p-values on per-item scores (scipy.stats.ttest_rel)"),
+}
+
+
+def _format_classical(report, alt: str) -> str:
+    """McNemar, Wilcoxon or t: nothing is drawn, so no seed or resamples to report."""
+    comp = report.comparison
+    first = comp.results[0]
+    method, form = _CLASSICAL[report.test]
+    head = f"{first.test} test, metric {comp.metric}, {report.n_items} items, {alt}"
+    scores, tests = _scores_and_tests(comp, method, lambda r: False)
+    note = f"delta = metric(system) - metric(versus); {form}."
+    if report.test == "mcnemar":
+        counts = ", ".join(
+            f"{a} vs {b}: {r.details['n_ab']}/{r.details['n_ba']}"
+            for (a, b), r in zip(comp.pairs, comp.results, strict=True)
+        )
+        note += f"\ndiscordant items n_ab/n_ba: {counts}"
     return "\n\n".join([head, scores, tests, note])
 
 
@@ -156,20 +201,24 @@ def format_metrics(report) -> str:
     "--gold", default=None, help="Gold label column (not needed for --metric mean)."
 )
 @_table_options
-@click.option(
+@shared_option(
     "--metric",
+    "metric",
     default="accuracy",
     show_default=True,
     help="accuracy, macro-f1, micro-f1, weighted-f1, macro-f0.5, macro-precision, "
-    "..., or mean (per-item scores).",
+    "..., or mean (per-item scores); several comma-separated give one block each, "
+    "with the correction for multiple comparisons applied within each metric.",
 )
 @click.option(
     "--test",
-    type=click.Choice(["auto", "bootstrap", "randomization"]),
+    type=click.Choice(["auto", "bootstrap", "randomization", "mcnemar", "wilcoxon", "t"]),
     default="auto",
     show_default=True,
     help="auto: randomization on small test sets, where the bootstrap test "
-    "rejects too often, else the bootstrap; the output says which and why.",
+    "rejects too often, else the bootstrap; the output says which and why. "
+    "mcnemar (accuracy; exact), wilcoxon and t test per-item scores (metric accuracy "
+    "or mean) and draw nothing.",
 )
 @resamples_option(10_000, "Resamples B of the bootstrap or randomization test.")
 @seed_option()
@@ -227,11 +276,12 @@ def significance(
 
     check_size(resamples, "--resamples")
 
-    report = run(
+    metrics = split_columns(metric)
+    reports = [run(
         predictions,
         gold=gold,
         systems=_systems(systems),
-        metric=metric,
+        metric=m,
         test=test,
         baseline=baseline,
         all_pairs=all_pairs,
@@ -245,8 +295,9 @@ def significance(
         item=item,
         system_column=system_column,
         prediction=prediction,
-    )
-    emit(as_json, report.to_dict(), format_significance(report))
+    ) for m in metrics]  # fmt: skip
+    payloads = [r.to_dict() for r in reports]
+    emit(as_json, *per_metric(metrics, payloads, [format_significance(r) for r in reports]))
 
 
 @click.command()

@@ -255,7 +255,8 @@ class SignificanceReport:
     comparison : SystemComparison
         The statistics-layer result (every test's full result).
     test : str
-        The test used, ``"bootstrap"`` or ``"randomization"``.
+        The test used: ``"bootstrap"``, ``"randomization"``, ``"mcnemar"``,
+        ``"wilcoxon"`` or ``"t"``.
     n_items : int
     seed : int or None
     """
@@ -401,9 +402,11 @@ def significance(
         rng=rng,
     )
     first = comparison.results[0].test
+    if test not in sig.CLASSICAL_TESTS:
+        test = "bootstrap" if first == "paired bootstrap" else "randomization"
     return SignificanceReport(
         comparison=comparison,
-        test="bootstrap" if first == "paired bootstrap" else "randomization",
+        test=test,
         n_items=preds.items.size,
         seed=rng if isinstance(rng, int) else None,
     )
