@@ -191,7 +191,10 @@ def test_every_example_runs_as_written(doc: Doc, tmp_path, monkeypatch):
         if example.kind == "shell":
             problems += _run_shell(example, folder, env)
         else:
-            _run_python(example, namespace)
+            try:
+                _run_python(example, namespace)
+            except Exception as exc:  # noqa: BLE001 - reported with the others below
+                problems.append(f"python block at line {example.line}: {exc!r}")
     assert not problems, "\n\n".join(problems)
 
 
