@@ -97,10 +97,11 @@ def _examples(lang: str, body: str, line: int) -> list[Example]:
                 out[-1].shown.append(text)
             i += 1
             continue
+        start = line + 1 + i
         while command.endswith("\\") and i + 1 < len(lines):
             i += 1
             command = command[:-1] + " " + lines[i].strip()
-        out.append(Example(line + 1 + i, "shell", command))
+        out.append(Example(start, "shell", command))
         i += 1
     return out
 

@@ -354,6 +354,9 @@ def variance(
             rng=seed,
         )
     payload, text = a.to_dict(), render(a)
+    if intervals == "bootstrap" or bootstrap_lrt:
+        payload["seed"] = seed
+        text += f"\n(parametric bootstrap: {resamples:,} simulated responses, seed {seed})"
     if note:
         payload["note"] = note
         text = f"note: {note}\n{text}"
