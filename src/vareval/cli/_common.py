@@ -311,6 +311,9 @@ def split_columns(text: str) -> list[str]:
     names = [c.strip() for c in text.split(",")]
     if any(not c for c in names):
         raise ArgumentError(f"column list {text!r} has an empty name; separate names with commas.")
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise ArgumentError(f"column list {text!r} names {', '.join(twice)} more than once.")
     return names
 
 

@@ -30,7 +30,8 @@ REPEATED_TEXT = {
     None: (
         "Not stated. The table cannot say whether each run re-sampled the data or only "
         "re-trained on fixed data; state it (vareval report --test t for re-training "
-        "only, --test corrected when each run re-drew the split), because the two answer different questions."
+        "only, --test corrected when each run re-drew the split), because the two "
+        "answer different questions."
     ),
 }
 
