@@ -15,8 +15,9 @@ folders linked in for the examples that name them:
 - ``python`` blocks run in one namespace per file, ``>>>`` blocks as doctests.
 
 A block preceded by ``<!-- no-run: reason -->`` is skipped (it needs a
-cluster, a network or another tool); ``<!-- slow: reason -->`` runs the
-whole file in the slow tier only.
+cluster, a network or logs of the reader's own). The examples run in the slow
+tier (the README's experiment alone trains 48 models); the parser's own tests
+are fast.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 _BLOCK = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
-_MARKER = re.compile(r"<!--\s*(no-run|slow)\s*:\s*(.*?)\s*-->\s*$", re.S)
+_MARKER = re.compile(r"<!--\s*no-run\s*:\s*(.*?)\s*-->\s*$", re.S)
 _SHELL = ("console", "", "bash", "sh", "shell")
 
 
@@ -54,13 +55,12 @@ class Doc:
     path: Path
     examples: list[Example]
     skipped: list[tuple[int, str]]
-    slow: list[tuple[int, str]]
 
 
 def parse(path: Path) -> Doc:
     """The examples of one markdown file, in document order."""
     text = path.read_text(encoding="utf-8")
-    examples, skipped, slow = [], [], []
+    examples, skipped = [], []
     for m in _BLOCK.finditer(text):
         lang, body = m.group(1).lower(), m.group(2)
         line = text.count("\n", 0, m.start()) + 1
@@ -69,13 +69,11 @@ def parse(path: Path) -> Doc:
         found = _examples(lang, body, line)
         if not found:
             continue
-        if marker and marker.group(1) == "no-run":
-            skipped.append((line, marker.group(2)))
-            continue
         if marker:
-            slow.append((line, marker.group(2)))
+            skipped.append((line, marker.group(1)))
+            continue
         examples += found
-    return Doc(path, examples, skipped, slow)
+    return Doc(path, examples, skipped)
 
 
 def _examples(lang: str, body: str, line: int) -> list[Example]:
@@ -167,16 +165,8 @@ def _shell_env(tmp_path: Path) -> dict:
     return env
 
 
-def _params():
-    out = []
-    for path in DOCS:
-        doc = parse(path)
-        marks = [pytest.mark.slow] if doc.slow else []
-        out.append(pytest.param(doc, id=path.name, marks=marks))
-    return out
-
-
-@pytest.mark.parametrize("doc", _params())
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", [pytest.param(parse(p), id=p.name) for p in DOCS])
 def test_every_example_runs_as_written(doc: Doc, tmp_path, monkeypatch):
     if not doc.examples:
         pytest.skip(f"{doc.path.name} has no examples")
