@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,3 +47,10 @@ class Result:
         fields = dataclasses.fields(self)
         body = "\n".join(f"    {f.name}={_short(getattr(self, f.name))}," for f in fields)
         return f"{type(self).__name__}(\n{body}\n)"
+
+
+class ConfidenceInterval(NamedTuple):
+    """A confidence interval ``(low, high)``."""
+
+    low: float
+    high: float
