@@ -23,7 +23,8 @@ def test_list_shows_every_bundled_file_with_a_line_of_its_note():
     for name in names:
         (line,) = [row for row in out if row.startswith(name + " ")]
         assert len(line.split(None, 1)[1]) > 20  # a description, from the note
-    assert any(re.fullmatch(r"decovac_sim.csv +Simulated data, not real training runs.", r) for r in out)
+    expected = r"decovac_sim.csv +Simulated data, not real training runs\."
+    assert any(re.fullmatch(expected, row) for row in out)
 
 
 def test_copy_writes_the_file_and_its_note_byte_for_byte(tmp_path):
