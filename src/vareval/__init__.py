@@ -30,6 +30,7 @@ _EXPORTS = {
     "metrics": "vareval.data.significance",
     "tuning_curve": "vareval.data.tuning",
     "variance": "vareval.data.variance",
+    "allocation": "vareval.data.allocation",
     "aggregate": "vareval.data.aggregate",
     "reseeding_design": "vareval.experiment.design",
     "simulate_responses": "vareval.experiment.simulate",
@@ -40,6 +41,8 @@ _EXPORTS = {
     "rank": "vareval.data.ranking",
     "build_report": "vareval.report.builder",
     "write_report": "vareval.report.builder",
+    "run_until_settled": "vareval.experiment.sequential",
+    "confidence_sequence": "vareval.stats.sequential",
 }
 _SUBMODULES = {"errors", "stats", "data", "experiment", "datasets", "report"}
 

@@ -79,6 +79,7 @@ def main():
 def _register():
     from vareval.cli import (
         aggregate,
+        allocate,
         datasets,
         demo,
         importers,
@@ -86,6 +87,7 @@ def _register():
         repeated,
         report,
         run,
+        sequential,
         significance,
         tuning,
         variance,
@@ -93,7 +95,7 @@ def _register():
 
     modules = (
         repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
-        datasets,
+        sequential, allocate, datasets,
     )
     for module in modules:
         for command in module.COMMANDS:
