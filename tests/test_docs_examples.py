@@ -5,7 +5,7 @@ Each markdown file's examples run in document order in one fresh folder (so a
 the examples after it), with the repository's ``examples/`` and ``tests/``
 folders linked in for the examples that name them:
 
-- in ``console`` blocks and blocks without a language, each ``$ vareval ...``
+- in ``console`` and ``text`` blocks and blocks without a language, each ``$ vareval ...``
   line (with its ``\\`` continuations) runs in a shell; in ``bash``/``sh``
   blocks, each line starting with ``vareval``. The exit status must be 0
   (or 2 when the shown output is an ``error:`` line), and every output line
@@ -37,7 +37,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 _BLOCK = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _MARKER = re.compile(r"<!--\s*no-run\s*:\s*(.*?)\s*-->\s*$", re.S)
-_SHELL = ("console", "", "bash", "sh", "shell")
+_SHELL = ("console", "text", "", "bash", "sh", "shell")
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _examples(lang: str, body: str, line: int) -> list[Example]:
     if lang not in _SHELL:
         return []
     out, lines = [], body.splitlines()
-    prompt = lang in ("console", "")
+    prompt = lang in ("console", "text", "")
     i = 0
     while i < len(lines):
         text = lines[i]
