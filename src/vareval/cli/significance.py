@@ -91,12 +91,12 @@ def format_significance(report) -> str:
     for (a, b), r, padj in zip(
         comp.pairs, comp.results, comp.adjusted_pvalues, strict=True
     ):
-        lo, hi = r.confidence_interval
+        lo, hi = r.confidence_interval()
         rows.append(
             [
                 a,
                 b,
-                _fmt(r.statistic, True, unit),
+                _fmt(r.estimate, True, unit),
                 "n/a" if r.ci_note else f"[{_fmt(lo, True, unit)}, {_fmt(hi, True, unit)}]",
                 _p(r.pvalue),
                 _p(float(padj)),
@@ -307,7 +307,7 @@ def demo_section() -> str:
         format_significance(rep),
         "For accuracy an exact test exists (McNemar): knn vs logreg, "
         f"{mc.details['n_ab']} vs {mc.details['n_ba']} discordant items, "
-        f"delta {mc.delta:+.4f}, exact p = {mc.pvalue:.4f}.",
+        f"delta {mc.estimate:+.4f}, exact p = {mc.pvalue:.4f}.",
     ]
     return "\n".join(lines)
 

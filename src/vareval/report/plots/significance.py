@@ -39,14 +39,14 @@ def delta_distribution(result, *, bins: int = 60, ax=None):
     else:
         fig = ax.figure
     dist = np.asarray(result.distribution, dtype=float)
-    delta = result.statistic
+    delta = result.estimate
     ax.hist(dist, bins=bins, color="#56B4E9", edgecolor="white", linewidth=0.3)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.axvline(
         delta, color="#D55E00", linewidth=1.6, label=f"observed δ = {number(delta, signed=True)}"
     )
     if result.test == "paired bootstrap":
-        lo, hi = result.confidence_interval
+        lo, hi = result.confidence_interval()
         ax.axvspan(
             lo,
             hi,
