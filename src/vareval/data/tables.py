@@ -8,7 +8,7 @@ import html
 import pandas as pd
 
 from vareval._format import formatter
-from vareval.stats._result import MAX_REPR_LINES, Result
+from vareval.stats._result import MAX_REPR_LINES, Result, _short
 
 
 def clip_lines(text: str, limit: int = MAX_REPR_LINES) -> str:
@@ -22,7 +22,12 @@ def clip_lines(text: str, limit: int = MAX_REPR_LINES) -> str:
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class FrameResult(Result):
-    """A data-layer result shown in a notebook as its tidy table."""
+    """A data-layer result shown as its scalar fields and its tidy table."""
+
+    def __repr__(self) -> str:
+        head = ", ".join(f"{k}={_short(v)}" for k, v in self._scalars().items())
+        table = self.to_frame().to_string(index=False, max_rows=MAX_REPR_LINES - 6, max_cols=10)
+        return clip_lines(f"{type(self).__name__}({head})\n{table}")
 
     def _repr_html_(self) -> str:
         title = html.escape(type(self).__name__)

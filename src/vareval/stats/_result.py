@@ -40,6 +40,13 @@ class ConfidenceInterval(NamedTuple):
     high: float
 
 
+def _interval(low, high) -> ConfidenceInterval:
+    """A ``ConfidenceInterval`` of Python floats, or of arrays for many rows."""
+    if np.ndim(low) == 0 and np.ndim(high) == 0:
+        return ConfidenceInterval(float(low), float(high))
+    return ConfidenceInterval(np.asarray(low), np.asarray(high))
+
+
 def _plain(value):
     """Turn numpy values and nested results into JSON-ready Python values."""
     if isinstance(value, Result):
@@ -200,8 +207,7 @@ class Result:
         stored = float(self.confidence)
         level = stored if confidence_level is None else _as_level(confidence_level)
         if math.isclose(level, stored, rel_tol=0, abs_tol=1e-12):
-            low, high = (getattr(self, name) for name in self._interval)
-            return ConfidenceInterval(low, high)
+            return _interval(*(getattr(self, name) for name in self._interval))
         interval = self._interval_at(level)
         if interval is None:
             from vareval.errors import ArgumentError
@@ -229,10 +235,7 @@ def t_interval_at(estimate, se, df, level: float) -> ConfidenceInterval:
     from scipy import special
 
     half = special.stdtrit(df, (1 + level) / 2) * np.asarray(se)
-    low, high = estimate - half, estimate + half
-    if np.ndim(low) == 0:
-        return ConfidenceInterval(float(low), float(high))
-    return ConfidenceInterval(low, high)
+    return _interval(estimate - half, estimate + half)
 
 
 def renamed(new: str) -> tuple[str, object]:
@@ -244,7 +247,7 @@ def renamed_interval(low: str, high: str) -> tuple[str, object]:
     """A ``_deprecated`` entry for an interval tuple now stored as two fields."""
     return (
         f"{low}, .{high}",
-        lambda self: ConfidenceInterval(getattr(self, low), getattr(self, high)),
+        lambda self: _interval(getattr(self, low), getattr(self, high)),
     )
 
 

@@ -737,7 +737,7 @@ def paired_wilcoxon(
 
     Via ``scipy.stats.wilcoxon`` (zero differences dropped, the Wilcoxon
     convention; exact null distribution for small samples without ties).
-    Null: the differences ``a - b`` are symmetric about 0. ``delta`` is the
+    Null: the differences ``a - b`` are symmetric about 0. ``estimate`` is the
     mean difference with its t interval, reported for scale only.
     """
     alternative = as_alternative(alternative)

@@ -92,9 +92,9 @@ class Summary(Result):
 def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True) -> Summary:
     """Summarise one method's repeated runs.
 
-    Estimands: the mean score (``mean``, ``se``, ``mean_ci``, a t interval
+    Estimands: the mean score (``mean``, ``se``, ``mean_low``, ``mean_high``, a t interval
     that assumes roughly normal run-to-run variation or enough runs) and the
-    median score (``median``, ``median_ci``, exact for any continuous
+    median score (``median``, ``median_low``, ``median_high``, exact for any continuous
     distribution). ``selected`` is the best run, a best-of-n statistic.
 
     Parameters
