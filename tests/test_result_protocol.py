@@ -467,6 +467,14 @@ def test_a_resampling_test_statistic_is_its_estimate():
     assert r.statistic == r.estimate == pytest.approx(r.score_a - r.score_b)
 
 
+def test_html_escapes_text():
+    r = stats.probability_of_improvement(
+        _task_array()[0], _task_array()[1], labels=("<b>x</b>", "y&z"), n_resamples=50, rng=0
+    )
+    page = r._repr_html_()
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "y&amp;z" in page and "<b>x</b>" not in page
+
+
 def test_an_unknown_attribute_is_still_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         _ = stats.summarize(A).nonsense
