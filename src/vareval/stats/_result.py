@@ -29,6 +29,10 @@ import warnings
 from typing import ClassVar, NamedTuple
 
 import numpy as np
+from scipy import special
+
+from vareval.errors import ArgumentError
+from vareval.stats._checks import as_confidence
 
 MAX_REPR_LINES = 25
 
@@ -205,13 +209,14 @@ class Result:
         if self._interval is None:
             raise TypeError(f"{type(self).__name__} has no confidence interval.")
         stored = float(self.confidence)
-        level = stored if confidence_level is None else _as_level(confidence_level)
+        if confidence_level is None:
+            level = stored
+        else:
+            level = as_confidence(confidence_level, "confidence_level")
         if math.isclose(level, stored, rel_tol=0, abs_tol=1e-12):
             return _interval(*(getattr(self, name) for name in self._interval))
         interval = self._interval_at(level)
         if interval is None:
-            from vareval.errors import ArgumentError
-
             raise ArgumentError(
                 f"this {type(self).__name__}'s interval was computed at confidence {stored:g} "
                 f"and cannot be recomputed from the result; got confidence_level={level:g}. "
@@ -224,16 +229,8 @@ class Result:
         return None
 
 
-def _as_level(value) -> float:
-    from vareval.stats._checks import as_confidence
-
-    return as_confidence(value, "confidence_level")
-
-
 def t_interval_at(estimate, se, df, level: float) -> ConfidenceInterval:
     """``estimate -/+ t_{df, (1 + level) / 2} se``: a t interval at any level."""
-    from scipy import special
-
     half = special.stdtrit(df, (1 + level) / 2) * np.asarray(se)
     return _interval(estimate - half, estimate + half)
 
