@@ -57,15 +57,62 @@ def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
     return "\n".join([line(header), *(line(r) for r in rows)])
 
 
-def format_significance(report) -> str:
-    """A person's view of a :class:`~vareval.data.significance.SignificanceReport`."""
+_SIDES = {
+    "two-sided": "two-sided",
+    "greater": "one-sided (system better)",
+    "less": "one-sided (system worse)",
+}
+_ADJUSTED = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p (unadjusted)"}
+
+
+def format_delong(report) -> str:
+    """A person's view of DeLong's tests of ROC AUCs (an ``AUCComparison``)."""
     comp = report.comparison
     first = comp.results[0]
-    alt = {
-        "two-sided": "two-sided",
-        "greater": "one-sided (system better)",
-        "less": "one-sided (system worse)",
-    }[first.alternative]
+    alt = _SIDES[first.alternative]
+    head = (
+        f"DeLong test, metric auc (positive class {comp.positive!r}), {report.n_items} "
+        f"items ({first.n_positive} positive, {first.n_negative} negative), {alt}"
+    )
+    if comp.test_reason:
+        head += f"\n(chosen: {comp.test_reason})"
+    scores = _table(
+        ["system", "auc"], [[s, _fmt(v)] for s, v in comp.scores.items()], {1}
+    )
+    level = f"{comp.confidence * 100:g}% CI"
+    rows = []
+    for rec in comp.records():
+        rows.append(
+            [
+                rec["system"],
+                rec["versus"],
+                _fmt(rec["delta"], True),
+                _fmt(rec["se"]),
+                f"[{_fmt(rec['ci_low'], True)}, {_fmt(rec['ci_high'], True)}]",
+                f"{rec['statistic']:+.2f}",
+                _p(rec["pvalue"]),
+                _p(rec["adjusted_pvalue"]),
+            ]
+        )
+    tests = _table(
+        ["system", "versus", "delta", "SE", level, "z", "p", _ADJUSTED[comp.correction]],
+        rows,
+        {2, 3, 5, 6, 7},
+    )
+    note = (
+        "delta = AUC(system) - AUC(versus); SE from DeLong's structural components "
+        "(DeLong et al. 1988), z = delta / SE, CI = delta -+ z_crit SE."
+    )
+    return "\n\n".join([head, scores, tests, note])
+
+
+def format_significance(report) -> str:
+    """A person's view of a :class:`~vareval.data.significance.SignificanceReport`."""
+    if report.test == "delong":
+        return format_delong(report)
+    comp = report.comparison
+    first = comp.results[0]
+    alt = _SIDES[first.alternative]
     draws = (
         f"all {first.n_resamples:,} swap patterns"
         if first.path == "exact"
@@ -86,7 +133,6 @@ def format_significance(report) -> str:
     )
     method = {"bca": "BCa", "percentile": "percentile"}[first.ci_method]
     level = f"{first.confidence * 100:g}% CI ({method})"
-    adj = {"holm": "p (Holm)", "bonferroni": "p (Bonferroni)", "none": "p (unadjusted)"}
     rows = []
     for (a, b), r, padj in zip(
         comp.pairs, comp.results, comp.adjusted_pvalues, strict=True
@@ -103,7 +149,7 @@ def format_significance(report) -> str:
             ]
         )
     tests = _table(
-        ["system", "versus", "delta", level, "p", adj[comp.correction]], rows, {2, 4, 5}
+        ["system", "versus", "delta", level, "p", _ADJUSTED[comp.correction]], rows, {2, 4, 5}
     )
     if first.path == "exact":
         form = "exact: the share of all swap patterns at least as extreme"
@@ -142,7 +188,16 @@ def format_metrics(report) -> str:
             ],
             {1, 2, 3, 4, 5},
         )
-        parts.append(f"system {name}: accuracy {_fmt(m.accuracy)}\n\n{conf}\n\n{per}")
+        head = (
+            f"system {name}: accuracy {_fmt(m.accuracy)}, MCC {_fmt(m.mcc)}, "
+            f"balanced accuracy {_fmt(m.balanced_accuracy)}"
+        )
+        if m.positive is not None:
+            head += (
+                f"\npositive class {m.positive!r}: sensitivity {_fmt(m.sensitivity)}, "
+                f"specificity {_fmt(m.specificity)}"
+            )
+        parts.append(f"{head}\n\n{conf}\n\n{per}")
     return "\n\n".join(parts)
 
 
@@ -157,15 +212,24 @@ def format_metrics(report) -> str:
     default="accuracy",
     show_default=True,
     help="accuracy, macro-f1, micro-f1, weighted-f1, macro-f0.5, macro-precision, "
-    "..., or mean (per-item scores).",
+    "..., mcc, balanced_accuracy, adjusted_balanced_accuracy, sensitivity, "
+    "specificity (binary; need --positive), auc (per-item scores; needs --positive), "
+    "or mean (per-item scores).",
+)
+@click.option(
+    "--positive",
+    default=None,
+    help="The positive class (as written in the gold column) for sensitivity, "
+    "specificity and auc.",
 )
 @click.option(
     "--test",
-    type=click.Choice(["auto", "bootstrap", "randomization"]),
+    type=click.Choice(["auto", "bootstrap", "randomization", "delong"]),
     default="auto",
     show_default=True,
     help="auto: randomization on small test sets, where the bootstrap test "
-    "rejects too often, else the bootstrap; the output says which and why.",
+    "rejects too often, else the bootstrap; DeLong's test for --metric auc. "
+    "The output says which and why.",
 )
 @click.option("--resamples", type=int, default=10_000, show_default=True, help="B.")
 @click.option(
@@ -208,6 +272,7 @@ def significance(
     system_column,
     prediction,
     metric,
+    positive,
     test,
     resamples,
     seed,
@@ -225,6 +290,8 @@ def significance(
     PREDICTIONS is a per-item table: a gold column and one column per system
     (wide), or item/system/prediction columns (long). Prints each system's
     metric, then delta with its CI, p and adjusted p for every comparison.
+    For --metric auc the system columns hold per-item scores (higher: more
+    likely the --positive class) and DeLong's test is the default.
     """
     from vareval.data.significance import significance as run
     from vareval.stats._checks import check_size
@@ -249,6 +316,7 @@ def significance(
         item=item,
         system_column=system_column,
         prediction=prediction,
+        positive=positive,
     )
     emit(as_json, report.to_dict(), format_significance(report))
 
@@ -260,11 +328,20 @@ def significance(
 @click.option(
     "--beta", type=float, default=1.0, show_default=True, help="F-beta's beta."
 )
+@click.option(
+    "--positive",
+    default=None,
+    help="The positive class of binary data (as written in the gold column): adds "
+    "sensitivity and specificity.",
+)
 @json_option
-def metrics(predictions, gold, systems, item, system_column, prediction, beta, as_json):
-    """Confusion matrix, accuracy and per-class precision/recall/F of each system.
+def metrics(
+    predictions, gold, systems, item, system_column, prediction, beta, positive, as_json
+):
+    """Confusion matrix, accuracy, MCC, balanced accuracy and per-class P/R/F.
 
-    0/0 (a class never predicted, or absent from gold) counts as 0.
+    0/0 (a class never predicted, or absent from gold) counts as 0; MCC is 0
+    when gold or predictions hold one class (scikit-learn's conventions).
     """
     from vareval.data.significance import metrics as run
 
@@ -276,6 +353,7 @@ def metrics(predictions, gold, systems, item, system_column, prediction, beta, a
         item=item,
         system_column=system_column,
         prediction=prediction,
+        positive=positive,
     )
     emit(as_json, report.to_dict(), format_metrics(report))
 

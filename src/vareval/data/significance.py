@@ -25,6 +25,7 @@ from vareval.data.validate import _rows, label_text, labels, metric_values, requ
 from vareval.errors import DataError
 from vareval.stats import classification as cls
 from vareval.stats import resampling as rs
+from vareval.stats import roc
 from vareval.stats import significance as sig
 
 EXAMPLE = "digits_predictions.csv"
@@ -106,6 +107,7 @@ def read_predictions(
     item: str | None = None,
     system_column: str | None = None,
     prediction: str | None = None,
+    positive: str | None = None,
 ) -> Predictions:
     """Turn a wide or long predictions table into aligned arrays.
 
@@ -122,14 +124,16 @@ def read_predictions(
         Decides whether outputs are labels or numeric scores.
     item, system_column, prediction : str, optional
         Long format: give all three (item id, system name, output columns).
+    positive : str, optional
+        The positive class, for the metrics that need one.
 
     Raises
     ------
     DataError
         Missing columns or values, duplicate or unmatched rows, conflicting gold.
     """
-    metric = rs.get_metric(metric)
-    scores = isinstance(metric, rs.SumMetric) and not metric.labels
+    metric = rs.get_metric(metric, positive=_positive(positive))
+    scores = rs.reads_scores(metric)
     long = system_column is not None or prediction is not None
     if long:
         if not (item and system_column and prediction):
@@ -179,6 +183,16 @@ def read_predictions(
                 "a wide table has one row per item."
             )
     return Predictions(gold=gold_arr, systems=outputs, items=items)
+
+
+def _positive(positive):
+    """The positive class as text, as the labels are read (``"1"``, not 1)."""
+    if positive is not None and not isinstance(positive, str):
+        raise DataError(
+            f"the positive class must be given as text, as labels are read as text "
+            f"({str(positive)!r}, not {positive!r}; --positive, positive=)."
+        )
+    return positive
 
 
 def _pivot(df, gold, systems, item, system_column, prediction) -> pd.DataFrame:
@@ -253,15 +267,16 @@ class SignificanceReport(FrameResult):
 
     Attributes
     ----------
-    comparison : SystemComparison
-        The statistics-layer result (every test's full result).
+    comparison : SystemComparison or AUCComparison
+        The statistics-layer result (every test's full result); an
+        ``AUCComparison`` for DeLong's test.
     test : str
-        The test used, ``"bootstrap"`` or ``"randomization"``.
+        The test used, ``"bootstrap"``, ``"randomization"`` or ``"delong"``.
     n_items : int
     seed : int or None
     """
 
-    comparison: sig.SystemComparison
+    comparison: sig.SystemComparison | roc.AUCComparison
     test: str
     n_items: int
     seed: object = None
@@ -305,6 +320,25 @@ class MetricsReport(FrameResult):
         out = pd.concat(frames, ignore_index=True)
         return out[["system"] + [c for c in out.columns if c != "system"]]
 
+    def summary_frame(self) -> pd.DataFrame:
+        """One row per system: accuracy, MCC, balanced accuracy (and sensitivity, specificity)."""
+        rows = []
+        for name, m in self.systems.items():
+            row = {
+                "system": name,
+                "accuracy": m.accuracy,
+                "mcc": m.mcc,
+                "balanced_accuracy": m.balanced_accuracy,
+            }
+            if m.positive is not None:
+                row.update(
+                    positive=m.positive,
+                    sensitivity=m.sensitivity,
+                    specificity=m.specificity,
+                )
+            rows.append(row)
+        return pd.DataFrame.from_records(rows)
+
     def confusion_frame(self, system: str) -> pd.DataFrame:
         """The confusion matrix of one system: rows gold, columns predicted."""
         cm = self.systems[system].confusion
@@ -338,6 +372,7 @@ def significance(
     item: str | None = None,
     system_column: str | None = None,
     prediction: str | None = None,
+    positive: str | None = None,
 ) -> SignificanceReport:
     """Paired significance tests between systems on one test set, from a table.
 
@@ -356,7 +391,13 @@ def significance(
         Column roles, as for :func:`read_predictions`.
     metric, test, baseline, all_pairs, correction, n_resamples, alternative,
     confidence, ci, smooth, rng
-        As for :func:`vareval.stats.compare_systems`.
+        As for :func:`vareval.stats.compare_systems`; besides, ``test="delong"``
+        compares ROC AUCs by DeLong's test (:func:`vareval.stats.compare_aucs`;
+        the system columns hold per-item scores, ``metric`` must be ``"auc"``),
+        and ``metric="auc"`` with ``test="auto"`` chooses it.
+    positive : str, optional
+        The positive class (text, as the labels are read) for
+        ``sensitivity``, ``specificity`` and ``auc``.
 
     Returns
     -------
@@ -380,16 +421,21 @@ def significance(
         item=item,
         system_column=system_column,
         prediction=prediction,
+        positive=positive,
     )
     if len(preds.systems) < 2:
         raise DataError(
             "need at least two systems to compare; "
             f"got {', '.join(preds.systems) or 'none'}."
         )
+    resolved = rs.get_metric(metric, positive=positive)
+    if test == "delong" or (test == "auto" and resolved.name == "auc"):
+        return _delong(preds, resolved, test, baseline, all_pairs, correction,
+                       alternative, confidence, positive)
     comparison = sig.compare_systems(
         preds.gold,
         preds.systems,
-        metric=metric,
+        metric=resolved,
         test=test,
         baseline=baseline,
         all_pairs=all_pairs,
@@ -410,6 +456,35 @@ def significance(
     )
 
 
+def _delong(preds, metric, test, baseline, all_pairs, correction, alternative,
+            confidence, positive) -> SignificanceReport:
+    """DeLong's test of every comparison: the systems' columns are scores."""
+    if metric.name != "auc":
+        raise DataError(
+            f"DeLong's test (--test delong) compares ROC AUCs of per-item scores; "
+            f"use --metric auc, not {metric.name!r}."
+        )
+    comparison = roc.compare_aucs(
+        preds.gold,
+        preds.systems,
+        pos_label=positive,
+        baseline=baseline,
+        all_pairs=all_pairs,
+        correction=correction,
+        alternative=alternative,
+        confidence=confidence,
+    )
+    if test == "auto":
+        comparison = dataclasses.replace(
+            comparison,
+            test_reason="DeLong's test: the AUCs of scores on the same items have an "
+            "estimated covariance (DeLong et al. 1988), so no resampling is needed",
+        )
+    return SignificanceReport(
+        comparison=comparison, test="delong", n_items=preds.items.size
+    )
+
+
 def metrics(
     df: pd.DataFrame,
     *,
@@ -420,14 +495,16 @@ def metrics(
     item: str | None = None,
     system_column: str | None = None,
     prediction: str | None = None,
+    positive: str | None = None,
 ) -> MetricsReport:
-    """Confusion matrix, accuracy and per-class P/R/F-beta for each system.
+    """Confusion matrix, accuracy, MCC, balanced accuracy and per-class P/R/F-beta.
 
     For each system the classes are the sorted union of the gold labels and
     that system's predictions (scikit-learn's default), so a label the system
     predicts but gold never contains is a class with support 0 whose
     predictions are false positives. See
-    :func:`vareval.stats.classification_metrics`.
+    :func:`vareval.stats.classification_metrics`. With ``positive`` (text, as
+    the labels are read), binary data also get sensitivity and specificity.
 
     Returns
     -------
@@ -443,9 +520,10 @@ def metrics(
         system_column=system_column,
         prediction=prediction,
     )
+    positive = _positive(positive)
     out = {
         name: cls.classification_metrics(
-            preds.gold, p, beta=beta, zero_division=zero_division
+            preds.gold, p, beta=beta, zero_division=zero_division, pos_label=positive
         )
         for name, p in preds.systems.items()
     }

@@ -29,8 +29,11 @@ from vareval.stats.classification import (
     ClassificationMetrics,
     ConfusionMatrix,
     accuracy,
+    balanced_accuracy,
     classification_metrics,
     confusion_matrix,
+    matthews_corrcoef,
+    sensitivity_specificity,
 )
 from vareval.stats.coverage import (
     CoverageResult,
@@ -90,6 +93,14 @@ from vareval.stats.ranking import (
     ranks,
 )
 from vareval.stats.resampling import CallableMetric, SumMetric, get_metric
+from vareval.stats.roc import (
+    AUCComparison,
+    DeLongResult,
+    compare_aucs,
+    delong_covariance,
+    delong_test,
+    roc_auc,
+)
 from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
 from vareval.stats.significance import (
     ExactTestResult,
@@ -170,6 +181,15 @@ __all__ = [
     "bootstrap_coverage",
     "cdf_band",
     "classification_metrics",
+    "balanced_accuracy",
+    "matthews_corrcoef",
+    "sensitivity_specificity",
+    "roc_auc",
+    "delong_test",
+    "delong_covariance",
+    "compare_aucs",
+    "DeLongResult",
+    "AUCComparison",
     "clopper_pearson",
     "choose_test",
     "compare_systems",

@@ -4,7 +4,10 @@ The confusion matrix (binary or multi-class), accuracy, and precision, recall
 and F-beta per class with their macro, micro and weighted averages, as
 defined in Jurafsky and Martin, *Speech and Language Processing* (3rd ed.,
 ch. 4, "Evaluation: precision, recall, F-measure") and van Rijsbergen (1979)
-for F-beta.
+for F-beta; the Matthews correlation coefficient (Matthews 1975; Gorodkin
+2004 for more than two classes), balanced accuracy (Brodersen et al. 2010;
+Kelleher et al. 2015 for the adjusted form), and sensitivity and specificity
+of a named positive class.
 
 Zero division (0/0), stated once for every function here
 -------------------------------------------------------------
@@ -18,6 +21,18 @@ Every ``0/0`` is replaced by ``zero_division`` (default 0.0; 1.0 and
 ``nan`` are accepted). With ``nan`` those classes are left out of the macro
 and weighted averages. This is scikit-learn's convention
 (``precision_recall_fscore_support``), so the numbers agree with it.
+Sensitivity (recall of the positive class) and specificity (recall of the
+other class) follow it too (``recall_score(pos_label=...)``).
+
+The other zero denominators, also scikit-learn's conventions:
+
+- *MCC* is 0 when gold or predictions hold a single class (its denominator
+  ``sqrt(cov(y, y) cov(p, p))`` is 0), as ``matthews_corrcoef``;
+- *balanced accuracy* averages the recall of the classes present in the gold
+  labels only (a class only predicted has no recall), as
+  ``balanced_accuracy_score``; its *adjusted* form
+  ``(score - 1/K) / (1 - 1/K)`` over ``K`` gold classes is undefined for one
+  gold class and NaN here (scikit-learn gives NaN or -inf there).
 
 Labels: when ``labels`` is not given, the classes are the sorted union of the
 gold and predicted labels; a predicted label that never occurs in the gold
@@ -103,6 +118,16 @@ class ClassificationMetrics(Result):
         The value used for ``0/0``.
     confusion : ConfusionMatrix
         The underlying confusion matrix.
+    mcc : float
+        The Matthews correlation coefficient over all items (binary or
+        multi-class).
+    balanced_accuracy : float
+        Mean recall over the classes present in the gold labels.
+    positive : object or None
+        The positive class, when one was named (``pos_label``).
+    sensitivity, specificity : float or None
+        Recall of the positive class and of the other class (binary data,
+        ``pos_label`` given); None otherwise.
     """
 
     labels: np.ndarray
@@ -116,6 +141,11 @@ class ClassificationMetrics(Result):
     beta: float
     zero_division: float
     confusion: ConfusionMatrix
+    mcc: float = math.nan
+    balanced_accuracy: float = math.nan
+    positive: object = None
+    sensitivity: float | None = None
+    specificity: float | None = None
 
     def records(self) -> list[dict]:
         """One record per class, then one per average: a tidy table's rows."""
@@ -218,6 +248,108 @@ def accuracy(y_true, y_pred) -> float:
     return float(np.mean(y_true == y_pred))
 
 
+def matthews_corrcoef(y_true, y_pred) -> float:
+    """The Matthews correlation coefficient of predicted against gold labels.
+
+    Estimand (on the given items): the correlation between the one-hot
+    encodings of gold and predicted labels (Matthews 1975; Gorodkin 2004 for
+    more than two classes), in ``[-1, 1]``; 0 when either side holds a single
+    class. Equals scikit-learn's ``matthews_corrcoef``; see
+    :func:`mcc_from_counts`.
+
+    Examples
+    --------
+    >>> round(matthews_corrcoef([1, 1, 0, 0, 1], [1, 0, 0, 1, 1]), 6)
+    0.166667
+    """
+    tp, fp, fn = _class_counts(y_true, y_pred)
+    return float(mcc_from_counts(tp, fp, fn))
+
+
+def balanced_accuracy(y_true, y_pred, *, adjusted: bool = False) -> float:
+    """Balanced accuracy: the mean of the per-class recalls.
+
+    Estimand (on the given items): the average over the classes present in
+    the gold labels of the share of that class's items predicted correctly
+    (Brodersen et al. 2010); with ``adjusted=True``, rescaled so that chance
+    (``1/K`` for ``K`` gold classes) scores 0 (Kelleher et al. 2015). Equals
+    scikit-learn's ``balanced_accuracy_score``; see
+    :func:`balanced_accuracy_from_counts` for the single-class case.
+    """
+    tp, _, fn = _class_counts(y_true, y_pred)
+    return float(balanced_accuracy_from_counts(tp, fn, adjusted=bool(adjusted)))
+
+
+def _class_counts(y_true, y_pred):
+    """Per-class TP, FP and FN over the sorted union of gold and predicted labels."""
+    cm = confusion_matrix(y_true, y_pred).matrix
+    tp = np.diag(cm)
+    return tp, cm.sum(0) - tp, cm.sum(1) - tp
+
+
+def binary_indicators(y_true, y_pred, pos_label):
+    """Gold and predicted labels as booleans "is the positive class".
+
+    Refuses a positive class that occurs in neither the gold labels nor the
+    predictions, and data with more than two classes (sensitivity and
+    specificity are defined for two classes: the positive and the other one).
+    """
+    arrays = as_labels(positive=np.asarray([pos_label]), y_true=y_true, y_pred=y_pred)
+    y_true, y_pred = arrays["y_true"], arrays["y_pred"]
+    present = np.unique(np.concatenate([y_true, y_pred]))
+    shown = ", ".join(repr(_py(c)) for c in present[:10]) + (
+        " ..." if present.size > 10 else ""
+    )
+    if not np.any(present == pos_label):
+        raise ArgumentError(
+            f"the positive class {pos_label!r} occurs in neither the gold labels nor "
+            f"the predictions (classes: {shown}); name one of them."
+        )
+    if present.size > 2:
+        raise ArgumentError(
+            f"sensitivity and specificity need two classes (the positive class and one "
+            f"other); the gold labels and predictions hold {present.size} ({shown})."
+        )
+    return y_true == pos_label, y_pred == pos_label
+
+
+def sensitivity_specificity(
+    y_true, y_pred, *, pos_label, zero_division: float = 0.0
+) -> tuple[float, float]:
+    """Sensitivity and specificity of binary predictions with a named positive class.
+
+    Estimands (on the given items): sensitivity ``TP / (TP + FN)``, the share
+    of positive items predicted positive (recall of the positive class), and
+    specificity ``TN / (TN + FP)``, the share of the other items predicted
+    negative (recall of the other class). ``0/0`` (no positive, or no
+    negative, gold item) becomes ``zero_division``, as scikit-learn's
+    ``recall_score(pos_label=...)``.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like, shape (n,)
+        Gold and predicted labels holding at most two classes.
+    pos_label : label
+        The positive class, of the labels' kind (text for labels read as text).
+    zero_division : {0.0, 1.0, nan}, default 0.0
+
+    Returns
+    -------
+    (sensitivity, specificity) : tuple of float
+
+    Examples
+    --------
+    >>> sensitivity_specificity(["a", "a", "b", "b"], ["a", "b", "b", "b"], pos_label="a")
+    (0.5, 1.0)
+    """
+    _, zero_division = _metrics_iv(1.0, zero_division)
+    y_true, y_pred, _ = _labels_iv(y_true, y_pred, None)
+    g, p = binary_indicators(y_true, y_pred, pos_label)
+    sens = _divide(np.sum(g & p), np.sum(g), zero_division)
+    spec = _divide(np.sum(~g & ~p), np.sum(~g), zero_division)
+    return float(sens), float(spec)
+
+
 def _divide(num, den, zero_division):
     num = np.asarray(num, dtype=float)
     den = np.asarray(den, dtype=float)
@@ -251,6 +383,48 @@ def prf_from_counts(tp, fp, fn, *, beta: float = 1.0, zero_division: float = 0.0
     return precision, recall, fbeta
 
 
+def mcc_from_counts(tp, fp, fn):
+    """The Matthews correlation coefficient from per-class TP, FP and FN counts.
+
+    The counts have shape ``(..., C)``; the result has shape ``(...)``.
+    Gorodkin's (2004) multi-class form, as scikit-learn's
+    ``matthews_corrcoef``: with ``t_k = TP_k + FN_k`` (gold count),
+    ``p_k = TP_k + FP_k`` (predicted count), ``c = sum TP_k`` and
+    ``s = sum t_k``, MCC = ``(c s - t.p) / sqrt((s^2 - p.p)(s^2 - t.t))``,
+    and 0 when the denominator is 0 (a single gold or predicted class).
+    For two classes it is Matthews' (1975) ``(TP TN - FP FN) / sqrt(...)``.
+    """
+    tp, fp, fn = (np.asarray(x, dtype=float) for x in (tp, fp, fn))
+    t, p = tp + fn, tp + fp
+    s = t.sum(-1)
+    cov_tp = tp.sum(-1) * s - np.einsum("...c,...c->...", t, p)
+    cov_pp = s * s - np.einsum("...c,...c->...", p, p)
+    cov_tt = s * s - np.einsum("...c,...c->...", t, t)
+    den = cov_pp * cov_tt
+    return np.divide(
+        cov_tp, np.sqrt(den), out=np.zeros(np.shape(den)), where=den > 0
+    )
+
+
+def balanced_accuracy_from_counts(tp, fn, *, adjusted: bool = False):
+    """Balanced accuracy from per-class TP and FN counts, shape ``(..., C)``.
+
+    The mean recall over the classes with gold support (as scikit-learn's
+    ``balanced_accuracy_score``); ``adjusted`` rescales it so chance level
+    ``1/K`` (``K`` gold classes) is 0 and perfect is 1, NaN for ``K = 1``.
+    """
+    tp, fn = np.asarray(tp, dtype=float), np.asarray(fn, dtype=float)
+    support = tp + fn
+    present = support > 0
+    recall = np.divide(tp, support, out=np.zeros(np.shape(support)), where=present)
+    k = present.sum(-1)
+    score = recall.sum(-1) / k
+    if adjusted:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.where(k > 1, (score - 1 / k) / (1 - 1 / k), np.nan)
+    return score
+
+
 def _average(values: np.ndarray, weights=None) -> float:
     """Mean over classes ignoring NaN (NaN means 0/0 with zero_division=nan)."""
     keep = ~np.isnan(values)
@@ -275,7 +449,13 @@ def _metrics_iv(beta, zero_division):
 
 
 def classification_metrics(
-    y_true, y_pred, *, labels=None, beta: float = 1.0, zero_division: float = 0.0
+    y_true,
+    y_pred,
+    *,
+    labels=None,
+    beta: float = 1.0,
+    zero_division: float = 0.0,
+    pos_label=None,
 ) -> ClassificationMetrics:
     """Accuracy, and precision, recall and F-beta per class and averaged.
 
@@ -298,10 +478,15 @@ def classification_metrics(
         ``beta > 1`` favours recall, ``beta < 1`` precision.
     zero_division : {0.0, 1.0, nan}, default 0.0
         The value of ``0/0`` (see the module notes).
+    pos_label : label, optional
+        The positive class of binary data: adds sensitivity and specificity
+        (see :func:`sensitivity_specificity`; refused for more than two
+        classes).
 
     Returns
     -------
     ClassificationMetrics
+        MCC and balanced accuracy are over all items, whatever ``labels``.
 
     Examples
     --------
@@ -327,6 +512,12 @@ def classification_metrics(
     mp, mr, mf = prf_from_counts(
         tp.sum(), fp.sum(), fn.sum(), beta=beta, zero_division=zero_division
     )
+    all_tp, all_fp, all_fn = _class_counts(y_true, y_pred)
+    sens = spec = None
+    if pos_label is not None:
+        sens, spec = sensitivity_specificity(
+            y_true, y_pred, pos_label=pos_label, zero_division=zero_division
+        )
     averages = {
         "macro": {
             "precision": _average(precision),
@@ -352,4 +543,9 @@ def classification_metrics(
         beta=beta,
         zero_division=zero_division,
         confusion=cm,
+        mcc=float(mcc_from_counts(all_tp, all_fp, all_fn)),
+        balanced_accuracy=float(balanced_accuracy_from_counts(all_tp, all_fn)),
+        positive=_py(pos_label) if pos_label is not None else None,
+        sensitivity=sens,
+        specificity=spec,
     )

@@ -27,7 +27,9 @@ so memory stays bounded for any ``n`` and ``b``.
 
 An arbitrary Python function of (gold, predictions) that is not of this form
 is supported by :class:`CallableMetric`, which loops over resamples (slow, with
-a progress bar).
+a progress bar), or, when the function takes 2-D arrays (resamples x items),
+evaluates a chunk of resamples per call (``vectorized=True``; ROC AUC ships
+this way, since it is a sum over pairs of items, not over items).
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ import numpy as np
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_scores
+from vareval.stats.classification import (
+    balanced_accuracy_from_counts,
+    binary_indicators,
+    mcc_from_counts,
+)
 
 # Elements (of the largest temporary array) per chunk of resamples: ~32 MB of float64.
 CHUNK_ELEMENTS = 1 << 22
@@ -68,6 +75,11 @@ class SumMetric:
         the (gold, A, B) label triples directly, which is fastest.
     needs_gold : bool, default True
         Whether ``gold`` is required.
+    positive : label, optional
+        For a label metric of binary data with a named positive class
+        (sensitivity, specificity): the labels are then coded 1 for this
+        class and 0 for the other (``n_classes`` is 2), and data with more
+        than two classes, or without this class, are refused.
 
     Examples
     --------
@@ -86,6 +98,7 @@ class SumMetric:
     combine: Callable
     labels: bool = False
     needs_gold: bool = True
+    positive: object = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,11 +107,25 @@ class CallableMetric:
 
     The slow, generic path: each resample calls ``fn`` twice (system A and B)
     in a Python loop with a progress bar. Prefer a :class:`SumMetric`.
+    ``scores=True`` says the systems' outputs are numeric scores (as for
+    AUC), not labels. ``vectorized=True`` says ``fn`` also takes 2-D arrays
+    ``(resamples, items)`` and returns one value per row (as
+    ``scipy.stats.bootstrap``'s ``vectorized``): then a chunk of resamples
+    is one call, with no Python loop.
     """
 
     fn: Callable
     name: str = "custom"
     needs_gold: bool = True
+    scores: bool = False
+    vectorized: bool = False
+
+
+def reads_scores(metric) -> bool:
+    """Whether the systems' outputs are numbers (scores) rather than labels."""
+    if isinstance(metric, SumMetric):
+        return not metric.labels
+    return metric.scores
 
 
 # --- shipped metrics -------------------------------------------------------
@@ -166,6 +193,35 @@ def _prf_combine(average: str, which: str, beta: float):
     return combine
 
 
+def _mcc_combine(s):
+    s = np.asarray(s, dtype=float)
+    c = s.shape[-1] // 3
+    return mcc_from_counts(s[..., :c], s[..., c : 2 * c], s[..., 2 * c :])
+
+
+def _balanced_accuracy_combine(adjusted: bool):
+    def combine(s):
+        s = np.asarray(s, dtype=float)
+        c = s.shape[-1] // 3
+        return balanced_accuracy_from_counts(
+            s[..., :c], s[..., 2 * c :], adjusted=adjusted
+        )
+
+    return combine
+
+
+def _class_recall_combine(code: int):
+    """Recall of class ``code`` of binary data (1: sensitivity, 0: specificity), 0/0 -> 0."""
+
+    def combine(s):
+        s = np.asarray(s, dtype=float)
+        tp, fn = s[..., code], s[..., 4 + code]
+        den = tp + fn
+        return np.divide(tp, den, out=np.zeros(np.shape(den)), where=den > 0)
+
+    return combine
+
+
 def _mean_stats(gold, pred):
     x = as_scores(pred, "scores")
     return np.column_stack([x, np.ones_like(x)])
@@ -196,20 +252,82 @@ def prf_metric(
     )
 
 
+def mcc_metric() -> SumMetric:
+    """The Matthews correlation coefficient (binary or multi-class).
+
+    Rows are per-class TP, FP and FN increments (``3 C`` numbers), from which
+    the gold and predicted class counts and the trace follow; 0 on a resample
+    with a single gold or predicted class, as scikit-learn.
+    """
+    return SumMetric("mcc", _prf_stats, _mcc_combine, labels=True)
+
+
+def balanced_accuracy_metric(adjusted: bool = False) -> SumMetric:
+    """Balanced accuracy, the mean recall over the classes in the (resampled) gold labels.
+
+    With ``adjusted=True`` chance scores 0; undefined (NaN, refused by the
+    tests) on a resample with a single gold class.
+    """
+    name = "adjusted_balanced_accuracy" if adjusted else "balanced_accuracy"
+    return SumMetric(
+        name, _prf_stats, _balanced_accuracy_combine(bool(adjusted)), labels=True
+    )
+
+
+def sensitivity_metric(positive) -> SumMetric:
+    """Sensitivity: recall of the ``positive`` class of binary data."""
+    return SumMetric(
+        "sensitivity", _prf_stats, _class_recall_combine(1), labels=True,
+        positive=positive,
+    )
+
+
+def specificity_metric(positive) -> SumMetric:
+    """Specificity: recall of the class other than ``positive`` in binary data."""
+    return SumMetric(
+        "specificity", _prf_stats, _class_recall_combine(0), labels=True,
+        positive=positive,
+    )
+
+
 _NAME = re.compile(r"^(macro|micro|weighted)-(precision|recall|f(\d+(?:\.\d+)?))$")
 METRIC_NAMES = (
-    "accuracy, mean, {macro,micro,weighted}-{precision,recall,f1}, "
+    "accuracy, mean, mcc, balanced_accuracy, adjusted_balanced_accuracy, "
+    "sensitivity, specificity, auc, {macro,micro,weighted}-{precision,recall,f1}, "
     "or {macro,micro,weighted}-f<beta> such as macro-f0.5"
 )
+# Metrics of binary data that need the positive class named.
+POSITIVE_METRICS = ("sensitivity", "specificity", "auc")
 
 
-def get_metric(metric) -> SumMetric | CallableMetric:
+def _auc_metric(positive) -> CallableMetric:
+    """ROC AUC as a vectorized callable metric: one midrank sort per resample row.
+
+    AUC is a sum over (positive, negative) *pairs*, not over items, so it has
+    no per-item sufficient statistics; the resampled items themselves are
+    ranked, ``O(n log n)`` per resample, a chunk of resamples at a time.
+    """
+    from vareval.stats.roc import mann_whitney_auc, positive_flags
+
+    def auc(gold, scores):
+        flags = positive_flags(np.asarray(gold), positive)
+        return mann_whitney_auc(flags, np.asarray(scores, dtype=float))
+
+    return CallableMetric(auc, name="auc", scores=True, vectorized=True)
+
+
+def get_metric(metric, *, positive=None) -> SumMetric | CallableMetric:
     """Resolve a metric name, a :class:`SumMetric` or a plain callable.
 
-    Names: ``accuracy``, ``mean`` (mean of per-item scores),
-    ``macro-f1``, ``micro-f1``, ``weighted-f1``, ``macro-f0.5`` (any beta),
-    ``macro-precision``, ``micro-recall`` and so on; ``f1`` means ``macro-f1``.
-    A plain callable ``fn(gold, pred) -> float`` becomes a :class:`CallableMetric`.
+    Names: ``accuracy``, ``mean`` (mean of per-item scores), ``mcc``,
+    ``balanced_accuracy`` (``adjusted_balanced_accuracy``), ``sensitivity``
+    and ``specificity`` (binary data; need ``positive``), ``auc`` (ROC AUC of
+    per-item scores; needs ``positive``; a :class:`CallableMetric`, since AUC
+    is not a sum over items), ``macro-f1``, ``micro-f1``, ``weighted-f1``,
+    ``macro-f0.5`` (any beta), ``macro-precision``, ``micro-recall`` and so
+    on; ``f1`` means ``macro-f1``. Hyphens and underscores are
+    interchangeable in names. A plain callable ``fn(gold, pred) -> float``
+    becomes a :class:`CallableMetric`.
     """
     if isinstance(metric, SumMetric | CallableMetric):
         return metric
@@ -220,6 +338,21 @@ def get_metric(metric) -> SumMetric | CallableMetric:
             f"`metric` must be a name or a metric object; got {metric!r}."
         )
     name = metric.strip().lower()
+    snake = name.replace("-", "_")
+    if snake in POSITIVE_METRICS:
+        if positive is None:
+            raise ArgumentError(
+                f"metric {snake!r} needs the positive class (--positive, pos_label=)."
+            )
+        if snake == "auc":
+            return _auc_metric(positive)
+        return (sensitivity_metric if snake == "sensitivity" else specificity_metric)(
+            positive
+        )
+    if snake == "mcc":
+        return mcc_metric()
+    if snake in ("balanced_accuracy", "adjusted_balanced_accuracy"):
+        return balanced_accuracy_metric(snake.startswith("adjusted"))
     if name == "accuracy":
         return accuracy_metric()
     if name in ("mean", "mean-of-scores", "mean-score"):
@@ -263,6 +396,19 @@ def encode_labels(*arrays) -> tuple[list[np.ndarray], np.ndarray]:
     classes, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
     bounds = np.cumsum([0] + [a.size for a in arrays])
     return [inverse[bounds[i] : bounds[i + 1]] for i in range(len(arrays))], classes
+
+
+def _codes(metric: SumMetric, *arrays) -> tuple[list[np.ndarray], int]:
+    """Integer class codes for a label metric, and the number of classes.
+
+    A metric with a ``positive`` class codes it 1 and the other class 0.
+    """
+    if metric.positive is None:
+        codes, classes = encode_labels(*arrays)
+        return codes, classes.size
+    gold, *outputs = arrays
+    binary_indicators(gold, np.concatenate(outputs), metric.positive)
+    return [(np.asarray(x) == metric.positive).astype(np.int64) for x in arrays], 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -335,8 +481,7 @@ def paired_types(metric: SumMetric, gold, pred_a, pred_b) -> PairedTypes:
     a, b = np.asarray(pred_a), np.asarray(pred_b)
     n = a.size
     if metric.labels:
-        (g, a, b), classes = encode_labels(gold, a, b)
-        c = classes.size
+        (g, a, b), c = _codes(metric, gold, a, b)
         key = (g * c + a) * c + b
         if c**3 <= max(4 * n, 1 << 16):
             counts = np.bincount(key, minlength=c**3)
@@ -383,8 +528,8 @@ def score(metric, gold, pred) -> float:
     if isinstance(metric, CallableMetric):
         return float(metric.fn(gold, pred))
     if metric.labels:
-        (g, p), classes = encode_labels(gold, pred)
-        rows = metric.stats(g, p, classes.size)
+        (g, p), c = _codes(metric, gold, pred)
+        rows = metric.stats(g, p, c)
     else:
         rows = metric.stats(gold, pred)
     rows = _check_rows(rows, pred.size, metric.name)
@@ -592,6 +737,65 @@ def loop_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b, progress
             )
             keep[i] = True
             bar.update(1)
+    return out
+
+
+# --- the vectorized callable path: chunks of resampled copies of the items ---
+
+
+def _row_deltas(metric: CallableMetric, gold, a, b) -> np.ndarray:
+    return np.asarray(metric.fn(gold, a), dtype=float) - np.asarray(
+        metric.fn(gold, b), dtype=float
+    )
+
+
+def rows_bootstrap_deltas(
+    metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng
+) -> np.ndarray:
+    """Bootstrap deltas of a vectorized callable metric, a chunk of resamples per call.
+
+    Draws the same item indices as :func:`loop_bootstrap_deltas` for the same ``rng``.
+    """
+    n = pred_a.size
+    out = np.empty(n_resamples)
+    pos = 0
+    for size in _chunks(n_resamples, 4 * n):
+        idx = rng.integers(0, n, size=(size, n))
+        g = None if gold is None else gold[idx]
+        out[pos : pos + size] = _row_deltas(metric, g, pred_a[idx], pred_b[idx])
+        pos += size
+    return out
+
+
+def rows_randomization_deltas(
+    metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng
+) -> np.ndarray:
+    """Randomization deltas of a vectorized callable metric, a chunk of swaps per call."""
+    n = pred_a.size
+    out = np.empty(n_resamples)
+    pos = 0
+    for size in _chunks(n_resamples, 4 * n):
+        swap = rng.random((size, n)) < 0.5
+        g = None if gold is None else np.broadcast_to(gold, (size, n))
+        out[pos : pos + size] = _row_deltas(
+            metric, g, np.where(swap, pred_b, pred_a), np.where(swap, pred_a, pred_b)
+        )
+        pos += size
+    return out
+
+
+def rows_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b) -> np.ndarray:
+    """Leave-one-out deltas of a vectorized callable metric, a chunk of items per call."""
+    n = pred_a.size
+    out = np.empty(n)
+    start = 0
+    for size in _chunks(n, 4 * n):
+        left_out = np.arange(start, start + size)[:, None]
+        keep = np.arange(n - 1)[None, :]
+        idx = keep + (keep >= left_out)  # every item but the left-out one
+        g = None if gold is None else gold[idx]
+        out[start : start + size] = _row_deltas(metric, g, pred_a[idx], pred_b[idx])
+        start += size
     return out
 
 

@@ -102,7 +102,9 @@ class PairedTestResult(Result):
     n_types : int
         Distinct item types after compression (``n`` for the slow path).
     path : str
-        ``"compressed"``, ``"index"`` or ``"loop"`` (the callable metric path).
+        ``"compressed"``, ``"index"``, ``"vectorized"`` (a vectorized callable
+        metric, chunks of resamples per call) or ``"loop"`` (a callable metric,
+        one call per resample).
     distribution : ndarray
         The resampled deltas behind the p-value (left out of ``to_dict``).
     ci_note : str
@@ -372,7 +374,12 @@ class _Prepared:
         return values
 
     def bootstrap(self, n_resamples, rng):
-        if self.types is None:
+        if self.types is None and self.metric.vectorized:
+            d = rs.rows_bootstrap_deltas(
+                self.metric, self.gold, self.a, self.b, n_resamples, rng
+            )
+            path = "vectorized"
+        elif self.types is None:
             d = rs.loop_bootstrap_deltas(
                 self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
             )
@@ -384,7 +391,12 @@ class _Prepared:
         return self._finite(d, "bootstrap resamples"), path
 
     def randomization(self, n_resamples, rng):
-        if self.types is None:
+        if self.types is None and self.metric.vectorized:
+            d = rs.rows_randomization_deltas(
+                self.metric, self.gold, self.a, self.b, n_resamples, rng
+            )
+            path = "vectorized"
+        elif self.types is None:
             d = rs.loop_randomization_deltas(
                 self.metric, self.gold, self.a, self.b, n_resamples, rng, self.progress
             )
@@ -397,8 +409,12 @@ class _Prepared:
 
     def jackknife(self):
         if self.types is None:
-            jack = rs.loop_jackknife_deltas(
-                self.metric, self.gold, self.a, self.b, self.progress
+            jack = (
+                rs.rows_jackknife_deltas(self.metric, self.gold, self.a, self.b)
+                if self.metric.vectorized
+                else rs.loop_jackknife_deltas(
+                    self.metric, self.gold, self.a, self.b, self.progress
+                )
             )
             return self._finite(jack, "leave-one-out subsets"), np.ones(self.n)
         jack = rs.jackknife_deltas(self.metric, self.types)
@@ -827,6 +843,38 @@ def choose_test(n_items: int) -> tuple[str, str]:
     )
 
 
+def comparison_pairs(systems: tuple, baseline, all_pairs: bool):
+    """The pairs ``(A, B)`` to compare, and the baseline (None for all pairs).
+
+    Each system against ``baseline`` (default: the first system), or every
+    pair in input order with ``all_pairs=True``.
+    """
+    if all_pairs and baseline is not None:
+        raise ArgumentError("give either `baseline` or `all_pairs`, not both.")
+    if all_pairs:
+        pairs = [
+            (systems[i], systems[j])
+            for i in range(len(systems))
+            for j in range(i + 1, len(systems))
+        ]
+        return pairs, None
+    baseline = systems[0] if baseline is None else str(baseline)
+    if baseline not in systems:
+        raise ArgumentError(
+            f"`baseline` {baseline!r} is not a system; systems: {', '.join(systems)}."
+        )
+    return [(s, baseline) for s in systems if s != baseline], baseline
+
+
+def system_scores(systems, pairs, pair_scores) -> dict:
+    """Each system's score, in the order of ``systems``, from the scores of the pairs."""
+    scores = {}
+    for (a, b), (score_a, score_b) in zip(pairs, pair_scores, strict=True):
+        scores.setdefault(a, score_a)
+        scores.setdefault(b, score_b)
+    return {s: scores[s] for s in systems}
+
+
 def compare_systems(
     gold,
     predictions: Mapping,
@@ -891,22 +939,7 @@ def compare_systems(
         raise ArgumentError(
             f"systems must have one output per item; lengths differ ({shown})."
         )
-    if all_pairs and baseline is not None:
-        raise ArgumentError("give either `baseline` or `all_pairs`, not both.")
-    if all_pairs:
-        pairs = [
-            (systems[i], systems[j])
-            for i in range(len(systems))
-            for j in range(i + 1, len(systems))
-        ]
-    else:
-        baseline = systems[0] if baseline is None else str(baseline)
-        if baseline not in preds:
-            raise ArgumentError(
-                f"`baseline` {baseline!r} is not a system; "
-                f"systems: {', '.join(systems)}."
-            )
-        pairs = [(s, baseline) for s in systems if s != baseline]
+    pairs, baseline = comparison_pairs(systems, baseline, all_pairs)
     reason = ""
     if test == "auto":
         test, reason = choose_test(next(iter(lengths.values())))
@@ -927,17 +960,13 @@ def compare_systems(
         )
         for (a, b), r in zip(pairs, streams, strict=True)
     )
-    scores = {}
-    for (a, b), r in zip(pairs, results, strict=True):
-        scores.setdefault(a, r.score_a)
-        scores.setdefault(b, r.score_b)
     return SystemComparison(
         systems=systems,
-        scores={s: scores[s] for s in systems},
+        scores=system_scores(systems, pairs, [(r.score_a, r.score_b) for r in results]),
         pairs=tuple(pairs),
         results=results,
         adjusted_pvalues=adjust_pvalues([r.pvalue for r in results], correction),
         correction=correction,
-        baseline=None if all_pairs else baseline,
+        baseline=baseline,
         test_reason=reason,
     )
