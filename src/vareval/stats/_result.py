@@ -194,7 +194,8 @@ class Result:
     @classmethod
     def has_interval(cls) -> bool:
         """Whether this kind of result carries a confidence interval."""
-        return cls._interval is not None
+        own_method = cls.confidence_interval is not Result.confidence_interval
+        return cls._interval is not None or own_method
 
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Return the confidence interval ``(low, high)`` of ``estimate``.
