@@ -40,6 +40,8 @@ _EXPORTS = {
     "rank": "vareval.data.ranking",
     "build_report": "vareval.report.builder",
     "write_report": "vareval.report.builder",
+    "run_until_settled": "vareval.experiment.sequential",
+    "confidence_sequence": "vareval.stats.sequential",
 }
 _SUBMODULES = {"errors", "stats", "data", "experiment", "datasets", "report"}
 

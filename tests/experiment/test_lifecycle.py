@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from vareval.data.store_table import SCHEMA_VERSION
 from vareval.errors import ExperimentError
 from vareval.experiment import Distribution, Store, replay, run
 from vareval.experiment.spec import loads_spec
@@ -119,7 +120,7 @@ def test_a_released_version_store_is_migrated_and_grows_seeds_not_configs(tmp_pa
     after = _rows(path)
     assert [r[:8] for r in after[: len(before)]] == [r[:8] for r in before]
     with Store(path) as st:
-        assert st.con.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert st.con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert st.config_scheme() == 1
     # new seeds use the store's own (old) configuration scheme
     old = configurations(make_spec(seeds=4), scheme=1)

@@ -66,13 +66,15 @@ def _register():
         repeated,
         report,
         run,
+        sequential,
         significance,
         tuning,
         variance,
     )
 
     modules = (
-        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo
+        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
+        sequential,
     )
     for module in modules:
         for command in module.COMMANDS:

@@ -32,7 +32,16 @@ def _read_input(path: str):
             "stores (vareval.data.store_table is missing); export it to CSV first."
         )
     df = read_store_table(path)
-    return df, store_context(df.attrs.get("spec") or {})
+    return df, {**store_context(df.attrs.get("spec") or {}), **_store_sequences(path)}
+
+
+def _store_sequences(path) -> dict:
+    """The sequential runs a store records, for the report's sequential section."""
+    from vareval.experiment.store import Store
+
+    with Store(path, readonly=True) as st:
+        records = st.sequences()
+    return {"sequential": {"records": records, "inferred": True}} if records else {}
 
 
 def _search_spec(path, bounds, metric, by) -> dict:
@@ -263,7 +272,9 @@ def report(
         if not context:
             raise ArgumentError("--by is required: name the column(s) with the method.")
         by = "experiment"
-    extras = {k: context[k] for k in ("design_note", "column_roles") if k in context}
+    extras = {
+        k: context[k] for k in ("design_note", "column_roles", "sequential") if k in context
+    }
     if random_effects:
         extras["variance"] = {
             "random": split_columns(random_effects),

@@ -57,6 +57,24 @@ def _store_argument(f):
     show_default=True,
     help="Seconds without heartbeat before another runner's claim counts as crashed.",
 )
+@click.option(
+    "--until-settled",
+    is_flag=True,
+    help="Sequential mode: add seeds batch by batch until a confidence sequence for "
+    "--compare settles the difference (see docs/sequential.md).",
+)
+@click.option("--compare", default=None, help="With --until-settled: experiments a,b (a - b).")
+@click.option("--metric", default=None, help="With --until-settled: the metric compared.")
+@click.option("--bounds", default=None,
+              help="With --until-settled: the metric's bounds low,high (0,1 for an accuracy).")
+@click.option("--margin", type=float, default=None,
+              help="With --until-settled: stop as equivalent inside +-margin.")
+@click.option("--budget", type=int, default=100, show_default=True,
+              help="With --until-settled: the most seeds (pairs) to run.")
+@click.option("--confidence", type=float, default=0.95, show_default=True,
+              help="With --until-settled: the sequence's simultaneous level.")
+@click.option("--batch", type=int, default=10, show_default=True,
+              help="With --until-settled: seeds added between looks.")
 def run(
     experiment,
     store,
@@ -70,6 +88,14 @@ def run(
     retry_failed,
     no_progress,
     stale_after,
+    until_settled,
+    compare,
+    metric,
+    bounds,
+    margin,
+    budget,
+    confidence,
+    batch,
 ):
     """Run (or resume) EXPERIMENT.toml into a SQLite store, one row per trial.
 
@@ -84,6 +110,16 @@ def run(
     from vareval.experiment.runner import run as run_experiment
     from vareval.experiment.store import Store
 
+    if until_settled:
+        return _run_until_settled(
+            experiment, store, compare, metric, bounds, margin, budget, confidence, batch,
+            dict(accept_code_change=accept_code_change, engine=engine, workers=workers,
+                 address=address, retry_failed=retry_failed,
+                 progress=False if no_progress else None, stale_after=stale_after),
+            seeds or configs or reruns,
+        )
+    if compare or metric:
+        raise ExperimentError("--compare and --metric belong to --until-settled; add it.")
     report = run_experiment(
         experiment,
         store,
@@ -136,6 +172,44 @@ def run(
             "then rerun "
             "with --retry-failed."
         )
+
+
+def _run_until_settled(experiment, store, compare, metric, bounds, margin, budget, confidence,
+                       batch, options, grows):
+    from vareval.cli.sequential import parse_bounds, parse_pair, render
+    from vareval.errors import ExperimentError
+    from vareval.experiment.sequential import run_until_settled
+
+    if compare is None or metric is None:
+        raise ExperimentError("--until-settled needs --compare a,b and --metric.")
+    if grows:
+        raise ExperimentError(
+            "--until-settled manages the seeds itself (up to --budget); drop --seeds, "
+            "--configs and --reruns."
+        )
+
+    def look(cs):
+        click.echo(
+            f"look at {cs.n[-1]} pairs: estimate {cs.estimate[-1]:+.4g}, sequence "
+            f"[{cs.low[-1]:+.4g}, {cs.high[-1]:+.4g}]"
+        )
+
+    r = run_until_settled(
+        experiment, store, compare=parse_pair(compare, "--compare"), metric=metric,
+        bounds=parse_bounds(bounds), margin=margin, budget=budget, confidence=confidence,
+        batch=batch, on_look=look, **options,
+    )
+    title = (
+        f"{metric}: {r.a} - {r.b} over {r.pairs} paired seeds; ran {r.trials_run} trials "
+        f"(budget {r.budget} seeds)"
+    )
+    click.echo(render(r.sequence, title, tuple(r.sequence.looks)))
+    if r.incomplete:
+        click.echo(
+            f"note: {len(r.incomplete)} seeds left out (a trial failed or is unfinished): "
+            f"{', '.join(map(str, r.incomplete[:10]))}; see `vareval status {store}`."
+        )
+    click.echo(f"stopped: {r.reason}; the store records the sequence and keeps every trial.")
 
 
 def _status_payload(store) -> dict:

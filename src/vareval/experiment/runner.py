@@ -162,7 +162,7 @@ def _spec_of_store(store) -> ExperimentSpec:
 
 
 def _run_iv(spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
-            flush_every):
+            flush_every, checked=None):
     spec = _spec_of_store(store) if spec is None else _as_spec(spec)
     if trial is not None:
         if not callable(trial):
@@ -192,10 +192,18 @@ def _run_iv(spec, store, trial, engine, workers, address, stale_after, heartbeat
     # an unknown or misbehaving function fails here, before any trial; it is
     # imported in a worker process, never in the runner, and its provenance
     # (code hash, imported packages) is taken there. A callable given in
-    # Python already lives in this process.
+    # Python already lives in this process. A caller running batch after batch
+    # (the sequential mode) checks it once and passes its provenance.
+    if checked is not None:
+        return spec, checked
+    return spec, trial_provenance(spec)
+
+
+def trial_provenance(spec: ExperimentSpec) -> dict:
+    """Check that the trial function imports (in a worker) and return its provenance."""
     if spec.callable is not None:
-        return spec, provenance.capture(spec.callable)
-    return spec, check_function(spec.trial, spec.paths, spec.timeout)
+        return provenance.capture(spec.callable)
+    return check_function(spec.trial, spec.paths, spec.timeout)
 
 
 def run(
@@ -215,6 +223,7 @@ def run(
     stale_after: float = 120.0,
     heartbeat_every: float = 10.0,
     flush_every: float = 0.25,
+    _provenance: dict | None = None,
 ) -> RunReport:
     """Run (or resume) an experiment into a store.
 
@@ -271,7 +280,7 @@ def run(
     """
     spec, now = _run_iv(
         spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
-        flush_every,
+        flush_every, _provenance,
     )
     spec = spec.grown(seeds=seeds, configs=configs, reruns=reruns)
     heartbeat_every = min(heartbeat_every, stale_after / 4)

@@ -1,6 +1,6 @@
 """The run store: one SQLite file (WAL mode), one row per trial.
 
-Schema (version 2, ``PRAGMA user_version``; ``PRAGMA application_id`` is
+Schema (version 3, ``PRAGMA user_version``; ``PRAGMA application_id`` is
 ``0x56524556``, "VREV", so a database from another program is recognised):
 
 ``meta(key, value)``
@@ -18,6 +18,11 @@ Schema (version 2, ``PRAGMA user_version``; ``PRAGMA application_id`` is
     Files a trial kept with ``trial.artifact``: ``data`` holds the bytes up
     to ``ARTIFACT_INLINE_LIMIT``, larger ones are written beside the store
     (``<store>.artifacts/<trial id>/<name>``) and ``path`` says where.
+``sequences(metric, a, b, settings, status, reason, stop, sequence, updated)``
+    A sequential run (:mod:`vareval.experiment.sequential`) comparing
+    experiments ``a`` and ``b`` on ``metric``: its settings (JSON), whether
+    it is ``running`` or ``stopped``, why and at how many pairs it stopped,
+    and the confidence sequence as it stood at the last look (JSON).
 ``trials``
     ``id``; the trial's identity ``(factors, seed, config_index, rerun)``
     (UNIQUE, so re-populating the grid on resume is idempotent);
@@ -28,8 +33,9 @@ Schema (version 2, ``PRAGMA user_version``; ``PRAGMA application_id`` is
     ``traceback``; the claim: ``runner`` (a token per run), ``runner_host``,
     ``runner_pid`` and ``heartbeat``; ``run_id``, the run that wrote the result.
 
-Version 1 stores (no ``runs``, ``curves``, ``artifacts``, ``run_id``) are
-migrated in place, additively, when opened for writing.
+Older stores are migrated in place, additively, when opened for writing:
+version 1 (no ``runs``, ``curves``, ``artifacts``, ``run_id``) and version 2
+(no ``sequences``). Read-only readers open them as they are.
 
 Growing: a store accepts a declaration with more seeds, configurations,
 reruns or factor levels and appends the new trials; every existing trial, its
@@ -138,6 +144,22 @@ CREATE TABLE IF NOT EXISTS artifacts (
 );
 """
 
+# version 3: added to older stores by _migrate (additive only)
+_SCHEMA_3 = """
+CREATE TABLE IF NOT EXISTS sequences (
+    metric TEXT NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'stopped')),
+    reason TEXT,
+    stop INTEGER,
+    sequence TEXT NOT NULL,
+    updated REAL NOT NULL,
+    PRIMARY KEY (metric, a, b)
+);
+"""
+
 # pending, or claimed by another runner whose heartbeat is older than the limit
 _CLAIMABLE = (
     "status = 'pending' OR (status = 'running' AND heartbeat < ? AND runner IS NOT ?)"
@@ -219,7 +241,7 @@ class Store:
             version = check_identity(self.con, self.path, ExperimentError)
             if not readonly:
                 _retry_while_locked(self._use_wal)
-                if version == 1:
+                if version < SCHEMA_VERSION:
                     _retry_while_locked(self._migrate)
         except sqlite3.Error as exc:
             self.con.close()
@@ -245,7 +267,7 @@ class Store:
         with self.transaction():
             if probe(self.con, self.path, ExperimentError) != (0, 0, 0):
                 return  # another runner created it first
-            for statement in (_SCHEMA + _SCHEMA_2).split(";"):
+            for statement in (_SCHEMA + _SCHEMA_2 + _SCHEMA_3).split(";"):
                 if statement.strip():
                     self.con.execute(statement)
             self.con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -262,17 +284,19 @@ class Store:
             )
 
     def _migrate(self) -> None:
-        """Bring a version 1 store to version 2: new tables and a column, nothing rewritten."""
+        """Bring an older store to this version: new tables and a column, nothing rewritten."""
         with self.transaction():
-            if self.con.execute("PRAGMA user_version").fetchone()[0] != 1:
+            version = self.con.execute("PRAGMA user_version").fetchone()[0]
+            if version >= SCHEMA_VERSION:
                 return  # another runner migrated it first
-            self.con.execute("ALTER TABLE trials ADD COLUMN run_id INTEGER")
-            for statement in _SCHEMA_2.split(";"):
+            if version < 2:
+                self.con.execute("ALTER TABLE trials ADD COLUMN run_id INTEGER")
+                self.con.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('config_scheme', '1')"
+                )
+            for statement in (_SCHEMA_2 + _SCHEMA_3).split(";"):
                 if statement.strip():
                     self.con.execute(statement)
-            self.con.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('config_scheme', '1')"
-            )
             self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _has_table(self, name: str) -> bool:
@@ -602,6 +626,41 @@ class Store:
                 "WHERE status = 'running' AND runner = ?",
                 (token,),
             ).rowcount
+
+    # -- sequential runs -------------------------------------------------
+    def record_sequence(self, metric: str, a: str, b: str, record: dict) -> None:
+        """Write (or replace) the record of the sequential run comparing ``a`` and ``b``.
+
+        ``record`` holds ``settings`` (dict), ``status`` (``running`` or
+        ``stopped``), ``reason``, ``stop`` and ``sequence`` (dict of lists).
+        """
+        with self.transaction():
+            self.con.execute(
+                "INSERT OR REPLACE INTO sequences (metric, a, b, settings, status, reason, "
+                "stop, sequence, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    metric, a, b, json.dumps(record["settings"]), record["status"],
+                    record["reason"], record["stop"], json.dumps(record["sequence"]), _now(),
+                ),
+            )
+
+    def sequences(self) -> list[dict]:
+        """Every recorded sequential run (none in a store made before them)."""
+        if not self._has_table("sequences"):
+            return []
+        rows = self.con.execute(
+            "SELECT metric, a, b, settings, status, reason, stop, sequence, updated "
+            "FROM sequences ORDER BY updated"
+        ).fetchall()
+        keys = ("metric", "a", "b", "settings", "status", "reason", "stop", "sequence",
+                "updated")
+        out = []
+        for row in rows:
+            rec = dict(zip(keys, row, strict=True))
+            for key in ("settings", "sequence"):
+                rec[key] = loads(rec[key], f"the sequence's `{key}`", self.path, ExperimentError)
+            out.append(rec)
+        return out
 
     # -- reading -----------------------------------------------------
     def counts(self) -> dict[str, int]:

@@ -19,7 +19,9 @@ from vareval.errors import ArgumentError, VarevalError
 # the report inferred by itself (extras entry marked "inferred", e.g. from a
 # run store's design) turns a failure into a note on the page.
 CORE = ("design", "summaries", "paired")
-OPTIONAL = ("significance", "tuning", "variance", "aggregate", "ranking", "dominance")
+OPTIONAL = (
+    "significance", "tuning", "variance", "aggregate", "ranking", "dominance", "sequential"
+)
 LAST = ("best_of_k",)
 REPEATED = ("training", "data-sampling")
 

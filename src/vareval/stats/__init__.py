@@ -102,6 +102,12 @@ from vareval.stats.roc import (
     roc_auc,
 )
 from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
+from vareval.stats.sequential import (
+    ConfidenceSequence,
+    confidence_sequence,
+    empirical_bernstein_cs,
+    normal_mixture_cs,
+)
 from vareval.stats.significance import (
     ExactTestResult,
     PairedTestResult,
@@ -217,6 +223,10 @@ __all__ = [
     "paired_randomization",
     "paired_t",
     "paired_wilcoxon",
+    "ConfidenceSequence",
+    "confidence_sequence",
+    "empirical_bernstein_cs",
+    "normal_mixture_cs",
     "pairwise",
     "plan_replications",
     "project_iterations",

@@ -1,0 +1,72 @@
+"""A confidence sequence on a finished results table: how the answer evolved, pair by pair."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vareval.data.validate import pairs
+from vareval.errors import ArgumentError, DataError
+from vareval.stats.sequential import ConfidenceSequence, confidence_sequence
+
+
+def difference_bounds(bounds) -> tuple[float, float] | None:
+    """The bounds of ``x_a - x_b`` when each metric value lies in ``bounds = (low, high)``."""
+    if bounds is None:
+        return None
+    try:
+        low, high = (float(v) for v in bounds)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"--bounds must be two numbers low,high; got {bounds!r}.") from None
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ArgumentError(f"--bounds must be finite with low < high; got {bounds!r}.")
+    return low - high, high - low
+
+
+def sequence(
+    df,
+    metric: str,
+    by,
+    pair_on,
+    a: str,
+    b: str,
+    *,
+    bounds=None,
+    margin=None,
+    confidence: float = 0.95,
+    batch: int | None = None,
+    budget: int | None = None,
+) -> ConfidenceSequence:
+    """The confidence sequence of ``metric(a) - metric(b)`` over the table's pairs, in row order.
+
+    Pairs are matched on ``pair_on`` (one row per key and method, every key
+    with both methods) and taken in the order of ``a``'s rows, the order in
+    which a run store wrote them. ``bounds`` are the metric's own bounds
+    (``(0, 1)`` for an accuracy): with them the non-asymptotic
+    empirical-Bernstein sequence, without them the asymptotic
+    normal-mixture one. The stopping rule looks after every ``batch`` pairs
+    (default every pair); ``budget`` tunes the normal-mixture sequence and
+    is where the rule would have stopped at the latest.
+    """
+    xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+    if bounds is not None:
+        low, high = difference_bounds(bounds)[1] * np.array([0, 1]) + float(bounds[0])
+        for name, x in ((a, xa), (b, xb)):
+            outside = (x < low) | (x > high)
+            if outside.any():
+                raise DataError(
+                    f"--bounds {low:g},{high:g}: {metric} of {name!r} is "
+                    f"{x[outside][0]:g} in pair {int(np.argmax(outside)) + 1}, outside them; "
+                    "give the metric's true bounds, or none (normal-mixture sequence)."
+                )
+    d = xa - xb
+    if batch is not None and (isinstance(batch, bool) or int(batch) != batch or batch < 1):
+        raise ArgumentError(f"--batch must be an integer >= 1; got {batch!r}.")
+    looks = None if batch is None else sorted({*range(batch, d.size + 1, batch), d.size})
+    return confidence_sequence(
+        d,
+        bounds=difference_bounds(bounds),
+        confidence=confidence,
+        margin=margin,
+        budget=budget,
+        looks=looks,
+    )

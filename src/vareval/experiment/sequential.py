@@ -1,0 +1,405 @@
+"""Run until settled: grow a paired experiment batch by batch until a confidence sequence decides.
+
+The sequential mode compares two experiments ``a`` and ``b`` of a store's
+design on one metric. Seeds are the pairs: at a seed both experiments get the
+same streams and configurations (common random numbers), so the difference
+``metric(a) - metric(b)`` at a seed is one paired observation (averaged over
+the seed's configurations and reruns when there are several). Batch by
+batch the design grows by ``batch`` seeds and the ordinary runner runs the
+new trials (claims, heartbeats, crash safety: :func:`vareval.experiment.run`);
+after each batch the confidence sequence of the differences, in seed order,
+is updated and the rule of :func:`vareval.stats.sequential.settle` looks:
+stop when it excludes zero, when it lies inside ``+-margin``, or when the
+budget of seeds is spent. The store keeps every trial and records the
+settings, the reason and the sequence in its ``sequences`` table.
+
+Resuming: the sequence is a function of the store's finished trials in seed
+order and of the looks recorded so far, so calling again after a crash runs
+the unfinished trials of the current batch and continues the same sequence.
+A sequence that stopped stays stopped, unless it stopped for its budget and
+a larger budget is given (a confidence sequence stays valid however long it
+runs). Its rule (bounds, margin, confidence) cannot change once recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+
+from vareval.data.sequential import difference_bounds
+from vareval.data.store_table import sqlite_errors
+from vareval.errors import ExperimentError
+from vareval.experiment.runner import _as_spec, _spec_of_store, run, trial_provenance
+from vareval.experiment.store import Store
+from vareval.stats._result import Result
+from vareval.stats.sequential import ConfidenceSequence, confidence_sequence
+
+SETTLED = ("difference", "equivalent within margin")
+_RULE = ("bounds", "margin", "confidence", "t_opt")  # fixed once a sequence is recorded
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class SequentialRun(Result):
+    """What a sequential run did and where its confidence sequence ended.
+
+    Attributes
+    ----------
+    store : str
+        The store's path.
+    metric, a, b : str
+        The compared metric and experiments (the difference is ``a - b``).
+    sequence : ConfidenceSequence
+        The sequence over the complete pairs, with the looks and the stop.
+    reason : str
+        Why the run stopped: ``"difference"``, ``"equivalent within margin"``
+        or ``"budget"``.
+    seeds : int
+        Seeds in the design when it stopped (the pairs run).
+    pairs : int
+        Pairs with both sides finished (the sequence's length).
+    incomplete : list of int
+        Seeds left out because a trial of theirs failed or is unfinished.
+    trials_run : int
+        Trials this call ran (across its batches).
+    budget : int
+        The largest number of seeds allowed.
+    """
+
+    store: str
+    metric: str
+    a: str
+    b: str
+    sequence: ConfidenceSequence
+    reason: str
+    seeds: int
+    pairs: int
+    incomplete: list
+    trials_run: int
+    budget: int
+
+    def confidence_interval(self, confidence_level=None):
+        """The sequence's interval at the last pair."""
+        return self.sequence.confidence_interval(confidence_level)
+
+    def to_frame(self):
+        """The sequence, one row per number of pairs (see ConfidenceSequence.to_frame)."""
+        return self.sequence.to_frame()
+
+
+def run_until_settled(
+    spec,
+    store,
+    *,
+    compare,
+    metric: str,
+    bounds=None,
+    margin: float | None = None,
+    budget: int = 100,
+    confidence: float = 0.95,
+    batch: int = 10,
+    on_look=None,
+    **run_options,
+) -> SequentialRun:
+    """Run paired trials of two experiments batch by batch until the comparison is settled.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec or path or None
+        The experiment (its ``seeds`` is managed here); None: the store's own.
+    store : str or path-like
+        The SQLite store (created, or resumed).
+    compare : (str, str)
+        The two experiments ``a`` and ``b`` (with one factor: two of its
+        levels); the estimand is the mean of ``metric(a) - metric(b)`` per seed.
+    metric : str
+        A metric the trial returns.
+    bounds : (float, float), optional
+        Bounds of the metric itself (``(0, 1)`` for an accuracy); the
+        difference then lies in ``[low - high, high - low]`` and the
+        non-asymptotic empirical-Bernstein sequence is used. Without bounds,
+        the asymptotic normal-mixture sequence.
+    margin : float, optional
+        Stop as equivalent once the sequence lies inside ``(-margin, margin)``.
+    budget : int, default 100
+        The largest number of seeds (pairs) to run.
+    confidence : float, default 0.95
+        The sequence's simultaneous level.
+    batch : int, default 10
+        Seeds added per batch; the rule looks after each batch.
+    on_look : callable, optional
+        Called with the :class:`ConfidenceSequence` after each look.
+    **run_options
+        Passed to :func:`vareval.experiment.run` (``engine``, ``workers``,
+        ``progress``, ``retry_failed``, ...).
+
+    Returns
+    -------
+    SequentialRun
+    """
+    spec = _spec_of_store(store) if spec is None else _as_spec(spec)
+    a, b, bounds, budget, batch = _sequential_iv(spec, compare, bounds, budget, batch)
+    spec = _only(spec, (a, b))
+    settings = {
+        "bounds": bounds,
+        "margin": margin,
+        "confidence": confidence,
+        "t_opt": budget,
+        "budget": budget,
+        "batch": batch,
+    }
+    record = _record(store, metric, a, b)
+    looks: list[int] = []
+    if record is not None:
+        _check_rule(store, record["settings"], settings)
+        settings["t_opt"] = record["settings"]["t_opt"]
+        looks = list(record["sequence"]["looks"])
+    seeds = _stored_seeds(store) or min(batch, budget)
+    if record is not None and record["status"] == "stopped" and not (
+        record["reason"] == "budget" and budget > record["settings"]["budget"]
+    ):
+        cs = stored_sequence(record)
+        return _result(store, metric, a, b, cs, record["reason"], seeds,
+                       record["sequence"]["incomplete"], 0, record["settings"]["budget"])
+    trials_run = 0
+    if run_options.get("trial") is not None:
+        spec = spec.with_trial(run_options.pop("trial"))
+    checked = trial_provenance(spec)  # once, not before every batch
+    while True:
+        report = run(dataclasses.replace(spec, seeds=seeds), store, _provenance=checked,
+                     **run_options)
+        trials_run += report.ran
+        cs, n_pairs, incomplete = _sequence(store, metric, a, b, settings, looks, seeds)
+        if n_pairs and (not looks or looks[-1] != n_pairs):
+            looks.append(n_pairs)
+            cs, _, _ = _sequence(store, metric, a, b, settings, looks, seeds)
+        reason = cs.reason if cs.reason in SETTLED else ("budget" if seeds >= budget else None)
+        cs = dataclasses.replace(cs, budget=budget)
+        if reason == "budget":
+            cs = dataclasses.replace(cs, stop=n_pairs, reason="budget")
+        _write(store, metric, a, b, settings, cs, reason, looks, incomplete)
+        if on_look is not None:
+            on_look(cs)
+        if reason is not None:
+            return _result(store, metric, a, b, cs, reason, seeds, incomplete, trials_run,
+                           budget)
+        seeds = min(seeds + batch, budget)
+
+
+def _sequential_iv(spec, compare, bounds, budget, batch):
+    try:
+        a, b = (str(c) for c in compare)
+    except (TypeError, ValueError):
+        raise ExperimentError(
+            f"--compare must name two experiments, e.g. mlp,logreg; got {compare!r}."
+        ) from None
+    import itertools
+
+    levels = itertools.product(*spec.factors.values())
+    experiments = ["_".join(map(str, combination)) for combination in levels]
+    for name in (a, b):
+        if name not in experiments:
+            raise ExperimentError(
+                f"--compare: {name!r} is not an experiment of the design; its experiments: "
+                f"{', '.join(experiments)}."
+            )
+    if a == b:
+        raise ExperimentError(
+            f"--compare must name two different experiments; got {a!r} twice."
+        )
+    for name, value in (("--budget", budget), ("--batch", batch)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ExperimentError(f"{name} must be an integer >= 1; got {value!r}.")
+    if bounds is not None:
+        width = difference_bounds(bounds)[1]  # validates: two finite numbers, low < high
+        bounds = [float(bounds[0]), float(bounds[0]) + width]
+    return a, b, bounds, budget, batch
+
+
+def _only(spec, experiments):
+    """The design restricted to the factor levels the compared experiments use.
+
+    A fresh store then holds only their trials; a store that already has
+    other levels keeps them (and runs their new seeds too).
+    """
+    import itertools
+
+    names = list(spec.factors)
+    used = [
+        combination
+        for combination in itertools.product(*spec.factors.values())
+        if "_".join(map(str, combination)) in experiments
+    ]
+    factors = {
+        name: tuple(v for v in levels if any(c[i] == v for c in used))
+        for i, (name, levels) in enumerate(zip(names, spec.factors.values(), strict=True))
+    }
+    return dataclasses.replace(spec, factors=factors)
+
+
+def _check_rule(store, stored: dict, settings: dict) -> None:
+    changed = [k for k in ("bounds", "margin", "confidence") if stored.get(k) != settings[k]]
+    if changed:
+        raise ExperimentError(
+            f"store '{store}' holds a sequential run of this comparison with other "
+            f"{', '.join(changed)} ({', '.join(f'{k} {stored.get(k)!r}' for k in changed)}); "
+            "its rule cannot change mid-sequence: keep them, or use a new --store."
+        )
+
+
+def _record(store, metric, a, b) -> dict | None:
+    try:
+        with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
+            recs = st.sequences()
+    except ExperimentError:
+        return None  # no store yet
+    return next((r for r in recs if (r["metric"], r["a"], r["b"]) == (metric, a, b)), None)
+
+
+def _stored_seeds(store) -> int | None:
+    try:
+        spec = _spec_of_store(store)
+    except ExperimentError:
+        return None
+    return spec.seeds
+
+
+def paired_seed_differences(
+    store, metric: str, a: str, b: str, seeds: int | None = None, bounds=None
+):
+    """Per-seed differences ``metric(a) - metric(b)`` of a store, in seed order.
+
+    A seed counts when every trial of both experiments at that seed is done;
+    its difference is the mean over its (configuration, rerun) cells. A value
+    outside ``bounds`` (the metric's, when given) is refused.
+
+    Returns
+    -------
+    differences : ndarray
+    seeds_used : ndarray of int
+    incomplete : list of int
+        Seeds (below ``seeds``) with a failed or unfinished trial.
+    """
+    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
+        rows = st.con.execute(
+            "SELECT id, experiment, seed, config_index, rerun, status, metrics FROM trials "
+            "WHERE experiment IN (?, ?) ORDER BY seed, config_index, rerun, id",
+            (a, b),
+        ).fetchall()
+    cells: dict[tuple, dict] = {}
+    for tid, exp, seed, cidx, rerun, status, raw in rows:
+        if seeds is not None and seed >= seeds:
+            continue
+        value = None
+        if status == "done":
+            metrics = json.loads(raw) if raw else {}
+            if metric not in metrics:
+                raise ExperimentError(
+                    f"--metric {metric!r}: trial {tid} ({exp}, seed {seed}) returned no such "
+                    f"metric; it has: {', '.join(sorted(metrics)) or 'none'}."
+                )
+            value = float(metrics[metric])
+            if bounds is not None and not bounds[0] <= value <= bounds[1]:
+                raise ExperimentError(
+                    f"--bounds {bounds[0]:g},{bounds[1]:g}: trial {tid} ({exp}, seed {seed}) "
+                    f"has {metric} = {value:g}, outside them; give the metric's true bounds, "
+                    "or none (normal-mixture sequence)."
+                )
+            if not np.isfinite(value):
+                raise ExperimentError(
+                    f"--metric {metric!r}: trial {tid} ({exp}, seed {seed}) is {value}; a "
+                    "paired difference needs finite values (the trial diverged?)."
+                )
+        cells.setdefault((seed, cidx, rerun), {})[exp] = value
+    per_seed: dict[int, list] = {}
+    for (seed, _, _), pair in cells.items():
+        ok = pair.get(a) is not None and pair.get(b) is not None
+        per_seed.setdefault(seed, []).append(pair[a] - pair[b] if ok else None)
+    used = [s for s, d in per_seed.items() if None not in d]
+    incomplete = [s for s, d in per_seed.items() if None in d]
+    diffs = np.array([np.mean(per_seed[s]) for s in used], dtype=float)
+    return diffs, np.array(used, dtype=int), incomplete
+
+
+def _sequence(store, metric, a, b, settings, looks, seeds):
+    bounds = settings["bounds"]
+    diffs, _, incomplete = paired_seed_differences(store, metric, a, b, seeds, bounds)
+    width = None if bounds is None else bounds[1] - bounds[0]
+    if diffs.size == 0:
+        raise ExperimentError(
+            f"no seed has finished trials of both {a!r} and {b!r} (seeds {incomplete[:5]} "
+            f"have a failed or unfinished trial); see `vareval status {store}`."
+        )
+    cs = confidence_sequence(
+        diffs,
+        bounds=None if bounds is None else (-width, width),
+        confidence=settings["confidence"],
+        margin=settings["margin"],
+        looks=[n for n in looks if n <= diffs.size] or None,
+        t_opt=settings["t_opt"],
+    )
+    return cs, diffs.size, incomplete
+
+
+def _write(store, metric, a, b, settings, cs, reason, looks, incomplete) -> None:
+    sequence = {
+        "n": cs.n.tolist(),
+        "estimate": cs.estimate.tolist(),
+        "low": cs.low.tolist(),
+        "high": cs.high.tolist(),
+        "looks": list(looks),
+        "incomplete": list(incomplete),
+        "method": cs.method,
+    }
+    with Store(store) as st, sqlite_errors(store, ExperimentError):
+        st.record_sequence(
+            metric,
+            a,
+            b,
+            {
+                "settings": settings,
+                "status": "running" if reason is None else "stopped",
+                "reason": reason,
+                "stop": cs.stop if reason is not None else None,
+                "sequence": sequence,
+            },
+        )
+
+
+def _result(store, metric, a, b, cs, reason, seeds, incomplete, trials_run, budget):
+    return SequentialRun(
+        store=str(store),
+        metric=metric,
+        a=a,
+        b=b,
+        sequence=cs,
+        reason=reason,
+        seeds=seeds,
+        pairs=int(cs.n[-1]),
+        incomplete=list(incomplete),
+        trials_run=trials_run,
+        budget=budget,
+    )
+
+
+def stored_sequence(record: dict) -> ConfidenceSequence:
+    """The confidence sequence a store's ``sequences`` row recorded."""
+    seq, settings = record["sequence"], record["settings"]
+    bounds = settings.get("bounds")
+    width = None if bounds is None else bounds[1] - bounds[0]
+    return ConfidenceSequence(
+        n=np.asarray(seq["n"], dtype=int),
+        estimate=np.asarray(seq["estimate"], dtype=float),
+        low=np.asarray(seq["low"], dtype=float),
+        high=np.asarray(seq["high"], dtype=float),
+        method=seq["method"],
+        guarantee="nonasymptotic" if bounds is not None else "asymptotic",
+        confidence=settings["confidence"],
+        bounds=None if bounds is None else (-width, width),
+        margin=settings.get("margin"),
+        budget=settings.get("budget"),
+        stop=record.get("stop"),
+        reason=record.get("reason") or "not settled",
+        looks=np.asarray(seq["looks"], dtype=int),
+    )

@@ -1,0 +1,38 @@
+"""Reference values for the empirical-Bernstein confidence sequence, from confseq.
+
+confseq (Howard, Waudby-Smith and Ramdas; https://github.com/gostevehoward/confseq)
+is the authors' own implementation of the predictable plug-in empirical-Bernstein
+CS (``confseq.predmix.predmix_empbern_cs``). Its wheel needs Boost and did not
+build here, so reference.json was made by running its pure-Python modules
+``src/confseq/predmix.py`` and ``src/confseq/betting_strategies.py``
+(repository commits 004ef1b9 and 113f874e) with the compiled module absent:
+``PYTHONPATH=<folder holding those two files as the package confseq> python
+make_reference.py``. With confseq installed the same command works as is.
+
+Observations are in [0, 1]; ``low``/``high`` are confseq's sequences clipped to
+[0, 1] with a running intersection (as vareval reports them).
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+from confseq.predmix import predmix_empbern_cs
+
+
+def case(name, x, alpha):
+    low, high = predmix_empbern_cs(np.asarray(x, float), alpha=alpha, running_intersection=False)
+    low = np.maximum.accumulate(np.clip(low, 0, 1))
+    high = np.minimum.accumulate(np.clip(high, 0, 1))
+    return {"name": name, "alpha": alpha, "x": list(map(float, x)),
+            "low": low.tolist(), "high": high.tolist()}
+
+
+rng = np.random.default_rng(20261201)
+cases = [
+    case("beta(2, 5), 300 draws", rng.beta(2, 5, 300), 0.05),
+    case("difference of Bernoulli(0.7) and Bernoulli(0.6), rescaled to [0, 1]",
+         (rng.binomial(1, 0.7, 200) - rng.binomial(1, 0.6, 200) + 1) / 2, 0.05),
+    case("uniform(0.4, 0.6), 150 draws, 90 %", rng.uniform(0.4, 0.6, 150), 0.10),
+]
+Path(__file__).with_name("reference.json").write_text(json.dumps(cases, indent=1) + "\n")

@@ -1,0 +1,233 @@
+"""Runs until settled: the scikit-learn example, the store's record, resuming after a kill."""
+
+import dataclasses
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vareval.data.store_table import SCHEMA_VERSION
+from vareval.errors import ExperimentError, VarevalError
+from vareval.experiment import Store
+from vareval.experiment.sequential import (
+    paired_seed_differences,
+    run_until_settled,
+    stored_sequence,
+)
+from vareval.stats.sequential import confidence_sequence
+
+HERE = str(Path(__file__).resolve().parent)
+EXAMPLE = Path(__file__).parents[2] / "examples" / "sequential_sklearn" / "experiment.toml"
+
+
+def _toml(tmp_path, *, shift, sleep=0.0, seeds=5):
+    path = tmp_path / "experiment.toml"
+    path.write_text(textwrap.dedent(f"""
+        [experiment]
+        trial = "_seq_trials:shifted"
+        path = {HERE!r}
+        seeds = {seeds}
+        entropy = 11
+
+        [factors]
+        model = ["a", "b", "c"]
+
+        [randomness]
+        sources = ["init", "noise_a", "noise_b", "noise_c"]
+
+        [params]
+        sleep = {sleep}
+        shift = {{ a = {shift}, b = 0.0, c = 0.0 }}
+    """))
+    return path
+
+
+def _trials(store):
+    with Store(store, readonly=True) as st:
+        return st.counts(), st.con.execute(
+            "SELECT DISTINCT experiment FROM trials ORDER BY experiment"
+        ).fetchall()
+
+
+def test_sklearn_large_difference_stops_before_the_budget(tmp_path):
+    store = tmp_path / "large.db"
+    r = run_until_settled(EXAMPLE, store, compare=("logreg", "naive_bayes"), metric="accuracy",
+                          budget=40, batch=10, engine="serial", progress=False)
+    assert r.reason == "difference" and r.pairs == 10 and r.seeds == 10 < r.budget
+    assert r.sequence.low[-1] > 0.05  # logistic regression is clearly better
+    counts, experiments = _trials(store)
+    assert counts == {"done": 20, "failed": 0, "pending": 0, "running": 0}
+    assert experiments == [("logreg",), ("naive_bayes",)]  # only the compared pair ran
+    (rec,) = Store(store, readonly=True).sequences()
+    assert (rec["status"], rec["reason"], rec["stop"]) == ("stopped", "difference", 10)
+    assert rec["sequence"]["looks"] == [10] and len(rec["sequence"]["n"]) == 10
+    np.testing.assert_array_equal(stored_sequence(rec).high, r.sequence.high)
+
+
+def test_sklearn_identical_pair_runs_to_the_budget_on_the_local_engine(tmp_path):
+    store = tmp_path / "same.db"
+    r = run_until_settled(EXAMPLE, store, compare=("logreg", "logreg_again"), metric="accuracy",
+                          budget=12, batch=6, engine="local", workers=2, progress=False)
+    assert r.reason == "budget" and r.pairs == r.seeds == 12
+    assert r.sequence.low[-1] < 0 < r.sequence.high[-1]
+    assert _trials(store)[0]["done"] == 24
+    (rec,) = Store(store, readonly=True).sequences()
+    assert (rec["reason"], rec["stop"], rec["sequence"]["looks"]) == ("budget", 12, [6, 12])
+
+
+def test_the_recorded_sequence_is_the_one_the_store_s_trials_give(tmp_path):
+    store = tmp_path / "s.db"
+    r = run_until_settled(_toml(tmp_path, shift=0.0), store, compare=("a", "b"), metric="score",
+                          bounds=None, budget=25, batch=10, engine="serial", progress=False)
+    assert r.reason == "budget" and r.sequence.looks.tolist() == [10, 20, 25]
+    d, seeds, incomplete = paired_seed_differences(store, "score", "a", "b")
+    assert seeds.tolist() == list(range(25)) and incomplete == []
+    again = confidence_sequence(d, looks=[10, 20, 25], t_opt=25)
+    np.testing.assert_array_equal(again.low, r.sequence.low)
+    np.testing.assert_array_equal(again.estimate, r.sequence.estimate)
+
+
+def test_a_stopped_sequence_stays_stopped_and_a_larger_budget_continues_it(tmp_path):
+    toml, store = _toml(tmp_path, shift=0.0), tmp_path / "s.db"
+    kw = dict(compare=("a", "b"), metric="score", batch=10, engine="serial", progress=False)
+    first = run_until_settled(toml, store, budget=20, **kw)
+    assert first.reason == "budget" and first.trials_run == 40
+    again = run_until_settled(toml, store, budget=20, **kw)
+    assert again.trials_run == 0 and again.reason == "budget"
+    np.testing.assert_array_equal(again.sequence.high, first.sequence.high)
+    more = run_until_settled(toml, store, budget=30, **kw)
+    assert more.trials_run == 20 and more.pairs == 30
+    assert more.sequence.looks.tolist() == [10, 20, 30]
+
+
+def test_the_rule_cannot_change_mid_sequence(tmp_path):
+    toml, store = _toml(tmp_path, shift=0.0), tmp_path / "s.db"
+    kw = dict(compare=("a", "b"), metric="score", budget=10, batch=10, engine="serial",
+              progress=False)
+    run_until_settled(toml, store, **kw)
+    with pytest.raises(ExperimentError, match="other margin .* cannot change mid-sequence"):
+        run_until_settled(toml, store, margin=0.1, **{**kw, "budget": 20})
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        (dict(compare=("a", "z")), "'z' is not an experiment of the design; its experiments: a, b"),
+        (dict(compare=("a", "a")), "two different experiments"),
+        (dict(compare="abc"), "--compare must name two experiments"),
+        (dict(budget=0), "--budget must be an integer >= 1"),
+        (dict(bounds=(1, 0)), "--bounds must be finite with low < high"),
+        (dict(bounds=(0, 1)), "--bounds 0,1: trial .* has score = .*, outside them"),
+        (dict(metric="nope"), "--metric 'nope': trial 1 .* returned no such metric; it has: score"),
+    ],
+)
+def test_bad_requests(tmp_path, kw, match):
+    base = dict(compare=("a", "b"), metric="score", budget=5, batch=5, engine="serial",
+                progress=False)
+    with pytest.raises(VarevalError, match=match):
+        run_until_settled(_toml(tmp_path, shift=0.0), tmp_path / "s.db", **{**base, **kw})
+
+
+def test_a_version_2_store_is_read_as_it_is_and_migrated_by_a_run(tmp_path):
+    toml, store = _toml(tmp_path, shift=0.0), tmp_path / "v2.db"
+    with Store(store, create=True):
+        pass
+    con = sqlite3.connect(store)
+    con.execute("DROP TABLE sequences")
+    con.execute("PRAGMA user_version = 2")
+    con.commit()
+    con.close()
+    with Store(store, readonly=True) as st:
+        assert st.sequences() == []
+        assert st.con.execute("PRAGMA user_version").fetchone()[0] == 2
+    run_until_settled(toml, store, compare=("a", "b"), metric="score", budget=5, batch=5,
+                      engine="serial", progress=False)
+    with Store(store, readonly=True) as st:
+        assert st.con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert len(st.sequences()) == 1
+
+
+def test_a_crash_inside_a_batch_resumes_the_same_sequence(tmp_path):
+    """A crash after a batch was added and partly run: the next call finishes it and goes on."""
+    toml = _toml(tmp_path, shift=0.0)
+    kw = dict(compare=("a", "b"), metric="score", budget=15, batch=5, engine="serial",
+              progress=False)
+    whole = run_until_settled(toml, tmp_path / "whole.db", **kw)
+    store = tmp_path / "crashed.db"
+
+    def crash(cs):
+        if cs.n[-1] == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_until_settled(toml, store, on_look=crash, **kw)
+    with Store(store) as st:  # the next batch was added, some of it ran, one trial in flight
+        st.prepare(dataclasses.replace(st.spec(), seeds=10, factors={"model": ("a", "b")}))
+        tasks = st.claim(4, "dead-runner")
+        st.complete([{"id": t["id"], "status": "done", "metrics": {"score": 0.0}}
+                     for t in tasks[:3]], "dead-runner")
+        st.con.execute("UPDATE trials SET runner_pid = 2147483646 WHERE status = 'running'")
+        st.con.commit()
+    r = run_until_settled(toml, store, **kw)
+    assert r.sequence.looks.tolist() == [5, 10, 15]
+    d, _, _ = paired_seed_differences(store, "score", "a", "b")
+    np.testing.assert_array_equal(r.sequence.estimate, np.cumsum(d) / np.arange(1, 16))
+    # the three results written before the crash are kept, not run again
+    assert not np.array_equal(r.sequence.estimate, whole.sequence.estimate)
+    with Store(store, readonly=True) as st:
+        assert st.counts()["done"] == 30
+        attempts = dict(st.con.execute("SELECT attempts, count(*) FROM trials GROUP BY 1"))
+    assert attempts == {1: 29, 2: 1}  # the trial in flight ran again
+
+
+def _looks(store) -> list:
+    try:
+        con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT sequence FROM sequences").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return []
+    import json
+
+    return json.loads(row[0])["looks"] if row else []
+
+
+@pytest.mark.slow
+def test_a_killed_sequential_run_resumes_the_same_sequence(tmp_path):
+    """kill -9 of a real `vareval run --until-settled` process, then the same command again."""
+    toml = _toml(tmp_path, shift=0.0, sleep=0.02)
+    args = ["--until-settled", "--compare", "a,b", "--metric", "score", "--budget", "20",
+            "--batch", "4", "--engine", "serial", "--no-progress"]
+    whole = tmp_path / "whole.db"
+    subprocess.run([sys.executable, "-m", "vareval", "run", str(toml), "--store", str(whole),
+                    *args], check=True, capture_output=True, env=os.environ.copy())
+    store = tmp_path / "killed.db"
+    cmd = [sys.executable, "-m", "vareval", "run", str(toml), "--store", str(store), *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 60
+        while len(_looks(store)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)  # into the next batch
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    before = _looks(store)
+    assert 2 <= len(before) < 5
+    subprocess.run(cmd, check=True, capture_output=True, env=os.environ.copy())
+    (rec,) = Store(store, readonly=True).sequences()
+    (ref,) = Store(whole, readonly=True).sequences()
+    assert rec["sequence"]["looks"][: len(before)] == before
+    assert rec["sequence"] == ref["sequence"] and rec["reason"] == ref["reason"] == "budget"
+    with Store(store, readonly=True) as st:
+        assert st.counts()["done"] == 2 * 20
