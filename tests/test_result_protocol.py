@@ -116,6 +116,29 @@ def _trial(trial):
     return {"x": float(trial.rng("init").normal()) + trial.config["lr"]}
 
 
+def _paired_trial(trial):
+    """A seed's common part plus the model's own noise: paired differences that vary."""
+    own = trial.rng("noise_" + trial.factors["model"]).normal(0, 0.5)
+    return {"x": float(trial.rng("init").normal() + own)}
+
+
+def _sequential_run(tmp):
+    from vareval.experiment import ExperimentSpec
+    from vareval.experiment.sequential import run_until_settled
+
+    spec = ExperimentSpec(
+        trial="unused:train",
+        factors={"model": ["a", "b"]},
+        seeds=2,
+        sources=("init", "noise_a", "noise_b"),
+        entropy=3,
+    )
+    return run_until_settled(
+        spec, tmp / "sequential.db", compare=("a", "b"), metric="x", budget=20, batch=20,
+        trial=_paired_trial, engine="serial", progress=False,
+    )
+
+
 @functools.cache
 def _store(tmp):
     from vareval.experiment import ExperimentSpec, run
@@ -236,6 +259,10 @@ EXAMPLES = {
     "vareval.stats.roc.AUCComparison": lambda tmp: stats.compare_aucs(
         _binary()[0], dict(zip("ab", _binary()[1:], strict=True)), pos_label=1
     ),
+    "vareval.stats.sequential.ConfidenceSequence": lambda tmp: stats.confidence_sequence(
+        A - B, bounds=(-1, 1)
+    ),
+    "vareval.experiment.sequential.SequentialRun": _sequential_run,
     # data layer
     "vareval.data.tables.ResultTable": lambda tmp: vareval.paired(
         _runs(), "accuracy", "method", "seed", a="mlp", b="logreg", rng=0
@@ -327,6 +354,8 @@ def test_confidence_interval_brackets_the_estimate(result):
     ci = result.confidence_interval()
     assert type(ci) is ConfidenceInterval
     low, high, estimate = (np.asarray(v, dtype=float) for v in (*ci, result.estimate))
+    if estimate.shape != low.shape:  # a sequence of estimates: the interval is the last one's
+        estimate = estimate[..., -1]
     ok = np.isfinite(low) & np.isfinite(high)
     assert ok.any()
     assert np.all(low[ok] <= estimate[ok] + 1e-12) and np.all(estimate[ok] <= high[ok] + 1e-12)
