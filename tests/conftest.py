@@ -20,3 +20,16 @@ def rng(request):
     seed = int(np.random.SeedSequence().entropy % 2**32)
     print(f"{request.node.name}: seed {seed}")
     return np.random.default_rng(seed)
+
+
+@pytest.fixture(scope="session")
+def allocation_sim():
+    """tests/stats/_allocation_sim.py: simulated experiments for the allocation tests."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent / "stats" / "_allocation_sim.py"
+    spec = importlib.util.spec_from_file_location("vareval_test_allocation_sim", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -30,6 +30,7 @@ _EXPORTS = {
     "metrics": "vareval.data.significance",
     "tuning_curve": "vareval.data.tuning",
     "variance": "vareval.data.variance",
+    "allocation": "vareval.data.allocation",
     "aggregate": "vareval.data.aggregate",
     "reseeding_design": "vareval.experiment.design",
     "simulate_responses": "vareval.experiment.simulate",

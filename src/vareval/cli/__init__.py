@@ -60,6 +60,7 @@ def main():
 def _register():
     from vareval.cli import (
         aggregate,
+        allocate,
         demo,
         importers,
         ranking,
@@ -74,7 +75,7 @@ def _register():
 
     modules = (
         repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
-        sequential,
+        sequential, allocate,
     )
     for module in modules:
         for command in module.COMMANDS:

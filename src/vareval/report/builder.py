@@ -20,7 +20,8 @@ from vareval.errors import ArgumentError, VarevalError
 # run store's design) turns a failure into a note on the page.
 CORE = ("design", "summaries", "paired")
 OPTIONAL = (
-    "significance", "tuning", "variance", "aggregate", "ranking", "dominance", "sequential"
+    "significance", "tuning", "variance", "allocation", "aggregate", "ranking", "dominance",
+    "sequential",
 )
 LAST = ("best_of_k",)
 REPEATED = ("training", "data-sampling")

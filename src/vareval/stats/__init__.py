@@ -13,6 +13,7 @@ from vareval.stats.aggregate import (
     performance_profile,
     probability_of_improvement,
 )
+from vareval.stats.allocation import Allocation, allocate, design_variance
 from vareval.stats.bands import (
     CDFBand,
     IterationProjection,
@@ -69,7 +70,12 @@ from vareval.stats.dominance import (
     vargha_delaney_a12,
 )
 from vareval.stats.mixed import MixedModelFit, fit_mixed
-from vareval.stats.mixed_bootstrap import BootstrapLRT, bootstrap_intervals, bootstrap_lrt
+from vareval.stats.mixed_bootstrap import (
+    BootstrapLRT,
+    bootstrap_components,
+    bootstrap_intervals,
+    bootstrap_lrt,
+)
 from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
 from vareval.stats.mixed_tests import (
     ContrastResult,
@@ -229,6 +235,10 @@ __all__ = [
     "normal_mixture_cs",
     "pairwise",
     "plan_replications",
+    "Allocation",
+    "allocate",
+    "design_variance",
+    "bootstrap_components",
     "project_iterations",
     "equal_variance_lrt",
     "random_effect_lrt",

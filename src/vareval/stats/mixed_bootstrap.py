@@ -315,11 +315,8 @@ def bootstrap_intervals(
     """
     confidence = as_confidence(confidence)
     B = _n_resamples(n_resamples)
-    if not fit.group_names:
-        raise ArgumentError("`fit` has no random effects to give intervals for.")
     st = _intercept_state(fit)
-    (stats,) = _simulate_stats(fit, B, _rng(rng), [st.cp])
-    gamma, s2, _ = _refit_batch(st.cp, stats, fit.reml, fit.theta**2)
+    gamma, s2 = _component_draws(fit, st, B, rng)
     variance = np.column_stack([gamma * s2[:, None], s2])
     shares, iccs, residual = _ratio_specs(st.codes, st.cp.q)
     share = np.column_stack(
@@ -349,6 +346,31 @@ def bootstrap_intervals(
         method="bootstrap",
         n_resamples=B,
     )
+
+
+def _component_draws(fit, st, B, rng):
+    if not fit.group_names:
+        raise ArgumentError("`fit` has no random effects to give intervals for.")
+    (stats,) = _simulate_stats(fit, B, _rng(rng), [st.cp])
+    gamma, s2, _ = _refit_batch(st.cp, stats, fit.reml, fit.theta**2)
+    return gamma, s2
+
+
+def bootstrap_components(fit: MixedModelFit, *, n_resamples: int = 1000, rng=None):
+    """Parametric-bootstrap draws of the variance components.
+
+    Estimand: the sampling distribution of the fitted variances (each random
+    effect's and the residual's), as :func:`bootstrap_intervals` uses it:
+    responses simulated from the fit and refitted by the same criterion.
+
+    Returns
+    -------
+    ndarray
+        ``(n_resamples, len(fit.components))`` variances, columns in the order
+        of ``fit.components``.
+    """
+    gamma, s2 = _component_draws(fit, _intercept_state(fit), _n_resamples(n_resamples), rng)
+    return np.column_stack([gamma * s2[:, None], s2])
 
 
 # --------------------------------------------------------------------------
