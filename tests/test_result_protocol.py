@@ -52,6 +52,7 @@ def _result_types() -> dict:
 # --- small real inputs ------------------------------------------------------------
 
 RNG = np.random.default_rng(20261201)
+COMPONENTS = {"seed": 0.010**2, "config": 0.020**2, "residual": 0.008**2}  # decovac_sim.md
 A = RNG.normal(0.80, 0.02, 12)
 B = A - 0.01 + RNG.normal(0, 0.01, 12)
 
@@ -171,6 +172,12 @@ def _binary():
     return gold, gold + rng.normal(0, 0.8, 80), gold + rng.normal(0, 1.2, 80)
 
 
+def _pilot_draws():
+    """Variance components as a pilot of 9 levels might estimate them (scaled chi-square)."""
+    rng = np.random.default_rng(4)
+    return {k: v * rng.chisquare(8, 200) / 8 for k, v in COMPONENTS.items()}
+
+
 def _ranking_scores():
     return _task_array().mean(axis=2).T  # datasets x methods
 
@@ -263,6 +270,9 @@ EXAMPLES = {
         A - B, bounds=(-1, 1)
     ),
     "vareval.experiment.sequential.SequentialRun": _sequential_run,
+    "vareval.stats.allocation.Allocation": lambda tmp: stats.allocate(
+        COMPONENTS, budget=300, draws=_pilot_draws()
+    ),
     # data layer
     "vareval.data.tables.ResultTable": lambda tmp: vareval.paired(
         _runs(), "accuracy", "method", "seed", a="mlp", b="logreg", rng=0
