@@ -81,9 +81,13 @@ class TestASO:
         se = np.sqrt(spread**2 / ref.size + spread**2 / mine.size)
         assert abs(mine.mean() - ref.mean()) < 4 * se + 1e-9
 
-    def test_upper_bound_and_pvalue(self, rng):
-        a, b = rng.normal(0.5, 1, 12), rng.normal(0, 1, 12)
+    @pytest.mark.parametrize("seed", [2, 4])
+    def test_upper_bound_and_pvalue(self, seed):
+        # fixed data with 0 < p < 1: at p = 0 the crossing confidence would be 1, which is refused
+        gen = np.random.default_rng(seed)
+        a, b = gen.normal(0.5, 1, 12), gen.normal(0, 1, 12)
         r = aso(a, b, rng=1)
+        assert 0 < r.pvalue < 1
         z = stats.norm.ppf(0.95)
         assert r.epsilon_min == pytest.approx(np.clip(r.violation_ratio + z * r.sd, 0, 1))
         # the p-value is the 1 - confidence at which epsilon_min crosses the threshold

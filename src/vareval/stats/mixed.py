@@ -40,7 +40,13 @@ from vareval.stats._result import Result
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
 _LOG2PI = np.log(2.0 * np.pi)
-MAX_SCHUR_LEVELS = 6000  # levels of all factors but the largest
+# levels of all factors but the largest above which their Schur complement is a
+# sparse matrix (mixed_sparse) rather than a dense one
+SPARSE_LEVELS = 6000
+_NOT_PD = (
+    "the random-effects system is not positive definite; the grouping factors "
+    "are degenerate."
+)
 _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
 
 
@@ -202,6 +208,7 @@ class _Crossprods:
         Xy = np.column_stack([X, y])
         self.XyXy = Xy.T @ Xy
         self.groups = groups
+        self.sparse = False
         if self.k == 0:
             self.big = None
             self.rest = []
@@ -229,15 +236,11 @@ class _Crossprods:
         self.n_b = self.counts[b]
         self.ZtXy_b = self.ZtXy[b]
         self.r = int(sum(self.q[j] for j in self.rest))
-        if self.r > MAX_SCHUR_LEVELS:
-            raise FitError(
-                f"the grouping factors other than the largest have {self.r} levels "
-                f"in all; vareval's dense Schur complement handles up to "
-                f"{MAX_SCHUR_LEVELS} (any number for the largest factor alone)."
-            )
         offs = np.cumsum([0] + [self.q[j] for j in self.rest])
         self.rest_offsets = offs
         self.blocks = None
+        self.sparse = self.r > SPARSE_LEVELS
+        self.dense = False
         if self.r:
             both = [inside[b] & inside[j] for j in self.rest]
             rws = np.concatenate([groups[b][m] for m in both])
@@ -249,41 +252,81 @@ class _Crossprods:
             )
             self.N_br.sum_duplicates()
             self.N_brT = self.N_br.T.tocsr()
-            # N_br' diag(w) N_br is needed at every evaluation. When each level of
-            # the big factor meets few levels of the others (nesting, sparse
-            # crossing), sum over the pairs of non-zeros sharing a row; otherwise
-            # use a dense BLAS product while the table is small, else scipy.sparse.
-            per_row = np.diff(self.N_br.indptr)
-            n_pairs = int(np.sum(per_row.astype(np.int64) ** 2))
-            self.mode = "sparse"
-            if n_pairs * 8 <= self.q[b] * self.r * self.r and n_pairs <= 20_000_000:
-                self.mode = "pairs"
-                self.pair_key, self.pair_val, self.pair_row = row_pairs(self.N_br)
-            elif self.q[b] * self.r <= _DENSE_LIMIT:
-                self.mode = "dense"
-            self.dense = self.mode == "dense"
-            if self.dense:
-                self.N_br = self.N_br.toarray()
-                self.N_brT = np.ascontiguousarray(self.N_br.T)
-            N_rr = np.zeros((self.r, self.r))
-            for i, j in enumerate(self.rest):
-                for i2, j2 in enumerate(self.rest):
-                    if i2 < i:
-                        continue
-                    m = inside[j] & inside[j2]
-                    tab = np.bincount(
-                        groups[j][m] * self.q[j2] + groups[j2][m],
-                        minlength=self.q[j] * self.q[j2],
-                    ).reshape(self.q[j], self.q[j2])
-                    N_rr[offs[i] : offs[i + 1], offs[i2] : offs[i2 + 1]] = tab
-                    N_rr[offs[i2] : offs[i2 + 1], offs[i] : offs[i + 1]] = tab.T
-            self.N_rr = N_rr
-            self.blocks = _independent_blocks(N_rr, self.N_br)
+            self.N_rr = self._rest_table(groups, inside, offs)
+            if self.sparse:
+                from vareval.stats.mixed_sparse import SparseSchur
+
+                self.mode = "sparse-schur"
+                self.schur = SparseSchur(self)
+            else:
+                self._dense_setup()
             self.ZtXy_r = np.vstack([self.ZtXy[j] for j in self.rest])
             # which rest factor each rest level belongs to
             self.rest_block = np.repeat(
                 np.arange(len(self.rest)), [self.q[j] for j in self.rest]
             )
+
+    def _rest_table(self, groups, inside, offs):
+        """N_rr: co-occurrence counts of the smaller factors' levels (r x r).
+
+        Sparse in the sparse mode, dense otherwise.
+        """
+        import scipy.sparse as sp
+
+        rows, cols = [], []
+        for i, j in enumerate(self.rest):
+            for i2, j2 in enumerate(self.rest):
+                m = inside[j] & inside[j2]
+                if i2 == i:  # a factor's own block is diagonal: its level counts
+                    rows.append(groups[j][m] + offs[i])
+                    cols.append(groups[j][m] + offs[i])
+                else:
+                    rows.append(groups[j][m] + offs[i])
+                    cols.append(groups[j2][m] + offs[i2])
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        if not self.sparse:
+            flat = np.bincount(rows * self.r + cols, minlength=self.r * self.r)
+            return flat.reshape(self.r, self.r).astype(float)
+        N_rr = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(self.r, self.r))
+        N_rr.sum_duplicates()
+        return N_rr
+
+    def _dense_setup(self):
+        """Choose how N_br' diag(w) N_br is formed; find independent blocks."""
+        b = self.big
+        # N_br' diag(w) N_br is needed at every evaluation. When each level of
+        # the big factor meets few levels of the others (nesting, sparse
+        # crossing), sum over the pairs of non-zeros sharing a row; otherwise
+        # use a dense BLAS product while the table is small, else scipy.sparse.
+        per_row = np.diff(self.N_br.indptr)
+        n_pairs = int(np.sum(per_row.astype(np.int64) ** 2))
+        self.mode = "sparse"
+        if n_pairs * 8 <= self.q[b] * self.r * self.r and n_pairs <= 20_000_000:
+            self.mode = "pairs"
+            self.pair_key, self.pair_val, self.pair_row = row_pairs(self.N_br)
+        elif self.q[b] * self.r <= _DENSE_LIMIT:
+            self.mode = "dense"
+        self.blocks = _independent_blocks(self.N_rr, self.N_br)
+        self.dense = self.mode == "dense"
+        if self.dense:
+            self.N_br = self.N_br.toarray()
+            self.N_brT = np.ascontiguousarray(self.N_br.T)
+
+    def schur_factor(self, theta, d, lam):
+        """The Schur complement's factor at ``theta``, and ``E`` (dense mode only).
+
+        ``S = Lambda_r E Lambda_r + I`` with ``E = N_rr - theta_b^2 N_br' D^-1 N_br``.
+        """
+        if self.sparse:
+            try:
+                return self.schur.factor(theta), None
+            except np.linalg.LinAlgError:
+                raise FitError(_NOT_PD) from None
+        tb = theta[self.big]
+        E = self.N_rr - tb * tb * self._ndn(1.0 / d)
+        S = lam[:, None] * E * lam[None, :]
+        S[np.diag_indices_from(S)] += 1.0
+        return self.factor(S), E
 
     def factor(self, S):
         """Factor the Schur complement S (dense, or by its independent blocks)."""
@@ -292,10 +335,7 @@ class _Crossprods:
                 return _DenseFactor(S)
             return _BlockFactor(S, self.blocks)
         except np.linalg.LinAlgError:
-            raise FitError(
-                "the random-effects system is not positive "
-                "definite; the grouping factors are degenerate."
-            ) from None
+            raise FitError(_NOT_PD) from None
 
     def mm(self, A, B):
         """``A @ B`` for r x r matrices with the Schur complement's block pattern."""
@@ -337,11 +377,7 @@ class _Crossprods:
             logdetA = float(np.sum(np.log(d)))
             if self.r:
                 lam = np.repeat(theta[self.rest], [self.q[j] for j in self.rest])
-                NDN = self._ndn(1.0 / d)
-                E = self.N_rr - tb * tb * NDN
-                S = lam[:, None] * E * lam[None, :]
-                S[np.diag_indices_from(S)] += 1.0
-                cS = self.factor(S)
+                cS, E = self.schur_factor(theta, d, lam)
                 logdetA += cS.logdet
                 V_r = lam[:, None] * self.ZtXy_r
                 t = V_b / d[:, None]
@@ -426,15 +462,24 @@ class _Crossprods:
         dA[b] = 2.0 * tb * float(np.sum(self.n_b / d))
         _terms(b, H_b, tb)
         if self.r:
-            F = self._ndn(1.0 / d**2)
-            dA[b] -= 2.0 * tb * float(np.sum(cS.rowdot(lam[:, None] * F * lam[None, :])))
-            rowtr = cS.rowdot((lam[:, None] * E).T)
             base_r = np.column_stack([self.ZtXy_r[:, :p], self.ZtXy_r @ coef])
             H_r = base_r - ZZ_r
-            for i, j in enumerate(self.rest):
-                sl = slice(self.rest_offsets[i], self.rest_offsets[i + 1])
-                dA[j] = 2.0 * float(np.sum(rowtr[sl]))
+            rest = [
+                (j, slice(self.rest_offsets[i], self.rest_offsets[i + 1]))
+                for i, j in enumerate(self.rest)
+            ]
+            for j, sl in rest:
                 _terms(j, H_r[sl], theta[j])
+            if self.sparse:
+                # no S^-1 to take traces from: log|A|'s derivatives by the complex step
+                dA = self.schur.grad_logdet_a(theta)
+            else:
+                F = self._ndn(1.0 / d**2)
+                LFL = lam[:, None] * F * lam[None, :]
+                dA[b] -= 2.0 * tb * float(np.sum(cS.rowdot(LFL)))
+                rowtr = cS.rowdot((lam[:, None] * E).T)
+                for j, sl in rest:
+                    dA[j] = 2.0 * float(np.sum(rowtr[sl]))
         g = dA + dr2 * nn / r2
         if reml:
             g = g + dRX

@@ -31,7 +31,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import stats as sst
 
-from vareval.errors import ArgumentError
+from vareval.errors import ArgumentError, FitError
+from vareval.stats import mixed as _mixed
 from vareval.stats._checks import as_confidence
 from vareval.stats._result import Result
 from vareval.stats.mixed import (
@@ -114,6 +115,12 @@ class _Batch:
     """The profiled deviance of one model for B responses at B parameter vectors."""
 
     def __init__(self, cp: _Crossprods, stats, reml):
+        if cp.sparse:
+            raise FitError(
+                f"the parametric bootstrap refits with dense Schur complements; "
+                f"this design has {cp.r} levels outside its largest grouping factor, "
+                f"more than the {_mixed.SPARSE_LEVELS} it handles. Use profile intervals."
+            )
         self.cp, self.reml = cp, reml
         p = cp.p
         self.B = stats["yty"].size

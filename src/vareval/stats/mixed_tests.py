@@ -509,11 +509,9 @@ class _Schur:
         for i, j in enumerate(cp.rest):
             off = self.qb + cp.rest_offsets
             self.slices[j] = slice(off[i], off[i + 1])
+        self.theta = np.asarray(theta, dtype=float)
         if self.r:
-            lr = self.lam_r
-            S = lr[:, None] * (cp.N_rr - self.tb**2 * cp._ndn(1.0 / self.d)) * lr
-            S[np.diag_indices_from(S)] += 1.0
-            self.cS = cp.factor(S)
+            self.cS = cp.schur_factor(self.theta, self.d, self.lam_r)[0]
 
     def solve(self, rhs):
         """``A^-1 rhs`` for a (q, m) array."""
@@ -540,9 +538,12 @@ class _Schur:
 
         Everything is an r x r matrix over the smaller factors' levels, by
         Woodbury on ``V = V_b + Z_r Lambda_r^2 Z_r'`` with ``V_b = I + theta_b^2
-        Z_b Z_b'`` (whose inverse is diagonal in the largest factor's levels).
+        Z_b Z_b'`` (whose inverse is diagonal in the largest factor's levels);
+        with a sparse Schur complement, minus the Hessian of ``log|Sigma|``.
         """
         cp, qb, r, k = self.cp, self.qb, self.r, self.cp.k
+        if r and cp.sparse:  # from log-determinants (mixed_sparse)
+            return cp.schur.traces(self.theta, n, s2)
         b = cp.big
         tb2 = self.tb**2
         d = self.d
