@@ -117,8 +117,8 @@ def main() -> None:
     )
     print(f"bootstrap resamples per comparison:     {n_boot:,}")
     print(f"statistics alone (summaries + paired): {t_stats:6.2f} s")
-    print(f"report build (sections + plots):       {t_collect:6.2f} s")
-    print(f"render (Jinja2):                       {t_render:6.2f} s")
+    print(f"report build (sections):               {t_collect:6.2f} s")
+    print(f"render (plots to SVG, Jinja2):         {t_render:6.2f} s")
     print(
         f"report in-process (build + render):    {total:6.2f} s   target < 10 s   "
         f"{verdict(total < 10)}"

@@ -76,4 +76,4 @@ def test_bad_tables_are_one_line_and_exit_2(tmp_path, edit, message):
 
 def test_gamma_below_the_scores_is_refused():
     out = run("aggregate", TASKS, *ROLES, "--gamma", "0.1")
-    assert out.exit_code == 2 and "`gamma` 0.1 is below the scores' range" in out.output
+    assert out.exit_code == 2 and "--gamma 0.1 is below the scores' range" in out.output

@@ -54,7 +54,7 @@ def test_bootstrap_on_three_items_is_refused(three_items, ci):
     path, df = three_items
     res = _run(
         "significance", path, "--gold", "gold", "--item", "item", "--system", "A,B",
-        "--test", "bootstrap", "--ci", ci,
+        "--test", "bootstrap", "--ci-method", ci,
     )  # fmt: skip
     assert res.exit_code == 2 and "at least 10 items" in res.output
     with pytest.raises(vareval.VarevalError, match="at least 10 items"):
@@ -155,13 +155,13 @@ def test_redrawn_splits_use_the_corrected_test(tmp_path):
     df = _runs(10)
     path = _write(tmp_path, "runs.csv", df)
     args = ("paired", path, "--metric", "acc", "--by", "method", "--pair-on", "seed")
-    refused = _run(*args, "--repeated", "data-sampling")
+    refused = _run(*args, "--test", "corrected")
     assert refused.exit_code == 2 and "--test-fraction" in refused.output
     assert "anti-conservative" in refused.output
     with pytest.raises(DataError, match="Nadeau and Bengio"):
         vareval.paired(df, "acc", "method", "seed", repeated="data-sampling")
     out = json.loads(
-        _run(*args, "--repeated", "data-sampling", "--test-fraction", "0.25", "--json").output
+        _run(*args, "--test", "corrected", "--test-fraction", "0.25", "--json").output
     )["a - b"]
     a = df.acc[df.method == "a"].to_numpy()
     b = df.acc[df.method == "b"].to_numpy()
@@ -171,7 +171,7 @@ def test_redrawn_splits_use_the_corrected_test(tmp_path):
     assert [out["low"], out["high"]] == pytest.approx(list(ref.confidence_interval()), rel=1e-12)
     assert out["bootstrap_low"] is None and out["bootstrap_high"] is None
     assert "share" in out["bootstrap_note"]
-    text = _run(*args, "--repeated", "data-sampling", "--test-fraction", "0.25").output
+    text = _run(*args, "--test", "corrected", "--test-fraction", "0.25").output
     assert "corrected t test" in text and "Nadeau and Bengio" in text
     # A store whose data-split source varies with the seed says so itself.
     df.attrs["spec"] = {
@@ -187,7 +187,7 @@ def test_report_refuses_the_naive_test_on_redrawn_splits(tmp_path):
     path = _write(tmp_path, "runs.csv", _runs(10))
     args = (
         "report", path, "-o", tmp_path / "r.html", "--metric", "acc", "--by", "method",
-        "--pair-on", "seed", "--repeated", "data-sampling",
+        "--pair-on", "seed", "--test", "corrected",
     )  # fmt: skip
     res = _run(*args)
     assert res.exit_code == 2 and "--test-fraction" in res.output
@@ -330,9 +330,9 @@ def test_singular_fit_is_not_an_optimiser_warning(tmp_path):
 @pytest.mark.parametrize(
     "args",
     [
-        ("best-of-k", "--metric", "accuracy", "--by", "method", "--n-sim", "2000"),
+        ("best-of-k", "--metric", "accuracy", "--by", "method", "--resamples", "2000"),
         ("paired", "--metric", "accuracy", "--by", "method", "--pair-on", "seed",
-         "--a", "mlp", "--b", "logreg", "--n-boot", "2000"),
+         "--a", "mlp", "--b", "logreg", "--resamples", "2000"),
     ],  # fmt: skip
 )
 def test_randomised_commands_seed_with_zero_and_say_so(args):

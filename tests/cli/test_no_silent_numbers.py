@@ -66,7 +66,7 @@ def test_repeated_run_tables(tmp_path, scale, exponent):
         ["summarize", path, *common],
         ["paired", path, *pair],
         ["plan", path, *pair, "--target-se", 1e-3 * scale],
-        ["best-of-k", path, *common, "--absolute", "--n-sim", 1000],
+        ["best-of-k", path, *common, "--absolute", "--resamples", 1000],
     ):
         res = _cli(*args)
         assert res.exit_code == 0, res.output

@@ -49,7 +49,7 @@ def test_rank_reports_friedman_cd_and_pairs(tasks, tmp_path):
 
 def test_rank_json_is_reproducible_with_seed(tasks):
     args = ["rank", tasks, "--metric", "accuracy", "--by", "method", "--task", "task"]
-    args += ["--rope", "0.01", "--n-samples", "2000", "--json"]
+    args += ["--rope", "0.01", "--resamples", "2000", "--json"]
     one, two = run(*args, "--seed", "3"), run(*args, "--seed", "3")
     assert one.exit_code == 0 and one.output == two.output
     assert json.loads(one.stdout)["seed"] == 3
@@ -57,11 +57,11 @@ def test_rank_json_is_reproducible_with_seed(tasks):
 
 def test_aso_per_task_and_effect_sizes(tasks):
     args = ["aso", tasks, "--metric", "accuracy", "--by", "method", "--task", "task"]
-    out = run(*args, "--n-boot", "200")
+    out = run(*args, "--resamples", "200")
     assert out.exit_code == 0, out.output
     assert "Holm over 60 ordered claims" in out.output
     assert "cohen_d" in out.output and "cliffs_delta" in out.output
-    paired = run(*args, "--n-boot", "200", "--pair-on", "seed", "--json")
+    paired = run(*args, "--resamples", "200", "--pair-on", "seed", "--json")
     data = json.loads(paired.stdout)
     assert any(k.endswith("cohen_dz") for k in data["effect_sizes"])
     assert data["aso"]["iris"]["correction"] == "holm"

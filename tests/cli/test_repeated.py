@@ -39,7 +39,9 @@ def test_paired_worked_example(results):
 
 
 def test_best_of_k_and_plan_json(results):
-    out = run("best-of-k", results, "--metric", "acc", "--ks", "1,3", "--n-sim", "1000", "--json")
+    out = run(
+        "best-of-k", results, "--metric", "acc", "--ks", "1,3", "--resamples", "1000", "--json"
+    )
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["all runs"]["ks"] == [1, 3]
     out = run(
@@ -107,12 +109,12 @@ BAD = [
     ),
     ("r.csv", RUNS, ["best-of-k", "--metric", "acc", "--ks", "-1,3"], "ks"),
     ("r.csv", RUNS, ["best-of-k", "--metric", "acc", "--ks", "one"], "--ks"),
-    ("r.csv", RUNS, ["best-of-k", "--metric", "acc", "--n-sim", "0"], "n_sim"),
+    ("r.csv", RUNS, ["best-of-k", "--metric", "acc", "--resamples", "0"], "--resamples"),
     (
         "r.csv",
         RUNS,
         ["summarize", "--metric", "acc", "--by", "method", "--confidence", "1.5"],
-        "confidence",
+        "--confidence",
     ),
     ("r.xlsx", RUNS, ["summarize", "--metric", "acc", "--by", "method"], "unknown file type"),
     ("r.jsonl", "{broken", ["summarize", "--metric", "acc", "--by", "method"], "could not be read"),
@@ -191,3 +193,67 @@ def test_missing_file_is_one_line(tmp_path):
     assert (
         out.exit_code == 2 and out.output.startswith("error: ") and "does not exist" in out.output
     )
+
+
+def _digits(tmp_path):
+    from vareval import datasets
+
+    path = tmp_path / "digits_runs.csv"
+    path.write_bytes(datasets.path("digits_runs.csv").read_bytes())
+    return str(path)
+
+
+PAIRED = ["--metric", "accuracy", "--by", "method", "--pair-on", "seed", "--resamples", "500"]
+
+
+@pytest.mark.parametrize("family", [["--all-pairs"], ["--baseline", "logreg"]])
+def test_paired_families_are_holm_adjusted_as_statsmodels_does(family, tmp_path):
+    multipletests = pytest.importorskip("statsmodels.stats.multitest").multipletests
+    path = _digits(tmp_path)
+    out = run("paired", path, *PAIRED, *family, "--test", "corrected", "--test-fraction", "0.3",
+              "--json")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    got = json.loads(out.stdout)
+    expected = (
+        ["logreg - mlp", "logreg - forest", "mlp - forest"]
+        if family == ["--all-pairs"]
+        else ["mlp - logreg", "forest - logreg"]
+    )
+    assert list(got) == expected
+    p = [got[k]["pvalue"] for k in expected]
+    holm = multipletests(p, method="holm")[1]
+    assert [got[k]["pvalue_holm"] for k in expected] == pytest.approx(holm, rel=1e-12)
+    # each comparison is the two-method comparison of the same pair
+    a, b = expected[0].split(" - ")
+    one = run("paired", path, *PAIRED, "--a", a, "--b", b, "--test", "corrected",
+              "--test-fraction", "0.3", "--json")  # fmt: skip
+    assert json.loads(one.stdout)[expected[0]]["pvalue"] == pytest.approx(p[0], rel=1e-12)
+    text = run("paired", path, *PAIRED, *family, "--test", "corrected", "--test-fraction",
+               "0.3").stdout  # fmt: skip
+    assert "p-values Holm-adjusted within this metric" in text
+
+
+def test_paired_refuses_two_ways_of_choosing_the_pairs(tmp_path):
+    path = _digits(tmp_path)
+    out = run("paired", path, *PAIRED, "--baseline", "logreg", "--all-pairs")
+    assert out.exit_code == 2 and "give one of --a/--b, --baseline or --all-pairs" in out.stderr
+    out = run("paired", path, *PAIRED, "--baseline", "svm")
+    assert out.exit_code == 2 and "--baseline 'svm' is not a method" in out.stderr
+
+
+def test_summarize_several_metrics_and_no_runs(tmp_path):
+    import pandas as pd
+
+    path = _digits(tmp_path)
+    df = pd.read_csv(path).assign(error=lambda d: 1 - d["accuracy"])
+    df.to_csv(path, index=False)
+    both = run("summarize", path, "--metric", "accuracy,error", "--by", "method", "--json")
+    got = json.loads(both.stdout)
+    assert list(got) == ["accuracy", "error"]
+    alone = run("summarize", path, "--metric", "error", "--by", "method", "--json")
+    assert got["error"] == json.loads(alone.stdout)
+    text = run("summarize", path, "--metric", "accuracy,error", "--by", "method").stdout
+    assert text.count("every run:") == 2 and text.startswith("accuracy: ")
+    assert "\n\nerror: " in text
+    hidden = run("summarize", path, "--metric", "accuracy", "--by", "method", "--no-runs").stdout
+    assert "every run:" not in hidden and "selected" in hidden

@@ -41,8 +41,8 @@ def test_report_writes_the_page(results, tmp_path):
         "--title",
         "My <runs>",
         "--test-set-held-out",
-        "--repeated",
-        "data-sampling",
+        "--test",
+        "corrected",
         "--test-fraction",
         "0.2",
         "--search-effort",
@@ -106,8 +106,8 @@ def test_lower_is_better(results, tmp_path):
             "metric column 'accuracy' not found",
         ),
         (["--metric", "acc"], "--by is required"),
-        (["--metric", "acc", "--by", "method", "--baseline", "C"], "`baseline` 'C'"),
-        (["--metric", "acc", "--by", "method", "--confidence", "2"], "`confidence`"),
+        (["--metric", "acc", "--by", "method", "--baseline", "C"], "--baseline 'C'"),
+        (["--metric", "acc", "--by", "method", "--confidence", "2"], "--confidence"),
         (["--metric", "acc", "--by", "method,"], "empty name"),
         (["--metric", "acc", "--by", "method", "-o", "r.txt"], "must end in .html"),
     ],
@@ -294,3 +294,25 @@ def test_human_output_names_what_to_state(results, tmp_path):
     assert res.exit_code == 0
     assert "to state: final test set held out" in res.output
     assert "to state: repetitions and what was repeated" in res.output
+
+
+@pytest.mark.parametrize("fmt, magic", [("pdf", b"%PDF"), ("svg", b"<?xml"), ("png", b"\x89PNG")])
+def test_figures_are_written_as_files(results, tmp_path, fmt, magic):
+    folder = tmp_path / "figs"
+    res = run(
+        "report", results, "-o", tmp_path / "r.html", "--metric", "acc", "--by", "method",
+        "--pair-on", "seed", "--figures", folder, "--format", fmt, "--width", "3.3",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in folder.iterdir())
+    assert f"scores.{fmt}" in names and f"paired-differences.{fmt}" in names
+    assert f"wrote {len(names)} figures to {folder} ({fmt}, 3.3 in wide)" in res.output
+    assert all((folder / n).read_bytes().startswith(magic) for n in names)
+
+
+def test_figure_flags_are_checked(results, tmp_path):
+    base = ("report", results, "-o", tmp_path / "r.html", "--metric", "acc", "--by", "method")
+    res = run(*base, "--figures", tmp_path / "f", "--format", "jpg")
+    assert res.exit_code == 2 and "--format" in res.output
+    res = run(*base, "--figures", tmp_path / "f", "--width", "0")
+    assert res.exit_code == 2 and "--width" in res.output

@@ -389,11 +389,11 @@ def test_plot_on_a_full_disk(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("args", "option"),
     [
-        (["best-of-k", "--metric", "acc", "--n-sim", "1000000000000"], "--n-sim"),
+        (["best-of-k", "--metric", "acc", "--resamples", "1000000000000"], "--resamples"),
         (
-            ["paired", "--metric", "acc", "--by", "m", "--pair-on", "seed", "--n-boot",
+            ["paired", "--metric", "acc", "--by", "m", "--pair-on", "seed", "--resamples",
              "1000000000000"],
-            "--n-boot",
+            "--resamples",
         ),  # fmt: skip
         (
             ["significance", "--gold", "gold", "--system", "a,b", "--resamples",

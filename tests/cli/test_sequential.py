@@ -108,7 +108,7 @@ def test_run_until_settled_then_the_store_reads_back(tmp_path):
     report = run("report", store, "--metric", "score", "-o", tmp_path / "r.html")
     assert report.exit_code == 0, report.output
     html = (tmp_path / "r.html").read_text()
-    assert "Runs until settled" in html and 'data-figure="sequential-0"' in html
+    assert "Runs until settled" in html and 'data-figure="sequential-1"' in html
 
 
 @pytest.mark.parametrize(

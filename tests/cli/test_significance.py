@@ -159,7 +159,7 @@ def test_metrics_command(example_file):
     "args, match",
     [
         (["--metric", "bleu"], "metric"),
-        (["--resamples", "0"], "n_resamples"),
+        (["--resamples", "0"], "--resamples"),
         (["--system", "logreg,nope"], "'nope' not found"),
         (["--baseline", "svm"], "baseline"),
         (["--baseline", "knn", "--all-pairs"], "not both"),
@@ -197,3 +197,78 @@ def test_different_lengths_and_nan(tmp_path):
 def test_demo_section():
     text = demo_section()
     assert "digits" in text and "macro-f1" in text and "p (Holm)" in text
+
+
+@pytest.mark.parametrize("test", ["mcnemar", "wilcoxon", "t"])
+def test_classical_tests_on_per_item_scores_match_scipy(test, tmp_path):
+    import pandas as pd
+    from scipy import stats as sps
+
+    from vareval import datasets
+    from vareval.cli import main
+    from vareval.stats import adjust_pvalues
+
+    path = tmp_path / "p.csv"
+    path.write_bytes(datasets.path("digits_predictions.csv").read_bytes())
+    df = pd.read_csv(path)
+    out = CliRunner().invoke(
+        main, ["significance", str(path), "--gold", "gold", "--item", "item", "--test", test,
+               "--json"],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    got = json.loads(out.stdout)
+    correct = {s: (df[s] == df["gold"]).to_numpy(float) for s in df.columns[2:]}
+    want = []
+    for row in _records(got):
+        a, b = correct[row["system"]], correct[row["versus"]]
+        if test == "mcnemar":
+            n_ab, n_ba = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+            p = sps.binomtest(n_ab, n_ab + n_ba, 0.5).pvalue
+        elif test == "wilcoxon":
+            p = sps.wilcoxon(a, b).pvalue
+        else:
+            p = sps.ttest_rel(a, b).pvalue
+        assert row["pvalue"] == pytest.approx(p, rel=1e-12)
+        assert row["delta"] == pytest.approx(a.mean() - b.mean(), abs=1e-12)
+        want.append(p)
+    holm = [r["adjusted_pvalue"] for r in _records(got)]
+    assert holm == pytest.approx(adjust_pvalues(want, "holm"), rel=1e-12)
+
+
+def _records(payload):
+    return [
+        {"system": a, "versus": b, "pvalue": r["pvalue"], "delta": r["delta"],
+         "adjusted_pvalue": adj}
+        for (a, b), r, adj in zip(payload["pairs"], payload["results"],
+                                  payload["adjusted_pvalues"], strict=True)
+    ]  # fmt: skip
+
+
+def test_classical_tests_refuse_corpus_metrics(tmp_path):
+    from vareval import datasets
+    from vareval.cli import main
+
+    path = tmp_path / "p.csv"
+    path.write_bytes(datasets.path("digits_predictions.csv").read_bytes())
+    out = CliRunner().invoke(
+        main, ["significance", str(path), "--gold", "gold", "--item", "item", "--test", "t",
+               "--metric", "macro-f1"],
+    )  # fmt: skip
+    assert out.exit_code == 2
+    assert "--test 't' needs --metric 'accuracy' or 'mean'" in out.stderr
+
+
+def test_several_metrics_give_one_block_each_corrected_within_a_metric(tmp_path):
+    from vareval import datasets
+    from vareval.cli import main
+
+    path = tmp_path / "p.csv"
+    path.write_bytes(datasets.path("digits_predictions.csv").read_bytes())
+    args = ["significance", str(path), "--gold", "gold", "--item", "item", "--resamples", "500"]
+    both = CliRunner().invoke(main, [*args, "--metric", "accuracy,macro-f1", "--json"])
+    assert both.exit_code == 0, both.output
+    got = json.loads(both.stdout)
+    assert list(got) == ["accuracy", "macro-f1"]
+    for metric in got:
+        alone = CliRunner().invoke(main, [*args, "--metric", metric, "--json"])
+        assert got[metric] == json.loads(alone.stdout)

@@ -48,7 +48,7 @@ def test_json_plot_and_projection(results, tmp_path):
     plot = tmp_path / "curves.png"
     out = _run(
         results, "--metric", "f1", "--by", "model", "--bounds", "0,1", "--json",
-        "--method", "ks", "--confidence", "0.8", "--plot", plot, "--project", "3",
+        "--band", "ks", "--confidence", "0.8", "--plot", plot, "--project", "3",
     )  # fmt: skip
     assert out.exit_code == 0, out.output
     payload = json.loads(out.output[: out.output.rindex("}") + 1])
@@ -60,7 +60,7 @@ def test_json_plot_and_projection(results, tmp_path):
 
 def test_minimize_flag(results):
     out = _run(
-        results, "--metric", "f1", "--by", "model", "--bounds", "0,1", "--minimize"
+        results, "--metric", "f1", "--by", "model", "--bounds", "0,1", "--lower-is-better"
     )
     assert out.exit_code == 0
     assert "lower is better" in out.output

@@ -121,7 +121,9 @@ class TestRule:
         assert every.reason == batched.reason == "difference"
         assert batched.stop in (30, 60, 90) and every.stop <= batched.stop < every.stop + 30
 
-    def test_a_large_difference_stops_and_a_zero_one_runs_to_the_budget(self, rng):
+    def test_a_large_difference_stops_and_a_zero_one_runs_to_the_budget(self):
+        # fixed data: a true-null sequence may rightly stop early about 5 % of the time
+        rng = np.random.default_rng(7)
         big = confidence_sequence(rng.normal(1.0, 1.0, 200), budget=200)
         assert big.reason == "difference" and big.stop < 50
         zero = confidence_sequence(rng.normal(0.0, 1.0, 200), budget=200)

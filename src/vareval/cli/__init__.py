@@ -27,7 +27,9 @@ class _Group(click.Group):
                 warnings.showwarning = _show_warning
                 super().main(args, prog_name, standalone_mode=False, **extra)
         except VarevalError as exc:
-            _fail(str(exc))
+            from vareval.cli._common import name_flags
+
+            _fail(name_flags(str(exc), self._command_of(args)))
         except click.UsageError as exc:  # a missing option, a bad value for a typed option
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
             _fail(exc.format_message() + where)
@@ -37,13 +39,30 @@ class _Group(click.Group):
             _fail("aborted", 1)
         sys.exit(0)
 
+    def _command_of(self, args) -> click.Command | None:
+        """The (sub)command that ``args`` invoke, to name its flags in an error."""
+        command = self
+        for token in sys.argv[1:] if args is None else args:
+            if isinstance(command, click.Group) and token in command.commands:
+                command = command.commands[token]
+            elif not token.startswith("-"):
+                break
+        return command
+
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Print vareval's own warnings as one line; others in Python's usual form."""
     if issubclass(category, VarevalWarning):
-        click.echo(f"warning: {message}", err=True)
+        from vareval.cli._common import name_flags
+
+        click.echo(f"warning: {name_flags(str(message), _current_command())}", err=True)
     else:
         click.echo(warnings.formatwarning(message, category, filename, lineno, line), err=True)
+
+
+def _current_command():
+    ctx = click.get_current_context(silent=True)
+    return ctx.command if ctx else None
 
 
 def _fail(message: str, status: int = 2):
@@ -61,6 +80,7 @@ def _register():
     from vareval.cli import (
         aggregate,
         allocate,
+        datasets,
         demo,
         importers,
         ranking,
@@ -75,7 +95,7 @@ def _register():
 
     modules = (
         repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
-        sequential, allocate,
+        sequential, allocate, datasets,
     )
     for module in modules:
         for command in module.COMMANDS:

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import math
+import re
 from pathlib import Path
 
 import click
@@ -64,18 +65,245 @@ def load_table(path, where, dropna, options):
     return df
 
 
+# --- one spelling per idea ------------------------------------------------------
+#
+# Every command takes the options below, so an idea has one flag, one meaning and
+# one default everywhere (tests/cli/test_help_spellings.py checks the --help of
+# every command). An old spelling keeps working, hidden from --help, with a
+# one-line notice on stderr.
+
+# Old spellings still accepted, by the flag that replaced them.
+DEPRECATED = {
+    "--lower-is-better": ("--minimize",),
+    "--resamples": ("--n-boot", "--n-sim", "--n-resamples", "--n-samples"),
+    "--system": ("--systems",),
+    "--ci-method": ("--ci",),
+    "--band": ("--method",),
+    "--seed": ("--random-state",),
+}
+
+
+def shared_option(flag: str, dest: str, **attrs):
+    """``click.option(flag, dest, **attrs)`` plus its hidden deprecated spellings."""
+    aliases = DEPRECATED.get(flag, ())
+
+    def decorate(f):
+        @functools.wraps(f)
+        def command(*args, **kwargs):
+            ctx = click.get_current_context()
+            for alias in aliases:
+                value = kwargs.pop(_alias_dest(alias))
+                if value is None or value is False or value == ():
+                    continue
+                if ctx.get_parameter_source(dest) is click.core.ParameterSource.COMMANDLINE:
+                    raise ArgumentError(f"give {flag} or its old spelling {alias}, not both.")
+                click.echo(
+                    f"warning: {alias} is deprecated and will be removed; use {flag}.",
+                    err=True,
+                )
+                kwargs[dest] = value
+            return f(*args, **kwargs)
+
+        for alias in aliases:
+            alias_attrs = {k: v for k, v in attrs.items() if k in ("type", "is_flag", "multiple")}
+            default = False if attrs.get("is_flag") else None
+            command = click.option(
+                alias, _alias_dest(alias), hidden=True, default=default, **alias_attrs
+            )(command)
+        return click.option(flag, dest, **attrs)(command)
+
+    return decorate
+
+
+def _alias_dest(alias: str) -> str:
+    return "deprecated_" + alias.lstrip("-").replace("-", "_")
+
+
 def metric_option(f):
-    return click.option("--metric", required=True, help="Column with the scores.")(f)
+    return shared_option("--metric", "metric", required=True, help="Column with the scores.")(f)
 
 
-def by_option(f):
+def metrics_option(f):
+    """--metric taking several comma-separated columns: one block of output per metric."""
+    return shared_option(
+        "--metric", "metric", required=True,
+        help="Column(s) with the scores, comma-separated: one block of output per metric "
+        "(any correction for multiple comparisons applies within each metric).",
+    )(f)  # fmt: skip
+
+
+def by_option(f=None, *, required=True, help="Column(s) naming the method, comma-separated."):
+    def decorate(g):
+        return shared_option("--by", "by", required=required, default=None, help=help)(g)
+
+    return decorate(f) if f is not None else decorate
+
+
+def pair_on_option(required=False, help="Column(s) matching runs across methods, e.g. seed."):
+    return shared_option("--pair-on", "pair_on", required=required, default=None, help=help)
+
+
+def baseline_option(help="Compare every other method with this one."):
+    return shared_option("--baseline", "baseline", default=None, help=help)
+
+
+def lower_is_better_option(f=None, *, help="Smaller scores are better (a loss, an error)."):
+    def decorate(g):
+        return shared_option("--lower-is-better", "lower_is_better", is_flag=True, help=help)(g)
+
+    return decorate(f) if f is not None else decorate
+
+
+def resamples_option(default: int, help: str):
+    """--resamples: the number of bootstrap, permutation, simulation or posterior draws."""
+    return shared_option(
+        "--resamples", "resamples", type=int, default=default, show_default=True, help=help
+    )
+
+
+def seed_option(help="Seed of the random draws (printed with the output)."):
+    return shared_option("--seed", "seed", type=int, default=0, show_default=True, help=help)
+
+
+def confidence_option(f=None, *, help="Level of the confidence intervals, e.g. 0.95."):
+    def decorate(g):
+        return shared_option(
+            "--confidence", "confidence", type=float, default=0.95, show_default=True, help=help
+        )(g)
+
+    return decorate(f) if f is not None else decorate
+
+
+def alpha_option(help="Significance level of the tests."):
+    return shared_option(
+        "--alpha", "alpha", type=float, default=0.05, show_default=True, help=help
+    )
+
+
+def ci_method_option(choices, default: str):
+    return shared_option(
+        "--ci-method", "ci_method", type=click.Choice(choices), default=default,
+        show_default=True, help="How the intervals are computed.",
+    )  # fmt: skip
+
+
+def system_option(f=None, *, help="System column (wide) or system name (long); repeat or "
+                  "comma-separate. Default: every other column."):
+    def decorate(g):
+        return shared_option("--system", "systems", multiple=True, help=help)(g)
+
+    return decorate(f) if f is not None else decorate
+
+
+_PAIRED_TESTS = {"t": "training", "corrected": "data-sampling"}
+
+
+def paired_test_options(f):
+    """--test t|corrected and --test-fraction, shared by paired and report.
+
+    The command receives ``repeated`` as the Python layer names it
+    (``"training"``, ``"data-sampling"`` or None).
+    The old spelling ``--repeated training|data-sampling`` still works, hidden.
+    """
+
+    @functools.wraps(f)
+    def command(*args, test, **kwargs):
+        old = kwargs.pop("repeated")
+        if old is not None:
+            new = {v: k for k, v in _PAIRED_TESTS.items()}[old]
+            if test is not None:
+                raise ArgumentError("give --test or its old spelling --repeated, not both.")
+            click.echo(
+                f"warning: --repeated {old} is deprecated and will be removed; use --test {new}.",
+                err=True,
+            )
+            test = new
+        return f(*args, repeated=_PAIRED_TESTS.get(test), **kwargs)
+
+    command = click.option(
+        "--test-fraction", type=float, default=None,
+        help="Share of the data in each re-drawn test split (for --test corrected; "
+        "default: the run store's test_fraction or test_size parameter).",
+    )(command)  # fmt: skip
+    command = click.option(
+        "--repeated", type=click.Choice(list(_PAIRED_TESTS.values())), default=None, hidden=True
+    )(command)
     return click.option(
-        "--by", required=True, help="Column(s) naming the method, comma-separated."
-    )(f)
+        "--test", type=click.Choice(list(_PAIRED_TESTS)), default=None,
+        help="t: the paired t test over replications; corrected: the corrected resampled t "
+        "test (Nadeau and Bengio 2003) for replications that each re-drew the train/test "
+        "split (needs --test-fraction). Default: from a run store's declaration, else t.",
+    )(command)  # fmt: skip
+
+
+# Python parameter names that reach the command line in error messages, and the
+# flag a person typed instead.
+FLAG_OF_PARAMETER = {
+    "a": "--a",
+    "b": "--b",
+    "baseline": "--baseline",
+    "systems": "--system",
+    "metric": "--metric",
+    "by": "--by",
+    "n_resamples": "--resamples",
+    "n_boot": "--resamples",
+    "n_sim": "--resamples",
+    "n_samples": "--resamples",
+    "higher_is_better": "--lower-is-better",
+    "minimize": "--lower-is-better",
+    "confidence_level": "--confidence",
+    "confidence": "--confidence",
+    "rng": "--seed",
+    "pair_on": "--pair-on",
+    "test_fraction": "--test-fraction",
+    "all_pairs": "--all-pairs",
+    "ci": "--ci-method",
+    "target_se": "--target-se",
+    "target_halfwidth": "--target-halfwidth",
+    "system_column": "--system-column",
+    "pairs_by": "--pairs-by",
+    "by_group": "--by-group",
+    "resample_tasks": "--resample-tasks",
+    "reference_low": "--reference-low",
+    "reference_high": "--reference-high",
+}
+
+def name_flags(message: str, command: click.Command | None = None) -> str:
+    """An error message with each Python parameter name replaced by its flag.
+
+    The names are those of :data:`FLAG_OF_PARAMETER` and, for ``command``,
+    each of its options under its Python name (``alpha`` for ``--alpha``).
+    Backticked names (`n_resamples` in backticks) and bare names with an
+    underscore (``test_fraction=``) are replaced; plain words such as
+    'confidence' in a sentence are left alone.
+    """
+    flags = dict(FLAG_OF_PARAMETER)
+    for param in getattr(command, "params", ()):
+        for opt in param.opts:
+            if opt.startswith("--"):
+                flags.setdefault(opt[2:].replace("-", "_"), opt)
+    names = sorted(flags, key=len, reverse=True)
+    pattern = re.compile(
+        r"`(" + "|".join(map(re.escape, names)) + r")`"
+        r"|\b(" + "|".join(re.escape(k) for k in names if "_" in k) + r")\b=?"
+    )
+
+    def flag(m):
+        return flags[m.group(1) or m.group(2)]
+
+    # "(test_fraction=, --test-fraction)" would read "--test-fraction, --test-fraction"
+    return re.sub(r"(--[\w-]+), \1\b", r"\1", pattern.sub(flag, message))
 
 
 def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(f)
+
+
+def per_metric(metrics: list[str], payloads: list[dict], texts: list[str]) -> tuple[dict, str]:
+    """One metric: its payload and text; several: payloads keyed by metric, one block each."""
+    if len(metrics) == 1:
+        return payloads[0], texts[0]
+    return dict(zip(metrics, payloads, strict=True)), "\n\n".join(texts)
 
 
 def split_columns(text: str) -> list[str]:
@@ -83,6 +311,9 @@ def split_columns(text: str) -> list[str]:
     names = [c.strip() for c in text.split(",")]
     if any(not c for c in names):
         raise ArgumentError(f"column list {text!r} has an empty name; separate names with commas.")
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise ArgumentError(f"column list {text!r} names {', '.join(twice)} more than once.")
     return names
 
 

@@ -6,11 +6,17 @@ import click
 
 from vareval.cli._common import (
     by_option,
+    ci_method_option,
+    confidence_option,
     emit,
     json_option,
-    metric_option,
+    metrics_option,
+    pair_on_option,
     parse_floats,
+    per_metric,
+    resamples_option,
     results_file,
+    seed_option,
     split_columns,
 )
 from vareval.errors import ArgumentError
@@ -32,16 +38,14 @@ def _parse_pairs(text):
 
 @click.command()
 @results_file
-@metric_option
+@metrics_option
 @by_option
 @click.option(
     "--task", required=True, help="Column(s) naming the task (data set), comma-separated."
 )
-@click.option(
-    "--pair-on",
-    default=None,
-    help="Column naming the run (e.g. seed); checks that "
-    "every method has the same runs on every task.",
+@pair_on_option(
+    help="Column naming the run (e.g. seed); checks that every method has the same runs "
+    "on every task."
 )
 @click.option(
     "--normalize",
@@ -67,11 +71,9 @@ def _parse_pairs(text):
 @click.option(
     "--gamma", type=float, default=1.0, show_default=True, help="Optimality-gap threshold."
 )
-@click.option("--resamples", type=int, default=2000, show_default=True, help="Bootstrap resamples.")
-@click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option(
-    "--ci", type=click.Choice(["percentile", "bca"]), default="percentile", show_default=True
-)
+@resamples_option(2000, "Bootstrap resamples.")
+@confidence_option
+@ci_method_option(["percentile", "bca"], "percentile")
 @click.option(
     "--resample-tasks",
     is_flag=True,
@@ -83,7 +85,7 @@ def _parse_pairs(text):
     default=None,
     help="Profile thresholds, comma-separated (default 101 over the score range).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@seed_option()
 @json_option
 def aggregate(
     results,
@@ -99,7 +101,7 @@ def aggregate(
     gamma,
     resamples,
     confidence,
-    ci,
+    ci_method,
     resample_tasks,
     pairs,
     taus,
@@ -113,35 +115,42 @@ def aggregate(
     """
     import vareval
 
-    table = vareval.aggregate(
-        results,
-        metric,
-        split_columns(by),
-        split_columns(task),
-        pair_on=None if pair_on is None else split_columns(pair_on),
-        normalize="reference" if reference is not None else normalize,
-        reference=None if reference is None else vareval.read_table(reference),
-        reference_low=reference_low,
-        reference_high=reference_high,
-        aggregates=split_columns(aggregates),
-        gamma=gamma,
-        n_resamples=resamples,
-        confidence=confidence,
-        ci=ci,
-        resample_tasks=resample_tasks,
-        taus=None if taus is None else parse_floats(taus, "--taus"),
-        pairs=_parse_pairs(pairs),
-        rng=seed,
-    )
-    payload = {
-        "title": table.title,
-        "seed": seed,
-        "intervals": table["intervals"].to_dict(),
-        "profile": table["profile"].records(),
-        "mean_profile": table["mean_profile"].records(),
-        "improvement": {k: v.to_dict() for k, v in table.results.items() if k.startswith("P(")},
-    }
-    emit(as_json, payload, render_aggregate(table, seed))
+    def one(metric):
+        table = vareval.aggregate(
+            results,
+            metric,
+            split_columns(by),
+            split_columns(task),
+            pair_on=None if pair_on is None else split_columns(pair_on),
+            normalize="reference" if reference is not None else normalize,
+            reference=None if reference is None else vareval.read_table(reference),
+            reference_low=reference_low,
+            reference_high=reference_high,
+            aggregates=split_columns(aggregates),
+            gamma=gamma,
+            n_resamples=resamples,
+            confidence=confidence,
+            ci=ci_method,
+            resample_tasks=resample_tasks,
+            taus=None if taus is None else parse_floats(taus, "--taus"),
+            pairs=_parse_pairs(pairs),
+            rng=seed,
+        )
+        payload = {
+            "title": table.title,
+            "seed": seed,
+            "intervals": table["intervals"].to_dict(),
+            "profile": table["profile"].records(),
+            "mean_profile": table["mean_profile"].records(),
+            "improvement": {
+                k: v.to_dict() for k, v in table.results.items() if k.startswith("P(")
+            },
+        }
+        return payload, render_aggregate(table, seed)
+
+    metrics = split_columns(metric)
+    outputs = [one(m) for m in metrics]
+    emit(as_json, *per_metric(metrics, [p for p, _ in outputs], [t for _, t in outputs]))
 
 
 def _interval(est, low, high, digits: int = 4) -> str:

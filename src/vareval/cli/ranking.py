@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import by_option, emit, json_option, metric_option, results_file
-
-
-def _seed_option(f):
-    return click.option(
-        "--seed", type=int, default=0, show_default=True, help="Seed of the resampling."
-    )(f)
-
-
-def _lower_option(f):
-    return click.option(
-        "--lower-is-better", is_flag=True, help="Smaller scores are better (a loss)."
-    )(f)
+from vareval.cli._common import (
+    alpha_option,
+    by_option,
+    confidence_option,
+    emit,
+    json_option,
+    lower_is_better_option,
+    metric_option,
+    pair_on_option,
+    resamples_option,
+    results_file,
+    seed_option,
+)
 
 
 def _p(p: float) -> str:
@@ -34,10 +34,8 @@ def _columns(text: str | None):
 @metric_option
 @by_option
 @click.option("--task", default=None, help="Column(s) naming the task; one ASO family over all.")
-@click.option(
-    "--pair-on", default=None, help="Column(s) matching runs (seed): paired effect sizes (d_z)."
-)
-@click.option("--confidence", type=float, default=0.95, show_default=True)
+@pair_on_option(help="Column(s) matching runs (seed): paired effect sizes (d_z).")
+@confidence_option
 @click.option(
     "--correction",
     type=click.Choice(["holm", "bonferroni", "none"]),
@@ -52,9 +50,9 @@ def _columns(text: str | None):
     show_default=True,
     help="Bound on epsilon_min (deepsig's 0.5 is anti-conservative, see docs).",
 )
-@click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
-@_lower_option
-@_seed_option
+@resamples_option(1000, "Bootstrap resamples.")
+@lower_is_better_option
+@seed_option()
 @json_option
 def aso(
     results,
@@ -65,7 +63,7 @@ def aso(
     confidence,
     correction,
     threshold,
-    n_boot,
+    resamples,
     lower_is_better,
     seed,
     as_json,
@@ -82,7 +80,7 @@ def aso(
         **roles,
         confidence=confidence,
         correction=correction,
-        n_resamples=n_boot,
+        n_resamples=resamples,
         threshold=threshold,
         higher_is_better=not lower_is_better,
         rng=seed,
@@ -185,23 +183,23 @@ def _table(header, rows) -> str:
 @metric_option
 @by_option
 @click.option("--task", required=True, help="Column(s) naming the task (data set).")
-@click.option("--pair-on", default=None, help="Column(s) whose keys must match in every cell.")
-@click.option("--alpha", type=float, default=0.05, show_default=True)
+@pair_on_option(help="Column(s) whose keys must match in every cell.")
+@alpha_option(help="Significance level of the Friedman, Nemenyi and Wilcoxon-Holm tests.")
 @click.option(
     "--rope",
     type=float,
     default=None,
     help="Half-width of practical equivalence: adds the Bayesian signed-rank test per pair.",
 )
-@click.option("--n-samples", type=int, default=50_000, show_default=True, help="Posterior samples.")
+@resamples_option(50_000, "Posterior samples of the Bayesian signed-rank test.")
 @click.option(
     "--plot",
     type=click.Path(dir_okay=False),
     default=None,
     help="Write the CD diagram (PNG, SVG or PDF).",
 )
-@_lower_option
-@_seed_option
+@lower_is_better_option
+@seed_option()
 @json_option
 def rank(
     results,
@@ -211,7 +209,7 @@ def rank(
     pair_on,
     alpha,
     rope,
-    n_samples,
+    resamples,
     plot,
     lower_is_better,
     seed,
@@ -229,7 +227,7 @@ def rank(
         alpha=alpha,
         higher_is_better=not lower_is_better,
         rope=rope,
-        n_samples=n_samples,
+        n_samples=resamples,
         rng=seed,
     )
     if plot:

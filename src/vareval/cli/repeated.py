@@ -6,73 +6,67 @@ import click
 
 from vareval._format import formatter, number
 from vareval.cli._common import (
+    alpha_option,
+    baseline_option,
     by_option,
+    confidence_option,
     emit,
     json_option,
+    lower_is_better_option,
     metric_option,
+    metrics_option,
+    pair_on_option,
+    paired_test_options,
     parse_floats,
     parse_ints,
+    per_metric,
+    resamples_option,
     results_file,
+    seed_option,
     split_columns,
 )
-
-
-def _confidence_option(f):
-    return click.option(
-        "--confidence",
-        type=float,
-        default=0.95,
-        show_default=True,
-        help="Level of the confidence intervals.",
-    )(f)
-
-
-def _direction_option(f):
-    return click.option(
-        "--lower-is-better", is_flag=True, help="The best run is the smallest score (a loss)."
-    )(f)
-
-
-def _seed_option(f):
-    return click.option(
-        "--seed",
-        type=int,
-        default=0,
-        show_default=True,
-        help="Seed of the simulation or bootstrap.",
-    )(f)
+from vareval.errors import ArgumentError
 
 
 def _pair_options(f):
     f = click.option("--b", "b", default=None, help="Method B (the baseline).")(f)
     f = click.option("--a", "a", default=None, help="Method A (the candidate).")(f)
-    return click.option(
-        "--pair-on", required=True, help="Column(s) matching runs across methods, e.g. seed."
-    )(f)
+    return pair_on_option(required=True)(f)
 
 
 @click.command()
 @results_file
-@metric_option
+@metrics_option
 @by_option
-@_confidence_option
-@_direction_option
+@confidence_option
+@lower_is_better_option
+@click.option(
+    "--runs/--no-runs", default=True, show_default=True, help="Show every run's score."
+)
 @json_option
-def summarize(results, metric, by, confidence, lower_is_better, as_json):
+def summarize(results, metric, by, confidence, lower_is_better, runs, as_json):
     """Per-method summary of repeated runs: centre, spread, CIs, the selected best run."""
     import vareval
 
-    table = vareval.summarize(
-        results,
-        metric,
-        split_columns(by),
-        confidence=confidence,
-        higher_is_better=not lower_is_better,
+    metrics = split_columns(metric)
+    tables = [
+        vareval.summarize(
+            results, m, split_columns(by), confidence=confidence,
+            higher_is_better=not lower_is_better,
+        )
+        for m in metrics
+    ]  # fmt: skip
+    emit(
+        as_json,
+        *per_metric(
+            metrics,
+            [t.to_dict() for t in tables],
+            [render_summary(t, m, every_run=runs) for t, m in zip(tables, metrics, strict=True)],
+        ),
     )
-    emit(as_json, table.to_dict(), render_summary(table, metric))
 
 
-def render_summary(table, metric: str) -> str:
+def render_summary(table, metric: str, every_run: bool = True) -> str:
     """The per-method report: typical performance with spread, the best run as selected."""
     first = next(iter(table.results.values()))
     pct = f"{first.confidence:.0%}"
@@ -98,11 +92,12 @@ def render_summary(table, metric: str) -> str:
             f"{med_ci:<{wci}}{f(s.iqr):>{w}}{f(s.selected):>{w + 1}}"
         )
     lines += render_runs(table)
-    lines.append("every run:")
-    lines += [
-        f"  {name[:13]:<13} " + " ".join(f(v) for v in s.scores)
-        for name, s in table.results.items()
-    ]
+    if every_run:
+        lines.append("every run:")
+        lines += [
+            f"  {name[:13]:<13} " + " ".join(f(v) for v in s.scores)
+            for name, s in table.results.items()
+        ]
     if any(s.median_ci_coverage < s.confidence for s in table.results.values()):
         lines.append(
             "(a % after a median interval: too few runs; [min, max] covers only that often)"
@@ -143,27 +138,25 @@ def _with_seed(payload: dict, seed: int) -> dict:
 @click.command("best-of-k")
 @results_file
 @metric_option
-@click.option("--by", default=None, help="Method column; gives one table per method.")
+@by_option(required=False, help="Method column; gives one table per method.")
 @click.option("--method", default=None, help="Only this method's runs.")
 @click.option("--ks", default="1,3,5,10", show_default=True, help="Values of k, comma-separated.")
-@click.option(
-    "--n-sim", type=int, default=100_000, show_default=True, help="Simulated comparisons per k."
-)
+@resamples_option(100_000, "Simulated comparisons per k.")
 @click.option(
     "--quantiles", default="0.5,0.9", show_default=True, help="Quantiles of the gap to show."
 )
 @click.option("--absolute", is_flag=True, help="Absolute gaps instead of relative to the winner.")
-@_direction_option
-@_seed_option
+@lower_is_better_option
+@seed_option()
 @json_option
 def best_of_k(
-    results, metric, by, method, ks, n_sim, quantiles, absolute, lower_is_better, seed, as_json
+    results, metric, by, method, ks, resamples, quantiles, absolute, lower_is_better, seed, as_json
 ):
     """Apparent gaps between two IDENTICAL methods that each keep their best of k runs."""
     import vareval
     from vareval.stats._checks import check_size
 
-    check_size(n_sim, "--n-sim")
+    check_size(resamples, "--resamples")
 
     table = vareval.best_of_k(
         results,
@@ -172,7 +165,7 @@ def best_of_k(
         method=method,
         ks=parse_ints(ks, "--ks"),
         quantiles=parse_floats(quantiles, "--quantiles"),
-        n_sim=n_sim,
+        n_sim=resamples,
         higher_is_better=not lower_is_better,
         relative=not absolute,
         rng=seed,
@@ -208,54 +201,110 @@ def render_best_of_k(table, seed=None) -> str:
 
 @click.command()
 @results_file
-@metric_option
+@metrics_option
 @by_option
 @_pair_options
-@_confidence_option
-@click.option("--n-boot", type=int, default=10_000, show_default=True, help="Bootstrap resamples.")
+@baseline_option(help="Compare every other method with this one (Holm-adjusted p-values).")
 @click.option(
-    "--repeated",
-    type=click.Choice(["training", "data-sampling"]),
-    default=None,
-    help="What each replication re-drew; data-sampling (a new train/test split per seed) "
-    "uses the corrected resampled t test. Default: from a run store's declaration, "
-    "else training.",
+    "--all-pairs", is_flag=True, help="Compare every pair of methods (Holm-adjusted p-values)."
 )
-@click.option(
-    "--test-fraction",
-    type=float,
-    default=None,
-    help="Share of the data in each re-drawn test split (for --repeated data-sampling; "
-    "default: the store's test_fraction or test_size parameter).",
-)
-@_direction_option
-@_seed_option
+@confidence_option
+@resamples_option(10_000, "Bootstrap resamples.")
+@paired_test_options
+@lower_is_better_option
+@seed_option()
 @json_option
 def paired(
-    results, metric, by, pair_on, a, b, confidence, n_boot, repeated, test_fraction,
-    lower_is_better, seed, as_json,
+    results, metric, by, pair_on, a, b, baseline, all_pairs, confidence, resamples, repeated,
+    test_fraction, lower_is_better, seed, as_json,
 ):  # fmt: skip
-    """Mean paired difference A - B with SE, CIs and the variance decomposition."""
-    import vareval
+    """Mean paired difference A - B with SE, CIs and the variance decomposition.
+
+    Two methods (--a and --b, or the only two in the table), every method against
+    --baseline, or --all-pairs; with several comparisons the p-values are
+    Holm-adjusted within each metric.
+    """
     from vareval.stats._checks import check_size
 
-    check_size(n_boot, "--n-boot")
+    check_size(resamples, "--resamples")
+    metrics = split_columns(metric)
+    pairs = _comparisons(results, split_columns(by), a, b, baseline, all_pairs) or [(a, b)]
+    outcomes = [
+        _paired_family(
+            results, m, by, pair_on, pairs, confidence=confidence, n_boot=resamples,
+            higher_is_better=not lower_is_better, repeated=repeated,
+            test_fraction=test_fraction, seed=seed,
+        )
+        for m in metrics
+    ]  # fmt: skip
+    emit(as_json, *per_metric(metrics, *map(list, zip(*outcomes, strict=True))))
 
-    table = vareval.paired(
-        results,
-        metric,
-        split_columns(by),
-        split_columns(pair_on),
-        a=a,
-        b=b,
-        confidence=confidence,
-        n_boot=n_boot,
-        higher_is_better=not lower_is_better,
-        repeated=repeated,
-        test_fraction=test_fraction,
-        rng=seed,
-    )
-    emit(as_json, _with_seed(table.to_dict(), seed), render_paired(table, seed))
+
+def _comparisons(df, by, a, b, baseline, all_pairs) -> list[tuple[str, str]] | None:
+    """The (A, B) pairs to compare; None for the two of --a/--b or the only two methods."""
+    from vareval.data.validate import labels
+
+    chosen = [n for n, v in (("--a/--b", a or b), ("--baseline", baseline),
+                             ("--all-pairs", all_pairs)) if v]  # fmt: skip
+    if len(chosen) > 1:
+        raise ArgumentError(f"give one of --a/--b, --baseline or --all-pairs; got {chosen}.")
+    if not (baseline or all_pairs):
+        return None
+    import pandas as pd
+
+    names = [str(n) for n in pd.unique(labels(df, by, "method"))]
+    if all_pairs:
+        return [(x, y) for i, x in enumerate(names) for y in names[i + 1 :]]
+    if baseline not in names:
+        raise ArgumentError(
+            f"--baseline {baseline!r} is not a method; methods: {', '.join(names[:20])}."
+        )
+    return [(x, baseline) for x in names if x != baseline]
+
+
+def _paired_family(df, metric, by, pair_on, pairs, *, seed, **options):
+    """One metric's comparisons: each with its own random stream, p-values Holm-adjusted."""
+    import numpy as np
+
+    import vareval
+    from vareval.stats import adjust_pvalues
+
+    def one(a, b, rng):
+        return vareval.paired(
+            df, metric, split_columns(by), split_columns(pair_on), a=a, b=b, rng=rng, **options
+        )
+
+    if len(pairs) == 1:
+        table = one(*pairs[0], seed)
+        return _with_seed(table.to_dict(), seed), render_paired(table, seed)
+    streams = np.random.SeedSequence(seed).spawn(len(pairs))
+    tables = [one(a, b, np.random.default_rng(s)) for (a, b), s in zip(pairs, streams,
+                                                                         strict=True)]
+    results = {k: r for t in tables for k, r in t.results.items()}
+    p = np.array([r.pvalue for r in results.values()])
+    defined = np.isfinite(p)
+    holm = np.full(p.size, np.nan)
+    holm[defined] = adjust_pvalues(p[defined], "holm")
+    payload = {
+        k: {**r.to_dict(), "seed": seed, "pvalue_holm": None if np.isnan(h) else float(h)}
+        for (k, r), h in zip(results.items(), holm, strict=True)
+    }
+    blocks = [render_paired(t, seed) for t in tables]
+    width = max(len(k) for k in results)
+    family = [
+        f"{metric}: {len(results)} comparisons, p-values Holm-adjusted within this metric "
+        f"(streams spawned from seed {seed})",
+        f"  {'comparison':<{width}}  {'p':>10}  {'p (Holm)':>10}",
+        *(
+            f"  {k:<{width}}  {_pv(r.pvalue):>10}  {_pv(h):>10}"
+            for (k, r), h in zip(results.items(), holm, strict=True)
+        ),
+    ]
+    return payload, "\n\n".join([*blocks, "\n".join(family)])
+
+
+def _pv(p: float) -> str:
+    return "n/a" if p != p else f"{p:.4g}"
 
 
 def render_paired(table, seed=None) -> str:
@@ -322,8 +371,8 @@ def render_paired(table, seed=None) -> str:
     help="Mean difference the test should detect (with --power).",
 )
 @click.option("--power", type=float, default=0.8, show_default=True)
-@click.option("--alpha", type=float, default=0.05, show_default=True)
-@_confidence_option
+@alpha_option(help="Significance level of the planned two-sided test (with --power).")
+@confidence_option
 @click.option(
     "--store",
     type=click.Path(dir_okay=False),

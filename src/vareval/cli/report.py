@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import emit, json_option, metric_option, split_columns
+from vareval.cli._common import (
+    baseline_option,
+    by_option,
+    confidence_option,
+    emit,
+    json_option,
+    lower_is_better_option,
+    metric_option,
+    pair_on_option,
+    paired_test_options,
+    seed_option,
+    split_columns,
+    system_option,
+)
 
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -154,18 +167,15 @@ def store_context(spec: dict) -> dict:
     help="HTML file to write.",
 )
 @metric_option
-@click.option(
-    "--by",
-    default=None,
+@by_option(
+    required=False,
     help="Column(s) naming the method, comma-separated (a run store defaults to "
     "'experiment').",
 )
-@click.option("--pair-on", default=None, help="Column(s) pairing runs across methods.")
-@click.option("--baseline", default=None, help="Method the others are compared with.")
-@click.option(
-    "--lower-is-better", is_flag=True, help="The best run is the smallest score."
-)
-@click.option("--confidence", type=float, default=0.95, show_default=True)
+@pair_on_option()
+@baseline_option(help="Method the others are compared with.")
+@lower_is_better_option
+@confidence_option
 @click.option("--title", default=None, help="Title of the page.")
 @click.option(
     "--test-set-held-out/--test-set-reused",
@@ -174,24 +184,11 @@ def store_context(spec: dict) -> dict:
     help="Whether the final test set stayed outside all modelling decisions "
     "(default: reported as unknown).",
 )
-@click.option(
-    "--repeated",
-    type=click.Choice(["training", "data-sampling"]),
-    default=None,
-    help="What each run re-drew: training randomness on fixed data, or the whole "
-    "data-sampling pipeline.",
-)
-@click.option(
-    "--test-fraction",
-    type=float,
-    default=None,
-    help="Share of the data in each re-drawn test split (with --repeated "
-    "data-sampling: the corrected resampled t test needs it).",
-)
+@paired_test_options
 @click.option(
     "--search-effort", default=None, help="The hyper-parameter search, in words."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@seed_option(help="Seed of the simulations and resamples (printed with the output).")
 @json_option
 @click.option(
     "--random",
@@ -220,11 +217,35 @@ def store_context(spec: dict) -> dict:
     help="Significance section: a per-item predictions table (one row per test item).",
 )
 @click.option("--gold", default=None, help="Significance: the gold-label column.")
-@click.option("--systems", default=None, help="Significance: system column(s).")
+@system_option(help="Significance: system column(s); repeat or comma-separate.")
 @click.option(
     "--item", default=None, help="Significance: item-id column (long format)."
 )
 @click.option("--task", default=None, help="Across-tasks section: the task column(s).")
+@click.option(
+    "--figures",
+    "figures_dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Also write each figure of the report to this folder as a file "
+    "(tuning-curves.pdf, ...), for a paper.",
+)
+@click.option(
+    "--format",
+    "figure_format",
+    type=click.Choice(["svg", "pdf", "png"]),
+    default="pdf",
+    show_default=True,
+    help="File format of --figures.",
+)
+@click.option(
+    "--width",
+    "figure_width",
+    type=click.FloatRange(1.5, 20),
+    default=7.0,
+    show_default=True,
+    help="Width of --figures in inches: 3.3 for one column of a paper, 7 for a page.",
+)
 @click.option(
     "--prediction-metric",
     default="accuracy",
@@ -259,6 +280,9 @@ def report(
     item,
     prediction_metric,
     task,
+    figures_dir,
+    figure_format,
+    figure_width,
     as_json,
 ):
     """Write one self-contained HTML report of INPUT (a results file or a run store)."""
@@ -292,7 +316,7 @@ def report(
             "df": _read_input(predictions)[0],
             "source": Path(predictions).name,
             "gold": gold,
-            "systems": split_columns(systems) if systems else None,
+            "systems": [n for v in systems for n in split_columns(v)] or None,
             "item": item,
             "metric": prediction_metric,
         }
@@ -319,6 +343,11 @@ def report(
     )
     path = write_html(output, render(data, sections, checklist, notes))
     size = path.stat().st_size
+    exported = []
+    if figures_dir is not None:
+        from vareval.report.builder import export_figures
+
+        exported = export_figures(sections, figures_dir, figure_format, figure_width)
     payload = {
         "path": str(path),
         "bytes": size,
@@ -328,11 +357,17 @@ def report(
             {"topic": i.topic, "status": i.status, "text": i.text} for i in checklist
         ],
         "notes": notes,
+        "figures": [str(p) for p in exported],
     }
     lines = [
         f"wrote {path} ({size / 1024:.0f} KiB, seed {seed}): "
         + ", ".join(payload["sections"])
     ]
+    if figures_dir is not None:
+        lines.append(
+            f"wrote {len(exported)} figures to {figures_dir} ({figure_format}, "
+            f"{figure_width:g} in wide): " + ", ".join(p.name for p in exported)
+        )
     lines += [f"note: {n}" for n in notes]
     lines += [
         f"to state: {i.topic.lower()} (see the checklist)"
@@ -444,7 +479,8 @@ def _demo_data():
 def _demo_flags(kwargs) -> str:
     flags = (
         f"--metric {kwargs['metric']} --by {','.join(kwargs['by'])} "
-        f"--pair-on {','.join(kwargs['pair_on'])} --repeated {kwargs['repeated']} "
+        f"--pair-on {','.join(kwargs['pair_on'])} --test "
+        f"{ {'data-sampling': 'corrected', 'training': 't'}[kwargs['repeated']]} "
         f"--test-fraction {kwargs['test_fraction']}"
     )
     flags += " --predictions digits_predictions.csv --gold gold --item item"

@@ -6,7 +6,20 @@ import click
 
 from vareval._format import number, scale_of
 from vareval._format import pvalue as _p
-from vareval.cli._common import emit, json_option, split_columns, table_argument
+from vareval.cli._common import (
+    baseline_option,
+    ci_method_option,
+    confidence_option,
+    emit,
+    json_option,
+    per_metric,
+    resamples_option,
+    seed_option,
+    shared_option,
+    split_columns,
+    system_option,
+    table_argument,
+)
 
 
 def _systems(values) -> list[str] | None:
@@ -29,14 +42,7 @@ def _table_options(f):
         default=None,
         help="Item id column (required for long format; ignored as a system).",
     )(f)
-    f = click.option(
-        "--system",
-        "systems",
-        multiple=True,
-        help="System column (wide) or system name (long); repeat or comma-separate. "
-        "Default: every other column.",
-    )(f)
-    return f
+    return system_option(f)
 
 
 def _fmt(x: float, signed: bool = False, scale: float = 1.0) -> str:
@@ -86,7 +92,7 @@ def format_delong(report) -> str:
             [
                 rec["system"],
                 rec["versus"],
-                _fmt(rec["estimate"], True),
+                _fmt(rec["delta"], True),
                 _fmt(rec["se"]),
                 f"[{_fmt(rec['ci_low'], True)}, {_fmt(rec['ci_high'], True)}]",
                 f"{rec['statistic']:+.2f}",
@@ -108,11 +114,15 @@ def format_delong(report) -> str:
 
 def format_significance(report) -> str:
     """A person's view of a :class:`~vareval.data.significance.SignificanceReport`."""
+    from vareval.stats.significance import ExactTestResult
+
     if report.test == "delong":
         return format_delong(report)
     comp = report.comparison
     first = comp.results[0]
     alt = _SIDES[first.alternative]
+    if isinstance(first, ExactTestResult):
+        return _format_classical(report, alt)
     draws = (
         f"all {first.n_resamples:,} swap patterns"
         if first.path == "exact"
@@ -125,32 +135,8 @@ def format_significance(report) -> str:
     )
     if comp.test_reason:
         head += f"\n(chosen: {comp.test_reason})"
-    unit = scale_of(list(comp.scores.values())) or 1.0
-    scores = _table(
-        ["system", first.metric],
-        [[s, _fmt(v, scale=unit)] for s, v in comp.scores.items()],
-        {1},
-    )
     method = {"bca": "BCa", "percentile": "percentile"}[first.ci_method]
-    level = f"{first.confidence * 100:g}% CI ({method})"
-    rows = []
-    for (a, b), r, padj in zip(
-        comp.pairs, comp.results, comp.adjusted_pvalues, strict=True
-    ):
-        lo, hi = r.confidence_interval()
-        rows.append(
-            [
-                a,
-                b,
-                _fmt(r.estimate, True, unit),
-                "n/a" if r.ci_note else f"[{_fmt(lo, True, unit)}, {_fmt(hi, True, unit)}]",
-                _p(r.pvalue),
-                _p(float(padj)),
-            ]
-        )
-    tests = _table(
-        ["system", "versus", "delta", level, "p", _ADJUSTED[comp.correction]], rows, {2, 4, 5}
-    )
+    scores, tests = _scores_and_tests(comp, method, lambda r: bool(r.ci_note))
     if first.path == "exact":
         form = "exact: the share of all swap patterns at least as extreme"
     else:
@@ -158,6 +144,67 @@ def format_significance(report) -> str:
     note = f"delta = metric(system) - metric(versus); p-values are {form}."
     if first.ci_note:
         note += f"\nCI n/a: {first.ci_note}"
+    return "\n\n".join([head, scores, tests, note])
+
+
+def _scores_and_tests(comp, method: str, no_ci) -> tuple[str, str]:
+    """The per-system scores, then one row per comparison: delta, CI, p, adjusted p."""
+    first = comp.results[0]
+    unit = scale_of(list(comp.scores.values())) or 1.0
+    scores = _table(
+        ["system", comp.metric],
+        [[s, _fmt(v, scale=unit)] for s, v in comp.scores.items()],
+        {1},
+    )
+    level = f"{first.confidence * 100:g}% CI ({method})"
+    rows = []
+    for (a, b), r, padj in zip(comp.pairs, comp.results, comp.adjusted_pvalues, strict=True):
+        lo, hi = r.confidence_interval()
+        rows.append(
+            [
+                a,
+                b,
+                _fmt(r.estimate, True, unit),
+                "n/a" if no_ci(r) else f"[{_fmt(lo, True, unit)}, {_fmt(hi, True, unit)}]",
+                _p(r.pvalue),
+                _p(float(padj)),
+            ]
+        )
+    tests = _table(
+        ["system", "versus", "delta", level, "p", _ADJUSTED[comp.correction]], rows, {2, 4, 5}
+    )
+    return scores, tests
+
+
+_CLASSICAL = {
+    "mcnemar": (
+        "Wald",
+        "exact binomial p-values on the discordant items (n_ab of n_ab + n_ba; "
+        "McNemar 1947)",
+    ),
+    "wilcoxon": (
+        "t, for scale",
+        "Wilcoxon signed-rank p-values on per-item scores (scipy.stats.wilcoxon; zero "
+        "differences dropped)",
+    ),
+    "t": ("t", "paired t test p-values on per-item scores (scipy.stats.ttest_rel)"),
+}
+
+
+def _format_classical(report, alt: str) -> str:
+    """McNemar, Wilcoxon or t: nothing is drawn, so no seed or resamples to report."""
+    comp = report.comparison
+    first = comp.results[0]
+    method, form = _CLASSICAL[report.test]
+    head = f"{first.test} test, metric {comp.metric}, {report.n_items} items, {alt}"
+    scores, tests = _scores_and_tests(comp, method, lambda r: False)
+    note = f"delta = metric(system) - metric(versus); {form}."
+    if report.test == "mcnemar":
+        counts = ", ".join(
+            f"{a} vs {b}: {r.details['n_ab']}/{r.details['n_ba']}"
+            for (a, b), r in zip(comp.pairs, comp.results, strict=True)
+        )
+        note += f"\ndiscordant items n_ab/n_ba: {counts}"
     return "\n\n".join([head, scores, tests, note])
 
 
@@ -207,14 +254,16 @@ def format_metrics(report) -> str:
     "--gold", default=None, help="Gold label column (not needed for --metric mean)."
 )
 @_table_options
-@click.option(
+@shared_option(
     "--metric",
+    "metric",
     default="accuracy",
     show_default=True,
     help="accuracy, macro-f1, micro-f1, weighted-f1, macro-f0.5, macro-precision, "
     "..., mcc, balanced_accuracy, adjusted_balanced_accuracy, sensitivity, "
     "specificity (binary; need --positive), auc (per-item scores; needs --positive), "
-    "or mean (per-item scores).",
+    "or mean (per-item scores); several comma-separated give one block each, with the "
+    "correction for multiple comparisons applied within each metric.",
 )
 @click.option(
     "--positive",
@@ -224,22 +273,19 @@ def format_metrics(report) -> str:
 )
 @click.option(
     "--test",
-    type=click.Choice(["auto", "bootstrap", "randomization", "delong"]),
+    type=click.Choice(
+        ["auto", "bootstrap", "randomization", "delong", "mcnemar", "wilcoxon", "t"]
+    ),
     default="auto",
     show_default=True,
     help="auto: randomization on small test sets, where the bootstrap test "
     "rejects too often, else the bootstrap; DeLong's test for --metric auc. "
-    "The output says which and why.",
+    "The output says which and why. mcnemar (accuracy; exact), wilcoxon and t test "
+    "per-item scores (metric accuracy or mean) and draw nothing.",
 )
-@click.option("--resamples", type=int, default=10_000, show_default=True, help="B.")
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the resamples."
-)
-@click.option(
-    "--baseline",
-    default=None,
-    help="Compare every system with this one (default: the first system).",
-)
+@resamples_option(10_000, "Resamples B of the bootstrap or randomization test.")
+@seed_option()
+@baseline_option(help="Compare every system with this one (default: the first system).")
 @click.option("--all-pairs", is_flag=True, help="Compare every pair of systems.")
 @click.option(
     "--correction",
@@ -254,10 +300,8 @@ def format_metrics(report) -> str:
     show_default=True,
     help="greater: the system beats the one it is compared with (the textbook's test).",
 )
-@click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option(
-    "--ci", type=click.Choice(["bca", "percentile"]), default="bca", show_default=True
-)
+@confidence_option
+@ci_method_option(["bca", "percentile"], "bca")
 @click.option(
     "--unsmoothed",
     is_flag=True,
@@ -281,7 +325,7 @@ def significance(
     correction,
     alternative,
     confidence,
-    ci,
+    ci_method,
     unsmoothed,
     as_json,
 ):
@@ -298,11 +342,12 @@ def significance(
 
     check_size(resamples, "--resamples")
 
-    report = run(
+    metrics = split_columns(metric)
+    reports = [run(
         predictions,
         gold=gold,
         systems=_systems(systems),
-        metric=metric,
+        metric=m,
         test=test,
         baseline=baseline,
         all_pairs=all_pairs,
@@ -310,15 +355,16 @@ def significance(
         n_resamples=resamples,
         alternative=alternative,
         confidence=confidence,
-        ci=ci,
+        ci=ci_method,
         smooth=not unsmoothed,
         rng=seed,
         item=item,
         system_column=system_column,
         prediction=prediction,
         positive=positive,
-    )
-    emit(as_json, report.to_dict(), format_significance(report))
+    ) for m in metrics]  # fmt: skip
+    payloads = [r.to_dict() for r in reports]
+    emit(as_json, *per_metric(metrics, payloads, [format_significance(r) for r in reports]))
 
 
 @click.command()

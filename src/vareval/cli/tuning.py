@@ -8,11 +8,14 @@ from vareval._format import formatter
 from vareval.cli._common import (
     by_option,
     check_output,
+    confidence_option,
     emit,
     json_option,
+    lower_is_better_option,
     metric_option,
     parse_ints,
     results_file,
+    shared_option,
     split_columns,
     writing,
 )
@@ -138,13 +141,10 @@ def _render_projection(p, a: str, b: str) -> str:
     required=True,
     help="Bounds of the score 'A,B', e.g. 0,1 for accuracy or F1.",
 )
-@click.option("--minimize", is_flag=True, help="Lower scores are better (e.g. loss).")
-@click.option(
-    "--confidence", type=float, default=0.95, show_default=True,
-    help="Simultaneous confidence of each band.",
-)  # fmt: skip
-@click.option(
-    "--method", type=click.Choice(_METHODS), default="ld-hd", show_default=True,
+@lower_is_better_option
+@confidence_option(help="Simultaneous confidence of each band.")
+@shared_option(
+    "--band", "method", type=click.Choice(_METHODS), default="ld-hd", show_default=True,
     help="CDF band: Learned-Miller-DeStefano highest-density / equal-tailed, KS, DKW.",
 )  # fmt: skip
 @click.option("--ks", "ks_text", help="Search iterations to show, e.g. 1,2,5,10.")
@@ -160,7 +160,7 @@ def _render_projection(p, a: str, b: str) -> str:
 )
 @json_option
 def tuning_curve(
-    results, metric, by, bounds, minimize, confidence, method, ks_text, q, project_k,
+    results, metric, by, bounds, lower_is_better, confidence, method, ks_text, q, project_k,
     plot_file, as_json,
 ):  # fmt: skip
     """Tuning curves with exact simultaneous confidence bands, and per-k verdicts.
@@ -176,6 +176,8 @@ def tuning_curve(
     from vareval.data.tuning import tuning_curve as tuning_curve_df
     from vareval.errors import VarevalWarning
     from vareval.stats import project_iterations
+
+    minimize = lower_is_better
 
     check_output(plot_file, "--plot", plot=True)
     a, b = _parse_bounds(bounds)
@@ -205,10 +207,10 @@ def tuning_curve(
             minimize=minimize,
         )  # fmt: skip
     if plot_file:
-        from vareval.report.plots.tuning import plot_tuning_curves
+        from vareval.report.plots.tuning import tuning_plot
 
         with writing(plot_file, "--plot"):
-            plot_tuning_curves(result, plot_file)
+            tuning_plot(result).savefig(plot_file, dpi=150)
     payload = result.to_dict()
     if projection is not None:
         payload["projection"] = projection.to_dict()

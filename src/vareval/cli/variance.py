@@ -6,10 +6,13 @@ import click
 
 from vareval._format import formatter, number
 from vareval.cli._common import (
+    confidence_option,
     emit,
     json_option,
     metric_option,
+    resamples_option,
     results_file,
+    seed_option,
     split_columns,
 )
 
@@ -276,7 +279,7 @@ def render(a, alpha: float = 0.05) -> str:
     is_flag=True,
     help="With --slope: fix the intercept-slope correlation at 0.",
 )
-@click.option("--confidence", type=float, default=0.95, show_default=True)
+@confidence_option
 @click.option(
     "--pairs-by",
     default=None,
@@ -298,14 +301,8 @@ def render(a, alpha: float = 0.05) -> str:
     help="Also test each random effect by a parametric bootstrap LRT "
     "(pbkrtest's PBmodcomp): use it when a factor has few levels.",
 )
-@click.option(
-    "--resamples",
-    type=int,
-    default=1000,
-    show_default=True,
-    help="Simulated responses for the bootstrap intervals and LRT.",
-)
-@click.option("--seed", type=int, default=None, help="Seed for the bootstrap.")
+@resamples_option(1000, "Simulated responses for the bootstrap intervals and LRT.")
+@seed_option(help="Seed of the parametric bootstrap (printed with its output).")
 @json_option
 def variance(
     results,
@@ -357,6 +354,9 @@ def variance(
             rng=seed,
         )
     payload, text = a.to_dict(), render(a)
+    if intervals == "bootstrap" or bootstrap_lrt:
+        payload["seed"] = seed
+        text += f"\n(parametric bootstrap: {resamples:,} simulated responses, seed {seed})"
     if note:
         payload["note"] = note
         text = f"note: {note}\n{text}"

@@ -144,7 +144,7 @@ def _two_methods(df, by, a, b) -> tuple[str, str]:
     names = list(pd.unique(labels(df, by, "method")))
     if len(names) != 2 or (a is not None or b is not None):
         raise DataError(
-            f"name the two methods to compare (a and b); the table has {len(names)}: "
+            f"name the two methods to compare (`a` and `b`); the table has {len(names)}: "
             f"{', '.join(map(str, names[:10]))}."
         )
     return str(names[0]), str(names[1])

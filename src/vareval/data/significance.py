@@ -271,7 +271,8 @@ class SignificanceReport(FrameResult):
         The statistics-layer result (every test's full result); an
         ``AUCComparison`` for DeLong's test.
     test : str
-        The test used, ``"bootstrap"``, ``"randomization"`` or ``"delong"``.
+        The test used: ``"bootstrap"``, ``"randomization"``, ``"delong"``,
+        ``"mcnemar"``, ``"wilcoxon"`` or ``"t"``.
     n_items : int
     seed : int or None
     """
@@ -448,9 +449,11 @@ def significance(
         rng=rng,
     )
     first = comparison.results[0].test
+    if test not in sig.CLASSICAL_TESTS:
+        test = "bootstrap" if first == "paired bootstrap" else "randomization"
     return SignificanceReport(
         comparison=comparison,
-        test="bootstrap" if first == "paired bootstrap" else "randomization",
+        test=test,
         n_items=preds.items.size,
         seed=rng if isinstance(rng, int) else None,
     )

@@ -187,14 +187,16 @@ def render(data, sections, checklist, notes) -> str:
         .joinpath("templates/report.html.j2")
         .read_text("utf-8")
     )
+    from vareval.report.plots._style import WIDTH, to_svg
+
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(template_text)
-    for section in sections:
-        for block in section.blocks:
-            if block.kind == "figure" and not isinstance(block.svg, Markup):
-                # produced and checked by plots._style.to_svg; the caption is escaped
-                label = f'<svg aria-label="{escape(block.caption)}"'
-                block.svg = Markup(block.svg.replace("<svg", label, 1))
+    for block in figures(sections):
+        if not isinstance(block.svg, Markup):
+            # produced and checked by plots._style.to_svg; the caption is escaped
+            label = f'<svg aria-label="{escape(block.caption)}"'
+            svg = to_svg(block.draw(width=WIDTH), block.name)
+            block.svg = Markup(svg.replace("<svg", label, 1))
     n_runs = f"{len(data.df)} runs"
     planned = sum(c.planned for c in data.runs.values())
     if planned and planned != len(data.df):
@@ -219,6 +221,48 @@ def render(data, sections, checklist, notes) -> str:
         notes=notes,
         version=vareval.__version__,
     )
+
+
+def figures(sections) -> list:
+    """The figure blocks of the page, in page order (names unique on the page)."""
+    blocks = [b for s in sections for b in s.blocks if b.kind == "figure"]
+    names = [b.name for b in blocks]
+    doubled = sorted({n for n in names if names.count(n) > 1})
+    if doubled:
+        raise RuntimeError(f"figure names used twice on one page: {', '.join(doubled)}")
+    return blocks
+
+
+def export_figures(sections, folder, format: str = "pdf", width: float = 7.0) -> list[Path]:
+    """Write every figure of the report to ``folder`` as ``<name>.<format>``.
+
+    The same figures as the page, drawn ``width`` inches wide (3.3 for one
+    column of a paper, 7 for a full page), as PDF, SVG or PNG. Returns the
+    paths in page order.
+    """
+    from vareval.report.plots._style import FORMATS, check_width, save
+
+    if format not in FORMATS:
+        raise ArgumentError(f"`format` must be one of {', '.join(FORMATS)}; got {format!r}.")
+    width = check_width(width)
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArgumentError(
+            f"figures folder {str(folder)!r} cannot be made: {exc.strerror or exc}."
+        ) from None
+    paths = []
+    for block in figures(sections):
+        path = folder / f"{block.name}.{format}"
+        try:
+            save(block.draw(width=width), path, format)
+        except OSError as exc:
+            raise ArgumentError(
+                f"figure {str(path)!r} cannot be written: {exc.strerror or exc}."
+            ) from None
+        paths.append(path)
+    return paths
 
 
 def build_report(df, **kwargs) -> str:

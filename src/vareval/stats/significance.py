@@ -49,7 +49,9 @@ from vareval.stats._checks import (
 from vareval.stats._result import LegacyIntervalMethod, Result, renamed
 
 CORRECTIONS = ("holm", "bonferroni", "none")
-TESTS = ("auto", "bootstrap", "randomization")
+# Tests on per-item scores (metric "accuracy": correct or not; "mean": the scores).
+CLASSICAL_TESTS = ("mcnemar", "wilcoxon", "t")
+TESTS = ("auto", "bootstrap", "randomization", *CLASSICAL_TESTS)
 # Below this many items a bootstrap has too few distinct resamples (C(2n-1, n):
 # 10 for three items) to give a p-value or an interval that means anything.
 BOOTSTRAP_MIN_ITEMS = 10
@@ -198,8 +200,8 @@ class SystemComparison(Result):
         Each system's metric on the full test set.
     pairs : tuple of (str, str)
         The comparisons ``(A, B)`` in order; ``delta = M(A) - M(B)``.
-    results : tuple of PairedTestResult
-        One per pair.
+    results : tuple of PairedTestResult or ExactTestResult
+        One per pair (ExactTestResult for the McNemar, Wilcoxon and t tests).
     adjusted_pvalues : ndarray
         Family-wise adjusted p-values, in the order of ``pairs``.
     correction : str
@@ -208,6 +210,8 @@ class SystemComparison(Result):
         The baseline, or None for all pairs.
     test_reason : str
         Why this test was chosen when ``test="auto"``, else "".
+    metric : str
+        The metric's name.
     """
 
     systems: tuple
@@ -218,6 +222,7 @@ class SystemComparison(Result):
     correction: str
     baseline: str | None
     test_reason: str = ""
+    metric: str = ""
 
     def records(self) -> list[dict]:
         """One record per comparison: a tidy table's rows."""
@@ -229,9 +234,9 @@ class SystemComparison(Result):
                 {
                     "system": a,
                     "versus": b,
-                    "metric": r.metric,
-                    "score": r.score_a,
-                    "versus_score": r.score_b,
+                    "metric": self.metric,
+                    "score": self.scores[a],
+                    "versus_score": self.scores[b],
                     "estimate": r.estimate,
                     "ci_low": r.low,
                     "ci_high": r.high,
@@ -907,10 +912,14 @@ def compare_systems(
         System name to its outputs, all of the same length, at least two.
     metric, n_resamples, alternative, confidence, ci, smooth, rng
         As for :func:`paired_bootstrap`.
-    test : {"auto", "bootstrap", "randomization"}
-        ``"auto"`` (default) picks the test that holds its level at this
-        number of items (:func:`choose_test`) and says why in
-        ``test_reason``.
+    test : {"auto", "bootstrap", "randomization", "mcnemar", "wilcoxon", "t"}
+        ``"auto"`` (default) picks the resampling test that holds its level
+        at this number of items (:func:`choose_test`) and says why in
+        ``test_reason``. ``"mcnemar"`` (:func:`mcnemar_exact`, accuracy
+        only), ``"wilcoxon"`` (:func:`paired_wilcoxon`) and ``"t"``
+        (:func:`paired_t`) test per-item scores (:func:`per_item_scores`:
+        metric ``accuracy`` or ``mean``); they draw nothing, so ``rng`` and
+        ``n_resamples`` are unused.
     baseline : str, optional
     all_pairs : bool, default False
     correction : {"holm", "bonferroni", "none"}
@@ -925,7 +934,7 @@ def compare_systems(
         )
     if test not in TESTS:
         raise ArgumentError(
-            f"`test` must be 'auto', 'bootstrap' or 'randomization'; got {test!r}."
+            f"`test` must be one of {', '.join(TESTS)}; got {test!r}."
         )
     if correction not in CORRECTIONS:
         raise ArgumentError(
@@ -940,6 +949,10 @@ def compare_systems(
             f"systems must have one output per item; lengths differ ({shown})."
         )
     pairs, baseline = comparison_pairs(systems, baseline, all_pairs)
+    if test in CLASSICAL_TESTS:
+        return _compare_classical(
+            gold, preds, pairs, metric, test, alternative, confidence, correction, baseline
+        )
     reason = ""
     if test == "auto":
         test, reason = choose_test(next(iter(lengths.values())))
@@ -969,4 +982,61 @@ def compare_systems(
         correction=correction,
         baseline=baseline,
         test_reason=reason,
+        metric=results[0].metric,
+    )
+
+
+def per_item_scores(gold, outputs, metric) -> np.ndarray:
+    """Each item's score under a metric that is a mean of per-item scores.
+
+    ``accuracy``: 1 where the output equals the gold label, else 0; ``mean``:
+    the outputs themselves. Corpus-level metrics (F1, precision, ...) have no
+    per-item score, so the McNemar, Wilcoxon and t tests do not apply to them.
+    """
+    name = rs.get_metric(metric).name
+    if name == "mean":
+        return as_scores(outputs, "outputs", min_n=2)
+    if name == "accuracy":
+        arrays = as_labels(gold=gold, outputs=outputs)
+        return (arrays["outputs"] == arrays["gold"]).astype(float)
+    raise ArgumentError(
+        f"metric {name!r} is not a mean of per-item scores, so the McNemar, Wilcoxon and "
+        "t tests do not apply; use metric 'accuracy' or 'mean', or the bootstrap or "
+        "randomization test."
+    )
+
+
+def _compare_classical(
+    gold, preds, pairs, metric, test, alternative, confidence, correction, baseline
+):
+    """compare_systems for the McNemar, Wilcoxon signed-rank and paired t tests."""
+    name = rs.get_metric(metric).name
+    if name not in ("accuracy", "mean") or (test == "mcnemar" and name != "accuracy"):
+        accepted = "'accuracy'" if test == "mcnemar" else "'accuracy' or 'mean'"
+        raise ArgumentError(
+            f"`test` {test!r} needs `metric` {accepted} (per-item scores); {name!r} is "
+            "not, so use `test` 'bootstrap' or 'randomization' for it."
+        )
+    scores = {s: per_item_scores(gold, v, metric) for s, v in preds.items()}
+    if test == "mcnemar":
+        results = tuple(
+            mcnemar_exact(gold, preds[a], preds[b], alternative=alternative,
+                          confidence=confidence)
+            for a, b in pairs
+        )  # fmt: skip
+    else:
+        run = paired_t if test == "t" else paired_wilcoxon
+        results = tuple(
+            run(scores[a], scores[b], alternative=alternative, confidence=confidence)
+            for a, b in pairs
+        )
+    return SystemComparison(
+        systems=tuple(preds),
+        scores={s: float(v.mean()) for s, v in scores.items()},
+        pairs=tuple(pairs),
+        results=results,
+        adjusted_pvalues=adjust_pvalues([r.pvalue for r in results], correction),
+        correction=correction,
+        baseline=baseline,
+        metric=name,
     )

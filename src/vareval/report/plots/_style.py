@@ -1,11 +1,15 @@
 """One plot style for every figure of the report.
 
-matplotlib is imported inside the functions and figures are bare ``Figure``
-objects rendered straight to SVG (no pyplot, no backend switch), so importing
-vareval never pays for it and a notebook's plotting is left alone. The SVG is
-inlined into the page: text stays text (``svg.fonttype = 'none'``), ids are
-unique per figure, and nothing refers to a file or a network address. Large
-scatters are rasterised inside the SVG (an embedded PNG) so a report with many
+Every plot function returns a bare :class:`matplotlib.figure.Figure` made
+under this style (no pyplot, no backend switch, no global rcParams changed:
+the style is a ``matplotlib.rc_context`` around the figure's creation and
+around its rendering), so importing vareval never pays for matplotlib and a
+notebook's plotting is left alone. Each takes ``width`` in inches: 3.3 (one
+column of a paper) or 7 (a full page, and the HTML report); fonts shrink on
+the narrow width. :func:`to_svg` turns a figure into the page's inline SVG
+(text stays text, ids unique per figure, nothing refers to a file or a
+network address); :func:`save` writes it as a PDF, SVG or PNG file for a
+paper. Large scatters are rasterised (an embedded PNG) so a report with many
 runs stays small.
 """
 
@@ -37,11 +41,13 @@ RC = {
     "axes.grid": True,
     "grid.color": "#dddddd",
     "grid.linewidth": 0.6,
-    "axes.titlesize": 11,
-    "axes.labelsize": 10,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
-    "legend.fontsize": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "figure.titlesize": 10,
+    "figure.labelsize": 9,
     "legend.frameon": False,
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica", "sans-serif"],
@@ -51,8 +57,24 @@ RC = {
     "lines.linewidth": 1.6,
 }
 
-# Width of every figure in inches; the page scales SVGs to its column width.
-WIDTH = 7.5
+# Smaller type for a figure one column of a paper wide (below NARROW inches).
+NARROW = 5.0
+NARROW_RC = {
+    "axes.titlesize": 8,
+    "axes.labelsize": 7.5,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "figure.titlesize": 8,
+    "figure.labelsize": 7.5,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4,
+}
+
+# Width of every figure in inches (a full page); the page scales SVGs to its column.
+WIDTH = 7.0
+PAPER_WIDTHS = (3.3, 7.0)  # one column and a full page of a two-column paper
+FORMATS = ("svg", "pdf", "png")
 MAX_POINTS_VECTOR = 4000  # above this many points a scatter is rasterised
 
 
@@ -66,32 +88,107 @@ def colour(i: int) -> str:
     return CYCLE[i % len(CYCLE)]
 
 
-def rc_params(name: str) -> dict:
+def rc_params(name: str, width: float = WIDTH) -> dict:
     """The report's matplotlib settings (for figures drawn by other modules too)."""
     from cycler import cycler
 
     rc = dict(RC)
     rc["axes.prop_cycle"] = cycler(color=list(CYCLE))
     rc["svg.hashsalt"] = f"vareval-{name}"
+    if width < NARROW:
+        rc.update(NARROW_RC)
     return rc
+
+
+def narrow(width: float) -> bool:
+    """Whether a figure this wide (inches) is one column of a paper."""
+    return width < NARROW
+
+
+def check_width(width) -> float:
+    """``width`` as a positive number of inches, or an error naming it."""
+    from vareval.errors import ArgumentError
+
+    try:
+        value = float(width)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not 1.5 <= value <= 20:
+        raise ArgumentError(
+            f"`width` must be a figure width in inches between 1.5 and 20 "
+            f"(3.3 for one column, 7 for a page); got {width!r}."
+        )
+    return value
 
 
 @contextlib.contextmanager
 def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
-    """Yield ``(fig, ax)`` under the report style (render it inside the block).
+    """Yield ``(fig, ax)`` made under the report style; the figure outlives the block.
 
     The figure is a bare :class:`matplotlib.figure.Figure`, not a pyplot one:
     no backend is switched and no global figure list is touched, so building
     a report from a notebook leaves the notebook's plotting alone. ``name``
-    makes the ids inside the SVG unique to this figure.
+    becomes the figure's label: the file name when exported, and the prefix
+    that makes the ids inside its SVG unique. With ``nrows=0`` no axes are
+    made (``ax`` is None).
     """
     import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context(rc_params(name)):
+    width = check_width(width)
+    with matplotlib.rc_context(rc_params(name, width)):
         fig = Figure(figsize=(width, height), layout="constrained")
-        ax = fig.subplots(**subplots)
+        FigureCanvasAgg(fig)  # its own canvas: renders without pyplot's backend
+        fig.set_label(name)
+        ax = None if subplots.get("nrows") == 0 else fig.subplots(**subplots)
         yield fig, ax
+
+
+@contextlib.contextmanager
+def small_multiples(name: str, m: int, width: float = WIDTH, panel_height: float = 2.5):
+    """Yield ``(fig, axes)``: one panel per group on shared axes, in a grid for ``width``.
+
+    Up to three panels a row on a page (four of four), two on a column of a paper; unused
+    cells are hidden and the panel above each keeps its x tick labels.
+    """
+    cols = min(m, 2 if narrow(width) else 4 if m == 4 else 3)
+    rows = -(-m // cols)
+    with figure(
+        name, width=width, height=rows * panel_height + 0.6, nrows=rows, ncols=cols,
+        sharex=True, sharey=True, squeeze=False,
+    ) as (fig, grid):  # fmt: skip
+        for i, ax in enumerate(grid.flat):
+            if i >= m:
+                ax.set_visible(False)
+                grid.flat[i - cols].xaxis.set_tick_params(labelbottom=True)
+        yield fig, list(grid.flat[:m])
+
+
+def save(fig, path, format: str | None = None) -> None:
+    """Write ``fig`` as a file for a paper: PDF (TrueType fonts), SVG or PNG (300 dpi).
+
+    The format comes from ``format`` or the path's suffix. The style's
+    rendering settings apply only while the file is written.
+    """
+    import matplotlib
+
+    from vareval.errors import ArgumentError
+
+    fmt = (format or str(path).rsplit(".", 1)[-1]).lower()
+    if fmt not in FORMATS:
+        raise ArgumentError(f"`format` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
+    rc = {"pdf.fonttype": 42, "svg.fonttype": "path", "svg.hashsalt": "vareval"}
+    with matplotlib.rc_context(rc):
+        fig.savefig(path, format=fmt, dpi=300, metadata=_METADATA_NONE.get(fmt))
+
+
+# No creation date or tool version inside the files: the same figure, the same bytes.
+_METADATA_NONE = {
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+    "png": {"Software": None},
+}
 
 
 _HEADER = re.compile(r"^.*?(?=<svg)", re.DOTALL)
@@ -106,17 +203,21 @@ _FORBIDDEN = re.compile(
 )
 
 
-def to_svg(fig, name: str) -> str:
+def to_svg(fig, name: str | None = None) -> str:
     """Render ``fig`` as an inline ``<svg>`` element (a string of trusted markup).
 
     The XML header, comments and metadata are removed; ids are prefixed with
     ``name`` so several figures can share a page. Raises ``RuntimeError`` if
     the markup holds anything active (a script, an event handler or a link to
     anything but the figure itself or an embedded PNG), so that user text can
-    never become markup.
+    never become markup. ``name`` defaults to the figure's label.
     """
+    import matplotlib
+
+    name = name or fig.get_label() or "figure"
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": f"vareval-{name}"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     svg = buffer.getvalue()
     svg = _HEADER.sub("", svg, count=1)
     svg = _COMMENT.sub("", svg)

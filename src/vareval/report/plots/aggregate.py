@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.report.plots._style import colour, figure, short_label
+from vareval.report.plots._style import colour, figure, short_label, small_multiples
 
 _TITLES = {"median": "Median", "iqm": "IQM", "mean": "Mean", "optimality_gap": "Optimality gap"}
 
@@ -59,34 +59,34 @@ def _locator(n: int):
 
 
 def profile_plot(profile, *, width: float = 7.0, name: str = "aggregate-profile"):
-    """Performance profiles: each method's curve with its simultaneous band shaded.
+    """Performance profiles, one panel per method: its curve with its simultaneous band.
 
-    The pointwise interval is drawn as thin dotted lines, so a reader sees how
+    Shared axes, the other methods' curves thin and grey for reference (their
+    overlapping bands would merge into one block on a single panel). The
+    pointwise interval is drawn as thin dotted lines, so a reader sees how
     much wider a band that holds for every tau at once must be.
     """
-    height = 2.8 if width < 5 else 3.4
-    with figure(name, width=width, height=height) as (fig, ax):
-        for i, m in enumerate(profile.methods):
+    small = width < 5
+    m = len(profile.methods)
+    with small_multiples(name, m, width, 1.7 if small else 2.2) as (fig, axes):
+        for i, (method, ax) in enumerate(zip(profile.methods, axes, strict=True)):
             c = colour(i)
-            ax.step(profile.taus, profile.estimate[i], where="post", color=c, label=m)
-            ax.fill_between(
-                profile.taus,
-                profile.band_low[i],
-                profile.band_high[i],
-                step="post",
-                color=c,
-                alpha=0.2,
-                lw=0,
-            )
+            for j in range(m):
+                if j != i:
+                    ax.step(profile.taus, profile.estimate[j], where="post", color="#aaaaaa",
+                            lw=0.8)  # fmt: skip
+            ax.fill_between(profile.taus, profile.band_low[i], profile.band_high[i],
+                            step="post", color=c, alpha=0.22, lw=0)  # fmt: skip
             for edge in (profile.pointwise_low[i], profile.pointwise_high[i]):
                 ax.step(profile.taus, edge, where="post", color=c, lw=0.6, ls=":")
-        what = "runs" if profile.kind == "runs" else "tasks (mean over runs)"
-        ax.set_xlabel("threshold \u03c4")
-        ax.set_ylabel(f"fraction of {what} > \u03c4")
-        ax.set_ylim(-0.02, 1.02)
-        ax.legend(loc="lower left", ncols=1 if width < 5 else 2)
-        title = "" if width < 5 else "Performance profile, "
-        ax.set_title(f"{title}{profile.confidence:.0%} simultaneous bands", fontsize=10)
+            ax.step(profile.taus, profile.estimate[i], where="post", color=c)
+            ax.set_title(short_label(method, 16 if small else 28))
+        axes[0].set_ylim(-0.02, 1.02)
+        what = "runs" if profile.kind == "runs" else "tasks"
+        fig.supxlabel("threshold \u03c4")
+        fig.supylabel(f"fraction of {what} > \u03c4")
+        title = "" if small else "Performance profiles, "
+        fig.suptitle(f"{title}{profile.confidence:.0%} simultaneous bands")
     return fig
 
 

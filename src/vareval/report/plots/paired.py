@@ -8,13 +8,15 @@ from vareval.report.plots._style import (
     NEUTRAL,
     colour,
     figure,
+    narrow,
     plain_log_axis,
     short_label,
-    to_svg,
 )
 
 
-def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str:
+def differences_plot(
+    results: dict, metric: str, *, width: float = 7.0, name: str = "paired"
+):
     """Each comparison's per-pair differences (dots) with mean and CIs.
 
     Parameters
@@ -23,12 +25,16 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
         Keyed by a label such as ``"A − B"``.
     metric : str
         The metric's name, for the axis label.
+    width : float, default 7.0
+        Width in inches (3.3: one column of a paper).
     """
     labels = list(results)
     m = len(labels)
     jitter = np.random.default_rng(1)
     rasterize = sum(len(r.differences) for r in results.values()) > 4000
-    with figure(name, height=1.2 + 0.45 * m) as (fig, ax):
+    small = narrow(width)
+    height = (1.1 if small else 1.2) + (0.38 if small else 0.45) * m
+    with figure(name, width=width, height=height) as (fig, ax):
         positions = np.arange(m)[::-1]
         ds = [np.asarray(results[label].differences, dtype=float) for label in labels]
         for i, (pos, d) in enumerate(zip(positions, ds, strict=True)):
@@ -65,11 +71,11 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
             )
             bars[-1][0].set_linestyle(style)
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_yticks(positions, [short_label(label, 36) for label in labels])
+        ax.set_yticks(positions, [short_label(label, 16 if small else 36) for label in labels])
         ax.set_ylim(-0.7, m - 0.3)
         ax.set_xlabel(
-            f"difference in {short_label(metric, 40)} (first minus second; "
-            "metric units)"
+            f"difference in {short_label(metric, 20 if small else 40)}"
+            + ("" if small else " (first minus second)")
         )
         ax.grid(axis="y", visible=False)
         from matplotlib.lines import Line2D
@@ -79,7 +85,7 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
         t_name = "corrected t" if corrected else "t"
         handles = [
             Line2D([], [], marker="o", linestyle="", color=colour(0), label="one pair"),
-            Line2D([], [], marker="o", color="black", label=f"mean, {conf}% {t_name} CI"),
+            Line2D([], [], marker="o", color="black", label=f"{conf}% {t_name} CI"),
         ]
         if any(not r.bootstrap_note for r in results.values()):
             handles.append(
@@ -89,16 +95,23 @@ def differences_plot(results: dict, metric: str, *, name: str = "paired") -> str
                     marker="s",
                     color=NEUTRAL,
                     linestyle="--",
-                    label=f"mean, {conf}% bootstrap CI",
+                    label=f"{conf}% bootstrap CI",
                 )
             )
-        ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3)
-        return to_svg(fig, name)
+        ax.legend(
+            handles=handles,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=len(handles),
+            handletextpad=0.3,
+            columnspacing=0.8 if small else 2.0,
+        )
+    return fig
 
 
 def planning_plot(
-    plans: dict, current_k: dict, metric: str, *, name: str = "planning"
-) -> str:
+    plans: dict, current_k: dict, metric: str, *, width: float = 7.0, name: str = "planning"
+):
     """Standard error of the mean difference against the number of pairs.
 
     Parameters
@@ -108,11 +121,12 @@ def planning_plot(
     current_k : dict of str to int
         The number of pairs in hand, marked on each curve.
     """
-    with figure(name, height=3.4) as (fig, ax):
+    small = narrow(width)
+    with figure(name, width=width, height=2.6 if small else 3.4) as (fig, ax):
         for i, (label, plan) in enumerate(plans.items()):
             k = np.asarray(plan.curve_k, dtype=float)
             se = np.asarray(plan.curve_se, dtype=float)
-            ax.plot(k, se, color=colour(i), label=short_label(label, 36))
+            ax.plot(k, se, color=colour(i), label=short_label(label, 20 if small else 36))
             k0 = current_k.get(label)
             if k0:
                 se0 = plan.sd_diff / np.sqrt(k0)
@@ -131,7 +145,8 @@ def planning_plot(
         plain_log_axis(ax.yaxis)
         ax.set_xlabel("number of pairs k (log scale)")
         ax.set_ylabel(
-            f"SE of mean difference\n({short_label(metric, 30)} units, log scale)"
+            "SE of mean difference\n"
+            + ("(log scale)" if small else f"({short_label(metric, 30)} units, log scale)")
         )
         from matplotlib.lines import Line2D
 
@@ -150,5 +165,8 @@ def planning_plot(
                 label="4x the pairs: SE halved",
             ),
         ]
-        ax.legend(handles=handles, loc="upper right")
-        return to_svg(fig, name)
+        if small:  # beside the curves there is no room: below the axes
+            fig.legend(handles=handles, loc="outside lower center", ncol=2)
+        else:
+            ax.legend(handles=handles, loc="upper right")
+    return fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.report.plots._style import figure, short_label, to_svg
+from vareval.report.plots._style import colour, figure, narrow, short_label
 
 
 def _draw_cd(fig, ranking, width: float) -> None:
@@ -56,43 +56,62 @@ def _cd_height(ranking) -> float:
     return 0.9 + 0.3 * ((k + 1) // 2) + 0.15 * len(ranking.cliques)
 
 
-def cd_diagram(ranking, *, width: float = 7.0):
+def cd_diagram(ranking, *, width: float = 7.0, name: str = "cd-diagram"):
     """The critical-difference diagram of a :class:`~vareval.stats.Ranking` as a Figure.
 
     Mean ranks run from 1 (best, left) to k; a bar under the axis joins
     methods whose mean ranks differ by at most the Nemenyi critical
     difference (shown above the axis), i.e. that the test does not separate.
     """
-    with figure("cd-diagram", width=width, height=_cd_height(ranking)) as (fig, ax):
-        fig.delaxes(ax)
+    with figure(name, width=width, height=_cd_height(ranking), nrows=0) as (fig, _):
         fig.set_layout_engine("none")
         _draw_cd(fig, ranking, width)
-        return fig
+    return fig
 
 
-def cd_diagram_svg(ranking, *, name: str = "cd-diagram", width: float = 7.5) -> str:
-    """The critical-difference diagram as inline SVG for the report."""
-    with figure(name, width=width, height=_cd_height(ranking)) as (fig, ax):
-        fig.delaxes(ax)
-        fig.set_layout_engine("none")
-        _draw_cd(fig, ranking, width)
-        return to_svg(fig, name)
+def signed_rank_plot(result, *, a: str = "A", b: str = "B", width=7.0, name="signed-rank"):
+    """Posterior probabilities of the Bayesian signed-rank test as one stacked bar.
+
+    The bar's three segments are the shares of posterior samples in which A
+    better (by more than the ROPE), practically equivalent (inside the ROPE)
+    and B better is the most probable; they sum to one.
+    """
+    small = narrow(width)
+    parts = (
+        (f"{short_label(a, 14)} better", result.p_left, colour(0)),
+        (f"within ROPE \u00b1{result.rope:g}", result.p_rope, "#bbbbbb"),
+        (f"{short_label(b, 14)} better", result.p_right, colour(1)),
+    )
+    with figure(name, width=width, height=1.35) as (fig, ax):
+        left = 0.0
+        for label, p, c in parts:
+            ax.barh(0, p, left=left, height=0.7, color=c, edgecolor="white",
+                    label=f"{label}: {p:.3f}")  # fmt: skip
+            left += p
+        ax.set_xlim(0, 1)
+        ax.set_yticks([])
+        ax.grid(axis="y", visible=False)
+        ax.spines["left"].set_visible(False)
+        ax.set_xlabel("posterior probability (Bayesian signed-rank test)")
+        fig.legend(loc="outside lower center", ncol=1 if small else 3, handlelength=1.2)
+    return fig
 
 
-def aso_matrix(names, values, better, *, title: str, counts=None, width=7.0, svg=False):
+def aso_matrix(
+    names, values, better, *, title: str, counts=None, width=7.0, name: str = "aso-matrix"
+):
     """Heat map of epsilon_min (or, with ``counts``, of tasks won) for row over column.
 
     ``values[i, j]`` is epsilon_min of row i over column j (0: row dominates,
     1: column dominates), or with ``counts`` the number of tasks (out of
     ``counts``) on which row i almost stochastically dominates column j.
-    Cells where ``better`` is true carry a star. Returns a Figure, or inline
-    SVG with ``svg=True``.
+    Cells where ``better`` is true carry a star.
     """
     k = len(names)
     font = 7 if width < 5 else 9
     labels = [short_label(n, 14) for n in names]
     height = min(width * 0.8, 1.6 + 0.45 * k)
-    with figure("aso-matrix", width=width, height=height) as (fig, ax):
+    with figure(name, width=width, height=height) as (fig, ax):
         if counts is None:
             image = ax.imshow(np.where(np.isnan(values), 0.5, values), cmap="RdBu", vmin=0, vmax=1)
             bar = "epsilon_min (0: row better)"
@@ -117,9 +136,9 @@ def aso_matrix(names, values, better, *, title: str, counts=None, width=7.0, svg
                     fontsize=font,
                     color="white" if dark else "black",
                 )
-        ax.set_xticks(range(k), labels, rotation=30, ha="right", fontsize=font)
+        ax.set_xticks(range(k), labels, rotation=90, fontsize=font)
         ax.set_yticks(range(k), labels, fontsize=font)
         ax.grid(False)
         ax.set_title(title, fontsize=font + 1)
         fig.colorbar(image, ax=ax, shrink=0.8).set_label(bar, fontsize=font)
-        return to_svg(fig, "aso-matrix") if svg else fig
+    return fig

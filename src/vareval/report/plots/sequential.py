@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.report.plots._style import NEUTRAL, SELECTED, colour, figure, to_svg
+from vareval.report.plots._style import NEUTRAL, SELECTED, colour, figure, narrow
 
 
 def draw_sequence(ax, cs, metric: str, label: str) -> None:
@@ -37,16 +37,16 @@ def draw_sequence(ax, cs, metric: str, label: str) -> None:
     ax.set_xlim(1, n[-1] + 1)
     ax.set_xlabel("pairs (n)")
     ax.set_ylabel(metric)
-    ax.set_title(f"difference {label}", fontsize=10)
-    wide = ax.figure.get_figwidth() >= 5
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2 if wide else 1)
+    ax.set_title(f"difference {label}")
+    wide = not narrow(ax.figure.get_figwidth())
+    ax.figure.legend(loc="outside lower center", ncol=2 if wide else 1)
 
 
-def sequence_plot(cs, metric: str, label: str, *, name: str = "sequential",
-                  width: float | None = None) -> str:
-    """The sequence as inline SVG (see :func:`draw_sequence`)."""
-    width = 7.5 if width is None else width
-    kwargs = {"width": width, "height": max(3.6, 0.5 * width)}
-    with figure(name, **kwargs) as (fig, ax):
+def sequence_plot(
+    cs, metric: str = "score", label: str = "A \u2212 B", *, width: float = 7.0,
+    name: str = "sequential",
+):  # fmt: skip
+    """The confidence sequence of a paired comparison as a Figure (see :func:`draw_sequence`)."""
+    with figure(name, width=width, height=3.0 if narrow(width) else 3.6) as (fig, ax):
         draw_sequence(ax, cs, metric, label)
-        return to_svg(fig, name)
+    return fig

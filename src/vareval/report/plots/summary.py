@@ -10,12 +10,12 @@ from vareval.report.plots._style import (
     SELECTED,
     colour,
     figure,
+    narrow,
     short_label,
-    to_svg,
 )
 
 
-def strip_plot(summaries: dict, metric: str, *, name: str = "scores") -> str:
+def strip_plot(summaries: dict, metric: str, *, width: float = 7.0, name: str = "scores"):
     """Strip plot with box: one row per method, every run a dot.
 
     Each method's runs are drawn as jittered dots over a box (quartiles and
@@ -29,10 +29,12 @@ def strip_plot(summaries: dict, metric: str, *, name: str = "scores") -> str:
     metric : str
         The metric's name, used for the axis label.
 
+    width : float, default 7.0
+        Width in inches (3.3: one column of a paper).
+
     Returns
     -------
-    str
-        An inline ``<svg>`` element.
+    matplotlib.figure.Figure
     """
     names = list(summaries)
     m = len(names)
@@ -40,8 +42,9 @@ def strip_plot(summaries: dict, metric: str, *, name: str = "scores") -> str:
     rasterize = total > MAX_POINTS_VECTOR
     level = 100 * next(iter(summaries.values())).confidence
     jitter = np.random.default_rng(0)  # fixed: the picture must not change run to run
-    height = 1.1 + 0.42 * m
-    with figure(name, height=height) as (fig, ax):
+    small = narrow(width)
+    height = (1.0 if small else 1.1) + (0.32 if small else 0.42) * m
+    with figure(name, width=width, height=height) as (fig, ax):
         positions = np.arange(m)[::-1]
         ax.boxplot(
             [summaries[n].scores for n in names],
@@ -88,16 +91,17 @@ def strip_plot(summaries: dict, metric: str, *, name: str = "scores") -> str:
             [summaries[n].selected for n in names],
             positions,
             marker="*",
-            s=130,
+            s=70 if small else 130,
             color=SELECTED,
             edgecolors="white",
             linewidths=0.6,
             zorder=5,
         )
-        ax.set_yticks(positions, [short_label(n) for n in names])
+        ax.set_yticks(positions, [short_label(n, 12 if small else 28) for n in names])
         ax.set_ylim(-0.7, m - 0.3)
-        ax.set_xlabel(f"{short_label(metric, 40)} (one dot per run; metric units)")
-        ax.set_ylabel("method")
+        ax.set_xlabel(
+            short_label(metric, 30) if small else f"{short_label(metric, 40)} (one dot per run)"
+        )
         ax.grid(axis="y", visible=False)
         from matplotlib.lines import Line2D
 
@@ -117,11 +121,16 @@ def strip_plot(summaries: dict, metric: str, *, name: str = "scores") -> str:
                 marker="*",
                 linestyle="",
                 color=SELECTED,
-                markersize=11,
+                markersize=9 if small else 11,
                 label="best run (selected)",
             ),
         ]
         ax.legend(
-            handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3
+            handles=handles,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=3,
+            handletextpad=0.3,
+            columnspacing=0.8 if small else 2.0,
         )
-        return to_svg(fig, name)
+    return fig

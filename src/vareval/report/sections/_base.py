@@ -2,8 +2,10 @@
 
 A section is a title, one or two sentences on the estimand its numbers
 target, one or two on how to read it, and blocks (paragraphs, tables,
-figures). Every string here is plain text: the template escapes it. Only the
-figures' SVG, produced by :mod:`vareval.report.plots`, is trusted markup.
+figures). Every string here is plain text: the template escapes it. A figure
+is a function of the width that draws a matplotlib Figure; the builder turns
+it into inline SVG (the only trusted markup, checked by
+:func:`vareval.report.plots._style.to_svg`) or writes it to a file.
 """
 
 from __future__ import annotations
@@ -36,9 +38,17 @@ class Table:
 
 @dataclasses.dataclass
 class Figure:
-    svg: str  # trusted: produced by vareval.report.plots
+    """A figure of the page: ``draw(width)`` returns a matplotlib Figure.
+
+    ``name`` is its file name when exported (``tuning-curves.pdf``) and the
+    prefix of the ids inside its SVG; ``svg`` is filled in by the builder.
+    """
+
+    draw: Any  # callable: width in inches -> matplotlib.figure.Figure
     caption: str
+    name: str = "figure"
     kind: str = "figure"
+    svg: str = ""  # trusted markup, made by the builder from draw()
 
 
 @dataclasses.dataclass

@@ -7,7 +7,6 @@ on :func:`vareval.data.aggregate.aggregate`.
 
 from __future__ import annotations
 
-from vareval.report.plots._style import to_svg
 from vareval.report.sections._base import (
     Figure,
     Paragraph,
@@ -62,28 +61,29 @@ def build(data: ReportData) -> Section | None:
             numeric=[False] + [True] * len(ie.aggregates),
         ),
         Figure(
-            to_svg(
-                interval_plot(ie, xlabel=data.metric, name="aggregate-intervals"),
-                "aggregate-intervals",
+            lambda width: interval_plot(
+                ie, xlabel=data.metric, width=width, name="aggregate-intervals"
             ),
             caption=f"Point estimates (ticks) and {c} stratified-bootstrap intervals (bars).",
+            name="aggregate-intervals",
         ),
         Figure(
-            to_svg(profile_plot(profile, name="aggregate-profile"), "aggregate-profile"),
+            lambda width: profile_plot(profile, width=width, name="aggregate-profile"),
             caption="Fraction of runs scoring above each threshold; shaded: a band that "
             f"holds for the whole curve at once with {c} confidence; dotted: pointwise "
             "intervals.",
+            name="aggregate-profile",
         ),
     ]
     if improvements:
         blocks.append(
             Figure(
-                to_svg(
-                    improvement_plot(improvements, name="aggregate-improvement"),
-                    "aggregate-improvement",
+                lambda width: improvement_plot(
+                    improvements, width=width, name="aggregate-improvement"
                 ),
                 caption="Probability that a run of X beats a run of Y on a task picked at "
                 "random, with its interval; 0.5 (dashed) is no difference.",
+                name="aggregate-improvement",
             )
         )
     return Section(

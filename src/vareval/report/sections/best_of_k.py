@@ -90,11 +90,12 @@ def build(data: ReportData) -> Section | None:
         )
         blocks.append(
             Figure(
-                best_of_k_plot(results, name="best-of-k"),
+                lambda width: best_of_k_plot(results, width=width, name="best-of-k"),
                 caption="Apparent relative gap between two identical methods against "
                 "k (median "
                 "solid, 90th percentile dashed). A reported gap of this size between "
                 "best runs is what chance alone produces.",
+                name="best-of-k",
             )
         )
     for text in failed:
@@ -155,8 +156,9 @@ def _ranking_blocks(data: ReportData, stream) -> list:
             numeric=[True] * 4,
         ),
         Figure(
-            ranking_plot(r, label, name="ranking"),
+            lambda width: ranking_plot(r, label, width=width, name="ranking-stability"),
             caption="Agreement with the full-sample ranking as the number of runs "
             "grows; 50% is a coin toss.",
+            name="ranking-stability",
         ),
     ]

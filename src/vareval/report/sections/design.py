@@ -29,8 +29,9 @@ REPEATED_TEXT = {
     ),
     None: (
         "Not stated. The table cannot say whether each run re-sampled the data or only "
-        "re-trained on fixed data; state it (vareval report --repeated training or "
-        "--repeated data-sampling), because the two answer different questions."
+        "re-trained on fixed data; state it (vareval report --test t for re-training "
+        "only, --test corrected when each run re-drew the split), because the two "
+        "answer different questions."
     ),
 }
 

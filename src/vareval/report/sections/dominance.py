@@ -36,13 +36,15 @@ def build(data: ReportData) -> Section | None:
     results = list(table.results.values())
     first = results[0]
     if len(results) == 1:
-        svg = aso_matrix(
-            first.names,
-            first.epsilon_min,
-            first.better,
-            title="epsilon_min of row over column",
-            svg=True,
-        )
+        def draw(width):
+            return aso_matrix(
+                first.names,
+                first.epsilon_min,
+                first.better,
+                title="epsilon_min of row over column",
+                width=width,
+            )
+
         caption = (
             f"epsilon_min (upper {first.adjusted_confidence:.4g} bound of the violation ratio) "
             "of each row method over each column method: near 0 the row's score distribution "
@@ -51,14 +53,16 @@ def build(data: ReportData) -> Section | None:
         )
     else:
         wins = np.sum([r.better for r in results], axis=0)
-        svg = aso_matrix(
-            first.names,
-            wins.astype(float),
-            np.zeros_like(wins, dtype=bool),
-            title="tasks on which row dominates column",
-            counts=len(results),
-            svg=True,
-        )
+        def draw(width):
+            return aso_matrix(
+                first.names,
+                wins.astype(float),
+                np.zeros_like(wins, dtype=bool),
+                title="tasks on which row dominates column",
+                counts=len(results),
+                width=width,
+            )
+
         caption = (
             f"Number of the {len(results)} tasks on which the row method almost stochastically "
             "dominates the column method (Holm over every task and ordered pair, family level "
@@ -78,6 +82,6 @@ def build(data: ReportData) -> Section | None:
         + ", since no direction was fixed in advance.",
         blocks=[
             Paragraph(f"{first.n_resamples:,} bootstrap resamples per method, seed {data.seed}."),
-            Figure(svg, caption=caption),
+            Figure(draw, caption=caption, name="aso-matrix"),
         ],
     )

@@ -172,10 +172,13 @@ def build(data: ReportData) -> Section | None:
             numeric=[False] + [True] * 7,
         ),
         Figure(
-            differences_plot(results, data.metric, name="paired"),
+            lambda width: differences_plot(
+                results, data.metric, width=width, name="paired-differences"
+            ),
             caption="Each pair's difference as a dot, with the mean difference and its "
             f"{c} t (circle) and bootstrap (square) intervals. The vertical line is no "
             "difference.",
+            name="paired-differences",
         ),
     ]
     blocks.extend(_planning_blocks(data, results))
@@ -270,10 +273,11 @@ def _planning_blocks(data: ReportData, results: dict) -> list:
         shown = dict(list(plans.items())[:MAX_PLOTTED])
         blocks.append(
             Figure(
-                planning_plot(
+                lambda width: planning_plot(
                     shown,
                     {label: results[label].k for label in shown},
                     data.metric,
+                    width=width,
                     name="planning",
                 ),
                 caption="Standard error of the mean difference against the number of "
@@ -287,6 +291,7 @@ def _planning_blocks(data: ReportData, results: dict) -> list:
                     if len(plans) > MAX_PLOTTED
                     else ""
                 ),
+                name="planning",
             )
         )
     return blocks

@@ -20,7 +20,7 @@ def build(data: ReportData) -> Section | None:
     if not spec or len(data.groups) < 2:
         return None
     from vareval.data.ranking import rank
-    from vareval.report.plots.ranking import cd_diagram_svg
+    from vareval.report.plots.ranking import cd_diagram
 
     table = rank(
         data.df,
@@ -51,11 +51,12 @@ def build(data: ReportData) -> Section | None:
             f"(df {f.df[0]:g}, {f.df[1]:g}), p = {_p(f.iman_davenport_pvalue)}."
         ),
         Figure(
-            cd_diagram_svg(r, name="cd-diagram"),
+            lambda width: cd_diagram(r, width=width, name="cd-diagram"),
             caption=f"Critical-difference diagram: mean rank over {f.n_datasets} tasks (1 = best, "
             f"left). Methods joined by a bar are within Nemenyi's critical difference "
             f"({num(r.critical_difference, 3)} at alpha {r.alpha:g}) of each other: the "
             "test does not separate them.",
+            name="cd-diagram",
         ),
         Table(
             ["method", "mean rank"], rows, caption="Mean rank per method.", numeric=[False, True]

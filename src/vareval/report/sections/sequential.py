@@ -22,6 +22,8 @@ def build(data: ReportData) -> Section | None:
     records = spec.get("records") or []
     if not records:
         return None
+    from functools import partial
+
     from vareval.experiment.sequential import stored_sequence
     from vareval.report.plots.sequential import sequence_plot
 
@@ -36,10 +38,11 @@ def build(data: ReportData) -> Section | None:
             f"[{num(ci.low)}, {num(ci.high)}]",
         ])
         blocks.append(Figure(
-            sequence_plot(cs, rec["metric"], label, name=f"sequential-{i}"),
+            partial(sequence_plot, cs, rec["metric"], label, name=f"sequential-{i + 1}"),
             f"{label} on {rec['metric']}: the running mean difference and its "
             f"{cs.confidence:.0%} confidence sequence over the paired seeds"
             + (f"; stopped at n = {cs.stop} because {_EXPLAIN[cs.reason]}." if cs.stop else "."),
+            name=f"sequential-{i + 1}",
         ))
     table = Table(
         ["metric", "comparison", "sequence", "pairs", "stopped", "estimate", "interval at stop"],

@@ -105,16 +105,18 @@ def build(data: ReportData) -> Section | None:
     if len(frame):
         blocks.append(
             Figure(
-                forest_plot(
+                lambda width: forest_plot(
                     [f"{r.system} \u2212 {r.versus}" for r in frame.itertuples()],
                     frame["estimate"],
                     frame["ci_low"],
                     frame["ci_high"],
                     f"\u03b4 in {metric} (system minus versus)",
-                    name="significance",
+                    width=width,
+                    name="significance-effects",
                 ),
                 caption=f"Effect \u03b4 with its {c} interval for each comparison; the "
                 "vertical line is no difference.",
+                name="significance-effects",
             )
         )
     blocks.extend(_distribution_figures(rep, metric))
@@ -138,33 +140,64 @@ def _draws(result) -> str:
     return f"{result.n_resamples:,} resamples"
 
 
+def _bins_sentence(result) -> str:
+    """How the histogram is binned: on the values' lattice, if they lie on one."""
+    from vareval.report.plots.significance import lattice_step
+
+    step = lattice_step(result.distribution, result.n)
+    if step is None:
+        return ""
+    units = round(step * result.n)
+    lattice = "1/n" if units == 1 else f"{units}/n"
+    return (
+        f" The values lie on multiples of {lattice} ({result.n:,} items), and every "
+        "bar spans the same number of them, so no bar is empty or doubled by chance."
+    )
+
+
 MAX_DISTRIBUTIONS = 3  # resampling histograms drawn (one per comparison)
 
 
 def _distribution_figures(rep, metric: str) -> list:
     """The resampled distribution of delta behind the first few tests, if plottable."""
-    plot = optional("vareval.report.plots.significance", "delta_distribution")
+    from functools import partial
+
+    from vareval.report.plots.significance import delta_distribution
+
     results = getattr(rep.comparison, "results", ())
     pairs = getattr(rep.comparison, "pairs", ())
-    if plot is None or not results:
-        return []
-    from vareval.report.plots._style import figure, to_svg
-
     blocks = []
     for i, (pair, result) in enumerate(
         zip(pairs[:MAX_DISTRIBUTIONS], results[:MAX_DISTRIBUTIONS], strict=True)
     ):
-        name = f"significance-{i}"
-        with figure(name, height=2.8) as (fig, ax):
-            plot(result, ax=ax)
-            ax.set_xlabel(f"\u03b4 in {metric} over resamples")
-            ax.set_title(f"{pair[0]} \u2212 {pair[1]}", loc="left")
-            svg = to_svg(fig, name)
+        name = f"resampling-{i + 1}"
+        two_sided = result.alternative == "two-sided"
+        bootstrap = result.test == "paired bootstrap"
         blocks.append(
             Figure(
-                svg,
+                partial(
+                    delta_distribution,
+                    result,
+                    title=f"{pair[0]} \u2212 {pair[1]}",
+                    name=name,
+                ),
                 caption=f"{pair[0]} \u2212 {pair[1]}: the resampled \u03b4 behind the "
-                "test, with the observed \u03b4 and its interval.",
+                "test, with the observed \u03b4"
+                + (f" and its {conf(result.confidence)} interval" if bootstrap else "")
+                + (
+                    "; the p-value counts resamples at least |\u03b4| from \u03b4 "
+                    "(at or beyond 0, or at or beyond 2\u03b4)"
+                    if bootstrap and two_sided
+                    else "; beyond the dashed 2\u03b4 line lie the one-sided p-value's hits"
+                    if bootstrap
+                    else " (and its mirror \u2212\u03b4): the p-value counts swaps at "
+                    "least as far from 0"
+                    if two_sided
+                    else ": the p-value counts swaps beyond it"
+                )
+                + "."
+                + _bins_sentence(result),
+                name=name,
             )
         )
     return blocks

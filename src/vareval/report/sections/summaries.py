@@ -86,11 +86,12 @@ def build(data: ReportData) -> Section:
         )
     blocks.append(
         Figure(
-            strip_plot(summaries, data.metric, name="scores"),
+            lambda width: strip_plot(summaries, data.metric, width=width, name="scores"),
             caption="Every run as a dot (jittered vertically), the box spans the "
             "quartiles with "
             f"the median inside, the black tick is the mean with its {c} t interval, "
             "and the star is the best run, marked as selected.",
+            name="scores",
         )
     )
     return Section(

@@ -135,13 +135,17 @@ def build(data: ReportData) -> Section | None:
             )
         )
     if hasattr(res, "cdf_bands"):
-        from vareval.report.plots.comparisons import tuning_plot
+        from vareval.report.plots.tuning import tuning_plot
 
         blocks.append(
             Figure(
-                tuning_plot(res, metric, name="tuning"),
+                lambda width: tuning_plot(res, metric, width=width, name="tuning-curves"),
                 caption="Median best score after k search iterations (line) and its "
-                f"{c} simultaneous band (shaded), per model.",
+                f"{c} simultaneous band (shaded), one panel per model on shared axes; "
+                "the other models' curves are drawn thin and grey for comparison. The "
+                "y axis is zoomed to where the curves differ, so a band may run past "
+                "its edge.",
+                name="tuning-curves",
             )
         )
     if caught:

@@ -68,7 +68,7 @@ def build(data: ReportData) -> Section | None:
     variance = optional("vareval.data.variance", "variance")
     if variance is None:
         raise VarevalError("the mixed-model analysis is not installed in this vareval.")
-    from vareval.report.plots.comparisons import variance_plot
+    from vareval.report.plots.variance import variance_intervals_plot, variance_plot
 
     df = spec.get("df", data.df)
     metric = spec.get("metric", data.metric)
@@ -104,15 +104,18 @@ def build(data: ReportData) -> Section | None:
         ),
         _components_table(comp, res.intervals, c),
         Figure(
-            variance_plot(
+            lambda width: variance_plot(
                 list(comp["component"]),
+                comp["variance"],
                 comp["sd"],
-                comp["share"],
                 metric,
-                name="variance",
+                width=width,
+                name="variance-components",
             ),
-            caption="Standard deviation of each component, labelled with its share of "
-            "the total variance.",
+            caption="Each component's share of the total variance: segment length = "
+            "share (variances add up, SDs do not); the legend gives each share and the "
+            "component's SD in the metric's units.",
+            name="variance-components",
         ),
         Table(
             [
@@ -138,6 +141,17 @@ def build(data: ReportData) -> Section | None:
             numeric=[False] + [True] * 4,
         ),
     ]
+    if res.intervals is not None:
+        blocks.append(
+            Figure(
+                lambda width: variance_intervals_plot(
+                    res.intervals, width=width, name="variance-intervals"
+                ),
+                caption=f"Each component's share of the total variance (dot) with its {c} "
+                "interval (bar); the label gives the component's SD.",
+                name="variance-intervals",
+            )
+        )
     if res.withheld:
         blocks.append(Paragraph("H3 and pairwise differences: " + res.withheld))
     else:

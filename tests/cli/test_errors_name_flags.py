@@ -1,0 +1,49 @@
+"""Errors from the Python layers name the command-line flag, not the parameter."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from vareval import datasets
+from vareval.cli import main
+from vareval.cli._common import name_flags
+
+RUNS = ["--metric", "accuracy", "--by", "method", "--pair-on", "seed", "--a", "mlp", "--b",
+        "logreg"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("data", "args", "flag", "parameter"),
+    [
+        ("digits_runs.csv", ["paired", *RUNS, "--test", "corrected"], "--test-fraction",
+         "test_fraction"),
+        ("digits_runs.csv", ["paired", *RUNS, "--test", "corrected", "--test-fraction", "1.5"],
+         "--test-fraction", "test_fraction"),
+        ("digits_runs.csv", ["paired", "--metric", "accuracy", "--by", "method", "--pair-on",
+                             "seed"], "--a and --b", "(a and b)"),
+        ("digits_runs.csv", ["best-of-k", "--metric", "accuracy", "--quantiles", "2"],
+         "--quantiles", "`quantiles`"),
+        ("sklearn_tasks.csv", ["rank", "--metric", "accuracy", "--by", "method", "--task", "task",
+                               "--alpha", "2"], "--alpha", "`alpha`"),
+        ("sklearn_tasks.csv", ["aggregate", "--metric", "accuracy", "--by", "method", "--task",
+                               "task", "--confidence", "3"], "--confidence", "confidence_level"),
+        ("digits_predictions.csv", ["significance", "--gold", "gold", "--item", "item",
+                                    "--resamples", "-3"], "--resamples", "n_resamples"),
+    ],
+)  # fmt: skip
+def test_a_bad_invocation_names_the_flag(data, args, flag, parameter, tmp_path):
+    path = tmp_path / data
+    path.write_bytes(datasets.path(data).read_bytes())
+    r = CliRunner().invoke(main, [args[0], str(path), *args[1:]])
+    assert r.exit_code == 2
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("error: ") and flag in line and parameter not in line
+
+
+def test_only_parameter_names_are_translated():
+    assert name_flags("`n_resamples` must be >= 1") == "--resamples must be >= 1"
+    assert name_flags("give test_fraction= for the test") == "give --test-fraction for the test"
+    assert name_flags("(test_fraction=, --test-fraction)") == "(--test-fraction)"
+    # a plain word is prose, not a parameter
+    assert name_flags("the confidence of a band") == "the confidence of a band"
