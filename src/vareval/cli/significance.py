@@ -92,7 +92,7 @@ def format_delong(report) -> str:
             [
                 rec["system"],
                 rec["versus"],
-                _fmt(rec["delta"], True),
+                _fmt(rec["estimate"], True),
                 _fmt(rec["se"]),
                 f"[{_fmt(rec['ci_low'], True)}, {_fmt(rec['ci_high'], True)}]",
                 f"{rec['statistic']:+.2f}",
