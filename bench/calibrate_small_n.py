@@ -39,7 +39,7 @@ def rates(n, p, metric, sets, resamples, alpha, seed, classes=3):
         rand = paired_randomization(g, a, b, ci_resamples=1, method="compressed", **kw)
         rej_b += boot.pvalue <= alpha
         rej_r += rand.pvalue <= alpha
-        lo, hi = boot.confidence_interval
+        lo, hi = boot.confidence_interval()
         miss += not lo <= 0 <= hi
     return rej_b / sets, rej_r / sets, miss / sets
 

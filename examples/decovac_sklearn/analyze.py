@@ -34,7 +34,7 @@ def main(path):
     )
     for name, group in df.groupby("experiment", sort=False):
         s = summarize(group["accuracy"].to_numpy())
-        lo, hi = s.mean_ci
+        lo, hi = s.confidence_interval()
         print(
             f"{name:<12} {s.n:>3} {s.mean:>7.4f} {s.sd:>7.4f}   [{lo:.4f}, {hi:.4f}]"
             f" {s.min:>7.4f} {s.max:>7.4f}"

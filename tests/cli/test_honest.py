@@ -41,7 +41,7 @@ def test_three_items_exact_test_not_a_bootstrap(three_items):
     out = json.loads(res.output)
     (row,) = out["results"]
     assert row["test"] == "exact randomization" and row["pvalue"] == 0.25
-    assert row["confidence_interval"] == [None, None] and row["ci_note"]
+    assert row["low"] is None and row["high"] is None and row["ci_note"]
     assert "3 items" in out["test_reason"] and out["seed"] == 0
     text = _run(*args).output
     assert "n/a" in text and "CI n/a" in text and "seed 0" in text
@@ -139,12 +139,14 @@ def test_three_pairs_show_no_bootstrap_interval(tmp_path):
     assert res.exit_code == 0, res.output
     assert "bootstrap n/a (3 pairs have only 10 distinct bootstrap resamples" in res.output
     out = json.loads(_run(*args, "--json").output)["a - b"]
-    assert out["bootstrap_ci"] == [None, None] and "10 distinct" in out["bootstrap_note"]
+    assert out["bootstrap_low"] is None and out["bootstrap_high"] is None
+    assert "10 distinct" in out["bootstrap_note"]
     assert out["seed"] == 0
     r = vareval.paired(df, "acc", "method", "seed", rng=0)["a - b"]
-    assert np.isnan(r.bootstrap_ci).all() and np.isfinite(r.t_ci).all()
+    assert np.isnan([r.bootstrap_low, r.bootstrap_high]).all()
+    assert np.isfinite(r.confidence_interval()).all()
     r10 = vareval.paired(_runs(10), "acc", "method", "seed", rng=0)["a - b"]
-    assert r10.bootstrap_note == "" and np.isfinite(r10.bootstrap_ci).all()
+    assert r10.bootstrap_note == "" and np.isfinite([r10.bootstrap_low, r10.bootstrap_high]).all()
 
 
 def test_redrawn_splits_use_the_corrected_test(tmp_path):
@@ -166,8 +168,9 @@ def test_redrawn_splits_use_the_corrected_test(tmp_path):
     ref = corrected_resampled_ttest(a, b, n_train=3, n_test=1)
     assert out["test"] == "corrected resampled t"
     assert out["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
-    assert out["t_ci"] == pytest.approx(list(ref.confidence_interval), rel=1e-12)
-    assert out["bootstrap_ci"] == [None, None] and "share" in out["bootstrap_note"]
+    assert [out["low"], out["high"]] == pytest.approx(list(ref.confidence_interval()), rel=1e-12)
+    assert out["bootstrap_low"] is None and out["bootstrap_high"] is None
+    assert "share" in out["bootstrap_note"]
     text = _run(*args, "--test", "corrected", "--test-fraction", "0.25").output
     assert "corrected t test" in text and "Nadeau and Bengio" in text
     # A store whose data-split source varies with the seed says so itself.

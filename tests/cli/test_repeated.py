@@ -34,7 +34,7 @@ def test_paired_worked_example(results):
             "paired", results, "--metric", "acc", "--by", "method", "--pair-on", "seed", "--json"
         ).output
     )
-    assert data["A - B"]["mean"] == pytest.approx(0.0126667, abs=1e-7)
+    assert data["A - B"]["estimate"] == pytest.approx(0.0126667, abs=1e-7)
     assert data["A - B"]["selected_gap"] == pytest.approx(0.012)
 
 

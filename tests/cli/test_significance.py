@@ -229,7 +229,7 @@ def test_classical_tests_on_per_item_scores_match_scipy(test, tmp_path):
         else:
             p = sps.ttest_rel(a, b).pvalue
         assert row["pvalue"] == pytest.approx(p, rel=1e-12)
-        assert row["delta"] == pytest.approx(a.mean() - b.mean(), abs=1e-12)
+        assert row["estimate"] == pytest.approx(a.mean() - b.mean(), abs=1e-12)
         want.append(p)
     holm = [r["adjusted_pvalue"] for r in _records(got)]
     assert holm == pytest.approx(adjust_pvalues(want, "holm"), rel=1e-12)
@@ -237,7 +237,7 @@ def test_classical_tests_on_per_item_scores_match_scipy(test, tmp_path):
 
 def _records(payload):
     return [
-        {"system": a, "versus": b, "pvalue": r["pvalue"], "delta": r["delta"],
+        {"system": a, "versus": b, "pvalue": r["pvalue"], "estimate": r["estimate"],
          "adjusted_pvalue": adj}
         for (a, b), r, adj in zip(payload["pairs"], payload["results"],
                                   payload["adjusted_pvalues"], strict=True)

@@ -28,7 +28,7 @@ def test_table_api_matches_array_api(runs):
 def test_paired_uses_the_only_two_methods(runs):
     t = vareval.paired(runs, "acc", "method", "seed", rng=0)
     (r,) = t.results.values()
-    assert r.mean == pytest.approx(0.0126667, abs=1e-7)
+    assert r.estimate == pytest.approx(0.0126667, abs=1e-7)
     assert r.selected_gap == pytest.approx(0.012)
     assert t.to_frame().index[0] == "A - B"
 

@@ -37,7 +37,7 @@ def test_significance_wide(example):
     for _, row in frame.iterrows():
         ref = f1_score(example["gold"], example[row["system"]], average="macro")
         assert row["score"] == pytest.approx(ref)
-        assert row["ci_low"] <= row["delta"] <= row["ci_high"]
+        assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
     np.testing.assert_allclose(
         frame["adjusted_pvalue"], multipletests(frame["pvalue"], method="holm")[1]
     )
@@ -103,7 +103,7 @@ def test_mean_of_scores_needs_no_gold():
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"sys1": rng.random(50), "sys2": rng.random(50)})
     rep = vareval.significance(df, gold=None, metric="mean", n_resamples=300, rng=0)
-    assert rep.to_frame()["delta"].iloc[0] == pytest.approx(
+    assert rep.to_frame()["estimate"].iloc[0] == pytest.approx(
         df.sys2.mean() - df.sys1.mean()
     )
 

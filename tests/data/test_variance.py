@@ -65,7 +65,7 @@ def test_experiment_column_and_tables(decovac):
     a = vareval.variance(
         decovac, metric="y", fixed=["experiment"], random=["seed", "config"]
     )
-    tables = a.to_frame()
+    tables = a.frames()
     assert set(tables) == {
         "components",
         "fixed",
@@ -77,6 +77,8 @@ def test_experiment_column_and_tables(decovac):
     }
     assert len(tables["pairwise"]) == 15
     assert len(tables["blups"]) == 5 + 20
+    stacked = a.to_frame()
+    assert (stacked["table"] == "pairwise").sum() == 15 and not stacked["table"].isna().any()
     assert set(a.to_dict()) >= {"criterion", "components", "pairwise"}
 
 

@@ -68,11 +68,13 @@ def paired_difference(
     best = np.max if higher_is_better else np.min
     return types.SimpleNamespace(
         k=k,
-        mean=d.mean(),
+        estimate=d.mean(),
         sd=sd,
         se=se,
-        t_ci=(d.mean() - h, d.mean() + h),
-        bootstrap_ci=(d.mean() - h, d.mean() + h),
+        low=d.mean() - h,
+        high=d.mean() + h,
+        bootstrap_low=d.mean() - h,
+        bootstrap_high=d.mean() + h,
         correlation=np.corrcoef(a, b)[0, 1],
         var_a=cov[0, 0],
         var_b=cov[1, 1],

@@ -151,8 +151,8 @@ def test_corrected_t_reduces_to_paired_t_and_corrects():
     assert res.statistic == pytest.approx(naive.statistic * shrink)
     assert res.pvalue == pytest.approx(2 * stats.t.sf(abs(res.statistic), 9))
     assert res.pvalue > naive.pvalue and res.se > res.naive_se
-    lo, hi = res.confidence_interval
-    assert lo < res.delta < hi
+    lo, hi = res.confidence_interval()
+    assert lo < res.estimate < hi
     g = corrected_resampled_ttest(a, b, n_train=900, n_test=100, alternative="greater")
     assert g.pvalue == pytest.approx(res.pvalue / 2)
     with pytest.raises(ArgumentError, match="paired by fold"):

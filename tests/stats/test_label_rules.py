@@ -115,4 +115,4 @@ def test_paired_difference_gives_no_p_for_constant_differences():
     with pytest.warns(VarevalWarning, match="SD 0"):
         r = paired_difference([0.5, 0.6, 0.7], [0.4, 0.5, 0.6], rng=0)
     assert np.isnan(r.pvalue) and np.isnan(r.statistic)
-    assert r.mean == pytest.approx(0.1)
+    assert r.estimate == pytest.approx(0.1)

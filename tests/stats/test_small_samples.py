@@ -31,7 +31,7 @@ def test_randomization_on_tiny_sets_is_the_exact_permutation_test(n, exact):
     r = paired_randomization(gold, gold, gold + 1, rng=0)
     assert r.path == "exact" and r.n_resamples == 2**n
     assert r.pvalue == exact == mcnemar_exact(gold, gold, gold + 1).pvalue
-    assert np.isnan(r.confidence_interval).all()
+    assert np.isnan(r.confidence_interval()).all()
     assert "distinct bootstrap resamples" in r.ci_note
 
 
@@ -53,7 +53,7 @@ def test_interval_shown_from_ten_items():
     b = gold.copy()
     b[:4] = 1
     r = paired_randomization(gold, gold, b, rng=0)
-    assert r.ci_note == "" and np.isfinite(r.confidence_interval).all()
+    assert r.ci_note == "" and np.isfinite(r.confidence_interval()).all()
 
 
 def test_default_test_follows_the_measured_threshold():

@@ -73,10 +73,10 @@ def render_summary(table, metric: str, every_run: bool = True) -> str:
     f = formatter(*(s.scores for s in table.results.values()))
     rows = []
     for name, s in table.results.items():
-        med_ci = f"[{f(s.median_ci[0])}, {f(s.median_ci[1])}]"
+        med_ci = f"[{f(s.median_low)}, {f(s.median_high)}]"
         if s.median_ci_coverage < s.confidence:
             med_ci += f" {s.median_ci_coverage:.0%}"
-        mean_ci = f"[{f(s.mean_ci[0])}, {f(s.mean_ci[1])}]"
+        mean_ci = f"[{f(s.mean_low)}, {f(s.mean_high)}]"
         rows.append((name, s, mean_ci, med_ci))
     w = max(9, *(len(f(v)) + 1 for _, s, _, _ in rows for v in (s.mean, s.sd, s.selected)))
     wci = max(20, *(len(c) + 1 for _, _, m, d in rows for c in (m, d)))
@@ -311,23 +311,24 @@ def render_paired(table, seed=None) -> str:
     """The paired comparison: the difference with its uncertainty, then what pairing saved."""
     ((name, r),) = table.results.items()
     pct = f"{r.confidence:.0%}"
-    f = formatter(r.differences, r.t_ci, r.bootstrap_ci, r.se_unpaired)
-    fs = formatter(r.differences, r.t_ci, r.bootstrap_ci, r.se_unpaired, signed=True)
+    ends = (r.low, r.high, r.bootstrap_low, r.bootstrap_high)
+    f = formatter(r.differences, ends, r.se_unpaired)
+    fs = formatter(r.differences, ends, r.se_unpaired, signed=True)
     v = formatter(r.var_a, r.var_b, r.cov, r.var_diff, digits=3)
     test = (
         f"t = {r.statistic:.3f}, df = {r.df:g}, p = {r.pvalue:.4g}"
         if r.sd > 0
-        else f"undefined: every difference is {fs(r.mean)} (SD 0), so no p-value"
+        else f"undefined: every difference is {fs(r.estimate)} (SD 0), so no p-value"
     )
     if r.bootstrap_note:
         boot = f"  {pct} CI, bootstrap n/a ({r.bootstrap_note})"
     else:
-        boot = f"  {pct} CI, bootstrap [{fs(r.bootstrap_ci[0])}, {fs(r.bootstrap_ci[1])}]"
+        boot = f"  {pct} CI, bootstrap [{fs(r.bootstrap_low)}, {fs(r.bootstrap_high)}]"
         boot += f"  (seed {seed})" if seed is not None else ""
     corrected = r.test != "paired t"
     lines = [
         f"{name}, paired over {r.k} replications",
-        f"  mean difference    {fs(r.mean)}  (SE {f(r.se)} = SD of differences "
+        f"  mean difference    {fs(r.estimate)}  (SE {f(r.se)} = SD of differences "
         f"{f(r.sd)} / sqrt({r.k}))",
     ]
     if corrected:
@@ -340,7 +341,7 @@ def render_paired(table, seed=None) -> str:
         [
             *lines,
             f"  {pct} CI, {'corrected' if corrected else 't        '} "
-            f"[{fs(r.t_ci[0])}, {fs(r.t_ci[1])}]",
+            f"[{fs(r.low)}, {fs(r.high)}]",
             boot,
             f"  {'corrected t test ' if corrected else 'paired t test    '}  {test}",
             f"  Var(A-B) = Var A + Var B - 2 Cov = {v(r.var_a)} + {v(r.var_b)} - 2 x {v(r.cov)}"

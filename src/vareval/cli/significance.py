@@ -92,7 +92,7 @@ def format_delong(report) -> str:
             [
                 rec["system"],
                 rec["versus"],
-                _fmt(rec["delta"], True),
+                _fmt(rec["estimate"], True),
                 _fmt(rec["se"]),
                 f"[{_fmt(rec['ci_low'], True)}, {_fmt(rec['ci_high'], True)}]",
                 f"{rec['statistic']:+.2f}",
@@ -149,8 +149,6 @@ def format_significance(report) -> str:
 
 def _scores_and_tests(comp, method: str, no_ci) -> tuple[str, str]:
     """The per-system scores, then one row per comparison: delta, CI, p, adjusted p."""
-    from vareval.stats.significance import effect
-
     first = comp.results[0]
     unit = scale_of(list(comp.scores.values())) or 1.0
     scores = _table(
@@ -161,12 +159,12 @@ def _scores_and_tests(comp, method: str, no_ci) -> tuple[str, str]:
     level = f"{first.confidence * 100:g}% CI ({method})"
     rows = []
     for (a, b), r, padj in zip(comp.pairs, comp.results, comp.adjusted_pvalues, strict=True):
-        lo, hi = r.confidence_interval
+        lo, hi = r.confidence_interval()
         rows.append(
             [
                 a,
                 b,
-                _fmt(effect(r), True, unit),
+                _fmt(r.estimate, True, unit),
                 "n/a" if no_ci(r) else f"[{_fmt(lo, True, unit)}, {_fmt(hi, True, unit)}]",
                 _p(r.pvalue),
                 _p(float(padj)),
@@ -433,7 +431,7 @@ def demo_section() -> str:
         format_significance(rep),
         "For accuracy an exact test exists (McNemar): knn vs logreg, "
         f"{mc.details['n_ab']} vs {mc.details['n_ba']} discordant items, "
-        f"delta {mc.delta:+.4f}, exact p = {mc.pvalue:.4f}.",
+        f"delta {mc.estimate:+.4f}, exact p = {mc.pvalue:.4f}.",
     ]
     return "\n".join(lines)
 

@@ -139,8 +139,8 @@ def effect_sizes(
                         "versus": b,
                         "effect": r.name,
                         "estimate": r.estimate,
-                        "ci_low": r.confidence_interval[0],
-                        "ci_high": r.confidence_interval[1],
+                        "ci_low": r.low,
+                        "ci_high": r.high,
                     }
                     for r in sizes.values()
                 ]

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from vareval import datasets
+from vareval.data.tables import FrameResult
 from vareval.data.validate import _rows, label_text, labels, metric_values, require_columns
 from vareval.errors import DataError
 from vareval.stats import classification as cls
@@ -260,8 +261,8 @@ def _pivot(df, gold, systems, item, system_column, prediction) -> pd.DataFrame:
     return out
 
 
-@dataclasses.dataclass(frozen=True)
-class SignificanceReport:
+@dataclasses.dataclass(frozen=True, repr=False)
+class SignificanceReport(FrameResult):
     """The result of :func:`significance`, with tidy tables.
 
     Attributes
@@ -282,7 +283,7 @@ class SignificanceReport:
     seed: object = None
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per comparison: system, versus, scores, delta, CI, p, adjusted p."""
+        """One row per comparison: system, versus, scores, estimate, CI, p, adjusted p."""
         return pd.DataFrame.from_records(self.comparison.records())
 
     def scores_frame(self) -> pd.DataFrame:
@@ -305,8 +306,8 @@ class SignificanceReport:
         }
 
 
-@dataclasses.dataclass(frozen=True)
-class MetricsReport:
+@dataclasses.dataclass(frozen=True, repr=False)
+class MetricsReport(FrameResult):
     """The result of :func:`metrics`: per-system classifier metrics."""
 
     systems: dict

@@ -33,12 +33,13 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from vareval.data.tables import FrameResult
 from vareval.data.validate import labels, metric_values, require_columns
 from vareval.errors import DataError
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class TaskScores:
+class TaskScores(FrameResult):
     """Scores of several methods on several tasks, ``scores[method, task, run]``.
 
     Attributes
@@ -65,6 +66,15 @@ class TaskScores:
         if name not in self.methods:
             raise DataError(f"method {name!r} not found (methods: {', '.join(self.methods)}).")
         return self.scores[self.methods.index(name)]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per score: ``method``, ``task``, ``run`` (the pairing key or position), score."""
+        m, t, r = self.scores.shape
+        runs = list(self.runs) if self.runs is not None else list(range(r))
+        index = pd.MultiIndex.from_product(
+            [list(self.methods), list(self.tasks), runs], names=["method", "task", "run"]
+        )
+        return pd.DataFrame({self.metric: self.scores.reshape(-1)}, index=index).reset_index()
 
     def to_rliable(self) -> dict:
         """Return rliable's layout: ``{method: array[run, task]}``."""

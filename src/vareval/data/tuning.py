@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from vareval.data.tables import FrameResult
 from vareval.data.validate import groups, metric_values
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.bands import TuningComparison, _verdicts, cdf_band
@@ -27,8 +28,8 @@ def default_ks(n_max: int) -> np.ndarray:
     return np.array(sorted({k for k in grid if k <= n_max} | {n_max}))
 
 
-@dataclasses.dataclass(frozen=True)
-class TuningCurves:
+@dataclasses.dataclass(frozen=True, repr=False)
+class TuningCurves(FrameResult):
     """Tuning curves of several methods with simultaneous bands, and their comparisons.
 
     Attributes

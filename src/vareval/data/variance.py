@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from vareval.data.tables import FrameResult, clip_lines
 from vareval.data.validate import label_text, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats import mixed_bootstrap
@@ -55,8 +56,13 @@ class Design:
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class VarianceAnalysis:
-    """Everything :func:`variance` computed; ``.to_frame()`` gives tidy tables.
+class VarianceAnalysis(FrameResult):
+    """Everything :func:`variance` computed, as one tidy table or one per part.
+
+    ``to_frame()`` stacks every part in one DataFrame whose ``table`` column
+    names the part; ``frames()`` gives the parts as separate DataFrames, and
+    ``components_frame()``, ``fixed_frame()``, ``lrt_frame()``, ``f_frame()``,
+    ``pairs_frame()``, ``blups_frame()`` and ``group_lrt_frame()`` each one.
 
     Attributes
     ----------
@@ -109,7 +115,7 @@ class VarianceAnalysis:
             f"VarianceAnalysis(metric={self.metric!r}, fixed={list(self.fixed)}, "
             f"random={list(self.random)}, reml={self.fit.reml})"
         )
-        return "\n\n".join([head, *tables])
+        return clip_lines("\n\n".join([head, *tables]))
 
     def components_frame(self) -> pd.DataFrame:
         """Variance components: variance, SD, share of total, ICC, levels.
@@ -220,8 +226,8 @@ class VarianceAnalysis:
             ]
         )
 
-    def to_frame(self) -> dict:
-        """All tables: components, fixed, lrt, f_tests, pairwise, blups."""
+    def frames(self) -> dict:
+        """Every part as its own DataFrame: components, fixed, lrt, f_tests, pairwise, ..."""
         return {
             "components": self.components_frame(),
             "fixed": self.fixed_frame(),
@@ -232,12 +238,18 @@ class VarianceAnalysis:
             "group_lrt": self.group_lrt_frame(),
         }
 
+    def to_frame(self) -> pd.DataFrame:
+        """Every part stacked in one long table; ``table`` names the part of each row."""
+        parts = [f.assign(table=name) for name, f in self.frames().items() if len(f)]
+        out = pd.concat(parts, ignore_index=True)
+        return out[["table"] + [c for c in out.columns if c != "table"]]
+
     def to_dict(self) -> dict:
         """JSON-ready values of every table and the fit's summary numbers."""
         f = self.fit
         tables = {
             k: v.to_dict(orient="records")
-            for k, v in self.to_frame().items()
+            for k, v in self.frames().items()
             if k != "blups"
         }
         return {

@@ -79,6 +79,11 @@ class SequentialRun(Result):
     trials_run: int
     budget: int
 
+    @property
+    def estimate(self) -> float:
+        """The mean difference ``a - b`` over the complete pairs (the sequence's last)."""
+        return float(self.sequence.estimate[-1])
+
     def confidence_interval(self, confidence_level=None):
         """The sequence's interval at the last pair."""
         return self.sequence.confidence_interval(confidence_level)

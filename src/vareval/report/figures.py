@@ -117,11 +117,11 @@ def _system_comparison(result, *, metric: str | None = None, **kw):
     from vareval.report.plots.comparisons import forest_plot
 
     labels = [f"{a} \u2212 {b}" for a, b in result.pairs]
-    lows, highs = zip(*(r.confidence_interval for r in result.results), strict=True)
-    metric = metric or result.results[0].metric
+    lows, highs = zip(*(r.confidence_interval() for r in result.results), strict=True)
+    metric = metric or result.metric
     return forest_plot(
         labels,
-        [r.statistic for r in result.results],
+        [r.estimate for r in result.results],
         lows,
         highs,
         f"\u03b4 in {metric} (system minus versus)",

@@ -33,7 +33,7 @@ from scipy import special, stats
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_positive_int, as_rng
-from vareval.stats._result import Result
+from vareval.stats._result import ConfidenceInterval, Result
 
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
 _CHUNK = 125_000  # resampled scores drawn at once (another size would draw other runs)
@@ -381,13 +381,18 @@ class IntervalEstimates(Result):
     bootstrap_distribution: np.ndarray
     jackknife: np.ndarray
 
-    def confidence_interval(self, confidence_level: float | None = None, ci: str | None = None):
+    _interval = ("low", "high")
+
+    def confidence_interval(
+        self, confidence_level: float | None = None, ci: str | None = None
+    ) -> ConfidenceInterval:
         """Return ``(low, high)`` arrays at another level or method, from the stored resamples."""
         level = self.confidence if confidence_level is None else as_confidence(confidence_level)
         ci = self.ci if ci is None else _as_ci(ci)
         if ci == "percentile":
-            return _percentile_interval(self.bootstrap_distribution, level)
-        return _bca_interval(self.bootstrap_distribution, self.estimate, self.jackknife, level)
+            return ConfidenceInterval(*_percentile_interval(self.bootstrap_distribution, level))
+        dist, jack = self.bootstrap_distribution, self.jackknife
+        return ConfidenceInterval(*_bca_interval(dist, self.estimate, jack, level))
 
     def to_dict(self) -> dict:
         """Fields as plain values, without the resample arrays."""
@@ -544,6 +549,8 @@ class PerformanceProfile(Result):
     n_resamples: int
     resample_tasks: bool
     bootstrap_distribution: np.ndarray
+
+    _interval = ("band_low", "band_high")  # the simultaneous band
 
     def to_dict(self) -> dict:
         """Fields as plain values, without the resamples."""
@@ -725,11 +732,13 @@ class ProbabilityOfImprovement(Result):
     resample_tasks: bool
     bootstrap_distribution: np.ndarray
 
-    def confidence_interval(self, confidence_level: float | None = None):
+    _interval = ("low", "high")
+
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Return ``(low, high)`` at another level, from the stored resamples."""
         level = self.confidence if confidence_level is None else as_confidence(confidence_level)
         low, high = _percentile_interval(self.bootstrap_distribution, level)
-        return float(low), float(high)
+        return ConfidenceInterval(float(low), float(high))
 
     def to_dict(self) -> dict:
         """Fields as plain values, without the resamples."""

@@ -319,6 +319,13 @@ class OrderStatisticBand(Result):
     level: float
     coverage: float
 
+    def to_frame(self):
+        """One row per order statistic ``i = 1..n``: ``lower`` and ``upper``."""
+        import pandas as pd
+
+        i = np.arange(1, self.n + 1)
+        return pd.DataFrame({"i": i, "lower": self.lower, "upper": self.upper})
+
 
 def _ld_solve(n: int, confidence: float, kind: str):
     """Find the pointwise level whose intervals hold jointly with ``confidence``.
@@ -463,6 +470,9 @@ class TuningCurveBand(Result):
     minimize: bool
     n: int
 
+    _interval = ("lower", "upper")  # simultaneous over every k
+    _rows = ("k", "estimate", "lower", "upper")
+
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class CDFBand(Result):
@@ -497,6 +507,8 @@ class CDFBand(Result):
     confidence: float
     level: float
     coverage: float
+
+    _rows = ("points", "lower_cdf", "estimate_cdf", "upper_cdf")
 
     def distributions(self):
         """Return the band edges and the estimate as empirical distributions.
@@ -660,6 +672,15 @@ class TuningComparison(Result):
     verdict: np.ndarray
     band_a: TuningCurveBand
     band_b: TuningCurveBand
+
+    def to_frame(self):
+        """One row per ``k``: the verdict and each band's estimate and edges."""
+        import pandas as pd
+
+        out = {"k": self.k, "verdict": self.verdict}
+        for name, band in (("a", self.band_a), ("b", self.band_b)):
+            out |= {f"{name}_{col}": getattr(band, col) for col in ("estimate", "lower", "upper")}
+        return pd.DataFrame(out)
 
 
 def _verdicts(

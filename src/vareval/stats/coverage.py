@@ -405,6 +405,15 @@ class CoverageResult(Result):
     band: str
     coverage_confidence: float
 
+    def to_frame(self):
+        """One row per ``k``: pointwise coverage and its Clopper-Pearson interval."""
+        import pandas as pd
+
+        low, high = self.pointwise_ci
+        return pd.DataFrame(
+            {"k": self.k, "pointwise": self.pointwise, "pointwise_low": low, "pointwise_high": high}
+        )
+
 
 def _coverage_result(k, covered, simultaneous, nominal, n, band, cc) -> CoverageResult:
     trials = covered.shape[0]

@@ -33,7 +33,13 @@ from vareval.stats._checks import (
     as_rng,
     as_scores,
 )
-from vareval.stats._result import Result
+from vareval.stats._result import (
+    ConfidenceInterval,
+    LegacyIntervalMethod,
+    Result,
+    renamed,
+    t_interval_at,
+)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -44,6 +50,15 @@ class Split(Result):
     fold: int
     train: np.ndarray
     test: np.ndarray
+
+    def to_frame(self):
+        """One row per index: ``repeat``, ``fold``, ``part`` (train or test), ``index``."""
+        import pandas as pd
+
+        index = np.concatenate([self.train, self.test])
+        part = ["train"] * self.train.size + ["test"] * self.test.size
+        out = {"repeat": self.repeat, "fold": self.fold, "part": part, "index": index}
+        return pd.DataFrame(out)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -111,6 +126,15 @@ class HoldoutEvaluation(Result):
     train_index: np.ndarray
     test_index: np.ndarray
 
+    def to_frame(self):
+        """The cross-validation rows (``part`` "cv") and the held-out row (``part`` "test")."""
+        import pandas as pd
+
+        test = {"n_train": self.train_index.size, "n_test": self.test_index.size}
+        rows = [{"part": "cv", **r} for r in self.cv.records()]
+        rows.append({"part": "test", **test, **self.test_scores})
+        return pd.DataFrame.from_records(rows)
+
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class CorrectedTTestResult(Result):
@@ -121,12 +145,13 @@ class CorrectedTTestResult(Result):
     statistic : float
         The corrected t statistic.
     pvalue : float
-    delta : float
-        Mean difference ``mean(a - b)`` over the folds.
-    confidence_interval : (float, float)
-        Corrected t interval for the expected difference.
+    estimate : float
+        Mean difference ``mean(a - b)`` over the folds (formerly ``delta``).
+    low, high : float
+        Corrected two-sided t interval for the expected difference at
+        ``confidence``; ``confidence_interval(level)`` recomputes it at any level.
     se, naive_se : float
-        Corrected and naive standard errors of ``delta``.
+        Corrected and naive standard errors of ``estimate``.
     df : int
         ``J - 1`` for ``J`` (repeat, fold) rows.
     test_train_ratio : float
@@ -139,8 +164,9 @@ class CorrectedTTestResult(Result):
 
     statistic: float
     pvalue: float
-    delta: float
-    confidence_interval: tuple[float, float]
+    estimate: float
+    low: float
+    high: float
     se: float
     naive_se: float
     df: int
@@ -148,6 +174,13 @@ class CorrectedTTestResult(Result):
     alternative: str
     confidence: float
     n: int
+
+    _interval = ("low", "high")
+    _deprecated = {"delta": renamed("estimate")}
+    confidence_interval = LegacyIntervalMethod()
+
+    def _interval_at(self, level: float) -> ConfidenceInterval:
+        return t_interval_at(self.estimate, self.se, self.df, level)
 
 
 def _k_iv(k, n):
@@ -475,8 +508,9 @@ def corrected_resampled_ttest(
     return CorrectedTTestResult(
         statistic=float(t),
         pvalue=min(p, 1.0),
-        delta=mean,
-        confidence_interval=(mean - half, mean + half),
+        estimate=mean,
+        low=mean - half,
+        high=mean + half,
         se=se,
         naive_se=math.sqrt(var / j),
         df=df,

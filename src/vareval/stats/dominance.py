@@ -33,7 +33,7 @@ from scipy import special, stats
 
 from vareval.errors import ArgumentError, VarevalWarning
 from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
-from vareval.stats._result import Result
+from vareval.stats._result import LegacyIntervalMethod, Result
 
 _CHUNK_ELEMENTS = 4_000_000  # bootstrap rows x steps held in memory at once
 
@@ -137,6 +137,17 @@ class MultiASOResult(Result):
     n_resamples: int
     dt: float | None
 
+    def to_frame(self):
+        """One row per ordered pair ``(system, versus)``, the diagonal left out."""
+        import pandas as pd
+
+        i, j = np.nonzero(~np.eye(len(self.names), dtype=bool))
+        names = np.asarray(self.names, dtype=object)
+        out = {"system": names[i], "versus": names[j]}
+        for col in ("violation_ratio", "epsilon_min", "sd", "pvalue", "pvalue_adjusted", "better"):
+            out[col] = getattr(self, col)[i, j]
+        return pd.DataFrame(out)
+
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class EffectSize(Result):
@@ -149,8 +160,9 @@ class EffectSize(Result):
         ``"vargha_delaney_a12"`` or ``"cliffs_delta"``.
     estimate : float
         The effect (positive: A larger).
-    confidence_interval : (float, float)
-        Interval for the population effect at level ``confidence``.
+    low, high : float
+        Interval for the population effect at level ``confidence`` (formerly
+        the tuple ``confidence_interval``; now ``confidence_interval()``).
     confidence : float
     ci_method : str
         How the interval was made.
@@ -161,12 +173,16 @@ class EffectSize(Result):
 
     name: str
     estimate: float
-    confidence_interval: tuple
+    low: float
+    high: float
     confidence: float
     ci_method: str
     n_a: int
     n_b: int
     paired: bool
+
+    _interval = ("low", "high")
+    confidence_interval = LegacyIntervalMethod()
 
 
 # ---------------------------------------------------------------- ASO
@@ -561,7 +577,8 @@ def cohens_d(a, b, *, paired: bool = False, confidence: float = 0.95) -> EffectS
     return EffectSize(
         name="cohen_dz" if paired else "cohen_d",
         estimate=d,
-        confidence_interval=ci,
+        low=ci[0],
+        high=ci[1],
         confidence=confidence,
         ci_method="noncentral t",
         n_a=a.size,
@@ -585,7 +602,8 @@ def hedges_g(a, b, *, paired: bool = False, confidence: float = 0.95) -> EffectS
     return EffectSize(
         name="hedges_gz" if paired else "hedges_g",
         estimate=j * d,
-        confidence_interval=(j * low, j * high),
+        low=j * low,
+        high=j * high,
         confidence=confidence,
         ci_method="noncentral t x J",
         n_a=a.size,
@@ -635,7 +653,8 @@ def vargha_delaney_a12(a, b, *, confidence: float = 0.95) -> EffectSize:
     return EffectSize(
         name="vargha_delaney_a12",
         estimate=a12,
-        confidence_interval=ci,
+        low=ci[0],
+        high=ci[1],
         confidence=confidence,
         ci_method="Brunner-Munzel t",
         n_a=a.size,
@@ -656,7 +675,8 @@ def cliffs_delta(a, b, *, confidence: float = 0.95) -> EffectSize:
     return EffectSize(
         name="cliffs_delta",
         estimate=2 * a12 - 1,
-        confidence_interval=(2 * low - 1, 2 * high - 1),
+        low=2 * low - 1,
+        high=2 * high - 1,
         confidence=confidence,
         ci_method="Brunner-Munzel t",
         n_a=a.size,

@@ -595,6 +595,17 @@ class MixedModelFit(Result):
         """Names of the grouping factors (the components without ``Residual``)."""
         return self.components[:-1]
 
+    def to_frame(self):
+        """One row per fixed effect (``part`` "fixed") and per variance component."""
+        import pandas as pd
+
+        fixed = pd.DataFrame(
+            {"part": "fixed", "name": list(self.fixed_names), "estimate": self.coef, "se": self.se}
+        )
+        parts = {"variance": self.variance, "sd": self.sd, "share": self.share, "icc": self.icc}
+        comps = pd.DataFrame({"part": "component", "name": list(self.components), **parts})
+        return pd.concat([fixed, comps], ignore_index=True)
+
     def to_dict(self) -> dict:
         """Plain values, without the n-length arrays (fitted, residuals)."""
         out = super().to_dict()

@@ -85,6 +85,12 @@ class VarianceIntervals(Result):
     method: str
     n_resamples: int = 0
 
+    _rows = (
+        "components",
+        *("sd", "sd_low", "sd_high", "variance_low", "variance_high"),
+        *("share", "share_low", "share_high", "icc", "icc_low", "icc_high"),
+    )
+
 
 # --------------------------------------------------------------------------
 # the ML deviance with sigma free, and the constrained minimisations

@@ -41,7 +41,7 @@ from scipy import stats as sst
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._checks import as_confidence
-from vareval.stats._result import Result
+from vareval.stats._result import ConfidenceInterval, Result, t_interval_at
 from vareval.stats.mixed import (
     MixedModelFit,
     _Crossprods,
@@ -818,6 +818,14 @@ class ContrastResult(Result):
     pvalue_holm: np.ndarray
     confidence: float
     method: str
+
+    _interval = ("ci_low", "ci_high")
+    _rows = (
+        "labels", "estimate", "se", "df", "statistic", "pvalue", "ci_low", "ci_high", "pvalue_holm"
+    )
+
+    def _interval_at(self, level: float) -> ConfidenceInterval:
+        return t_interval_at(self.estimate, self.se, self.df, level)
 
 
 def _method(method):

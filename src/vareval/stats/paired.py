@@ -25,7 +25,14 @@ from vareval.stats._checks import (
     constant_differences,
     mean_sd,
 )
-from vareval.stats._result import Result
+from vareval.stats._result import (
+    ConfidenceInterval,
+    Result,
+    interval_method,
+    renamed,
+    renamed_interval,
+    t_interval_at,
+)
 from vareval.stats.crossval import corrected_resampled_ttest
 from vareval.stats.summary import t_interval
 
@@ -43,12 +50,16 @@ class PairedDifference(Result):
     ----------
     k : int
         Number of pairs.
-    mean, sd, se : float
-        Mean of the differences, their SD (ddof=1) and ``se = sd / sqrt(k)``.
-    t_ci, bootstrap_ci : (float, float)
-        Student-t (corrected, see ``test``) and percentile-bootstrap
-        intervals for the mean difference; the bootstrap interval is NaN
-        when ``bootstrap_note`` says why.
+    estimate, sd, se : float
+        Mean of the differences (formerly ``mean``), their SD (ddof=1) and
+        ``se = sd / sqrt(k)``.
+    low, high : float
+        Student-t interval for the mean difference at ``confidence`` (the
+        corrected one when ``test`` says so; formerly ``t_ci``).
+        ``confidence_interval(level)`` recomputes it at any level.
+    bootstrap_low, bootstrap_high : float
+        Percentile-bootstrap interval for the mean difference (formerly
+        ``bootstrap_ci``); NaN when ``bootstrap_note`` says why.
     statistic, df, pvalue : float
         The test of a zero mean difference (two-sided) named by ``test``;
         NaN when the differences are all equal (SD 0: the t statistic is
@@ -83,11 +94,13 @@ class PairedDifference(Result):
     """
 
     k: int
-    mean: float
+    estimate: float
     sd: float
     se: float
-    t_ci: tuple[float, float]
-    bootstrap_ci: tuple[float, float]
+    low: float
+    high: float
+    bootstrap_low: float
+    bootstrap_high: float
     statistic: float
     df: float
     pvalue: float
@@ -105,6 +118,17 @@ class PairedDifference(Result):
     se_corrected: float = math.nan
     test_train_ratio: float = math.nan
     bootstrap_note: str = ""
+
+    _interval = ("low", "high")
+    _deprecated = {
+        "mean": renamed("estimate"),
+        "t_ci": interval_method(),
+        "bootstrap_ci": renamed_interval("bootstrap_low", "bootstrap_high"),
+    }
+
+    def _interval_at(self, level: float) -> ConfidenceInterval:
+        se = self.se_corrected if self.test == "corrected resampled t" else self.se
+        return t_interval_at(self.estimate, se, self.df, level)
 
 
 def paired_difference(
@@ -156,7 +180,7 @@ def paired_difference(
     Examples
     --------
     >>> r = paired_difference([0.831, 0.847, 0.822], [0.818, 0.835, 0.809], rng=0)
-    >>> round(r.mean, 4), round(r.selected_gap, 3)
+    >>> round(r.estimate, 4), round(r.selected_gap, 3)
     (0.0127, 0.012)
     """
     a = as_scores(a, "a", min_n=2)
@@ -197,7 +221,7 @@ def paired_difference(
         c = corrected_resampled_ttest(
             a, b, n_train=n_train, n_test=n_test, confidence=confidence
         )
-        t, p, t_ci = c.statistic, c.pvalue, c.confidence_interval
+        t, p, t_ci = c.statistic, c.pvalue, c.confidence_interval()
         corrected = {
             "test": "corrected resampled t",
             "se_corrected": c.se,
@@ -217,11 +241,13 @@ def paired_difference(
         boot_ci = _bootstrap_mean_ci(d, confidence, n_boot, rng)
     return PairedDifference(
         k=k,
-        mean=mean,
+        estimate=mean,
         sd=sd,
         se=float(se),
-        t_ci=t_ci,
-        bootstrap_ci=boot_ci,
+        low=float(t_ci[0]),
+        high=float(t_ci[1]),
+        bootstrap_low=boot_ci[0],
+        bootstrap_high=boot_ci[1],
         statistic=float(t),
         df=float(k - 1),
         pvalue=float(p),
@@ -300,6 +326,8 @@ class Plan(Result):
     power: float | None
     confidence: float
     alpha: float
+
+    _rows = ("curve_k", "curve_se", "curve_halfwidth", "curve_power")
 
 
 def plan_replications(

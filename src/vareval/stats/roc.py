@@ -376,7 +376,7 @@ class AUCComparison(Result):
                     "metric": "auc",
                     "score": r.auc_a,
                     "versus_score": r.auc_b,
-                    "delta": r.estimate,
+                    "estimate": r.estimate,
                     "se": r.se,
                     "statistic": r.statistic,
                     "ci_low": low,

@@ -59,6 +59,8 @@ class BestOfK(Result):
     relative: bool
     higher_is_better: bool
 
+    _rows = ("ks", "median_gap", "p90_gap", "mean_signed_difference", "mean_signed_difference_se")
+
 
 def best_of_k(
     scores,
@@ -186,6 +188,8 @@ class RankingStability(Result):
     median_of_k: np.ndarray
     reference: str
     n_sim: int
+
+    _rows = ("ks", "best_of_k", "mean_of_k", "median_of_k")
 
 
 def ranking_stability(

@@ -46,7 +46,7 @@ from vareval.stats._checks import (
     as_scores,
     constant_differences,
 )
-from vareval.stats._result import Result
+from vareval.stats._result import LegacyIntervalMethod, Result, renamed
 
 CORRECTIONS = ("holm", "bonferroni", "none")
 # Tests on per-item scores (metric "accuracy": correct or not; "mean": the scores).
@@ -73,14 +73,22 @@ class PairedTestResult(Result):
         The metric's name.
     score_a, score_b : float
         ``M(A, x)`` and ``M(B, x)`` on the full test set.
+    estimate : float
+        The effect ``delta = score_a - score_b``.
     statistic : float
-        The effect size ``delta = score_a - score_b``.
+        The observed test statistic, which for these resampling tests *is*
+        the difference ``delta`` (as in ``scipy.stats.permutation_test``): it
+        always equals ``estimate``. Read the effect as ``estimate``; unlike
+        :class:`ExactTestResult` and the t tests, ``statistic`` here is not
+        a standardised statistic such as t.
     pvalue : float
         See the test's docstring for the definition.
     alternative : str
         ``"two-sided"``, ``"greater"`` (A better) or ``"less"``.
-    confidence_interval : (float, float)
-        Bootstrap interval for ``delta`` at level ``confidence``.
+    low, high : float
+        Bootstrap interval for ``delta`` at level ``confidence`` (formerly the
+        tuple ``confidence_interval``; now ``confidence_interval()``, which
+        returns it at the stored level only: the resamples are not kept).
     ci_method : str
         ``"bca"`` or ``"percentile"``.
     confidence : float
@@ -102,17 +110,19 @@ class PairedTestResult(Result):
     distribution : ndarray
         The resampled deltas behind the p-value (left out of ``to_dict``).
     ci_note : str
-        Why there is no interval (``confidence_interval`` is NaN), or "".
+        Why there is no interval (``low`` and ``high`` are NaN), or "".
     """
 
     test: str
     metric: str
     score_a: float
     score_b: float
+    estimate: float
     statistic: float
     pvalue: float
     alternative: str
-    confidence_interval: tuple[float, float]
+    low: float
+    high: float
     ci_method: str
     confidence: float
     hits: int
@@ -123,6 +133,9 @@ class PairedTestResult(Result):
     path: str
     distribution: np.ndarray
     ci_note: str = ""
+
+    _interval = ("low", "high")
+    confidence_interval = LegacyIntervalMethod()
 
     def to_dict(self) -> dict:
         """The fields as plain values, without the resampled distribution."""
@@ -143,11 +156,12 @@ class ExactTestResult(Result):
         The test statistic (discordant count, W, or t).
     pvalue : float
         The test's p-value for ``alternative``.
-    delta : float
-        The effect size: difference in accuracy (McNemar) or the mean
-        per-item difference ``mean(a - b)`` (Wilcoxon, t).
-    confidence_interval : (float, float)
-        Interval for ``delta`` (see each test).
+    estimate : float
+        The effect: difference in accuracy (McNemar) or the mean per-item
+        difference ``mean(a - b)`` (Wilcoxon, t); formerly ``delta``.
+    low, high : float
+        Interval for ``estimate`` at ``confidence`` (see each test); formerly
+        the tuple ``confidence_interval``, now ``confidence_interval()``.
     confidence : float
         Level of the interval.
     alternative : str
@@ -161,12 +175,17 @@ class ExactTestResult(Result):
     test: str
     statistic: float
     pvalue: float
-    delta: float
-    confidence_interval: tuple[float, float]
+    estimate: float
+    low: float
+    high: float
     confidence: float
     alternative: str
     n: int
     details: dict
+
+    _interval = ("low", "high")
+    _deprecated = {"delta": renamed("estimate")}
+    confidence_interval = LegacyIntervalMethod()
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -218,9 +237,9 @@ class SystemComparison(Result):
                     "metric": self.metric,
                     "score": self.scores[a],
                     "versus_score": self.scores[b],
-                    "delta": effect(r),
-                    "ci_low": r.confidence_interval[0],
-                    "ci_high": r.confidence_interval[1],
+                    "estimate": r.estimate,
+                    "ci_low": r.low,
+                    "ci_high": r.high,
                     "pvalue": r.pvalue,
                     "adjusted_pvalue": float(adj),
                     "test": r.test,
@@ -228,11 +247,6 @@ class SystemComparison(Result):
                 }
             )
         return rows
-
-
-def effect(result) -> float:
-    """``delta = M(A) - M(B)`` of a paired resampling or a classical test's result."""
-    return result.delta if isinstance(result, ExactTestResult) else result.statistic
 
 
 # --- validation -------------------------------------------------------------
@@ -508,7 +522,7 @@ def paired_bootstrap(
     >>> a = [1, 1, 1, 1, 1, 1, 1, 0, 0, 0]
     >>> b = [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]
     >>> r = paired_bootstrap(gold, a, b, alternative="greater", rng=0)
-    >>> round(r.statistic, 2)
+    >>> round(r.estimate, 2)
     0.2
     """
     metric, gold, a, b, n_resamples, alternative, confidence, rng = _paired_iv(
@@ -612,10 +626,12 @@ def _paired_result(test, prep, dist, boot, hits, path, alternative, ci, confiden
         metric=prep.metric.name,
         score_a=prep.score_a,
         score_b=prep.score_b,
+        estimate=prep.delta,
         statistic=prep.delta,
         pvalue=_pvalue(hits, dist.size, smooth),
         alternative=alternative,
-        confidence_interval=interval,
+        low=float(interval[0]),
+        high=float(interval[1]),
         ci_method=ci,
         confidence=confidence,
         hits=hits,
@@ -675,8 +691,9 @@ def mcnemar_exact(
         test="McNemar exact",
         statistic=float(n_ab),
         pvalue=p,
-        delta=delta,
-        confidence_interval=(delta - half, delta + half),
+        estimate=delta,
+        low=delta - half,
+        high=delta + half,
         confidence=confidence,
         alternative=alternative,
         n=n,
@@ -724,8 +741,9 @@ def paired_t(
         test="paired t",
         statistic=float(res.statistic),
         pvalue=float(res.pvalue),
-        delta=float(d.mean()),
-        confidence_interval=(float(lo), float(hi)),
+        estimate=float(d.mean()),
+        low=float(lo),
+        high=float(hi),
         confidence=confidence,
         alternative=alternative,
         n=a.size,
@@ -740,7 +758,7 @@ def paired_wilcoxon(
 
     Via ``scipy.stats.wilcoxon`` (zero differences dropped, the Wilcoxon
     convention; exact null distribution for small samples without ties).
-    Null: the differences ``a - b`` are symmetric about 0. ``delta`` is the
+    Null: the differences ``a - b`` are symmetric about 0. ``estimate`` is the
     mean difference with its t interval, reported for scale only.
     """
     alternative = as_alternative(alternative)
@@ -752,13 +770,17 @@ def paired_wilcoxon(
     else:
         res = stats.wilcoxon(a, b, alternative=alternative)
         stat, p = float(res.statistic), float(res.pvalue)
-    ci = (d[0], d[0]) if constant_differences(a, b) else paired_t(a, b, confidence=confidence)
+    if constant_differences(a, b):
+        lo = hi = float(d[0])
+    else:
+        lo, hi = paired_t(a, b, confidence=confidence).confidence_interval()
     return ExactTestResult(
         test="Wilcoxon signed-rank",
         statistic=stat,
         pvalue=p,
-        delta=float(d.mean()),
-        confidence_interval=ci if isinstance(ci, tuple) else ci.confidence_interval,
+        estimate=float(d.mean()),
+        low=lo,
+        high=hi,
         confidence=confidence,
         alternative=alternative,
         n=a.size,

@@ -11,10 +11,16 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from vareval.stats._checks import as_confidence, as_scores, mean_sd
-from vareval.stats._result import Result
+from vareval.stats._result import (
+    ConfidenceInterval,
+    Result,
+    interval_method,
+    renamed_interval,
+    t_interval_at,
+)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -34,12 +40,14 @@ class Summary(Result):
         Position of the selected run in ``scores``.
     confidence : float
         Level of both intervals.
-    mean_ci : (float, float)
-        Student-t interval for the mean.
-    median_ci : (float, float)
-        Distribution-free interval for the median from order statistics.
+    mean_low, mean_high : float
+        Student-t interval for the mean (formerly ``mean_ci``); it is the
+        result's ``confidence_interval()``, recomputed at any level on request.
+    median_low, median_high : float
+        Distribution-free interval for the median from order statistics
+        (formerly ``median_ci``).
     median_ci_coverage : float
-        Exact coverage of ``median_ci`` for any continuous distribution. With
+        Exact coverage of the median's interval for any continuous distribution. With
         few runs the widest interval, (min, max), may fall short of
         ``confidence``; this field then says by how much.
     higher_is_better : bool
@@ -59,18 +67,34 @@ class Summary(Result):
     selected: float
     selected_index: int
     confidence: float
-    mean_ci: tuple[float, float]
-    median_ci: tuple[float, float]
+    mean_low: float
+    mean_high: float
+    median_low: float
+    median_high: float
     median_ci_coverage: float
     higher_is_better: bool
+
+    _interval = ("mean_low", "mean_high")
+    _deprecated = {
+        "mean_ci": interval_method(),
+        "median_ci": renamed_interval("median_low", "median_high"),
+    }
+
+    @property
+    def estimate(self) -> float:
+        """The mean: the estimate ``confidence_interval()`` is for."""
+        return self.mean
+
+    def _interval_at(self, level: float) -> ConfidenceInterval:
+        return t_interval_at(self.mean, self.se, self.n - 1, level)
 
 
 def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True) -> Summary:
     """Summarise one method's repeated runs.
 
-    Estimands: the mean score (``mean``, ``se``, ``mean_ci``, a t interval
+    Estimands: the mean score (``mean``, ``se``, ``mean_low``, ``mean_high``, a t interval
     that assumes roughly normal run-to-run variation or enough runs) and the
-    median score (``median``, ``median_ci``, exact for any continuous
+    median score (``median``, ``median_low``, ``median_high``, exact for any continuous
     distribution). ``selected`` is the best run, a best-of-n statistic.
 
     Parameters
@@ -100,6 +124,7 @@ def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True
     q1, median, q3 = np.percentile(x, [25, 50, 75])
     best = int(np.argmax(x) if higher_is_better else np.argmin(x))
     lo, hi, coverage = median_interval(x, confidence)
+    mean_low, mean_high = t_interval(mean, se, n - 1, confidence)
     return Summary(
         n=n,
         mean=mean,
@@ -114,8 +139,10 @@ def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True
         selected=float(x[best]),
         selected_index=best,
         confidence=confidence,
-        mean_ci=t_interval(mean, se, n - 1, confidence),
-        median_ci=(lo, hi),
+        mean_low=mean_low,
+        mean_high=mean_high,
+        median_low=lo,
+        median_high=hi,
         median_ci_coverage=coverage,
         higher_is_better=bool(higher_is_better),
     )
@@ -150,5 +177,5 @@ def median_interval(scores, confidence: float = 0.95) -> tuple[float, float, flo
 
 def t_interval(mean: float, se: float, df: float, confidence: float) -> tuple[float, float]:
     """Student-t interval ``mean +- t_{(1+c)/2, df} se``."""
-    half = special.stdtrit(df, (1 + confidence) / 2) * se
-    return float(mean - half), float(mean + half)
+    low, high = t_interval_at(mean, se, df, confidence)
+    return float(low), float(high)

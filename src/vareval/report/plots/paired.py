@@ -49,12 +49,12 @@ def differences_plot(
                 alpha=0.6,
                 rasterized=rasterize,
             )
-        means = np.array([results[label].mean for label in labels])
-        for field, offset, fmt, col, style in (
-            ("t_ci", 0.05, "o", "black", "-"),
-            ("bootstrap_ci", 0.22, "s", NEUTRAL, "--"),
+        means = np.array([results[label].estimate for label in labels])
+        for ends, offset, fmt, col, style in (
+            (("low", "high"), 0.05, "o", "black", "-"),
+            (("bootstrap_low", "bootstrap_high"), 0.22, "s", NEUTRAL, "--"),
         ):
-            ci = np.array([getattr(results[label], field) for label in labels])
+            ci = np.array([[getattr(results[label], e) for e in ends] for label in labels])
             shown = np.isfinite(ci).all(axis=1)  # no marker where there is no interval
             if not shown.any():
                 continue

@@ -72,7 +72,7 @@ def delta_distribution(result, *, width: float = 7.0, title: str | None = None, 
     """
     small = narrow(width)
     dist = np.asarray(result.distribution, dtype=float)
-    delta = float(result.statistic)
+    delta = float(result.estimate)
     bootstrap = result.test == "paired bootstrap"
     step = lattice_step(dist, result.n)
     ecdf = step is None and np.unique(dist).size < MIN_DISTINCT
@@ -90,7 +90,7 @@ def delta_distribution(result, *, width: float = 7.0, title: str | None = None, 
                    label=f"observed \u03b4 = {number(delta, signed=True)}")  # fmt: skip
         one_sided = result.alternative != "two-sided"
         if bootstrap:
-            lo, hi = result.confidence_interval
+            lo, hi = result.confidence_interval()
             if np.isfinite(lo) and np.isfinite(hi):
                 ax.axvspan(lo, hi, color=colour(1), alpha=0.18,
                            label=f"{result.confidence:.0%} CI ({result.ci_method})")  # fmt: skip

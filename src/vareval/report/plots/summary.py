@@ -75,7 +75,7 @@ def strip_plot(summaries: dict, metric: str, *, width: float = 7.0, name: str = 
                 rasterized=rasterize,
             )
         means = np.array([summaries[n].mean for n in names])
-        ci = np.array([summaries[n].mean_ci for n in names])
+        ci = np.array([summaries[n].confidence_interval() for n in names])
         ax.errorbar(
             means,
             positions + 0.36,

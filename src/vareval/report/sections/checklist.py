@@ -43,7 +43,7 @@ def build(data: ReportData) -> list[ChecklistItem]:
             "median with a distribution-free CI): "
             + _listing(
                 [
-                    f"{n}: mean {num(s.mean)} {interval(s.mean_ci)}, median "
+                    f"{n}: mean {num(s.mean)} {interval(s.confidence_interval())}, median "
                     f"{num(s.median)}"
                     for n, s in summaries.items()
                 ]
@@ -109,10 +109,10 @@ def build(data: ReportData) -> list[ChecklistItem]:
             f"Paired on {', '.join(map(repr, data.pair_on))}: "
             + _listing(
                 [
-                    f"{label} = {num(r.mean)} (SE "
+                    f"{label} = {num(r.estimate)} (SE "
                     f"{num(r.se if r.test == 'paired t' else r.se_corrected)}, {c} "
                     f"{'' if r.test == 'paired t' else r.test + ' '}CI "
-                    f"{interval(r.t_ci)}, k = {r.k})"
+                    f"{interval(r.confidence_interval())}, k = {r.k})"
                     for label, r in paired.items()
                 ]
             )

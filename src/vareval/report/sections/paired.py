@@ -105,10 +105,10 @@ def build(data: ReportData) -> Section | None:
             [
                 label,
                 str(r.k),
-                num(r.mean),
+                num(r.estimate),
                 num(r.se if sizes is None else r.se_corrected),
-                interval(r.t_ci),
-                "n/a" if r.bootstrap_note else interval(r.bootstrap_ci),
+                interval(r.confidence_interval()),
+                "n/a" if r.bootstrap_note else interval((r.bootstrap_low, r.bootstrap_high)),
                 num(r.selected_gap) + " (selected)",
             ]
         )
@@ -235,7 +235,7 @@ def _planning_blocks(data: ReportData, results: dict) -> list:
         except VarevalError:
             continue
         plans[label] = plan
-        effect = abs(r.mean)
+        effect = abs(r.estimate)
         power_k = "n/a"
         if effect > 0:
             try:

@@ -61,7 +61,7 @@ def build(data: ReportData) -> Section | None:
             str(r.versus),
             num(r.score),
             num(r.versus_score),
-            num(r.delta),
+            num(r.estimate),
             interval((r.ci_low, r.ci_high)),
             pvalue(r.pvalue),
             pvalue(r.adjusted_pvalue),
@@ -107,7 +107,7 @@ def build(data: ReportData) -> Section | None:
             Figure(
                 lambda width: forest_plot(
                     [f"{r.system} \u2212 {r.versus}" for r in frame.itertuples()],
-                    frame["delta"],
+                    frame["estimate"],
                     frame["ci_low"],
                     frame["ci_high"],
                     f"\u03b4 in {metric} (system minus versus)",
