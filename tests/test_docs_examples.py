@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,7 +177,10 @@ def test_every_example_runs_as_written(doc: Doc, tmp_path, monkeypatch):
         (folder / name).symlink_to(ROOT / name, target_is_directory=True)
     env = _shell_env(tmp_path)
     monkeypatch.chdir(folder)
-    namespace: dict = {"__name__": "__docs__"}
+    # a real module, so the examples can define dataclasses as a reader's script would
+    module = types.ModuleType("__docs__")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    namespace = module.__dict__
     problems = []
     for example in doc.examples:
         if example.kind == "shell":
