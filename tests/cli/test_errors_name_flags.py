@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -47,3 +48,24 @@ def test_only_parameter_names_are_translated():
     assert name_flags("(test_fraction=, --test-fraction)") == "(--test-fraction)"
     # a plain word is prose, not a parameter
     assert name_flags("the confidence of a band") == "the confidence of a band"
+
+
+def _required_options():
+    for name, command in main.commands.items():
+        for sub in getattr(command, "commands", {name: command}).values():
+            for param in sub.params:
+                if isinstance(param, click.Option) and param.required:
+                    yield f"{name} {param.opts[0]}", param
+
+
+@pytest.mark.parametrize(("where", "param"), list(_required_options()))
+def test_a_required_option_is_required(where, param):
+    # click counts an explicit default of None as given, which would skip its check
+    assert param.default is not None, where
+
+
+def test_a_missing_required_option_is_one_line(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_bytes(datasets.path("digits_runs.csv").read_bytes())
+    r = CliRunner().invoke(main, ["paired", str(path), "--metric", "accuracy", "--baseline", "x"])
+    assert r.exit_code == 2 and "Missing option '--by'" in r.stderr

@@ -86,6 +86,9 @@ DEPRECATED = {
 def shared_option(flag: str, dest: str, **attrs):
     """``click.option(flag, dest, **attrs)`` plus its hidden deprecated spellings."""
     aliases = DEPRECATED.get(flag, ())
+    if attrs.get("required"):
+        # click 8.2+ counts an explicit default of None as a value, which skips the check
+        attrs.pop("default", None)
 
     def decorate(f):
         @functools.wraps(f)
