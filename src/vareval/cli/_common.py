@@ -269,16 +269,20 @@ FLAG_OF_PARAMETER = {
     "resample_tasks": "--resample-tasks",
     "reference_low": "--reference-low",
     "reference_high": "--reference-high",
+    "pos_label": "--positive",
+    "item": "--item",
+    "gold": "--gold",
 }
+
 
 def name_flags(message: str, command: click.Command | None = None) -> str:
     """An error message with each Python parameter name replaced by its flag.
 
     The names are those of :data:`FLAG_OF_PARAMETER` and, for ``command``,
     each of its options under its Python name (``alpha`` for ``--alpha``).
-    Backticked names (`n_resamples` in backticks) and bare names with an
-    underscore (``test_fraction=``) are replaced; plain words such as
-    'confidence' in a sentence are left alone.
+    Backticked names (`n_resamples` in backticks), bare names with an
+    underscore (``test_fraction``) and any name followed by ``=`` (``item=``)
+    are replaced; plain words such as 'confidence' in a sentence are left alone.
     """
     flags = dict(FLAG_OF_PARAMETER)
     for param in getattr(command, "params", ()):
@@ -289,10 +293,11 @@ def name_flags(message: str, command: click.Command | None = None) -> str:
     pattern = re.compile(
         r"`(" + "|".join(map(re.escape, names)) + r")`"
         r"|\b(" + "|".join(re.escape(k) for k in names if "_" in k) + r")\b=?"
+        r"|\b(" + "|".join(map(re.escape, names)) + r")="
     )
 
     def flag(m):
-        return flags[m.group(1) or m.group(2)]
+        return flags[m.group(1) or m.group(2) or m.group(3)]
 
     # "(test_fraction=, --test-fraction)" would read "--test-fraction, --test-fraction"
     return re.sub(r"(--[\w-]+), \1\b", r"\1", pattern.sub(flag, message))
