@@ -178,3 +178,15 @@ def test_old_and_new_keyword_together_is_an_error(f, args, kw, old, old_value, n
 def test_minimize_must_still_be_a_bool():
     with pytest.warns(DeprecationWarning), pytest.raises(ArgumentError, match="higher_is_better"):
         stats.compare_tuning_curves(A, B, [1], a=0, b=1, minimize="yes")
+
+
+def test_report_keywords_renamed():
+    from vareval.report.builder import build_report
+
+    kw = {"metric": "acc", "by": "method", "pair_on": "seed"}
+    want = build_report(RUNS, **kw, n_resamples=300, best_of_k_resamples=300)
+    with pytest.warns(DeprecationWarning, match=r"n_boot=.*use n_resamples="):
+        got = build_report(RUNS, **kw, n_boot=300, best_of_k_resamples=300)
+    assert got == want
+    with pytest.warns(DeprecationWarning, match=r"n_sim=.*use best_of_k_resamples="):
+        assert build_report(RUNS, **kw, n_resamples=300, n_sim=300) == want

@@ -269,7 +269,8 @@ def test_report_figures_have_no_overlap_at_both_widths(tmp_path):
                      "random": ["seed", "config"], "intervals": None},
     }  # fmt: skip
     _, sections, _, _ = collect(
-        table, metric="accuracy", by="method", pair_on="seed", n_boot=500, n_sim=2000,
+        table, metric="accuracy", by="method", pair_on="seed",
+        n_resamples=500, best_of_k_resamples=2000,
         extras=extras,
     )  # fmt: skip
     blocks = figures(sections)
