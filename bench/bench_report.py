@@ -75,7 +75,7 @@ def main() -> None:
     if have_paired:
         for name, x in groups.items():
             if name != "method-000":
-                st.paired_difference(x, base, n_boot=n_boot, rng=0)
+                st.paired_difference(x, base, n_resamples=n_boot, rng=0)
     t_stats = time.perf_counter() - t0
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -207,9 +207,9 @@ EXAMPLES = {
     "vareval.stats.crossval.CorrectedTTestResult": lambda tmp: stats.corrected_resampled_ttest(
         A, B, n_train=90, n_test=10
     ),
-    "vareval.stats.selection.BestOfK": lambda tmp: stats.best_of_k(A, n_sim=2000, rng=0),
+    "vareval.stats.selection.BestOfK": lambda tmp: stats.best_of_k(A, n_resamples=2000, rng=0),
     "vareval.stats.selection.RankingStability": lambda tmp: stats.ranking_stability(
-        A, B, max_k=4, n_sim=500, rng=0
+        A, B, max_k=4, n_resamples=500, rng=0
     ),
     "vareval.stats.significance.PairedTestResult": lambda tmp: stats.paired_bootstrap(
         *_gold_preds(), n_resamples=500, rng=0
@@ -254,7 +254,7 @@ EXAMPLES = {
     "vareval.stats.ranking.FriedmanResult": lambda tmp: stats.friedman(_ranking_scores()),
     "vareval.stats.ranking.Ranking": lambda tmp: stats.rank_methods(_ranking_scores()),
     "vareval.stats.ranking.BayesianSignedRank": lambda tmp: stats.bayesian_signed_rank(
-        A, B, rope=0.005, n_samples=2000, rng=0
+        A, B, rope=0.005, n_resamples=2000, rng=0
     ),
     "vareval.stats.mixed.MixedModelFit": lambda tmp: _variance().fit,
     "vareval.stats.mixed_tests.RandomEffectLRT": lambda tmp: _variance().lrt[0],

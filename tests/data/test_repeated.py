@@ -44,9 +44,9 @@ def test_plan_and_best_of_k_and_ranking(runs):
     (r,) = p.results.values()
     sd = np.std(np.subtract([0.831, 0.847, 0.822], [0.818, 0.835, 0.809]), ddof=1)
     assert r.k_required == int(np.ceil((sd / 0.0001) ** 2))
-    b = vareval.best_of_k(runs, "acc", "method", ks=[1, 2], n_sim=1000, rng=0)
+    b = vareval.best_of_k(runs, "acc", "method", ks=[1, 2], n_resamples=1000, rng=0)
     assert list(b.to_frame().index.get_level_values("method").unique()) == ["A", "B"]
-    s = vareval.ranking_stability(runs, "acc", "method", max_k=3, n_sim=1000, rng=0)
+    s = vareval.ranking_stability(runs, "acc", "method", max_k=3, n_resamples=1000, rng=0)
     assert s.to_frame().shape == (3, 3)
 
 

@@ -45,7 +45,7 @@ def test_tuning_curve_frame(df):
 
 def test_default_ks_and_minimize(df):
     res = vareval.tuning_curve(
-        df, metric="acc", by="model", bounds=(0, 1), minimize=True
+        df, metric="acc", by="model", bounds=(0, 1), higher_is_better=False
     )
     assert res.k[0] == 1 and res.k[-1] == 30
     assert res.comparison_frame()["verdict"].iloc[0] == "a better"

@@ -17,7 +17,7 @@ def best_of_k(
     scores,
     ks=(1, 3, 5, 10),
     *,
-    n_sim=100_000,
+    n_resamples=100_000,
     higher_is_better=True,
     quantiles=(0.5, 0.9),
     rng=None,
@@ -27,7 +27,7 @@ def best_of_k(
     ks = np.asarray(ks)
     table, signed = [], []
     for k in ks:
-        draws = rng.choice(x, size=(2, n_sim, k))
+        draws = rng.choice(x, size=(2, n_resamples, k))
         best = draws.max(axis=2) if higher_is_better else draws.min(axis=2)
         gap = np.abs(best[0] - best[1]) / np.abs(best).max(axis=0)
         table.append(np.quantile(gap, quantiles))
@@ -40,12 +40,12 @@ def best_of_k(
         median_gap=table[:, 0],
         p90_gap=table[:, 1],
         mean_signed_difference=np.array(signed),
-        n_sim=n_sim,
+        n_sim=n_resamples,
         higher_is_better=higher_is_better,
     )
 
 
-def ranking_stability(a, b, *, max_k=10, n_sim=10_000, higher_is_better=True, rng=None):
+def ranking_stability(a, b, *, max_k=10, n_resamples=10_000, higher_is_better=True, rng=None):
     ks = np.arange(1, max_k + 1)
     share = np.linspace(0.6, 0.9, max_k)
     return types.SimpleNamespace(
@@ -54,7 +54,7 @@ def ranking_stability(a, b, *, max_k=10, n_sim=10_000, higher_is_better=True, rn
 
 
 def paired_difference(
-    a, b, *, confidence=0.95, n_boot=10_000, rng=None, higher_is_better=True
+    a, b, *, confidence=0.95, n_resamples=10_000, rng=None, higher_is_better=True
 ):
     from scipy import stats
 

@@ -88,9 +88,9 @@ def _cases():
     )
     yield "summary", stats.summarize(a), {"label": "logreg", "metric": "accuracy"}
     yield "summary-table", vareval.summarize(table, "accuracy", by="method"), {}
-    yield "best-of-k", stats.best_of_k(a, n_sim=2000, rng=0), {}
-    yield "ranking-stability", stats.ranking_stability(a, b, n_sim=500, rng=0), {}
-    yield "paired", stats.paired_difference(a, b, n_boot=500, rng=0), {"label": "mlp − logreg"}
+    yield "best-of-k", stats.best_of_k(a, n_resamples=2000, rng=0), {}
+    yield "ranking-stability", stats.ranking_stability(a, b, n_resamples=500, rng=0), {}
+    yield "paired", stats.paired_difference(a, b, n_resamples=500, rng=0), {"label": "mlp − logreg"}
     yield "plan", stats.plan_replications(0.006, target_se=0.001), {"pairs": 12}
     for alt in ("two-sided", "greater"):
         r = stats.paired_bootstrap(*pair, n_resamples=2000, alternative=alt, rng=0)
@@ -132,7 +132,7 @@ def _cases():
     ), {}
     yield "sequence", stats.confidence_sequence(a - b, margin=0.02), {"label": "mlp − logreg"}
     yield "signed-rank", stats.bayesian_signed_rank(
-        scores[3].mean(axis=1), scores[0].mean(axis=1), rope=0.01, n_samples=2000, rng=0
+        scores[3].mean(axis=1), scores[0].mean(axis=1), rope=0.01, n_resamples=2000, rng=0
     ), {"a": "IQN", "b": "DQN"}
 
 
@@ -269,7 +269,8 @@ def test_report_figures_have_no_overlap_at_both_widths(tmp_path):
                      "random": ["seed", "config"], "intervals": None},
     }  # fmt: skip
     _, sections, _, _ = collect(
-        table, metric="accuracy", by="method", pair_on="seed", n_boot=500, n_sim=2000,
+        table, metric="accuracy", by="method", pair_on="seed",
+        n_resamples=500, best_of_k_resamples=2000,
         extras=extras,
     )  # fmt: skip
     blocks = figures(sections)

@@ -266,7 +266,7 @@ def test_every_section_states_its_estimand():
 def test_many_runs_are_rasterised_but_all_drawn():
     df = runs_table(n=2000)
     data, sections, _, _ = collect(
-        df, metric="acc", by="method", n_sim=2000, n_boot=500
+        df, metric="acc", by="method", best_of_k_resamples=2000, n_resamples=500
     )
     from vareval.report.plots._style import to_svg
 
@@ -343,8 +343,8 @@ def test_report_in_headless_chromium(tmp_path, cdp):
         by="method",
         pair_on="seed",
         title="Browser test",
-        n_boot=1000,
-        n_sim=2000,
+        n_resamples=1000,
+        best_of_k_resamples=2000,
         repeated="training",
     )
     shot = tmp_path / "report.png"

@@ -98,10 +98,10 @@ def test_true_tuning_curves(lstm_kde):
     )
     assert lstm_kde.average_tuning_curve(1) == pytest.approx(mean, abs=1e-10)
     ks = np.array([1, 2, 5, 20])
-    sim, se = simulated_tuning_curve(lstm_kde, ks, n_sims=100_000, rng=2)
+    sim, se = simulated_tuning_curve(lstm_kde, ks, n_trials=100_000, rng=2)
     assert np.all(np.abs(sim - lstm_kde.average_tuning_curve(ks)) < 5 * se)
     down, se_down = simulated_tuning_curve(
-        lstm_kde, ks, n_sims=100_000, minimize=True, rng=3
+        lstm_kde, ks, n_trials=100_000, higher_is_better=False, rng=3
     )
     truth_down = lstm_kde.average_tuning_curve(ks, minimize=True)
     assert np.all(np.abs(down - truth_down) < 5 * se_down)
@@ -116,7 +116,7 @@ def test_bootstrap_band_of_the_mean():
     ys = np.random.default_rng(4).random(200)
     se = ys.std() / np.sqrt(ys.size)
     for est in ("u", "v"):
-        lo, hi = bootstrap_bands(ys, [1], estimator=est, n_bootstrap=20_000, rng=5)
+        lo, hi = bootstrap_bands(ys, [1], estimator=est, n_resamples=20_000, rng=5)
         assert lo[0] == pytest.approx(ys.mean() - 1.96 * se, abs=0.08 * se)
         assert hi[0] == pytest.approx(ys.mean() + 1.96 * se, abs=0.08 * se)
     lo, hi = bootstrap_bands(np.full((3, 10), 0.4), [1, 5, 10], rng=0)
@@ -142,11 +142,11 @@ def test_lab_is_reproducible_and_ignores_the_global_seed(lstm_kde):
     def run():
         return (
             lstm_kde.sample(10, rng=7),
-            simulated_tuning_curve(lstm_kde, [1, 3], n_sims=100, rng=7)[0],
-            bootstrap_bands(lstm_kde.sample(10, rng=1), [1, 3], n_bootstrap=50, rng=7),
+            simulated_tuning_curve(lstm_kde, [1, 3], n_trials=100, rng=7)[0],
+            bootstrap_bands(lstm_kde.sample(10, rng=1), [1, 3], n_resamples=50, rng=7),
             band_coverage(lstm_kde, 5, n_trials=50, k=[2], rng=7).pointwise,
             bootstrap_coverage(
-                lstm_kde, 5, [1, 2], [0.3, 0.4], n_trials=20, n_bootstrap=20, rng=7
+                lstm_kde, 5, [1, 2], [0.3, 0.4], n_trials=20, n_resamples=20, rng=7
             ).pointwise,
         )
 
@@ -204,7 +204,7 @@ def test_bootstrap_pointwise_coverage_falls_as_k_grows(scaled, model, bw, estima
     truth = kde.average_tuning_curve(ks)
     res = bootstrap_coverage(
         kde, 50, ks, truth, estimator=estimator, n_trials=scaled(1000, 300),
-        n_bootstrap=1024, confidence=0.95, rng=np.random.default_rng(11),
+        n_resamples=1024, confidence=0.95, rng=np.random.default_rng(11),
     )  # fmt: skip
     lo, hi = res.pointwise_ci
     assert hi[0] >= 0.85  # near nominal for the first points of the curve

@@ -37,7 +37,7 @@ def test_bootstrap_interval_agrees_with_scipy():
     d_rng = np.random.default_rng(5)
     a = d_rng.normal(0.5, 1, 40)
     b = d_rng.normal(0.0, 1, 40)
-    r = paired_difference(a, b, n_boot=40_000, rng=1)
+    r = paired_difference(a, b, n_resamples=40_000, rng=1)
     ref = stats.bootstrap((a - b,), np.mean, n_resamples=40_000, method="percentile", rng=2)
     ci = ref.confidence_interval
     assert (r.bootstrap_low, r.bootstrap_high) == pytest.approx((ci.low, ci.high), abs=0.02)
@@ -45,9 +45,9 @@ def test_bootstrap_interval_agrees_with_scipy():
 
 def test_same_rng_same_answer_and_global_seed_has_no_effect():
     np.random.seed(0)
-    r1 = paired_difference(A, B, n_boot=500, rng=9)
+    r1 = paired_difference(A, B, n_resamples=500, rng=9)
     np.random.seed(1)
-    r2 = paired_difference(A, B, n_boot=500, rng=9)
+    r2 = paired_difference(A, B, n_resamples=500, rng=9)
     assert (r1.bootstrap_low, r1.bootstrap_high) == (r2.bootstrap_low, r2.bootstrap_high)
 
 
@@ -83,7 +83,7 @@ def test_halfwidth_plan_is_the_smallest_k():
         (lambda: paired_difference([1.0, 2.0], [1.0, 2.0, 3.0]), "paired"),
         (lambda: paired_difference([1.0], [2.0]), "at least 2"),
         (lambda: paired_difference(A, B, confidence=1.5), "confidence"),
-        (lambda: paired_difference(A, B, n_boot=0), "n_boot"),
+        (lambda: paired_difference(A, B, n_resamples=0), "n_resamples"),
         (lambda: plan_replications(1.0), "exactly one"),
         (lambda: plan_replications(1.0, target_se=0.1, effect=0.2), "exactly one"),
         (lambda: plan_replications(-1.0, target_se=0.1), "sd_diff"),
@@ -102,7 +102,7 @@ def test_paired_t_interval_coverage(scaled, rng):
     sims, k = scaled(20000), 8
     cov = [[1.0, 0.8], [0.8, 1.0]]
     draws = rng.multivariate_normal([0.3, 0.0], cov, size=(sims, k))
-    intervals = (paired_difference(x[:, 0], x[:, 1], n_boot=1, rng=0) for x in draws)
+    intervals = (paired_difference(x[:, 0], x[:, 1], n_resamples=1, rng=0) for x in draws)
     hits = sum(lo <= 0.3 <= hi for lo, hi in (r.confidence_interval() for r in intervals))
     ci = stats.binomtest(hits, sims).proportion_ci(0.999)
     assert ci.low <= 0.95 <= ci.high

@@ -142,7 +142,7 @@ class TestBayesianSignedRank:
         x, y = np.array(case["x"]), np.array(case["y"])
         # baycomp's x is "left": left means x better
         r = bayesian_signed_rank(
-            x, y, rope=case["rope"], prior=case["prior"], n_samples=50_000, rng=0
+            x, y, rope=case["rope"], prior=case["prior"], n_resamples=50_000, rng=0
         )
         for got, ref in zip((r.p_left, r.p_rope, r.p_right), case["probs"], strict=True):
             se = np.sqrt(2 * max(ref * (1 - ref), 1e-4) / case["nsamples"])
@@ -154,7 +154,7 @@ class TestBayesianSignedRank:
         x = rng.normal(0.8, 0.05, 12)
         y = x + rng.normal(0.01, 0.02, 12)
         ref = baycomp.SignedRankTest(x, y, rope=0.01, nsamples=20_000, random_state=1).probs()
-        r = bayesian_signed_rank(x, y, rope=0.01, n_samples=20_000, rng=1)
+        r = bayesian_signed_rank(x, y, rope=0.01, n_resamples=20_000, rng=1)
         for got, p in zip((r.p_left, r.p_rope, r.p_right), ref, strict=True):
             assert abs(got - p) < 5 * np.sqrt(2 * max(p * (1 - p), 1e-4) / 20_000)
 
@@ -162,7 +162,7 @@ class TestBayesianSignedRank:
         # with rope 0 and d = (0, 1, 1) (prior pseudo-point plus two data sets), left has
         # probability 1 - w0^2 - w0 (w1 + w2)... by simulation of the Dirichlet directly:
         a, b = np.array([1.0, 1.0]), np.array([0.0, 0.0])
-        r = bayesian_signed_rank(a, b, prior=1.0, n_samples=200_000, rng=0)
+        r = bayesian_signed_rank(a, b, prior=1.0, n_resamples=200_000, rng=0)
         # sum_ij w_i w_j [d_i + d_j > 0] + ties / 2 = 1 - w0^2 / 2, and E[w0^2] = 1/6
         # under Dir(1, 1, 1)
         assert r.mean_left == pytest.approx(1 - (2 / 12) / 2, abs=3e-3)
@@ -170,9 +170,9 @@ class TestBayesianSignedRank:
     def test_same_rng_same_answer_and_global_seed_ignored(self):
         x, y = np.arange(8.0), np.arange(8.0) + np.linspace(-0.5, 0.6, 8)
         np.random.seed(1)
-        r1 = bayesian_signed_rank(x, y, rope=0.1, n_samples=5000, rng=3)
+        r1 = bayesian_signed_rank(x, y, rope=0.1, n_resamples=5000, rng=3)
         np.random.seed(2)
-        r2 = bayesian_signed_rank(x, y, rope=0.1, n_samples=5000, rng=3)
+        r2 = bayesian_signed_rank(x, y, rope=0.1, n_resamples=5000, rng=3)
         assert r1 == r2
 
     def test_bad_input(self):

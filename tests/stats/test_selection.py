@@ -46,28 +46,28 @@ def test_reference_note_shape_for_skewed_losses():
 
 def test_k1_gap_law_is_exact_for_two_points():
     # Sample {1, 2}: at k = 1 the two draws differ with probability 1/2, gap 1/2 relative to 2.
-    r = best_of_k([1.0, 2.0], [1], quantiles=[0.25, 0.75], n_sim=100_000, rng=3)
+    r = best_of_k([1.0, 2.0], [1], quantiles=[0.25, 0.75], n_resamples=100_000, rng=3)
     np.testing.assert_allclose(r.gap_quantiles[0], [0.0, 0.5])
-    r = best_of_k([1.0, 2.0], [1], relative=False, n_sim=50_000, rng=3)
+    r = best_of_k([1.0, 2.0], [1], relative=False, n_resamples=50_000, rng=3)
     assert r.p90_gap[0] == 1.0
 
 
 def test_same_rng_same_answer_and_global_seed_has_no_effect():
     x = skewed_losses(50)
     np.random.seed(1)
-    a = best_of_k(x, n_sim=1000, rng=42)
+    a = best_of_k(x, n_resamples=1000, rng=42)
     np.random.seed(2)
-    b = best_of_k(x, n_sim=1000, rng=np.random.default_rng(42))
+    b = best_of_k(x, n_resamples=1000, rng=np.random.default_rng(42))
     np.testing.assert_array_equal(a.gap_quantiles, b.gap_quantiles)
-    s1 = ranking_stability(x, x + 0.0001, n_sim=500, rng=7)
-    s2 = ranking_stability(x, x + 0.0001, n_sim=500, rng=7)
+    s1 = ranking_stability(x, x + 0.0001, n_resamples=500, rng=7)
+    s2 = ranking_stability(x, x + 0.0001, n_resamples=500, rng=7)
     np.testing.assert_array_equal(s1.mean_of_k, s2.mean_of_k)
 
 
 def test_ranking_stability_k1_equals_exact_pairwise_probability():
     a = np.array([0.80, 0.83, 0.85, 0.86, 0.90])
     b = np.array([0.79, 0.81, 0.84, 0.85])
-    r = ranking_stability(a, b, max_k=3, n_sim=200_000, rng=0)
+    r = ranking_stability(a, b, max_k=3, n_resamples=200_000, rng=0)
     s = np.sign(a[:, None] - b[None, :])
     exact = np.mean((s > 0) + 0.5 * (s == 0))  # a has the better mean
     assert r.reference == "a"
@@ -84,7 +84,7 @@ def test_ranking_stability_k1_equals_exact_pairwise_probability():
         (lambda: best_of_k([1.0, 2.0], [1.5]), "ks"),
         (lambda: best_of_k([0.0, 2.0]), "relative"),
         (lambda: best_of_k([1.0, 2.0], quantiles=[1.5]), "quantiles"),
-        (lambda: best_of_k([1.0, 2.0], n_sim=0), "n_sim"),
+        (lambda: best_of_k([1.0, 2.0], n_resamples=0), "n_resamples"),
         (lambda: best_of_k([1.0, 2.0], rng="x"), "rng"),
         (lambda: ranking_stability([1.0, 2.0], [2.0, 1.0]), "equal means"),
     ],

@@ -227,7 +227,7 @@ def rank(
         alpha=alpha,
         higher_is_better=not lower_is_better,
         rope=rope,
-        n_samples=resamples,
+        n_resamples=resamples,
         rng=seed,
     )
     if plot:

@@ -165,7 +165,7 @@ def best_of_k(
         method=method,
         ks=parse_ints(ks, "--ks"),
         quantiles=parse_floats(quantiles, "--quantiles"),
-        n_sim=resamples,
+        n_resamples=resamples,
         higher_is_better=not lower_is_better,
         relative=not absolute,
         rng=seed,
@@ -231,7 +231,7 @@ def paired(
     pairs = _comparisons(results, split_columns(by), a, b, baseline, all_pairs) or [(a, b)]
     outcomes = [
         _paired_family(
-            results, m, by, pair_on, pairs, confidence=confidence, n_boot=resamples,
+            results, m, by, pair_on, pairs, confidence=confidence, n_resamples=resamples,
             higher_is_better=not lower_is_better, repeated=repeated,
             test_fraction=test_fraction, seed=seed,
         )

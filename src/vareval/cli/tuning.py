@@ -177,8 +177,6 @@ def tuning_curve(
     from vareval.errors import VarevalWarning
     from vareval.stats import project_iterations
 
-    minimize = lower_is_better
-
     check_output(plot_file, "--plot", plot=True)
     a, b = _parse_bounds(bounds)
     ks = parse_ints(ks_text, "--ks") if ks_text else None
@@ -188,7 +186,7 @@ def tuning_curve(
         warnings.simplefilter("always", VarevalWarning)
         result = tuning_curve_df(
             df, metric=metric, by=columns, bounds=(a, b), confidence=confidence,
-            method=method, ks=ks, q=q, minimize=minimize,
+            method=method, ks=ks, q=q, higher_is_better=not lower_is_better,
         )  # fmt: skip
     for w in caught:
         click.echo(f"warning: {w.message}", err=True)
@@ -204,7 +202,7 @@ def tuning_curve(
         xa, xb = (scores[m] for m in result.methods)
         projection = project_iterations(
             xa, xb, project_k, a=a, b=b, confidence=confidence, method=method, q=q,
-            minimize=minimize,
+            higher_is_better=not lower_is_better,
         )  # fmt: skip
     if plot_file:
         from vareval.report.plots.tuning import tuning_plot

@@ -13,9 +13,10 @@ import pandas as pd
 from vareval import stats
 from vareval.data.tables import ResultTable
 from vareval.data.tasks import task_scores
-from vareval.stats._checks import as_rng
+from vareval.stats._checks import as_rng, renamed_keywords
 
 
+@renamed_keywords(n_samples="n_resamples")
 def rank(
     df,
     metric: str,
@@ -26,7 +27,7 @@ def rank(
     alpha: float = 0.05,
     higher_is_better: bool = True,
     rope: float | None = None,
-    n_samples: int = 50_000,
+    n_resamples: int = 50_000,
     rng=None,
 ) -> ResultTable:
     """Friedman, Nemenyi CD, Wilcoxon-Holm and (with ``rope``) Bayesian signed rank.
@@ -53,7 +54,11 @@ def rank(
         streams = as_rng(rng).spawn(len(pair_index))
         for (i, j), stream in zip(pair_index, streams, strict=True):
             results[f"{ts.methods[i]} vs {ts.methods[j]}"] = stats.bayesian_signed_rank(
-                sign * means[:, i], sign * means[:, j], rope=rope, n_samples=n_samples, rng=stream
+                sign * means[:, i],
+                sign * means[:, j],
+                rope=rope,
+                n_resamples=n_resamples,
+                rng=stream,
             )
     rows = []
     for i, j in pair_index:

@@ -17,7 +17,7 @@ from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs
 from vareval.errors import ArgumentError, DataError
-from vareval.stats._checks import as_rng
+from vareval.stats._checks import as_rng, renamed_keywords
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -86,6 +86,7 @@ def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) ->
     )
 
 
+@renamed_keywords(n_sim="n_resamples")
 def best_of_k(
     df,
     metric: str,
@@ -93,7 +94,7 @@ def best_of_k(
     *,
     method=None,
     ks=(1, 3, 5, 10),
-    n_sim=100_000,
+    n_resamples=100_000,
     higher_is_better=True,
     quantiles=(0.5, 0.9),
     relative=True,
@@ -114,7 +115,7 @@ def best_of_k(
         name: stats.best_of_k(
             x,
             ks,
-            n_sim=n_sim,
+            n_resamples=n_resamples,
             higher_is_better=higher_is_better,
             quantiles=quantiles,
             relative=relative,
@@ -213,6 +214,7 @@ def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None
     return frac.denominator - frac.numerator, frac.numerator
 
 
+@renamed_keywords(n_boot="n_resamples")
 def paired(
     df,
     metric: str,
@@ -222,7 +224,7 @@ def paired(
     a=None,
     b=None,
     confidence=0.95,
-    n_boot=10_000,
+    n_resamples=10_000,
     higher_is_better=True,
     repeated=None,
     test_fraction=None,
@@ -242,7 +244,7 @@ def paired(
         xa,
         xb,
         confidence=confidence,
-        n_boot=n_boot,
+        n_resamples=n_resamples,
         higher_is_better=higher_is_better,
         split_sizes=split_sizes(df, repeated, test_fraction),
         rng=rng,
@@ -317,6 +319,7 @@ def plan(
     )
 
 
+@renamed_keywords(n_sim="n_resamples")
 def ranking_stability(
     df,
     metric: str,
@@ -325,7 +328,7 @@ def ranking_stability(
     a=None,
     b=None,
     max_k=10,
-    n_sim=10_000,
+    n_resamples=10_000,
     higher_is_better=True,
     rng=None,
 ) -> ResultTable:
@@ -336,7 +339,12 @@ def ranking_stability(
         if m not in table:
             raise DataError(f"method {m!r} not found (methods: {', '.join(table)}).")
     r = stats.ranking_stability(
-        table[a], table[b], max_k=max_k, n_sim=n_sim, higher_is_better=higher_is_better, rng=rng
+        table[a],
+        table[b],
+        max_k=max_k,
+        n_resamples=n_resamples,
+        higher_is_better=higher_is_better,
+        rng=rng,
     )
     frame = pd.DataFrame(
         {

@@ -13,6 +13,7 @@ import pandas as pd
 from vareval.data.tables import FrameResult
 from vareval.data.validate import groups, metric_values
 from vareval.errors import ArgumentError, DataError, VarevalWarning
+from vareval.stats._checks import MINIMIZE, as_bool, renamed_keywords
 from vareval.stats.bands import TuningComparison, _verdicts, cdf_band
 from vareval.stats.tuning import EmpiricalDistribution, _as_k
 
@@ -162,6 +163,7 @@ def _tuning_curve_iv(bounds, ks):
     return (float(bounds[0]), float(bounds[1])), ks
 
 
+@renamed_keywords(minimize=MINIMIZE)
 def tuning_curve(
     df: pd.DataFrame,
     *,
@@ -172,7 +174,7 @@ def tuning_curve(
     method: str = "ld-hd",
     ks=None,
     q: float = 0.5,
-    minimize: bool = False,
+    higher_is_better: bool = True,
 ) -> TuningCurves:
     """Tuning curves with exact simultaneous confidence bands, per method.
 
@@ -203,14 +205,15 @@ def tuning_curve(
         sparse grid up to the largest number of iterations.
     q : float, default 0.5
         Quantile of the best-of-``k`` score that the band bounds.
-    minimize : bool, default False
-        Whether lower scores are better.
+    higher_is_better : bool, default True
+        False when smaller scores are better (a loss, an error).
 
     Returns
     -------
     TuningCurves
     """
     (a, b), ks = _tuning_curve_iv(bounds, ks)
+    minimize = not as_bool(higher_is_better, "higher_is_better")
     try:
         scores = groups(df, metric, by, min_runs=2)
     except DataError as exc:
@@ -251,7 +254,7 @@ def tuning_curve(
                 f"{method} band's exact coverage assumes continuous scores (with ties "
                 "the band is conservative).",
                 VarevalWarning,
-                stacklevel=2,
+                stacklevel=3,  # the caller, past the renamed_keywords wrapper
             )
         bands[name] = cdfs[name].tuning_curve(ks, q, minimize=minimize)
         dist = EmpiricalDistribution(ys, a=a, b=b)

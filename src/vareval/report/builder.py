@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from vareval.errors import ArgumentError, VarevalError
+from vareval.stats._checks import renamed_keywords
 
 # Sections in page order. Core sections (jobs 1-3) raise on bad input; so do
 # optional ones (other analyses) that were asked for. Only an optional section
@@ -77,8 +78,8 @@ def _report_iv(
             f"`pair_on` pairs runs across methods, but the table has one method "
             f"({next(iter(table))!r}); drop it or name the method column(s) in `by`."
         )
-    n_boot = as_positive_int(n_boot, "n_boot")
-    n_sim = as_positive_int(n_sim, "n_sim")
+    n_boot = as_positive_int(n_boot, "n_resamples")
+    n_sim = as_positive_int(n_sim, "best_of_k_resamples")
     return used, runs, by, pair_on, confidence, table, n_boot, n_sim
 
 
@@ -98,8 +99,8 @@ def collect(
     search_effort: str | None = None,
     baseline: str | None = None,
     seed: int = 0,
-    n_boot: int = 10_000,
-    n_sim: int = 20_000,
+    n_resamples: int = 10_000,
+    best_of_k_resamples: int = 20_000,
     randomness: list[dict] | None = None,
     extras: dict | None = None,
 ):
@@ -123,8 +124,8 @@ def collect(
         repeated,
         baseline,
         test_set_held_out,
-        n_boot,
-        n_sim,
+        n_resamples,
+        best_of_k_resamples,
     )
     data = ReportData(
         df=used,
@@ -265,6 +266,7 @@ def export_figures(sections, folder, format: str = "pdf", width: float = 7.0) ->
     return paths
 
 
+@renamed_keywords(n_boot="n_resamples", n_sim="best_of_k_resamples")
 def build_report(df, **kwargs) -> str:
     """Build the HTML report of a results table and return it as a string.
 
@@ -306,8 +308,10 @@ def build_report(df, **kwargs) -> str:
         The method every other is compared with (default: the first).
     seed : int, default 0
         Seed of the simulations (best-of-k, bootstrap, ranking).
-    n_boot, n_sim : int
-        Bootstrap resamples per paired comparison; best-of-k simulations.
+    n_resamples : int, default 10_000
+        Bootstrap resamples per paired comparison.
+    best_of_k_resamples : int, default 20_000
+        Simulated comparisons per ``k`` for the best-of-k illusion.
     randomness : list of dict, optional
         Sources of randomness (``name``, ``varied``, ``note``), e.g. from a run store.
     extras : dict, optional
@@ -322,6 +326,7 @@ def build_report(df, **kwargs) -> str:
     return render(*collect(df, **kwargs))
 
 
+@renamed_keywords(n_boot="n_resamples", n_sim="best_of_k_resamples")
 def write_report(path, df, **kwargs) -> Path:
     """Build the report and write it to ``path`` (UTF-8); return the path."""
     path = _html_path(path)

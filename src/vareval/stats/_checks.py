@@ -6,7 +6,9 @@ message that names the argument, what was wrong and what is accepted.
 
 from __future__ import annotations
 
+import functools
 import numbers
+import warnings
 
 import numpy as np
 
@@ -214,3 +216,58 @@ def human_seconds(s: float) -> str:
     if s < 2 * 86400:
         return f"{s / 3600:.2g} h"
     return f"{s / 86400:.3g} days"
+
+
+def _not(value):
+    # a non-bool passes through unchanged so the new keyword's check refuses it
+    return not value if isinstance(value, bool | np.bool_) else value
+
+
+# ``minimize=True`` is ``higher_is_better=False``.
+MINIMIZE = ("higher_is_better", _not)
+
+
+def renamed_keywords(**renames):
+    """Keep deprecated keyword spellings working for one release.
+
+    ``renamed_keywords(n_sim="n_resamples", minimize=MINIMIZE)``: each old
+    keyword is passed on under its new name (through the transform when the
+    value is ``(new, transform)``) with a :class:`DeprecationWarning` that
+    names the new one. Giving both spellings is an :class:`ArgumentError`.
+    The wrapped function's signature shows only the new names.
+    """
+    table = {
+        old: (spec, None) if isinstance(spec, str) else spec for old, spec in renames.items()
+    }
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            for old in table.keys() & kwargs.keys():
+                new, transform = table[old]
+                if new in kwargs:
+                    raise ArgumentError(
+                        f"{func.__name__}() got both `{old}` and `{new}`; `{old}` is the "
+                        f"old spelling of `{new}`: pass only `{new}`."
+                    )
+                hint = f" ({old}=True is {new}=False)" if transform is _not else ""
+                warnings.warn(
+                    f"{func.__name__}({old}=...) is deprecated and will be removed in the "
+                    f"next release; use {new}= instead{hint}.",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                value = kwargs.pop(old)
+                kwargs[new] = value if transform is None else transform(value)
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def as_bool(value, name: str) -> bool:
+    """Return ``value`` as a bool, refusing anything but True/False."""
+    if not isinstance(value, bool | np.bool_):
+        raise ArgumentError(f"`{name}` must be True or False; got {value!r}.")
+    return bool(value)

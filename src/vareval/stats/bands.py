@@ -52,7 +52,14 @@ import numpy as np
 from scipy import special, stats
 
 from vareval.errors import ArgumentError, VarevalWarning
-from vareval.stats._checks import as_confidence, as_positive_int, as_scores
+from vareval.stats._checks import (
+    MINIMIZE,
+    as_bool,
+    as_confidence,
+    as_positive_int,
+    as_scores,
+    renamed_keywords,
+)
 from vareval.stats._result import Result
 from vareval.stats.tuning import (
     EmpiricalDistribution,
@@ -695,6 +702,7 @@ def _verdicts(
     return np.where(a_better, VERDICTS[0], np.where(b_better, VERDICTS[1], VERDICTS[2]))
 
 
+@renamed_keywords(minimize=MINIMIZE)
 def compare_tuning_curves(
     scores_a,
     scores_b,
@@ -705,7 +713,7 @@ def compare_tuning_curves(
     confidence: float = 0.95,
     method: str = "ld-hd",
     q: float = 0.5,
-    minimize: bool = False,
+    higher_is_better: bool = True,
 ) -> TuningComparison:
     """Compare two models' quantile tuning curves, ``k`` by ``k``.
 
@@ -724,13 +732,17 @@ def compare_tuning_curves(
         Search iterations to compare; default ``1 .. max(n_a, n_b)``.
     a, b : float
         Bounds of the score's support, shared by both models.
-    confidence, method, q, minimize
+    confidence, method, q
         As in :func:`cdf_band` and :meth:`CDFBand.tuning_curve`.
+    higher_is_better : bool, default True
+        False when smaller scores are better (a loss): the curves then track
+        the best (smallest) score so far.
 
     Returns
     -------
     TuningComparison
     """
+    minimize = not as_bool(higher_is_better, "higher_is_better")
     band_a = cdf_band(scores_a, confidence, a=a, b=b, method=method)
     band_b = cdf_band(scores_b, confidence, a=a, b=b, method=method)
     if k is None:
@@ -782,6 +794,7 @@ def _typical_sample(scores, m: int) -> np.ndarray:
     return np.interp(np.arange(1, m + 1) / (m + 1), pos, ys)
 
 
+@renamed_keywords(minimize=MINIMIZE)
 def project_iterations(
     scores_a,
     scores_b,
@@ -792,7 +805,7 @@ def project_iterations(
     confidence: float = 0.95,
     method: str = "ld-hd",
     q: float = 0.5,
-    minimize: bool = False,
+    higher_is_better: bool = True,
     max_iterations: int = 5000,
 ) -> IterationProjection:
     """Project how many iterations per model would likely separate two models at ``k``.
@@ -812,7 +825,7 @@ def project_iterations(
         Scores of the two models' search iterations.
     k : float
         The number of search iterations at which to separate the models.
-    a, b, confidence, method, q, minimize
+    a, b, confidence, method, q, higher_is_better
         As in :func:`compare_tuning_curves`.
     max_iterations : int, default 5000
         Largest sample size per model to consider.
@@ -826,6 +839,7 @@ def project_iterations(
     a, b = _as_bounds(a, b)
     kk = float(_as_k(k).ravel()[0])
     max_iterations = as_positive_int(max_iterations, "max_iterations", minimum=2)
+    minimize = not as_bool(higher_is_better, "higher_is_better")
 
     def separated(m: int):
         sa, sb = _typical_sample(ya, m), _typical_sample(yb, m)
@@ -840,7 +854,7 @@ def project_iterations(
                 confidence=confidence,
                 method=method,
                 q=q,
-                minimize=minimize,
+                higher_is_better=not minimize,
             )
         return cmp.verdict[0] != VERDICTS[2]
 

@@ -37,7 +37,15 @@ import numpy as np
 from scipy import special
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
+from vareval.stats._checks import (
+    MINIMIZE,
+    as_bool,
+    as_confidence,
+    as_positive_int,
+    as_rng,
+    as_scores,
+    renamed_keywords,
+)
 from vareval.stats._result import Result
 from vareval.stats.bands import _as_method, order_statistic_band
 from vareval.stats.tuning import _as_bounds, _as_k, _as_minimize, _u_weights, _v_weights
@@ -236,13 +244,14 @@ class ReflectedKDE:
         return self.a + np.sum(simpson * (1.0 - f**kk), axis=-1)[()]
 
 
+@renamed_keywords(n_sims="n_trials", minimize=MINIMIZE)
 def simulated_tuning_curve(
-    sampler, k, *, n_sims: int = 65536, minimize: bool = False, rng=None, progress=False
+    sampler, k, *, n_trials: int = 65536, higher_is_better: bool = True, rng=None, progress=False
 ):
     """Estimate the true expected best-of-``k`` curve of a simulator by simulation.
 
     Estimand: ``E[max(Y_1, ..., Y_k)]`` (or the minimum) for ``Y`` from
-    ``sampler``; the estimate averages ``n_sims`` simulated searches of
+    ``sampler``; the estimate averages ``n_trials`` simulated searches of
     ``max(k)`` iterations each (the case study's "true tuning curve").
 
     Parameters
@@ -251,10 +260,10 @@ def simulated_tuning_curve(
         Anything with ``sample(size, rng=...)``, e.g. :class:`ReflectedKDE`.
     k : array_like of int
         Numbers of search iterations (whole numbers >= 1).
-    n_sims : int, default 65536
+    n_trials : int, default 65536
         Number of simulated searches.
-    minimize : bool, default False
-        Whether lower scores are better.
+    higher_is_better : bool, default True
+        False when smaller scores are better (a loss).
     rng : None, int or numpy.random.Generator
         Source of randomness (SPEC 7).
     progress : bool, default False
@@ -266,23 +275,24 @@ def simulated_tuning_curve(
         The estimated curve at ``k`` and its Monte Carlo standard error.
     """
     k = _as_k(k, integer=True)
-    n_sims = as_positive_int(n_sims, "n_sims", minimum=2)
-    minimize, gen = _as_minimize(minimize), as_rng(rng)
+    n_trials = as_positive_int(n_trials, "n_trials", minimum=2)
+    minimize = not as_bool(higher_is_better, "higher_is_better")
+    gen = as_rng(rng)
     kmax = int(k.max())
     step = max(1, _CHUNK // kmax)
     total = np.zeros(k.shape)
     total_sq = np.zeros(k.shape)
-    starts = range(0, n_sims, step)
+    starts = range(0, n_trials, step)
     for s in _progress(starts, len(starts), progress, "true tuning curve"):
-        m = min(step, n_sims - s)
+        m = min(step, n_trials - s)
         draws = sampler.sample((m, kmax), rng=gen)
         best = (np.minimum if minimize else np.maximum).accumulate(draws, axis=1)
         at_k = best[:, k - 1]
         total += at_k.sum(axis=0)
         total_sq += (at_k**2).sum(axis=0)
-    mean = total / n_sims
-    var = np.maximum(total_sq / n_sims - mean**2, 0.0) * n_sims / (n_sims - 1)
-    return mean, np.sqrt(var / n_sims)
+    mean = total / n_trials
+    var = np.maximum(total_sq / n_trials - mean**2, 0.0) * n_trials / (n_trials - 1)
+    return mean, np.sqrt(var / n_trials)
 
 
 def _estimator_weights(estimator: str, n: int, k: np.ndarray) -> np.ndarray:
@@ -293,14 +303,15 @@ def _estimator_weights(estimator: str, n: int, k: np.ndarray) -> np.ndarray:
     raise ArgumentError(f"`estimator` must be 'u' or 'v'; got {estimator!r}.")
 
 
+@renamed_keywords(n_bootstrap="n_resamples", minimize=MINIMIZE)
 def bootstrap_bands(
     samples,
     k,
     *,
     estimator: str = "u",
-    n_bootstrap: int = 4096,
+    n_resamples: int = 4096,
     confidence: float = 0.95,
-    minimize: bool = False,
+    higher_is_better: bool = True,
     rng=None,
     progress: bool = False,
 ):
@@ -308,7 +319,7 @@ def bootstrap_bands(
 
     Estimand (nominally): the expected best of ``k``, pointwise in ``k``.
     For each sample the ``n`` scores are resampled with replacement
-    ``n_bootstrap`` times, the estimator (Tang et al. 2020 for ``"u"``,
+    ``n_resamples`` times, the estimator (Tang et al. 2020 for ``"u"``,
     Dodge et al. 2019 for ``"v"``) is computed on each resample and its
     ``(1 -/+ confidence) / 2`` quantiles form the band. These are the bands
     whose coverage Tang et al. (2020) found to be poor; they are provided
@@ -322,12 +333,12 @@ def bootstrap_bands(
         Numbers of search iterations.
     estimator : {"u", "v"}, default "u"
         The estimator to bootstrap.
-    n_bootstrap : int, default 4096
+    n_resamples : int, default 4096
         Resamples per search.
     confidence : float, default 0.95
         Pointwise level of the percentile bands.
-    minimize : bool, default False
-        Whether lower scores are better.
+    higher_is_better : bool, default True
+        False when smaller scores are better (a loss).
     rng : None, int or numpy.random.Generator
         Source of randomness (SPEC 7).
     progress : bool, default False
@@ -344,20 +355,21 @@ def bootstrap_bands(
     if x.ndim != 2 or x.shape[1] < 1 or not np.all(np.isfinite(x)):
         raise ArgumentError("`samples` must be a finite 1-D or 2-D array of scores.")
     k = np.atleast_1d(_as_k(k, integer=True))
-    n_bootstrap = as_positive_int(n_bootstrap, "n_bootstrap", minimum=2)
+    n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
     confidence = as_confidence(confidence)
-    minimize, gen = _as_minimize(minimize), as_rng(rng)
+    minimize = not as_bool(higher_is_better, "higher_is_better")
+    gen = as_rng(rng)
     trials, n = x.shape
     w = _estimator_weights(estimator, n, k)  # (K, n)
     if minimize:
         w = w[:, ::-1]
     qs = [(1 - confidence) / 2, (1 + confidence) / 2]
     lo, hi = np.empty((trials, k.size)), np.empty((trials, k.size))
-    step = max(1, _CHUNK // (n_bootstrap * n))
+    step = max(1, _CHUNK // (n_resamples * n))
     starts = range(0, trials, step)
     for s in _progress(starts, len(starts), progress, f"bootstrap ({estimator})"):
         block = x[s : s + step]
-        idx = gen.integers(0, n, size=(block.shape[0], n_bootstrap, n))
+        idx = gen.integers(0, n, size=(block.shape[0], n_resamples, n))
         res = np.take_along_axis(block[:, None, :], idx, axis=2)
         res.sort(axis=2)
         est = res @ w.T  # (t, B, K)
@@ -434,6 +446,7 @@ def _coverage_result(k, covered, simultaneous, nominal, n, band, cc) -> Coverage
     )
 
 
+@renamed_keywords(n_bootstrap="n_resamples", minimize=MINIMIZE)
 def bootstrap_coverage(
     sampler,
     n: int,
@@ -442,10 +455,10 @@ def bootstrap_coverage(
     *,
     estimator: str = "u",
     n_trials: int = 1000,
-    n_bootstrap: int = 1024,
+    n_resamples: int = 1024,
     confidence: float = 0.95,
     coverage_confidence: float = 0.95,
-    minimize: bool = False,
+    higher_is_better: bool = True,
     rng=None,
     progress: bool = False,
 ) -> CoverageResult:
@@ -468,7 +481,7 @@ def bootstrap_coverage(
         Numbers of search iterations to check.
     truth : array_like
         The true curve at ``k``.
-    estimator, n_bootstrap, confidence, minimize
+    estimator, n_resamples, confidence, higher_is_better
         As in :func:`bootstrap_bands`.
     n_trials : int, default 1000
         Number of simulated searches.
@@ -492,8 +505,8 @@ def bootstrap_coverage(
     gen = as_rng(rng)
     samples = sampler.sample((n_trials, n), rng=gen)
     lo, hi = bootstrap_bands(
-        samples, k, estimator=estimator, n_bootstrap=n_bootstrap,
-        confidence=confidence, minimize=minimize, rng=gen, progress=progress,
+        samples, k, estimator=estimator, n_resamples=n_resamples,
+        confidence=confidence, higher_is_better=higher_is_better, rng=gen, progress=progress,
     )  # fmt: skip
     covered = (lo <= truth) & (truth <= hi)
     cc = as_confidence(coverage_confidence, "coverage_confidence")
@@ -501,6 +514,7 @@ def bootstrap_coverage(
     return _coverage_result(k, covered, covered.all(axis=1), confidence, n, band, cc)
 
 
+@renamed_keywords(minimize=MINIMIZE)
 def band_coverage(
     sampler,
     n: int,
@@ -510,7 +524,7 @@ def band_coverage(
     n_trials: int = 10000,
     k=None,
     q: float = 0.5,
-    minimize: bool = False,
+    higher_is_better: bool = True,
     coverage_confidence: float = 0.95,
     rng=None,
     progress: bool = False,
@@ -538,8 +552,8 @@ def band_coverage(
         Number of simulated searches.
     k : array_like, optional
         Numbers of search iterations at which to check the curve band.
-    q, minimize
-        The tuning curve checked.
+    q, higher_is_better
+        The tuning curve checked (as in :meth:`CDFBand.tuning_curve`).
     coverage_confidence : float, default 0.95
         Level of the Clopper-Pearson intervals.
     rng : None, int or numpy.random.Generator
@@ -554,7 +568,8 @@ def band_coverage(
     n = as_positive_int(n, "n")
     n_trials = as_positive_int(n_trials, "n_trials")
     method = _as_method(method)
-    minimize, gen = _as_minimize(minimize), as_rng(rng)
+    minimize = not as_bool(higher_is_better, "higher_is_better")
+    gen = as_rng(rng)
     cc = as_confidence(coverage_confidence, "coverage_confidence")
     band = order_statistic_band(n, confidence, method)
     cdf = getattr(sampler, "fast_cdf", sampler.cdf)

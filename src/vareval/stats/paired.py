@@ -24,6 +24,7 @@ from vareval.stats._checks import (
     as_scores,
     constant_differences,
     mean_sd,
+    renamed_keywords,
 )
 from vareval.stats._result import (
     ConfidenceInterval,
@@ -131,12 +132,13 @@ class PairedDifference(Result):
         return t_interval_at(self.estimate, se, self.df, level)
 
 
+@renamed_keywords(n_boot="n_resamples")
 def paired_difference(
     a,
     b,
     *,
     confidence: float = 0.95,
-    n_boot: int = 10_000,
+    n_resamples: int = 10_000,
     higher_is_better: bool = True,
     split_sizes: tuple[int, int] | None = None,
     rng=None,
@@ -163,7 +165,7 @@ def paired_difference(
         a replication (seed, split ...). At least two pairs.
     confidence : float, default 0.95
         Level of the intervals.
-    n_boot : int, default 10_000
+    n_resamples : int, default 10_000
         Bootstrap resamples of the pairs.
     higher_is_better : bool, default True
         Direction used for the selected best runs.
@@ -188,7 +190,7 @@ def paired_difference(
     if a.size != b.size:
         raise ArgumentError(f"`a` and `b` must be paired: got {a.size} and {b.size} scores.")
     confidence = as_confidence(confidence)
-    n_boot = as_positive_int(n_boot, "n_boot")
+    n_boot = as_positive_int(n_resamples, "n_resamples")
     rng = as_rng(rng)
     k = a.size
     d = a - b
@@ -209,7 +211,7 @@ def paired_difference(
             "(scipy's ttest_rel would say t = inf, p = 0), so t and p are NaN and the "
             "intervals have zero width; a sign-flip or sign test gives an exact p-value.",
             VarevalWarning,
-            stacklevel=2,
+            stacklevel=3,  # the caller, past the renamed_keywords wrapper
         )
     best = np.max if higher_is_better else np.min
     t_ci = t_interval(mean, se, k - 1, confidence)

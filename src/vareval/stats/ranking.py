@@ -27,7 +27,7 @@ import numpy as np
 from scipy import stats
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_positive_int, as_rng
+from vareval.stats._checks import as_positive_int, as_rng, renamed_keywords
 from vareval.stats._result import Result
 
 _CHUNK_ELEMENTS = 4_000_000  # posterior samples x data sets^2 held in memory at once
@@ -317,13 +317,14 @@ def rank_methods(
     )
 
 
+@renamed_keywords(n_samples="n_resamples")
 def bayesian_signed_rank(
     a,
     b,
     *,
     rope: float = 0.0,
     prior: float = 0.5,
-    n_samples: int = 50_000,
+    n_resamples: int = 50_000,
     rng=None,
 ) -> BayesianSignedRank:
     """Bayesian signed-rank test of A against B over data sets, with a ROPE.
@@ -345,7 +346,8 @@ def bayesian_signed_rank(
         Half-width of the region of practical equivalence, in score units.
     prior : float, default 0.5
         Weight of the prior pseudo-observation at 0.
-    n_samples : int, default 50000
+    n_resamples : int, default 50000
+        Monte Carlo draws from the posterior.
     rng : int, Generator or None
     """
     from vareval.stats._checks import as_scores
@@ -360,7 +362,7 @@ def bayesian_signed_rank(
         raise ArgumentError(f"`rope` must be a number >= 0; got {rope!r}.")
     if not prior > 0:
         raise ArgumentError(f"`prior` must be a number > 0; got {prior!r}.")
-    n_samples = as_positive_int(n_samples, "n_samples")
+    n_samples = as_positive_int(n_resamples, "n_resamples")
     rng = as_rng(rng)
     d = np.concatenate([[0.0], a - b])
     sums = d[:, None] + d[None, :]

@@ -17,7 +17,13 @@ import dataclasses
 import numpy as np
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_int_array, as_positive_int, as_rng, as_scores
+from vareval.stats._checks import (
+    as_int_array,
+    as_positive_int,
+    as_rng,
+    as_scores,
+    renamed_keywords,
+)
 from vareval.stats._result import Result
 
 
@@ -62,11 +68,12 @@ class BestOfK(Result):
     _rows = ("ks", "median_gap", "p90_gap", "mean_signed_difference", "mean_signed_difference_se")
 
 
+@renamed_keywords(n_sim="n_resamples")
 def best_of_k(
     scores,
     ks=(1, 3, 5, 10),
     *,
-    n_sim: int = 100_000,
+    n_resamples: int = 100_000,
     higher_is_better: bool = True,
     quantiles=(0.5, 0.9),
     relative: bool = True,
@@ -88,7 +95,7 @@ def best_of_k(
         The pooled runs of one method (at least two).
     ks : sequence of int, default (1, 3, 5, 10)
         Numbers of runs each method selects from.
-    n_sim : int, default 100_000
+    n_resamples : int, default 100_000
         Simulated comparisons per k.
     higher_is_better : bool, default True
         Whether the best run is the largest (accuracy) or smallest (loss).
@@ -104,7 +111,7 @@ def best_of_k(
     -------
     BestOfK
     """
-    x, ks, n_sim, q = _best_of_k_iv(scores, ks, n_sim, quantiles, relative)
+    x, ks, n_sim, q = _best_of_k_iv(scores, ks, n_resamples, quantiles, relative)
     rng = as_rng(rng)
     levels = np.union1d(q, [0.5, 0.9])
     table = np.empty((ks.size, levels.size))
@@ -138,7 +145,7 @@ def best_of_k(
 def _best_of_k_iv(scores, ks, n_sim, quantiles, relative):
     x = as_scores(scores, "scores", min_n=2)
     ks = as_int_array(ks, "ks", minimum=1)
-    n_sim = as_positive_int(n_sim, "n_sim", minimum=2)
+    n_sim = as_positive_int(n_sim, "n_resamples", minimum=2)
     q = np.atleast_1d(np.asarray(quantiles, dtype=float))
     if q.ndim != 1 or q.size == 0 or not np.all((q >= 0) & (q <= 1)):
         raise ArgumentError(f"`quantiles` must be numbers in [0, 1]; got {quantiles!r}.")
@@ -192,8 +199,9 @@ class RankingStability(Result):
     _rows = ("ks", "best_of_k", "mean_of_k", "median_of_k")
 
 
+@renamed_keywords(n_sim="n_resamples")
 def ranking_stability(
-    a, b, *, max_k: int = 10, n_sim: int = 10_000, higher_is_better: bool = True, rng=None
+    a, b, *, max_k: int = 10, n_resamples: int = 10_000, higher_is_better: bool = True, rng=None
 ) -> RankingStability:
     """Agreement of best-of-k, mean-of-k and median-of-k rankings with the full means.
 
@@ -209,7 +217,7 @@ def ranking_stability(
         The two methods' runs (at least two each); their means must differ.
     max_k : int, default 10
         Largest number of runs per method.
-    n_sim : int, default 10_000
+    n_resamples : int, default 10_000
         Simulated experiments per k.
     higher_is_better : bool, default True
         Direction of "better" for every summary.
@@ -223,7 +231,7 @@ def ranking_stability(
     a = as_scores(a, "a", min_n=2)
     b = as_scores(b, "b", min_n=2)
     max_k = as_positive_int(max_k, "max_k")
-    n_sim = as_positive_int(n_sim, "n_sim")
+    n_sim = as_positive_int(n_resamples, "n_resamples")
     rng = as_rng(rng)
     sign = 1.0 if higher_is_better else -1.0
     truth = np.sign(sign * (a.mean() - b.mean()))

@@ -45,7 +45,7 @@ def build(data: ReportData) -> Section | None:
             results[name] = best_of_k(
                 data.groups[name],
                 ks=KS,
-                n_sim=data.n_sim,
+                n_resamples=data.n_sim,
                 higher_is_better=data.higher_is_better,
                 rng=np.random.default_rng(stream),
             )
@@ -132,7 +132,7 @@ def _ranking_blocks(data: ReportData, stream) -> list:
             data.groups[a],
             data.groups[b],
             max_k=10,
-            n_sim=10_000,
+            n_resamples=10_000,
             higher_is_better=data.higher_is_better,
             rng=np.random.default_rng(stream),
         )

@@ -92,7 +92,7 @@ def build(data: ReportData) -> Section | None:
             xa,
             xb,
             confidence=data.confidence,
-            n_boot=n_boot,
+            n_resamples=n_boot,
             rng=np.random.default_rng(stream),
             higher_is_better=data.higher_is_better,
             split_sizes=sizes,

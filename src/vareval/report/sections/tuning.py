@@ -60,7 +60,10 @@ def build(data: ReportData) -> Section | None:
             bounds=tuple(spec["bounds"]),
             confidence=spec.get("confidence", data.confidence),
             method=band,
-            minimize=spec.get("minimize", not data.higher_is_better),
+            higher_is_better=spec.get(
+                "higher_is_better",
+                not spec["minimize"] if "minimize" in spec else data.higher_is_better,
+            ),
         )
     c = conf(res.confidence)
     n_iter = {name: int(res.bands[name].n) for name in res.methods}

@@ -1,0 +1,192 @@
+"""One keyword spelling per idea across the public Python API.
+
+The walk covers every callable in ``vareval.__all__`` and ``vareval.stats.__all__``
+(functions added later included), so a new function that spells an idea
+differently fails here. The old spellings still work for one release, with a
+``DeprecationWarning`` naming the new one and the same result.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import vareval
+from vareval import stats
+from vareval.errors import ArgumentError
+
+# Spellings of one idea; the first is the one every function uses.
+SYNONYMS = [
+    ("higher_is_better", "minimize", "maximize", "lower_is_better", "smaller_is_better",
+     "greater_is_better"),
+    ("n_resamples", "n_boot", "n_sim", "n_sims", "n_samples", "n_bootstrap", "n_permutations",
+     "n_draws", "resamples", "bootstrap_samples"),
+    ("n_trials", "n_simulations", "n_experiments", "n_reps"),
+    ("confidence", "confidence_level", "level", "conf", "cl", "conf_level"),
+    ("ci", "ci_method", "interval_method", "ci_type"),
+    ("rng", "seed", "random_state", "random_seed"),
+    ("pair_on", "pair_by", "match_on", "paired_on"),
+    ("alpha", "significance_level", "sig_level"),
+]  # fmt: skip
+
+# Ideas whose default must be the same wherever they appear.
+DEFAULTS = {"higher_is_better": True, "confidence": 0.95}
+
+
+def public_functions():
+    """Every public callable (not a class) as (qualified name, function)."""
+    found = {}
+    for module, prefix in ((vareval, "vareval"), (stats, "vareval.stats")):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if callable(obj) and not inspect.isclass(obj) and not inspect.ismodule(obj):
+                found.setdefault(obj, f"{prefix}.{name}")
+    return [(name, f) for f, name in found.items()]
+
+
+def spelling_problems(functions) -> list[str]:
+    """Two spellings of one idea across the functions, and split defaults."""
+    params = {name: inspect.signature(f).parameters for name, f in functions}
+    problems = []
+    for spellings in SYNONYMS:
+        used = {s: [n for n, p in params.items() if s in p] for s in spellings}
+        used = {s: where for s, where in used.items() if where}
+        if len(used) > 1 or (used and spellings[0] not in used):
+            problems.append(f"one idea, spelled {sorted(used)}: {used}")
+    for key, default in DEFAULTS.items():
+        for name, p in params.items():
+            if key in p and p[key].default is not inspect.Parameter.empty:
+                if p[key].default != default:
+                    problems.append(f"{name}({key}={p[key].default!r}), elsewhere {default!r}")
+    return problems
+
+
+def test_one_spelling_per_idea():
+    functions = public_functions()
+    assert len(functions) > 60  # the walk reaches both layers
+    assert spelling_problems(functions) == []
+
+
+def test_the_walk_catches_a_second_spelling():
+    def fake(x, *, n_boot=100, higher_is_better=False):
+        return x
+
+    problems = spelling_problems([*public_functions(), ("fake", fake)])
+    assert any("n_boot" in p for p in problems)
+    assert any("fake(higher_is_better=False)" in p for p in problems)
+
+
+A = np.array([0.71, 0.74, 0.69, 0.77, 0.73, 0.70, 0.76, 0.72, 0.75, 0.68])
+B = A - np.array([0.01, 0.03, -0.02, 0.02, 0.00, 0.01, 0.04, -0.01, 0.02, 0.01])
+RUNS = pd.DataFrame(
+    {
+        "method": ["a"] * 10 + ["b"] * 10,
+        "seed": list(range(10)) * 2,
+        "acc": np.r_[A, B],
+    }
+)
+TASKS = pd.DataFrame(
+    {
+        "method": np.repeat(["a", "b", "c"], 8),
+        "task": np.tile(np.repeat(["t1", "t2", "t3", "t4"], 2), 3),
+        "seed": np.tile([0, 1], 12),
+        "acc": np.r_[A[:8], B[:8], (A[:8] + B[:8]) / 2 + 0.003],
+    }
+)
+
+
+def _sampler():
+    return stats.ReflectedKDE(np.r_[A, B], bw=0.01, a=0.0, b=1.0)
+
+
+# function, positional arguments, fixed keywords, old keyword, its value, new keyword and value
+RENAMES = [
+    (vareval.paired, (RUNS, "acc", "method", "seed"), {"rng": 0}, "n_boot", 300,
+     "n_resamples", 300),
+    (vareval.best_of_k, (RUNS, "acc", "method"), {"ks": [1, 2], "rng": 0}, "n_sim", 300,
+     "n_resamples", 300),
+    (vareval.ranking_stability, (RUNS, "acc", "method"), {"max_k": 3, "rng": 0}, "n_sim", 300,
+     "n_resamples", 300),
+    (vareval.rank, (TASKS, "acc", "method", "task"), {"rope": 0.01, "rng": 0}, "n_samples", 300,
+     "n_resamples", 300),
+    (vareval.tuning_curve, (RUNS,), {"metric": "acc", "by": "method", "bounds": (0, 1)},
+     "minimize", True, "higher_is_better", False),
+    (stats.paired_difference, (A, B), {"rng": 0}, "n_boot", 300, "n_resamples", 300),
+    (stats.best_of_k, (A,), {"ks": [1, 2], "rng": 0}, "n_sim", 300, "n_resamples", 300),
+    (stats.ranking_stability, (A, B), {"max_k": 3, "rng": 0}, "n_sim", 300, "n_resamples", 300),
+    (stats.bayesian_signed_rank, (A, B), {"rope": 0.01, "rng": 0}, "n_samples", 300,
+     "n_resamples", 300),
+    (stats.compare_tuning_curves, (A, B, [1, 2]), {"a": 0, "b": 1}, "minimize", True,
+     "higher_is_better", False),
+    (stats.project_iterations, (A, B, 2), {"a": 0, "b": 1, "max_iterations": 40}, "minimize",
+     True, "higher_is_better", False),
+    (stats.bootstrap_bands, (A, [1, 2]), {"rng": 0}, "n_bootstrap", 50, "n_resamples", 50),
+    (stats.bootstrap_bands, (A, [1, 2]), {"rng": 0, "n_resamples": 50}, "minimize", True,
+     "higher_is_better", False),
+    (stats.simulated_tuning_curve, (_sampler(), [1, 2]), {"rng": 0}, "n_sims", 200,
+     "n_trials", 200),
+    (stats.simulated_tuning_curve, (_sampler(), [1, 2]), {"rng": 0, "n_trials": 200}, "minimize",
+     True, "higher_is_better", False),
+    (stats.bootstrap_coverage, (_sampler(), 10, [1, 2], [0.7, 0.75]),
+     {"n_trials": 5, "rng": 0}, "n_bootstrap", 20, "n_resamples", 20),
+    (stats.band_coverage, (_sampler(), 10), {"n_trials": 20, "k": [1, 2], "rng": 0}, "minimize",
+     True, "higher_is_better", False),
+]  # fmt: skip
+
+
+def _ids():
+    return [f"{f.__name__}-{old}" for f, _, _, old, *_ in RENAMES]
+
+
+def _same(x, y):
+    """Equal results: compared through their plain-value form."""
+    if hasattr(x, "to_dict"):
+        x, y = x.to_dict(), y.to_dict()
+    if isinstance(x, tuple | list):
+        return len(x) == len(y) and all(_same(u, v) for u, v in zip(x, y, strict=True))
+    if isinstance(x, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, np.ndarray | float):
+        return np.array_equal(x, y, equal_nan=True)
+    return x == y
+
+
+@pytest.mark.parametrize(("f", "args", "kw", "old", "old_value", "new", "new_value"), RENAMES,
+                         ids=_ids())  # fmt: skip
+def test_old_keyword_warns_and_gives_the_same_result(f, args, kw, old, old_value, new, new_value):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tie and band warnings are not the point here
+        want = f(*args, **kw, **{new: new_value})
+    with pytest.warns(DeprecationWarning, match=rf"{old}=.*use {new}="):
+        got = f(*args, **kw, **{old: old_value})
+    assert _same(got, want)
+    assert new in inspect.signature(f).parameters
+    assert old not in inspect.signature(f).parameters
+
+
+@pytest.mark.parametrize(("f", "args", "kw", "old", "old_value", "new", "new_value"),
+                         RENAMES[:1] + RENAMES[4:5], ids=_ids()[:1] + _ids()[4:5])  # fmt: skip
+def test_old_and_new_keyword_together_is_an_error(f, args, kw, old, old_value, new, new_value):
+    with pytest.raises(ArgumentError, match=rf"both `{old}` and `{new}`"):
+        f(*args, **kw, **{old: old_value, new: new_value})
+
+
+def test_minimize_must_still_be_a_bool():
+    with pytest.warns(DeprecationWarning), pytest.raises(ArgumentError, match="higher_is_better"):
+        stats.compare_tuning_curves(A, B, [1], a=0, b=1, minimize="yes")
+
+
+def test_report_keywords_renamed():
+    from vareval.report.builder import build_report
+
+    kw = {"metric": "acc", "by": "method", "pair_on": "seed"}
+    want = build_report(RUNS, **kw, n_resamples=300, best_of_k_resamples=300)
+    with pytest.warns(DeprecationWarning, match=r"n_boot=.*use n_resamples="):
+        got = build_report(RUNS, **kw, n_boot=300, best_of_k_resamples=300)
+    assert got == want
+    with pytest.warns(DeprecationWarning, match=r"n_sim=.*use best_of_k_resamples="):
+        assert build_report(RUNS, **kw, n_resamples=300, n_sim=300) == want
