@@ -5,11 +5,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate, optimize, stats
 
 from vareval.errors import ArgumentError
 from vareval.stats.sequential import (
     REASONS,
+    betting_cs,
     confidence_sequence,
     empirical_bernstein_cs,
     naive_t_intervals,
@@ -19,6 +20,7 @@ from vareval.stats.sequential import (
 )
 
 REFERENCE = Path(__file__).parents[1] / "data" / "sequential" / "reference.json"
+BETTING = REFERENCE.with_name("betting.json")
 
 
 def _misses(low, high, mu, first=1):
@@ -45,6 +47,58 @@ class TestReferences:
         ours = empirical_bernstein_cs(x, (0, 1))
         np.testing.assert_allclose(ours[0], np.maximum.accumulate(np.clip(low, 0, 1)))
         np.testing.assert_allclose(ours[1], np.minimum.accumulate(np.clip(high, 0, 1)))
+
+    @pytest.mark.parametrize("case", json.loads(BETTING.read_text()), ids=lambda c: c["name"])
+    def test_betting_equals_confseq_on_its_grid_and_refines_inside_it(self, case):
+        # confseq: grid of 1,000 breaks, bounds moved one break outward; ours with refine=0
+        # is the same computation, and refined it moves in by less than one break
+        level = 1 - case["alpha"]
+        low, high = betting_cs(case["x"], (0, 1), confidence=level, refine=0)
+        np.testing.assert_allclose(low, case["low"], atol=1e-12)
+        np.testing.assert_allclose(high, case["high"], atol=1e-12)
+        low, high = betting_cs(case["x"], (0, 1), confidence=level)
+        assert np.all((low >= np.array(case["low"]) - 1e-12) & (low <= np.array(case["low"])
+                                                                + 1e-3 + 1e-12))
+        assert np.all((high <= np.array(case["high"]) + 1e-12) & (high >= np.array(case["high"])
+                                                                  - 1e-3 - 1e-12))
+
+    def test_betting_equals_live_confseq(self, rng):
+        betting = pytest.importorskip("confseq.betting")
+        x = rng.beta(3, 2, 120)
+        low, high = betting.hedged_cs(x, alpha=0.05)
+        ours = betting_cs(x, (0, 1), refine=0)
+        np.testing.assert_allclose(ours[0], low, atol=1e-12)
+        np.testing.assert_allclose(ours[1], high, atol=1e-12)
+
+    def test_betting_bounds_are_the_exact_set_rounded_outward(self, rng):
+        # the exact set at each n by root finding on the hedged capital, one n at a time
+        y = rng.beta(2, 3, 60)
+        alpha, c = 0.05, 0.5
+        t = np.arange(1, 61)
+        mu = (0.5 + np.cumsum(y)) / (t + 1)
+        var = np.concatenate([[0.25], ((0.25 + np.cumsum((y - mu) ** 2)) / (t + 1))[:-1]])
+        lam = np.sqrt(2 * np.log(2 / alpha) / (var * t * np.log1p(t)))
+
+        def log_k(m, n, side):
+            cap = c / m if side > 0 else c / (1 - m)
+            return np.log1p(side * np.minimum(lam[:n], cap) * (y[:n] - m)).sum() - np.log(
+                2 / alpha)
+
+        lows, highs = [], []
+        for n in range(1, 61):
+            lo_in = log_k(1e-12, n, +1) < 0
+            hi_in = log_k(1 - 1e-12, n, -1) < 0
+            lows.append(0.0 if lo_in else optimize.brentq(log_k, 1e-12, y[:n].mean(), (n, +1),
+                                                          xtol=1e-14))
+            highs.append(1.0 if hi_in else optimize.brentq(log_k, y[:n].mean(), 1 - 1e-12,
+                                                           (n, -1), xtol=1e-14))
+        exact_low, exact_high = np.maximum.accumulate(lows), np.minimum.accumulate(highs)
+        for grid, refine in ((1000, 0), (1000, 12), (250, 6)):
+            low, high = betting_cs(y, (0, 1), grid=grid, refine=refine)
+            resolution = 1 / grid / 2**refine
+            assert np.all(low <= exact_low + 1e-12) and np.all(high >= exact_high - 1e-12)
+            assert np.all(low >= exact_low - resolution - 1e-12)
+            assert np.all(high <= exact_high + resolution + 1e-12)
 
     def test_bounds_rescale(self, rng):
         y = rng.uniform(0, 1, 80)
@@ -94,12 +148,12 @@ class TestReferences:
     def test_vectorised_over_sequences_equals_one_at_a_time(self, rng):
         x = rng.binomial(1, 0.6, (5, 60)) - rng.binomial(1, 0.5, (5, 60))
         for fn in (lambda a: empirical_bernstein_cs(a, (-1, 1)), normal_mixture_cs,
-                   naive_t_intervals):
+                   naive_t_intervals, lambda a: betting_cs(a, (-1, 1), refine=3)):
             both = fn(x)
             for i in range(5):
                 one = fn(x[i])
-                np.testing.assert_array_equal(both[0][i], one[0])
-                np.testing.assert_array_equal(both[1][i], one[1])
+                np.testing.assert_allclose(both[0][i], one[0], rtol=0, atol=1e-13)
+                np.testing.assert_allclose(both[1][i], one[1], rtol=0, atol=1e-13)
 
 
 class TestRule:
@@ -144,7 +198,15 @@ class TestResult:
             cs.confidence_interval(0.9)
         json.dumps(cs.to_dict())
         assert len(repr(cs).splitlines()) < 25
-        assert cs.method == "empirical-bernstein" and cs.guarantee == "nonasymptotic"
+        assert cs.method == "betting" and cs.guarantee == "nonasymptotic"
+
+    def test_method_selects_the_bounded_sequence(self, rng):
+        x = rng.uniform(-0.2, 0.6, 40)
+        eb = confidence_sequence(x, bounds=(-1, 1), method="empirical-bernstein")
+        bet = confidence_sequence(x, bounds=(-1, 1), method="betting")
+        assert (eb.method, bet.method) == ("empirical-bernstein", "betting")
+        np.testing.assert_array_equal(eb.low, empirical_bernstein_cs(x, (-1, 1))[0])
+        np.testing.assert_array_equal(bet.high, betting_cs(x, (-1, 1))[1])
 
     @pytest.mark.parametrize(
         ("kwargs", "match"),
@@ -159,6 +221,8 @@ class TestResult:
             (dict(x=[0.1], margin=-0.1), "`margin` must be a positive"),
             (dict(x=[0.1], budget=0), "`budget` must be an integer"),
             (dict(x=[0.1, 0.2], looks=[3]), "`looks` must lie in 1 .. 2"),
+            (dict(x=[0.1], bounds=(-1, 1), method="hoeffding"), "`method` must be one of"),
+            (dict(x=[0.1], method="betting"), "got 'betting' and no bounds"),
         ],
     )
     def test_bad_input(self, kwargs, match):
@@ -173,8 +237,8 @@ class TestCalibrationFast:
     ):
         sims, n = 400, 300
         x = rng.binomial(1, 0.7, (sims, n)) - rng.binomial(1, 0.6, (sims, n))
-        low, high = empirical_bernstein_cs(x, (-1, 1))
-        assert _not_above(_misses(low, high, 0.1), sims, 0.05)
+        for low, high in (empirical_bernstein_cs(x, (-1, 1)), betting_cs(x, (-1, 1), refine=0)):
+            assert _not_above(_misses(low, high, 0.1), sims, 0.05)
         t_low, t_high = naive_t_intervals(x)
         naive = _misses(t_low, t_high, 0.1, first=2)
         assert stats.binomtest(round(naive * sims), sims, 0.05).pvalue < 1e-6 and naive > 0.2
@@ -198,19 +262,22 @@ class TestCalibrationSlow:
         sims, n = scaled(2000), 1000
         x = sample(np.random.default_rng(20261201), sims, n)
         if bounds is None:
-            low, high = normal_mixture_cs(x, t_opt=n)
+            sequences = {"normal mixture": normal_mixture_cs(x, t_opt=n)}
             first = 10  # the asymptotic sequence starts at min_n
-        else:
-            low, high = empirical_bernstein_cs(x, bounds)
+        else:  # the betting grid alone: rounded outward, so refinement only lowers misses
+            sequences = {"betting": betting_cs(x, bounds, refine=0),
+                         "empirical Bernstein": empirical_bernstein_cs(x, bounds)}
             first = 1
-        cs_miss = _misses(low, high, mu, first)
+        misses = {name: _misses(low, high, mu, first) for name, (low, high) in sequences.items()}
         t_low, t_high = naive_t_intervals(x)
         t_miss = _misses(t_low, t_high, mu, first=max(first, 2))
         fixed_miss = np.mean((t_low[:, -1] > mu) | (t_high[:, -1] < mu))
         print(f"\n{case}: {sims} sequences of {n}, peeking after every trial from n = {first}: "
-              f"confidence sequence misses {cs_miss:.2%} (nominal <= 5%); re-checked t "
-              f"interval misses {t_miss:.2%}; the t interval at n = {n} alone {fixed_miss:.2%}")
-        assert _not_above(cs_miss, sims, 0.05)
+              + "; ".join(f"{name} CS misses {m:.2%}" for name, m in misses.items())
+              + f" (nominal <= 5%); re-checked t interval misses {t_miss:.2%}; the t "
+              f"interval at n = {n} alone {fixed_miss:.2%}")
+        for m in misses.values():
+            assert _not_above(m, sims, 0.05)
         assert t_miss > 0.3
 
 
@@ -229,17 +296,17 @@ def test_expected_trials_to_a_decision_versus_a_fixed_design_of_the_same_power(s
     g = np.random.default_rng(7)
     sims, budget = scaled(2000), 400
     rows = []
-    for label, x, bounds, d in (
+    bernoulli = g.binomial(1, 0.9, (sims, budget)) - g.binomial(1, 0.6, (sims, budget))
+    d_bounded = 0.3 / np.sqrt(0.09 + 0.24)
+    for label, x, cs, d in (
         ("Gaussian, d = 0.5", g.normal(0.5, 1, (sims, budget)), None, 0.5),
         ("Gaussian, d = 0.3", g.normal(0.3, 1, (sims, budget)), None, 0.3),
-        ("accuracy 0.9 vs 0.6 (bounded)",
-         g.binomial(1, 0.9, (sims, budget)) - g.binomial(1, 0.6, (sims, budget)),
-         (-1, 1), 0.3 / np.sqrt(0.09 + 0.24)),
+        ("accuracy 0.9 vs 0.6 (bounded), betting", bernoulli,
+         lambda a: betting_cs(a, (-1, 1), refine=0), d_bounded),
+        ("accuracy 0.9 vs 0.6 (bounded), empirical Bernstein", bernoulli,
+         lambda a: empirical_bernstein_cs(a, (-1, 1)), d_bounded),
     ):
-        if bounds is None:
-            low, high = normal_mixture_cs(x, t_opt=budget)
-        else:
-            low, high = empirical_bernstein_cs(x, bounds)
+        low, high = normal_mixture_cs(x, t_opt=budget) if cs is None else cs(x)
         stop, reason = settle(low, high, budget=budget)
         right = (reason == 0) & (low[np.arange(sims), stop - 1] > 0)
         power = min(right.mean(), 0.99)
@@ -249,3 +316,4 @@ def test_expected_trials_to_a_decision_versus_a_fixed_design_of_the_same_power(s
               f"{right.mean():.3f}); fixed-n paired t test with power {power:.3f}: n = {fixed}")
     assert rows[0][1] < rows[0][3]  # a large effect settles before the fixed design's n
     assert rows[1][1] < rows[1][3]
+    assert rows[2][1] < rows[3][1]  # betting decides sooner than empirical Bernstein

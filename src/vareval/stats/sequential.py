@@ -7,9 +7,13 @@ after every trial, and a run may stop as soon as it settles the question,
 without inflating the error rate, which a fixed-n t interval re-checked after
 every trial does not survive.
 
-Two sequences, both vectorised over the time axis (cumulative sums) and over
+Three sequences, all vectorised over the time axis (cumulative sums) and over
 any leading axes (simulations):
 
+* :func:`betting_cs` for a mean of observations in known bounds ``[a, b]``:
+  the hedged-capital (betting) CS of Waudby-Smith and Ramdas (2023,
+  Theorem 3) with predictable plug-in bets. Non-asymptotic, and adapts to
+  the spread: the default for bounded metrics.
 * :func:`empirical_bernstein_cs` for a mean of observations in known bounds
   ``[a, b]`` (a difference of accuracies lies in ``[-1, 1]``): the predictable
   plug-in empirical-Bernstein CS of Waudby-Smith and Ramdas (2023, Theorem 2).
@@ -48,6 +52,10 @@ from vareval.stats._result import ConfidenceInterval, Result
 NORMAL_MIXTURE_MIN_N = 10  # the asymptotic CS's first look: its SD needs a few observations
 REASONS = ("difference", "equivalent within margin", "budget", "not settled")
 _EB_MAX_BET = 0.5  # the truncation c of the plug-in bets (Waudby-Smith and Ramdas use 1/2 or 3/4)
+BOUNDED_METHODS = ("betting", "empirical-bernstein")
+BETTING_GRID = 1000  # candidate means on [0, 1]: 1/1000 apart
+BETTING_REFINE = 12  # bisection steps per bound after the grid: resolution 1/1000 / 2^12
+_CHUNK = 1 << 22  # elements per block of (sequences x n x candidates)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -63,7 +71,8 @@ class ConfidenceSequence(Result):
     low, high : ndarray
         The sequence: ``P(for all n: low[n] <= mu <= high[n]) >= confidence``.
     method : str
-        ``"empirical-bernstein"`` (bounded) or ``"normal-mixture"`` (unbounded).
+        ``"betting"`` or ``"empirical-bernstein"`` (bounded), or
+        ``"normal-mixture"`` (unbounded).
     guarantee : str
         ``"nonasymptotic"`` or ``"asymptotic"``.
     confidence : float
@@ -166,16 +175,150 @@ def empirical_bernstein_cs(x, bounds, *, confidence: float = 0.95):
 def _eb_lower(y, alpha):
     """The one-sided (level ``1 - alpha``) lower predictable plug-in EB sequence on [0, 1]."""
     t = np.arange(1, y.shape[-1] + 1, dtype=float)
-    total = np.cumsum(y, axis=-1)
-    mu = (0.5 + total) / (t + 1)
-    var_prev = _lagged((0.25 + np.cumsum((y - mu) ** 2, axis=-1)) / (t + 1), 0.25)
-    mean_prev = _lagged(total / t, 0.0)  # any predictable centre is valid; confseq's choice
+    mean_prev = _lagged(np.cumsum(y, axis=-1) / t, 0.0)  # any predictable centre; confseq's
     log_term = np.log(1 / alpha)
-    lam = np.minimum(np.sqrt(2 * log_term / (var_prev * t * np.log1p(t))), _EB_MAX_BET)
+    lam = np.minimum(_plugin_bets(y, alpha), _EB_MAX_BET)
     psi = -np.log1p(-lam) - lam
     sum_lam = np.cumsum(lam, axis=-1)
     centre = np.cumsum(lam * y, axis=-1) / sum_lam
     return centre - (log_term + np.cumsum((y - mean_prev) ** 2 * psi, axis=-1)) / sum_lam
+
+
+def _plugin_bets(y, alpha):
+    """Untruncated predictable plug-in bets ``sqrt(2 log(1/alpha) / (sigma2_{t-1} t log(1 + t)))``.
+
+    ``sigma2_t = (1/4 + sum_{i<=t} (y_i - mu_hat_i)^2) / (t + 1)`` with
+    ``mu_hat_t = (1/2 + sum_{i<=t} y_i) / (t + 1)``: a variance shrunk
+    towards 1/4, the largest on [0, 1], by one pseudo-observation.
+    """
+    t = np.arange(1, y.shape[-1] + 1, dtype=float)
+    mu = (0.5 + np.cumsum(y, axis=-1)) / (t + 1)
+    var_prev = _lagged((0.25 + np.cumsum((y - mu) ** 2, axis=-1)) / (t + 1), 0.25)
+    return np.sqrt(2 * np.log(1 / alpha) / (var_prev * t * np.log1p(t)))
+
+
+def betting_cs(
+    x,
+    bounds,
+    *,
+    confidence: float = 0.95,
+    max_bet: float = 0.5,
+    grid: int = BETTING_GRID,
+    refine: int = BETTING_REFINE,
+):
+    """Hedged-capital (betting) confidence sequence for a bounded mean.
+
+    Targets ``mu = E[x]`` for i.i.d. (or conditionally mean-``mu``)
+    observations in ``[a, b]``. After rescaling to ``y`` in ``[0, 1]``, a
+    candidate mean ``m`` is tested by two bettors with capital::
+
+        K+_t(m) = prod_{i<=t} (1 + min(lambda_i, c / m) (y_i - m))
+        K-_t(m) = prod_{i<=t} (1 - min(lambda_i, c / (1 - m)) (y_i - m))
+
+    with ``lambda_i`` the predictable plug-in bets of level ``alpha / 2``
+    (as in :func:`empirical_bernstein_cs`, untruncated) and ``c`` the
+    truncation ``max_bet``. Under ``mu = m`` the hedged capital
+    ``max(K+ / 2, K- / 2)`` is bounded by a nonnegative martingale of
+    initial value 1, so by Ville's inequality ``{m : K_t(m) < 1/alpha}`` is
+    a ``1 - alpha`` confidence sequence (Waudby-Smith and Ramdas 2023,
+    Theorem 3 with Section 5.1's hedged capital; their software's bets).
+    ``K+`` falls and ``K-`` rises with ``m``, so each set is an interval
+    ``[L_t, U_t]``; the sequence is its running intersection.
+
+    Computation: the log capital of every candidate ``m = j / grid`` at every
+    ``t`` (cumulative sums of ``log1p``), then each bound bisected ``refine``
+    times between the neighbouring candidates, all times at once. Each
+    reported bound is the bracket end *outside* the exact set, so the
+    interval is never narrower than the exact one and at most
+    ``(b - a) / (grid 2^refine)`` wider on each side (``refine = 0``: the
+    grid's resolution ``(b - a) / grid``). Bisection costs ``O(n^2)`` per
+    step and sequence; simulations use ``refine = 0``.
+
+    Parameters
+    ----------
+    x : array_like
+        Observations along the last axis; leading axes are independent sequences.
+    bounds : (float, float)
+        ``(a, b)`` with every observation in ``[a, b]``.
+    confidence : float, default 0.95
+        Simultaneous coverage over every n.
+    max_bet : float, default 0.5
+        The truncation ``c`` in (0, 1) (the paper uses 1/2 or 3/4).
+    grid : int, default 1000
+        Candidate means ``0, 1/grid, ..., 1`` on the rescaled axis.
+    refine : int, default 12
+        Bisection steps per bound after the grid.
+
+    Returns
+    -------
+    low, high : ndarray
+        Same shape as ``x``: the sequence after 1, 2, ... observations.
+    """
+    a, b = _bounds_iv(bounds)
+    y = (np.asarray(x, dtype=float) - a) / (b - a)
+    alpha = 1 - _level_iv(confidence)
+    if not 0 < max_bet < 1:
+        raise ArgumentError(f"`max_bet` must lie in (0, 1) such as 0.5; got {max_bet!r}.")
+    lam = _plugin_bets(y, alpha / 2)
+    threshold = np.log(2 / alpha)  # max(K+, K-) / 2 < 1/alpha
+    m = np.arange(grid + 1) / grid
+    out_plus, out_minus = _excluded_counts(y, lam, m, max_bet, threshold)
+    # K+ too large on a prefix of the grid, K- on a suffix: the set lies in
+    # (m[out_plus - 1], m[grid - out_minus + 1])
+    low = m[np.maximum(out_plus - 1, 0)]
+    high = m[np.minimum(grid - out_minus + 1, grid)]
+    if refine:
+        low = _bisect(y, lam, low, np.where(out_plus > 0, low + 1 / grid, 0.0), max_bet,
+                      threshold, refine, +1)
+        high = _bisect(y, lam, high, np.where(out_minus > 0, high - 1 / grid, 1.0), max_bet,
+                       threshold, refine, -1)
+    low, high = np.maximum.accumulate(low, axis=-1), np.minimum.accumulate(high, axis=-1)
+    return a + (b - a) * low, a + (b - a) * high
+
+
+def _log_capital(y, lam, m, max_bet, side):
+    """``log(1 +- min(lam, c / m_side) (y - m))`` elementwise (``m_side``: m or 1 - m)."""
+    with np.errstate(divide="ignore"):
+        cap = max_bet / (m if side > 0 else 1 - m)
+    return np.log1p(side * np.minimum(lam, cap) * (y - m))
+
+
+def _excluded_counts(y, lam, m, max_bet, threshold):
+    """How many grid candidates each bettor rules out at each t, in blocks of the grid."""
+    block = max(1, _CHUNK // max(y.size, 1))
+    counts = []
+    for side in (+1, -1):
+        count = np.zeros(y.shape, dtype=int)
+        for start in range(0, m.size, block):
+            mj = m[start : start + block]
+            logk = np.cumsum(_log_capital(y[..., None], lam[..., None], mj, max_bet, side),
+                             axis=-2)
+            count += (logk >= threshold).sum(axis=-1)
+        counts.append(count)
+    return counts
+
+
+def _bisect(y, lam, outside, inside, max_bet, threshold, steps, side):
+    """Move each bound from ``outside`` (ruled out) towards ``inside``; return the outside end.
+
+    ``log K_t(m_t)`` for a different ``m_t`` at every t is a masked sum
+    over the first t observations: an (n x n) block per sequence, chunked
+    over t. Where ``outside == inside`` (a bound at 0 or 1) nothing moves.
+    """
+    n = y.shape[-1]
+    earlier = np.tri(n, dtype=bool)  # earlier[t, i]: observation i counts at time t
+    rows = max(1, _CHUNK // max(y.size, 1))
+    for _ in range(steps):
+        mid = (outside + inside) / 2
+        logk = np.empty(y.shape)
+        for start in range(0, n, rows):
+            t = slice(start, start + rows)
+            terms = _log_capital(y[..., None, :], lam[..., None, :], mid[..., t, None], max_bet,
+                                 side)
+            logk[..., t] = np.where(earlier[t], terms, 0.0).sum(axis=-1)
+        ruled_out = logk >= threshold
+        outside, inside = np.where(ruled_out, mid, outside), np.where(ruled_out, inside, mid)
+    return outside
 
 
 def _lagged(a, first):
@@ -324,6 +467,7 @@ def confidence_sequence(
     budget: int | None = None,
     looks=None,
     t_opt: float | None = None,
+    method: str | None = None,
 ) -> ConfidenceSequence:
     """A confidence sequence for the mean of paired differences, with the stopping rule.
 
@@ -333,8 +477,8 @@ def confidence_sequence(
         Paired differences in the order they were observed.
     bounds : (float, float), optional
         Bounds of one difference (``(-1, 1)`` for a difference of accuracies):
-        the non-asymptotic empirical-Bernstein CS. Without bounds, the
-        asymptotic normal-mixture CS.
+        a non-asymptotic CS (see ``method``). Without bounds, the asymptotic
+        normal-mixture CS.
     confidence : float, default 0.95
         Simultaneous coverage over every n.
     margin : float, optional
@@ -346,18 +490,22 @@ def confidence_sequence(
     t_opt : float, optional
         Where the normal-mixture CS is tightest (default: the budget, else
         the number of observations).
+    method : {"betting", "empirical-bernstein"}, optional
+        The bounded CS: :func:`betting_cs` (default) or
+        :func:`empirical_bernstein_cs`. Only with ``bounds``.
 
     Returns
     -------
     ConfidenceSequence
     """
-    x, bounds, confidence, margin, budget, looks = _cs_iv(
-        x, bounds, confidence, margin, budget, looks
+    x, bounds, confidence, margin, budget, looks, method = _cs_iv(
+        x, bounds, confidence, margin, budget, looks, method
     )
     n = np.arange(1, x.size + 1)
     if bounds is not None:
-        low, high = empirical_bernstein_cs(x, bounds, confidence=confidence)
-        method, guarantee = "empirical-bernstein", "nonasymptotic"
+        bounded_cs = betting_cs if method == "betting" else empirical_bernstein_cs
+        low, high = bounded_cs(x, bounds, confidence=confidence)
+        guarantee = "nonasymptotic"
     else:
         t_opt = t_opt if t_opt is not None else (budget or max(x.size, 2))
         low, high = normal_mixture_cs(x, confidence=confidence, t_opt=t_opt)
@@ -380,7 +528,7 @@ def confidence_sequence(
     )
 
 
-def _cs_iv(x, bounds, confidence, margin, budget, looks):
+def _cs_iv(x, bounds, confidence, margin, budget, looks, method):
     x = np.asarray(x, dtype=float)
     if x.ndim != 1 or x.size == 0:
         raise ArgumentError(
@@ -406,7 +554,15 @@ def _cs_iv(x, bounds, confidence, margin, budget, looks):
     looks = np.arange(1, x.size + 1) if looks is None else np.unique(np.asarray(looks, int))
     if looks.size and (looks[0] < 1 or looks[-1] > x.size):
         raise ArgumentError(f"`looks` must lie in 1 .. {x.size}; got {looks[0]} .. {looks[-1]}.")
-    return x, bounds, confidence, None if margin is None else float(margin), budget, looks
+    if method is not None and (bounds is None or method not in BOUNDED_METHODS):
+        raise ArgumentError(
+            f"`method` must be one of {', '.join(BOUNDED_METHODS)}, with `bounds` (without "
+            f"them the normal-mixture CS is the only one); got {method!r}"
+            + ("" if bounds is not None else " and no bounds") + "."
+        )
+    method = method or ("betting" if bounds is not None else None)
+    margin = None if margin is None else float(margin)
+    return x, bounds, confidence, margin, budget, looks, method
 
 
 def _bounds_iv(bounds):
