@@ -39,6 +39,20 @@ def test_table_shows_the_sequence_and_where_the_rule_stops(tmp_path):
     assert f"stop: n = {cs.stop}, difference (the sequence excludes 0)" in res.output
     assert "<- stop" in res.output and "non-asymptotic" in res.output
     assert res.output.splitlines()[0] == "acc: new - old, paired on seed, 120 pairs"
+    assert "betting (hedged-capital) confidence sequence" in res.output
+    eb = run("sequential", path, "--metric", "acc", "--compare", "new,old", "--bounds", "0,1",
+             "--cs", "empirical-bernstein", "--json")
+    payload = json.loads(eb.output)
+    expected = confidence_sequence(np.round(d, 4), bounds=(-1, 1), method="empirical-bernstein")
+    assert payload["method"] == "empirical-bernstein" and payload["stop"] == expected.stop
+    assert expected.stop > cs.stop  # betting decides sooner on this low-variance difference
+
+
+def test_cs_choices_are_the_bounded_methods():
+    from vareval.cli.sequential import cs_option
+    from vareval.stats.sequential import BOUNDED_METHODS
+
+    assert tuple(cs_option(lambda: None).__click_params__[0].type.choices) == BOUNDED_METHODS
 
 
 def test_digits_runs_json_and_batches(runs):
@@ -63,6 +77,7 @@ def test_digits_runs_json_and_batches(runs):
          "accuracy of 'mlp' is 0.964815 in pair 3"),
         (["--compare", "mlp,logreg", "--confidence", "95"], "level in (0, 1)"),
         (["--compare", "mlp,logreg", "--batch", "0"], "--batch must be an integer >= 1"),
+        (["--compare", "mlp,logreg", "--cs", "betting"], "--cs must be one of"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(runs, args, words):
@@ -101,6 +116,10 @@ def test_run_until_settled_then_the_store_reads_back(tmp_path):
     assert res.exit_code == 0, res.output
     assert "look at 10 pairs" in res.output
     assert "stopped: difference; the store records the sequence" in res.output
+    changed = run("run", _toml(tmp_path), "--store", store, "--until-settled", "--compare",
+                  "a,b", "--metric", "score", "--budget", "40", "--engine", "serial",
+                  "--bounds", "-10,12", "--cs", "empirical-bernstein")
+    assert changed.exit_code == 2 and "other bounds, method" in changed.output
     again = run("sequential", store, "--metric", "score", "--compare", "a,b", "--batch", "10",
                 "--budget", "40")
     assert again.exit_code == 0, again.output

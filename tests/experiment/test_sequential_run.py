@@ -231,3 +231,43 @@ def test_a_killed_sequential_run_resumes_the_same_sequence(tmp_path):
     assert rec["sequence"] == ref["sequence"] and rec["reason"] == ref["reason"] == "budget"
     with Store(store, readonly=True) as st:
         assert st.counts()["done"] == 2 * 20
+
+
+def test_the_bounded_method_is_recorded_and_kept(tmp_path):
+    toml, store = _toml(tmp_path, shift=0.0), tmp_path / "s.db"
+    kw = dict(compare=("a", "b"), metric="score", bounds=(-10, 12), budget=10, batch=10,
+              engine="serial", progress=False)
+    first = run_until_settled(toml, store, **kw)
+    assert first.sequence.method == "betting"
+    (rec,) = Store(store, readonly=True).sequences()
+    assert rec["settings"]["method"] == "betting" and rec["sequence"]["method"] == "betting"
+    with pytest.raises(ExperimentError, match="other method \\(--cs 'betting'\\).* cannot change"):
+        run_until_settled(toml, store, method="empirical-bernstein", **{**kw, "budget": 20})
+    assert run_until_settled(toml, store, **{**kw, "budget": 20}).sequence.method == "betting"
+
+
+def test_a_store_recorded_before_the_choice_keeps_empirical_bernstein(tmp_path):
+    toml, store = _toml(tmp_path, shift=0.0), tmp_path / "s.db"
+    kw = dict(compare=("a", "b"), metric="score", bounds=(-10, 12), batch=10, engine="serial",
+              progress=False)
+    run_until_settled(toml, store, method="empirical-bernstein", budget=10, **kw)
+    with Store(store) as st:  # as an older vareval wrote it: no method among the settings
+        (rec,) = st.sequences()
+        del rec["settings"]["method"]
+        st.record_sequence("score", "a", "b", {k: rec[k] for k in
+                                              ("settings", "status", "reason", "stop", "sequence")})
+    more = run_until_settled(toml, store, budget=20, **kw)
+    assert more.sequence.method == "empirical-bernstein" and more.pairs == 20
+    d, _, _ = paired_seed_differences(store, "score", "a", "b")
+    again = confidence_sequence(d, bounds=(-22, 22), looks=[10, 20],
+                                method="empirical-bernstein")
+    np.testing.assert_array_equal(again.low, more.sequence.low)
+    with pytest.raises(ExperimentError, match="--cs 'empirical-bernstein'"):
+        run_until_settled(toml, store, method="betting", budget=30, **kw)
+
+
+def test_cs_needs_bounds(tmp_path):
+    with pytest.raises(ExperimentError, match="--cs must be one of .* and no --bounds"):
+        run_until_settled(_toml(tmp_path, shift=0.0), tmp_path / "s.db", compare=("a", "b"),
+                          metric="score", method="betting", budget=5, batch=5, engine="serial",
+                          progress=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from vareval.cli._common import check_output, emit, json_option, writing
+from vareval.cli.sequential import cs_option
 
 _ENGINES = ("local", "serial", "ray")
 _FORMATS = ("csv", "parquet", "jsonl")
@@ -67,6 +68,7 @@ def _store_argument(f):
 @click.option("--metric", default=None, help="With --until-settled: the metric compared.")
 @click.option("--bounds", default=None,
               help="With --until-settled: the metric's bounds low,high (0,1 for an accuracy).")
+@cs_option
 @click.option("--margin", type=float, default=None,
               help="With --until-settled: stop as equivalent inside +-margin.")
 @click.option("--budget", type=int, default=100, show_default=True,
@@ -92,6 +94,7 @@ def run(
     compare,
     metric,
     bounds,
+    cs_method,
     margin,
     budget,
     confidence,
@@ -112,7 +115,8 @@ def run(
 
     if until_settled:
         return _run_until_settled(
-            experiment, store, compare, metric, bounds, margin, budget, confidence, batch,
+            experiment, store, compare, metric, bounds, cs_method, margin, budget, confidence,
+            batch,
             dict(accept_code_change=accept_code_change, engine=engine, workers=workers,
                  address=address, retry_failed=retry_failed,
                  progress=False if no_progress else None, stale_after=stale_after),
@@ -174,8 +178,8 @@ def run(
         )
 
 
-def _run_until_settled(experiment, store, compare, metric, bounds, margin, budget, confidence,
-                       batch, options, grows):
+def _run_until_settled(experiment, store, compare, metric, bounds, cs_method, margin, budget,
+                       confidence, batch, options, grows):
     from vareval.cli.sequential import parse_bounds, parse_pair, render
     from vareval.errors import ExperimentError
     from vareval.experiment.sequential import run_until_settled
@@ -196,8 +200,8 @@ def _run_until_settled(experiment, store, compare, metric, bounds, margin, budge
 
     r = run_until_settled(
         experiment, store, compare=parse_pair(compare, "--compare"), metric=metric,
-        bounds=parse_bounds(bounds), margin=margin, budget=budget, confidence=confidence,
-        batch=batch, on_look=look, **options,
+        bounds=parse_bounds(bounds), method=cs_method, margin=margin, budget=budget,
+        confidence=confidence, batch=batch, on_look=look, **options,
     )
     title = (
         f"{metric}: {r.a} - {r.b} over {r.pairs} paired seeds; ran {r.trials_run} trials "

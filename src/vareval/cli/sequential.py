@@ -37,6 +37,21 @@ def parse_bounds(text: str | None):
     return low, high
 
 
+def cs_option(f):
+    """``--cs``: which non-asymptotic sequence a bounded metric gets (stats' BOUNDED_METHODS)."""
+    return click.option(
+        "--cs", "cs_method", type=click.Choice(("betting", "empirical-bernstein")), default=None,
+        help="With --bounds: the hedged-capital betting sequence (tighter) or the "
+        "empirical-Bernstein one [default: betting; a resumed store: the one it recorded].",
+    )(f)
+
+
+_KIND = {
+    "betting": "betting (hedged-capital) confidence sequence",
+    "empirical-bernstein": "empirical-Bernstein confidence sequence",
+}
+
+
 def shown_rows(n_max: int, extra=()) -> list[int]:
     """A compact set of n to print: 1, 2, 3, 5 x powers of ten ..., the last, and ``extra``."""
     grid = {1, 2, 3, 5, n_max, *extra}
@@ -54,7 +69,7 @@ def render(cs, title: str, extra=()) -> str:
     from vareval._format import formatter
 
     kind = (
-        f"empirical-Bernstein confidence sequence (a difference lies in "
+        f"{_KIND[cs.method]} (a difference lies in "
         f"[{cs.bounds[0]:g}, {cs.bounds[1]:g}]), non-asymptotic"
         if cs.bounds is not None
         else "normal-mixture confidence sequence (no bounds), asymptotic"
@@ -101,6 +116,7 @@ def _bound(f, value) -> str:
               help="Column(s) matching runs across methods.")
 @click.option("--bounds", default=None,
               help="The metric's bounds low,high (0,1 for an accuracy): non-asymptotic sequence.")
+@cs_option
 @click.option("--margin", type=float, default=None,
               help="Stop as equivalent once the sequence lies inside +-margin.")
 @click.option("--confidence", type=float, default=0.95, show_default=True,
@@ -110,8 +126,8 @@ def _bound(f, value) -> str:
 @click.option("--budget", type=int, default=None,
               help="The planned number of pairs (tunes the normal-mixture sequence).")
 @json_option
-def sequential(results, metric, compare, by, pair_on, bounds, margin, confidence, batch,
-               budget, as_json):
+def sequential(results, metric, compare, by, pair_on, bounds, cs_method, margin, confidence,
+               batch, budget, as_json):
     """How an anytime-valid confidence sequence for a paired difference evolved, pair by pair.
 
     Pairs are taken in the table's row order (a run store's: seed order).
@@ -123,8 +139,8 @@ def sequential(results, metric, compare, by, pair_on, bounds, margin, confidence
         by = "experiment" if results.attrs.get("spec") else "method"
     cs = sequence(
         results, metric, split_columns(by), split_columns(pair_on), a, b,
-        bounds=parse_bounds(bounds), margin=margin, confidence=confidence, batch=batch,
-        budget=budget,
+        bounds=parse_bounds(bounds), method=cs_method, margin=margin, confidence=confidence,
+        batch=batch, budget=budget,
     )
     title = f"{metric}: {a} - {b}, paired on {pair_on}, {cs.n[-1]} pairs"
     emit(as_json, cs.to_dict(), render(cs, title, tuple(cs.looks) if batch else ()))

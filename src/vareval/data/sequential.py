@@ -6,7 +6,7 @@ import numpy as np
 
 from vareval.data.validate import pairs
 from vareval.errors import ArgumentError, DataError
-from vareval.stats.sequential import ConfidenceSequence, confidence_sequence
+from vareval.stats.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
 
 
 def difference_bounds(bounds) -> tuple[float, float] | None:
@@ -31,6 +31,7 @@ def sequence(
     b: str,
     *,
     bounds=None,
+    method: str | None = None,
     margin=None,
     confidence: float = 0.95,
     batch: int | None = None,
@@ -41,12 +42,18 @@ def sequence(
     Pairs are matched on ``pair_on`` (one row per key and method, every key
     with both methods) and taken in the order of ``a``'s rows, the order in
     which a run store wrote them. ``bounds`` are the metric's own bounds
-    (``(0, 1)`` for an accuracy): with them the non-asymptotic
-    empirical-Bernstein sequence, without them the asymptotic
-    normal-mixture one. The stopping rule looks after every ``batch`` pairs
+    (``(0, 1)`` for an accuracy): with them a non-asymptotic sequence,
+    ``method`` ``"betting"`` (default) or ``"empirical-bernstein"``; without
+    them the asymptotic normal-mixture one. The stopping rule looks after every ``batch`` pairs
     (default every pair); ``budget`` tunes the normal-mixture sequence and
     is where the rule would have stopped at the latest.
     """
+    if method is not None and (bounds is None or method not in BOUNDED_METHODS):
+        raise ArgumentError(
+            f"--cs must be one of {', '.join(BOUNDED_METHODS)}, with --bounds (without them the "
+            f"normal-mixture sequence is the only one); got {method!r}"
+            + ("" if bounds is not None else " and no --bounds") + "."
+        )
     xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
     if bounds is not None:
         low, high = difference_bounds(bounds)[1] * np.array([0, 1]) + float(bounds[0])
@@ -69,4 +76,5 @@ def sequence(
         margin=margin,
         budget=budget,
         looks=looks,
+        method=method,
     )

@@ -18,7 +18,9 @@ order and of the looks recorded so far, so calling again after a crash runs
 the unfinished trials of the current batch and continues the same sequence.
 A sequence that stopped stays stopped, unless it stopped for its budget and
 a larger budget is given (a confidence sequence stays valid however long it
-runs). Its rule (bounds, margin, confidence) cannot change once recorded.
+runs). Its rule (bounds, the bounded sequence's method, margin, confidence)
+cannot change once recorded; a store recorded before the betting sequence
+existed keeps its empirical-Bernstein one.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from vareval.errors import ExperimentError
 from vareval.experiment.runner import _as_spec, _spec_of_store, run, trial_provenance
 from vareval.experiment.store import Store
 from vareval.stats._result import Result
-from vareval.stats.sequential import ConfidenceSequence, confidence_sequence
+from vareval.stats.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
 
 SETTLED = ("difference", "equivalent within margin")
-_RULE = ("bounds", "margin", "confidence", "t_opt")  # fixed once a sequence is recorded
+# fixed once a sequence is recorded, with the flag that sets each
+_RULE = {"bounds": "--bounds", "method": "--cs", "margin": "--margin", "confidence": "--confidence"}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -100,6 +103,7 @@ def run_until_settled(
     compare,
     metric: str,
     bounds=None,
+    method: str | None = None,
     margin: float | None = None,
     budget: int = 100,
     confidence: float = 0.95,
@@ -123,8 +127,11 @@ def run_until_settled(
     bounds : (float, float), optional
         Bounds of the metric itself (``(0, 1)`` for an accuracy); the
         difference then lies in ``[low - high, high - low]`` and the
-        non-asymptotic empirical-Bernstein sequence is used. Without bounds,
-        the asymptotic normal-mixture sequence.
+        non-asymptotic sequence of ``method`` is used. Without bounds, the
+        asymptotic normal-mixture sequence.
+    method : {"betting", "empirical-bernstein"}, optional
+        The bounded sequence (with ``bounds`` only). Default: the store's
+        recorded one when resuming, else ``"betting"``.
     margin : float, optional
         Stop as equivalent once the sequence lies inside ``(-margin, margin)``.
     budget : int, default 100
@@ -144,20 +151,23 @@ def run_until_settled(
     SequentialRun
     """
     spec = _spec_of_store(store) if spec is None else _as_spec(spec)
-    a, b, bounds, budget, batch = _sequential_iv(spec, compare, bounds, budget, batch)
+    a, b, bounds, budget, batch = _sequential_iv(spec, compare, bounds, budget, batch, method)
     spec = _only(spec, (a, b))
+    record = _record(store, metric, a, b)
+    if method is None and bounds is not None:
+        method = "betting" if record is None else _recorded_method(record)
     settings = {
         "bounds": bounds,
+        "method": method,
         "margin": margin,
         "confidence": confidence,
         "t_opt": budget,
         "budget": budget,
         "batch": batch,
     }
-    record = _record(store, metric, a, b)
     looks: list[int] = []
     if record is not None:
-        _check_rule(store, record["settings"], settings)
+        _check_rule(store, record, settings)
         settings["t_opt"] = record["settings"]["t_opt"]
         looks = list(record["sequence"]["looks"])
     seeds = _stored_seeds(store) or min(batch, budget)
@@ -192,7 +202,15 @@ def run_until_settled(
         seeds = min(seeds + batch, budget)
 
 
-def _sequential_iv(spec, compare, bounds, budget, batch):
+def _recorded_method(record) -> str | None:
+    """The bounded sequence a store used (older stores: empirical Bernstein, the only one)."""
+    if "method" in record["settings"]:
+        return record["settings"]["method"]
+    used = record["sequence"].get("method")
+    return used if used in BOUNDED_METHODS else None
+
+
+def _sequential_iv(spec, compare, bounds, budget, batch, method):
     try:
         a, b = (str(c) for c in compare)
     except (TypeError, ValueError):
@@ -216,6 +234,12 @@ def _sequential_iv(spec, compare, bounds, budget, batch):
     for name, value in (("--budget", budget), ("--batch", batch)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ExperimentError(f"{name} must be an integer >= 1; got {value!r}.")
+    if method is not None and (bounds is None or method not in BOUNDED_METHODS):
+        raise ExperimentError(
+            f"--cs must be one of {', '.join(BOUNDED_METHODS)}, with --bounds (without them the "
+            f"normal-mixture sequence is the only one); got {method!r}"
+            + ("" if bounds is not None else " and no --bounds") + "."
+        )
     if bounds is not None:
         width = difference_bounds(bounds)[1]  # validates: two finite numbers, low < high
         bounds = [float(bounds[0]), float(bounds[0]) + width]
@@ -243,12 +267,14 @@ def _only(spec, experiments):
     return dataclasses.replace(spec, factors=factors)
 
 
-def _check_rule(store, stored: dict, settings: dict) -> None:
-    changed = [k for k in ("bounds", "margin", "confidence") if stored.get(k) != settings[k]]
+def _check_rule(store, record: dict, settings: dict) -> None:
+    stored = {**record["settings"], "method": _recorded_method(record)}
+    changed = [k for k in _RULE if stored.get(k) != settings[k]]
     if changed:
         raise ExperimentError(
             f"store '{store}' holds a sequential run of this comparison with other "
-            f"{', '.join(changed)} ({', '.join(f'{k} {stored.get(k)!r}' for k in changed)}); "
+            f"{', '.join(changed)} ({', '.join(f'{_RULE[k]} {stored.get(k)!r}' for k in changed)}"
+            "); "
             "its rule cannot change mid-sequence: keep them, or use a new --store."
         )
 
@@ -343,6 +369,7 @@ def _sequence(store, metric, a, b, settings, looks, seeds):
         margin=settings["margin"],
         looks=[n for n in looks if n <= diffs.size] or None,
         t_opt=settings["t_opt"],
+        method=settings.get("method"),
     )
     return cs, diffs.size, incomplete
 
