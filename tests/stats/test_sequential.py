@@ -296,11 +296,12 @@ def test_expected_trials_to_a_decision_versus_a_fixed_design_of_the_same_power(s
     g = np.random.default_rng(7)
     sims, budget = scaled(2000), 400
     rows = []
+    gaussian = [g.normal(d, 1, (sims, budget)) for d in (0.5, 0.3)]
     bernoulli = g.binomial(1, 0.9, (sims, budget)) - g.binomial(1, 0.6, (sims, budget))
     d_bounded = 0.3 / np.sqrt(0.09 + 0.24)
     for label, x, cs, d in (
-        ("Gaussian, d = 0.5", g.normal(0.5, 1, (sims, budget)), None, 0.5),
-        ("Gaussian, d = 0.3", g.normal(0.3, 1, (sims, budget)), None, 0.3),
+        ("Gaussian, d = 0.5", gaussian[0], None, 0.5),
+        ("Gaussian, d = 0.3", gaussian[1], None, 0.3),
         ("accuracy 0.9 vs 0.6 (bounded), betting", bernoulli,
          lambda a: betting_cs(a, (-1, 1), refine=0), d_bounded),
         ("accuracy 0.9 vs 0.6 (bounded), empirical Bernstein", bernoulli,
@@ -316,4 +317,5 @@ def test_expected_trials_to_a_decision_versus_a_fixed_design_of_the_same_power(s
               f"{right.mean():.3f}); fixed-n paired t test with power {power:.3f}: n = {fixed}")
     assert rows[0][1] < rows[0][3]  # a large effect settles before the fixed design's n
     assert rows[1][1] < rows[1][3]
-    assert rows[2][1] < rows[3][1]  # betting decides sooner than empirical Bernstein
+    assert rows[2][1] < rows[2][3]  # betting on a bounded metric settles before the fixed n
+    assert rows[2][1] < rows[3][1]  # and sooner than empirical Bernstein

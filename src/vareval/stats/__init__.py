@@ -110,6 +110,7 @@ from vareval.stats.roc import (
 from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
 from vareval.stats.sequential import (
     ConfidenceSequence,
+    betting_cs,
     confidence_sequence,
     empirical_bernstein_cs,
     normal_mixture_cs,
@@ -230,6 +231,7 @@ __all__ = [
     "paired_t",
     "paired_wilcoxon",
     "ConfidenceSequence",
+    "betting_cs",
     "confidence_sequence",
     "empirical_bernstein_cs",
     "normal_mixture_cs",

@@ -61,9 +61,9 @@ def build(data: ReportData) -> Section | None:
         how_to_read=(
             "The band narrows as pairs accrue. The run stopped when the band left zero (a "
             "difference), fell inside the dashed margin (equivalent) or the budget ran out; "
-            "the interval at the stop is valid whatever made it stop. The empirical-Bernstein "
-            "sequence (bounded metrics) holds at every n; the normal-mixture one (no bounds) "
-            "only asymptotically."
+            "the interval at the stop is valid whatever made it stop. The betting and "
+            "empirical-Bernstein sequences (bounded metrics) hold at every n; the "
+            "normal-mixture one (no bounds) only asymptotically."
         ),
         blocks=[table, *blocks, Paragraph(
             "Every trial of a sequential run is kept in the store; the sequence is recomputed "
