@@ -7,6 +7,7 @@ type added without an example here fails ``test_every_result_type_has_an_example
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -22,7 +23,13 @@ import pytest
 import vareval
 from vareval import datasets, stats
 from vareval.data.tables import FrameResult
-from vareval.stats._result import MAX_REPR_LINES, ConfidenceInterval, Result
+from vareval.stats._result import (
+    MAX_REPR_LINES,
+    PROTOCOL_FIELDS,
+    ConfidenceInterval,
+    Result,
+    _is_scalar,
+)
 
 # --- the walk -------------------------------------------------------------------
 
@@ -339,6 +346,20 @@ def test_repr_is_short(result):
     assert type(result).__name__ in text or getattr(result, "title", "") in text
 
 
+def test_repr_shows_the_answer(result):
+    """The answer (estimate, interval, p-value, the test) survives the cut at MAX_REPR_LINES."""
+    names = {f.name for f in dataclasses.fields(result)}
+    interval = type(result)._interval or ()
+    text = repr(result)
+    for name in ("estimate", *interval, "pvalue"):
+        if name in names and _is_scalar(getattr(result, name)):
+            assert name in text, f"{name} missing from the repr:\n{text}"
+    if type(result).__repr__ is Result.__repr__:
+        answer = ("estimate", *interval, *PROTOCOL_FIELDS[1:], *type(result)._headline)
+        shown = [line.split("=")[0].strip() for line in text.splitlines()[1:-1]]
+        assert all(name in shown for name in answer if name in names), text
+
+
 def test_html_repr_is_a_table(result):
     page = result._repr_html_()
     assert isinstance(page, str) and "<table" in page and "</table>" in page
@@ -553,3 +574,24 @@ def test_frame_rows_match_the_arrays():
     m = stats.multi_aso({"a": A, "b": B, "c": A + 0.01}, n_resamples=100, rng=0).to_frame()
     assert len(m) == 6 and not (m["system"] == m["versus"]).any()
     assert math.isclose(m["violation_ratio"].iloc[0] + m["violation_ratio"].iloc[2], 1.0)
+
+
+def test_data_layer_tables_show_small_numbers_and_pvalues():
+    """A variance of 9e-5 and a p-value of 1.6e-275 are not printed as 0.000000."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vareval.errors.VarevalWarning)
+        v = vareval.variance(
+            datasets.load("decovac_sim.csv"),
+            metric="accuracy",
+            fixed=("model", "optimizer"),
+            random=("seed", "config"),
+        )
+    text = repr(v)
+    assert "0.000000" not in text and "0.0e+00" not in text, text
+    seed = v.fit.variance[list(v.fit.components).index("seed")]
+    assert 1e-5 < seed < 1e-3 and f"{seed:.3e}" in text
+    p_all = v.f_tests["satterthwaite"][-1].pvalue
+    assert 0 < p_all < 1e-200 and f"{p_all:.1e}" in text
+    assert v.lrt[1].pvalue == 0 and "<1e-300" in text  # config's LRT underflows a double
+    html = v._repr_html_()
+    assert "0.000000" not in html
