@@ -189,6 +189,13 @@ def _ranking_scores():
     return _task_array().mean(axis=2).T  # datasets x methods
 
 
+@functools.cache
+def _coverage():
+    return stats.band_coverage(
+        stats.ReflectedKDE(A, 0.01, a=0, b=1), 10, k=[1, 2, 5], n_trials=200, rng=0
+    )
+
+
 def _summary_table():
     return vareval.summarize(_runs(), "accuracy", "method")
 
@@ -250,9 +257,7 @@ EXAMPLES = {
     "vareval.stats.bands.IterationProjection": lambda tmp: stats.project_iterations(
         A, B, 3, a=0, b=1
     ),
-    "vareval.stats.coverage.CoverageResult": lambda tmp: stats.band_coverage(
-        stats.ReflectedKDE(A, 0.01, a=0, b=1), 10, n_trials=200, rng=0
-    ),
+    "vareval.stats.coverage.CoverageResult": lambda tmp: _coverage(),
     "vareval.stats.dominance.ASOResult": lambda tmp: stats.aso(A, B, n_resamples=200, rng=0),
     "vareval.stats.dominance.MultiASOResult": lambda tmp: stats.multi_aso(
         {"a": A, "b": B, "c": A + 0.01}, n_resamples=100, rng=0
@@ -501,7 +506,27 @@ DEPRECATED = [
         lambda r: r.estimate,
     ),
     (lambda: stats.paired_t(A, B), "delta", lambda r: r.estimate),
+    (_coverage, "simultaneous", lambda r: r.estimate),
+    (_coverage, "simultaneous_ci", lambda r: r.confidence_interval()),
+    (_coverage, "coverage_confidence", lambda r: r.confidence),
 ]
+
+
+def test_coverage_pointwise_ci_warns_and_gives_the_new_arrays():
+    r = _coverage()
+    with pytest.warns(DeprecationWarning, match=r"\.pointwise_ci is deprecated.*pointwise_low"):
+        low, high = r.pointwise_ci
+    np.testing.assert_array_equal(low, r.pointwise_low)
+    np.testing.assert_array_equal(high, r.pointwise_high)
+    assert r.confidence_interval() == (r.low, r.high) and r.low <= r.estimate <= r.high
+
+
+def test_a_one_sided_bound_is_not_an_interval():
+    r = stats.aso(A, B, n_resamples=200, rng=0)
+    assert not type(r).has_interval()
+    with pytest.raises(TypeError, match="ASOResult has no confidence interval"):
+        r.confidence_interval()
+    assert "one-sided" in type(r).__doc__
 
 
 @pytest.mark.parametrize(("make", "old", "new"), DEPRECATED, ids=[d[1] for d in DEPRECATED])
