@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import html
 
+import numpy as np
 import pandas as pd
 
-from vareval._format import formatter, pvalue
+from vareval._format import formatter, number, pvalue
 from vareval.stats._result import MAX_REPR_LINES, Result, _short
 
 
@@ -36,8 +37,20 @@ def number_formatters(frame: pd.DataFrame) -> dict:
     for col in frame.columns:
         if frame[col].dtype.kind != "f":
             continue
-        out[col] = pvalue if _is_pvalue(col) else formatter(frame[col].to_numpy())
+        values = frame[col].to_numpy()
+        if _is_pvalue(col):
+            out[col] = pvalue
+        elif _spread(values) > 100:
+            out[col] = number  # unlike magnitudes (an LRT of 2.07 beside 1473): each its own
+        else:
+            out[col] = formatter(values)
     return out
+
+
+def _spread(values) -> float:
+    """The ratio of the largest to the smallest non-zero finite magnitude (1 if none)."""
+    finite = np.abs(values[np.isfinite(values) & (values != 0)])
+    return float(finite.max() / finite.min()) if finite.size else 1.0
 
 
 def table_text(frame: pd.DataFrame, **kw) -> str:
