@@ -7,6 +7,7 @@ type added without an example here fails ``test_every_result_type_has_an_example
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -22,7 +23,13 @@ import pytest
 import vareval
 from vareval import datasets, stats
 from vareval.data.tables import FrameResult
-from vareval.stats._result import MAX_REPR_LINES, ConfidenceInterval, Result
+from vareval.stats._result import (
+    MAX_REPR_LINES,
+    PROTOCOL_FIELDS,
+    ConfidenceInterval,
+    Result,
+    _is_scalar,
+)
 
 # --- the walk -------------------------------------------------------------------
 
@@ -182,6 +189,13 @@ def _ranking_scores():
     return _task_array().mean(axis=2).T  # datasets x methods
 
 
+@functools.cache
+def _coverage():
+    return stats.band_coverage(
+        stats.ReflectedKDE(A, 0.01, a=0, b=1), 10, k=[1, 2, 5], n_trials=200, rng=0
+    )
+
+
 def _summary_table():
     return vareval.summarize(_runs(), "accuracy", "method")
 
@@ -243,9 +257,7 @@ EXAMPLES = {
     "vareval.stats.bands.IterationProjection": lambda tmp: stats.project_iterations(
         A, B, 3, a=0, b=1
     ),
-    "vareval.stats.coverage.CoverageResult": lambda tmp: stats.band_coverage(
-        stats.ReflectedKDE(A, 0.01, a=0, b=1), 10, n_trials=200, rng=0
-    ),
+    "vareval.stats.coverage.CoverageResult": lambda tmp: _coverage(),
     "vareval.stats.dominance.ASOResult": lambda tmp: stats.aso(A, B, n_resamples=200, rng=0),
     "vareval.stats.dominance.MultiASOResult": lambda tmp: stats.multi_aso(
         {"a": A, "b": B, "c": A + 0.01}, n_resamples=100, rng=0
@@ -337,6 +349,20 @@ def test_repr_is_short(result):
     text = repr(result)
     assert 1 <= len(text.splitlines()) < MAX_REPR_LINES, text
     assert type(result).__name__ in text or getattr(result, "title", "") in text
+
+
+def test_repr_shows_the_answer(result):
+    """The answer (estimate, interval, p-value, the test) survives the cut at MAX_REPR_LINES."""
+    names = {f.name for f in dataclasses.fields(result)}
+    interval = type(result)._interval or ()
+    text = repr(result)
+    for name in ("estimate", *interval, "pvalue"):
+        if name in names and _is_scalar(getattr(result, name)):
+            assert name in text, f"{name} missing from the repr:\n{text}"
+    if type(result).__repr__ is Result.__repr__:
+        answer = ("estimate", *interval, *PROTOCOL_FIELDS[1:], *type(result)._headline)
+        shown = [line.split("=")[0].strip() for line in text.splitlines()[1:-1]]
+        assert all(name in shown for name in answer if name in names), text
 
 
 def test_html_repr_is_a_table(result):
@@ -480,7 +506,27 @@ DEPRECATED = [
         lambda r: r.estimate,
     ),
     (lambda: stats.paired_t(A, B), "delta", lambda r: r.estimate),
+    (_coverage, "simultaneous", lambda r: r.estimate),
+    (_coverage, "simultaneous_ci", lambda r: r.confidence_interval()),
+    (_coverage, "coverage_confidence", lambda r: r.confidence),
 ]
+
+
+def test_coverage_pointwise_ci_warns_and_gives_the_new_arrays():
+    r = _coverage()
+    with pytest.warns(DeprecationWarning, match=r"\.pointwise_ci is deprecated.*pointwise_low"):
+        low, high = r.pointwise_ci
+    np.testing.assert_array_equal(low, r.pointwise_low)
+    np.testing.assert_array_equal(high, r.pointwise_high)
+    assert r.confidence_interval() == (r.low, r.high) and r.low <= r.estimate <= r.high
+
+
+def test_a_one_sided_bound_is_not_an_interval():
+    r = stats.aso(A, B, n_resamples=200, rng=0)
+    assert not type(r).has_interval()
+    with pytest.raises(TypeError, match="ASOResult has no confidence interval"):
+        r.confidence_interval()
+    assert "one-sided" in type(r).__doc__
 
 
 @pytest.mark.parametrize(("make", "old", "new"), DEPRECATED, ids=[d[1] for d in DEPRECATED])
@@ -553,3 +599,24 @@ def test_frame_rows_match_the_arrays():
     m = stats.multi_aso({"a": A, "b": B, "c": A + 0.01}, n_resamples=100, rng=0).to_frame()
     assert len(m) == 6 and not (m["system"] == m["versus"]).any()
     assert math.isclose(m["violation_ratio"].iloc[0] + m["violation_ratio"].iloc[2], 1.0)
+
+
+def test_data_layer_tables_show_small_numbers_and_pvalues():
+    """A variance of 9e-5 and a p-value of 1.6e-275 are not printed as 0.000000."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vareval.errors.VarevalWarning)
+        v = vareval.variance(
+            datasets.load("decovac_sim.csv"),
+            metric="accuracy",
+            fixed=("model", "optimizer"),
+            random=("seed", "config"),
+        )
+    text = repr(v)
+    assert "0.000000" not in text and "0.0e+00" not in text, text
+    seed = v.fit.variance[list(v.fit.components).index("seed")]
+    assert 1e-5 < seed < 1e-3 and f"{seed:.3e}" in text
+    p_all = v.f_tests["satterthwaite"][-1].pvalue
+    assert 0 < p_all < 1e-200 and f"{p_all:.1e}" in text
+    assert v.lrt[1].pvalue == 0 and "<1e-300" in text  # config's LRT underflows a double
+    html = v._repr_html_()
+    assert "0.000000" not in html

@@ -73,8 +73,13 @@ def formatter(*groups, digits: int = 4, signed: bool = False):
 
 
 def pvalue(p: float) -> str:
-    """A p-value: four decimals, or two significant figures below 0.001."""
+    """A p-value: four decimals, or two significant figures below 0.001.
+
+    A p-value of exactly 0 is one too small for a double: written ``<1e-300``.
+    """
     p = float(p)
     if not math.isfinite(p):
         return "nan"
+    if p == 0:
+        return "<1e-300"
     return f"{p:.4f}" if p >= 1e-3 else f"{p:.1e}"

@@ -134,8 +134,8 @@ def test_clopper_pearson_matches_scipy():
 
 def test_band_coverage_uniform_fast():
     res = band_coverage(Uniform(), 5, confidence=0.9, n_trials=4000, k=[1, 3], rng=6)
-    assert res.simultaneous_ci[0] <= 0.9 <= res.simultaneous_ci[1]
-    assert np.all(res.pointwise >= res.simultaneous)
+    assert res.low <= 0.9 <= res.high
+    assert np.all(res.pointwise >= res.estimate)
 
 
 def test_lab_is_reproducible_and_ignores_the_global_seed(lstm_kde):
@@ -189,10 +189,10 @@ def test_ld_bands_cover_at_the_nominal_level(scaled, lstm_kde, n, dist, method):
         k=[1, 2, 5, 10, 50], coverage_confidence=0.999, rng=np.random.default_rng(n),
     )  # fmt: skip
     # at or above nominal (exact for continuous distributions)
-    assert res.simultaneous_ci[1] >= 0.9
-    assert res.simultaneous_ci[0] <= 0.9
+    assert res.high >= 0.9
+    assert res.low <= 0.9
     # the tuning-curve band holds at least as often as the CDF band
-    assert np.all(res.pointwise >= res.simultaneous)
+    assert np.all(res.pointwise >= res.estimate)
 
 
 @pytest.mark.slow
@@ -206,7 +206,7 @@ def test_bootstrap_pointwise_coverage_falls_as_k_grows(scaled, model, bw, estima
         kde, 50, ks, truth, estimator=estimator, n_trials=scaled(1000, 300),
         n_resamples=1024, confidence=0.95, rng=np.random.default_rng(11),
     )  # fmt: skip
-    lo, hi = res.pointwise_ci
+    hi = res.pointwise_high
     assert hi[0] >= 0.85  # near nominal for the first points of the curve
     assert hi[-1] < 0.85  # well below nominal at k = n
     assert res.pointwise[-1] < res.pointwise[0] - 0.1

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import html
 
+import numpy as np
 import pandas as pd
 
-from vareval._format import formatter
+from vareval._format import formatter, number, pvalue
 from vareval.stats._result import MAX_REPR_LINES, Result, _short
 
 
@@ -20,18 +21,60 @@ def clip_lines(text: str, limit: int = MAX_REPR_LINES) -> str:
     return "\n".join([*lines[: limit - 1], f"... ({cut} more lines: see to_frame())"])
 
 
+def _is_pvalue(column) -> bool:
+    name = str(column)
+    return name == "p" or name.startswith(("p_", "pvalue")) or name.endswith("pvalue")
+
+
+def number_formatters(frame: pd.DataFrame) -> dict:
+    """Formatters for a table's float columns (see :mod:`vareval._format`).
+
+    p-value columns (``p``, ``p_*``, ``*pvalue*``) as :func:`vareval._format.pvalue`
+    writes them; any other float column at its own scale, so that neither a
+    p-value of 1e-275 nor a variance of 9e-5 prints as ``0.000000``.
+    """
+    out = {}
+    for col in frame.columns:
+        if frame[col].dtype.kind != "f":
+            continue
+        values = frame[col].to_numpy()
+        if _is_pvalue(col):
+            out[col] = pvalue
+        elif _spread(values) > 100:
+            out[col] = number  # unlike magnitudes (an LRT of 2.07 beside 1473): each its own
+        else:
+            out[col] = formatter(values)
+    return out
+
+
+def _spread(values) -> float:
+    """The ratio of the largest to the smallest non-zero finite magnitude (1 if none)."""
+    finite = np.abs(values[np.isfinite(values) & (values != 0)])
+    return float(finite.max() / finite.min()) if finite.size else 1.0
+
+
+def table_text(frame: pd.DataFrame, **kw) -> str:
+    """``frame.to_string`` with its numbers formatted by :func:`number_formatters`."""
+    return frame.to_string(formatters=number_formatters(frame), **kw)
+
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class FrameResult(Result):
     """A data-layer result shown as its scalar fields and its tidy table."""
 
     def __repr__(self) -> str:
         head = ", ".join(f"{k}={_short(v)}" for k, v in self._scalars().items())
-        table = self.to_frame().to_string(index=False, max_rows=MAX_REPR_LINES - 6, max_cols=10)
+        table = table_text(
+            self.to_frame(), index=False, max_rows=MAX_REPR_LINES - 6, max_cols=10
+        )
         return clip_lines(f"{type(self).__name__}({head})\n{table}")
 
     def _repr_html_(self) -> str:
         title = html.escape(type(self).__name__)
-        return f"<p><b>{title}</b></p>" + self.to_frame().to_html(max_rows=40)
+        frame = self.to_frame()
+        return f"<p><b>{title}</b></p>" + frame.to_html(
+            formatters=number_formatters(frame), max_rows=40
+        )
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -63,19 +106,11 @@ class ResultTable(Result):
         """Return every result as plain Python values, keyed as the table."""
         return {str(k): v.to_dict() for k, v in self.results.items()}
 
-    def _formatters(self) -> dict:
-        """Each float column at its own scale (see :mod:`vareval._format`)."""
-        return {
-            col: formatter(self.frame[col].to_numpy())
-            for col in self.frame.columns
-            if self.frame[col].dtype.kind == "f"
-        }
-
     def __repr__(self) -> str:
         with pd.option_context("display.width", 120, "display.max_columns", 30):
-            text = f"{self.title}\n{self.frame.to_string(formatters=self._formatters())}"
+            text = f"{self.title}\n{table_text(self.frame)}"
         return clip_lines(text)
 
     def _repr_html_(self) -> str:
         title = f"<p><b>{html.escape(self.title)}</b></p>"
-        return title + self.frame.to_html(formatters=self._formatters(), max_rows=60)
+        return title + self.frame.to_html(formatters=number_formatters(self.frame), max_rows=60)

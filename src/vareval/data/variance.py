@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from vareval.data.tables import FrameResult, clip_lines
+from vareval.data.tables import FrameResult, clip_lines, table_text
 from vareval.data.validate import label_text, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats import mixed_bootstrap
@@ -107,9 +107,9 @@ class VarianceAnalysis(FrameResult):
 
     def __repr__(self) -> str:
         tables = [
-            self.components_frame().to_string(index=False),
-            self.lrt_frame().to_string(index=False),
-            self.f_frame().to_string(index=False),
+            table_text(self.components_frame(), index=False),
+            table_text(self.lrt_frame(), index=False),
+            table_text(self.f_frame(), index=False),
         ]
         head = (
             f"VarianceAnalysis(metric={self.metric!r}, fixed={list(self.fixed)}, "

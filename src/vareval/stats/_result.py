@@ -12,6 +12,11 @@ Every result is a frozen dataclass deriving from :class:`Result`, which gives
   ``confidence_interval(confidence_level=None)`` returns a
   :class:`ConfidenceInterval` ``(low, high)`` where the result has one.
 
+The repr shows the answer first: ``estimate``, the interval, ``se``,
+``statistic``, ``df``, ``pvalue`` and the test's name lead (or the fields a
+class names in ``_headline``), then the rest in declaration order, so the
+cut at 25 lines only ever hides detail.
+
 A subclass declares its interval with ``_interval = ("low", "high")`` (the two
 fields holding it, computed at the level in the field ``confidence``) and, if
 it can recompute the interval cheaply at another level, overrides
@@ -35,6 +40,8 @@ from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence
 
 MAX_REPR_LINES = 25
+# The fields a repr shows first, in this order, when a result has them.
+PROTOCOL_FIELDS = ("estimate", "confidence", "se", "statistic", "df", "pvalue", "test", "kind")
 
 
 class ConfidenceInterval(NamedTuple):
@@ -116,6 +123,8 @@ class Result:
     _deprecated: ClassVar[dict] = {}
     # Fields that become the rows of ``to_frame()`` (equal-length 1-D sequences).
     _rows: ClassVar[tuple[str, ...]] = ()
+    # The fields the repr shows first; default: the protocol's (``PROTOCOL_FIELDS``).
+    _headline: ClassVar[tuple[str, ...]] = ()
 
     def __getattr__(self, name: str):
         # Called only when ordinary lookup fails: the old spellings live here.
@@ -160,12 +169,22 @@ class Result:
 
     def _lines(self) -> list[tuple[str, str]]:
         """``(field, short value)`` pairs, cut to fit ``MAX_REPR_LINES``."""
-        pairs = [(f.name, _short(getattr(self, f.name))) for f in dataclasses.fields(self)]
+        pairs = [(name, _short(getattr(self, name))) for name in self._field_order()]
         room = MAX_REPR_LINES - 3  # the head and closing lines make it MAX_REPR_LINES - 1
         if len(pairs) > room:
             more = len(pairs) - room + 1
             pairs = pairs[: room - 1] + [("...", f"{more} more fields: see to_dict()")]
         return pairs
+
+    def _field_order(self) -> list[str]:
+        """Field names, the headline (the answer) first: see ``_headline``."""
+        names = [f.name for f in dataclasses.fields(self)]
+        head = self._headline
+        if not head:
+            estimate, *rest = PROTOCOL_FIELDS
+            head = (estimate, *(self._interval or ()), *rest)
+        first = [name for name in head if name in names]
+        return first + [name for name in names if name not in first]
 
     def __repr__(self) -> str:
         body = "\n".join(

@@ -46,7 +46,7 @@ from vareval.stats._checks import (
     as_scores,
     renamed_keywords,
 )
-from vareval.stats._result import Result
+from vareval.stats._result import Result, interval_method, renamed, renamed_interval
 from vareval.stats.bands import _as_method, order_statistic_band
 from vareval.stats.tuning import _as_bounds, _as_k, _as_minimize, _u_weights, _v_weights
 
@@ -383,47 +383,66 @@ def bootstrap_bands(
 class CoverageResult(Result):
     """Coverage of a confidence band in simulation, with Clopper-Pearson intervals.
 
+    The headline is the simultaneous coverage: ``estimate`` with its
+    Clopper-Pearson interval ``(low, high)``, also ``confidence_interval()``
+    (at the stored level only: the hits are not kept).
+
     Attributes
     ----------
+    estimate : float
+        Share of trials whose band contained the truth everywhere at once
+        (for :func:`band_coverage`, the whole CDF); formerly ``simultaneous``.
+    low, high : float
+        Its Clopper-Pearson interval (formerly ``simultaneous_ci``).
     k : ndarray
         Numbers of search iterations checked.
     pointwise : ndarray
         Share of trials whose band contained the true curve at each ``k``.
-    pointwise_ci : (ndarray, ndarray)
-        Clopper-Pearson interval for each pointwise coverage.
-    simultaneous : float
-        Share of trials whose band contained the truth everywhere at once
-        (for :func:`band_coverage`, the whole CDF).
-    simultaneous_ci : (float, float)
-        Its Clopper-Pearson interval.
+    pointwise_low, pointwise_high : ndarray
+        Clopper-Pearson interval for each pointwise coverage (formerly
+        ``pointwise_ci``).
     nominal : float
         The band's nominal level.
     n, n_trials : int
         Sample size per search and number of simulated searches.
     band : str
         Which band was checked.
-    coverage_confidence : float
-        Level of the Clopper-Pearson intervals.
+    confidence : float
+        Level of the Clopper-Pearson intervals (formerly ``coverage_confidence``).
     """
 
+    estimate: float
+    low: float
+    high: float
     k: np.ndarray
     pointwise: np.ndarray
-    pointwise_ci: tuple
-    simultaneous: float
-    simultaneous_ci: tuple
+    pointwise_low: np.ndarray
+    pointwise_high: np.ndarray
     nominal: float
     n: int
     n_trials: int
     band: str
-    coverage_confidence: float
+    confidence: float
+
+    _interval = ("low", "high")
+    _deprecated = {
+        "simultaneous": renamed("estimate"),
+        "simultaneous_ci": interval_method(),
+        "pointwise_ci": renamed_interval("pointwise_low", "pointwise_high"),
+        "coverage_confidence": renamed("confidence"),
+    }
 
     def to_frame(self):
         """One row per ``k``: pointwise coverage and its Clopper-Pearson interval."""
         import pandas as pd
 
-        low, high = self.pointwise_ci
         return pd.DataFrame(
-            {"k": self.k, "pointwise": self.pointwise, "pointwise_low": low, "pointwise_high": high}
+            {
+                "k": self.k,
+                "pointwise": self.pointwise,
+                "pointwise_low": self.pointwise_low,
+                "pointwise_high": self.pointwise_high,
+            }
         )
 
 
@@ -432,17 +451,20 @@ def _coverage_result(k, covered, simultaneous, nominal, n, band, cc) -> Coverage
     hits = covered.sum(axis=0)
     s_hits = int(simultaneous.sum())
     s_lo, s_hi = clopper_pearson(s_hits, trials, cc)
+    p_lo, p_hi = clopper_pearson(hits, trials, cc)
     return CoverageResult(
+        estimate=s_hits / trials,
+        low=float(s_lo),
+        high=float(s_hi),
         k=np.asarray(k),
         pointwise=hits / trials,
-        pointwise_ci=clopper_pearson(hits, trials, cc),
-        simultaneous=s_hits / trials,
-        simultaneous_ci=(float(s_lo), float(s_hi)),
+        pointwise_low=np.asarray(p_lo),
+        pointwise_high=np.asarray(p_hi),
         nominal=nominal,
         n=n,
         n_trials=trials,
         band=band,
-        coverage_confidence=cc,
+        confidence=cc,
     )
 
 

@@ -42,12 +42,16 @@ _CHUNK_ELEMENTS = 4_000_000  # bootstrap rows x steps held in memory at once
 class ASOResult(Result):
     """Almost stochastic order of A over B.
 
+    ``epsilon_min`` is a one-sided (upper) confidence bound, not an interval:
+    this result has no two-sided interval, and ``confidence_interval()``
+    raises ``TypeError``.
+
     Attributes
     ----------
     epsilon_min : float
-        Upper confidence bound (level ``confidence``) of the violation ratio,
-        clipped to [0, 1]; A is almost stochastically better than B when it is
-        below ``threshold``.
+        One-sided upper confidence bound (level ``confidence``) of the
+        violation ratio, clipped to [0, 1]; A is almost stochastically better
+        than B when it is below ``threshold``.
     violation_ratio : float
         The plug-in estimate of ``eps_W2`` (also ``estimate``).
     sd : float
@@ -78,6 +82,8 @@ class ASOResult(Result):
     n_b: int
     n_resamples: int
     dt: float | None
+
+    _headline = ("violation_ratio", "epsilon_min", "confidence", "threshold", "pvalue")
 
     @property
     def estimate(self) -> float:

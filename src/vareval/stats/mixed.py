@@ -561,6 +561,12 @@ class MixedModelFit(Result):
         intercept and slope); empty for random intercepts.
     """
 
+    # The repr leads with the variance decomposition and whether the fit is sound.
+    _headline = (
+        "components", "variance", "sd", "share", "icc", "converged", "singular", "message",
+        "fixed_names", "coef", "se",
+    )
+
     fixed_names: tuple
     coef: np.ndarray
     se: np.ndarray

@@ -121,6 +121,11 @@ class PairedDifference(Result):
     bootstrap_note: str = ""
 
     _interval = ("low", "high")
+    # The corrected SE makes the interval when ``test`` says so: it leads with the answer.
+    _headline = (
+        "estimate", "low", "high", "confidence", "se", "statistic", "df", "pvalue", "test",
+        "se_corrected", "test_train_ratio", "k",
+    )
     _deprecated = {
         "mean": renamed("estimate"),
         "t_ci": interval_method(),

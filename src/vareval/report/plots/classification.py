@@ -48,12 +48,13 @@ def coverage_plot(result, *, width: float = 7.0, name: str = "coverage"):
     """
     small = narrow(width)
     k = np.asarray(result.k, dtype=float)
-    s_lo, s_hi = result.simultaneous_ci
+    s_lo, s_hi = result.confidence_interval()
     if k.size:
         est = 100 * np.asarray(result.pointwise, dtype=float)
-        lo, hi = (100 * np.asarray(v, dtype=float) for v in result.pointwise_ci)
+        lo = 100 * np.asarray(result.pointwise_low, dtype=float)
+        hi = 100 * np.asarray(result.pointwise_high, dtype=float)
     else:  # a CDF band: only the coverage of the whole band, drawn at one point
-        k, est = np.array([1.0]), np.array([100 * result.simultaneous])
+        k, est = np.array([1.0]), np.array([100 * result.estimate])
         lo, hi = np.array([100 * s_lo]), np.array([100 * s_hi])
     with figure(name, width=width, height=2.3 if small else 2.9) as (fig, ax):
         ax.fill_between(k, lo, hi, color=colour(0), alpha=0.2, linewidth=0)
@@ -63,7 +64,7 @@ def coverage_plot(result, *, width: float = 7.0, name: str = "coverage"):
             ax.set_xticks([1], ["whole CDF"])
         ax.axhline(100 * result.nominal, color="black", linestyle="--", linewidth=0.9)
         ax.set_title(
-            f"{result.band}: simultaneous {100 * result.simultaneous:.1f}% "
+            f"{result.band}: simultaneous {100 * result.estimate:.1f}% "
             f"[{100 * s_lo:.1f}, {100 * s_hi:.1f}]"
             + ("" if small else f", nominal {100 * result.nominal:g}%, {result.n_trials:,} trials"),
             loc="left",
