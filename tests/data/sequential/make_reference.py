@@ -36,9 +36,13 @@ from confseq.betting import hedged_cs  # noqa: E402
 from confseq.predmix import predmix_empbern_cs  # noqa: E402
 
 
-def case(name, x, alpha):
-    low, high = predmix_empbern_cs(np.asarray(x, float), alpha=alpha, running_intersection=False)
-    low = np.maximum.accumulate(np.clip(low, 0, 1))
+def eb(x, alpha):
+    return predmix_empbern_cs(x, alpha=alpha, running_intersection=False)
+
+
+def case(name, x, alpha, cs=eb):
+    low, high = cs(np.asarray(x, float), alpha)
+    low = np.maximum.accumulate(np.clip(low, 0, 1))  # a no-op on hedged_cs's own output
     high = np.minimum.accumulate(np.clip(high, 0, 1))
     return {"name": name, "alpha": alpha, "x": list(map(float, x)),
             "low": low.tolist(), "high": high.tolist()}
@@ -54,17 +58,15 @@ cases = [
 Path(__file__).with_name("reference.json").write_text(json.dumps(cases, indent=1) + "\n")
 
 
-def betting_case(name, x, alpha):
-    low, high = hedged_cs(np.asarray(x, float), alpha=alpha)
-    return {"name": name, "alpha": alpha, "x": list(map(float, x)),
-            "low": low.tolist(), "high": high.tolist()}
+def betting(x, alpha):
+    return hedged_cs(x, alpha=alpha)
 
 
 rng = np.random.default_rng(20261202)
-betting = [
-    betting_case("beta(2, 5), 200 draws", rng.beta(2, 5, 200), 0.05),
-    betting_case("difference of Bernoulli(0.9) and Bernoulli(0.6), rescaled to [0, 1]",
-                 (rng.binomial(1, 0.9, 150) - rng.binomial(1, 0.6, 150) + 1) / 2, 0.05),
-    betting_case("uniform(0.4, 0.6), 120 draws, 90 %", rng.uniform(0.4, 0.6, 120), 0.10),
+cases = [
+    case("beta(2, 5), 200 draws", rng.beta(2, 5, 200), 0.05, betting),
+    case("difference of Bernoulli(0.9) and Bernoulli(0.6), rescaled to [0, 1]",
+         (rng.binomial(1, 0.9, 150) - rng.binomial(1, 0.6, 150) + 1) / 2, 0.05, betting),
+    case("uniform(0.4, 0.6), 120 draws, 90 %", rng.uniform(0.4, 0.6, 120), 0.10, betting),
 ]
-Path(__file__).with_name("betting.json").write_text(json.dumps(betting, indent=1) + "\n")
+Path(__file__).with_name("betting.json").write_text(json.dumps(cases, indent=1) + "\n")
