@@ -100,6 +100,15 @@ class TestReferences:
             assert np.all(low >= exact_low - resolution - 1e-12)
             assert np.all(high <= exact_high + resolution + 1e-12)
 
+    @pytest.mark.parametrize(("kwargs", "match"), [
+        (dict(max_bet=1.0), "`max_bet` must lie in \\(0, 1\\)"),
+        (dict(grid=1), "`grid` must be an integer >= 2"),
+        (dict(refine=-1), "`refine` must be an integer >= 0"),
+    ])
+    def test_betting_bad_settings(self, kwargs, match):
+        with pytest.raises(ArgumentError, match=match):
+            betting_cs([0.5], (0, 1), **kwargs)
+
     def test_bounds_rescale(self, rng):
         y = rng.uniform(0, 1, 80)
         low01, high01 = empirical_bernstein_cs(y, (0, 1))

@@ -259,6 +259,9 @@ def betting_cs(
     alpha = 1 - _level_iv(confidence)
     if not 0 < max_bet < 1:
         raise ArgumentError(f"`max_bet` must lie in (0, 1) such as 0.5; got {max_bet!r}.")
+    for name, value, least in (("grid", grid, 2), ("refine", refine, 0)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+            raise ArgumentError(f"`{name}` must be an integer >= {least}; got {value!r}.")
     lam = _plugin_bets(y, alpha / 2)
     threshold = np.log(2 / alpha)  # max(K+, K-) / 2 < 1/alpha
     m = np.arange(grid + 1) / grid
@@ -272,7 +275,8 @@ def betting_cs(
                       threshold, refine, +1)
         high = _bisect(y, lam, high, np.where(out_minus > 0, high - 1 / grid, 1.0), max_bet,
                        threshold, refine, -1)
-    low, high = np.maximum.accumulate(low, axis=-1), np.minimum.accumulate(high, axis=-1)
+    low = np.maximum.accumulate(np.clip(low, 0, 1), axis=-1)  # clip: an empty set's bracket
+    high = np.minimum.accumulate(np.clip(high, 0, 1), axis=-1)  # may start outside [0, 1]
     return a + (b - a) * low, a + (b - a) * high
 
 
