@@ -1,14 +1,19 @@
 """One keyword spelling per idea across the public Python API.
 
 The walk covers every callable in ``vareval.__all__`` and ``vareval.stats.__all__``
-(functions added later included), so a new function that spells an idea
-differently fails here. The old spellings still work for one release, with a
+(functions added later included), and the field names and public method keywords
+of every result type, so a new function or field that spells an idea differently
+fails here. The old spellings still work for one release, with a
 ``DeprecationWarning`` naming the new one and the same result.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import importlib
 import inspect
+import pkgutil
 import warnings
 
 import numpy as np
@@ -18,6 +23,7 @@ import pytest
 import vareval
 from vareval import stats
 from vareval.errors import ArgumentError
+from vareval.stats._result import Result
 
 # Spellings of one idea; the first is the one every function uses.
 SYNONYMS = [
@@ -80,6 +86,65 @@ def test_the_walk_catches_a_second_spelling():
     assert any("fake(higher_is_better=False)" in p for p in problems)
 
 
+def result_types() -> list[type]:
+    """Every ``Result`` subclass that vareval defines."""
+    for info in pkgutil.walk_packages(vareval.__path__, "vareval."):
+        if not info.name.endswith("__main__"):
+            with contextlib.suppress(ImportError):  # an optional dependency is absent
+                importlib.import_module(info.name)
+    found, todo = set(), [Result]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found and sub.__module__.startswith("vareval."):
+                found.add(sub)
+                todo.append(sub)
+    return sorted(found, key=lambda c: f"{c.__module__}.{c.__qualname__}")
+
+
+# Spellings from the table that a result uses for another idea: why each one stays.
+FIELD_EXCEPTIONS = {
+    "seed": "the integer seed a result records and prints (--seed); functions take rng=",
+    "level": "a band's pointwise Beta level or half-width, not an interval's confidence",
+    "ci_method": "a description of how the interval was computed, e.g. 'noncentral t'",
+}
+KEYWORD_EXCEPTIONS = {"confidence_level": "confidence_interval() keeps scipy's keyword"}
+OLD_SPELLINGS = {old for spellings in SYNONYMS for old in spellings[1:]}
+
+
+def result_spelling_problems(types) -> list[str]:
+    """Old spellings among the result types' field names and public method keywords."""
+    problems = []
+    for cls in types:
+        for field in dataclasses.fields(cls):
+            if field.name in OLD_SPELLINGS.difference(FIELD_EXCEPTIONS):
+                problems.append(f"{cls.__name__}.{field.name} (field)")
+        for name, method in inspect.getmembers(cls, inspect.isfunction):
+            if name.startswith("_"):
+                continue
+            for param in inspect.signature(method).parameters:
+                if param in OLD_SPELLINGS.difference(KEYWORD_EXCEPTIONS):
+                    problems.append(f"{cls.__name__}.{name}({param}=)")
+    return problems
+
+
+def test_result_fields_and_methods_use_the_same_spellings():
+    types = result_types()
+    assert len(types) > 40  # the walk reaches every layer's results
+    assert result_spelling_problems(types) == []
+
+
+def test_the_result_walk_catches_an_old_field_and_keyword():
+    @dataclasses.dataclass(frozen=True, repr=False)
+    class Fake(Result):
+        n_sim: int
+
+        def curve(self, k, *, minimize=False):
+            return k
+
+    problems = result_spelling_problems([*result_types(), Fake])
+    assert problems == ["Fake.n_sim (field)", "Fake.curve(minimize=)"]
+
+
 A = np.array([0.71, 0.74, 0.69, 0.77, 0.73, 0.70, 0.76, 0.72, 0.75, 0.68])
 B = A - np.array([0.01, 0.03, -0.02, 0.02, 0.00, 0.01, 0.04, -0.01, 0.02, 0.01])
 RUNS = pd.DataFrame(
@@ -135,6 +200,16 @@ RENAMES = [
      {"n_trials": 5, "rng": 0}, "n_bootstrap", 20, "n_resamples", 20),
     (stats.band_coverage, (_sampler(), 10), {"n_trials": 20, "k": [1, 2], "rng": 0}, "minimize",
      True, "higher_is_better", False),
+    # the methods of the distribution objects
+    *[(method, ([1, 2],), {}, "minimize", True, "higher_is_better", False) for method in (
+        stats.cdf_band(A, a=0, b=1).tuning_curve,
+        stats.EmpiricalDistribution(A, a=0, b=1).quantile_tuning_curve,
+        stats.EmpiricalDistribution(A, a=0, b=1).average_tuning_curve,
+        stats.EmpiricalDistribution(A).v_statistic,
+        stats.EmpiricalDistribution(A).u_statistic,
+        _sampler().quantile_tuning_curve,
+        _sampler().average_tuning_curve,
+    )],
 ]  # fmt: skip
 
 
@@ -190,3 +265,31 @@ def test_report_keywords_renamed():
     assert got == want
     with pytest.warns(DeprecationWarning, match=r"n_sim=.*use best_of_k_resamples="):
         assert build_report(RUNS, **kw, n_resamples=300, n_sim=300) == want
+
+
+# a result, its old field name, the new one, and the old field's value from the result
+DEPRECATED_FIELDS = [
+    (lambda: stats.best_of_k(A, ks=[1, 2], n_resamples=300, rng=0), "n_sim", "n_resamples",
+     lambda r: r.n_resamples),
+    (lambda: stats.ranking_stability(A, B, max_k=3, n_resamples=300, rng=0), "n_sim",
+     "n_resamples", lambda r: r.n_resamples),
+    (lambda: stats.bayesian_signed_rank(A, B, rope=0.01, n_resamples=300, rng=0), "n_samples",
+     "n_resamples", lambda r: r.n_resamples),
+    *[(lambda hib=hib: stats.cdf_band(A, a=0, b=1).tuning_curve([1, 2], higher_is_better=hib),
+       "minimize", "higher_is_better", lambda r, hib=hib: not hib) for hib in (True, False)],
+    *[(lambda hib=hib: vareval.tuning_curve(RUNS, metric="acc", by="method", bounds=(0, 1),
+                                            higher_is_better=hib),
+       "minimize", "higher_is_better", lambda r, hib=hib: not hib) for hib in (True, False)],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("make", "old", "new", "value"), DEPRECATED_FIELDS,
+                         ids=lambda v: v if isinstance(v, str) else None)  # fmt: skip
+def test_old_field_warns_and_gives_its_value(make, old, new, value):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tie warnings are not the point here
+        r = make()
+    with pytest.warns(DeprecationWarning, match=rf"\.{old} is deprecated.*use \.{new}"):
+        got = getattr(r, old)
+    assert got == value(r) and type(got) is type(value(r))
+    assert old not in r.to_dict() and new in r.to_dict()

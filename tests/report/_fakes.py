@@ -40,7 +40,7 @@ def best_of_k(
         median_gap=table[:, 0],
         p90_gap=table[:, 1],
         mean_signed_difference=np.array(signed),
-        n_sim=n_resamples,
+        n_resamples=n_resamples,
         higher_is_better=higher_is_better,
     )
 

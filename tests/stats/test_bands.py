@@ -291,7 +291,7 @@ def test_band_orders_and_induced_curves(rng):
     # the upper CDF band gives the lower curve and vice versa
     np.testing.assert_array_equal(curve.lower, upper_cdf.quantile_tuning_curve(ks))
     np.testing.assert_array_equal(curve.upper, lower_cdf.quantile_tuning_curve(ks))
-    down = band.tuning_curve(ks, minimize=True)
+    down = band.tuning_curve(ks, higher_is_better=False)
     assert np.all(down.lower <= down.estimate) and np.all(down.estimate <= down.upper)
     assert band.to_dict()["method"] == "ld-hd"
     assert "CDFBand(" in repr(band)

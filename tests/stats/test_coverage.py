@@ -103,7 +103,7 @@ def test_true_tuning_curves(lstm_kde):
     down, se_down = simulated_tuning_curve(
         lstm_kde, ks, n_trials=100_000, higher_is_better=False, rng=3
     )
-    truth_down = lstm_kde.average_tuning_curve(ks, minimize=True)
+    truth_down = lstm_kde.average_tuning_curve(ks, higher_is_better=False)
     assert np.all(np.abs(down - truth_down) < 5 * se_down)
     np.testing.assert_allclose(
         lstm_kde.quantile_tuning_curve(ks), lstm_kde.ppf(0.5 ** (1 / ks)), atol=1e-12

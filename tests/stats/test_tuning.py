@@ -69,13 +69,13 @@ def test_tuning_curves_agree_with_opda(rng, n, kind, minimize):
     p = 1 - (1 - q) ** (1 / ks) if minimize else q ** (1 / ks)
     keep = _tie_free(p, ours)
     np.testing.assert_allclose(
-        ours.quantile_tuning_curve(ks, minimize=minimize)[keep],
+        ours.quantile_tuning_curve(ks, higher_is_better=not minimize)[keep],
         theirs.quantile_tuning_curve(ks, minimize=minimize)[keep],
         rtol=0,
         atol=1e-12,
     )
     np.testing.assert_allclose(
-        ours.average_tuning_curve(ks, minimize=minimize),
+        ours.average_tuning_curve(ks, higher_is_better=not minimize),
         theirs.average_tuning_curve(ks, minimize=minimize),
         rtol=0,
         atol=1e-12,
@@ -87,10 +87,10 @@ def test_tuning_curves_agree_with_opda(rng, n, kind, minimize):
         finite = np.isfinite(u_ref)
         assert finite.any()
         np.testing.assert_allclose(
-            ours.v_statistic(kint, minimize=minimize), v_ref, rtol=0, atol=1e-12
+            ours.v_statistic(kint, higher_is_better=not minimize), v_ref, rtol=0, atol=1e-12
         )
         np.testing.assert_allclose(
-            ours.u_statistic(kint, minimize=minimize)[finite],
+            ours.u_statistic(kint, higher_is_better=not minimize)[finite],
             u_ref[finite],
             rtol=0,
             atol=1e-12,
@@ -108,10 +108,10 @@ def test_u_and_v_agree_with_opda_many_n(n):
         u_ref = theirs.u_tuning_curve(ks, minimize=minimize)
         finite = np.isfinite(u_ref)
         np.testing.assert_allclose(
-            ours.u_statistic(ks, minimize=minimize)[finite], u_ref[finite], atol=1e-12
+            ours.u_statistic(ks, higher_is_better=not minimize)[finite], u_ref[finite], atol=1e-12
         )
         np.testing.assert_allclose(
-            ours.v_statistic(ks, minimize=minimize),
+            ours.v_statistic(ks, higher_is_better=not minimize),
             theirs.v_tuning_curve(ks, minimize=minimize),
             atol=1e-12,
         )
@@ -172,7 +172,7 @@ def test_u_statistic_is_unbiased_for_a_small_population():
         assert dist.u_statistic(k) == pytest.approx(
             np.mean([max(s) for s in subsets]), abs=1e-15
         )
-        assert dist.u_statistic(k, minimize=True) == pytest.approx(
+        assert dist.u_statistic(k, higher_is_better=False) == pytest.approx(
             np.mean([min(s) for s in subsets]), abs=1e-15
         )
 
@@ -192,7 +192,7 @@ def test_quantile_inverts_the_cdf(ys, p):
     ks = np.arange(1, 12)
     curve = dist.quantile_tuning_curve(ks)
     assert np.all(np.diff(curve) >= 0)
-    assert np.all(np.diff(dist.quantile_tuning_curve(ks, minimize=True)) <= 0)
+    assert np.all(np.diff(dist.quantile_tuning_curve(ks, higher_is_better=False)) <= 0)
 
 
 def test_minimize_is_maximize_of_the_negated_scores(rng):
@@ -200,10 +200,10 @@ def test_minimize_is_maximize_of_the_negated_scores(rng):
     up = EmpiricalDistribution(ys, a=0, b=1)
     down = EmpiricalDistribution(-ys, a=-1, b=0)
     ks = np.arange(1, 20)
-    np.testing.assert_allclose(up.u_statistic(ks, minimize=True), -down.u_statistic(ks))
-    np.testing.assert_allclose(up.v_statistic(ks, minimize=True), -down.v_statistic(ks))
+    np.testing.assert_allclose(up.u_statistic(ks, higher_is_better=False), -down.u_statistic(ks))
+    np.testing.assert_allclose(up.v_statistic(ks, higher_is_better=False), -down.v_statistic(ks))
     np.testing.assert_allclose(
-        up.average_tuning_curve(ks, minimize=True), -down.average_tuning_curve(ks)
+        up.average_tuning_curve(ks, higher_is_better=False), -down.average_tuning_curve(ks)
     )
 
 

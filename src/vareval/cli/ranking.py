@@ -286,7 +286,7 @@ def render_rank(table, seed: int) -> str:
     if bayes:
         b = next(v for k, v in table.results.items() if k != "ranking")
         note += (
-            f" Bayesian signed rank: rope {b.rope:g}, {b.n_samples:,} posterior samples, seed "
+            f" Bayesian signed rank: rope {b.rope:g}, {b.n_resamples:,} posterior samples, seed "
             f"{seed}; P = share of samples in which the region is the most probable (baycomp)."
         )
     lines.append(note)

@@ -182,7 +182,7 @@ def render_best_of_k(table, seed=None) -> str:
         heads = ["median" if q == 0.5 else f"q{q:g}" for q in r.quantiles]
         lines += [
             f"{name}: two identical methods, each keeping its best of k runs "
-            f"({r.n_sim:,} simulated comparisons per k"
+            f"({r.n_resamples:,} simulated comparisons per k"
             + (f", seed {seed}" if seed is not None else "")
             + f"; gaps {unit})",
             f"{'k':>5}" + "".join(f"{h:>10}" for h in heads) + f"{'mean signed diff':>19}",

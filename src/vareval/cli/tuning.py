@@ -36,7 +36,7 @@ def _parse_bounds(text: str) -> tuple[float, float]:
 
 def render(result, projection=None) -> str:
     """The human-readable table of curves, bands and verdicts."""
-    direction = "lower" if result.minimize else "higher"
+    direction = "higher" if result.higher_is_better else "lower"
     what = "median" if result.q == 0.5 else f"{result.q:g}-quantile"
     a, b = result.bounds
     lines = [

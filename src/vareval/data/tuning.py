@@ -14,6 +14,7 @@ from vareval.data.tables import FrameResult
 from vareval.data.validate import groups, metric_values
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats._checks import MINIMIZE, as_bool, renamed_keywords
+from vareval.stats._result import renamed_opposite
 from vareval.stats.bands import TuningComparison, _verdicts, cdf_band
 from vareval.stats.tuning import EmpiricalDistribution, _as_k
 
@@ -54,7 +55,7 @@ class TuningCurves(FrameResult):
         for every pair.
     bounds : (float, float)
         Support of the scores.
-    confidence, method, q, minimize
+    confidence, method, q, higher_is_better
         How the bands were built.
     joint_confidence : float
         ``confidence ** m`` for ``m`` methods: the probability that every
@@ -74,7 +75,9 @@ class TuningCurves(FrameResult):
     confidence: float
     method: str
     q: float
-    minimize: bool
+    higher_is_better: bool
+
+    _deprecated = {"minimize": renamed_opposite("higher_is_better")}
 
     @property
     def joint_confidence(self) -> float:
@@ -118,7 +121,7 @@ class TuningCurves(FrameResult):
             "joint_confidence": self.joint_confidence,
             "method": self.method,
             "q": self.q,
-            "minimize": self.minimize,
+            "higher_is_better": self.higher_is_better,
             "k": self.k.tolist(),
             "curves": {
                 name: {
@@ -213,7 +216,7 @@ def tuning_curve(
     TuningCurves
     """
     (a, b), ks = _tuning_curve_iv(bounds, ks)
-    minimize = not as_bool(higher_is_better, "higher_is_better")
+    higher_is_better = as_bool(higher_is_better, "higher_is_better")
     try:
         scores = groups(df, metric, by, min_runs=2)
     except DataError as exc:
@@ -256,18 +259,18 @@ def tuning_curve(
                 VarevalWarning,
                 stacklevel=3,  # the caller, past the renamed_keywords wrapper
             )
-        bands[name] = cdfs[name].tuning_curve(ks, q, minimize=minimize)
+        bands[name] = cdfs[name].tuning_curve(ks, q, higher_is_better=higher_is_better)
         dist = EmpiricalDistribution(ys, a=a, b=b)
-        v[name] = np.asarray(dist.v_statistic(ks, minimize=minimize))
+        v[name] = np.asarray(dist.v_statistic(ks, higher_is_better=higher_is_better))
         u[name] = (
-            np.asarray(dist.u_statistic(ks_int, minimize=minimize))
+            np.asarray(dist.u_statistic(ks_int, higher_is_better=higher_is_better))
             if ks_int is not None
             else np.full(ks.shape, np.nan)
         )
     comparisons = {}
     for x, y in itertools.combinations(scores, 2):
         comparisons[(x, y)] = TuningComparison(
-            k=ks, verdict=_verdicts(bands[x], bands[y], minimize), band_a=bands[x],
+            k=ks, verdict=_verdicts(bands[x], bands[y], not higher_is_better), band_a=bands[x],
             band_b=bands[y],
         )  # fmt: skip
     first = next(iter(cdfs.values()))
@@ -284,5 +287,5 @@ def tuning_curve(
         confidence=first.confidence,
         method=first.method,
         q=float(q),
-        minimize=bool(minimize),
+        higher_is_better=higher_is_better,
     )

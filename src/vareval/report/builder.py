@@ -38,7 +38,8 @@ def _as_columns(value, name: str) -> list[str] | None:
 
 
 def _report_iv(
-    df, metric, by, pair_on, confidence, repeated, baseline, test_set, n_boot, n_sim
+    df, metric, by, pair_on, confidence, repeated, baseline, test_set, n_resamples,
+    best_of_k_resamples,
 ):
     import pandas as pd
 
@@ -78,9 +79,10 @@ def _report_iv(
             f"`pair_on` pairs runs across methods, but the table has one method "
             f"({next(iter(table))!r}); drop it or name the method column(s) in `by`."
         )
-    n_boot = as_positive_int(n_boot, "n_resamples")
-    n_sim = as_positive_int(n_sim, "best_of_k_resamples")
-    return used, runs, by, pair_on, confidence, table, n_boot, n_sim
+    n_resamples = as_positive_int(n_resamples, "n_resamples")
+    best_of_k_resamples = as_positive_int(best_of_k_resamples, "best_of_k_resamples")
+    sizes = n_resamples, best_of_k_resamples
+    return used, runs, by, pair_on, confidence, table, sizes
 
 
 def collect(
@@ -115,7 +117,7 @@ def collect(
     from vareval.report.sections import checklist
     from vareval.report.sections._base import ReportData
 
-    used, runs, by, pair_on, confidence, table, n_boot, n_sim = _report_iv(
+    used, runs, by, pair_on, confidence, table, sizes = _report_iv(
         df,
         metric,
         by,
@@ -144,8 +146,8 @@ def collect(
         search_effort=search_effort,
         baseline=None if baseline is None else str(baseline),
         seed=seed,
-        n_boot=n_boot,
-        n_sim=n_sim,
+        n_resamples=sizes[0],
+        best_of_k_resamples=sizes[1],
         randomness=randomness,
         extras=dict(extras or {}),
     )
@@ -209,9 +211,10 @@ def render(data, sections, checklist, notes) -> str:
         f"{100 * data.confidence:g}% \u00b7 random seed {data.seed}"
     )
     settings = (
-        f"Simulations seeded with {data.seed}: up to {data.n_boot:,} bootstrap "
-        f"resamples per paired comparison, {data.n_sim:,} simulated comparisons per "
-        "k for the best-of-k illusion; the same input and seed give the same page."
+        f"Simulations seeded with {data.seed}: up to {data.n_resamples:,} bootstrap "
+        f"resamples per paired comparison, {data.best_of_k_resamples:,} simulated "
+        "comparisons per k for the best-of-k illusion; the same input and seed give the "
+        "same page."
     )
     return template.render(
         settings=settings,

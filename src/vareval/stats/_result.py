@@ -260,6 +260,11 @@ def renamed(new: str) -> tuple[str, object]:
     return new, lambda self: getattr(self, new)
 
 
+def renamed_opposite(new: str) -> tuple[str, object]:
+    """A ``_deprecated`` entry for a flag now spelled as its opposite, ``new``."""
+    return f"{new} (the opposite value)", lambda self: not getattr(self, new)
+
+
 def renamed_interval(low: str, high: str) -> tuple[str, object]:
     """A ``_deprecated`` entry for an interval tuple now stored as two fields."""
     return (

@@ -60,13 +60,13 @@ from vareval.stats._checks import (
     as_scores,
     renamed_keywords,
 )
-from vareval.stats._result import Result
+from vareval.stats._result import Result, renamed_opposite
 from vareval.stats.tuning import (
     EmpiricalDistribution,
     _as_bounds,
     _as_k,
-    _as_minimize,
     _as_q,
+    _minimizing,
 )
 
 __all__ = [
@@ -463,7 +463,7 @@ class TuningCurveBand(Result):
         The band: with probability at least ``confidence`` the true curve
         lies between them for *every* ``k`` at once (exactly ``confidence``
         for the KS and LD bands with continuous scores).
-    q, confidence, method, minimize, n
+    q, confidence, method, higher_is_better, n
         How the band was built.
     """
 
@@ -474,11 +474,12 @@ class TuningCurveBand(Result):
     q: float
     confidence: float
     method: str
-    minimize: bool
+    higher_is_better: bool
     n: int
 
     _interval = ("lower", "upper")  # simultaneous over every k
     _rows = ("k", "estimate", "lower", "upper")
+    _deprecated = {"minimize": renamed_opposite("higher_is_better")}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -534,8 +535,9 @@ class CDFBand(Result):
             ),
         )
 
+    @renamed_keywords(minimize=MINIMIZE)
     def tuning_curve(
-        self, k, q: float = 0.5, *, minimize: bool = False
+        self, k, q: float = 0.5, *, higher_is_better: bool = True
     ) -> TuningCurveBand:
         """Return the ``q``-quantile tuning curve and its simultaneous band at ``k``.
 
@@ -549,20 +551,25 @@ class CDFBand(Result):
             Numbers of search iterations (real, >= 1, any shape).
         q : float, default 0.5
             Quantile of the best-of-``k`` score (the median by default).
-        minimize : bool, default False
-            Whether lower scores are better.
+        higher_is_better : bool, default True
+            False when lower scores are better.
         """
-        k, q, minimize = _as_k(k), _as_q(q), _as_minimize(minimize)
+        k, q = _as_k(k), _as_q(q)
+        higher_is_better = not _minimizing(higher_is_better)
         lower_cdf, point, upper_cdf = self.distributions()
+
+        def curve(dist):
+            return np.asarray(dist.quantile_tuning_curve(k, q, higher_is_better=higher_is_better))
+
         return TuningCurveBand(
             k=k,
-            estimate=np.asarray(point.quantile_tuning_curve(k, q, minimize=minimize)),
-            lower=np.asarray(upper_cdf.quantile_tuning_curve(k, q, minimize=minimize)),
-            upper=np.asarray(lower_cdf.quantile_tuning_curve(k, q, minimize=minimize)),
+            estimate=curve(point),
+            lower=curve(upper_cdf),
+            upper=curve(lower_cdf),
             q=q,
             confidence=self.confidence,
             method=self.method,
-            minimize=minimize,
+            higher_is_better=higher_is_better,
             n=self.n,
         )
 
@@ -742,15 +749,15 @@ def compare_tuning_curves(
     -------
     TuningComparison
     """
-    minimize = not as_bool(higher_is_better, "higher_is_better")
+    as_bool(higher_is_better, "higher_is_better")
     band_a = cdf_band(scores_a, confidence, a=a, b=b, method=method)
     band_b = cdf_band(scores_b, confidence, a=a, b=b, method=method)
     if k is None:
         k = np.arange(1, max(band_a.n, band_b.n) + 1)
-    ta = band_a.tuning_curve(k, q, minimize=minimize)
-    tb = band_b.tuning_curve(k, q, minimize=minimize)
+    ta = band_a.tuning_curve(k, q, higher_is_better=higher_is_better)
+    tb = band_b.tuning_curve(k, q, higher_is_better=higher_is_better)
     return TuningComparison(
-        k=ta.k, verdict=_verdicts(ta, tb, ta.minimize), band_a=ta, band_b=tb
+        k=ta.k, verdict=_verdicts(ta, tb, not ta.higher_is_better), band_a=ta, band_b=tb
     )
 
 
@@ -859,8 +866,8 @@ def project_iterations(
         return cmp.verdict[0] != VERDICTS[2]
 
     ea, eb = EmpiricalDistribution(ya, a=a, b=b), EmpiricalDistribution(yb, a=a, b=b)
-    pa = ea.quantile_tuning_curve(kk, q, minimize=minimize)
-    pb = eb.quantile_tuning_curve(kk, q, minimize=minimize)
+    pa = ea.quantile_tuning_curve(kk, q, higher_is_better=not minimize)
+    pb = eb.quantile_tuning_curve(kk, q, higher_is_better=not minimize)
     leader = None if pa == pb else ("A" if (pa > pb) != minimize else "B")
     n0 = max(ya.size, yb.size)
     assumption = (

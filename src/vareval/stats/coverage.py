@@ -48,7 +48,7 @@ from vareval.stats._checks import (
 )
 from vareval.stats._result import Result, interval_method, renamed, renamed_interval
 from vareval.stats.bands import _as_method, order_statistic_band
-from vareval.stats.tuning import _as_bounds, _as_k, _as_minimize, _u_weights, _v_weights
+from vareval.stats.tuning import _as_bounds, _as_k, _minimizing, _u_weights, _v_weights
 
 __all__ = [
     "CoverageResult",
@@ -218,19 +218,21 @@ class ReflectedKDE:
             filled += draws.size
         return out.reshape(shape)
 
-    def quantile_tuning_curve(self, k, q: float = 0.5, *, minimize: bool = False):
+    @renamed_keywords(minimize=MINIMIZE)
+    def quantile_tuning_curve(self, k, q: float = 0.5, *, higher_is_better: bool = True):
         """The true ``q``-quantile tuning curve ``Q(q ** (1 / k))`` of the simulator."""
-        k, minimize = _as_k(k), _as_minimize(minimize)
+        k, minimize = _as_k(k), _minimizing(higher_is_better)
         p = 1.0 - (1.0 - q) ** (1.0 / k) if minimize else q ** (1.0 / k)
         return self.ppf(p)
 
-    def average_tuning_curve(self, k, *, minimize: bool = False, grid: int = 20001):
+    @renamed_keywords(minimize=MINIMIZE)
+    def average_tuning_curve(self, k, *, higher_is_better: bool = True, grid: int = 20001):
         """The true expected best of ``k``, by quadrature of ``1 - F(y)^k``.
 
         Simpson's rule on ``grid`` points; accurate to about 1e-8 of ``b - a``
         for the bandwidths used in practice.
         """
-        k, minimize = _as_k(k), _as_minimize(minimize)
+        k, minimize = _as_k(k), _minimizing(higher_is_better)
         grid = grid + (grid % 2 == 0)
         y = np.linspace(self.a, self.b, grid)
         f = self.cdf(y)

@@ -28,7 +28,7 @@ from scipy import stats
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_positive_int, as_rng, renamed_keywords
-from vareval.stats._result import Result
+from vareval.stats._result import Result, renamed
 
 _CHUNK_ELEMENTS = 4_000_000  # posterior samples x data sets^2 held in memory at once
 
@@ -126,7 +126,7 @@ class BayesianSignedRank(Result):
         Half-width of the region of practical equivalence.
     prior : float
         Strength of the Dirichlet-process prior's pseudo-observation at 0.
-    n_samples : int
+    n_resamples : int
         Posterior samples.
     n : int
         Data sets (paired differences).
@@ -140,8 +140,10 @@ class BayesianSignedRank(Result):
     mean_right: float
     rope: float
     prior: float
-    n_samples: int
+    n_resamples: int
     n: int
+
+    _deprecated = {"n_samples": renamed("n_resamples")}
 
 
 def _score_matrix(scores, *, min_rows: int = 2) -> np.ndarray:
@@ -392,6 +394,6 @@ def bayesian_signed_rank(
         mean_right=float(means[2]),
         rope=float(rope),
         prior=float(prior),
-        n_samples=n_samples,
+        n_resamples=n_samples,
         n=a.size,
     )

@@ -24,7 +24,7 @@ from vareval.stats._checks import (
     as_scores,
     renamed_keywords,
 )
-from vareval.stats._result import Result
+from vareval.stats._result import Result, renamed
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -46,7 +46,7 @@ class BestOfK(Result):
         Mean of ``best_A - best_B`` per k: zero in expectation.
     mean_signed_difference_se : ndarray
         Its Monte Carlo standard error.
-    n_sim : int
+    n_resamples : int
         Simulated comparisons per k.
     relative : bool
         Whether gaps are relative to the winner's score.
@@ -61,9 +61,11 @@ class BestOfK(Result):
     p90_gap: np.ndarray
     mean_signed_difference: np.ndarray
     mean_signed_difference_se: np.ndarray
-    n_sim: int
+    n_resamples: int
     relative: bool
     higher_is_better: bool
+
+    _deprecated = {"n_sim": renamed("n_resamples")}
 
     _rows = ("ks", "median_gap", "p90_gap", "mean_signed_difference", "mean_signed_difference_se")
 
@@ -136,7 +138,7 @@ def best_of_k(
         p90_gap=table[:, np.searchsorted(levels, 0.9)],
         mean_signed_difference=mean_diff,
         mean_signed_difference_se=mean_diff_se,
-        n_sim=n_sim,
+        n_resamples=n_sim,
         relative=relative,
         higher_is_better=bool(higher_is_better),
     )
@@ -185,7 +187,7 @@ class RankingStability(Result):
         orders the methods as the full-sample means do (ties count half).
     reference : str
         "a" or "b": the method with the better full-sample mean.
-    n_sim : int
+    n_resamples : int
         Simulated experiments per k.
     """
 
@@ -194,7 +196,9 @@ class RankingStability(Result):
     mean_of_k: np.ndarray
     median_of_k: np.ndarray
     reference: str
-    n_sim: int
+    n_resamples: int
+
+    _deprecated = {"n_sim": renamed("n_resamples")}
 
     _rows = ("ks", "best_of_k", "mean_of_k", "median_of_k")
 
@@ -255,5 +259,5 @@ def ranking_stability(
         mean_of_k=out["mean"],
         median_of_k=out["median"],
         reference="a" if truth > 0 else "b",
-        n_sim=n_sim,
+        n_resamples=n_sim,
     )

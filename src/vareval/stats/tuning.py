@@ -33,7 +33,7 @@ import numbers
 import numpy as np
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_rng, as_scores
+from vareval.stats._checks import MINIMIZE, as_bool, as_rng, as_scores, renamed_keywords
 
 __all__ = ["EmpiricalDistribution"]
 
@@ -85,10 +85,9 @@ def _as_q(q) -> float:
     return float(q)
 
 
-def _as_minimize(minimize) -> bool:
-    if not isinstance(minimize, bool | np.bool_):
-        raise ArgumentError(f"`minimize` must be True or False; got {minimize!r}.")
-    return bool(minimize)
+def _minimizing(higher_is_better) -> bool:
+    """Whether the best score is the smallest one."""
+    return not as_bool(higher_is_better, "higher_is_better")
 
 
 def _empirical_iv(scores, weights, a, b):
@@ -253,11 +252,12 @@ class EmpiricalDistribution:
 
     # -- tuning curves ---------------------------------------------------------
 
-    def quantile_tuning_curve(self, k, q: float = 0.5, *, minimize: bool = False):
+    @renamed_keywords(minimize=MINIMIZE)
+    def quantile_tuning_curve(self, k, q: float = 0.5, *, higher_is_better: bool = True):
         r"""Return the ``q``-quantile of the best score after ``k`` iterations.
 
         Estimand: the ``q``-quantile (median by default) of
-        :math:`\max(Y_1, \dots, Y_k)` (or the minimum when ``minimize``), which
+        :math:`\max(Y_1, \dots, Y_k)` (or the minimum when not ``higher_is_better``), which
         is :math:`Q(q^{1/k})` (or :math:`Q(1 - (1 - q)^{1/k})`) for the
         distribution's quantile function ``Q`` (Lourie et al. 2023).
 
@@ -267,14 +267,15 @@ class EmpiricalDistribution:
             Numbers of search iterations, real and >= 1, any shape.
         q : float, default 0.5
             Which quantile of the best-of-``k`` score.
-        minimize : bool, default False
-            Whether lower scores are better.
+        higher_is_better : bool, default True
+            False when lower scores are better.
         """
-        k, q, minimize = _as_k(k), _as_q(q), _as_minimize(minimize)
+        k, q, minimize = _as_k(k), _as_q(q), _minimizing(higher_is_better)
         p = 1.0 - (1.0 - q) ** (1.0 / k) if minimize else q ** (1.0 / k)
         return self.ppf(p)
 
-    def average_tuning_curve(self, k, *, minimize: bool = False):
+    @renamed_keywords(minimize=MINIMIZE)
+    def average_tuning_curve(self, k, *, higher_is_better: bool = True):
         r"""Return the expected best score after ``k`` iterations.
 
         Estimand: :math:`E[\max(Y_1, \dots, Y_k)]` (or the minimum) for
@@ -286,10 +287,10 @@ class EmpiricalDistribution:
         ----------
         k : float or array_like
             Numbers of search iterations, real and >= 1, any shape.
-        minimize : bool, default False
-            Whether lower scores are better.
+        higher_is_better : bool, default True
+            False when lower scores are better.
         """
-        k, minimize = _as_k(k), _as_minimize(minimize)
+        k, minimize = _as_k(k), _minimizing(higher_is_better)
         kk = k[..., None]
         if minimize:
             w = (1.0 - self._cw_prev) ** kk - (1.0 - self._cw) ** kk
@@ -305,7 +306,8 @@ class EmpiricalDistribution:
             )
         return self._sorted[::-1] if minimize else self._sorted
 
-    def v_statistic(self, k, *, minimize: bool = False):
+    @renamed_keywords(minimize=MINIMIZE)
+    def v_statistic(self, k, *, higher_is_better: bool = True):
         r"""Return the V-statistic estimate of the expected best of ``k``.
 
         Estimand: :math:`E[\max(Y_1, \dots, Y_k)]`. The estimate is the
@@ -317,14 +319,15 @@ class EmpiricalDistribution:
         ----------
         k : float or array_like
             Numbers of search iterations, >= 1, any shape.
-        minimize : bool, default False
-            Whether lower scores are better.
+        higher_is_better : bool, default True
+            False when lower scores are better.
         """
-        k, minimize = _as_k(k), _as_minimize(minimize)
+        k, minimize = _as_k(k), _minimizing(higher_is_better)
         ys = self._unweighted_sorted("V-statistic", minimize)
         return np.sum(_v_weights(self.n, k) * ys, axis=-1)[()]
 
-    def u_statistic(self, k, *, minimize: bool = False):
+    @renamed_keywords(minimize=MINIMIZE)
+    def u_statistic(self, k, *, higher_is_better: bool = True):
         r"""Return the U-statistic estimate of the expected best of ``k``.
 
         Estimand: :math:`E[\max(Y_1, \dots, Y_k)]`. The estimate is the
@@ -341,10 +344,10 @@ class EmpiricalDistribution:
         ----------
         k : int or array_like of int
             Numbers of search iterations, whole numbers >= 1, any shape.
-        minimize : bool, default False
-            Whether lower scores are better.
+        higher_is_better : bool, default True
+            False when lower scores are better.
         """
-        k, minimize = _as_k(k, integer=True), _as_minimize(minimize)
+        k, minimize = _as_k(k, integer=True), _minimizing(higher_is_better)
         ys = self._unweighted_sorted("U-statistic", minimize)
         return np.sum(_u_weights(self.n, k) * ys, axis=-1)[()]
 

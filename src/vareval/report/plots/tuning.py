@@ -46,9 +46,9 @@ def _k_axis(ax, k_max: float) -> None:
         plain_log_axis(ax.xaxis)
 
 
-def _ylabel(q: float, minimize: bool, metric: str, small: bool) -> str:
+def _ylabel(q: float, higher_is_better: bool, metric: str, small: bool) -> str:
     what = "median" if q == 0.5 else f"{q:g}-quantile of"
-    best = "lowest" if minimize else "best"
+    best = "best" if higher_is_better else "lowest"
     return f"{what} {best} {short_label(metric, 14 if small else 24)}\nafter k iterations"
 
 
@@ -76,7 +76,7 @@ def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="
     k_max = int(np.max(result.k))
     ks = np.unique(np.r_[np.arange(1.0, min(k_max, 20) + 1), np.geomspace(1, k_max, 300)])
     curves = [
-        result.cdf_bands[m].tuning_curve(ks, result.q, minimize=result.minimize)
+        result.cdf_bands[m].tuning_curve(ks, result.q, higher_is_better=result.higher_is_better)
         for m in result.methods
     ]
     height = 1.9 if small else 2.5
@@ -93,7 +93,7 @@ def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="
         _k_axis(ax, k_max)
         ax.set_ylim(*_zoom(curves))
         fig.supxlabel("search iterations k")
-        fig.supylabel(_ylabel(result.q, result.minimize, metric, small))
+        fig.supylabel(_ylabel(result.q, result.higher_is_better, metric, small))
     return fig
 
 
@@ -103,7 +103,7 @@ def band_plot(band, *, label: str = "", width: float = 7.0, name: str = "tuning-
     with figure(name, width=width, height=2.3 if small else 3.0) as (fig, ax):
         _band(ax, band, colour(0))
         ax.set_xlabel("search iterations k")
-        ax.set_ylabel(_ylabel(band.q, band.minimize, "score", small))
+        ax.set_ylabel(_ylabel(band.q, band.higher_is_better, "score", small))
         ax.set_title(
             f"{label + ': ' if label else ''}{band.confidence:.0%} simultaneous "
             f"{band.method} band (n = {band.n})"
@@ -129,8 +129,8 @@ def comparison_plot(cmp, *, a: str = "A", b: str = "B", width=7.0, name="tuning-
             # two overlapping bands: outlines carry them, the fill stays faint
             _band(ax, band, colour(i), label=short_label(label, 14 if small else 24), alpha=0.1)
         ax.set_ylim(*_zoom([cmp.band_a, cmp.band_b]))
-        ax.set_ylabel(_ylabel(cmp.band_a.q, cmp.band_a.minimize, "score", small))
-        ax.legend(loc="lower right" if not cmp.band_a.minimize else "upper right")
+        ax.set_ylabel(_ylabel(cmp.band_a.q, cmp.band_a.higher_is_better, "score", small))
+        ax.legend(loc="lower right" if cmp.band_a.higher_is_better else "upper right")
         names = {v: f"{short_label(x, 12)} better" for v, x in (("A better", a), ("B better", b))}
         k = np.asarray(cmp.k, dtype=float)
         step = np.diff(k, append=k[-1] + (k[-1] - k[-2] if k.size > 1 else 1))

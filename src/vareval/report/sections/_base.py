@@ -87,8 +87,8 @@ class ReportData:
     search_effort: str | None = None
     baseline: str | None = None
     seed: int = 0
-    n_boot: int = 10_000
-    n_sim: int = 20_000
+    n_resamples: int = 10_000  # paired bootstrap
+    best_of_k_resamples: int = 20_000
     randomness: list[dict] | None = None  # from a run store: name, varied, note
     extras: dict = dataclasses.field(default_factory=dict)
     facts: dict = dataclasses.field(default_factory=dict)  # filled by sections

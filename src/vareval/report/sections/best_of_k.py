@@ -45,7 +45,7 @@ def build(data: ReportData) -> Section | None:
             results[name] = best_of_k(
                 data.groups[name],
                 ks=KS,
-                n_resamples=data.n_sim,
+                n_resamples=data.best_of_k_resamples,
                 higher_is_better=data.higher_is_better,
                 rng=np.random.default_rng(stream),
             )
@@ -80,7 +80,7 @@ def build(data: ReportData) -> Section | None:
                 rows,
                 caption="Two identical copies of each method, each keeping its best "
                 "of k runs "
-                f"(resampled from its own {data.metric!r} scores, {r.n_sim:,} "
+                f"(resampled from its own {data.metric!r} scores, {r.n_resamples:,} "
                 "simulated "
                 "comparisons): the relative gap between the observed winner and "
                 "loser. The signed "

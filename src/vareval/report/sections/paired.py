@@ -28,7 +28,7 @@ def comparisons(data: ReportData) -> list[tuple[str, str]]:
 
 
 def boot_resamples(data: ReportData, n_comparisons: int) -> int:
-    """Bootstrap resamples per comparison: ``data.n_boot``, fewer for huge pages.
+    """Bootstrap resamples per comparison: ``data.n_resamples``, fewer for huge pages.
 
     The resampled values over all comparisons are capped at BOOT_BUDGET (about
     a second of work), never going below MIN_BOOT resamples; the table says
@@ -36,7 +36,7 @@ def boot_resamples(data: ReportData, n_comparisons: int) -> int:
     """
     k = max(len(x) for x in data.groups.values())
     affordable = int(BOOT_BUDGET / max(1, n_comparisons * k))
-    return int(min(data.n_boot, max(MIN_BOOT, affordable)))
+    return int(min(data.n_resamples, max(MIN_BOOT, affordable)))
 
 
 def _aligned(data: ReportData, methods, a: str, b: str):
@@ -128,9 +128,9 @@ def build(data: ReportData) -> Section | None:
             "s_D/\u221ak, a t interval and a percentile bootstrap interval "
             f"({n_boot:,} resamples of the pairs"
             + (
-                f", fewer than the usual {data.n_boot:,} to keep a page of "
+                f", fewer than the usual {data.n_resamples:,} to keep a page of "
                 f"{len(pairs_of)} comparisons fast"
-                if n_boot < data.n_boot
+                if n_boot < data.n_resamples
                 else ""
             )
             + ")"
