@@ -468,12 +468,13 @@ def test_a_stored_interval_is_not_reinvented_at_another_level():
         r.confidence_interval(1.5)
 
 
-def test_stats_results_need_no_pandas_to_import():
+def test_stats_results_need_no_pandas_or_matplotlib_to_import():
     import subprocess
     import sys
 
     code = (
-        "import sys; sys.modules['pandas'] = None; import vareval.stats as s; "
+        "import sys; sys.modules['pandas'] = sys.modules['matplotlib'] = None; "
+        "import vareval.stats as s; "
         "r = s.summarize([1.0, 2.0, 4.0]); repr(r); r._repr_html_(); r.to_dict(); "
         "r.confidence_interval()"
     )
