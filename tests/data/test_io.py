@@ -51,3 +51,25 @@ def test_bad_files(tmp_path, name, content, match):
 def test_missing_file(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         read_table(tmp_path / "nope.csv")
+
+
+def test_numbers_reads_metric_columns_as_floats(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("method,accuracy,loss\n1.10,0.970370,nan\n01,0.95,inf\n")
+    df = read_table(path, numbers=["accuracy", "loss"])
+    assert df["accuracy"].tolist() == [0.97037, 0.95]
+    assert df["loss"].isna().iloc[0] and df["loss"].iloc[1] == float("inf")
+    assert df["method"].tolist() == ["1.10", "01"]  # labels stay text
+    assert read_table(path)["accuracy"].tolist() == ["0.970370", "0.95"]  # not asked: as written
+    assert read_table(path, numbers="accuracy")["accuracy"].dtype.kind == "f"
+
+
+@pytest.mark.parametrize(
+    ("numbers", "match"),
+    [(["accuracy"], r"'accuracy' has 'x' in row 1"), (["acc"], "did you mean 'accuracy'")],
+)
+def test_numbers_refuses_text_and_unknown_columns(tmp_path, numbers, match):
+    path = tmp_path / "runs.csv"
+    path.write_text("method,accuracy\na,0.9\nb,x\n")
+    with pytest.raises(DataError, match=match):
+        read_table(path, numbers=numbers)

@@ -47,7 +47,7 @@ _FORMATS = {
 ACCEPTED = ", ".join(sorted(_FORMATS))
 
 
-def read_table(path) -> pd.DataFrame:
+def read_table(path, *, numbers=()) -> pd.DataFrame:
     """Read a results table; the format is chosen by the file's extension.
 
     Parameters
@@ -57,6 +57,11 @@ def read_table(path) -> pd.DataFrame:
         or ``-`` for standard input (its format is told by its first bytes:
         Parquet's magic, a ``{`` for JSON Lines, a tab-separated header, or
         else CSV).
+    numbers : str or sequence of str
+        Columns to read as numbers: the metric columns, e.g. ``"accuracy"``.
+        Without it a column becomes numbers only when that loses nothing
+        (``0.970370`` stays text, since it may be a label); every cell of a
+        column named here must be a number (``nan`` and ``inf`` allowed).
 
     Returns
     -------
@@ -69,6 +74,11 @@ def read_table(path) -> pd.DataFrame:
     DataError
         If the file is missing, empty, of an unknown type or unparsable.
     """
+    df = _read(path)
+    return _as_numbers(df, [numbers] if isinstance(numbers, str) else list(numbers))
+
+
+def _read(path) -> pd.DataFrame:
     if str(path) == "-":
         return _read_stdin()
     path = Path(path)
@@ -92,6 +102,25 @@ def read_table(path) -> pd.DataFrame:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
     _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
     return df.reset_index(drop=True)
+
+
+def _as_numbers(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The named columns as floats; a cell that is not a number is an error naming its row."""
+    from vareval.data.validate import numbers_where_possible, require_columns
+
+    if not columns:
+        return df
+    require_columns(df, columns, "numbers")
+    out = numbers_where_possible(df, columns)
+    for column in columns:
+        if out[column].dtype.kind not in "iuf":
+            bad = pd.to_numeric(out[column], errors="coerce").isna() & out[column].notna()
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(
+                f"numbers: column {column!r} has {out[column].iloc[row]!r} in row {row}; "
+                "every cell must be a number (nan and inf allowed)."
+            )
+    return out
 
 
 def _refuse_duplicates(where: str, names) -> None:
