@@ -1,4 +1,5 @@
 import os
+import zlib
 
 import numpy as np
 import pytest
@@ -16,8 +17,16 @@ def scaled():
 
 @pytest.fixture
 def rng(request):
-    """A fresh seeded generator; the seed is printed so a failure can be replayed."""
-    seed = int(np.random.SeedSequence().entropy % 2**32)
+    """A generator seeded from the test's id, so every run draws the same numbers.
+
+    A calibration check at 99 % would otherwise fail about one run in a hundred
+    by chance, and CI runs dozens of them. ``VAREVAL_TEST_SEED=random`` draws a
+    fresh seed instead, to explore; the seed is printed so a failure can be replayed.
+    """
+    if os.environ.get("VAREVAL_TEST_SEED") == "random":
+        seed = int(np.random.SeedSequence().entropy % 2**32)
+    else:
+        seed = zlib.crc32(request.node.nodeid.encode())
     print(f"{request.node.name}: seed {seed}")
     return np.random.default_rng(seed)
 
