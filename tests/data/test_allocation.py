@@ -154,3 +154,10 @@ def test_grown_spec_toml_round_trips():
     assert "only grows" in note
     with pytest.raises(ArgumentError, match="nested"):
         grown_spec_toml(ExperimentSpec(trial="t:f", factors={"m": ["a"]}, seeds=2), a)
+
+
+def test_a_table_without_the_design_columns_is_refused_by_name(decovac):
+    with pytest.raises(DataError, match="needs the design columns experiment, seed, config"
+                       r".*missing: config"):
+        allocation(decovac.drop(columns="config"), metric="accuracy", compare=PAIR, budget=300,
+                   n_resamples=0)

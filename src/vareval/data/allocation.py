@@ -37,6 +37,9 @@ def parse_amount(text, option: str):
     return (value * _UNITS[m.group(2)], "seconds") if m.group(2) else (value, "trials")
 
 
+DESIGN_COLUMNS = ("experiment", "seed", "config")
+
+
 def allocation(
     df: pd.DataFrame,
     *,
@@ -101,7 +104,13 @@ def allocation(
     Allocation
     """
     compare = [str(c) for c in ([compare] if isinstance(compare, str) else compare)]
-    require_columns(df, ["experiment", "seed", "config"], "design")
+    missing = [c for c in DESIGN_COLUMNS if c not in df.columns]
+    if missing:
+        raise DataError(
+            f"allocation needs the design columns {', '.join(DESIGN_COLUMNS)} (as a run store "
+            f"exports them); missing: {', '.join(missing)} (columns: "
+            f"{', '.join(map(str, df.columns))})."
+        )
     require_columns(df, metric, "metric")
     if len(compare) not in (1, 2) or len(set(compare)) != len(compare):
         raise ArgumentError(
