@@ -17,7 +17,7 @@ Kenward-Roger is not run at these sizes: 93 s and 2 GB on 9,000 rows).
 
 The crossed case (make_crossed): 50,000 seeds crossed with 50,000
 configurations, 300,000 rows; it takes the sparse Schur complement
-(stats/mixed_sparse.py).
+(stats/variance/sparse.py).
 
 BLAS threads are pinned to 1: on a shared 2-core machine OpenBLAS's threads
 spin against each other. Timings are the best of a few runs and noisy on a

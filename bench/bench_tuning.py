@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from vareval.stats import bands
+from vareval.stats.tuning import bands
 
 
 def time_vareval(n: int, repeat: int):

@@ -5,7 +5,7 @@ Two exchangeable systems (each right with probability ``p`` on every item of a
 sets; a test holds its level if it rejects the (true) null at most ``alpha``
 of the time, up to Monte Carlo error. The table this prints is the one in
 docs/significance.md, and it fixes ``BOOTSTRAP_MIN_ITEMS`` in
-``vareval.stats.significance``.
+``vareval.stats.testset.significance``.
 
     PYTHONPATH=src python bench/calibrate_small_n.py [--sets 2000]
 """

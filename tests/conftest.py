@@ -33,11 +33,11 @@ def rng(request):
 
 @pytest.fixture(scope="session")
 def allocation_sim():
-    """tests/stats/_allocation_sim.py: simulated experiments for the allocation tests."""
+    """tests/stats/budget/_allocation_sim.py: simulated experiments for the allocation tests."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).parent / "stats" / "_allocation_sim.py"
+    path = Path(__file__).parent / "stats" / "budget" / "_allocation_sim.py"
     spec = importlib.util.spec_from_file_location("vareval_test_allocation_sim", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

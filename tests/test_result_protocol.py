@@ -202,87 +202,95 @@ def _summary_table():
 
 EXAMPLES = {
     # statistics layer
-    "vareval.stats.summary.Summary": lambda tmp: stats.summarize(A),
-    "vareval.stats.paired.PairedDifference": lambda tmp: stats.paired_difference(A, B, rng=0),
-    "vareval.stats.paired.Plan": lambda tmp: stats.plan_replications(0.01, effect=0.01),
-    "vareval.stats.classification.ConfusionMatrix": lambda tmp: stats.confusion_matrix(
+    "vareval.stats.repeated.summary.Summary": lambda tmp: stats.summarize(A),
+    "vareval.stats.repeated.paired.PairedDifference": lambda tmp: stats.paired_difference(
+        A, B, rng=0
+    ),
+    "vareval.stats.repeated.paired.Plan": lambda tmp: stats.plan_replications(0.01, effect=0.01),
+    "vareval.stats.testset.classification.ConfusionMatrix": lambda tmp: stats.confusion_matrix(
         *_gold_preds()[:2]
     ),
-    "vareval.stats.classification.ClassificationMetrics": lambda tmp: (
+    "vareval.stats.testset.classification.ClassificationMetrics": lambda tmp: (
         stats.classification_metrics(*_gold_preds()[:2])
     ),
-    "vareval.stats.crossval.Split": lambda tmp: stats.kfold_splits(20, 4, rng=0)[0],
-    "vareval.stats.crossval.CrossValidation": lambda tmp: stats.cross_validate(
+    "vareval.stats.testset.crossval.Split": lambda tmp: stats.kfold_splits(20, 4, rng=0)[0],
+    "vareval.stats.testset.crossval.CrossValidation": lambda tmp: stats.cross_validate(
         _fit_predict, *_xy(), k=3, rng=0
     ),
-    "vareval.stats.crossval.HoldoutEvaluation": lambda tmp: stats.holdout_evaluate(
+    "vareval.stats.testset.crossval.HoldoutEvaluation": lambda tmp: stats.holdout_evaluate(
         _fit_predict, *_xy(), k=3, rng=0
     ),
-    "vareval.stats.crossval.CorrectedTTestResult": lambda tmp: stats.corrected_resampled_ttest(
-        A, B, n_train=90, n_test=10
+    "vareval.stats.testset.crossval.CorrectedTTestResult": lambda tmp: (
+        stats.corrected_resampled_ttest(A, B, n_train=90, n_test=10)
     ),
-    "vareval.stats.selection.BestOfK": lambda tmp: stats.best_of_k(A, n_resamples=2000, rng=0),
-    "vareval.stats.selection.RankingStability": lambda tmp: stats.ranking_stability(
+    "vareval.stats.repeated.best_of_k.BestOfK": lambda tmp: stats.best_of_k(
+        A, n_resamples=2000, rng=0
+    ),
+    "vareval.stats.repeated.best_of_k.RankingStability": lambda tmp: stats.ranking_stability(
         A, B, max_k=4, n_resamples=500, rng=0
     ),
-    "vareval.stats.significance.PairedTestResult": lambda tmp: stats.paired_bootstrap(
+    "vareval.stats.testset.significance.PairedTestResult": lambda tmp: stats.paired_bootstrap(
         *_gold_preds(), n_resamples=500, rng=0
     ),
-    "vareval.stats.significance.ExactTestResult": lambda tmp: stats.mcnemar_exact(*_gold_preds()),
-    "vareval.stats.significance.SystemComparison": lambda tmp: stats.compare_systems(
+    "vareval.stats.testset.significance.ExactTestResult": lambda tmp: stats.mcnemar_exact(
+        *_gold_preds()
+    ),
+    "vareval.stats.testset.significance.SystemComparison": lambda tmp: stats.compare_systems(
         _gold_preds()[0],
         dict(zip(["knn", "logreg"], _gold_preds()[1:], strict=True)),
         n_resamples=500,
         rng=0,
     ),
-    "vareval.stats.aggregate.IntervalEstimates": lambda tmp: stats.interval_estimates(
+    "vareval.stats.tasks.aggregate.IntervalEstimates": lambda tmp: stats.interval_estimates(
         _task_array(), n_resamples=200, rng=0
     ),
-    "vareval.stats.aggregate.PerformanceProfile": lambda tmp: stats.performance_profile(
+    "vareval.stats.tasks.aggregate.PerformanceProfile": lambda tmp: stats.performance_profile(
         _task_array(), n_resamples=200, rng=0
     ),
-    "vareval.stats.aggregate.ProbabilityOfImprovement": lambda tmp: (
+    "vareval.stats.tasks.aggregate.ProbabilityOfImprovement": lambda tmp: (
         stats.probability_of_improvement(
             _task_array()[0], _task_array()[1], n_resamples=200, rng=0
         )
     ),
-    "vareval.stats.bands.OrderStatisticBand": lambda tmp: stats.order_statistic_band(30),
-    "vareval.stats.bands.TuningCurveBand": lambda tmp: stats.cdf_band(A, a=0, b=1).tuning_curve(
-        np.arange(1, 6)
+    "vareval.stats.tuning.bands.OrderStatisticBand": lambda tmp: stats.order_statistic_band(30),
+    "vareval.stats.tuning.bands.TuningCurveBand": lambda tmp: (
+        stats.cdf_band(A, a=0, b=1).tuning_curve(np.arange(1, 6))
     ),
-    "vareval.stats.bands.CDFBand": lambda tmp: stats.cdf_band(A, a=0, b=1),
-    "vareval.stats.bands.TuningComparison": lambda tmp: stats.compare_tuning_curves(
+    "vareval.stats.tuning.bands.CDFBand": lambda tmp: stats.cdf_band(A, a=0, b=1),
+    "vareval.stats.tuning.bands.TuningComparison": lambda tmp: stats.compare_tuning_curves(
         A, B, np.arange(1, 6), a=0, b=1
     ),
-    "vareval.stats.bands.IterationProjection": lambda tmp: stats.project_iterations(
+    "vareval.stats.tuning.bands.IterationProjection": lambda tmp: stats.project_iterations(
         A, B, 3, a=0, b=1
     ),
-    "vareval.stats.coverage.CoverageResult": lambda tmp: _coverage(),
-    "vareval.stats.dominance.ASOResult": lambda tmp: stats.aso(A, B, n_resamples=200, rng=0),
-    "vareval.stats.dominance.MultiASOResult": lambda tmp: stats.multi_aso(
+    "vareval.stats.tuning.coverage.CoverageResult": lambda tmp: _coverage(),
+    "vareval.stats.tasks.dominance.ASOResult": lambda tmp: stats.aso(A, B, n_resamples=200, rng=0),
+    "vareval.stats.tasks.dominance.MultiASOResult": lambda tmp: stats.multi_aso(
         {"a": A, "b": B, "c": A + 0.01}, n_resamples=100, rng=0
     ),
-    "vareval.stats.dominance.EffectSize": lambda tmp: stats.cohens_d(A, B),
-    "vareval.stats.ranking.FriedmanResult": lambda tmp: stats.friedman(_ranking_scores()),
-    "vareval.stats.ranking.Ranking": lambda tmp: stats.rank_methods(_ranking_scores()),
-    "vareval.stats.ranking.BayesianSignedRank": lambda tmp: stats.bayesian_signed_rank(
+    "vareval.stats.tasks.dominance.EffectSize": lambda tmp: stats.cohens_d(A, B),
+    "vareval.stats.tasks.ranking.FriedmanResult": lambda tmp: stats.friedman(_ranking_scores()),
+    "vareval.stats.tasks.ranking.Ranking": lambda tmp: stats.rank_methods(_ranking_scores()),
+    "vareval.stats.tasks.ranking.BayesianSignedRank": lambda tmp: stats.bayesian_signed_rank(
         A, B, rope=0.005, n_resamples=2000, rng=0
     ),
-    "vareval.stats.mixed.MixedModelFit": lambda tmp: _variance().fit,
-    "vareval.stats.mixed_tests.RandomEffectLRT": lambda tmp: _variance().lrt[0],
-    "vareval.stats.mixed_tests.FTestResult": lambda tmp: _variance().f_tests["satterthwaite"][0],
-    "vareval.stats.mixed_tests.ContrastResult": lambda tmp: _variance().pairs,
-    "vareval.stats.mixed_intervals.VarianceIntervals": lambda tmp: _variance().intervals,
-    "vareval.stats.mixed_bootstrap.BootstrapLRT": lambda tmp: _variance().pb_lrt[0],
-    "vareval.stats.roc.DeLongResult": lambda tmp: stats.delong_test(*_binary(), pos_label=1),
-    "vareval.stats.roc.AUCComparison": lambda tmp: stats.compare_aucs(
+    "vareval.stats.variance.fit.MixedModelFit": lambda tmp: _variance().fit,
+    "vareval.stats.variance.tests.RandomEffectLRT": lambda tmp: _variance().lrt[0],
+    "vareval.stats.variance.tests.FTestResult": lambda tmp: _variance().f_tests["satterthwaite"][0],
+    "vareval.stats.variance.tests.ContrastResult": lambda tmp: _variance().pairs,
+    "vareval.stats.variance.intervals.VarianceIntervals": lambda tmp: _variance().intervals,
+    "vareval.stats.variance.bootstrap.BootstrapLRT": lambda tmp: _variance().pb_lrt[0],
+    "vareval.stats.testset.roc.DeLongResult": lambda tmp: stats.delong_test(
+        *_binary(), pos_label=1
+    ),
+    "vareval.stats.testset.roc.AUCComparison": lambda tmp: stats.compare_aucs(
         _binary()[0], dict(zip("ab", _binary()[1:], strict=True)), pos_label=1
     ),
-    "vareval.stats.sequential.ConfidenceSequence": lambda tmp: stats.confidence_sequence(
+    "vareval.stats.budget.sequential.ConfidenceSequence": lambda tmp: stats.confidence_sequence(
         A - B, bounds=(-1, 1)
     ),
     "vareval.experiment.sequential.SequentialRun": _sequential_run,
-    "vareval.stats.allocation.Allocation": lambda tmp: stats.allocate(
+    "vareval.stats.budget.allocation.Allocation": lambda tmp: stats.allocate(
         COMPONENTS, budget=300, draws=_pilot_draws()
     ),
     # data layer
@@ -411,9 +419,9 @@ def test_plot_reaches_the_figures_module(result, monkeypatch):
         return
 
     seen = []
-    fake = types.ModuleType("vareval.report.figures")
+    fake = types.ModuleType("vareval.plots.figures")
     fake.figure_for = lambda r, **kw: seen.append((r, kw)) or "figure"
-    monkeypatch.setitem(sys.modules, "vareval.report.figures", fake)
+    monkeypatch.setitem(sys.modules, "vareval.plots.figures", fake)
     assert result.plot(width=3.3) == "figure" and seen == [(result, {"width": 3.3})]
 
 

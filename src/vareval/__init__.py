@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 
+from vareval import _moved
+
 __version__ = "0.1.0"
 
 # public name -> "module" that defines it, or "module:attribute" where the name differs
@@ -42,11 +44,13 @@ _EXPORTS = {
     "build_report": "vareval.report.builder",
     "write_report": "vareval.report.builder",
     "run_until_settled": "vareval.experiment.sequential",
-    "confidence_sequence": "vareval.stats.sequential",
+    "confidence_sequence": "vareval.stats.budget.sequential",
 }
 _SUBMODULES = {"errors", "stats", "data", "experiment", "datasets", "report"}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
+
+_moved.install()
 
 
 def __getattr__(name: str):

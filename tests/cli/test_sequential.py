@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from vareval import datasets
 from vareval.cli import main
-from vareval.stats.sequential import confidence_sequence
+from vareval.stats.budget.sequential import confidence_sequence
 
 TRIALS = str(Path(__file__).resolve().parents[1] / "experiment")
 
@@ -50,7 +50,7 @@ def test_table_shows_the_sequence_and_where_the_rule_stops(tmp_path):
 
 def test_cs_choices_are_the_bounded_methods():
     from vareval.cli.sequential import cs_option
-    from vareval.stats.sequential import BOUNDED_METHODS
+    from vareval.stats.budget.sequential import BOUNDED_METHODS
 
     assert tuple(cs_option(lambda: None).__click_params__[0].type.choices) == BOUNDED_METHODS
 

@@ -147,7 +147,7 @@ def test_bootstrap_flags():
 def _never_converge(monkeypatch):
     import numpy as np
 
-    import vareval.stats.mixed as mixed
+    import vareval.stats.variance.fit as mixed
 
     def no_polish(cp, reml, x, f, g, counter, steps=6):
         return x, f, g, np.inf  # as if the Newton step were unusable

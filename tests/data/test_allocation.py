@@ -10,7 +10,7 @@ from vareval.data.allocation import allocation, grown_spec_toml, parse_amount
 from vareval.data.io import read_table
 from vareval.errors import ArgumentError, DataError
 from vareval.experiment.spec import Distribution, ExperimentSpec, loads_spec
-from vareval.stats.allocation import allocate, design_variance
+from vareval.stats.budget.allocation import allocate, design_variance
 
 DATA = Path(__file__).parents[2] / "src" / "vareval" / "datasets" / "decovac_sim.csv"
 KNOWN = {"seed": 0.010**2, "config": 0.020**2, "residual": 0.008**2}  # decovac_sim.md

@@ -258,7 +258,7 @@ def test_bootstrap_intervals_and_lrt_in_the_analysis():
 
 def _never_converge(monkeypatch):
     """Make every fit report non-convergence (as if the Newton step were unusable)."""
-    import vareval.stats.mixed as mixed
+    import vareval.stats.variance.fit as mixed
 
     def no_polish(cp, reml, x, f, g, counter, steps=6):
         return x, f, g, np.inf

@@ -21,7 +21,7 @@ from vareval.experiment.sequential import (
     run_until_settled,
     stored_sequence,
 )
-from vareval.stats.sequential import confidence_sequence
+from vareval.stats.budget.sequential import confidence_sequence
 
 HERE = str(Path(__file__).resolve().parent)
 EXAMPLE = Path(__file__).parents[2] / "examples" / "sequential_sklearn" / "experiment.toml"

@@ -19,7 +19,7 @@ import pytest
 
 from vareval import stats
 from vareval.errors import ArgumentError, VarevalWarning
-from vareval.report.figures import figure_for
+from vareval.plots.figures import figure_for
 
 WIDTHS = (3.3, 7.0)
 SLACK = 0.5  # pixels: boxes that only touch do not overlap
@@ -213,7 +213,7 @@ def test_no_text_overlaps_at_print_size(name, width):
 
 
 def test_the_overlap_check_finds_overlap():
-    from vareval.report.plots._style import figure
+    from vareval.plots._style import figure
 
     with figure("bad", width=3.3, height=2) as (fig, ax):
         ax.set_title("a title long enough to reach the other one", loc="left")
@@ -228,7 +228,7 @@ MAGIC = {"pdf": b"%PDF", "svg": b"<?xml", "png": b"\x89PNG"}
 
 
 def _exports(tmp_path, names, fmt):
-    from vareval.report.plots._style import save
+    from vareval.plots._style import save
 
     for name in names:
         result, kw = cases()[name]
@@ -291,7 +291,7 @@ def test_a_result_without_a_figure_is_named():
 
 
 def test_bins_sit_on_the_accuracy_lattice():
-    from vareval.report.plots.significance import lattice_bins, lattice_step
+    from vareval.plots.significance import lattice_bins, lattice_step
 
     result, _ = cases()["bootstrap-two-sided"]
     step = lattice_step(result.distribution, result.n)

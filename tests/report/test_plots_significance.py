@@ -1,6 +1,6 @@
 import numpy as np
 
-from vareval.report.plots.significance import delta_distribution
+from vareval.plots.significance import delta_distribution
 from vareval.stats import paired_bootstrap, paired_randomization
 
 

@@ -67,7 +67,7 @@ def test_user_strings_are_escaped():
 
 
 def test_svg_text_is_escaped():
-    from vareval.report.plots._style import figure, to_svg
+    from vareval.plots._style import figure, to_svg
 
     with figure("t") as (fig, ax):
         ax.set_xlabel(XSS)
@@ -80,7 +80,7 @@ def test_svg_text_is_escaped():
 
 
 def test_svg_ids_are_unique_per_figure():
-    from vareval.report.plots._style import figure, to_svg
+    from vareval.plots._style import figure, to_svg
 
     out = []
     for name in ("one", "two"):
@@ -268,7 +268,7 @@ def test_many_runs_are_rasterised_but_all_drawn():
     data, sections, _, _ = collect(
         df, metric="acc", by="method", best_of_k_resamples=2000, n_resamples=500
     )
-    from vareval.report.plots._style import to_svg
+    from vareval.plots._style import to_svg
 
     summary = next(s for s in sections if s.id == "summaries")
     svg = to_svg(next(b.draw(width=7.0) for b in summary.blocks if b.kind == "figure"))
@@ -553,7 +553,7 @@ def test_any_text_in_a_table_comes_back_as_the_same_text(cells):
 
 
 def test_svg_with_a_link_is_refused():
-    from vareval.report.plots._style import figure, to_svg
+    from vareval.plots._style import figure, to_svg
 
     with figure("link") as (fig, ax):
         (line,) = ax.plot([0, 1], [0, 1])
@@ -577,7 +577,7 @@ def test_variance_section_withholds_tests_of_a_fit_that_did_not_converge(
     monkeypatch,
 ):
     pytest.importorskip("vareval.data.variance")
-    import vareval.stats.mixed as mixed
+    import vareval.stats.variance.fit as mixed
     from vareval.data.variance import WITHHELD
 
     def no_polish(cp, reml, x, f, g, counter, steps=6):

@@ -79,7 +79,7 @@ def main():
 def _register():
     from vareval.cli import (
         aggregate,
-        allocate,
+        allocation,
         datasets,
         demo,
         importers,
@@ -95,7 +95,7 @@ def _register():
 
     modules = (
         repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
-        sequential, allocate, datasets,
+        sequential, allocation, datasets,
     )
     for module in modules:
         for command in module.COMMANDS:

@@ -1,4 +1,4 @@
-"""``vareval aggregate`` (job 9): aggregates across tasks, profiles, P(improvement)."""
+"""``vareval aggregate``: aggregates across tasks, profiles, P(improvement)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Commands across tasks and data sets (job 9): aso, rank."""
+"""Commands across tasks and data sets: aso, rank."""
 
 from __future__ import annotations
 

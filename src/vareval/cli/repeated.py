@@ -1,4 +1,4 @@
-"""Commands for repeated runs (jobs 1-3): summarize, best-of-k, paired, plan."""
+"""Commands for repeated runs : summarize, best-of-k, paired, plan."""
 
 from __future__ import annotations
 
@@ -479,7 +479,7 @@ def render_ranking(table) -> str:
 
 
 def demo_section() -> str:
-    """Jobs 1-3 on the bundled digits runs: what a careful paper reports."""
+    """Summaries, best-of-k and paired differences of the bundled digits runs, for the demo."""
     import vareval
     from vareval import datasets
 

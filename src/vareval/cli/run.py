@@ -1,4 +1,4 @@
-"""Commands for running experiments (job 8): run, status, export, replay."""
+"""Commands for running experiments: run, status, export, replay."""
 
 from __future__ import annotations
 

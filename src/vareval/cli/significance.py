@@ -1,4 +1,4 @@
-"""Commands for classifier evaluation (jobs 4 and 5): metrics, significance."""
+"""Commands for classifier evaluation: metrics, significance."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def format_delong(report) -> str:
 
 def format_significance(report) -> str:
     """A person's view of a :class:`~vareval.data.significance.SignificanceReport`."""
-    from vareval.stats.significance import ExactTestResult
+    from vareval.stats.testset.significance import ExactTestResult
 
     if report.test == "delong":
         return format_delong(report)
@@ -418,7 +418,7 @@ def demo_section() -> str:
     )
     mc = mcnemar_exact(df["gold"], df["knn"], df["logreg"])
     lines = [
-        "== Classifier evaluation and paired significance (jobs 4-5) ==",
+        "== Classifier evaluation and paired significance ==",
         "Bundled: 4 scikit-learn classifiers on the 899-image test half of sklearn's "
         "digits (10 classes).",
         "$ vareval metrics digits_predictions.csv --gold gold --item item --system knn",

@@ -1,4 +1,4 @@
-"""The ``vareval tuning-curve`` command (job 6) and its part of ``vareval demo``."""
+"""The ``vareval tuning-curve`` command and its part of ``vareval demo``."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ def tuning_curve(
             higher_is_better=not lower_is_better,
         )  # fmt: skip
     if plot_file:
-        from vareval.report.plots.tuning import tuning_plot
+        from vareval.plots.tuning import tuning_plot
 
         with writing(plot_file, "--plot"):
             tuning_plot(result).savefig(plot_file, dpi=150)
@@ -228,7 +228,7 @@ def _hedwig():
 
 
 def demo_section() -> str:
-    """Job 6 on the bundled hedwig data: the optimal-design-analysis case study."""
+    """Tuning curves on the bundled hedwig data: the optimal-design-analysis case study."""
     import warnings
 
     import numpy as np
@@ -257,7 +257,7 @@ def demo_section() -> str:
     v_from = int(full[el.v_statistic(full) > em.v_statistic(full)].min())
     u_from = int(full[el.u_statistic(full) > em.u_statistic(full)].min())
     head = (
-        "== Tuning curves (job 6): hedwig.tsv, 25 of the LSTM's and 25 of the MLP's "
+        "== Tuning curves: hedwig.tsv, 25 of the LSTM's and 25 of the MLP's "
         "search iterations (PCG64(0)) ==\n"
         "Point estimates disagree: the V-statistic puts the LSTM ahead from "
         f"k = {v_from}, the U-statistic from k = {u_from}.\n"

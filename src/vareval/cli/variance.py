@@ -1,4 +1,4 @@
-"""``vareval variance``: where the variance comes from (DECoVaC, job 7)."""
+"""``vareval variance``: where the variance comes from (DECoVaC)."""
 
 from __future__ import annotations
 

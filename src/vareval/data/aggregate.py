@@ -1,9 +1,9 @@
-"""Job 9 on a results table: aggregates across tasks, profiles, probability of improvement.
+"""Across tasks on a results table: aggregates across tasks, profiles, probability of improvement.
 
 One call reads the roles (``metric``, ``by``, ``task``, optional ``pair_on``)
 from a long table with one row per run, validates it with
 :func:`vareval.data.tasks.task_scores`, optionally normalises the scores per
-task and calls :mod:`vareval.stats.aggregate`.
+task and calls :mod:`vareval.stats.tasks.aggregate`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def aggregate(
     reference=None,
     reference_low: str | None = None,
     reference_high: str | None = None,
-    aggregates=stats.aggregate.AGGREGATES,
+    aggregates=stats.tasks.aggregate.AGGREGATES,
     gamma: float = 1.0,
     n_resamples: int = 2000,
     confidence: float = 0.95,

@@ -4,7 +4,7 @@
 (:func:`vareval.data.variance.variance`), takes per-trial costs from the
 store's durations (or a given cost), draws the components' sampling
 distribution by the parametric bootstrap and calls
-:func:`vareval.stats.allocation.allocate`. :func:`grown_spec_toml` writes the
+:func:`vareval.stats.budget.allocation.allocate`. :func:`grown_spec_toml` writes the
 ``experiment.toml`` that grows the pilot's store to the plan.
 """
 
@@ -19,8 +19,8 @@ import pandas as pd
 
 from vareval.data.validate import label_text, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
-from vareval.stats.allocation import Allocation, allocate
-from vareval.stats.mixed_bootstrap import bootstrap_components
+from vareval.stats.budget.allocation import Allocation, allocate
+from vareval.stats.variance.bootstrap import bootstrap_components
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 

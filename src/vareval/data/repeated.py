@@ -1,4 +1,4 @@
-"""Jobs 1-3 on a results table: one call per job, columns named by role.
+"""Repeated runs on a results table: one call per job, columns named by role.
 
 Each function reads the roles (``metric``, ``by``, ``pair_on``) from a tidy
 DataFrame with one row per run, validates them (see

@@ -6,7 +6,7 @@ import numpy as np
 
 from vareval.data.validate import pairs
 from vareval.errors import ArgumentError, DataError
-from vareval.stats.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
+from vareval.stats.budget.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
 
 
 def difference_bounds(bounds) -> tuple[float, float] | None:

@@ -23,10 +23,10 @@ from vareval import datasets
 from vareval.data.tables import FrameResult
 from vareval.data.validate import _rows, label_text, labels, metric_values, require_columns
 from vareval.errors import DataError
-from vareval.stats import classification as cls
-from vareval.stats import resampling as rs
-from vareval.stats import roc
-from vareval.stats import significance as sig
+from vareval.stats.testset import classification as cls
+from vareval.stats.testset import resampling as rs
+from vareval.stats.testset import roc
+from vareval.stats.testset import significance as sig
 
 EXAMPLE = "digits_predictions.csv"
 
@@ -379,7 +379,7 @@ def significance(
 
     Each system is compared with ``baseline`` (default: the first system), or
     every pair with ``all_pairs=True``, by the paired bootstrap or approximate
-    randomization test of :mod:`vareval.stats.significance` (by default the
+    randomization test of :mod:`vareval.stats.testset.significance` (by default the
     one that holds its level at this many items), with Holm
     (default) or Bonferroni adjusted p-values. ``delta = M(system) -
     M(versus)`` with its bootstrap CI is reported beside every p-value.

@@ -1,6 +1,6 @@
 """Reading a vareval run store (SQLite) as a tidy results table.
 
-The store is written by :mod:`vareval.experiment.store`; this module only
+The store is written by the experiment layer's store module; this module only
 reads it, so that every analysis can take a store in place of a results file.
 The table has one row per trial and one column per factor, configuration key
 and metric, plus the design's columns (``experiment``, ``seed``, ``config``,

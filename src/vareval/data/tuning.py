@@ -1,4 +1,4 @@
-"""DataFrame-level API for tuning curves (job 6): ``vareval.tuning_curve``."""
+"""DataFrame-level API for tuning curves: ``vareval.tuning_curve``."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from vareval.data.validate import groups, metric_values
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats._checks import MINIMIZE, as_bool, renamed_keywords
 from vareval.stats._result import renamed_opposite
-from vareval.stats.bands import TuningComparison, _verdicts, cdf_band
-from vareval.stats.tuning import EmpiricalDistribution, _as_k
+from vareval.stats.tuning.bands import TuningComparison, _verdicts, cdf_band
+from vareval.stats.tuning.curves import EmpiricalDistribution, _as_k
 
 __all__ = ["TuningCurves", "default_ks", "tuning_curve"]
 

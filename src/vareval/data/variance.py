@@ -21,11 +21,11 @@ import pandas as pd
 from vareval.data.tables import FrameResult, clip_lines, table_text
 from vareval.data.validate import label_text, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
-from vareval.stats import mixed_bootstrap
-from vareval.stats.mixed import MixedModelFit, fit_mixed
-from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
-from vareval.stats.mixed_slopes import fit_slopes
-from vareval.stats.mixed_tests import (
+from vareval.stats.variance import bootstrap as mixed_bootstrap
+from vareval.stats.variance.fit import MixedModelFit, fit_mixed
+from vareval.stats.variance.intervals import VarianceIntervals, profile_intervals
+from vareval.stats.variance.slopes import fit_slopes
+from vareval.stats.variance.tests import (
     ContrastResult,
     FTestResult,
     RandomEffectLRT,

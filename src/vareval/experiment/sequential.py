@@ -8,7 +8,7 @@ the seed's configurations and reruns when there are several). Batch by
 batch the design grows by ``batch`` seeds and the ordinary runner runs the
 new trials (claims, heartbeats, crash safety: :func:`vareval.experiment.run`);
 after each batch the confidence sequence of the differences, in seed order,
-is updated and the rule of :func:`vareval.stats.sequential.settle` looks:
+is updated and the rule of :func:`vareval.stats.budget.sequential.settle` looks:
 stop when it excludes zero, when it lies inside ``+-margin``, or when the
 budget of seeds is spent. The store keeps every trial and records the
 settings, the reason and the sequence in its ``sequences`` table.
@@ -36,7 +36,7 @@ from vareval.errors import ExperimentError
 from vareval.experiment.runner import _as_spec, _spec_of_store, run, trial_provenance
 from vareval.experiment.store import Store
 from vareval.stats._result import Result
-from vareval.stats.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
+from vareval.stats.budget.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
 
 SETTLED = ("difference", "equivalent within margin")
 # fixed once a sequence is recorded, with the flag that sets each

@@ -15,11 +15,11 @@ from pathlib import Path
 from vareval.errors import ArgumentError, VarevalError
 from vareval.stats._checks import renamed_keywords
 
-# Sections in page order. Core sections (jobs 1-3) raise on bad input; so do
+# Sections in page order. Core sections (repeated runs) raise on bad input; so do
 # optional ones (other analyses) that were asked for. Only an optional section
 # the report inferred by itself (extras entry marked "inferred", e.g. from a
 # run store's design) turns a failure into a note on the page.
-CORE = ("design", "summaries", "paired")
+CORE = ("design", "summary", "paired")
 OPTIONAL = (
     "significance", "tuning", "variance", "allocation", "aggregate", "ranking", "dominance",
     "sequential",
@@ -190,7 +190,7 @@ def render(data, sections, checklist, notes) -> str:
         .joinpath("templates/report.html.j2")
         .read_text("utf-8")
     )
-    from vareval.report.plots._style import WIDTH, to_svg
+    from vareval.plots._style import WIDTH, to_svg
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(template_text)
@@ -244,7 +244,7 @@ def export_figures(sections, folder, format: str = "pdf", width: float = 7.0) ->
     column of a paper, 7 for a full page), as PDF, SVG or PNG. Returns the
     paths in page order.
     """
-    from vareval.report.plots._style import FORMATS, check_width, save
+    from vareval.plots._style import FORMATS, check_width, save
 
     if format not in FORMATS:
         raise ArgumentError(f"`format` must be one of {', '.join(FORMATS)}; got {format!r}.")

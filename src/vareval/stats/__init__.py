@@ -3,7 +3,23 @@
 Imports numpy and scipy only; no pandas, no I/O, no printing.
 """
 
-from vareval.stats.aggregate import (
+from vareval.stats.budget.allocation import Allocation, allocate, design_variance
+from vareval.stats.budget.sequential import (
+    ConfidenceSequence,
+    betting_cs,
+    confidence_sequence,
+    empirical_bernstein_cs,
+    normal_mixture_cs,
+)
+from vareval.stats.repeated.best_of_k import BestOfK, RankingStability, best_of_k, ranking_stability
+from vareval.stats.repeated.paired import (
+    PairedDifference,
+    Plan,
+    paired_difference,
+    plan_replications,
+)
+from vareval.stats.repeated.summary import Summary, median_interval, summarize
+from vareval.stats.tasks.aggregate import (
     IntervalEstimates,
     PerformanceProfile,
     ProbabilityOfImprovement,
@@ -13,50 +29,7 @@ from vareval.stats.aggregate import (
     performance_profile,
     probability_of_improvement,
 )
-from vareval.stats.allocation import Allocation, allocate, design_variance
-from vareval.stats.bands import (
-    CDFBand,
-    IterationProjection,
-    OrderStatisticBand,
-    TuningComparison,
-    TuningCurveBand,
-    cdf_band,
-    compare_tuning_curves,
-    order_statistic_band,
-    project_iterations,
-    simultaneous_coverage,
-)
-from vareval.stats.classification import (
-    ClassificationMetrics,
-    ConfusionMatrix,
-    accuracy,
-    balanced_accuracy,
-    classification_metrics,
-    confusion_matrix,
-    matthews_corrcoef,
-    sensitivity_specificity,
-)
-from vareval.stats.coverage import (
-    CoverageResult,
-    ReflectedKDE,
-    band_coverage,
-    bootstrap_bands,
-    bootstrap_coverage,
-    clopper_pearson,
-    simulated_tuning_curve,
-)
-from vareval.stats.crossval import (
-    CorrectedTTestResult,
-    CrossValidation,
-    HoldoutEvaluation,
-    corrected_resampled_ttest,
-    cross_validate,
-    holdout_evaluate,
-    holdout_split,
-    kfold_splits,
-    stratified_kfold_splits,
-)
-from vareval.stats.dominance import (
+from vareval.stats.tasks.dominance import (
     ASOResult,
     EffectSize,
     MultiASOResult,
@@ -69,26 +42,7 @@ from vareval.stats.dominance import (
     multi_aso_tasks,
     vargha_delaney_a12,
 )
-from vareval.stats.mixed import MixedModelFit, fit_mixed
-from vareval.stats.mixed_bootstrap import (
-    BootstrapLRT,
-    bootstrap_components,
-    bootstrap_intervals,
-    bootstrap_lrt,
-)
-from vareval.stats.mixed_intervals import VarianceIntervals, profile_intervals
-from vareval.stats.mixed_tests import (
-    ContrastResult,
-    FTestResult,
-    RandomEffectLRT,
-    contrast,
-    equal_variance_lrt,
-    f_test,
-    pairwise,
-    random_effect_lrt,
-)
-from vareval.stats.paired import PairedDifference, Plan, paired_difference, plan_replications
-from vareval.stats.ranking import (
+from vareval.stats.tasks.ranking import (
     BayesianSignedRank,
     FriedmanResult,
     Ranking,
@@ -98,8 +52,29 @@ from vareval.stats.ranking import (
     rank_methods,
     ranks,
 )
-from vareval.stats.resampling import CallableMetric, SumMetric, get_metric
-from vareval.stats.roc import (
+from vareval.stats.testset.classification import (
+    ClassificationMetrics,
+    ConfusionMatrix,
+    accuracy,
+    balanced_accuracy,
+    classification_metrics,
+    confusion_matrix,
+    matthews_corrcoef,
+    sensitivity_specificity,
+)
+from vareval.stats.testset.crossval import (
+    CorrectedTTestResult,
+    CrossValidation,
+    HoldoutEvaluation,
+    corrected_resampled_ttest,
+    cross_validate,
+    holdout_evaluate,
+    holdout_split,
+    kfold_splits,
+    stratified_kfold_splits,
+)
+from vareval.stats.testset.resampling import CallableMetric, SumMetric, get_metric
+from vareval.stats.testset.roc import (
     AUCComparison,
     DeLongResult,
     compare_aucs,
@@ -107,15 +82,7 @@ from vareval.stats.roc import (
     delong_test,
     roc_auc,
 )
-from vareval.stats.selection import BestOfK, RankingStability, best_of_k, ranking_stability
-from vareval.stats.sequential import (
-    ConfidenceSequence,
-    betting_cs,
-    confidence_sequence,
-    empirical_bernstein_cs,
-    normal_mixture_cs,
-)
-from vareval.stats.significance import (
+from vareval.stats.testset.significance import (
     ExactTestResult,
     PairedTestResult,
     SystemComparison,
@@ -128,8 +95,46 @@ from vareval.stats.significance import (
     paired_t,
     paired_wilcoxon,
 )
-from vareval.stats.summary import Summary, median_interval, summarize
-from vareval.stats.tuning import EmpiricalDistribution
+from vareval.stats.tuning.bands import (
+    CDFBand,
+    IterationProjection,
+    OrderStatisticBand,
+    TuningComparison,
+    TuningCurveBand,
+    cdf_band,
+    compare_tuning_curves,
+    order_statistic_band,
+    project_iterations,
+    simultaneous_coverage,
+)
+from vareval.stats.tuning.coverage import (
+    CoverageResult,
+    ReflectedKDE,
+    band_coverage,
+    bootstrap_bands,
+    bootstrap_coverage,
+    clopper_pearson,
+    simulated_tuning_curve,
+)
+from vareval.stats.tuning.curves import EmpiricalDistribution
+from vareval.stats.variance.bootstrap import (
+    BootstrapLRT,
+    bootstrap_components,
+    bootstrap_intervals,
+    bootstrap_lrt,
+)
+from vareval.stats.variance.fit import MixedModelFit, fit_mixed
+from vareval.stats.variance.intervals import VarianceIntervals, profile_intervals
+from vareval.stats.variance.tests import (
+    ContrastResult,
+    FTestResult,
+    RandomEffectLRT,
+    contrast,
+    equal_variance_lrt,
+    f_test,
+    pairwise,
+    random_effect_lrt,
+)
 
 __all__ = [
     "probability_of_improvement",

@@ -6,7 +6,7 @@ Every result is a frozen dataclass deriving from :class:`Result`, which gives
   never more than 25 lines) and ``_repr_html_`` (a small table) for notebooks;
 - ``to_dict()`` (plain values for ``json.dumps``) and ``to_frame()`` (one tidy
   pandas DataFrame; pandas is imported only then);
-- ``plot(**kw)``, a matplotlib figure from :mod:`vareval.report.figures`;
+- ``plot(**kw)``, a matplotlib figure from :mod:`vareval.plots.figures`;
 - scipy's vocabulary: the effect or point estimate is ``estimate``, a test
   statistic ``statistic``, then ``pvalue`` and ``df``, and
   ``confidence_interval(confidence_level=None)`` returns a
@@ -203,8 +203,8 @@ class Result:
         return f"<table><caption style='text-align:left'><b>{title}</b></caption>{rows}</table>"
 
     def plot(self, **kw):
-        """Return a matplotlib ``Figure`` of this result (:mod:`vareval.report.figures`)."""
-        from vareval.report.figures import figure_for
+        """Return a matplotlib ``Figure`` of this result (:mod:`vareval.plots.figures`)."""
+        from vareval.plots.figures import figure_for
 
         return figure_for(self, **kw)
 

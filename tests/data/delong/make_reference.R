@@ -1,4 +1,4 @@
-# Reference values for vareval's DeLong test (tests/stats/test_roc.py).
+# Reference values for vareval's DeLong test (tests/stats/testset/test_roc.py).
 # Run from this directory: Rscript make_reference.R
 # Needs R with pROC (Debian: apt-get install r-cran-proc; pROC 1.18.0 made the stored files).
 # Writes random.csv (a seeded simulated data set with ties) and reference.csv (AUCs, variances, covariance, z, p and

@@ -5,7 +5,7 @@ target, one or two on how to read it, and blocks (paragraphs, tables,
 figures). Every string here is plain text: the template escapes it. A figure
 is a function of the width that draws a matplotlib Figure; the builder turns
 it into inline SVG (the only trusted markup, checked by
-:func:`vareval.report.plots._style.to_svg`) or writes it to a file.
+:func:`vareval.plots._style.to_svg`) or writes it to a file.
 """
 
 from __future__ import annotations

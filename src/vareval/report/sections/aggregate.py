@@ -1,4 +1,4 @@
-"""Section: performance across tasks (job 9).
+"""Section: performance across tasks.
 
 Shown when the report is told which column names the task
 (``extras["tasks"] = {"task": [...], "normalize": ..., "pair_on": ...}``); built
@@ -27,7 +27,7 @@ def build(data: ReportData) -> Section | None:
     if not spec:
         return None
     from vareval.data.aggregate import aggregate
-    from vareval.report.plots.aggregate import improvement_plot, interval_plot, profile_plot
+    from vareval.plots.aggregate import improvement_plot, interval_plot, profile_plot
 
     res = aggregate(
         data.df,

@@ -1,4 +1,4 @@
-"""Section: where to spend the next runs (job 11, budget-optimal allocation).
+"""Section: where to spend the next runs (budget-optimal allocation).
 
 Shown beside the variance section when the data has the re-seeding design's
 roles (``experiment``, ``seed``, ``config``): for the two leading experiments,

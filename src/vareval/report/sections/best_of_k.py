@@ -1,4 +1,4 @@
-"""Section: the best-of-k illusion on the user's own runs (job 2)."""
+"""Section: the best-of-k illusion on the user's own runs."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def build(data: ReportData) -> Section | None:
     if best_of_k is None:
         return None
     from vareval.errors import VarevalError
-    from vareval.report.plots.selection import best_of_k_plot
+    from vareval.plots.best_of_k import best_of_k_plot
 
     results, failed = {}, []
     chosen = _chosen(data)
@@ -121,7 +121,7 @@ def _ranking_blocks(data: ReportData, stream) -> list:
     if ranking_stability is None or len(data.groups) < 2:
         return []
     from vareval.errors import VarevalError
-    from vareval.report.plots.selection import ranking_plot
+    from vareval.plots.best_of_k import ranking_plot
 
     chosen = _chosen(data)
     if len(chosen) < 2:

@@ -1,4 +1,4 @@
-"""Section: almost stochastic order between every pair of methods (job 9).
+"""Section: almost stochastic order between every pair of methods.
 
 Shown when the report names a task column (``extras["tasks"]``, as for the
 aggregates: ASO on each task, one family over all of them) or is asked for it
@@ -21,7 +21,7 @@ def build(data: ReportData) -> Section | None:
     if not (spec or data.extras.get("aso")) or not 2 <= len(data.groups) <= MAX_METHODS:
         return None
     from vareval.data.dominance import aso
-    from vareval.report.plots.ranking import aso_matrix
+    from vareval.plots.ranking import aso_matrix
 
     table = aso(
         data.df,

@@ -1,4 +1,4 @@
-"""Section: paired differences with CIs and the planning curve (job 3)."""
+"""Section: paired differences with CIs and the planning curve."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def build(data: ReportData) -> Section | None:
 
     from vareval.data import labels
     from vareval.data.repeated import split_sizes
-    from vareval.report.plots.paired import differences_plot
+    from vareval.plots.paired import differences_plot
 
     pairs_of = comparisons(data)
     sizes = split_sizes(data.df, data.repeated, data.test_fraction)
@@ -216,7 +216,7 @@ def _planning_blocks(data: ReportData, results: dict) -> list:
     if plan_replications is None:
         return []
     from vareval.errors import VarevalError
-    from vareval.report.plots.paired import planning_plot
+    from vareval.plots.paired import planning_plot
 
     plans, rows = {}, []
     for label, r in results.items():

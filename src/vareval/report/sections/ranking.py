@@ -1,4 +1,4 @@
-"""Section: ranks across tasks, the Friedman test and the critical-difference diagram (job 9).
+"""Section: ranks across tasks, the Friedman test and the critical-difference diagram.
 
 Shown when the report is told which column names the task
 (``extras["tasks"] = {"task": [...], "pair_on": ...}``, as for the aggregates);
@@ -20,7 +20,7 @@ def build(data: ReportData) -> Section | None:
     if not spec or len(data.groups) < 2:
         return None
     from vareval.data.ranking import rank
-    from vareval.report.plots.ranking import cd_diagram
+    from vareval.plots.ranking import cd_diagram
 
     table = rank(
         data.df,

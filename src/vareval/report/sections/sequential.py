@@ -1,4 +1,4 @@
-"""Section: confidence sequences of sequential runs (job 11), shown when a store holds one.
+"""Section: confidence sequences of sequential runs, shown when a store holds one.
 
 Built from the ``sequences`` table of a run store (``extras["sequential"]``,
 filled by the report command when its input is a store).
@@ -25,7 +25,7 @@ def build(data: ReportData) -> Section | None:
     from functools import partial
 
     from vareval.experiment.sequential import stored_sequence
-    from vareval.report.plots.sequential import sequence_plot
+    from vareval.plots.sequential import sequence_plot
 
     rows, blocks = [], []
     for i, rec in enumerate(records):

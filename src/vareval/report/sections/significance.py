@@ -1,4 +1,4 @@
-"""Section: paired significance tests on one test set, effect sizes and CIs (job 5).
+"""Section: paired significance tests on one test set, effect sizes and CIs.
 
 Shown when the report is given a per-item predictions table
 (``extras["significance"]``); built on :func:`vareval.data.significance.significance`
@@ -35,7 +35,7 @@ def build(data: ReportData) -> Section | None:
     significance = optional("vareval.data.significance", "significance")
     if significance is None:
         raise VarevalError("the significance tests are not installed in this vareval.")
-    from vareval.report.plots.comparisons import forest_plot
+    from vareval.plots.comparisons import forest_plot
 
     metric = spec.get("metric", "accuracy")
     test = spec.get("test", "auto")
@@ -142,7 +142,7 @@ def _draws(result) -> str:
 
 def _bins_sentence(result) -> str:
     """How the histogram is binned: on the values' lattice, if they lie on one."""
-    from vareval.report.plots.significance import lattice_step
+    from vareval.plots.significance import lattice_step
 
     step = lattice_step(result.distribution, result.n)
     if step is None:
@@ -162,7 +162,7 @@ def _distribution_figures(rep, metric: str) -> list:
     """The resampled distribution of delta behind the first few tests, if plottable."""
     from functools import partial
 
-    from vareval.report.plots.significance import delta_distribution
+    from vareval.plots.significance import delta_distribution
 
     results = getattr(rep.comparison, "results", ())
     pairs = getattr(rep.comparison, "pairs", ())

@@ -1,4 +1,4 @@
-"""Section: tuning curves with simultaneous confidence bands and per-k verdicts (job 6).
+"""Section: tuning curves with simultaneous confidence bands and per-k verdicts.
 
 Shown when the report is given the search iterations (``extras["tuning"]``);
 built on :func:`vareval.data.tuning.tuning_curve` when that module is installed.
@@ -138,7 +138,7 @@ def build(data: ReportData) -> Section | None:
             )
         )
     if hasattr(res, "cdf_bands"):
-        from vareval.report.plots.tuning import tuning_plot
+        from vareval.plots.tuning import tuning_plot
 
         blocks.append(
             Figure(

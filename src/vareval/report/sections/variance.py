@@ -1,4 +1,4 @@
-"""Section: variance components and the mixed-model tests (job 7, DECoVaC).
+"""Section: variance components and the mixed-model tests (DECoVaC).
 
 Shown when the report is asked for random effects (``extras["variance"]``,
 e.g. ``--random seed,config``, or a run store); built on
@@ -68,7 +68,7 @@ def build(data: ReportData) -> Section | None:
     variance = optional("vareval.data.variance", "variance")
     if variance is None:
         raise VarevalError("the mixed-model analysis is not installed in this vareval.")
-    from vareval.report.plots.variance import variance_intervals_plot, variance_plot
+    from vareval.plots.variance import variance_intervals_plot, variance_plot
 
     df = spec.get("df", data.df)
     metric = spec.get("metric", data.metric)

@@ -1,0 +1,172 @@
+"""Paired-difference plots: paired differences with their CIs, and the planning curve."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vareval.plots._style import (
+    NEUTRAL,
+    colour,
+    figure,
+    narrow,
+    plain_log_axis,
+    short_label,
+)
+
+
+def differences_plot(
+    results: dict, metric: str, *, width: float = 7.0, name: str = "paired"
+):
+    """Each comparison's per-pair differences (dots) with mean and CIs.
+
+    Parameters
+    ----------
+    results : dict of str to PairedDifference
+        Keyed by a label such as ``"A − B"``.
+    metric : str
+        The metric's name, for the axis label.
+    width : float, default 7.0
+        Width in inches (3.3: one column of a paper).
+    """
+    labels = list(results)
+    m = len(labels)
+    jitter = np.random.default_rng(1)
+    rasterize = sum(len(r.differences) for r in results.values()) > 4000
+    small = narrow(width)
+    height = (1.1 if small else 1.2) + (0.38 if small else 0.45) * m
+    with figure(name, width=width, height=height) as (fig, ax):
+        positions = np.arange(m)[::-1]
+        ds = [np.asarray(results[label].differences, dtype=float) for label in labels]
+        for i, (pos, d) in enumerate(zip(positions, ds, strict=True)):
+            ax.plot(
+                d,
+                pos + jitter.uniform(-0.25, -0.08, size=d.size),
+                linestyle="",
+                marker="o",
+                markersize=3.5,
+                markeredgewidth=0,
+                color=colour(i),
+                alpha=0.6,
+                rasterized=rasterize,
+            )
+        means = np.array([results[label].estimate for label in labels])
+        for ends, offset, fmt, col, style in (
+            (("low", "high"), 0.05, "o", "black", "-"),
+            (("bootstrap_low", "bootstrap_high"), 0.22, "s", NEUTRAL, "--"),
+        ):
+            ci = np.array([[getattr(results[label], e) for e in ends] for label in labels])
+            shown = np.isfinite(ci).all(axis=1)  # no marker where there is no interval
+            if not shown.any():
+                continue
+            ci = ci[shown]
+            bars = ax.errorbar(
+                means[shown],
+                positions[shown] + offset,
+                xerr=[means[shown] - ci[:, 0], ci[:, 1] - means[shown]],
+                fmt=fmt,
+                color=col,
+                markersize=4 if fmt == "o" else 3,
+                capsize=3,
+                linewidth=1.2 if fmt == "o" else 1.0,
+            )
+            bars[-1][0].set_linestyle(style)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(positions, [short_label(label, 16 if small else 36) for label in labels])
+        ax.set_ylim(-0.7, m - 0.3)
+        ax.set_xlabel(
+            f"difference in {short_label(metric, 20 if small else 40)}"
+            + ("" if small else " (first minus second)")
+        )
+        ax.grid(axis="y", visible=False)
+        from matplotlib.lines import Line2D
+
+        conf = round(100 * next(iter(results.values())).confidence)
+        corrected = any(getattr(r, "test", "paired t") != "paired t" for r in results.values())
+        t_name = "corrected t" if corrected else "t"
+        handles = [
+            Line2D([], [], marker="o", linestyle="", color=colour(0), label="one pair"),
+            Line2D([], [], marker="o", color="black", label=f"{conf}% {t_name} CI"),
+        ]
+        if any(not r.bootstrap_note for r in results.values()):
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker="s",
+                    color=NEUTRAL,
+                    linestyle="--",
+                    label=f"{conf}% bootstrap CI",
+                )
+            )
+        ax.legend(
+            handles=handles,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncol=len(handles),
+            handletextpad=0.3,
+            columnspacing=0.8 if small else 2.0,
+        )
+    return fig
+
+
+def planning_plot(
+    plans: dict, current_k: dict, metric: str, *, width: float = 7.0, name: str = "planning"
+):
+    """Standard error of the mean difference against the number of pairs.
+
+    Parameters
+    ----------
+    plans : dict of str to Plan
+        ``vareval.stats.plan_replications`` results, keyed by comparison.
+    current_k : dict of str to int
+        The number of pairs in hand, marked on each curve.
+    """
+    small = narrow(width)
+    with figure(name, width=width, height=2.6 if small else 3.4) as (fig, ax):
+        for i, (label, plan) in enumerate(plans.items()):
+            k = np.asarray(plan.curve_k, dtype=float)
+            se = np.asarray(plan.curve_se, dtype=float)
+            ax.plot(k, se, color=colour(i), label=short_label(label, 20 if small else 36))
+            k0 = current_k.get(label)
+            if k0:
+                se0 = plan.sd_diff / np.sqrt(k0)
+                ax.plot([k0], [se0], "o", color=colour(i), markersize=6)
+                ax.plot(
+                    [4 * k0],
+                    [se0 / 2],
+                    "D",
+                    color=colour(i),
+                    markersize=5,
+                    markerfacecolor="white",
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        plain_log_axis(ax.xaxis)
+        plain_log_axis(ax.yaxis)
+        ax.set_xlabel("number of pairs k (log scale)")
+        ax.set_ylabel(
+            "SE of mean difference\n"
+            + ("(log scale)" if small else f"({short_label(metric, 30)} units, log scale)")
+        )
+        from matplotlib.lines import Line2D
+
+        handles, _ = ax.get_legend_handles_labels()
+        handles += [
+            Line2D(
+                [], [], marker="o", linestyle="", color=NEUTRAL, label="pairs in hand"
+            ),
+            Line2D(
+                [],
+                [],
+                marker="D",
+                linestyle="",
+                color=NEUTRAL,
+                markerfacecolor="white",
+                label="4x the pairs: SE halved",
+            ),
+        ]
+        if small:  # beside the curves there is no room: below the axes
+            fig.legend(handles=handles, loc="outside lower center", ncol=2)
+        else:
+            ax.legend(handles=handles, loc="upper right")
+    return fig

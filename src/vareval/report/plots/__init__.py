@@ -1,1 +1,0 @@
-"""Plots, one module per job; matplotlib is imported inside the functions."""

@@ -1,0 +1,1 @@
+"""Spending compute where the variance is: budget-optimal allocation, confidence sequences."""

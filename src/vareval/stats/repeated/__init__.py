@@ -1,0 +1,1 @@
+"""Repeated runs: summaries, the best-of-k illusion, paired differences and planning."""

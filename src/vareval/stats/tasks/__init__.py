@@ -1,0 +1,1 @@
+"""Many methods on many tasks: aggregates with stratified bootstrap, dominance, rankings."""

@@ -1,0 +1,399 @@
+"""Across tasks: many methods on many data sets, by ranks (Demsar 2006; Benavoli et al. 2016/2017).
+
+The input is a score matrix with one row per data set (or task) and one
+column per method. Methods are ranked within each data set (1 = best,
+mid-ranks for ties) and the analysis works on ranks, so the scales of the
+data sets do not matter:
+
+- the Friedman test that all methods have the same expected rank, with
+  Iman and Davenport's F form, which is less conservative than the
+  chi-square;
+- the Nemenyi post-hoc test and its critical difference ``CD = q_alpha
+  sqrt(k (k + 1) / (12 N))`` with ``q_alpha`` the studentised range quantile
+  for k means and infinite df; two methods whose mean ranks differ by more
+  than CD differ;
+- the Wilcoxon signed-rank test for every pair with Holm's adjustment
+  (Benavoli et al. 2016 recommend it over the mean-rank tests, whose
+  outcome for a pair depends on the other methods in the comparison);
+- the Bayesian signed-rank test (Benavoli et al. 2014, 2017) with a region
+  of practical equivalence, posterior probabilities as baycomp computes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from scipy import stats
+
+from vareval.errors import ArgumentError
+from vareval.stats._checks import as_positive_int, as_rng, renamed_keywords
+from vareval.stats._result import Result, renamed
+
+_CHUNK_ELEMENTS = 4_000_000  # posterior samples x data sets^2 held in memory at once
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class FriedmanResult(Result):
+    """Friedman's test of equal expected ranks, with Iman and Davenport's F.
+
+    Attributes
+    ----------
+    statistic : float
+        Friedman's chi-square (tie-corrected, as scipy), df ``k - 1``.
+    pvalue : float
+        Its chi-square p-value.
+    iman_davenport : float
+        ``F = (N - 1) chi2 / (N (k - 1) - chi2)`` (Iman and Davenport 1980).
+    iman_davenport_pvalue : float
+        Upper tail of F with ``(k - 1, (k - 1)(N - 1))`` df.
+    df : (float, float)
+        The F test's degrees of freedom.
+    mean_ranks : ndarray
+        Mean rank of each method (1 = best).
+    n_datasets, n_methods : int
+    """
+
+    statistic: float
+    pvalue: float
+    iman_davenport: float
+    iman_davenport_pvalue: float
+    df: tuple
+    mean_ranks: np.ndarray
+    n_datasets: int
+    n_methods: int
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Ranking(Result):
+    """Friedman, Nemenyi and pairwise Wilcoxon-Holm for k methods on N data sets.
+
+    Attributes
+    ----------
+    names : list of str
+        Methods in input order.
+    mean_ranks : ndarray
+        Mean rank per method (1 = best).
+    order : ndarray
+        Indices of ``names`` from best to worst mean rank.
+    friedman : FriedmanResult
+    critical_difference : float
+        Nemenyi's CD at ``alpha``.
+    nemenyi_pvalue : ndarray, shape (k, k)
+        Nemenyi's p-values for each pair (diagonal 1).
+    wilcoxon_pvalue, wilcoxon_pvalue_holm : ndarray, shape (k, k)
+        Wilcoxon signed-rank p-values per pair over the data sets, raw and
+        Holm-adjusted over the ``k (k - 1) / 2`` pairs (diagonal 1).
+    cliques : list of list of int
+        Maximal runs of methods, in ``order``, whose mean ranks lie within
+        CD of each other: the bars of a CD diagram.
+    alpha : float
+    higher_is_better : bool
+    """
+
+    names: list
+    mean_ranks: np.ndarray
+    order: np.ndarray
+    friedman: FriedmanResult
+    critical_difference: float
+    nemenyi_pvalue: np.ndarray
+    wilcoxon_pvalue: np.ndarray
+    wilcoxon_pvalue_holm: np.ndarray
+    cliques: list
+    alpha: float
+    higher_is_better: bool
+
+    def plot(self, *, width: float = 7.0):
+        """The critical-difference diagram (a matplotlib Figure)."""
+        from vareval.plots.ranking import cd_diagram
+
+        return cd_diagram(self, width=width)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class BayesianSignedRank(Result):
+    """Posterior of the Bayesian signed-rank test of A against B.
+
+    Attributes
+    ----------
+    p_left, p_rope, p_right : float
+        Share of posterior samples in which "A better by more than the
+        rope", "within the rope" and "B better by more than the rope" is the
+        most probable of the three (baycomp's ``probs()``).
+    mean_left, mean_rope, mean_right : float
+        Posterior means of the three probabilities themselves.
+    rope : float
+        Half-width of the region of practical equivalence.
+    prior : float
+        Strength of the Dirichlet-process prior's pseudo-observation at 0.
+    n_resamples : int
+        Posterior samples.
+    n : int
+        Data sets (paired differences).
+    """
+
+    p_left: float
+    p_rope: float
+    p_right: float
+    mean_left: float
+    mean_rope: float
+    mean_right: float
+    rope: float
+    prior: float
+    n_resamples: int
+    n: int
+
+    _deprecated = {"n_samples": renamed("n_resamples")}
+
+
+def _score_matrix(scores, *, min_rows: int = 2) -> np.ndarray:
+    """Validate a data sets x methods matrix of finite scores."""
+    try:
+        x = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError("`scores` must be numbers (data sets x methods).") from None
+    if x.ndim != 2:
+        raise ArgumentError(
+            f"`scores` must be two-dimensional (data sets x methods); got {x.ndim} dimension(s)."
+        )
+    if x.shape[1] < 2:
+        raise ArgumentError(f"`scores` needs at least 2 methods (columns); got {x.shape[1]}.")
+    if x.shape[0] < min_rows:
+        raise ArgumentError(
+            f"`scores` needs at least {min_rows} data sets (rows) to rank methods across them; "
+            f"got {x.shape[0]}."
+        )
+    bad = ~np.isfinite(x)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ArgumentError(
+            f"`scores` has {int(bad.sum())} NaN or infinite value(s), first at data set {row}, "
+            f"method {col}; every method needs a score on every data set."
+        )
+    return x
+
+
+def ranks(scores, *, higher_is_better: bool = True) -> np.ndarray:
+    """Rank the methods within each data set: 1 = best, ties get mid-ranks.
+
+    Scores that agree to 12 significant digits of the data set's largest
+    magnitude tie: two means of equally good runs, summed in different
+    orders, must not be split by floating-point rounding.
+    """
+    x = _score_matrix(scores, min_rows=1)
+    scale = np.abs(x).max(axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    x = np.round(x / scale, 12)
+    return stats.rankdata(-x if higher_is_better else x, axis=1)
+
+
+def friedman(scores, *, higher_is_better: bool = True) -> FriedmanResult:
+    """Friedman's test that k methods have equal expected ranks over N data sets.
+
+    The chi-square ``12 N / (k (k + 1)) sum_j (R_j - (k + 1) / 2)^2`` (tie
+    corrected as in scipy) and Iman and Davenport's ``F`` (Demsar 2006,
+    eqs. 1-2) test the null that the methods' ranks are exchangeable within
+    each data set.
+    """
+    r = ranks(scores, higher_is_better=higher_is_better)
+    n, k = r.shape
+    if n < 2:
+        raise ArgumentError(f"`scores` needs at least 2 data sets for Friedman's test; got {n}.")
+    mean_ranks = r.mean(axis=0)
+    chi2 = 12.0 * n / (k * (k + 1)) * np.sum((mean_ranks - (k + 1) / 2) ** 2)
+    ties = sum(np.sum(c**3 - c) for c in (np.unique(row, return_counts=True)[1] for row in r))
+    correction = 1.0 - ties / (n * k * (k * k - 1))
+    chi2 = chi2 / correction if correction > 0 else 0.0
+    df1, df2 = k - 1, (k - 1) * (n - 1)
+    denom = n * (k - 1) - chi2
+    f = (n - 1) * chi2 / denom if denom > 0 else np.inf
+    return FriedmanResult(
+        statistic=float(chi2),
+        pvalue=float(stats.chi2.sf(chi2, df1)),
+        iman_davenport=float(f),
+        iman_davenport_pvalue=float(stats.f.sf(f, df1, df2)) if np.isfinite(f) else 0.0,
+        df=(float(df1), float(df2)),
+        mean_ranks=mean_ranks,
+        n_datasets=n,
+        n_methods=k,
+    )
+
+
+def critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical difference of mean ranks for k methods on n data sets.
+
+    ``CD = q_alpha sqrt(k (k + 1) / (12 n))``, with ``q_alpha`` the upper
+    ``alpha`` quantile of the studentised range of k means with infinite df
+    (Demsar 2006 tabulates ``q_alpha / sqrt 2`` with ``6 n`` instead).
+    """
+    k = as_positive_int(k, "k", minimum=2)
+    n = as_positive_int(n, "n", minimum=1)
+    _check_alpha(alpha)
+    return float(
+        stats.studentized_range.ppf(1 - alpha, k, np.inf) * np.sqrt(k * (k + 1) / (12 * n))
+    )
+
+
+def _check_alpha(alpha):
+    if not 0 < alpha < 1:
+        raise ArgumentError(f"`alpha` must be strictly between 0 and 1; got {alpha!r}.")
+
+
+def _nemenyi_pvalues(mean_ranks: np.ndarray, n: int) -> np.ndarray:
+    k = mean_ranks.size
+    q = np.abs(mean_ranks[:, None] - mean_ranks[None, :]) / np.sqrt(k * (k + 1) / (12 * n))
+    p = np.ones((k, k))
+    off = ~np.eye(k, dtype=bool)
+    p[off] = stats.studentized_range.sf(q[off], k, np.inf)
+    return p
+
+
+def _cliques(sorted_ranks: np.ndarray, cd: float) -> list:
+    """Maximal runs i..j of sorted mean ranks with ``R_j - R_i <= cd``, as in autorank."""
+    out, reach = [], -1
+    for i in range(sorted_ranks.size):
+        j = int(np.searchsorted(sorted_ranks, sorted_ranks[i] + cd, side="right")) - 1
+        if j > i and j > reach:
+            out.append(list(range(i, j + 1)))
+            reach = j
+    return out
+
+
+def rank_methods(
+    scores,
+    names=None,
+    *,
+    alpha: float = 0.05,
+    higher_is_better: bool = True,
+) -> Ranking:
+    """Rank k methods over N data sets: Friedman, Nemenyi CD and Wilcoxon-Holm in one call.
+
+    This is what autorank's non-parametric path reports (Demsar 2006), plus
+    the pairwise Wilcoxon signed-rank tests with Holm's adjustment
+    (Benavoli et al. 2016). The estimands are the methods' expected ranks
+    within a data set drawn from the population the data sets represent.
+
+    Parameters
+    ----------
+    scores : array_like, shape (N, k)
+        One row per data set, one column per method (e.g. the mean over
+        seeds of each method on each data set), at least 2 of each.
+    names : sequence of str, optional
+        Method names (default ``"0", "1", ...``).
+    alpha : float, default 0.05
+        Level of the critical difference and of the pairwise decisions.
+    higher_is_better : bool, default True
+
+    Returns
+    -------
+    Ranking
+    """
+    from vareval.stats.testset.significance import adjust_pvalues, paired_wilcoxon
+
+    x = _score_matrix(scores)
+    _check_alpha(alpha)
+    n, k = x.shape
+    names = [str(i) for i in range(k)] if names is None else [str(v) for v in names]
+    if len(names) != k:
+        raise ArgumentError(f"`names` has {len(names)} entries for {k} methods.")
+    fr = friedman(x, higher_is_better=higher_is_better)
+    cd = critical_difference(k, n, alpha)
+    order = np.argsort(fr.mean_ranks, kind="stable")
+    iu = np.triu_indices(k, 1)
+    raw = np.array([paired_wilcoxon(x[:, i], x[:, j]).pvalue for i, j in zip(*iu, strict=True)])
+    wil, holm = np.ones((k, k)), np.ones((k, k))
+    wil[iu] = wil.T[iu] = raw
+    holm[iu] = holm.T[iu] = adjust_pvalues(raw, "holm")
+    return Ranking(
+        names=names,
+        mean_ranks=fr.mean_ranks,
+        order=order,
+        friedman=fr,
+        critical_difference=cd,
+        nemenyi_pvalue=_nemenyi_pvalues(fr.mean_ranks, n),
+        wilcoxon_pvalue=wil,
+        wilcoxon_pvalue_holm=holm,
+        cliques=[[int(order[i]) for i in c] for c in _cliques(fr.mean_ranks[order], cd)],
+        alpha=float(alpha),
+        higher_is_better=higher_is_better,
+    )
+
+
+@renamed_keywords(n_samples="n_resamples")
+def bayesian_signed_rank(
+    a,
+    b,
+    *,
+    rope: float = 0.0,
+    prior: float = 0.5,
+    n_resamples: int = 50_000,
+    rng=None,
+) -> BayesianSignedRank:
+    """Bayesian signed-rank test of A against B over data sets, with a ROPE.
+
+    The differences ``d_i = a_i - b_i`` (one per data set) get a Dirichlet
+    process posterior with a pseudo-observation at 0 of weight ``prior``
+    (Benavoli et al. 2014, 2017). For weights ``w ~ Dirichlet(prior, 1, ...,
+    1)`` the probabilities of the three regions are ``sum_ij w_i w_j
+    [d_i + d_j > 2 rope]`` (A better; ties count half), the mirror image
+    (B better), and the rest (practically equivalent). As baycomp 1.0.3,
+    ``p_left`` etc. are the shares of posterior samples in which each region
+    is the most probable; the posterior means are reported too.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Paired scores of A and B, one per data set.
+    rope : float, default 0
+        Half-width of the region of practical equivalence, in score units.
+    prior : float, default 0.5
+        Weight of the prior pseudo-observation at 0.
+    n_resamples : int, default 50000
+        Monte Carlo draws from the posterior.
+    rng : int, Generator or None
+    """
+    from vareval.stats._checks import as_scores
+
+    a = as_scores(a, "a", min_n=2)
+    b = as_scores(b, "b", min_n=2)
+    if a.size != b.size:
+        raise ArgumentError(
+            f"`a` and `b` must be paired (equal length); got {a.size} and {b.size}."
+        )
+    if not rope >= 0:
+        raise ArgumentError(f"`rope` must be a number >= 0; got {rope!r}.")
+    if not prior > 0:
+        raise ArgumentError(f"`prior` must be a number > 0; got {prior!r}.")
+    n_samples = as_positive_int(n_resamples, "n_resamples")
+    rng = as_rng(rng)
+    d = np.concatenate([[0.0], a - b])
+    sums = d[:, None] + d[None, :]
+    above = (sums > 2 * rope) + 0.5 * (sums == 2 * rope)
+    below = (-sums > 2 * rope) + 0.5 * (-sums == 2 * rope)
+    alpha = np.ones(d.size)
+    alpha[0] = prior
+    rows = max(1, _CHUNK_ELEMENTS // d.size**2)
+    parts = []
+    for start in range(0, n_samples, rows):
+        w = rng.dirichlet(alpha, size=min(rows, n_samples - start))
+        left = ((w @ above) * w).sum(axis=1)
+        right = ((w @ below) * w).sum(axis=1)
+        if rope == 0:  # no equivalence region: ties split between the sides
+            right = 1.0 - left
+        middle = np.zeros_like(left) if rope == 0 else 1.0 - left - right
+        parts.append(np.column_stack([left, middle, right]))
+    post = np.concatenate(parts)
+    winners = np.bincount(np.argmax(post, axis=1), minlength=3) / n_samples
+    means = post.mean(axis=0)
+    return BayesianSignedRank(
+        p_left=float(winners[0]),
+        p_rope=float(winners[1]),
+        p_right=float(winners[2]),
+        mean_left=float(means[0]),
+        mean_rope=float(means[1]),
+        mean_right=float(means[2]),
+        rope=float(rope),
+        prior=float(prior),
+        n_resamples=n_samples,
+        n=a.size,
+    )

@@ -1,0 +1,807 @@
+"""One test set: the resampling engine behind the paired significance tests.
+
+The metric protocol
+-------------------
+A metric is *per-item sufficient statistics plus a vectorised combine*
+(:class:`SumMetric`): each system's output on each item becomes a short row of
+numbers (accuracy: ``[correct, 1]``; precision/recall/F: per-class TP, FP and
+FN; a BLEU-like metric: n-gram matches and lengths; a mean score: ``[score,
+1]``), and the metric of any multiset of items is ``combine(sum of their
+rows)``. ``combine`` takes an array of shape ``(..., d)`` and returns shape
+``(...)``, so the metric of every resample in a chunk is one call.
+
+Compression
+-----------
+Two items whose rows are identical for both systems are interchangeable in
+every resample. The engine groups the ``n`` items into ``T`` distinct *types*
+with counts ``c_t``. A bootstrap resample (``n`` items drawn with
+replacement) is then, in distribution exactly, a multinomial draw of type
+counts ``Multinomial(n, c / n)``; a randomization (swap the two systems'
+outputs on each item with probability 1/2) is a ``Binomial(c_t, 1/2)`` draw of
+swapped items per type. The metric of a resample is
+``combine(counts @ type_rows)``: ``O(b T)`` work instead of ``O(b n)``, and
+for label metrics ``T <= C^3`` (gold, prediction A, prediction B) whatever
+``n`` is. When ``T`` is close to ``n`` (continuous scores), the engine falls
+back to drawing item indices. Both paths process the resample axis in chunks
+so memory stays bounded for any ``n`` and ``b``.
+
+An arbitrary Python function of (gold, predictions) that is not of this form
+is supported by :class:`CallableMetric`, which loops over resamples (slow, with
+a progress bar), or, when the function takes 2-D arrays (resamples x items),
+evaluates a chunk of resamples per call (``vectorized=True``; ROC AUC ships
+this way, since it is a sum over pairs of items, not over items).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from vareval.errors import ArgumentError
+from vareval.stats._checks import as_scores
+from vareval.stats.testset.auc import mann_whitney_auc, positive_flags
+from vareval.stats.testset.classification import (
+    balanced_accuracy_from_counts,
+    binary_indicators,
+    mcc_from_counts,
+)
+
+# Elements (of the largest temporary array) per chunk of resamples: ~32 MB of float64.
+CHUNK_ELEMENTS = 1 << 22
+
+
+@dataclasses.dataclass(frozen=True)
+class SumMetric:
+    """A metric given by per-item sufficient statistics and a vectorised combine.
+
+    Parameters
+    ----------
+    name : str
+        Shown in results.
+    stats : callable
+        For ``labels=True``: ``stats(gold, pred, n_classes) -> (n, d)`` where
+        ``gold`` and ``pred`` are integer class codes ``0 .. n_classes - 1``
+        (codes follow the sorted union of all labels). For ``labels=False``:
+        ``stats(gold, pred) -> (n, d)`` on the arrays as given (``gold`` may be
+        None).
+    combine : callable
+        ``combine(sums)`` with ``sums`` of shape ``(..., d)`` returns the metric
+        of each sum, shape ``(...)``.
+    labels : bool, default False
+        Whether the inputs are class labels. Label metrics are compressed on
+        the (gold, A, B) label triples directly, which is fastest.
+    needs_gold : bool, default True
+        Whether ``gold`` is required.
+    positive : label, optional
+        For a label metric of binary data with a named positive class
+        (sensitivity, specificity): the labels are then coded 1 for this
+        class and 0 for the other (``n_classes`` is 2), and data with more
+        than two classes, or without this class, are refused.
+
+    Examples
+    --------
+    A mean of per-item scores, written by hand:
+
+    >>> mean = SumMetric(
+    ...     "mean",
+    ...     stats=lambda gold, pred: np.column_stack([pred, np.ones(len(pred))]),
+    ...     combine=lambda s: s[..., 0] / s[..., 1],
+    ...     needs_gold=False,
+    ... )
+    """
+
+    name: str
+    stats: Callable
+    combine: Callable
+    labels: bool = False
+    needs_gold: bool = True
+    positive: object = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CallableMetric:
+    """Any Python function ``fn(gold, pred) -> float`` on a subset of items.
+
+    The slow, generic path: each resample calls ``fn`` twice (system A and B)
+    in a Python loop with a progress bar. Prefer a :class:`SumMetric`.
+    ``scores=True`` says the systems' outputs are numeric scores (as for
+    AUC), not labels. ``vectorized=True`` says ``fn`` also takes 2-D arrays
+    ``(resamples, items)`` and returns one value per row (as
+    ``scipy.stats.bootstrap``'s ``vectorized``): then a chunk of resamples
+    is one call, with no Python loop.
+    """
+
+    fn: Callable
+    name: str = "custom"
+    needs_gold: bool = True
+    scores: bool = False
+    vectorized: bool = False
+
+
+def reads_scores(metric) -> bool:
+    """Whether the systems' outputs are numbers (scores) rather than labels."""
+    if isinstance(metric, SumMetric):
+        return not metric.labels
+    return metric.scores
+
+
+# --- shipped metrics -------------------------------------------------------
+
+
+def _accuracy_stats(gold, pred, n_classes):
+    correct = (gold == pred).astype(float)
+    return np.column_stack([correct, np.ones_like(correct)])
+
+
+def _accuracy_combine(s):
+    return s[..., 0] / s[..., 1]
+
+
+def _prf_stats(gold, pred, n_classes):
+    """Rows ``[TP_0..TP_{C-1}, FP_0.., FN_0..]`` of one item each."""
+    n = gold.size
+    out = np.zeros((n, 3 * n_classes))
+    rows = np.arange(n)
+    hit = gold == pred
+    out[rows[hit], gold[hit]] = 1.0
+    out[rows[~hit], n_classes + pred[~hit]] = 1.0
+    out[rows[~hit], 2 * n_classes + gold[~hit]] = 1.0
+    return out
+
+
+def _prf_combine(average: str, which: str, beta: float):
+    """Combine for precision/recall/F-beta averaged macro, micro or weighted.
+
+    Macro and weighted averages run over the classes *present* for that
+    system in that (re)sample: in the gold labels or predicted. This equals
+    scikit-learn's default on the resample (labels inferred from the gold
+    and predicted labels, ``zero_division=0``).
+    """
+    if math.isinf(beta):
+        which = "recall"
+    elif beta == 0:
+        which = "precision"
+    b2 = beta * beta if which == "fbeta" else 0.0
+
+    def ratio(tp, fp, fn):
+        # The chosen ratio with 0/0 -> 0, without temporary masks.
+        if which == "precision":
+            den = tp + fp
+        elif which == "recall":
+            den = tp + fn
+        else:
+            tp = (1 + b2) * tp
+            den = tp + b2 * fn + fp
+        return np.divide(tp, den, out=np.zeros(np.shape(den)), where=den > 0)
+
+    def combine(s):
+        s = np.asarray(s, dtype=float)
+        c = s.shape[-1] // 3
+        tp, fp, fn = s[..., :c], s[..., c : 2 * c], s[..., 2 * c :]
+        if average == "micro":
+            return ratio(tp.sum(-1), fp.sum(-1), fn.sum(-1))
+        value = ratio(tp, fp, fn)
+        if average == "weighted":
+            w = tp + fn
+        else:
+            w = (tp + fp + fn) > 0
+        return np.einsum("...c,...c->...", value, w) / w.sum(-1)
+
+    return combine
+
+
+def _mcc_combine(s):
+    s = np.asarray(s, dtype=float)
+    c = s.shape[-1] // 3
+    return mcc_from_counts(s[..., :c], s[..., c : 2 * c], s[..., 2 * c :])
+
+
+def _balanced_accuracy_combine(adjusted: bool):
+    def combine(s):
+        s = np.asarray(s, dtype=float)
+        c = s.shape[-1] // 3
+        return balanced_accuracy_from_counts(
+            s[..., :c], s[..., 2 * c :], adjusted=adjusted
+        )
+
+    return combine
+
+
+def _class_recall_combine(code: int):
+    """Recall of class ``code`` of binary data (1: sensitivity, 0: specificity), 0/0 -> 0."""
+
+    def combine(s):
+        s = np.asarray(s, dtype=float)
+        tp, fn = s[..., code], s[..., 4 + code]
+        den = tp + fn
+        return np.divide(tp, den, out=np.zeros(np.shape(den)), where=den > 0)
+
+    return combine
+
+
+def _mean_stats(gold, pred):
+    x = as_scores(pred, "scores")
+    return np.column_stack([x, np.ones_like(x)])
+
+
+def mean_metric() -> SumMetric:
+    """The mean of per-item scores (gold not needed)."""
+    return SumMetric(
+        "mean", _mean_stats, _accuracy_combine, labels=False, needs_gold=False
+    )
+
+
+def accuracy_metric() -> SumMetric:
+    """Accuracy: share of items predicted correctly."""
+    return SumMetric("accuracy", _accuracy_stats, _accuracy_combine, labels=True)
+
+
+def prf_metric(
+    average: str = "macro", which: str = "fbeta", beta: float = 1.0
+) -> SumMetric:
+    """Precision, recall or F-beta averaged ``macro``, ``micro`` or ``weighted``."""
+    short = {"precision": "precision", "recall": "recall", "fbeta": f"f{beta:g}"}[which]
+    return SumMetric(
+        f"{average}-{short}",
+        _prf_stats,
+        _prf_combine(average, which, beta),
+        labels=True,
+    )
+
+
+def mcc_metric() -> SumMetric:
+    """The Matthews correlation coefficient (binary or multi-class).
+
+    Rows are per-class TP, FP and FN increments (``3 C`` numbers), from which
+    the gold and predicted class counts and the trace follow; 0 on a resample
+    with a single gold or predicted class, as scikit-learn.
+    """
+    return SumMetric("mcc", _prf_stats, _mcc_combine, labels=True)
+
+
+def balanced_accuracy_metric(adjusted: bool = False) -> SumMetric:
+    """Balanced accuracy, the mean recall over the classes in the (resampled) gold labels.
+
+    With ``adjusted=True`` chance scores 0; undefined (NaN, refused by the
+    tests) on a resample with a single gold class.
+    """
+    name = "adjusted_balanced_accuracy" if adjusted else "balanced_accuracy"
+    return SumMetric(
+        name, _prf_stats, _balanced_accuracy_combine(bool(adjusted)), labels=True
+    )
+
+
+def sensitivity_metric(positive) -> SumMetric:
+    """Sensitivity: recall of the ``positive`` class of binary data."""
+    return SumMetric(
+        "sensitivity", _prf_stats, _class_recall_combine(1), labels=True,
+        positive=positive,
+    )
+
+
+def specificity_metric(positive) -> SumMetric:
+    """Specificity: recall of the class other than ``positive`` in binary data."""
+    return SumMetric(
+        "specificity", _prf_stats, _class_recall_combine(0), labels=True,
+        positive=positive,
+    )
+
+
+_NAME = re.compile(r"^(macro|micro|weighted)-(precision|recall|f(\d+(?:\.\d+)?))$")
+METRIC_NAMES = (
+    "accuracy, mean, mcc, balanced_accuracy, adjusted_balanced_accuracy, "
+    "sensitivity, specificity, auc, {macro,micro,weighted}-{precision,recall,f1}, "
+    "or {macro,micro,weighted}-f<beta> such as macro-f0.5"
+)
+# Metrics of binary data that need the positive class named.
+POSITIVE_METRICS = ("sensitivity", "specificity", "auc")
+
+
+def _auc_metric(positive) -> CallableMetric:
+    """ROC AUC as a vectorized callable metric: one midrank sort per resample row.
+
+    AUC is a sum over (positive, negative) *pairs*, not over items, so it has
+    no per-item sufficient statistics; the resampled items themselves are
+    ranked, ``O(n log n)`` per resample, a chunk of resamples at a time.
+    """
+    def auc(gold, scores):
+        flags = positive_flags(np.asarray(gold), positive)
+        return mann_whitney_auc(flags, np.asarray(scores, dtype=float))
+
+    return CallableMetric(auc, name="auc", scores=True, vectorized=True)
+
+
+def get_metric(metric, *, positive=None) -> SumMetric | CallableMetric:
+    """Resolve a metric name, a :class:`SumMetric` or a plain callable.
+
+    Names: ``accuracy``, ``mean`` (mean of per-item scores), ``mcc``,
+    ``balanced_accuracy`` (``adjusted_balanced_accuracy``), ``sensitivity``
+    and ``specificity`` (binary data; need ``positive``), ``auc`` (ROC AUC of
+    per-item scores; needs ``positive``; a :class:`CallableMetric`, since AUC
+    is not a sum over items), ``macro-f1``, ``micro-f1``, ``weighted-f1``,
+    ``macro-f0.5`` (any beta), ``macro-precision``, ``micro-recall`` and so
+    on; ``f1`` means ``macro-f1``. Hyphens and underscores are
+    interchangeable in names. A plain callable ``fn(gold, pred) -> float``
+    becomes a :class:`CallableMetric`.
+    """
+    if isinstance(metric, SumMetric | CallableMetric):
+        return metric
+    if callable(metric):
+        return CallableMetric(metric, name=getattr(metric, "__name__", "custom"))
+    if not isinstance(metric, str):
+        raise ArgumentError(
+            f"`metric` must be a name or a metric object; got {metric!r}."
+        )
+    name = metric.strip().lower()
+    snake = name.replace("-", "_")
+    if snake in POSITIVE_METRICS:
+        if positive is None:
+            raise ArgumentError(
+                f"metric {snake!r} needs the positive class (--positive, pos_label=)."
+            )
+        if snake == "auc":
+            return _auc_metric(positive)
+        return (sensitivity_metric if snake == "sensitivity" else specificity_metric)(
+            positive
+        )
+    if snake == "mcc":
+        return mcc_metric()
+    if snake in ("balanced_accuracy", "adjusted_balanced_accuracy"):
+        return balanced_accuracy_metric(snake.startswith("adjusted"))
+    if name == "accuracy":
+        return accuracy_metric()
+    if name in ("mean", "mean-of-scores", "mean-score"):
+        return mean_metric()
+    if name == "f1":
+        name = "macro-f1"
+    m = _NAME.match(name)
+    if m is None:
+        raise ArgumentError(
+            f"`metric` {metric!r} is unknown; accepted: {METRIC_NAMES}."
+        )
+    average, which, beta = m.group(1), m.group(2), m.group(3)
+    if which.startswith("f"):
+        return prf_metric(average, "fbeta", float(beta))
+    return prf_metric(average, which)
+
+
+# --- inputs and compression -------------------------------------------------
+
+
+def encode_labels(*arrays) -> tuple[list[np.ndarray], np.ndarray]:
+    """Encode label arrays jointly as integer codes into their sorted union.
+
+    Returns
+    -------
+    (codes, classes)
+        ``codes[i][j]`` is the index of ``arrays[i][j]`` in ``classes``.
+    """
+    arrays = [np.asarray(a) for a in arrays]
+    arrays = [a.astype(np.int64) if a.dtype.kind == "b" else a for a in arrays]
+    if all(a.dtype.kind in "iu" for a in arrays):
+        lo = min(int(a.min()) for a in arrays)
+        hi = max(int(a.max()) for a in arrays)
+        if hi - lo < 1 << 20:
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            for a in arrays:
+                present[np.bincount(a - lo, minlength=hi - lo + 1) > 0] = True
+            lookup = np.cumsum(present) - 1
+            classes = np.flatnonzero(present) + lo
+            return [lookup[a - lo] for a in arrays], classes
+    classes, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
+    bounds = np.cumsum([0] + [a.size for a in arrays])
+    return [inverse[bounds[i] : bounds[i + 1]] for i in range(len(arrays))], classes
+
+
+def _codes(metric: SumMetric, *arrays) -> tuple[list[np.ndarray], int]:
+    """Integer class codes for a label metric, and the number of classes.
+
+    A metric with a ``positive`` class codes it 1 and the other class 0.
+    """
+    if metric.positive is None:
+        codes, classes = encode_labels(*arrays)
+        return codes, classes.size
+    gold, *outputs = arrays
+    binary_indicators(gold, np.concatenate(outputs), metric.positive)
+    return [(np.asarray(x) == metric.positive).astype(np.int64) for x in arrays], 2
+
+
+@dataclasses.dataclass(frozen=True)
+class PairedTypes:
+    """Items of a paired comparison grouped into distinct types.
+
+    Attributes
+    ----------
+    stats_a, stats_b : ndarray, shape (T, d)
+        Each type's sufficient-statistic row for system A and system B.
+    counts : ndarray of int, shape (T,)
+        Items of each type; they sum to ``n``.
+    item_type : ndarray of int, shape (n,)
+        The type of each item (used by the index-sampling path).
+    """
+
+    stats_a: np.ndarray
+    stats_b: np.ndarray
+    counts: np.ndarray
+    item_type: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Items."""
+        return int(self.counts.sum())
+
+    @property
+    def n_types(self) -> int:
+        """Distinct types ``T``."""
+        return int(self.counts.size)
+
+    def totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Column sums of the rows of all items, for A and for B."""
+        c = self.counts.astype(float)
+        return c @ self.stats_a, c @ self.stats_b
+
+
+def _check_rows(rows, n, name):
+    rows = np.asarray(rows, dtype=float)
+    if rows.ndim != 2 or rows.shape[0] != n:
+        raise ArgumentError(
+            f"metric {name!r}: `stats` must return an array of shape "
+            f"(n, d) = ({n}, d); "
+            f"got shape {rows.shape}."
+        )
+    if not np.isfinite(rows).all():
+        raise ArgumentError(
+            f"metric {name!r}: `stats` returned NaN or infinite values."
+        )
+    return rows
+
+
+def _merge_rows(stats_a, stats_b, counts, item_type):
+    """Merge types whose rows coincide for both systems."""
+    d = stats_a.shape[1]
+    both = np.hstack([stats_a, stats_b])
+    uniq, inv = np.unique(both, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    merged = np.bincount(inv, weights=counts, minlength=uniq.shape[0]).astype(np.int64)
+    return PairedTypes(uniq[:, :d], uniq[:, d:], merged, inv[item_type])
+
+
+def paired_types(metric: SumMetric, gold, pred_a, pred_b) -> PairedTypes:
+    """Group the items of a paired comparison into types with counts.
+
+    For label metrics the items are first grouped by their (gold, A, B) label
+    triple (``T <= C^3``), then types with equal statistic rows are merged.
+    Otherwise the items are grouped by their rows directly.
+    """
+    a, b = np.asarray(pred_a), np.asarray(pred_b)
+    n = a.size
+    if metric.labels:
+        (g, a, b), c = _codes(metric, gold, a, b)
+        key = (g * c + a) * c + b
+        if c**3 <= max(4 * n, 1 << 16):
+            counts = np.bincount(key, minlength=c**3)
+            keys = np.flatnonzero(counts)
+            lookup = np.zeros(c**3, dtype=np.int64)
+            lookup[keys] = np.arange(keys.size)
+            item_type = lookup[key]
+            counts = counts[keys]
+        else:
+            keys, item_type, counts = np.unique(
+                key, return_inverse=True, return_counts=True
+            )
+            item_type = item_type.reshape(-1)
+        gt, at, bt = keys // (c * c), (keys // c) % c, keys % c
+        sa = _check_rows(metric.stats(gt, at, c), keys.size, metric.name)
+        sb = _check_rows(metric.stats(gt, bt, c), keys.size, metric.name)
+        return _merge_rows(sa, sb, counts, item_type)
+    sa = _check_rows(metric.stats(gold, a), n, metric.name)
+    sb = _check_rows(metric.stats(gold, b), n, metric.name)
+    return _merge_rows(sa, sb, np.ones(n), np.arange(n))
+
+
+def check_combine(metric: SumMetric, rows: np.ndarray) -> None:
+    """Refuse a ``combine`` that does not return one finite value per sum."""
+    probe = np.vstack([rows.sum(0), rows[:1].sum(0) if rows.shape[0] else rows.sum(0)])
+    out = np.asarray(metric.combine(probe))
+    if out.shape != (2,):
+        raise ArgumentError(
+            f"metric {metric.name!r}: `combine` must return one value per row of sums, "
+            f"shape (2,) for a (2, {rows.shape[1]}) input; got shape {out.shape}."
+        )
+
+
+def metric_value(metric: SumMetric, rows: np.ndarray, counts=None) -> float:
+    """The metric of a set of items from their rows (weighted by ``counts``)."""
+    sums = rows.sum(0) if counts is None else np.asarray(counts, float) @ rows
+    return float(np.asarray(metric.combine(sums[None, :])).reshape(-1)[0])
+
+
+def score(metric, gold, pred) -> float:
+    """The metric of one system on all items (any metric :func:`get_metric` accepts)."""
+    metric = get_metric(metric)
+    pred = np.asarray(pred)
+    if isinstance(metric, CallableMetric):
+        return float(metric.fn(gold, pred))
+    if metric.labels:
+        (g, p), c = _codes(metric, gold, pred)
+        rows = metric.stats(g, p, c)
+    else:
+        rows = metric.stats(gold, pred)
+    rows = _check_rows(rows, pred.size, metric.name)
+    return metric_value(metric, rows)
+
+
+def _chunks(total: int, width: int):
+    size = max(1, min(total, CHUNK_ELEMENTS // max(1, width)))
+    start = 0
+    while start < total:
+        stop = min(total, start + size)
+        yield stop - start
+        start = stop
+
+
+def choose_path(types: PairedTypes, method: str = "auto") -> str:
+    """``compressed`` when there are at most n/2 types, else ``index``."""
+    if method not in ("auto", "compressed", "index"):
+        raise ArgumentError(
+            f"`method` must be 'auto', 'compressed' or 'index'; got {method!r}."
+        )
+    if method != "auto":
+        return method
+    return "compressed" if 2 * types.n_types <= types.n else "index"
+
+
+def _delta(metric, sums_a, sums_b):
+    out = np.asarray(metric.combine(sums_a)) - np.asarray(metric.combine(sums_b))
+    if out.shape != sums_a.shape[:-1]:
+        raise ArgumentError(
+            f"metric {metric.name!r}: `combine` returned shape {out.shape} for "
+            f"{sums_a.shape[0]} resamples; it must return one value per resample."
+        )
+    return out
+
+
+def bootstrap_deltas(
+    metric: SumMetric, types: PairedTypes, n_resamples: int, rng, method: str = "auto"
+) -> tuple[np.ndarray, str]:
+    """Draw ``delta = M(A, x*) - M(B, x*)`` on ``n_resamples`` bootstrap test sets.
+
+    Each bootstrap test set ``x*`` draws ``n`` items with replacement. The
+    compressed path draws type counts from ``Multinomial(n, counts / n)``;
+    the index path draws item indices. Both give the same distribution.
+
+    Returns
+    -------
+    (deltas, path)
+    """
+    path = choose_path(types, method)
+    n = types.n
+    out = np.empty(n_resamples)
+    pos = 0
+    if path == "compressed":
+        pvals = types.counts / n
+        d = types.stats_a.shape[1]
+        both = np.hstack([types.stats_a, types.stats_b])
+        for size in _chunks(n_resamples, max(types.n_types, 2 * d)):
+            sums = rng.multinomial(n, pvals, size=size).astype(float) @ both
+            out[pos : pos + size] = _delta(metric, sums[:, :d], sums[:, d:])
+            pos += size
+        return out, path
+    # Draw item indices, then count them by type: memory (chunk x max(n, T)),
+    # never an (n, d) copy of the rows.
+    d = types.stats_a.shape[1]
+    t_count = types.n_types
+    both = np.hstack([types.stats_a, types.stats_b])
+    for size in _chunks(n_resamples, 2 * max(n, t_count)):
+        idx = types.item_type[rng.integers(0, n, size=(size, n))]
+        idx += (np.arange(size) * t_count)[:, None]
+        counts = np.bincount(idx.reshape(-1), minlength=size * t_count)
+        sums = counts.reshape(size, t_count).astype(float) @ both
+        out[pos : pos + size] = _delta(metric, sums[:, :d], sums[:, d:])
+        pos += size
+    return out, path
+
+
+def randomization_deltas(
+    metric: SumMetric, types: PairedTypes, n_resamples: int, rng, method: str = "auto"
+) -> tuple[np.ndarray, str]:
+    """Draw ``delta`` after swapping A's and B's outputs per item with probability 1/2.
+
+    The compressed path draws the number of swapped items of each type from
+    ``Binomial(c_t, 1/2)``; the index path draws a swap mask per item. Items
+    whose rows are equal for A and B are unaffected by a swap and skipped.
+
+    Returns
+    -------
+    (deltas, path)
+    """
+    path = choose_path(types, method)
+    base_a, base_b = types.totals()
+    out = np.empty(n_resamples)
+    pos = 0
+    if path == "compressed":
+        differ = (types.stats_a != types.stats_b).any(axis=1)
+        diff = (types.stats_b - types.stats_a)[differ]
+        counts = types.counts[differ]
+        for size in _chunks(n_resamples, max(counts.size, diff.shape[1])):
+            swaps = rng.binomial(counts, 0.5, size=(size, counts.size)).astype(float)
+            moved = swaps @ diff
+            out[pos : pos + size] = _delta(metric, base_a + moved, base_b - moved)
+            pos += size
+        return out, path
+    # A swap mask per item whose rows differ, counted by type.
+    diff = types.stats_b - types.stats_a
+    differ_type = (diff != 0).any(axis=1)
+    items = types.item_type[differ_type[types.item_type]]
+    m = items.size
+    t_count = types.n_types
+    for size in _chunks(n_resamples, 2 * max(m, t_count)):
+        mask = rng.random((size, m)) < 0.5
+        swapped = (items[None, :] + (np.arange(size) * t_count)[:, None])[mask]
+        counts = np.bincount(swapped, minlength=size * t_count)
+        moved = counts.reshape(size, t_count).astype(float) @ diff
+        out[pos : pos + size] = _delta(metric, base_a + moved, base_b - moved)
+        pos += size
+    return out, path
+
+
+def discordant_items(types: PairedTypes) -> int:
+    """Items whose rows differ between A and B: the only ones a swap changes."""
+    differ = (types.stats_a != types.stats_b).any(axis=1)
+    return int(types.counts[differ].sum())
+
+
+def all_randomization_deltas(metric: SumMetric, types: PairedTypes) -> np.ndarray:
+    """``delta`` under every one of the ``2^m`` swap patterns of the ``m`` discordant items.
+
+    The exact randomization distribution (each pattern has probability
+    ``2^-m``); meant for small ``m``, where it is cheaper than sampling.
+    """
+    base_a, base_b = types.totals()
+    diff = types.stats_b - types.stats_a
+    items = types.item_type[(diff != 0).any(axis=1)[types.item_type]]
+    m = items.size
+    masks = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(float)
+    moved = masks @ diff[items]
+    return _delta(metric, base_a + moved, base_b - moved)
+
+
+def jackknife_deltas(metric: SumMetric, types: PairedTypes) -> np.ndarray:
+    """Leave-one-item-out ``delta`` for each type (one value per type, shape (T,))."""
+    total_a, total_b = types.totals()
+    return _delta(
+        metric, total_a[None, :] - types.stats_a, total_b[None, :] - types.stats_b
+    )
+
+
+# --- the slow generic path --------------------------------------------------
+
+
+def _progress(total: int, desc: str, show):
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total, desc=desc, disable=None if show is None else not show, leave=False
+    )
+
+
+def loop_bootstrap_deltas(
+    metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng, progress=None
+) -> np.ndarray:
+    """The slow path: a Python loop calling ``metric.fn`` on each bootstrap test set."""
+    n = pred_a.size
+    fn = metric.fn
+    out = np.empty(n_resamples)
+    with _progress(n_resamples, "bootstrap", progress) as bar:
+        for i in range(n_resamples):
+            idx = rng.integers(0, n, size=n)
+            g = None if gold is None else gold[idx]
+            out[i] = float(fn(g, pred_a[idx])) - float(fn(g, pred_b[idx]))
+            bar.update(1)
+    return out
+
+
+def loop_randomization_deltas(
+    metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng, progress=None
+) -> np.ndarray:
+    """The slow path: a Python loop over random swaps of A's and B's outputs."""
+    n = pred_a.size
+    fn = metric.fn
+    out = np.empty(n_resamples)
+    with _progress(n_resamples, "randomization", progress) as bar:
+        for i in range(n_resamples):
+            swap = rng.random(n) < 0.5
+            a = np.where(swap, pred_b, pred_a)
+            b = np.where(swap, pred_a, pred_b)
+            out[i] = float(fn(gold, a)) - float(fn(gold, b))
+            bar.update(1)
+    return out
+
+
+def loop_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b, progress=None):
+    """Leave-one-out deltas by ``n`` calls of ``metric.fn``."""
+    n = pred_a.size
+    out = np.empty(n)
+    keep = np.ones(n, dtype=bool)
+    with _progress(n, "jackknife", progress) as bar:
+        for i in range(n):
+            keep[i] = False
+            g = None if gold is None else gold[keep]
+            out[i] = float(metric.fn(g, pred_a[keep])) - float(
+                metric.fn(g, pred_b[keep])
+            )
+            keep[i] = True
+            bar.update(1)
+    return out
+
+
+# --- the vectorized callable path: chunks of resampled copies of the items ---
+
+
+def _row_deltas(metric: CallableMetric, gold, a, b) -> np.ndarray:
+    return np.asarray(metric.fn(gold, a), dtype=float) - np.asarray(
+        metric.fn(gold, b), dtype=float
+    )
+
+
+def rows_bootstrap_deltas(
+    metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng
+) -> np.ndarray:
+    """Bootstrap deltas of a vectorized callable metric, a chunk of resamples per call.
+
+    Draws the same item indices as :func:`loop_bootstrap_deltas` for the same ``rng``.
+    """
+    n = pred_a.size
+    out = np.empty(n_resamples)
+    pos = 0
+    for size in _chunks(n_resamples, 4 * n):
+        idx = rng.integers(0, n, size=(size, n))
+        g = None if gold is None else gold[idx]
+        out[pos : pos + size] = _row_deltas(metric, g, pred_a[idx], pred_b[idx])
+        pos += size
+    return out
+
+
+def rows_randomization_deltas(
+    metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng
+) -> np.ndarray:
+    """Randomization deltas of a vectorized callable metric, a chunk of swaps per call."""
+    n = pred_a.size
+    out = np.empty(n_resamples)
+    pos = 0
+    for size in _chunks(n_resamples, 4 * n):
+        swap = rng.random((size, n)) < 0.5
+        g = None if gold is None else np.broadcast_to(gold, (size, n))
+        out[pos : pos + size] = _row_deltas(
+            metric, g, np.where(swap, pred_b, pred_a), np.where(swap, pred_a, pred_b)
+        )
+        pos += size
+    return out
+
+
+def rows_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b) -> np.ndarray:
+    """Leave-one-out deltas of a vectorized callable metric, a chunk of items per call."""
+    n = pred_a.size
+    out = np.empty(n)
+    start = 0
+    for size in _chunks(n, 4 * n):
+        left_out = np.arange(start, start + size)[:, None]
+        keep = np.arange(n - 1)[None, :]
+        idx = keep + (keep >= left_out)  # every item but the left-out one
+        g = None if gold is None else gold[idx]
+        out[start : start + size] = _row_deltas(metric, g, pred_a[idx], pred_b[idx])
+        start += size
+    return out
+
+
+def finite_or_raise(value: float, what: str) -> float:
+    """Refuse a NaN metric value with a message naming it."""
+    if not math.isfinite(value):
+        raise ArgumentError(
+            f"{what} is not a finite number ({value}); check the metric."
+        )
+    return value

@@ -1,0 +1,1085 @@
+"""Linear mixed models with random intercepts, fitted by REML or ML (lme4's way).
+
+The model is ``y = X beta + Z b + e`` with ``b_j ~ N(0, sigma_j^2 I)`` for each
+grouping factor ``j`` (crossed or nested, any number of them) and
+``e ~ N(0, sigma^2 I)``. As in lme4 (Bates et al. 2015) the variance
+parameters are the *relative* standard deviations ``theta_j = sigma_j / sigma``;
+``beta`` and ``sigma`` are profiled out, so the optimiser searches only over
+``theta >= 0``.
+
+Speed comes from two facts about random intercepts:
+
+1. Everything the likelihood needs is a function of the cross-products
+   ``Z'Z, Z'X, X'X, Z'y, X'y, y'y``, built in one O(n) pass.
+2. Each deviance evaluation needs the factor of ``A = Lambda Z'Z Lambda + I``
+   (q x q). The block of the grouping factor with the most levels is
+   *diagonal* (``Z_b'Z_b`` holds the level counts), so ``A`` is factored by a
+   Schur complement onto the other factors: a dense ``r x r`` Cholesky where
+   ``r`` is the number of levels of the smaller factors, after a sparse
+   product with the ``q_b x r`` contingency table.
+
+References
+----------
+Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting linear
+mixed-effects models using lme4. *Journal of Statistical Software* 67(1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+
+from vareval.errors import ArgumentError, FitError, VarevalWarning
+from vareval.stats._result import Result
+from vareval.stats.variance.sparse import SparseSchur, row_pairs
+
+SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
+ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
+_LOG2PI = np.log(2.0 * np.pi)
+# levels of all factors but the largest above which their Schur complement is a
+# sparse matrix (mixed_sparse) rather than a dense one
+SPARSE_LEVELS = 6000
+_NOT_PD = (
+    "the random-effects system is not positive definite; the grouping factors "
+    "are degenerate."
+)
+_DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
+
+
+# --------------------------------------------------------------------------
+# BLAS threads: a fit is thousands of tiny products, for which OpenBLAS's
+# threads only add contention (10-50x slower on a busy 2-core machine), so the
+# fit runs with one BLAS thread through threadpoolctl (a dependency); should it
+# be unusable on some platform, nothing changes.
+
+_CONTROLLER = None
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER = ThreadpoolController()
+        except Exception:  # not installed or unusable: leave BLAS alone
+            _CONTROLLER = False
+    if _CONTROLLER is False:
+        yield
+        return
+    with _CONTROLLER.limit(limits=1, user_api="blas"):
+        yield
+
+
+def single_blas_thread(func):
+    """Run ``func`` with one BLAS thread (see :func:`_one_blas_thread`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with _one_blas_thread():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+# --------------------------------------------------------------------------
+# the Schur complement's factorisation: dense, or by independent blocks
+
+
+def _independent_blocks(N_rr, N_br):
+    """Level indices of the Schur complement's independent blocks, grouped by size.
+
+    The Schur complement on the smaller factors has the sparsity of
+    ``N_rr + N_br' N_br``. When those levels split into groups that never meet
+    (a factor nested in the largest one, or seeds that share no
+    configuration), it is block-diagonal: returns a list of ``(m, s)`` index
+    arrays, one per block size ``s``; None when there is a single block.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    Nb = sp.csr_matrix(N_br)
+    pattern = sp.csr_matrix(N_rr != 0) + (Nb.T @ Nb)
+    n_comp, label = connected_components(pattern, directed=False)
+    if n_comp == 1:
+        return None
+    order = np.argsort(label, kind="stable")
+    sizes = np.bincount(label, minlength=n_comp)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    blocks = []
+    for size in np.unique(sizes):
+        comps = np.flatnonzero(sizes == size)
+        idx = order[starts[comps][:, None] + np.arange(size)[None, :]]
+        blocks.append(idx)
+    return blocks
+
+
+class _DenseFactor:
+    """Cholesky factor of a dense symmetric positive definite S."""
+
+    def __init__(self, S):
+        self.cS = sla.cho_factor(S, lower=True, check_finite=False)
+        self.logdet = 2.0 * float(np.sum(np.log(np.diag(self.cS[0]))))
+        self._inv = None
+
+    def solve(self, rhs):
+        return sla.cho_solve(self.cS, rhs, check_finite=False)
+
+    def inverse(self):
+        if self._inv is None:
+            self._inv = self.solve(np.eye(self.cS[0].shape[0]))
+        return self._inv
+
+    def rowdot(self, M):
+        """Row sums of ``S^-1 * M`` (elementwise): ``sum_m S^-1[l, m] M[l, m]``."""
+        return np.sum(self.inverse() * M, axis=1)
+
+
+class _BlockFactor:
+    """Inverse of a block-diagonal S, block by block (batched over equal sizes)."""
+
+    def __init__(self, S, blocks):
+        self.blocks = blocks
+        self.r = S.shape[0]
+        self.inv = []
+        logdet = 0.0
+        for idx in blocks:
+            Sb = S[idx[:, :, None], idx[:, None, :]]
+            L = np.linalg.cholesky(Sb)
+            logdet += 2.0 * float(np.sum(np.log(np.diagonal(L, axis1=1, axis2=2))))
+            self.inv.append(np.linalg.inv(Sb))
+        self.logdet = logdet
+
+    def solve(self, rhs):
+        out = np.empty_like(rhs)
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx] = inv @ rhs[idx]
+        return out
+
+    def inverse(self):
+        out = np.zeros((self.r, self.r))
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx[:, :, None], idx[:, None, :]] = inv
+        return out
+
+    def rowdot(self, M):
+        out = np.empty(self.r)
+        for idx, inv in zip(self.blocks, self.inv, strict=True):
+            out[idx] = np.sum(inv * M[idx[:, :, None], idx[:, None, :]], axis=2)
+        return out
+
+
+
+
+# --------------------------------------------------------------------------
+# cross-products and the deviance
+
+
+class _Crossprods:
+    """The sufficient statistics of a random-intercept model, and its deviance."""
+
+    def __init__(self, y, X, groups, n_levels):
+        import scipy.sparse as sp
+
+        n, p = X.shape
+        self.n, self.p = n, p
+        self.k = len(groups)
+        self.q = [int(m) for m in n_levels]
+        Xy = np.column_stack([X, y])
+        self.XyXy = Xy.T @ Xy
+        self.groups = groups
+        self.sparse = False
+        if self.k == 0:
+            self.big = None
+            self.rest = []
+            self.r = 0
+            return
+        # the factor with most levels gets the diagonal block
+        self.big = int(np.argmax(self.q))
+        self.rest = [j for j in range(self.k) if j != self.big]
+        # code -1: the observation is outside the factor (its Z row is 0), as
+        # for a variance per level of a fixed factor
+        inside = [g >= 0 for g in groups]
+        rows = np.arange(n)
+        Zt = [
+            sp.csr_matrix(
+                (np.ones(int(m.sum())), (g[m], rows[m])), shape=(self.q[j], n)
+            )
+            for j, (g, m) in enumerate(zip(groups, inside, strict=True))
+        ]
+        self.counts = [
+            np.bincount(g[m], minlength=self.q[j]).astype(float)
+            for j, (g, m) in enumerate(zip(groups, inside, strict=True))
+        ]
+        self.ZtXy = [np.asarray(Zt[j] @ Xy) for j in range(self.k)]
+        b = self.big
+        self.n_b = self.counts[b]
+        self.ZtXy_b = self.ZtXy[b]
+        self.r = int(sum(self.q[j] for j in self.rest))
+        offs = np.cumsum([0] + [self.q[j] for j in self.rest])
+        self.rest_offsets = offs
+        self.blocks = None
+        self.sparse = self.r > SPARSE_LEVELS
+        self.dense = False
+        if self.r:
+            both = [inside[b] & inside[j] for j in self.rest]
+            rws = np.concatenate([groups[b][m] for m in both])
+            cols = np.concatenate(
+                [groups[j][both[i]] + offs[i] for i, j in enumerate(self.rest)]
+            )
+            self.N_br = sp.csr_matrix(
+                (np.ones(cols.size), (rws, cols)), shape=(self.q[b], self.r)
+            )
+            self.N_br.sum_duplicates()
+            self.N_brT = self.N_br.T.tocsr()
+            self.N_rr = self._rest_table(groups, inside, offs)
+            if self.sparse:
+
+                self.mode = "sparse-schur"
+                self.schur = SparseSchur(self)
+            else:
+                self._dense_setup()
+            self.ZtXy_r = np.vstack([self.ZtXy[j] for j in self.rest])
+            # which rest factor each rest level belongs to
+            self.rest_block = np.repeat(
+                np.arange(len(self.rest)), [self.q[j] for j in self.rest]
+            )
+
+    def _rest_table(self, groups, inside, offs):
+        """N_rr: co-occurrence counts of the smaller factors' levels (r x r).
+
+        Sparse in the sparse mode, dense otherwise.
+        """
+        import scipy.sparse as sp
+
+        rows, cols = [], []
+        for i, j in enumerate(self.rest):
+            for i2, j2 in enumerate(self.rest):
+                m = inside[j] & inside[j2]
+                if i2 == i:  # a factor's own block is diagonal: its level counts
+                    rows.append(groups[j][m] + offs[i])
+                    cols.append(groups[j][m] + offs[i])
+                else:
+                    rows.append(groups[j][m] + offs[i])
+                    cols.append(groups[j2][m] + offs[i2])
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        if not self.sparse:
+            flat = np.bincount(rows * self.r + cols, minlength=self.r * self.r)
+            return flat.reshape(self.r, self.r).astype(float)
+        N_rr = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(self.r, self.r))
+        N_rr.sum_duplicates()
+        return N_rr
+
+    def _dense_setup(self):
+        """Choose how N_br' diag(w) N_br is formed; find independent blocks."""
+        b = self.big
+        # N_br' diag(w) N_br is needed at every evaluation. When each level of
+        # the big factor meets few levels of the others (nesting, sparse
+        # crossing), sum over the pairs of non-zeros sharing a row; otherwise
+        # use a dense BLAS product while the table is small, else scipy.sparse.
+        per_row = np.diff(self.N_br.indptr)
+        n_pairs = int(np.sum(per_row.astype(np.int64) ** 2))
+        self.mode = "sparse"
+        if n_pairs * 8 <= self.q[b] * self.r * self.r and n_pairs <= 20_000_000:
+            self.mode = "pairs"
+            self.pair_key, self.pair_val, self.pair_row = row_pairs(self.N_br)
+        elif self.q[b] * self.r <= _DENSE_LIMIT:
+            self.mode = "dense"
+        self.blocks = _independent_blocks(self.N_rr, self.N_br)
+        self.dense = self.mode == "dense"
+        if self.dense:
+            self.N_br = self.N_br.toarray()
+            self.N_brT = np.ascontiguousarray(self.N_br.T)
+
+    def schur_factor(self, theta, d, lam):
+        """The Schur complement's factor at ``theta``, and ``E`` (dense mode only).
+
+        ``S = Lambda_r E Lambda_r + I`` with ``E = N_rr - theta_b^2 N_br' D^-1 N_br``.
+        """
+        if self.sparse:
+            try:
+                return self.schur.factor(theta), None
+            except np.linalg.LinAlgError:
+                raise FitError(_NOT_PD) from None
+        tb = theta[self.big]
+        E = self.N_rr - tb * tb * self._ndn(1.0 / d)
+        S = lam[:, None] * E * lam[None, :]
+        S[np.diag_indices_from(S)] += 1.0
+        return self.factor(S), E
+
+    def factor(self, S):
+        """Factor the Schur complement S (dense, or by its independent blocks)."""
+        try:
+            if self.blocks is None:
+                return _DenseFactor(S)
+            return _BlockFactor(S, self.blocks)
+        except np.linalg.LinAlgError:
+            raise FitError(_NOT_PD) from None
+
+    def mm(self, A, B):
+        """``A @ B`` for r x r matrices with the Schur complement's block pattern."""
+        if self.blocks is None:
+            return A @ B
+        out = np.zeros((self.r, self.r))
+        for idx in self.blocks:
+            ix = (idx[:, :, None], idx[:, None, :])
+            out[ix] = A[ix] @ B[ix]
+        return out
+
+    def _ndn(self, w):
+        """N_br' diag(w) N_br as a dense r x r matrix."""
+        if self.mode == "pairs":
+            flat = np.bincount(
+                self.pair_key,
+                weights=self.pair_val * w[self.pair_row],
+                minlength=self.r * self.r,
+            )
+            return flat.reshape(self.r, self.r)
+        if self.dense:
+            return self.N_brT @ (w[:, None] * self.N_br)
+        return (self.N_brT @ self.N_br.multiply(w[:, None]).tocsr()).toarray()
+
+    # -- one evaluation ----------------------------------------------------
+    def evaluate(self, theta, reml=True, grad=False, gram=False):
+        """Profiled deviance at ``theta`` and the pieces the fit needs."""
+        theta = np.asarray(theta, dtype=float)
+        n, p = self.n, self.p
+        out = {}
+        if self.k == 0:
+            Q = np.zeros((p + 1, p + 1))
+            logdetA = 0.0
+        else:
+            b = self.big
+            tb = theta[b]
+            d = tb * tb * self.n_b + 1.0
+            V_b = tb * self.ZtXy_b
+            logdetA = float(np.sum(np.log(d)))
+            if self.r:
+                lam = np.repeat(theta[self.rest], [self.q[j] for j in self.rest])
+                cS, E = self.schur_factor(theta, d, lam)
+                logdetA += cS.logdet
+                V_r = lam[:, None] * self.ZtXy_r
+                t = V_b / d[:, None]
+                rhs = V_r - lam[:, None] * (tb * (self.N_brT @ t))
+                W_r = cS.solve(rhs)
+                W_b = (V_b - tb * (self.N_br @ (lam[:, None] * W_r))) / d[:, None]
+                Q = V_b.T @ W_b + V_r.T @ W_r
+            else:
+                W_b = V_b / d[:, None]
+                Q = V_b.T @ W_b
+        M = self.XyXy - Q
+        M = 0.5 * (M + M.T)
+        try:
+            R = sla.cholesky(M, lower=False, check_finite=False)
+        except np.linalg.LinAlgError:
+            R = None
+        if R is None or not np.all(np.diag(R)[:p] > 0):
+            raise FitError(
+                "the fixed-effects cross-product X'V^-1 X is not positive "
+                "definite; the fixed effects are rank-deficient."
+            )
+        RX = R[:p, :p]
+        r2 = float(R[p, p] ** 2)
+        if r2 <= 0:
+            r2 = 1e-300
+        RXi = np.linalg.inv(RX)
+        beta = RXi @ R[:p, p]
+        logdetRX2 = 2.0 * float(np.sum(np.log(np.diag(RX))))
+        if reml:
+            nn = n - p
+            dev = logdetA + logdetRX2 + nn * (1.0 + np.log(2.0 * np.pi * r2 / nn))
+        else:
+            nn = n
+            dev = logdetA + n * (1.0 + np.log(2.0 * np.pi * r2 / n))
+        out.update(
+            dev=float(dev),
+            logdetA=logdetA,
+            logdetRX2=logdetRX2,
+            r2=r2,
+            RX=RX,
+            RXi=RXi,
+            beta=beta,
+        )
+        if self.k == 0:
+            if grad:
+                out["grad"] = np.zeros(0)
+            return out
+        coef = np.append(-beta, 1.0)  # maps [X y] columns to y - X beta
+        u_b = W_b @ coef
+        out["u_b"] = u_b
+        if self.r:
+            u_r = W_r @ coef
+            out["u_r"] = u_r
+        if not (grad or gram):
+            return out
+        # gradient: d/dtheta_j = dlogdetA_j - c * 2 theta_j |G_j RX^-1|^2
+        #           - nn * 2 theta_j |g_j|^2 / r2,
+        # with G = Z'V^-1 X and g = Z'V^-1 (y - X beta)
+        Wc = np.column_stack([W_b[:, :p], u_b])
+        ZZ_b = self.n_b[:, None] * (tb * Wc)
+        if self.r:
+            Wcr = np.column_stack([W_r[:, :p], u_r])
+            LW_r = lam[:, None] * Wcr
+            ZZ_b = ZZ_b + self.N_br @ LW_r
+            ZZ_r = self.N_brT @ (tb * Wc) + self.N_rr @ LW_r
+        base_b = np.column_stack([self.ZtXy_b[:, :p], self.ZtXy_b @ coef])
+        H_b = base_b - ZZ_b
+        dA = np.zeros(self.k)
+        dRX = np.zeros(self.k)
+        dr2 = np.zeros(self.k)
+        GG = [None] * self.k
+
+        def _terms(j, H, th):
+            G = H[:, :p]
+            gv = H[:, p]
+            GR = G @ RXi
+            dRX[j] = -2.0 * th * float(np.sum(GR * GR))
+            dr2[j] = -2.0 * th * float(gv @ gv)
+            if gram:
+                GG[j] = G.T @ G
+
+        dA[b] = 2.0 * tb * float(np.sum(self.n_b / d))
+        _terms(b, H_b, tb)
+        if self.r:
+            base_r = np.column_stack([self.ZtXy_r[:, :p], self.ZtXy_r @ coef])
+            H_r = base_r - ZZ_r
+            rest = [
+                (j, slice(self.rest_offsets[i], self.rest_offsets[i + 1]))
+                for i, j in enumerate(self.rest)
+            ]
+            for j, sl in rest:
+                _terms(j, H_r[sl], theta[j])
+            if self.sparse:
+                # no S^-1 to take traces from: log|A|'s derivatives by the complex step
+                dA = self.schur.grad_logdet_a(theta)
+            else:
+                F = self._ndn(1.0 / d**2)
+                LFL = lam[:, None] * F * lam[None, :]
+                dA[b] -= 2.0 * tb * float(np.sum(cS.rowdot(LFL)))
+                rowtr = cS.rowdot((lam[:, None] * E).T)
+                for j, sl in rest:
+                    dA[j] = 2.0 * float(np.sum(rowtr[sl]))
+        g = dA + dr2 * nn / r2
+        if reml:
+            g = g + dRX
+        out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG)
+        out["grad"] = g
+        return out
+
+    def blups(self, theta, ev):
+        """Conditional modes (BLUPs) b_j = theta_j u_j, one array per factor."""
+        u = [None] * self.k
+        if self.k == 0:
+            return u
+        u[self.big] = ev["u_b"]
+        for i, j in enumerate(self.rest):
+            u[j] = ev["u_r"][self.rest_offsets[i] : self.rest_offsets[i + 1]]
+        return [theta[j] * u[j] for j in range(self.k)]
+
+
+# --------------------------------------------------------------------------
+# the result
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class MixedModelFit(Result):
+    """A fitted random-intercept linear mixed model.
+
+    Attributes
+    ----------
+    fixed_names : tuple of str
+        Names of the fixed-effect columns of ``X``.
+    coef, se : ndarray
+        Fixed-effect estimates and their standard errors
+        (``sqrt(diag(vcov))``, with ``vcov = sigma^2 (X' V^-1 X)^-1``).
+    vcov : ndarray
+        Covariance matrix of the fixed-effect estimates.
+    components : tuple of str
+        The random-effect names followed by ``"Residual"``.
+    variance, sd : ndarray
+        Estimated variance and standard deviation of each component.
+    share : ndarray
+        Each component's share of the total variance.
+    icc : ndarray
+        Intra-class correlation: the correlation of two observations in the same
+        level of that factor (including the variance of the factors it is nested
+        in); NaN for the residual.
+    theta : ndarray
+        Relative standard deviations ``sigma_j / sigma`` (lme4's ``theta``).
+    sigma : float
+        Residual standard deviation.
+    reml : bool
+        True for REML, False for ML.
+    criterion : float
+        REML criterion (-2 restricted log-likelihood) or ML deviance.
+    loglik, aic, bic : float
+        ``-criterion / 2`` and the information criteria with ``p + k + 1``
+        parameters.
+    n_obs, n_fixed : int
+        Number of observations and of fixed effects.
+    n_levels : tuple of int
+        Levels per grouping factor.
+    blups : tuple of ndarray
+        Conditional modes (BLUPs) of each factor's random intercepts.
+    level_names : tuple of tuple of str
+        Names of each factor's levels, aligned with ``blups``.
+    fitted, residuals : ndarray
+        ``X beta + Z b`` and ``y - fitted``.
+    singular : bool
+        Some ``theta_j`` is at (or within 1e-4 of) its boundary 0.
+    converged : bool
+        The optimiser reported convergence.
+    n_evaluations : int
+        Deviance evaluations used.
+    message : str
+        What a reader should know, in plain words: a singular fit, or a fit
+        that did not converge ("" when neither). The optimiser's own success
+        message is not repeated.
+    correlations : tuple of (str, str, float)
+        Correlations between random effects of the same level (a random
+        intercept and slope); empty for random intercepts.
+    """
+
+    # The repr leads with the variance decomposition and whether the fit is sound.
+    _headline = (
+        "components", "variance", "sd", "share", "icc", "converged", "singular", "message",
+        "fixed_names", "coef", "se",
+    )
+
+    fixed_names: tuple
+    coef: np.ndarray
+    se: np.ndarray
+    vcov: np.ndarray
+    components: tuple
+    variance: np.ndarray
+    sd: np.ndarray
+    share: np.ndarray
+    icc: np.ndarray
+    theta: np.ndarray
+    sigma: float
+    reml: bool
+    criterion: float
+    loglik: float
+    aic: float
+    bic: float
+    n_obs: int
+    n_fixed: int
+    n_levels: tuple
+    blups: tuple
+    level_names: tuple
+    fitted: np.ndarray
+    residuals: np.ndarray
+    singular: bool
+    converged: bool
+    n_evaluations: int
+    message: str
+    correlations: tuple = ()
+
+    @property
+    def group_names(self) -> tuple:
+        """Names of the grouping factors (the components without ``Residual``)."""
+        return self.components[:-1]
+
+    def to_frame(self):
+        """One row per fixed effect (``part`` "fixed") and per variance component."""
+        import pandas as pd
+
+        fixed = pd.DataFrame(
+            {"part": "fixed", "name": list(self.fixed_names), "estimate": self.coef, "se": self.se}
+        )
+        parts = {"variance": self.variance, "sd": self.sd, "share": self.share, "icc": self.icc}
+        comps = pd.DataFrame({"part": "component", "name": list(self.components), **parts})
+        return pd.concat([fixed, comps], ignore_index=True)
+
+    def to_dict(self) -> dict:
+        """Plain values, without the n-length arrays (fitted, residuals)."""
+        out = super().to_dict()
+        out.pop("fitted")
+        out.pop("residuals")
+        return out
+
+
+# --------------------------------------------------------------------------
+# validation, fitting
+
+
+def information_criteria(crit: float, npar: int, n: int) -> dict:
+    """The criterion with the log-likelihood, AIC and BIC it implies (as lme4 reports them)."""
+    return {
+        "criterion": float(crit),
+        "loglik": float(-crit / 2.0),
+        "aic": float(crit + 2 * npar),
+        "bic": float(crit + np.log(n) * npar),
+    }
+
+
+def _fit_mixed_iv(y, X, groups, fixed_names, group_names, level_names):
+    try:
+        y = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError("`y` must be numbers.") from None
+    if y.ndim != 1 or y.size < 3:
+        raise ArgumentError(
+            f"`y` must be one-dimensional with at least 3 values; got shape {y.shape}."
+        )
+    if not np.all(np.isfinite(y)):
+        raise ArgumentError(
+            "`y` has NaN or infinite values; remove or fix them explicitly."
+        )
+    n = y.size
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError("`X` must be a numeric matrix.") from None
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[0] != n or X.shape[1] < 1:
+        raise ArgumentError(
+            f"`X` must be an n x p matrix with n = {n} rows and p >= 1; "
+            f"got shape {X.shape}."
+        )
+    if not np.all(np.isfinite(X)):
+        raise ArgumentError("`X` has NaN or infinite values.")
+    p = X.shape[1]
+    if fixed_names is None:
+        fixed_names = tuple(f"x{i}" for i in range(p))
+    fixed_names = tuple(str(s) for s in fixed_names)
+    if len(fixed_names) != p:
+        raise ArgumentError(
+            f"`fixed_names` has {len(fixed_names)} names for {p} columns of X."
+        )
+    if isinstance(groups, np.ndarray) and groups.ndim == 1:
+        groups = [groups]
+    groups = list(groups)
+    if group_names is None:
+        group_names = tuple(f"g{j}" for j in range(len(groups)))
+    group_names = tuple(str(s) for s in group_names)
+    if len(group_names) != len(groups):
+        raise ArgumentError(
+            f"`group_names` has {len(group_names)} names for "
+            f"{len(groups)} grouping factors."
+        )
+    if len(set(group_names)) != len(group_names):
+        raise ArgumentError(f"`group_names` repeats a name: {list(group_names)}.")
+    codes, n_levels = [], []
+    for j, g in enumerate(groups):
+        g = np.asarray(g)
+        if g.ndim != 1 or g.size != n or not np.issubdtype(g.dtype, np.integer):
+            raise ArgumentError(
+                f"grouping factor {group_names[j]!r} must be {n} integer "
+                "codes (0, 1, ...), one per observation."
+            )
+        if g.min() < -1:
+            raise ArgumentError(
+                f"grouping factor {group_names[j]!r} has codes below -1; "
+                "codes must be 0, 1, ..., levels-1 (-1: outside the factor)."
+            )
+        m = int(g.max()) + 1
+        if level_names is not None:
+            m = max(m, len(level_names[j]))
+        used = np.unique(g[g >= 0]).size
+        if used < 2:
+            raise FitError(
+                f"grouping factor {group_names[j]!r} has only one level; a "
+                "variance needs at least two levels."
+            )
+        if used == np.count_nonzero(g >= 0):
+            raise FitError(
+                f"grouping factor {group_names[j]!r} has a separate level for "
+                "every observation, so it is confounded with the residual."
+            )
+        codes.append(g.astype(np.intp))
+        n_levels.append(m)
+    if level_names is None:
+        level_names = [tuple(str(i) for i in range(m)) for m in n_levels]
+    level_names = tuple(tuple(str(s) for s in names) for names in level_names)
+    for j, names in enumerate(level_names):
+        if len(names) != n_levels[j]:
+            raise ArgumentError(
+                f"`level_names` for {group_names[j]!r} has {len(names)} "
+                f"names for {n_levels[j]} levels."
+            )
+    if np.ptp(y) == 0:
+        raise FitError("all responses are equal; there is no variance to decompose.")
+    _check_rank(X, fixed_names)
+    _check_confounding(X, codes, n_levels, group_names)
+    return y, X, codes, n_levels, fixed_names, group_names, level_names
+
+
+def _check_rank(X, names):
+    """Raise FitError naming the columns of X that are linear combinations of others."""
+    scale = np.sqrt(np.sum(X * X, axis=0))
+    scale[scale == 0] = 1.0
+    _, R, piv = sla.qr(X / scale, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(R))
+    tol = max(X.shape) * np.finfo(float).eps * 100 * (diag[0] if diag.size else 1.0)
+    rank = int(np.sum(diag > tol))
+    if rank < X.shape[1]:
+        bad = [names[i] for i in piv[rank:]]
+        raise FitError(
+            f"fixed effects are rank-deficient: column(s) {', '.join(bad)} "
+            "are linear combinations of the others; drop them or merge levels."
+        )
+
+
+def _check_confounding(X, codes, n_levels, group_names):
+    """Raise FitError when a grouping factor's indicators lie in the span of X."""
+    p = X.shape[1]
+    for j, g in enumerate(codes):
+        if n_levels[j] > p:
+            continue
+        Z = np.zeros((g.size, n_levels[j]))
+        rows = np.flatnonzero(g >= 0)
+        Z[rows, g[rows]] = 1.0
+        coef, *_ = np.linalg.lstsq(X, Z, rcond=None)
+        if np.max(np.abs(Z - X @ coef)) < 1e-8:
+            raise FitError(
+                f"grouping factor {group_names[j]!r} is confounded with the "
+                "fixed effects (its levels are determined by them); it cannot "
+                "be both a fixed and a random effect."
+            )
+
+
+def _nesting(codes, n_levels):
+    """inside[j, k]: factor j is nested in factor k (j's level fixes k's)."""
+    k = len(codes)
+    inside = np.zeros((k, k), dtype=bool)
+    for j in range(k):
+        for m in range(k):
+            if j == m:
+                continue
+            rows = (codes[j] >= 0) & (codes[m] >= 0)
+            if not np.array_equal(rows, codes[j] >= 0):
+                continue  # some of j's observations are outside m
+            pairs = np.unique(codes[j][rows] * n_levels[m] + codes[m][rows])
+            inside[j, m] = np.unique(pairs // n_levels[m]).size == pairs.size
+    return inside
+
+
+def _shares(variance, codes, n_levels):
+    """Each component's share of the total variance, and each factor's ICC.
+
+    The total is that of an observation the component applies to (averaged
+    over them): with a variance per level of a fixed factor, an observation
+    carries only its own level's component.
+    """
+    k = len(codes)
+    if k == 0:
+        return np.ones(1), np.full(1, np.nan)
+    inside = _nesting(codes, n_levels)
+    cover = np.array([g >= 0 for g in codes])
+    total = variance[-1] + variance[:k] @ cover
+    share = np.empty(k + 1)
+    icc = np.full(k + 1, np.nan)
+    share[k] = variance[k] / float(np.mean(total))
+    for j in range(k):
+        tot_j = float(np.mean(total[cover[j]]))
+        share[j] = variance[j] / tot_j
+        icc[j] = (variance[j] + np.sum(variance[:k][inside[j]])) / tot_j
+    return share, icc
+
+
+def _optimise(cp, reml, start=None):
+    """Minimise the profiled deviance over theta >= 0 with L-BFGS-B."""
+    import scipy.optimize as sopt
+
+    k = cp.k
+    if k == 0:
+        return np.zeros(0), True, "no random effects", 1
+    counter = [0]
+
+    def fun(th):
+        counter[0] += 1
+        ev = cp.evaluate(th, reml=reml, grad=True)
+        return ev["dev"], ev["grad"]
+
+    x0 = np.ones(k) if start is None else np.asarray(start, float)
+    # moderate tolerances: the Newton polish below supplies the last digits
+    opts = {"ftol": 1e-12, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
+    res = sopt.minimize(
+        fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
+    )
+    best = res
+    # theta_j = 0 is always a stationary point in theta_j (the deviance depends
+    # on theta_j^2), so a gradient method can stop there even when it is a
+    # maximum. Probe each zero coordinate on a grid and restart from any
+    # improvement (lme4's bobyqa, being derivative-free, does not need this).
+    for _ in range(3):
+        zero = np.flatnonzero(best.x <= 0)
+        if zero.size == 0:
+            break
+        start2, f2 = None, best.fun
+        for j in zero:
+            for t in (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0):
+                x1 = best.x.copy()
+                x1[j] = t
+                counter[0] += 1
+                fx = cp.evaluate(x1, reml=reml)["dev"]
+                if fx < f2 - 1e-10 * max(1.0, abs(f2)):
+                    start2, f2 = x1, fx
+        if start2 is None:
+            break
+        res2 = sopt.minimize(
+            fun,
+            start2,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(0.0, None)] * k,
+            options=opts,
+        )
+        if res2.fun < best.fun:
+            best = res2
+        else:
+            break
+    x, f, g, scaled = _newton_polish(
+        cp, reml, np.asarray(best.x), float(best.fun), np.asarray(best.jac), counter
+    )
+    x = _snap_zero(cp, reml, x, f)
+    msg = str(best.message)
+    # L-BFGS-B often ends with an ABNORMAL line search at a flat optimum, and the
+    # deviance itself is only accurate to ~1e-12 relative; judge convergence as
+    # lme4 does, by the Newton step (gradient scaled by the Hessian) on the free
+    # coordinates.
+    converged = bool(scaled < 1e-4)
+    return x, converged, msg, counter[0]
+
+
+def _snap_zero(cp, reml, x, f):
+    """Set a theta_j below the fit's resolution to exactly 0.
+
+    The deviance is flat in theta_j near 0 (it depends on theta_j^2), so an
+    optimiser ends at 1e-13 rather than 0; such a variance is 0 within the
+    fit's tolerance and is reported as 0.
+    """
+    tiny = (x > 0) & (x < ZERO_TOL)
+    if not np.any(tiny):
+        return x
+    x0 = np.where(tiny, 0.0, x)
+    if cp.evaluate(x0, reml=reml)["dev"] <= f + 1e-10 * max(1.0, abs(f)):
+        return x0
+    return x
+
+
+def _newton_polish(cp, reml, x, f, g, counter, steps=6):
+    """Newton steps on the free coordinates with a difference Hessian of the gradient.
+
+    Returns the point, its deviance and gradient, and the size of the last Newton
+    step (max |H^-1 g|; 0 when every coordinate is at its bound).
+    """
+    scaled = 0.0
+    for _ in range(steps):
+        free = np.flatnonzero(x > 0)
+        if free.size == 0:
+            scaled = 0.0
+            break
+        H = np.empty((free.size, free.size))
+        for a, i in enumerate(free):
+            h = 1e-5 * max(x[i], 1e-3)
+            e = np.zeros_like(x)
+            e[i] = h
+            gp = cp.evaluate(x + e, reml=reml, grad=True)["grad"]
+            gm = cp.evaluate(np.maximum(x - e, 0.0), reml=reml, grad=True)["grad"]
+            H[:, a] = (gp - gm)[free] / (h + min(h, x[i]))
+            counter[0] += 2
+        H = 0.5 * (H + H.T)
+        try:
+            if np.any(np.linalg.eigvalsh(H) <= 0):
+                scaled = np.inf
+                break
+            step = -np.linalg.solve(H, g[free])
+        except np.linalg.LinAlgError:
+            scaled = np.inf
+            break
+        scaled = float(np.max(np.abs(step)))
+        if scaled < 1e-10:
+            break
+        xn = x.copy()
+        xn[free] = np.maximum(x[free] + step, 0.0)
+        ev = cp.evaluate(xn, reml=reml, grad=True)
+        counter[0] += 1
+        worse = ev["dev"] > f + 1e-10 * max(1.0, abs(f))
+        if worse or np.linalg.norm(ev["grad"][free]) >= np.linalg.norm(g[free]):
+            break
+        x, f, g = xn, ev["dev"], ev["grad"]
+    return x, f, g, scaled
+
+
+@single_blas_thread
+def fit_mixed(
+    y,
+    X,
+    groups,
+    *,
+    fixed_names=None,
+    group_names=None,
+    level_names=None,
+    reml: bool = True,
+) -> MixedModelFit:
+    """Fit a linear mixed model with random intercepts by REML or ML.
+
+    Estimands: the fixed effects ``beta`` and the variance components
+    ``sigma_j^2`` (one per grouping factor) and ``sigma^2`` of the model
+    ``y = X beta + sum_j Z_j b_j + e``, ``b_j ~ N(0, sigma_j^2 I)``,
+    ``e ~ N(0, sigma^2 I)``, as lme4's ``lmer(y ~ X + (1|g1) + (1|g2) ...)``.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        Responses.
+    X : array_like, shape (n, p)
+        Fixed-effects design matrix, full column rank (include the intercept).
+    groups : sequence of array_like of int
+        One integer-coded grouping factor per random intercept (codes
+        ``0 .. levels-1``). Crossed and nested factors are both allowed; for
+        nesting give the inner factor its own codes per outer level. Code -1
+        puts an observation outside a factor: a factor per level of a fixed
+        factor, each with its own variance (lme4's ``(0 + model || config)``,
+        written ``(0 + dummy(model, "a") | config) + ...``).
+    fixed_names, group_names : sequence of str, optional
+        Names of the columns of ``X`` and of the grouping factors.
+    level_names : sequence of sequence of str, optional
+        Names of each factor's levels.
+    reml : bool, default True
+        REML (lme4's default) or maximum likelihood.
+
+    Returns
+    -------
+    MixedModelFit
+
+    Warns
+    -----
+    VarevalWarning
+        When the fit is singular (some variance estimated as 0) or the
+        optimiser did not converge; the result's ``singular`` and
+        ``converged`` fields say the same.
+
+    Notes
+    -----
+    The profiled deviance (Bates et al. 2015, eqs. 34 and 41) is
+
+    ``ML:   log|L|^2 + n (1 + log(2 pi r^2 / n))``
+    ``REML: log|L|^2 + log|R_X|^2 + (n-p) (1 + log(2 pi r^2 / (n-p)))``
+
+    with ``L L' = Lambda Z'Z Lambda + I``, ``R_X' R_X = X'V^-1 X`` and
+    ``r^2`` the penalised residual sum of squares. It is minimised over
+    ``theta >= 0`` by L-BFGS-B with its analytic gradient.
+
+    References
+    ----------
+    Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting
+    linear mixed-effects models using lme4. *J. Stat. Softw.* 67(1).
+    """
+    y, X, codes, n_levels, fixed_names, group_names, level_names = _fit_mixed_iv(
+        y, X, groups, fixed_names, group_names, level_names
+    )
+    cp = _Crossprods(y, X, codes, n_levels)
+    return _fit_from_crossprods(
+        cp, y, X, codes, fixed_names, group_names, level_names, reml
+    )
+
+
+def _fit_from_crossprods(
+    cp, y, X, codes, fixed_names, group_names, level_names, reml, start=None, warn=True
+):
+    theta, converged, msg, nev = _optimise(cp, reml, start)
+    ev = cp.evaluate(theta, reml=reml)
+    n, p, k = cp.n, cp.p, cp.k
+    nn = n - p if reml else n
+    sigma2 = ev["r2"] / nn
+    RXinv = sla.solve_triangular(ev["RX"], np.eye(p), lower=False)
+    vcov = sigma2 * (RXinv @ RXinv.T)
+    beta = ev["beta"]
+    b = cp.blups(theta, ev)
+    fitted = X @ beta
+    for j in range(k):
+        m = codes[j] >= 0
+        fitted[m] = fitted[m] + b[j][codes[j][m]]
+    variance = np.append(theta**2 * sigma2, sigma2)
+    share, icc = _shares(variance, codes, cp.q)
+    singular = bool(np.any(theta < SINGULAR_TOL))
+    notes = []
+    if singular:
+        zero = [group_names[j] for j in range(k) if theta[j] < SINGULAR_TOL]
+        note = (
+            f"singular fit: the variance of {', '.join(zero)} is estimated at "
+            "(or next to) zero"
+        )
+        notes.append(note)
+        if warn:
+            warnings.warn(note + ".", VarevalWarning, stacklevel=4)
+    if not converged:
+        note = (
+            "the fit did not converge: the variance estimates may not maximise the "
+            "likelihood; simplify the random effects or collect more levels "
+            f"(optimiser: {msg.lower()})"
+        )
+        notes.append(note)
+        if warn:
+            warnings.warn(note, VarevalWarning, stacklevel=4)
+    npar = p + k + 1
+    crit = ev["dev"]
+    fit = MixedModelFit(
+        fixed_names=tuple(fixed_names),
+        coef=beta,
+        se=np.sqrt(np.diag(vcov)),
+        vcov=vcov,
+        components=tuple(group_names) + ("Residual",),
+        variance=variance,
+        sd=np.sqrt(variance),
+        share=share,
+        icc=icc,
+        theta=theta,
+        sigma=float(np.sqrt(sigma2)),
+        reml=bool(reml),
+        **information_criteria(crit, npar, n),
+        n_obs=n,
+        n_fixed=p,
+        n_levels=tuple(cp.q),
+        blups=tuple(b),
+        level_names=tuple(level_names),
+        fitted=fitted,
+        residuals=y - fitted,
+        singular=singular,
+        converged=converged,
+        n_evaluations=nev,
+        message="; ".join(notes),
+    )
+    object.__setattr__(fit, "_state", _State(cp, y, X, codes, level_names))
+    return fit
+
+
+def _refit_as(fit: MixedModelFit, reml: bool) -> MixedModelFit:
+    """The same model fitted by REML or ML, warm-started at the fit's theta."""
+    if fit.reml == reml:
+        return fit
+    st = _state(fit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        return _fit_from_crossprods(
+            st.cp, st.y, st.X, st.codes, fit.fixed_names, fit.group_names,
+            st.level_names, reml, start=fit.theta, warn=False,
+        )  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class _State:
+    """What the tests need to refit or re-evaluate a model (not part of the result)."""
+
+    cp: _Crossprods
+    y: np.ndarray
+    X: np.ndarray
+    codes: list
+    level_names: tuple
+
+
+def _state(fit: MixedModelFit) -> _State:
+    try:
+        return fit._state
+    except AttributeError:
+        raise ArgumentError("`fit` must come from vareval.stats.fit_mixed.") from None

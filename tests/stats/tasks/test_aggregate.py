@@ -1,0 +1,209 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from vareval.errors import ArgumentError
+from vareval.stats.tasks import aggregate as agg
+from vareval.stats.tasks.aggregate import (
+    aggregate_scores,
+    interval_estimates,
+    normalize_scores,
+    performance_profile,
+    probability_of_improvement,
+)
+
+
+def scores(seed=0, shape=(3, 6, 5)):
+    gen = np.random.default_rng(seed)
+    return gen.gamma(2.0, 0.3, size=shape).round(2)  # rounded: ties are exercised
+
+
+def brute_aggregates(values, gamma=1.0):
+    """rliable's definitions on values[..., task, run], written out directly."""
+    flat = values.reshape(*values.shape[:-2], -1)
+    task_means = values.mean(axis=-1)
+    return np.stack(
+        [
+            np.median(task_means, axis=-1),
+            stats.trim_mean(flat, 0.25, axis=-1),
+            flat.mean(axis=-1),
+            gamma - np.minimum(flat, gamma).mean(axis=-1),
+        ],
+        axis=-1,
+    )
+
+
+def test_point_estimates_match_the_definitions():
+    x = scores()
+    np.testing.assert_allclose(aggregate_scores(x), brute_aggregates(x), rtol=1e-12)
+    np.testing.assert_allclose(aggregate_scores(x[1]), brute_aggregates(x[1]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7, 8, 13])
+def test_iqm_equals_scipy_trim_mean_for_every_remainder(n):
+    x = scores(n, (1, 1, n))
+    assert aggregate_scores(x, "iqm")[0, 0] == pytest.approx(stats.trim_mean(x.ravel(), 0.25))
+
+
+@pytest.mark.parametrize("resample_tasks", [False, True])
+def test_bootstrap_equals_brute_force_on_the_same_draws(resample_tasks):
+    x = scores()
+    r = interval_estimates(x, n_resamples=300, rng=4, resample_tasks=resample_tasks)
+    cells = agg._draw_cells(np.random.default_rng(4), 300, x.shape, resample_tasks)
+    brute = brute_aggregates(x.reshape(-1)[cells % x.size])
+    np.testing.assert_allclose(r.bootstrap_distribution, brute, rtol=1e-12, atol=1e-12)
+    lo, hi = np.percentile(brute, [2.5, 97.5], axis=0)
+    np.testing.assert_allclose(r.low, lo)
+    np.testing.assert_allclose(r.high, hi)
+
+
+def test_stratified_draws_keep_runs_within_their_task():
+    cells = agg._draw_cells(np.random.default_rng(0), 50, (2, 4, 3), False)
+    assert ((cells >= 0) & (cells < 24)).all()  # indices into the scores themselves
+    method, task = np.divmod(cells // 3, 4)
+    assert (method == np.arange(2)[:, None, None]).all()
+    assert (task == np.arange(4)[:, None]).all()
+
+
+def test_one_task_one_method_bca_matches_scipy_bootstrap():
+    x = np.random.default_rng(1).normal(size=(1, 40))
+    ref = stats.bootstrap((x[0],), np.mean, n_resamples=20_000, method="BCa", rng=2)
+    for ci in ("percentile", "bca"):
+        r = interval_estimates(x, ["mean"], n_resamples=20_000, ci=ci, rng=3)
+        if ci == "bca":
+            expect = ref.confidence_interval
+        else:
+            expect = stats.bootstrap(
+                (x[0],), np.mean, n_resamples=20_000, method="percentile", rng=2
+            ).confidence_interval
+        assert r.low[0, 0] == pytest.approx(expect.low, abs=0.02)
+        assert r.high[0, 0] == pytest.approx(expect.high, abs=0.02)
+
+
+def test_jackknife_is_leave_one_run_out():
+    x = scores()
+    r = interval_estimates(x, n_resamples=10, ci="bca", rng=0)
+    brute = np.stack([brute_aggregates(np.delete(x, j, axis=2)) for j in range(x.shape[2])])
+    np.testing.assert_allclose(r.jackknife, brute, rtol=1e-12)
+    r = interval_estimates(x, n_resamples=10, ci="bca", resample_tasks=True, rng=0)
+    brute = np.stack([brute_aggregates(np.delete(x, j, axis=1)) for j in range(x.shape[1])])
+    np.testing.assert_allclose(r.jackknife, brute, rtol=1e-12)
+
+
+def test_confidence_interval_recomputes_from_stored_resamples():
+    r = interval_estimates(scores(), n_resamples=500, rng=0)
+    lo, hi = r.confidence_interval(0.5)
+    assert (lo >= r.low).all() and (hi <= r.high).all()
+    bca_lo, _ = r.confidence_interval(ci="bca")
+    assert bca_lo.shape == r.low.shape
+    assert len(r.records()) == 3 * 4
+    assert "bootstrap_distribution" not in r.to_dict()
+
+
+def test_same_rng_same_answer_and_global_seed_has_no_effect():
+    np.random.seed(0)
+    a = interval_estimates(scores(), n_resamples=200, rng=7)
+    np.random.seed(1)
+    b = interval_estimates(scores(), n_resamples=200, rng=7)
+    np.testing.assert_array_equal(a.bootstrap_distribution, b.bootstrap_distribution)
+    p1 = probability_of_improvement(scores()[0], scores()[1], n_resamples=100, rng=7)
+    p2 = probability_of_improvement(scores()[0], scores()[1], n_resamples=100, rng=7)
+    np.testing.assert_array_equal(p1.bootstrap_distribution, p2.bootstrap_distribution)
+
+
+def test_normalisation():
+    x = scores()
+    mm = normalize_scores(x)
+    assert mm.min(axis=(0, 2)) == pytest.approx(0) and mm.max(axis=(0, 2)) == pytest.approx(1)
+    low, high = np.full(6, 0.1), np.linspace(1, 2, 6)
+    ref = normalize_scores(x, (low, high))
+    np.testing.assert_allclose(ref * (high - low)[:, None] + low[:, None], x)
+    with pytest.raises(ArgumentError, match="one low and one high score per task"):
+        normalize_scores(x, (low[:3], high))
+    with pytest.raises(ArgumentError, match="task 0: its scores are all equal"):
+        normalize_scores(np.ones((2, 3, 4)))
+
+
+def test_probability_of_improvement_is_mann_whitney_per_task():
+    x, y = scores(1, (8, 7)), scores(2, (8, 5))
+    r = probability_of_improvement(x, y, n_resamples=50, rng=0)
+    ref = [stats.mannwhitneyu(x[t], y[t], alternative="greater").statistic / 35 for t in range(8)]
+    np.testing.assert_allclose(r.per_task, ref, rtol=1e-12)
+    assert r.estimate == pytest.approx(np.mean(ref))
+    same = probability_of_improvement(x, x, n_resamples=50, rng=0)
+    assert same.estimate == 0.5
+
+
+def test_probability_of_improvement_resamples_equal_brute_force():
+    x, y = scores(1, (4, 6)), scores(2, (4, 6))
+    r = probability_of_improvement(x, y, n_resamples=40, rng=5)
+    gen = np.random.default_rng(5)
+    rx = gen.integers(0, 6, (40, 4, 6), dtype=np.uint8)
+    ry = gen.integers(0, 6, (40, 4, 6), dtype=np.uint8)
+    xs, ys = np.take_along_axis(x[None], rx, -1), np.take_along_axis(y[None], ry, -1)
+    gt = (xs[..., :, None] > ys[..., None, :]).mean(axis=(-2, -1))
+    eq = (xs[..., :, None] == ys[..., None, :]).mean(axis=(-2, -1))
+    np.testing.assert_allclose(r.bootstrap_distribution, (gt + 0.5 * eq).mean(axis=1))
+
+
+@pytest.mark.parametrize("kind", ["runs", "mean"])
+def test_profile_estimate_and_resamples_match_direct_counts(kind):
+    x = scores()
+    taus = np.linspace(0, 2, 41)
+    r = performance_profile(x, taus, kind=kind, n_resamples=100, rng=3)
+
+    def direct(v):
+        flat = v.mean(-1) if kind == "mean" else v.reshape(*v.shape[:-2], -1)
+        return (flat[..., None] > taus).mean(axis=-2)
+
+    np.testing.assert_allclose(r.estimate, direct(x))
+    cells = agg._draw_cells(np.random.default_rng(3), 100, x.shape, False)
+    np.testing.assert_allclose(r.bootstrap_distribution, direct(x.reshape(-1)[cells % x.size]))
+    # by construction the band holds at least 95 % of the bootstrap curves whole
+    inside = (r.bootstrap_distribution >= r.band_low - 1e-12) & (
+        r.bootstrap_distribution <= r.band_high + 1e-12
+    )
+    assert (inside.all(axis=-1).mean(axis=0) >= 0.95).all()
+
+
+def test_bad_inputs_are_one_clear_line():
+    x = scores()
+    with pytest.raises(ArgumentError, match="`gamma` 0.001 is below the scores' range"):
+        interval_estimates(x + 0.01, gamma=0.001)
+    bad = x.copy()
+    bad[1, 2, 3] = np.nan
+    with pytest.raises(ArgumentError, match=r"NaN or infinite scores \(first at index \(1, 2, 3\)"):
+        aggregate_scores(bad)
+    with pytest.raises(ArgumentError, match="2-D \\[task, run\\] or 3-D"):
+        aggregate_scores(x.ravel())
+    with pytest.raises(ArgumentError, match="`aggregates` must name some of"):
+        aggregate_scores(x, ["mode"])
+    with pytest.raises(ArgumentError, match="has 1 task"):
+        interval_estimates(x[:, :1], resample_tasks=True)
+    with pytest.raises(ArgumentError, match="same tasks"):
+        probability_of_improvement(x[0], x[1, :4])
+    with pytest.raises(ArgumentError, match="strictly increasing"):
+        performance_profile(x, [0.5, 0.2])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 3), st.integers(2, 6), st.integers(1, 7), st.integers(0, 2**32 - 1),
+    st.floats(-5, 5),
+)  # fmt: skip
+def test_invariances(n_methods, n_tasks, n_runs, seed, shift):
+    gen = np.random.default_rng(seed)
+    x = gen.normal(size=(n_methods, n_tasks, n_runs)).round(1)  # ties included
+    base = aggregate_scores(x, ["median", "iqm", "mean"])
+    shuffled = x[:, gen.permutation(n_tasks)][..., gen.permutation(n_runs)]
+    np.testing.assert_allclose(
+        aggregate_scores(shuffled, ["median", "iqm", "mean"]), base, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        aggregate_scores(x + shift, ["median", "iqm", "mean"]), base + shift, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        brute_aggregates(x, gamma=x.max())[..., 1], base[:, 1], rtol=1e-12, atol=1e-12
+    )

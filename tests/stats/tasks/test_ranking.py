@@ -1,0 +1,198 @@
+"""Friedman / Nemenyi / Wilcoxon-Holm and the Bayesian signed-rank test.
+
+Reference values: scipy (Friedman chi-square, Wilcoxon), autorank 1.3.0 and
+baycomp 1.0.3 (stored by tests/data/ranking/make_reference.py; live tests
+importorskip them), Demsar (2006)'s table of critical values.
+"""
+
+import contextlib
+import io
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from vareval.errors import ArgumentError
+from vareval.stats import (
+    bayesian_signed_rank,
+    critical_difference,
+    friedman,
+    rank_methods,
+    ranks,
+)
+
+REF = json.loads((pathlib.Path(__file__).parents[2] / "data/ranking/reference.json").read_text())
+
+
+class TestFriedman:
+    @pytest.mark.parametrize("case", REF["friedman"])
+    def test_chi_square_matches_scipy(self, case):
+        x = np.array(case["scores"])
+        r = friedman(x)
+        ref = stats.friedmanchisquare(*x.T)
+        assert r.statistic == pytest.approx(ref.statistic, rel=1e-12)
+        assert r.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
+
+    def test_iman_davenport_by_hand(self):
+        # Demsar (2006), section 3.2.2: four methods on 14 data sets, chi2 = 9.28, F = 3.69
+        n, k, chi2 = 14, 4, 9.28
+        f = (n - 1) * chi2 / (n * (k - 1) - chi2)
+        assert f == pytest.approx(3.69, abs=0.01)
+        # a matrix with exactly those mean ranks' spread is not needed: check the formula path
+        x = np.random.default_rng(0).normal(size=(n, k)) + np.arange(k)
+        r = friedman(x)
+        expect = (n - 1) * r.statistic / (n * (k - 1) - r.statistic)
+        assert r.iman_davenport == pytest.approx(expect)
+        assert r.iman_davenport_pvalue == pytest.approx(
+            stats.f.sf(expect, k - 1, (k - 1) * (n - 1))
+        )
+        assert r.df == (k - 1, (k - 1) * (n - 1))
+
+    def test_floating_point_rounding_does_not_break_a_tie(self):
+        # ties are judged relative to the data set's largest score
+        got = ranks([[0.1 + 0.2, 0.3, 0.1], [1e-20, 0.0, -1.0], [1e-20, 0.0, -1e-20]])
+        assert (got == [[1.5, 1.5, 3], [1.5, 1.5, 3], [1, 2, 3]]).all()
+
+    def test_lower_is_better_reverses_ranks(self):
+        x = np.random.default_rng(1).normal(size=(6, 3))
+        up, down = friedman(x), friedman(x, higher_is_better=False)
+        assert np.allclose(up.mean_ranks + down.mean_ranks, 4)
+        assert up.statistic == pytest.approx(down.statistic)
+
+
+class TestCriticalDifference:
+    @pytest.mark.parametrize(
+        ("k", "q"), [(2, 1.960), (3, 2.343), (4, 2.569), (5, 2.728), (10, 3.164)]
+    )
+    def test_demsar_table(self, k, q):
+        # Demsar (2006) Table 5(a): q_0.05 = studentised range / sqrt(2); CD = q sqrt(k(k+1)/(6N))
+        n = 7
+        assert critical_difference(k, n) == pytest.approx(
+            q * np.sqrt(k * (k + 1) / (6 * n)), rel=2e-3
+        )
+
+    @pytest.mark.parametrize("case", REF["friedman"])
+    def test_autorank_parity(self, case):
+        x = np.array(case["scores"])
+        names = list(case["meanrank"])
+        names = [f"m{i}" for i in range(x.shape[1])]
+        r = rank_methods(x, names)
+        assert r.friedman.pvalue == pytest.approx(case["pvalue"], rel=1e-9)
+        # autorank's q comes from statsmodels' qsturng, an interpolated table
+        assert r.critical_difference == pytest.approx(case["cd"], rel=1e-4)
+        for name, rank in case["meanrank"].items():
+            assert r.mean_ranks[names.index(name)] == pytest.approx(rank)
+        assert sorted(sorted(r.names[i] for i in c) for c in r.cliques) == sorted(case["groups"])
+
+
+class TestRankMethods:
+    def test_pairwise_tests_match_scipy_and_holm(self):
+        x = np.random.default_rng(2).normal(size=(15, 4)) + [0, 0.2, 0.5, 1.0]
+        r = rank_methods(x, list("abcd"))
+        raw = [stats.wilcoxon(x[:, i], x[:, j]).pvalue for i in range(4) for j in range(i + 1, 4)]
+        got = [r.wilcoxon_pvalue[i, j] for i in range(4) for j in range(i + 1, 4)]
+        assert np.allclose(got, raw)
+        order = np.argsort(raw)
+        holm = np.minimum(1, np.maximum.accumulate((6 - np.arange(6)) * np.array(raw)[order]))
+        expect = np.empty(6)
+        expect[order] = holm
+        assert np.allclose(
+            [r.wilcoxon_pvalue_holm[i, j] for i in range(4) for j in range(i + 1, 4)], expect
+        )
+        assert np.allclose(r.wilcoxon_pvalue_holm, r.wilcoxon_pvalue_holm.T)
+
+    def test_nemenyi_pvalue_is_alpha_at_the_critical_difference(self):
+        n, k = 10, 5
+        cd = critical_difference(k, n, 0.05)
+        q = cd / np.sqrt(k * (k + 1) / (12 * n))
+        assert stats.studentized_range.sf(q, k, np.inf) == pytest.approx(0.05, rel=1e-6)
+        x = np.random.default_rng(3).normal(size=(n, k))
+        r = rank_methods(x)
+        diff = np.abs(r.mean_ranks[:, None] - r.mean_ranks[None, :])
+        off = ~np.eye(k, dtype=bool)
+        assert ((r.nemenyi_pvalue[off] < 0.05) == (diff[off] > cd)).all()
+
+    def test_cliques_cover_every_nonsignificant_pair(self):
+        x = np.random.default_rng(4).normal(size=(10, 6)) + np.linspace(0, 1.5, 6)
+        r = rank_methods(x)
+        for i in range(6):
+            for j in range(6):
+                if i != j and abs(r.mean_ranks[i] - r.mean_ranks[j]) <= r.critical_difference:
+                    assert any(i in c and j in c for c in r.cliques)
+
+    @pytest.mark.parametrize(
+        ("scores", "match"),
+        [
+            (np.ones((5, 1)), "at least 2 methods"),
+            (np.ones((1, 3)), "at least 2 data sets"),
+            ([[1.0, np.nan], [2.0, 3.0]], "NaN"),
+            (np.ones(4), "two-dimensional"),
+        ],
+    )
+    def test_bad_input(self, scores, match):
+        with pytest.raises(ArgumentError, match=match):
+            rank_methods(scores)
+
+
+class TestBayesianSignedRank:
+    @pytest.mark.parametrize("case", REF["bayes_signed_rank"])
+    def test_baycomp_parity_within_monte_carlo_error(self, case):
+        x, y = np.array(case["x"]), np.array(case["y"])
+        # baycomp's x is "left": left means x better
+        r = bayesian_signed_rank(
+            x, y, rope=case["rope"], prior=case["prior"], n_resamples=50_000, rng=0
+        )
+        for got, ref in zip((r.p_left, r.p_rope, r.p_right), case["probs"], strict=True):
+            se = np.sqrt(2 * max(ref * (1 - ref), 1e-4) / case["nsamples"])
+            assert abs(got - ref) < 5 * se
+
+    def test_live_baycomp(self):
+        baycomp = pytest.importorskip("baycomp")
+        rng = np.random.default_rng(5)
+        x = rng.normal(0.8, 0.05, 12)
+        y = x + rng.normal(0.01, 0.02, 12)
+        ref = baycomp.SignedRankTest(x, y, rope=0.01, nsamples=20_000, random_state=1).probs()
+        r = bayesian_signed_rank(x, y, rope=0.01, n_resamples=20_000, rng=1)
+        for got, p in zip((r.p_left, r.p_rope, r.p_right), ref, strict=True):
+            assert abs(got - p) < 5 * np.sqrt(2 * max(p * (1 - p), 1e-4) / 20_000)
+
+    def test_exact_posterior_mean_for_two_points(self):
+        # with rope 0 and d = (0, 1, 1) (prior pseudo-point plus two data sets), left has
+        # probability 1 - w0^2 - w0 (w1 + w2)... by simulation of the Dirichlet directly:
+        a, b = np.array([1.0, 1.0]), np.array([0.0, 0.0])
+        r = bayesian_signed_rank(a, b, prior=1.0, n_resamples=200_000, rng=0)
+        # sum_ij w_i w_j [d_i + d_j > 0] + ties / 2 = 1 - w0^2 / 2, and E[w0^2] = 1/6
+        # under Dir(1, 1, 1)
+        assert r.mean_left == pytest.approx(1 - (2 / 12) / 2, abs=3e-3)
+
+    def test_same_rng_same_answer_and_global_seed_ignored(self):
+        x, y = np.arange(8.0), np.arange(8.0) + np.linspace(-0.5, 0.6, 8)
+        np.random.seed(1)
+        r1 = bayesian_signed_rank(x, y, rope=0.1, n_resamples=5000, rng=3)
+        np.random.seed(2)
+        r2 = bayesian_signed_rank(x, y, rope=0.1, n_resamples=5000, rng=3)
+        assert r1 == r2
+
+    def test_bad_input(self):
+        with pytest.raises(ArgumentError, match="paired"):
+            bayesian_signed_rank([1, 2, 3], [1, 2])
+        with pytest.raises(ArgumentError, match="rope"):
+            bayesian_signed_rank([1, 2, 3], [1, 2, 4], rope=-1)
+
+
+def test_rank_methods_matches_live_autorank():
+    autorank = pytest.importorskip("autorank")
+    import pandas as pd
+
+    x = np.random.default_rng(6).normal(size=(9, 4)) + [0, 0.4, 0.8, 1.2]
+    df = pd.DataFrame(x, columns=list("wxyz"))
+    with contextlib.redirect_stdout(io.StringIO()):
+        res = autorank.autorank(df, alpha=0.05, force_mode="nonparametric", verbose=False)
+    r = rank_methods(x, list("wxyz"))
+    assert r.friedman.pvalue == pytest.approx(res.pvalue)
+    assert r.critical_difference == pytest.approx(res.cd, rel=1e-4)
+    assert dict(zip(r.names, r.mean_ranks, strict=True)) == pytest.approx(
+        res.rankdf.meanrank.to_dict()
+    )

@@ -1,0 +1,390 @@
+"""The mixed model against lme4's fits (provenance: tests/data/lme4/README.md).
+
+Reference values were computed with R 4.2.2, lme4 1.1-31, lmerTest 3.1-3 and
+pbkrtest 0.5.2; they are copied here with the R call in each test.
+"""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vareval.errors import ArgumentError, FitError, VarevalWarning
+from vareval.stats import fit_mixed, random_effect_lrt
+from vareval.stats.variance.fit import _Crossprods
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "lme4"
+RTOL = 1e-5  # "at least 5 significant figures"
+
+
+def _codes(s):
+    levels, codes = np.unique(s.astype(str), return_inverse=True)
+    return codes, list(levels)
+
+
+def _intercept(n):
+    return np.ones((n, 1))
+
+
+@pytest.fixture(scope="module")
+def dyestuff():
+    d = pd.read_csv(DATA / "Dyestuff.csv")
+    g, lev = _codes(d["Batch"])
+    return d["Yield"].to_numpy(float), [g], ["Batch"], [lev]
+
+
+@pytest.fixture(scope="module")
+def penicillin():
+    d = pd.read_csv(DATA / "Penicillin.csv")
+    g1, l1 = _codes(d["plate"])
+    g2, l2 = _codes(d["sample"])
+    return d["diameter"].to_numpy(float), [g1, g2], ["plate", "sample"], [l1, l2]
+
+
+@pytest.fixture(scope="module")
+def pastes():
+    d = pd.read_csv(DATA / "Pastes.csv")
+    g1, l1 = _codes(d["sample"])  # cask within batch: "A:a", ...
+    g2, l2 = _codes(d["batch"])
+    return d["strength"].to_numpy(float), [g1, g2], ["cask:batch", "batch"], [l1, l2]
+
+
+def _fit(data, reml=True):
+    y, groups, names, levels = data
+    return fit_mixed(
+        y, _intercept(y.size), groups, group_names=names, level_names=levels, reml=reml
+    )
+
+
+class TestDyestuff:
+    # lmer(Yield ~ 1 + (1 | Batch), Dyestuff)
+    def test_reml(self, dyestuff):
+        f = _fit(dyestuff)
+        assert f.criterion == pytest.approx(319.6542768, rel=1e-9)
+        assert f.coef[0] == pytest.approx(1527.5, rel=RTOL)
+        assert f.se[0] == pytest.approx(19.3834, rel=RTOL)
+        assert f.variance == pytest.approx([1764.05, 2451.25], rel=RTOL)
+        assert f.sd == pytest.approx([42.0006, 49.5101], rel=RTOL)
+        assert f.theta[0] == pytest.approx(0.848324, rel=RTOL)
+        assert f.loglik == pytest.approx(-319.6542768 / 2, rel=1e-9)
+        assert not f.singular and f.converged
+
+    def test_ml(self, dyestuff):
+        f = _fit(dyestuff, reml=False)
+        assert f.criterion == pytest.approx(327.3270599, rel=1e-9)
+        assert f.sd == pytest.approx([37.2603, 49.5101], rel=RTOL)
+        assert f.se[0] ** 2 == pytest.approx(313.0972, rel=RTOL)
+
+
+class TestPenicillin:
+    # lmer(diameter ~ 1 + (1 | plate) + (1 | sample), Penicillin)
+    def test_reml(self, penicillin):
+        f = _fit(penicillin)
+        assert f.criterion == pytest.approx(330.860589, rel=1e-8)
+        assert f.coef[0] == pytest.approx(22.972222, rel=RTOL)
+        assert f.variance[0] == pytest.approx(0.716905, rel=RTOL)
+        assert f.variance[2] == pytest.approx(0.302415, rel=RTOL)
+        assert f.sd[[0, 2]] == pytest.approx([0.846703, 0.549923], rel=RTOL)
+        assert f.theta[0] == pytest.approx(1.539676, rel=RTOL)
+        # lme4's bobyqa stopped 8.6e-9 deviance units above the optimum, at
+        # theta_sample = 3.512519 (variance 3.731132); vareval's optimum is lower,
+        # so the sample variance and the SE agree to 4 significant figures only...
+        assert f.variance[1] == pytest.approx(3.731132, rel=1e-4)
+        assert f.sd[1] == pytest.approx(1.931614, rel=1e-4)
+        assert f.se[0] == pytest.approx(0.808595, rel=1e-4)
+        cp = f._state.cp
+        theta_lme4 = np.array([1.539676, 3.512519])
+        ev = cp.evaluate(theta_lme4)
+        assert f.criterion <= ev["dev"]
+        # ... and at lme4's theta vareval's formulas give lme4's numbers.
+        s2 = ev["r2"] / (144 - 1)
+        assert theta_lme4**2 * s2 == pytest.approx([0.716905, 3.731132], rel=RTOL)
+        se = np.sqrt(s2) * abs(np.linalg.inv(ev["RX"])[0, 0])
+        assert se == pytest.approx(0.808595, rel=RTOL)
+
+    def test_ml(self, penicillin):
+        f = _fit(penicillin, reml=False)
+        assert f.criterion == pytest.approx(332.188349, rel=1e-8)
+        assert f.sd[:2] == pytest.approx([0.845573, 1.770647], rel=RTOL)
+        assert f.variance[2] == pytest.approx(0.302425, rel=RTOL)
+        assert f.se[0] == pytest.approx(0.744596, rel=RTOL)
+
+    def test_lrt(self, penicillin):
+        # lmerTest::ranova (REML) and anova() of ML refits
+        reml = random_effect_lrt(_fit(penicillin))
+        assert [t.statistic for t in reml] == pytest.approx(
+            [105.05727, 282.39544], rel=RTOL
+        )
+        ml = random_effect_lrt(_fit(penicillin, reml=False))
+        assert [t.statistic for t in ml] == pytest.approx(
+            [105.00173, 279.4412], rel=RTOL
+        )
+
+    def test_blups_and_residuals(self, penicillin):
+        y, groups, *_ = penicillin
+        f = _fit(penicillin)
+        rebuilt = f.coef[0] + f.blups[0][groups[0]] + f.blups[1][groups[1]]
+        np.testing.assert_allclose(f.fitted, rebuilt)
+        np.testing.assert_allclose(f.residuals, y - rebuilt)
+        # conditional modes of a random intercept sum to ~0 with balanced data
+        assert abs(np.sum(f.blups[0])) < 1e-6 * np.sum(np.abs(f.blups[0]))
+
+
+class TestPastes:
+    # lmer(strength ~ 1 + (1 | batch / cask), Pastes)
+    def test_reml(self, pastes):
+        f = _fit(pastes)
+        assert f.criterion == pytest.approx(246.9907459, rel=1e-9)
+        assert f.coef[0] == pytest.approx(60.053333, rel=RTOL)
+        assert f.se[0] == pytest.approx(0.676870, rel=RTOL)
+        assert f.variance == pytest.approx([8.433666, 1.657311, 0.678000], rel=RTOL)
+        assert f.sd == pytest.approx([2.904077, 1.287366, 0.823408], rel=RTOL)
+        # cask is nested in batch: its ICC includes the batch variance
+        assert f.icc[0] == pytest.approx(np.sum(f.variance[:2]) / np.sum(f.variance))
+        assert f.icc[1] == pytest.approx(f.share[1])
+
+    def test_lrt(self, pastes):
+        tests = random_effect_lrt(_fit(pastes))
+        cask, batch = tests
+        assert batch.statistic == pytest.approx(0.657656, rel=RTOL)
+        assert batch.pvalue_naive == pytest.approx(0.41739, rel=RTOL)
+        assert batch.pvalue == pytest.approx(0.2087, rel=1e-4)
+        assert cask.statistic == pytest.approx(54.604665, rel=RTOL)
+
+    def test_ml(self, pastes):
+        f = _fit(pastes, reml=False)
+        assert f.criterion == pytest.approx(247.994466, rel=1e-8)
+        assert f.sd[:2] == pytest.approx([2.904069, 1.095070], rel=RTOL)
+        assert f.variance[2] == pytest.approx(0.678002, rel=RTOL)
+        assert f.se[0] == pytest.approx(0.642136, rel=RTOL)
+
+
+def test_decovac_components():
+    # lmer(y ~ model * optimizer + (1 | seed) + (1 | config)), REML
+    d = pd.read_csv(DATA / "decovac_small_unbal.csv")
+    s, _ = _codes(d["seed"])
+    c, _ = _codes(d["config"])
+    e, _ = _codes(d["experiment"])
+    X = np.eye(6)[e]  # same column space as model * optimizer
+    f = fit_mixed(d["y"].to_numpy(), X, [c, s], group_names=["config", "seed"])
+    assert f.variance == pytest.approx(
+        [0.00056172138, 0.00027126161, 0.00010793671], rel=RTOL
+    )
+    assert f.sd == pytest.approx([0.023700662, 0.016470022, 0.010389259], rel=RTOL)
+
+
+def test_gradient_matches_differences(penicillin):
+    y, groups, *_ = penicillin
+    cp = _Crossprods(y, _intercept(y.size), groups, [24, 6])
+    for reml in (True, False):
+        th = np.array([0.7, 1.3])
+        g = cp.evaluate(th, reml=reml, grad=True)["grad"]
+        h = 1e-5
+        num = [
+            (
+                cp.evaluate(th + h * e, reml)["dev"]
+                - cp.evaluate(th - h * e, reml)["dev"]
+            )
+            / (2 * h)
+            for e in np.eye(2)
+        ]
+        np.testing.assert_allclose(g, num, rtol=1e-6)
+
+
+def test_three_factors_and_dense_paths(rng):
+    # three crossed factors; the Schur block then holds two factors
+    n = 400
+    g = [rng.integers(0, m, n) for m in (30, 7, 5)]
+    y = (
+        rng.normal(size=30)[g[0]]
+        + 0.5 * rng.normal(size=7)[g[1]]
+        + rng.normal(size=5)[g[2]]
+        + rng.normal(size=n)
+    )
+    f = fit_mixed(y, np.ones((n, 1)), g)
+    assert f.converged
+    # same fit with the factors permuted
+    f2 = fit_mixed(y, np.ones((n, 1)), [g[2], g[0], g[1]])
+    assert f2.criterion == pytest.approx(f.criterion, rel=1e-9)
+    np.testing.assert_allclose(f2.variance[[1, 2, 0, 3]], f.variance, rtol=1e-5)
+
+
+statsmodels = pytest.importorskip("statsmodels.api")
+
+
+@pytest.mark.parametrize("reml", [True, False])
+def test_loglik_equals_statsmodels(rng, reml):
+    # random small crossed designs: statsmodels MixedLM with variance components
+    import statsmodels.formula.api as smf
+
+    for _ in range(3):
+        n = int(rng.integers(60, 120))
+        a = rng.integers(0, 6, n)
+        b = rng.integers(0, 4, n)
+        x = rng.normal(size=n)
+        y = (
+            1
+            + 0.5 * x
+            + rng.normal(size=6)[a]
+            + 0.7 * rng.normal(size=4)[b]
+            + rng.normal(size=n)
+        )
+        df = pd.DataFrame({"y": y, "x": x, "a": a, "b": b, "one": 1})
+        md = smf.mixedlm(
+            "y ~ x",
+            df,
+            groups="one",
+            re_formula="0",
+            vc_formula={"a": "0 + C(a)", "b": "0 + C(b)"},
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sm = md.fit(reml=reml, method=["lbfgs", "powell"])
+        X = np.column_stack([np.ones(n), x])
+        _, ac = np.unique(a, return_inverse=True)
+        _, bc = np.unique(b, return_inverse=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VarevalWarning)
+            f = fit_mixed(y, X, [ac, bc], reml=reml)
+        # statsmodels' log-likelihood function at vareval's estimates (its
+        # vcomp are variances relative to the profiled scale, i.e. theta^2) ...
+        from statsmodels.regression.mixed_linear_model import MixedLMParams
+
+        par = MixedLMParams.from_components(
+            fe_params=f.coef,
+            cov_re=np.zeros((0, 0)),
+            vcomp=np.maximum(f.theta**2, 1e-9),
+        )
+        assert md.loglike(par, profile_fe=True) == pytest.approx(f.loglik, rel=1e-9)
+        # ... and vareval's optimum is at least as good as statsmodels' own
+        assert f.loglik >= sm.llf - 1e-6
+
+
+class TestBadInput:
+    def test_one_level(self):
+        with pytest.raises(FitError, match="only one level"):
+            fit_mixed(np.arange(5.0), np.ones((5, 1)), [np.zeros(5, int)])
+
+    def test_all_equal(self):
+        with pytest.raises(FitError, match="all responses are equal"):
+            fit_mixed(np.ones(6), np.ones((6, 1)), [np.array([0, 0, 1, 1, 2, 2])])
+
+    def test_rank_deficient_names_columns(self):
+        X = np.column_stack([np.ones(6), [1, 0, 1, 0, 1, 0], [0, 1, 0, 1, 0, 1]])
+        with pytest.raises(FitError, match="rank-deficient.*(a|b)"):
+            fit_mixed(
+                np.arange(6.0),
+                X,
+                [np.array([0, 0, 1, 1, 2, 2])],
+                fixed_names=["(Intercept)", "a", "b"],
+            )
+
+    def test_confounded(self):
+        g = np.array([0, 0, 1, 1, 0, 1])
+        X = np.column_stack([np.ones(6), g])
+        with pytest.raises(FitError, match="confounded"):
+            fit_mixed(np.arange(6.0), X, [g], group_names=["seed"])
+
+    @pytest.mark.parametrize(
+        "y, match",
+        [
+            ([1.0, np.nan, 2, 3], "NaN"),
+            ([[1.0, 2.0]], "one-dimensional"),
+        ],
+    )
+    def test_bad_y(self, y, match):
+        with pytest.raises(ArgumentError, match=match):
+            fit_mixed(y, np.ones((4, 1)), [np.array([0, 0, 1, 1])])
+
+    def test_float_codes(self):
+        with pytest.raises(ArgumentError, match="integer"):
+            fit_mixed(np.arange(4.0), np.ones((4, 1)), [np.array([0.0, 0, 1, 1])])
+
+
+def test_singular_fit_warns():
+    # no between-group variance at all: the seed variance is estimated at 0
+    y = np.array([1.0, 2, 3, 1, 2, 3, 1, 2, 3])
+    g = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2])
+    with pytest.warns(VarevalWarning, match="singular"):
+        f = fit_mixed(y, np.ones((9, 1)), [g])
+    assert f.singular and f.theta[0] == 0
+    assert "singular" in f.message
+
+
+def test_invariances(penicillin):
+    # shifting y moves only the intercept; scaling y scales variances by c^2;
+    # permuting the rows changes nothing
+    y, groups, names, levels = penicillin
+    X = _intercept(y.size)
+    base = fit_mixed(y, X, groups)
+    shifted = fit_mixed(y + 100.0, X, groups)
+    assert shifted.coef[0] == pytest.approx(base.coef[0] + 100.0, rel=1e-9)
+    np.testing.assert_allclose(shifted.variance, base.variance, rtol=1e-6)
+    scaled = fit_mixed(3.0 * y, X, groups)
+    np.testing.assert_allclose(scaled.variance, 9.0 * base.variance, rtol=1e-6)
+    perm = np.random.default_rng(0).permutation(y.size)
+    permuted = fit_mixed(y[perm], X, [g[perm] for g in groups])
+    assert permuted.criterion == pytest.approx(base.criterion, rel=1e-10)
+    np.testing.assert_allclose(permuted.variance, base.variance, rtol=1e-6)
+
+
+def test_many_levels_nested_and_crossed(rng):
+    # thousands of levels: nested (pair-list products) and crossed (dense Schur)
+    seeds, per = 400, 10
+    n = seeds * per * 4
+    s = np.repeat(np.arange(seeds), per * 4)
+    c = np.repeat(np.arange(seeds * per), 4)
+    y = (
+        rng.normal(0, 1, seeds)[s]
+        + rng.normal(0, 2, seeds * per)[c]
+        + rng.normal(0, 1, n)
+    )
+    f = fit_mixed(y, np.ones((n, 1)), [s, c])
+    assert f.converged and f.n_levels == (seeds, seeds * per)
+    assert f.sd == pytest.approx([1, 2, 1], rel=0.2)
+    a = rng.integers(0, 300, 6000)
+    b = rng.integers(0, 250, 6000)
+    y = rng.normal(0, 1, 300)[a] + rng.normal(0, 1, 250)[b] + rng.normal(0, 1, 6000)
+    f = fit_mixed(y, np.ones((6000, 1)), [a, b])
+    assert f.converged
+    assert f.sd == pytest.approx([1, 1, 1], rel=0.25)
+
+
+def test_non_convergence_is_reported(penicillin, monkeypatch):
+    import vareval.stats.variance.fit as mixed
+
+    def no_polish(cp, reml, x, f, g, counter, steps=6):
+        return x, f, g, np.inf  # as if the Newton step were unusable
+
+    monkeypatch.setattr(mixed, "_newton_polish", no_polish)
+    with pytest.warns(VarevalWarning, match="did not converge"):
+        f = _fit(penicillin)
+    assert not f.converged
+    assert "did not converge" in f.message
+
+
+def test_block_factorisation_equals_dense():
+    # configurations nested in seeds: the Schur complement on the seeds splits
+    # into independent blocks; factoring it by blocks changes no number
+    from vareval.stats.variance.fit import _Crossprods
+
+    rng = np.random.default_rng(7)
+    n = 400
+    seed = rng.integers(0, 12, n)
+    config = seed * 5 + rng.integers(0, 5, n)
+    other = (seed % 3) * 2 + rng.integers(0, 2, n)  # meets seeds in groups of 4
+    X = np.column_stack([np.ones(n), rng.normal(size=n)])
+    y = X @ [1.0, 0.5] + rng.normal(size=12)[seed] + rng.normal(size=n)
+    groups = [np.unique(g, return_inverse=True)[1] for g in (config, seed, other)]
+    cp = _Crossprods(y, X, groups, [int(g.max()) + 1 for g in groups])
+    assert cp.blocks is not None and len(cp.blocks) == 1  # 3 blocks of 6 levels
+    theta = np.array([0.7, 1.3, 0.4])
+    for reml in (True, False):
+        a = cp.evaluate(theta, reml=reml, grad=True)
+        blocks, cp.blocks = cp.blocks, None
+        b = cp.evaluate(theta, reml=reml, grad=True)
+        cp.blocks = blocks
+        assert a["dev"] == pytest.approx(b["dev"], rel=1e-13)
+        np.testing.assert_allclose(a["grad"], b["grad"], rtol=1e-10, atol=1e-12)

@@ -1,0 +1,160 @@
+"""The sparse Schur complement (stats/variance/sparse.py) for many crossed levels.
+
+Three checks: the sparse path gives the dense path's numbers on a design both
+can fit (the threshold ``mixed.SPARSE_LEVELS`` lowered so a small design takes
+the sparse path); it gives lme4/lmerTest/pbkrtest's numbers on a crossed design
+(``tests/data/lme4/crossed_sparse.R`` -> ``crossed_sparse_ref.csv``, R 4.2.2,
+lme4 1.1-31, lmerTest 3.1-3, pbkrtest 0.5.2); and a crossed design of 20,000
+levels, which the dense path refused, is analysed (slow tier).
+"""
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vareval.data.variance import variance
+from vareval.errors import FitError, VarevalWarning
+from vareval.stats import bootstrap_intervals, fit_mixed, pairwise
+from vareval.stats.variance import fit as mixed
+from vareval.stats.variance.fit import _Crossprods
+from vareval.stats.variance.tests import _Schur
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "tests" / "data" / "lme4"
+
+
+def _make_crossed(sweeps, rng):
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from bench_mixed import make_crossed
+    finally:
+        sys.path.pop(0)
+    return make_crossed(sweeps, rng=rng)
+
+
+def _analyse(d, reml=True):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        return variance(
+            d, metric="y", fixed=["experiment"], random=["seed", "config"], reml=reml
+        )
+
+
+def _numbers(a):
+    """Every number of an analysis that the dense and sparse paths must share."""
+    out = [a.fit.coef, a.fit.se, a.fit.sd, [a.fit.criterion]]
+    out += [[t.statistic for t in a.lrt]]
+    for tests in a.f_tests.values():
+        out += [[t.statistic for t in tests], [t.ddf for t in tests]]
+    out += [a.pairs.estimate, a.pairs.se, a.pairs.df]
+    return np.concatenate([np.ravel(x) for x in out])
+
+
+@pytest.fixture
+def small():
+    return _make_crossed(8, rng=5)  # 200 seeds x 200 configurations, 1,200 rows
+
+
+@pytest.mark.parametrize("reml", [True, False], ids=["REML", "ML"])
+def test_sparse_path_equals_dense_path(small, monkeypatch, reml):
+    dense = _analyse(small, reml)
+    assert dense.fit._state.cp.mode != "sparse-schur"
+    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
+    sparse = _analyse(small, reml)
+    assert sparse.fit._state.cp.mode == "sparse-schur"
+    # ~1e-6: the two fits stop at optima ~1e-9 apart in theta, and the
+    # Satterthwaite df (a derivative of vcov) magnify that most
+    np.testing.assert_allclose(_numbers(sparse), _numbers(dense), rtol=2e-6)
+
+
+def test_sparse_evaluation_and_traces_equal_dense(small, monkeypatch):
+    # the deviance and gradient to rounding; Kenward-Roger's traces (central
+    # differences of complex-step derivatives) to ~1e-7, at the boundary too
+    codes = [np.unique(small[c], return_inverse=True)[1] for c in ("seed", "config")]
+    X = np.ones((len(small), 1))
+    y = small["y"].to_numpy()
+    levels = [int(g.max()) + 1 for g in codes]
+    dense = _Crossprods(y, X, codes, levels)
+    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
+    sparse = _Crossprods(y, X, codes, levels)
+    for theta in ([0.7, 1.9], [0.0, 1.4], [1.1, 0.0]):
+        theta = np.array(theta)
+        a = dense.evaluate(theta, reml=True, grad=True)
+        b = sparse.evaluate(theta, reml=True, grad=True)
+        assert b["dev"] == pytest.approx(a["dev"], rel=1e-12)
+        np.testing.assert_allclose(b["grad"], a["grad"], rtol=1e-9, atol=1e-9)
+        ta = _Schur(dense, theta).traces(len(y), 1.7)
+        tb = _Schur(sparse, theta).traces(len(y), 1.7)
+        np.testing.assert_allclose(tb, ta, rtol=1e-6)
+
+
+def test_sparse_path_against_lme4(monkeypatch):
+    d = pd.read_csv(DATA / "crossed_sparse.csv")
+    r = pd.read_csv(DATA / "crossed_sparse_ref.csv", keep_default_na=False)
+    ref = {(q, t): v for q, t, v in r.itertuples(index=False)}
+    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 100)  # 300 levels outside the largest
+    for reml, tag in ((True, "reml"), (False, "ml")):
+        a = _analyse(d, reml)
+        assert a.fit._state.cp.mode == "sparse-schur"
+        crit = ref[f"crit_{tag}", ""]
+        assert a.fit.criterion == pytest.approx(crit, abs=1e-9 * abs(crit))
+        unit = ref[f"sd_{tag}", "Residual"]
+        for comp, sd in zip(a.fit.components, a.fit.sd, strict=True):
+            assert sd == pytest.approx(ref[f"sd_{tag}", comp], abs=1e-5 * unit)
+        for t in a.lrt:
+            assert t.statistic == pytest.approx(ref[f"lrt_{tag}", t.term], rel=1e-8)
+        if not reml:
+            continue
+        sat = a.f_tests["satterthwaite"][0]
+        kr = a.f_tests["kenward-roger"][0]
+        # lme4 and vareval agree to ~2e-7 relative here (lme4's optimum is
+        # ~1e-7 off in theta)
+        assert sat.statistic == pytest.approx(ref["sat_F", "experiment"], rel=1e-5)
+        assert sat.ddf == pytest.approx(ref["sat_ddf", "experiment"], rel=1e-5)
+        assert kr.statistic == pytest.approx(ref["kr_F", "experiment"], rel=1e-5)
+        assert kr.ddf == pytest.approx(ref["kr_ddf", "experiment"], rel=1e-5)
+        for lab, est, se, df in zip(
+            a.pairs.labels, a.pairs.estimate, a.pairs.se, a.pairs.df, strict=True
+        ):
+            assert est == pytest.approx(ref["pair_est", lab], rel=1e-5, abs=1e-8)
+            assert se == pytest.approx(ref["pair_se", lab], rel=1e-5)
+            assert df == pytest.approx(ref["pair_df", lab], rel=1e-5)
+        # the same pairs with Kenward-Roger's adjusted covariance and df
+        means = np.hstack([np.ones((6, 1)), np.eye(6)[:, 1:]])  # treatment coding
+        kr_pairs = pairwise(
+            a.fit, means, labels=[f"e{i}" for i in range(1, 7)], method="kenward-roger"
+        )
+        for lab, se, df in zip(kr_pairs.labels, kr_pairs.se, kr_pairs.df, strict=True):
+            assert se == pytest.approx(ref["pair_se_kr", lab], rel=1e-5)
+            assert df == pytest.approx(ref["pair_df_kr", lab], rel=1e-5)
+
+
+def test_bootstrap_refuses_the_sparse_path(small, monkeypatch):
+    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
+    codes = [np.unique(small[c], return_inverse=True)[1] for c in ("seed", "config")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = fit_mixed(small["y"].to_numpy(), np.ones((len(small), 1)), codes)
+    with pytest.raises(FitError, match="levels outside its largest grouping factor"):
+        bootstrap_intervals(fit, n_resamples=19, rng=0)
+
+
+@pytest.mark.slow
+def test_twenty_thousand_crossed_levels_are_analysed():
+    # 10,000 seeds crossed with 10,000 configurations (60,000 rows): 10,000
+    # levels outside the largest factor, which the dense path refused above 6,000
+    d = _make_crossed(400, rng=0)
+    a = _analyse(d)
+    assert a.fit._state.cp.mode == "sparse-schur"
+    assert a.fit.converged
+    # the simulated SDs (seed 0.01, configuration 0.02, residual 0.01)
+    np.testing.assert_allclose(a.fit.sd, [0.01, 0.02, 0.01], rtol=0.08)
+    kr = a.f_tests["kenward-roger"][0]
+    sat = a.f_tests["satterthwaite"][0]
+    assert np.isfinite(kr.ddf) and np.isfinite(sat.ddf)
+    assert kr.ddf == pytest.approx(sat.ddf, rel=0.05)
+    assert np.all(np.isfinite(a.pairs.df)) and len(a.pairs.labels) == 15
