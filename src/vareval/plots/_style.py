@@ -55,6 +55,8 @@ RC = {
     "figure.dpi": 100,
     "savefig.dpi": 100,
     "lines.linewidth": 1.6,
+    # Labels are the user's text: "$x$" stays "$x$", never typeset as mathtext.
+    "text.parse_math": False,
 }
 
 # Smaller type for a figure one column of a paper wide (below NARROW inches).
@@ -83,9 +85,41 @@ MAX_POINTS_VECTOR = 4000  # above this many points a scatter is rasterised
 CYCLE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9")
 
 
+# The second channel once the colours run out: group i has colour i mod 5 and
+# marker (hatch, line style) i // 5, so no two groups of one figure look alike.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+HATCHES = ("", "////", "....", "xxxx", "\\\\", "++++", "oooo", "----")
+LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)), (0, (3, 3)))
+
+
 def colour(i: int) -> str:
-    """The i-th group colour (cycling through CYCLE)."""
+    """The i-th group colour (cycling through CYCLE; see :func:`marker`)."""
     return CYCLE[i % len(CYCLE)]
+
+
+def _second(i: int, options: tuple):
+    return options[(i // len(CYCLE)) % len(options)]
+
+
+def marker(i: int) -> str:
+    """The i-th group's marker: circles for the first five groups, then squares, ..."""
+    return _second(i, MARKERS)
+
+
+def hatch(i: int) -> str:
+    """The i-th group's bar hatch: none for the first five groups, then stripes, ..."""
+    return _second(i, HATCHES)
+
+
+def linestyle(i: int):
+    """The i-th group's line style: solid for the first five groups, then dashed, ..."""
+    return _second(i, LINESTYLES)
+
+
+def series(artist, i: int):
+    """Mark ``artist`` as drawing group ``i`` (the layout test checks groups look apart)."""
+    artist._vareval_series = i
+    return artist
 
 
 def rc_params(name: str, width: float = WIDTH) -> dict:
@@ -125,7 +159,8 @@ def check_width(width) -> float:
 def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
     """Yield ``(fig, ax)`` made under the report style; the figure outlives the block.
 
-    The figure is a bare :class:`matplotlib.figure.Figure`, not a pyplot one:
+    The figure is a bare :class:`matplotlib.figure.Figure` (a subclass that
+    shows itself in a notebook, see :mod:`vareval.plots._figure`), not a pyplot one:
     no backend is switched and no global figure list is touched, so building
     a report from a notebook leaves the notebook's plotting alone. ``name``
     becomes the figure's label: the file name when exported, and the prefix
@@ -133,13 +168,13 @@ def figure(name: str, width: float = WIDTH, height: float = 3.2, **subplots):
     made (``ax`` is None).
     """
     import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+
+    from vareval.plots._figure import VarevalFigure
 
     width = check_width(width)
     with matplotlib.rc_context(rc_params(name, width)):
-        fig = Figure(figsize=(width, height), layout="constrained")
-        FigureCanvasAgg(fig)  # its own canvas: renders without pyplot's backend
+        # its own Agg canvas, and a PNG of itself for a notebook (any backend)
+        fig = VarevalFigure(figsize=(width, height), layout="constrained")
         fig.set_label(name)
         ax = None if subplots.get("nrows") == 0 else fig.subplots(**subplots)
         yield fig, ax
@@ -163,6 +198,35 @@ def small_multiples(name: str, m: int, width: float = WIDTH, panel_height: float
                 ax.set_visible(False)
                 grid.flat[i - cols].xaxis.set_tick_params(labelbottom=True)
         yield fig, list(grid.flat[:m])
+
+
+def key(fig, handles, width: float, where: str = "upper") -> None:
+    """The figure's legend outside the axes, in as many columns as fit the width.
+
+    A handle may be a tuple of artists (one marker per group's colour: the
+    key's "one run" looks like the dots it explains); its label is the first's.
+    """
+    from matplotlib.legend_handler import HandlerTuple
+
+    labels = [(h[0] if isinstance(h, tuple) else h).get_label() for h in handles]
+    cols = len(handles) if not narrow(width) else min(2, len(handles))
+    if narrow(width) and max(map(len, labels), default=0) > 22:
+        cols = 1
+    fig.legend(
+        handles, labels, loc=f"outside {where} center", ncol=max(cols, 1),
+        handletextpad=0.4, columnspacing=1.0, handlelength=1.5,
+        handler_map={tuple: HandlerTuple(ndivide=None, pad=0.1)},
+    )  # fmt: skip
+
+
+def group_marker(m: int, label: str, **kw) -> tuple:
+    """A key entry of the first groups' colours and markers (up to three): "one run"."""
+    from matplotlib.lines import Line2D
+
+    return tuple(
+        Line2D([], [], linestyle="", marker=marker(i), color=colour(i), label=label, **kw)
+        for i in range(min(m, 3))
+    )
 
 
 def save(fig, path, format: str | None = None) -> None:
@@ -242,15 +306,60 @@ def plain_log_axis(axis) -> None:
     """Label a log axis with plain numbers (0.001, 10, 100), not mathtext powers.
 
     Mathtext is slow to lay out and renders as a string of glyphs in SVG.
+    Ticks at 1, 2, 5 x 10^n thin out to 1, 3 or 1 x 10^n where their labels
+    would collide (:class:`vareval.plots._figure.PlainLogLocator`).
     """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    from vareval.plots._figure import PlainLogLocator
+
+    axis.set_major_locator(PlainLogLocator())
+    axis.set_minor_locator(LogLocator(base=10, subs="auto"))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
 
 
-def short_label(text: str, width: int = 28) -> str:
-    """Shorten a long method name for an axis label (the tables keep it whole)."""
-    text = str(text)
-    return text if len(text) <= width else text[: width - 1] + "\u2026"
+_BREAKS = re.compile(r"(?<=[ _/.,:;|+\-\u2212])")  # break after a separator
+
+
+def short_label(text, width: int = 28, lines: int = 2) -> str:
+    """A user's label wrapped to lines of at most ``width`` characters, kept whole.
+
+    Lines break after a space, ``_``, ``-``, ``/``, ``.`` (``protonet_adam −``
+    / ``tadam_sgd``), or inside a word when it has none. Only a label longer
+    than ``lines`` lines loses its middle (``…``): the start and the end, which
+    tell labels apart, stay; the tables keep every label whole. A comparison
+    ``"A − B"`` keeps both sides, each up to ``lines`` lines.
+    """
+    text = " ".join(str(text).split())
+    if len(text) <= width:
+        return text
+    for sep in (" \u2212 ", " - ", " > "):
+        if sep in text and lines >= 2:
+            a, b = text.split(sep, 1)
+            return short_label(a, width, lines) + sep.rstrip() + "\n" + short_label(b, width, lines)
+    if len(text) <= width:
+        return text
+    if lines == 1:  # the start and the end, which tell labels apart
+        return text[: width - width // 2 - 1] + "\u2026" + text[len(text) - width // 2 :]
+    out = _wrap(text, width)
+    if len(out) > lines:  # the start, then the end after an ellipsis
+        out = out[: lines - 1] + ["\u2026" + text[len(text) - width + 1 :]]
+    return "\n".join(out)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Lines of at most ``width`` characters, broken after separators where possible."""
+    out, line = [], ""
+    for piece in _BREAKS.split(text):
+        while len(piece) > width:  # a word longer than a line: cut it
+            room = width - len(line)
+            out.append(line + piece[:room])
+            line, piece = "", piece[room:]
+        if len(line) + len(piece) > width:
+            out.append(line.rstrip())
+            line = ""
+        line += piece
+    if line.strip():
+        out.append(line.rstrip())
+    return [x for x in out if x] or [""]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.plots._style import colour, figure, short_label, small_multiples
+from vareval.plots._style import colour, figure, hatch, series, short_label, small_multiples
 
 _TITLES = {"median": "Median", "iqm": "IQM", "mean": "Mean", "optimality_gap": "Optimality gap"}
 
@@ -26,7 +26,8 @@ def interval_plot(
     narrow = width < 5
     cols = 2 if narrow and n_agg > 1 else n_agg
     rows = int(np.ceil(n_agg / cols))
-    height = rows * (0.35 * n_methods + 0.9)
+    lines = max(short_label(m, 14).count("\n") + 1 for m in result.methods)
+    height = rows * ((0.2 + 0.12 * lines) * n_methods + 0.9)
     with figure(name, width=width, height=height, nrows=rows, ncols=cols, squeeze=False) as (
         fig,
         axes,
@@ -36,12 +37,15 @@ def interval_plot(
             ax = axes.flat[j]
             for i in range(n_methods):
                 lo, hi, est = result.low[i, j], result.high[i, j], result.estimate[i, j]
-                ax.barh(y[i], hi - lo, left=lo, height=0.6, color=colour(i), alpha=0.75)
+                (bar,) = ax.barh(y[i], hi - lo, left=lo, height=0.6, color=colour(i), alpha=0.75,
+                                 hatch=hatch(i), edgecolor="white", linewidth=0)  # fmt: skip
+                series(bar, i)
                 ax.plot([est, est], [y[i] - 0.3, y[i] + 0.3], color="black", lw=1.4)
             ax.set_title("Opt. gap" if narrow and agg == "optimality_gap" else _TITLES[agg])
             ax.set_yticks(y)
             ax.set_yticklabels(
-                [short_label(m, 14) for m in result.methods] if j % cols == 0 else []
+                [short_label(m, 14) for m in result.methods] if j % cols == 0 else [],
+                fontsize=6.5 if narrow else None,
             )
             ax.grid(axis="y", visible=False)
             ax.xaxis.set_major_locator(_locator(2 if narrow else 3))
@@ -79,8 +83,8 @@ def profile_plot(profile, *, width: float = 7.0, name: str = "aggregate-profile"
                             step="post", color=c, alpha=0.22, lw=0)  # fmt: skip
             for edge in (profile.pointwise_low[i], profile.pointwise_high[i]):
                 ax.step(profile.taus, edge, where="post", color=c, lw=0.6, ls=":")
-            ax.step(profile.taus, profile.estimate[i], where="post", color=c)
-            ax.set_title(short_label(method, 16 if small else 28))
+            series(ax.step(profile.taus, profile.estimate[i], where="post", color=c)[0], i)
+            ax.set_title(short_label(method, 16 if small else 28), fontsize=7 if small else 9)
         axes[0].set_ylim(-0.02, 1.02)
         what = "runs" if profile.kind == "runs" else "tasks"
         fig.supxlabel("threshold \u03c4")
@@ -93,7 +97,9 @@ def profile_plot(profile, *, width: float = 7.0, name: str = "aggregate-profile"
 def improvement_plot(results, *, width: float = 7.0, name: str = "aggregate-improvement"):
     """P(X > Y) for each pair: point estimate and interval, 0.5 marked as no difference."""
     n = len(results)
-    height = 0.35 * n + 1.0
+    lines = max((short_label(f"{r.x} > {r.y}", 12 if width < 5 else 30).count("\n") + 1
+                 for r in results), default=1)  # fmt: skip
+    height = (0.2 + 0.13 * lines) * n + 1.0
     with figure(name, width=width, height=height) as (fig, ax):
         y = np.arange(n)[::-1]
         for i, r in enumerate(results):
@@ -102,9 +108,7 @@ def improvement_plot(results, *, width: float = 7.0, name: str = "aggregate-impr
         ax.axvline(0.5, color="black", lw=0.8, ls="--")
         ax.set_yticks(y)
         chars = 12 if width < 5 else 30
-        ax.set_yticklabels(
-            [f"{short_label(r.x, chars)} > {short_label(r.y, chars)}" for r in results]
-        )
+        ax.set_yticklabels([short_label(f"{r.x} > {r.y}", chars) for r in results])
         ax.grid(axis="y", visible=False)
         ax.set_xlim(0, 1)
         pct = f"{results[0].confidence:.0%}" if results else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.plots._style import colour, figure, narrow, short_label
+from vareval.plots._style import colour, figure, key, marker, narrow, series, short_label
 
 
 def best_of_k_plot(results: dict, *, width: float = 7.0, name: str = "best-of-k"):
@@ -16,34 +16,28 @@ def best_of_k_plot(results: dict, *, width: float = 7.0, name: str = "best-of-k"
         ``vareval.stats.best_of_k`` results keyed by method.
     """
     small = narrow(width)
-    with figure(name, width=width, height=2.6 if small else 3.3) as (fig, ax):
+    with figure(name, width=width, height=2.9 if small else 3.3) as (fig, ax):
         for i, (label, r) in enumerate(results.items()):
             ks = np.asarray(r.ks)
-            ax.plot(
-                ks,
-                100 * np.asarray(r.median_gap),
-                "o-",
-                color=colour(i),
-                label=f"{short_label(label, 14 if small else 28)}: median",
-            )
-            ax.plot(
-                ks,
-                100 * np.asarray(r.p90_gap),
-                "s--",
-                color=colour(i),
-                alpha=0.8,
-                label=f"{short_label(label, 14 if small else 28)}: 90th pct.",
-            )
+            text = short_label(label, 22 if small else 28) + ": " if len(results) > 1 else ""
+            # the 90th percentile as a ring around the median's dot: both stay
+            # visible where they coincide
+            (p90,) = ax.plot(ks, 100 * np.asarray(r.p90_gap), linestyle="--", color=colour(i),
+                             marker=marker(i), markersize=8, markerfacecolor="none",
+                             label=f"{text}90th percentile")  # fmt: skip
+            (median,) = ax.plot(ks, 100 * np.asarray(r.median_gap), linestyle="-",
+                                color=colour(i), marker=marker(i), markersize=4,
+                                label=f"{text}median")  # fmt: skip
+            series(p90, i)
+            series(median, i)
         ax.set_xscale("log")
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.minorticks_off()
         ax.set_xlabel("k: runs per method, best one kept")
         ax.set_ylabel("apparent gap between\nidentical methods (%)")
         ax.set_ylim(bottom=0)
-        if small:
-            fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2)
-        else:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        handles, _ = ax.get_legend_handles_labels()
+        key(fig, handles[1::2] + handles[::2] if len(results) == 1 else handles, width, "lower")
     return fig
 
 
@@ -59,19 +53,15 @@ def ranking_plot(result, label: str = "", *, width: float = 7.0, name: str = "ra
                 ("best_of_k", "best of k runs (selected)"),
             )
         ):
-            ax.plot(
-                ks,
-                100 * np.asarray(getattr(result, field)),
-                "o-",
-                color=colour(i),
-                label=text,
-                markersize=4,
-            )
-        ax.axhline(50, color="black", linewidth=0.8, linestyle=":")
+            (line,) = ax.plot(ks, 100 * np.asarray(getattr(result, field)), "-",
+                              marker=marker(5 * i), color=colour(i), label=text,
+                              markersize=4)  # fmt: skip
+            series(line, i)
+        ax.axhline(50, color="black", linewidth=0.8, linestyle=":", label="50%: a coin flip")
         ax.set_ylim(0, 101)
         ax.set_xlabel("k: runs per method")
         ax.set_ylabel("same ranking as the full\nsamples' means (%)")
         if label:
             ax.set_title(short_label(label, 40 if small else 60), loc="left")
-        ax.legend(loc="lower right")
+        key(fig, ax.get_legend_handles_labels()[0], width, "lower")
     return fig

@@ -19,7 +19,7 @@ def confusion_plot(result, *, width: float = 7.0, name: str = "confusion-matrix"
     c = len(result.labels)
     small = narrow(width)
     font = 6.5 if small else 8
-    labels = [short_label(v, 10 if small else 16) for v in result.labels]
+    labels = [short_label(v, 10 if small else 16, lines=1) for v in result.labels]
     rows = matrix.sum(axis=1, keepdims=True)
     share = np.divide(matrix, rows, out=np.zeros(matrix.shape), where=rows > 0)
     side = min(width * 0.75, 1.4 + 0.32 * c)

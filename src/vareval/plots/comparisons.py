@@ -16,7 +16,10 @@ def forest_plot(
     lo = np.asarray(lows, dtype=float)
     hi = np.asarray(highs, dtype=float)
     small = narrow(width)
-    with figure(name, width=width, height=(0.9 if small else 1.0) + 0.36 * m) as (fig, ax):
+    ticks = [short_label(s, 18 if small else 40) for s in labels]
+    lines = max((t.count("\n") + 1 for t in ticks), default=1)
+    height = (0.9 if small else 1.0) + (0.2 + 0.13 * lines) * m
+    with figure(name, width=width, height=height) as (fig, ax):
         positions = np.arange(m)[::-1]
         ax.errorbar(
             est,
@@ -29,7 +32,7 @@ def forest_plot(
             linewidth=1.4,
         )
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_yticks(positions, [short_label(s, 18 if small else 40) for s in labels])
+        ax.set_yticks(positions, ticks)
         ax.set_ylim(-0.7, m - 0.3)
         ax.set_xlabel(xlabel)
         ax.grid(axis="y", visible=False)

@@ -8,8 +8,13 @@ from vareval.plots._style import (
     NEUTRAL,
     colour,
     figure,
+    group_marker,
+    key,
+    linestyle,
+    marker,
     narrow,
     plain_log_axis,
+    series,
     short_label,
 )
 
@@ -33,22 +38,25 @@ def differences_plot(
     jitter = np.random.default_rng(1)
     rasterize = sum(len(r.differences) for r in results.values()) > 4000
     small = narrow(width)
-    height = (1.1 if small else 1.2) + (0.38 if small else 0.45) * m
+    ticks = [short_label(label, 16 if small else 36) for label in labels]
+    lines = max(t.count("\n") + 1 for t in ticks)
+    height = (1.4 if small else 1.3) + (0.14 * lines + (0.22 if small else 0.3)) * m
     with figure(name, width=width, height=height) as (fig, ax):
         positions = np.arange(m)[::-1]
         ds = [np.asarray(results[label].differences, dtype=float) for label in labels]
         for i, (pos, d) in enumerate(zip(positions, ds, strict=True)):
-            ax.plot(
+            (dots,) = ax.plot(
                 d,
                 pos + jitter.uniform(-0.25, -0.08, size=d.size),
                 linestyle="",
-                marker="o",
+                marker=marker(i),
                 markersize=3.5,
                 markeredgewidth=0,
                 color=colour(i),
                 alpha=0.6,
                 rasterized=rasterize,
             )
+            series(dots, i)
         means = np.array([results[label].estimate for label in labels])
         for ends, offset, fmt, col, style in (
             (("low", "high"), 0.05, "o", "black", "-"),
@@ -71,7 +79,7 @@ def differences_plot(
             )
             bars[-1][0].set_linestyle(style)
         ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_yticks(positions, [short_label(label, 16 if small else 36) for label in labels])
+        ax.set_yticks(positions, ticks)
         ax.set_ylim(-0.7, m - 0.3)
         ax.set_xlabel(
             f"difference in {short_label(metric, 20 if small else 40)}"
@@ -84,7 +92,7 @@ def differences_plot(
         corrected = any(getattr(r, "test", "paired t") != "paired t" for r in results.values())
         t_name = "corrected t" if corrected else "t"
         handles = [
-            Line2D([], [], marker="o", linestyle="", color=colour(0), label="one pair"),
+            group_marker(m, "one pair"),
             Line2D([], [], marker="o", color="black", label=f"{conf}% {t_name} CI"),
         ]
         if any(not r.bootstrap_note for r in results.values()):
@@ -98,14 +106,7 @@ def differences_plot(
                     label=f"{conf}% bootstrap CI",
                 )
             )
-        ax.legend(
-            handles=handles,
-            loc="lower center",
-            bbox_to_anchor=(0.5, 1.0),
-            ncol=len(handles),
-            handletextpad=0.3,
-            columnspacing=0.8 if small else 2.0,
-        )
+        key(fig, handles, width)
     return fig
 
 
@@ -122,23 +123,24 @@ def planning_plot(
         The number of pairs in hand, marked on each curve.
     """
     small = narrow(width)
-    with figure(name, width=width, height=2.6 if small else 3.4) as (fig, ax):
-        for i, (label, plan) in enumerate(plans.items()):
+    with figure(name, width=width, height=2.8 if small else 3.4) as (fig, ax):
+        for i, members in enumerate(_alike(plans)):
+            plan = plans[members[0]]
             k = np.asarray(plan.curve_k, dtype=float)
             se = np.asarray(plan.curve_se, dtype=float)
-            ax.plot(k, se, color=colour(i), label=short_label(label, 20 if small else 36))
-            k0 = current_k.get(label)
-            if k0:
-                se0 = plan.sd_diff / np.sqrt(k0)
-                ax.plot([k0], [se0], "o", color=colour(i), markersize=6)
-                ax.plot(
-                    [4 * k0],
-                    [se0 / 2],
-                    "D",
-                    color=colour(i),
-                    markersize=5,
-                    markerfacecolor="white",
-                )
+            text = ", ".join(members) if len(members) < 4 else f"{len(members)} comparisons"
+            if len(members) > 1:  # one line for curves that would lie on top of each other
+                text += " (SDs within 5%)"
+            (line,) = ax.plot(k, se, color=colour(i), linestyle=linestyle(i),
+                              label=short_label(text, 26 if small else 40))  # fmt: skip
+            series(line, i)
+            for label in members:
+                k0 = current_k.get(label)
+                if k0:
+                    se0 = plans[label].sd_diff / np.sqrt(k0)
+                    ax.plot([k0], [se0], "o", color=colour(i), markersize=6)
+                    ax.plot([4 * k0], [se0 / 2], "D", color=colour(i), markersize=5,
+                            markerfacecolor="white")  # fmt: skip
         ax.set_xscale("log")
         ax.set_yscale("log")
         plain_log_axis(ax.xaxis)
@@ -165,8 +167,22 @@ def planning_plot(
                 label="4x the pairs: SE halved",
             ),
         ]
-        if small:  # beside the curves there is no room: below the axes
-            fig.legend(handles=handles, loc="outside lower center", ncol=2)
-        else:
-            ax.legend(handles=handles, loc="upper right")
+        key(fig, handles, width, where="lower")
     return fig
+
+
+def _alike(plans: dict, tol: float = 0.05) -> list[list]:
+    """Comparisons grouped by SD of the differences, each group within ``tol`` of its first.
+
+    Every curve is SD / sqrt(k): on log axes, curves whose SDs differ by a few
+    percent are one line to the eye, so they are drawn (and keyed) as one.
+    """
+    order = sorted(plans, key=lambda label: float(plans[label].sd_diff))
+    groups: list[list] = []
+    for label in order:
+        sd = float(plans[label].sd_diff)
+        if groups and sd <= (1 + tol) * float(plans[groups[-1][0]].sd_diff):
+            groups[-1].append(label)
+        else:
+            groups.append([label])
+    return groups

@@ -13,7 +13,12 @@ def _draw_cd(fig, ranking, width: float) -> None:
     order = list(ranking.order)
     ranks = ranking.mean_ranks
     font = 7 if width < 5 else 9
-    side = max(0.22, min(0.38, 1.2 / width))  # room for the labels, in figure widths
+    texts = [
+        f"{short_label(n, 16, lines=1)} ({r:.2f})"
+        for n, r in zip(ranking.names, ranks, strict=True)
+    ]
+    longest = max(map(len, texts)) * 0.58 * font / 72  # inches of the longest label
+    side = min(0.42, longest / width + 0.04)  # room for the labels, in figure widths
     margin = 0.06 * (k - 1)  # leader lines run past the axis ends to the labels
     left = order[: (k + 1) // 2]
     right = order[(k + 1) // 2 :][::-1]  # worst at the top on the right, as Demsar draws
@@ -43,7 +48,7 @@ def _draw_cd(fig, ranking, width: float) -> None:
             ax.text(
                 x_edge + (-0.02 if ha == "right" else 0.02) * (k - 1),
                 y,
-                f"{short_label(ranking.names[m], 16)} ({ranks[m]:.2f})",
+                texts[m],
                 ha=ha,
                 va="center",
                 fontsize=font,
@@ -78,9 +83,9 @@ def signed_rank_plot(result, *, a: str = "A", b: str = "B", width=7.0, name="sig
     """
     small = narrow(width)
     parts = (
-        (f"{short_label(a, 14)} better", result.p_left, colour(0)),
+        (f"{short_label(a, 14, lines=1)} better", result.p_left, colour(0)),
         (f"within ROPE \u00b1{result.rope:g}", result.p_rope, "#bbbbbb"),
-        (f"{short_label(b, 14)} better", result.p_right, colour(1)),
+        (f"{short_label(b, 14, lines=1)} better", result.p_right, colour(1)),
     )
     with figure(name, width=width, height=1.35) as (fig, ax):
         left = 0.0
@@ -109,12 +114,12 @@ def aso_matrix(
     """
     k = len(names)
     font = 7 if width < 5 else 9
-    labels = [short_label(n, 14) for n in names]
+    labels = [short_label(n, 14, lines=1) for n in names]
     height = min(width * 0.8, 1.6 + 0.45 * k)
     with figure(name, width=width, height=height) as (fig, ax):
         if counts is None:
             image = ax.imshow(np.where(np.isnan(values), 0.5, values), cmap="RdBu", vmin=0, vmax=1)
-            bar = "epsilon_min (0: row better)"
+            bar = "epsilon_min of row over column"
         else:
             image = ax.imshow(
                 np.where(np.isnan(values), 0, values), cmap="Blues", vmin=0, vmax=counts
@@ -140,5 +145,10 @@ def aso_matrix(
         ax.set_yticks(range(k), labels, fontsize=font)
         ax.grid(False)
         ax.set_title(title, fontsize=font + 1)
-        fig.colorbar(image, ax=ax, shrink=0.8).set_label(bar, fontsize=font)
+        cbar = fig.colorbar(image, ax=ax, shrink=0.8)
+        cbar.set_label(bar, fontsize=font)
+        if counts is None:  # say on the figure what the colours mean
+            ends = ["0: row better\n(red)", "0.5", "1: column\nbetter (blue)"]
+            cbar.set_ticks([0, 0.5, 1], labels=ends)
+            cbar.ax.tick_params(labelsize=font - 1)
     return fig

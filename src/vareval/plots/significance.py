@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from vareval._format import number
-from vareval.plots._style import SELECTED, colour, figure, narrow, short_label
+from vareval.plots._style import SELECTED, colour, figure, key, narrow, short_label
 
 MAX_BINS = 60  # histogram bins at most; a lattice is merged into whole cells
 MIN_DISTINCT = 600  # a distribution with fewer distinct values off any lattice: ECDF
+MAX_STEMS = 25  # up to this many distinct values: one stem per value (a discrete law)
 
 
 def lattice_step(values, n: int) -> float | None:
@@ -54,7 +55,9 @@ def delta_distribution(result, *, width: float = 7.0, title: str | None = None, 
     steps of 1/n) get bins centred on the lattice, each holding the same
     number of lattice points, so the histogram shows no comb that is not in
     the data; values off any lattice with few distinct values are drawn as an
-    empirical CDF instead.
+    empirical CDF instead, and a distribution of at most ``MAX_STEMS``
+    distinct values (an exact test with one or two discordant items) as one
+    stem per value: a discrete law, not a histogram's continuum.
 
     Parameters
     ----------
@@ -75,9 +78,18 @@ def delta_distribution(result, *, width: float = 7.0, title: str | None = None, 
     delta = float(result.estimate)
     bootstrap = result.test == "paired bootstrap"
     step = lattice_step(dist, result.n)
-    ecdf = step is None and np.unique(dist).size < MIN_DISTINCT
-    with figure(name, width=width, height=2.4 if small else 2.9) as (fig, ax):
-        if ecdf:
+    values, counts = np.unique(dist, return_counts=True)
+    stems = values.size <= MAX_STEMS
+    ecdf = not stems and step is None and values.size < MIN_DISTINCT
+    with figure(name, width=width, height=2.6 if small else 2.9) as (fig, ax):
+        if stems:  # few distinct values (1-2 discordant items): drawn as the discrete law
+            ax.vlines(values, 0, counts, color=colour(4), linewidth=2.5)
+            ax.plot(values, counts, "o", color=colour(0), markersize=4)
+            ax.set_ylim(0, 1.08 * counts.max())
+            ax.set_ylabel("resamples")
+            if values.size <= 6:
+                ax.set_xticks(values, [number(v, signed=True) for v in values])
+        elif ecdf:
             x = np.sort(dist)
             ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=colour(0))
             ax.set_ylabel("share of resamples \u2264 x")
@@ -108,8 +120,5 @@ def delta_distribution(result, *, width: float = 7.0, title: str | None = None, 
         p = f"p = {result.pvalue:.2g}" if result.pvalue < 1e-3 else f"p = {result.pvalue:.3f}"
         test = result.test.split()[-1] if small else result.test  # "randomization"
         ax.set_title(title or f"{test}: {p} ({result.alternative})", loc="left")
-        if small:
-            fig.legend(loc="outside lower center", ncol=2, handlelength=1.5)
-        else:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        key(fig, ax.get_legend_handles_labels()[0], width, "lower")
     return fig

@@ -10,7 +10,11 @@ from vareval.plots._style import (
     SELECTED,
     colour,
     figure,
+    group_marker,
+    key,
+    marker,
     narrow,
+    series,
     short_label,
 )
 
@@ -43,7 +47,9 @@ def strip_plot(summaries: dict, metric: str, *, width: float = 7.0, name: str = 
     level = 100 * next(iter(summaries.values())).confidence
     jitter = np.random.default_rng(0)  # fixed: the picture must not change run to run
     small = narrow(width)
-    height = (1.0 if small else 1.1) + (0.32 if small else 0.42) * m
+    labels = [short_label(n, 14 if small else 28) for n in names]
+    lines = max(label.count("\n") + 1 for label in labels)
+    height = (1.3 if small else 1.2) + (0.14 * lines + (0.2 if small else 0.3)) * m
     with figure(name, width=width, height=height) as (fig, ax):
         positions = np.arange(m)[::-1]
         ax.boxplot(
@@ -62,11 +68,11 @@ def strip_plot(summaries: dict, metric: str, *, width: float = 7.0, name: str = 
         n_max = max(s.n for s in summaries.values())
         for i, (pos, n) in enumerate(zip(positions, names, strict=True)):
             sc = summaries[n].scores
-            ax.plot(
+            (dots,) = ax.plot(
                 sc,
                 pos + jitter.uniform(-0.22, 0.22, size=sc.size),
                 linestyle="",
-                marker="o",
+                marker=marker(i),
                 markersize=3 if n_max > 200 else 4,
                 markeredgewidth=0,
                 color=colour(i),
@@ -74,6 +80,7 @@ def strip_plot(summaries: dict, metric: str, *, width: float = 7.0, name: str = 
                 zorder=3,
                 rasterized=rasterize,
             )
+            series(dots, i)
         means = np.array([summaries[n].mean for n in names])
         ci = np.array([summaries[n].confidence_interval() for n in names])
         ax.errorbar(
@@ -97,7 +104,7 @@ def strip_plot(summaries: dict, metric: str, *, width: float = 7.0, name: str = 
             linewidths=0.6,
             zorder=5,
         )
-        ax.set_yticks(positions, [short_label(n, 12 if small else 28) for n in names])
+        ax.set_yticks(positions, labels)
         ax.set_ylim(-0.7, m - 0.3)
         ax.set_xlabel(
             short_label(metric, 30) if small else f"{short_label(metric, 40)} (one dot per run)"
@@ -106,7 +113,7 @@ def strip_plot(summaries: dict, metric: str, *, width: float = 7.0, name: str = 
         from matplotlib.lines import Line2D
 
         handles = [
-            Line2D([], [], marker="o", linestyle="", color=colour(0), label="one run"),
+            group_marker(m, "one run"),  # the dots' own colours
             Line2D(
                 [],
                 [],
@@ -125,12 +132,5 @@ def strip_plot(summaries: dict, metric: str, *, width: float = 7.0, name: str = 
                 label="best run (selected)",
             ),
         ]
-        ax.legend(
-            handles=handles,
-            loc="lower center",
-            bbox_to_anchor=(0.5, 1.0),
-            ncol=3,
-            handletextpad=0.3,
-            columnspacing=0.8 if small else 2.0,
-        )
+        key(fig, handles, width)
     return fig

@@ -18,6 +18,7 @@ from vareval.plots._style import (
     figure,
     narrow,
     plain_log_axis,
+    series,
     short_label,
     small_multiples,
 )
@@ -52,11 +53,11 @@ def _ylabel(q: float, higher_is_better: bool, metric: str, small: bool) -> str:
     return f"{what} {best} {short_label(metric, 14 if small else 24)}\nafter k iterations"
 
 
-def _band(ax, band, c, label=None, alpha=0.22) -> None:
+def _band(ax, band, c, label=None, alpha=0.22, series_i=0) -> None:
     ax.fill_between(band.k, band.lower, band.upper, color=c, alpha=alpha, linewidth=0)
     for edge in (band.lower, band.upper):
         ax.plot(band.k, edge, color=c, linewidth=0.6)
-    ax.plot(band.k, band.estimate, color=c, label=label)
+    series(ax.plot(band.k, band.estimate, color=c, label=label)[0], series_i)
 
 
 def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="tuning-curves"):
@@ -87,8 +88,9 @@ def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="
             for j, other in enumerate(curves):
                 if j != i:
                     ax.plot(ks, other.estimate, color="#aaaaaa", linewidth=0.8)
-            _band(ax, band, colour(i))
-            ax.set_title(f"{short_label(method, 14 if small else 24)} (n = {band.n})")
+            _band(ax, band, colour(i), series_i=i)
+            ax.set_title(f"{short_label(method, 14 if small else 24)} (n = {band.n})",
+                         fontsize=7 if small else 9)  # fmt: skip
         ax = axes[0]
         _k_axis(ax, k_max)
         ax.set_ylim(*_zoom(curves))
@@ -127,11 +129,14 @@ def comparison_plot(cmp, *, a: str = "A", b: str = "B", width=7.0, name="tuning-
     ) as (fig, (ax, strip)):  # fmt: skip
         for i, (band, label) in enumerate(((cmp.band_a, a), (cmp.band_b, b))):
             # two overlapping bands: outlines carry them, the fill stays faint
-            _band(ax, band, colour(i), label=short_label(label, 14 if small else 24), alpha=0.1)
+            _band(ax, band, colour(i), label=short_label(label, 14 if small else 24), alpha=0.1,
+                  series_i=i)  # fmt: skip
         ax.set_ylim(*_zoom([cmp.band_a, cmp.band_b]))
         ax.set_ylabel(_ylabel(cmp.band_a.q, cmp.band_a.higher_is_better, "score", small))
         ax.legend(loc="lower right" if cmp.band_a.higher_is_better else "upper right")
-        names = {v: f"{short_label(x, 12)} better" for v, x in (("A better", a), ("B better", b))}
+        names = {
+            v: f"{short_label(x, 12, lines=1)} better" for v, x in (("A better", a), ("B better", b))
+        }
         k = np.asarray(cmp.k, dtype=float)
         step = np.diff(k, append=k[-1] + (k[-1] - k[-2] if k.size > 1 else 1))
         for verdict, c in VERDICT_COLOURS.items():
@@ -142,7 +147,8 @@ def comparison_plot(cmp, *, a: str = "A", b: str = "B", width=7.0, name="tuning-
         strip.set_yticks([])
         strip.grid(False)
         strip.set_xlabel("search iterations k")
-        fig.legend(*strip.get_legend_handles_labels(), loc="outside lower center", ncol=3)
+        fig.legend(*strip.get_legend_handles_labels(), loc="outside lower center",
+                   ncol=2 if small else 3)  # fmt: skip
         _k_axis(strip, k[-1] + step[-1])
     return fig
 

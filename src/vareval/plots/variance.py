@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from vareval._format import number
-from vareval.plots._style import colour, figure, narrow, short_label
+from vareval.plots._style import colour, figure, hatch, linestyle, narrow, series, short_label
 
 
 def variance_plot(
@@ -33,17 +33,19 @@ def variance_plot(
     with figure(name, width=width, height=0.95 + 0.2 * rows) as (fig, ax):
         left = 0.0
         for i, (comp, share, sd) in enumerate(zip(components, shares, sds, strict=True)):
-            ax.barh(
+            bar = ax.barh(
                 0,
                 100 * share,
                 left=100 * left,
                 height=0.7,
                 color=colour(i),
+                hatch=hatch(i),
                 edgecolor="white",
                 linewidth=1,
                 label=f"{short_label(comp, 16 if small else 28)}: {100 * share:.1f}%"
                 f" (SD {number(sd, digits=3)})",
             )
+            series(bar.patches[0], i)
             if share >= (0.14 if small else 0.08):  # room for the number inside
                 ax.text(
                     100 * (left + share / 2),
@@ -85,7 +87,9 @@ def variance_intervals_plot(intervals, *, width: float = 7.0, name: str = "varia
     with figure(name, width=width, height=0.9 + 0.36 * m) as (fig, ax):
         y = np.arange(m)[::-1]
         for i in range(m):
-            ax.plot([lo[i], hi[i]], [y[i], y[i]], color=colour(i), lw=2.5, solid_capstyle="butt")
+            (line,) = ax.plot([lo[i], hi[i]], [y[i], y[i]], color=colour(i), lw=2.5,
+                              linestyle=linestyle(i), solid_capstyle="butt")  # fmt: skip
+            series(line, i)
             ax.plot([share[i]], [y[i]], "o", color="black", markersize=4)
             ax.annotate(
                 f"SD {number(intervals.sd[i], digits=3)}",

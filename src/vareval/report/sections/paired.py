@@ -176,8 +176,10 @@ def build(data: ReportData) -> Section | None:
                 results, data.metric, width=width, name="paired-differences"
             ),
             caption="Each pair's difference as a dot, with the mean difference and its "
-            f"{c} t (circle) and bootstrap (square) intervals. The vertical line is no "
-            "difference.",
+            + (f"{c} t (circle) and bootstrap (square) intervals. "
+               if any(not r.bootstrap_note for r in results.values())
+               else f"{c} t interval (circle). ")
+            + "The vertical line is no difference.",
             name="paired-differences",
         ),
     ]
