@@ -19,6 +19,7 @@ import pytest
 
 from vareval import stats
 from vareval.errors import ArgumentError, VarevalWarning
+from vareval.plots import _style
 from vareval.plots.figures import figure_for
 
 WIDTHS = (3.3, 7.0)
@@ -315,7 +316,7 @@ def test_two_delta_line_only_on_one_sided_tests():
     def labels(name):
         result, kw = cases()[name]
         fig = figure_for(result, **kw)
-        return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        return [t.get_text() for t in fig.legends[0].get_texts()]
 
     assert any("2δ" in t for t in labels("bootstrap-greater"))
     assert not any("2δ" in t for t in labels("bootstrap-two-sided"))
@@ -351,3 +352,341 @@ def test_figures_leave_global_matplotlib_state_alone():
         result, kw = cases()[name]
         figure_for(result, width=3.3, **kw).canvas.draw()
     assert dict(matplotlib.rcParams) == before
+
+
+# --- the user's labels: long, short, numeric-looking and hostile, 1 to 12 groups ------
+#
+# Each figure that shows user labels (methods, comparisons, classes, variance
+# components) is drawn at 3.3 and 7 in with 1, 2, 6 and 12 groups and checked
+# after drawing: no text leaves the figure or overlaps another; no two groups
+# share a look (up to the palette's five colours no two share a colour; beyond,
+# no two share colour and marker, hatch or line style); text is shown
+# literally (a label "$\\frac{a}{b}$" is never typeset); a label short enough
+# to fit is shown whole, both sides of "A − B" included. The default tier draws
+# a representative subset, the slow tier the whole matrix.
+
+COUNTS = (1, 2, 6, 12)
+
+
+def _long(i):
+    return f"protonet_adam_lr0.{i:03d}_warmup"
+
+
+def _hostile(i):
+    kinds = (
+        "$\\frac{a}{b}$",
+        "x" * 5000,
+        "<b>bold</b> & 'q'",
+        "tab\tand\nnewline",
+        "%s {0} \\n",
+        "   ",
+    )
+    return f"{kinds[i % len(kinds)]}#{i}"
+
+
+LABELS = {
+    "short": lambda i: chr(65 + i),
+    "long": _long,
+    "numeric": lambda i: f"{1000 + 7 * i}",
+    "hostile": _hostile,
+}
+
+
+def labels_of(kind: str, m: int) -> list[str]:
+    return [LABELS[kind](i) for i in range(m)]
+
+
+def _rng(labels):
+    return np.random.default_rng(len(labels))
+
+
+# --- one builder per figure that shows user labels: (labels, width) -> Figure ---------
+
+
+def _scores(labels, width):
+    from vareval.plots.summary import strip_plot
+
+    rng = _rng(labels)
+    runs = {s: stats.summarize(0.8 + rng.normal(0, 0.01, 8)) for s in labels}
+    return strip_plot(runs, labels[0], width=width)
+
+
+def _pairs(labels):
+    return [f"{a} \u2212 {b}" for a, b in zip(labels, labels[1:] + labels[:1], strict=True)]
+
+
+def _paired(labels, width):
+    from vareval.plots.paired import differences_plot
+
+    rng = _rng(labels)
+    a = rng.normal(0.8, 0.01, 10)
+    results = {
+        p: stats.paired_difference(
+            a, a - 0.003 * i + rng.normal(0, 0.005, 10), n_resamples=200, rng=0
+        )
+        for i, p in enumerate(_pairs(labels))
+    }
+    return differences_plot(results, "accuracy", width=width)
+
+
+def _planning(labels, width):
+    from vareval.plots.paired import planning_plot
+
+    plans = {
+        p: stats.plan_replications(0.01 * (1 + 0.02 * i + 0.3 * (i % 3)), target_se=0.001)
+        for i, p in enumerate(_pairs(labels))
+    }
+    return planning_plot(plans, dict.fromkeys(plans, 10), "accuracy", width=width)
+
+
+def _best_of_k(labels, width):
+    from vareval.plots.best_of_k import best_of_k_plot
+
+    rng = _rng(labels)
+    results = {
+        s: stats.best_of_k(rng.normal(0.8, 0.01 * (1 + i), 12), n_resamples=300, rng=0)
+        for i, s in enumerate(labels)
+    }
+    return best_of_k_plot(results, width=width)
+
+
+def _forest(labels, width):
+    from vareval.plots.comparisons import forest_plot
+
+    m = len(labels)
+    est = np.linspace(-0.02, 0.03, m)
+    return forest_plot(_pairs(labels), est, est - 0.01, est + 0.01, "\u03b4 in accuracy",
+                       width=width)  # fmt: skip
+
+
+def _tuning(labels, width):
+    import vareval
+
+    rng = _rng(labels)
+    frame = pd.DataFrame(
+        {
+            "model": np.repeat(labels, 20),
+            "f1": np.concatenate([rng.beta(8 + i % 4, 3, 20) for i in range(len(labels))]),
+        }
+    )
+    return vareval.tuning_curve(frame, metric="f1", by="model", bounds=(0, 1)).plot(width=width)
+
+
+def _task_scores(labels):
+    rng = _rng(labels)
+    base = np.linspace(0, 0.1, len(labels))[:, None, None]
+    return np.clip(0.6 + base + rng.normal(0, 0.08, (len(labels), 5, 4)), 0, 1)
+
+
+def _intervals(labels, width):
+    from vareval.plots.aggregate import interval_plot
+
+    r = stats.interval_estimates(_task_scores(labels), methods=labels, n_resamples=100, rng=0)
+    return interval_plot(r, width=width)
+
+
+def _profile(labels, width):
+    from vareval.plots.aggregate import profile_plot
+
+    r = stats.performance_profile(_task_scores(labels), methods=labels, n_resamples=100, rng=0)
+    return profile_plot(r, width=width)
+
+
+def _improvement(labels, width):
+    from vareval.plots.aggregate import improvement_plot
+
+    s = _task_scores(labels + ["base"])
+    results = [
+        stats.probability_of_improvement(s[i], s[-1], labels=(x, "base"), n_resamples=100, rng=0)
+        for i, x in enumerate(labels)
+    ]
+    return improvement_plot(results, width=width)
+
+
+def _aso(labels, width):
+    from vareval.plots.ranking import aso_matrix
+
+    m = len(labels)
+    values = np.random.default_rng(m).uniform(0, 1, (m, m))
+    return aso_matrix(labels, values, values < 0.2, title="epsilon_min", width=width)
+
+
+def _cd(labels, width):
+    if len(labels) < 2:
+        pytest.skip("a ranking needs two methods")
+    rng = _rng(labels)  # tasks x methods, no ties (ties send Wilcoxon to permutations)
+    scores = np.linspace(0.6, 0.7, len(labels)) + rng.normal(0, 0.05, (10, len(labels)))
+    return stats.rank_methods(scores, labels).plot(width=width)
+
+
+def _confusion(labels, width):
+    rng = _rng(labels)
+    gold = rng.choice(labels, 60)
+    pred = np.where(rng.random(60) < 0.7, gold, rng.choice(labels, 60))
+    return stats.confusion_matrix(gold, pred).plot(width=width)
+
+
+def _variance(labels, width):
+    from vareval.plots.variance import variance_plot
+
+    m = len(labels)
+    v = np.linspace(1, 3, m + 1) * 1e-4
+    return variance_plot([*labels, "residual"], v, np.sqrt(v), "accuracy", width=width)
+
+
+def _signed_rank(labels, width):
+    rng = _rng(labels)
+    a = rng.normal(0.8, 0.02, 10)
+    r = stats.bayesian_signed_rank(a, a - 0.01, rope=0.005, n_resamples=500, rng=0)
+    return r.plot(a=labels[0], b=labels[-1], width=width)
+
+
+def _sequence(labels, width):
+    rng = _rng(labels)
+    cs = stats.confidence_sequence(rng.normal(0.001, 0.01, 30), margin=0.0005)
+    return cs.plot(label=_pairs(labels)[0], width=width)
+
+
+def _tuning_comparison(labels, width):
+    rng = _rng(labels)
+    r = stats.compare_tuning_curves(rng.beta(8, 3, 30), rng.beta(7, 3, 30), a=0, b=1)
+    return r.plot(a=labels[0], b=labels[-1], width=width)
+
+
+# builder -> whether each group is drawn as a tagged series (checked for distinct looks)
+FIGURES = {
+    "scores": (_scores, True),
+    "paired": (_paired, True),
+    "planning": (_planning, False),  # alike curves are merged into one series
+    "best-of-k": (_best_of_k, True),
+    "forest": (_forest, False),
+    "tuning": (_tuning, True),
+    "intervals": (_intervals, True),
+    "profile": (_profile, True),
+    "improvement": (_improvement, False),
+    "aso": (_aso, False),
+    "cd": (_cd, False),
+    "confusion": (_confusion, False),
+    "variance": (_variance, True),
+    "signed-rank": (_signed_rank, False),
+    "sequence": (_sequence, False),
+    "tuning-comparison": (_tuning_comparison, True),
+}
+
+
+def _looks(fig) -> dict:
+    """Each tagged series' set of (colour, marker/hatch/line style) it is drawn with."""
+    from matplotlib.colors import to_hex
+    from matplotlib.lines import Line2D
+
+    out: dict = {}
+    for artist in fig.findobj(lambda a: hasattr(a, "_vareval_series")):
+        if isinstance(artist, Line2D):
+            style = str(artist.get_linestyle())
+            look = (to_hex(artist.get_color()), artist.get_marker() or "", style)
+        else:
+            look = (to_hex(artist.get_facecolor()), artist.get_hatch() or "", "")
+        out.setdefault(artist._vareval_series, set()).add(look)
+    return out
+
+
+def look_problems(fig) -> list[str]:
+    """Two series that share a look (a colour while the palette has colours to spare)."""
+    looks = _looks(fig)
+    problems = []
+    spare = len(looks) <= len(_style.CYCLE)
+    for i, j in itertools.combinations(sorted(looks), 2):
+        colours_i = {c for c, *_ in looks[i]}
+        colours_j = {c for c, *_ in looks[j]}
+        if spare and colours_i & colours_j:
+            problems.append(f"series {i} and {j} share a colour with {len(looks)} series")
+        elif looks[i] & looks[j]:
+            problems.append(f"series {i} and {j} look alike: {looks[i] & looks[j]}")
+    return problems
+
+
+def text_problems(fig, labels) -> list[str]:
+    """Text typeset as mathtext, or a comparison whose second side cannot be read."""
+    from matplotlib.text import Text
+
+    texts = [t for t in fig.findobj(Text) if t.get_text()]
+    problems = [f"{t.get_text()[:30]!r} is parsed as mathtext" for t in texts
+                if "$" in t.get_text() and t.get_parse_math()]  # fmt: skip
+    drawn = "".join("".join(t.get_text().split()) for t in texts)  # wrapping aside
+    for label in labels:
+        if len(label) <= 40 and label.strip():  # short enough to be shown whole
+            if "".join(label.split()) not in drawn:
+                problems.append(f"{label!r} is not shown whole")
+    return problems
+
+
+def check(name: str, kind: str, m: int, width: float) -> list[str]:
+    build, tagged = FIGURES[name]
+    labels = labels_of(kind, m)
+    fig = build(labels, width)
+    problems = layout_problems(fig) + text_problems(fig, _shown(name, labels))
+    if tagged:
+        problems += look_problems(fig)
+        n = len(_looks(fig))
+        expected = {"tuning-comparison": 2, "variance": m + 1}.get(name, m)  # + residual
+        if n != expected:
+            problems.append(f"{n} tagged series for {expected} groups")
+    return problems
+
+
+def _shown(name: str, labels: list[str]) -> list[str]:
+    """The labels a figure must show whole (its ticks, titles or key)."""
+    if name in {"signed-rank", "tuning-comparison", "cd", "aso", "confusion"}:
+        return []  # one-line labels: start and end, ellipsis in the middle
+    if name == "planning":
+        return []  # alike curves share one key entry
+    return labels[:2] if name == "sequence" else labels  # each side of "a − b" is shown
+
+
+# Representative: every figure at one column with six hostile labels, and at a page
+# with twelve long ones (the hardest of each kind); the slow tier runs the matrix.
+FAST = [(n, "hostile", 6, 3.3) for n in FIGURES] + [(n, "long", 12, 7.0) for n in FIGURES]
+
+
+@pytest.mark.parametrize("name,kind,m,width", FAST)
+def test_figure_with_user_labels(name, kind, m, width):
+    assert check(name, kind, m, width) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("m", COUNTS)
+@pytest.mark.parametrize("kind", list(LABELS))
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_every_figure_every_label_kind_and_count(name, kind, m, width):
+    assert check(name, kind, m, width) == []
+
+
+def test_the_look_check_finds_two_methods_in_one_colour():
+    from vareval.plots._style import figure, series
+
+    with figure("bad", width=3.3) as (fig, ax):
+        for i in range(3):
+            series(ax.plot([0, 1], [i, i], color=_style.colour(i % 2))[0], i)
+    assert any("share a colour" in p for p in look_problems(fig))
+
+
+def test_the_text_check_finds_mathtext_and_a_cut_label():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.subplots()
+    ax.set_title("$\\frac{a}{b}$")
+    ax.set_xlabel("protonet_adam \u2212 tad\u2026")
+    problems = text_problems(fig, ["protonet_adam \u2212 tadam_sgd"])
+    assert any("mathtext" in p for p in problems)
+    assert any("not shown whole" in p for p in problems)
+
+
+def test_a_label_stays_literal_and_whole_when_wrapped():
+    from vareval.plots._style import short_label
+
+    assert short_label("protonet_adam \u2212 tadam_sgd", 16) == "protonet_adam \u2212\ntadam_sgd"
+    assert short_label("$\\frac{a}{b}$", 16) == "$\\frac{a}{b}$"
+    cut = short_label("x" * 5000 + "#7", 16)
+    assert cut.count("\n") == 1 and cut.endswith("#7") and "\u2026" in cut

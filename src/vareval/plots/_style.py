@@ -203,17 +203,26 @@ def small_multiples(name: str, m: int, width: float = WIDTH, panel_height: float
 def key(fig, handles, width: float, where: str = "upper") -> None:
     """The figure's legend outside the axes, in as many columns as fit the width.
 
-    A handle may be a tuple of artists (one marker per group's colour: the
-    key's "one run" looks like the dots it explains); its label is the first's.
+    The figure grows by the legend's extra rows, so a long key never squeezes
+    the axes. A handle may be a tuple of artists (one marker per group's
+    colour: the key's "one run" looks like the dots it explains); its label
+    is the first's.
     """
+    import matplotlib
     from matplotlib.legend_handler import HandlerTuple
 
     labels = [(h[0] if isinstance(h, tuple) else h).get_label() for h in handles]
-    cols = len(handles) if not narrow(width) else min(2, len(handles))
-    if narrow(width) and max(map(len, labels), default=0) > 22:
-        cols = 1
+    size = matplotlib.rcParams["legend.fontsize"]
+    size = size if isinstance(size, int | float) else 8
+    chars = max((len(line) for text in labels for line in text.split("\n")), default=1)
+    entry = (0.6 * chars + 3.5) * size / 72  # inches: handle, gap and text
+    cols = max(1, min(len(handles), int((width - 0.3) // entry)))
+    rows = -(-len(handles) // cols)
+    lines = max((text.count("\n") + 1 for text in labels), default=1)
+    row = lines * 1.3 * size / 72 + 0.03
+    fig.set_figheight(fig.get_figheight() + max(0.0, rows * row - (1.3 * size / 72 + 0.03)))
     fig.legend(
-        handles, labels, loc=f"outside {where} center", ncol=max(cols, 1),
+        handles, labels, loc=f"outside {where} center", ncol=cols,
         handletextpad=0.4, columnspacing=1.0, handlelength=1.5,
         handler_map={tuple: HandlerTuple(ndivide=None, pad=0.1)},
     )  # fmt: skip

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.plots._style import colour, figure, hatch, series, short_label, small_multiples
+from vareval.plots._style import (
+    colour,
+    figure,
+    hatch,
+    linestyle,
+    series,
+    short_label,
+    small_multiples,
+)
 
 _TITLES = {"median": "Median", "iqm": "IQM", "mean": "Mean", "optimality_gap": "Optimality gap"}
 
@@ -83,7 +91,9 @@ def profile_plot(profile, *, width: float = 7.0, name: str = "aggregate-profile"
                             step="post", color=c, alpha=0.22, lw=0)  # fmt: skip
             for edge in (profile.pointwise_low[i], profile.pointwise_high[i]):
                 ax.step(profile.taus, edge, where="post", color=c, lw=0.6, ls=":")
-            series(ax.step(profile.taus, profile.estimate[i], where="post", color=c)[0], i)
+            line = ax.step(profile.taus, profile.estimate[i], where="post", color=c,
+                           linestyle=linestyle(i))  # fmt: skip
+            series(line[0], i)
             ax.set_title(short_label(method, 16 if small else 28), fontsize=7 if small else 9)
         axes[0].set_ylim(-0.02, 1.02)
         what = "runs" if profile.kind == "runs" else "tasks"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.plots._style import colour, figure, key, marker, narrow, series, short_label
+from vareval.plots._style import NEUTRAL, colour, figure, key, marker, narrow, series, short_label
 
 
 def best_of_k_plot(results: dict, *, width: float = 7.0, name: str = "best-of-k"):
@@ -19,7 +19,7 @@ def best_of_k_plot(results: dict, *, width: float = 7.0, name: str = "best-of-k"
     with figure(name, width=width, height=2.9 if small else 3.3) as (fig, ax):
         for i, (label, r) in enumerate(results.items()):
             ks = np.asarray(r.ks)
-            text = short_label(label, 22 if small else 28) + ": " if len(results) > 1 else ""
+            text = f"{label}: " if len(results) > 1 else ""
             # the 90th percentile as a ring around the median's dot: both stay
             # visible where they coincide
             (p90,) = ax.plot(ks, 100 * np.asarray(r.p90_gap), linestyle="--", color=colour(i),
@@ -37,6 +37,18 @@ def best_of_k_plot(results: dict, *, width: float = 7.0, name: str = "best-of-k"
         ax.set_ylabel("apparent gap between\nidentical methods (%)")
         ax.set_ylim(bottom=0)
         handles, _ = ax.get_legend_handles_labels()
+        if len(results) > 1:  # a key of methods (colour) and of the two lines (style)
+            from matplotlib.lines import Line2D
+
+            handles = [
+                Line2D([], [], color=colour(i), marker=marker(i), markersize=4,
+                       label=short_label(label, 22 if small else 28))
+                for i, label in enumerate(results)
+            ] + [
+                Line2D([], [], color=NEUTRAL, marker="o", markersize=4, label="median"),
+                Line2D([], [], color=NEUTRAL, marker="o", markersize=8, linestyle="--",
+                       markerfacecolor="none", label="90th percentile"),
+            ]  # fmt: skip
         key(fig, handles[1::2] + handles[::2] if len(results) == 1 else handles, width, "lower")
     return fig
 

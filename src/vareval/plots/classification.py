@@ -34,7 +34,8 @@ def confusion_plot(result, *, width: float = 7.0, name: str = "confusion-matrix"
         ax.set_yticks(range(c), labels, fontsize=font)
         ax.set_xlabel("predicted")
         ax.set_ylabel("gold")
-        ax.set_title(f"{result.n:,} items; shading: share of the row", loc="left")
+        ax.set_title(f"{result.n:,} items" + ("\nshading: share of the row" if small else
+                     "; shading: share of the row"), loc="left")  # fmt: skip
         ax.grid(False)
         fig.colorbar(image, ax=ax, shrink=0.8).set_label("share of the gold class", fontsize=font)
     return fig

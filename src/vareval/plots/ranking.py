@@ -125,12 +125,15 @@ def aso_matrix(
                 np.where(np.isnan(values), 0, values), cmap="Blues", vmin=0, vmax=counts
             )
             bar = f"tasks of {counts}"
+        # a cell's number only where it fits (the colour carries it otherwise)
+        cell = 0.45 * width * 72 / k  # points across one cell, roughly
+        numbers = cell >= 5 * 0.62 * font
         for i in range(k):
             for j in range(k):
-                if i == j:
+                if i == j or not (numbers or better[i, j]):
                     continue
                 v = values[i, j]
-                text = f"{v:.2f}" if counts is None else f"{int(v)}"
+                text = "" if not numbers else f"{v:.2f}" if counts is None else f"{int(v)}"
                 dark = abs(v - 0.5) > 0.3 if counts is None else v > 0.6 * counts
                 ax.text(
                     j,

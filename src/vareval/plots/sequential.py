@@ -40,7 +40,7 @@ def draw_sequence(ax, cs, metric: str, label: str) -> None:
     ax.set_xlim(1, n[-1] + 1)
     ax.set_xlabel("pairs (n)")
     ax.set_ylabel(metric)
-    ax.set_title(f"difference {short_label(label, 40)}")
+    ax.set_title(f"difference {short_label(label, 22 if narrow(ax.figure.get_figwidth()) else 50)}")
     wide = not narrow(ax.figure.get_figwidth())
     ax.figure.legend(loc="outside lower center", ncol=2 if wide else 1)
 

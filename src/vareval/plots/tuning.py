@@ -16,6 +16,7 @@ from vareval.plots._style import (
     NEUTRAL,
     colour,
     figure,
+    linestyle,
     narrow,
     plain_log_axis,
     series,
@@ -57,7 +58,8 @@ def _band(ax, band, c, label=None, alpha=0.22, series_i=0) -> None:
     ax.fill_between(band.k, band.lower, band.upper, color=c, alpha=alpha, linewidth=0)
     for edge in (band.lower, band.upper):
         ax.plot(band.k, edge, color=c, linewidth=0.6)
-    series(ax.plot(band.k, band.estimate, color=c, label=label)[0], series_i)
+    line = ax.plot(band.k, band.estimate, color=c, linestyle=linestyle(series_i), label=label)
+    series(line[0], series_i)
 
 
 def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="tuning-curves"):
@@ -134,9 +136,8 @@ def comparison_plot(cmp, *, a: str = "A", b: str = "B", width=7.0, name="tuning-
         ax.set_ylim(*_zoom([cmp.band_a, cmp.band_b]))
         ax.set_ylabel(_ylabel(cmp.band_a.q, cmp.band_a.higher_is_better, "score", small))
         ax.legend(loc="lower right" if cmp.band_a.higher_is_better else "upper right")
-        names = {
-            v: f"{short_label(x, 12, lines=1)} better" for v, x in (("A better", a), ("B better", b))
-        }
+        sides = (("A better", a), ("B better", b))
+        names = {v: f"{short_label(x, 12, lines=1)} better" for v, x in sides}
         k = np.asarray(cmp.k, dtype=float)
         step = np.diff(k, append=k[-1] + (k[-1] - k[-2] if k.size > 1 else 1))
         for verdict, c in VERDICT_COLOURS.items():
