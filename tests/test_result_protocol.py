@@ -425,6 +425,23 @@ def test_plot_reaches_the_figures_module(result, monkeypatch):
     assert result.plot(width=3.3) == "figure" and seen == [(result, {"width": 3.3})]
 
 
+def test_a_result_draws_its_figure_or_says_why_not(result):
+    """Every result a reader would want to see has a figure; the others say why in the docstring."""
+    from matplotlib.figure import Figure
+
+    from vareval.errors import ArgumentError
+
+    try:
+        fig = result.plot(width=3.3)
+    except ArgumentError as err:
+        assert "no figure for" in str(err)
+        assert "No figure: " in (type(result).__doc__ or ""), type(result).__name__
+        return
+    assert isinstance(fig, Figure)
+    assert "No figure" not in (type(result).__doc__ or "")
+    assert fig._repr_png_().startswith(b"\x89PNG")  # shows itself in a notebook
+
+
 # --- the interval at another level ----------------------------------------------------
 
 

@@ -132,6 +132,18 @@ def _cases():
         k=np.arange(1, 11), rng=0,
     ), {}
     yield "sequence", stats.confidence_sequence(a - b, margin=0.02), {"label": "mlp − logreg"}
+    items = pd.DataFrame({"item": np.arange(gold.size), "gold": gold, **systems})
+    yield "metrics", vareval.metrics(items, gold="gold", item="item"), {}
+    yield "classification", stats.classification_metrics(gold, systems["baseline"]), {}
+    yield "contrasts", variance.pairs, {"metric": "accuracy"}
+    binary = np.repeat([0, 1], 40)
+    scored = {n: binary + rng.normal(0, s, 80) for n, s in (("gbm", 0.8), ("logreg", 1.2))}
+    yield "auc", stats.compare_aucs(binary, scored, pos_label=1), {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pb = vareval.variance(_design(), metric="accuracy", bootstrap_lrt=True, n_resamples=40,
+                              rng=0)  # fmt: skip
+    yield "bootstrap-lrt", pb.pb_lrt[0], {}
     yield "signed-rank", stats.bayesian_signed_rank(
         scores[3].mean(axis=1), scores[0].mean(axis=1), rope=0.01, n_resamples=2000, rng=0
     ), {"a": "IQN", "b": "DQN"}

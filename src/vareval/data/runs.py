@@ -38,6 +38,8 @@ STATUSES = ("done", "failed", "pending", "running")
 class RunCount(Result):
     """The fate of one method's planned runs.
 
+    No figure: counts of runs, read from its fields (the report's run table shows them).
+
     Attributes
     ----------
     planned, done, failed, not_run, non_finite, summarised : int

@@ -42,6 +42,9 @@ from vareval.errors import DataError
 class TaskScores(FrameResult):
     """Scores of several methods on several tasks, ``scores[method, task, run]``.
 
+    No figure: the input array of scores; its figures are those of interval_estimates,
+    performance_profile and rank_methods.
+
     Attributes
     ----------
     scores : ndarray of float, shape (methods, tasks, runs)

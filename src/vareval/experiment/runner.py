@@ -57,6 +57,8 @@ from vareval.stats._result import Result
 class RunReport(Result):
     """What one call of :func:`run` did.
 
+    No figure: counts of the trials a run did, read from its fields.
+
     Attributes
     ----------
     store : str
@@ -110,6 +112,9 @@ class RunReport(Result):
 @dataclasses.dataclass(frozen=True, repr=False)
 class ReplayResult(Result):
     """A stored trial run again from its recorded streams.
+
+    No figure: a record of a replayed trial, compared with the stored one field by
+    field.
 
     Attributes
     ----------

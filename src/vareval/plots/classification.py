@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.plots._style import NEUTRAL, colour, figure, narrow, short_label
+from vareval.plots._style import NEUTRAL, colour, figure, narrow, short_label, small_multiples
 
 MAX_CELL_TEXT = 12  # classes up to which every cell carries its count
 
@@ -13,32 +13,61 @@ def confusion_plot(result, *, width: float = 7.0, name: str = "confusion-matrix"
     """A confusion matrix (rows gold, columns predicted), shaded by each row's share.
 
     Shading by the share of the gold class makes classes of different sizes
-    comparable; each cell is labelled with its count.
+    comparable; each cell is labelled with its count (up to ``MAX_CELL_TEXT`` classes).
     """
-    matrix = np.asarray(result.matrix)
     c = len(result.labels)
     small = narrow(width)
+    side = min(width * 0.75, 1.4 + 0.32 * c)
+    with figure(name, width=width, height=side) as (fig, ax):
+        image = _draw_confusion(ax, result, small)
+        ax.set_title(f"{result.n:,} items" + ("\nshading: share of the row" if small else
+                     "; shading: share of the row"), loc="left")  # fmt: skip
+        font = 6.5 if small else 8
+        fig.colorbar(image, ax=ax, shrink=0.8).set_label("share of the gold class", fontsize=font)
+    return fig
+
+
+def confusions_plot(results: dict, *, width: float = 7.0, name: str = "confusion-matrices"):
+    """One confusion matrix per system (``{name: ClassificationMetrics or ConfusionMatrix}``).
+
+    Panels share the classes' order; each is shaded by the share of the gold
+    class, as :func:`confusion_plot`.
+    """
+    small = narrow(width)
+    m = len(results)
+    c = max(len(getattr(r, "confusion", r).labels) for r in results.values())
+    cols = min(m, 2 if small else 3)
+    panel = min(0.9 * width / cols, 1.2 + 0.3 * c)
+    with small_multiples(name, m, width, panel) as (fig, axes):
+        for (system, result), ax in zip(results.items(), axes, strict=True):
+            matrix = getattr(result, "confusion", result)
+            image = _draw_confusion(ax, matrix, small or m > 1)
+            ax.set_title(short_label(system, 16 if small else 24), fontsize=7 if small else 9)
+        fig.colorbar(image, ax=axes, shrink=0.6).set_label("share of the gold class",
+                                                          fontsize=6.5 if small else 8)  # fmt: skip
+    return fig
+
+
+def _draw_confusion(ax, result, small: bool):
+    """Draw one confusion matrix on ``ax``; return the image (for a colour bar)."""
+    matrix = np.asarray(result.matrix)
+    c = len(result.labels)
     font = 6.5 if small else 8
     labels = [short_label(v, 10 if small else 16, lines=1) for v in result.labels]
     rows = matrix.sum(axis=1, keepdims=True)
     share = np.divide(matrix, rows, out=np.zeros(matrix.shape), where=rows > 0)
-    side = min(width * 0.75, 1.4 + 0.32 * c)
-    with figure(name, width=width, height=side) as (fig, ax):
-        image = ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
-        if c <= MAX_CELL_TEXT:
-            for i in range(c):
-                for j in range(c):
-                    ax.text(j, i, str(matrix[i, j]), ha="center", va="center", fontsize=font,
-                            color="white" if share[i, j] > 0.6 else "black")  # fmt: skip
-        ax.set_xticks(range(c), labels, rotation=90, fontsize=font)
-        ax.set_yticks(range(c), labels, fontsize=font)
-        ax.set_xlabel("predicted")
-        ax.set_ylabel("gold")
-        ax.set_title(f"{result.n:,} items" + ("\nshading: share of the row" if small else
-                     "; shading: share of the row"), loc="left")  # fmt: skip
-        ax.grid(False)
-        fig.colorbar(image, ax=ax, shrink=0.8).set_label("share of the gold class", fontsize=font)
-    return fig
+    image = ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
+    if c <= MAX_CELL_TEXT:
+        for i in range(c):
+            for j in range(c):
+                ax.text(j, i, str(matrix[i, j]), ha="center", va="center", fontsize=font,
+                        color="white" if share[i, j] > 0.6 else "black")  # fmt: skip
+    ax.set_xticks(range(c), labels, rotation=90, fontsize=font)
+    ax.set_yticks(range(c), labels, fontsize=font)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    ax.grid(False)
+    return image
 
 
 def coverage_plot(result, *, width: float = 7.0, name: str = "coverage"):

@@ -50,12 +50,18 @@ _PLOTS = {
     "vareval.stats.tasks.dominance.MultiASOResult": (__name__, "_aso"),
     "vareval.stats.tasks.ranking.Ranking": (_P + "ranking", "cd_diagram"),
     "vareval.stats.tasks.ranking.BayesianSignedRank": (_P + "ranking", "signed_rank_plot"),
+    "vareval.stats.testset.classification.ClassificationMetrics": (__name__, "_classification"),
+    "vareval.data.significance.MetricsReport": (__name__, "_metrics_report"),
+    "vareval.stats.variance.tests.ContrastResult": (__name__, "_contrasts"),
+    "vareval.stats.testset.roc.AUCComparison": (__name__, "_aucs"),
+    "vareval.stats.variance.bootstrap.BootstrapLRT": (_P + "variance", "null_plot"),
     "vareval.stats.testset.classification.ConfusionMatrix": (
         _P + "classification", "confusion_plot"
     ),
     "vareval.stats.tuning.coverage.CoverageResult": (_P + "classification", "coverage_plot"),
     "vareval.stats.budget.sequential.ConfidenceSequence": (_P + "sequential", "sequence_plot"),
     "vareval.data.tables.ResultTable": (__name__, "_table"),
+    "vareval.experiment.sequential.SequentialRun": (__name__, "_sequential_run"),
 }
 
 
@@ -87,11 +93,12 @@ def figure_for(result, **kw):
             module, function = target
             return getattr(importlib.import_module(module), function)(result, **kw)
     raise ArgumentError(
-        f"no figure for {type(result).__name__}: a single test or number is read "
-        "from its fields (or to_frame()); figures exist for summaries, best-of-k, "
-        "paired differences, plans, resampling tests, tuning curves and bands, "
-        "variance components, aggregates, profiles, P(improvement), ASO, rankings, "
-        "confusion matrices and band coverage."
+        f"no figure for {type(result).__name__}: its docstring says why (a single "
+        "test or number is read from its fields, or to_frame()); figures exist for "
+        "summaries, best-of-k, paired differences, plans, resampling tests, tuning "
+        "curves and bands, variance components, contrasts, bootstrap LRTs, aggregates, "
+        "profiles, P(improvement), ASO, rankings, confusion matrices, AUC comparisons "
+        "and band coverage."
     )
 
 
@@ -152,6 +159,51 @@ def _components(names, variances, sds, metric, kw):
     from vareval.plots.variance import variance_plot
 
     return variance_plot(names, variances, sds, metric, **{"name": "variance-components", **kw})
+
+
+def _classification(result, **kw):
+    from vareval.plots.classification import confusion_plot
+
+    return confusion_plot(result.confusion, **kw)
+
+
+def _metrics_report(result, **kw):
+    from vareval.plots.classification import confusions_plot
+
+    return confusions_plot(result.systems, **kw)
+
+
+def _contrasts(result, *, metric: str = "score", **kw):
+    from vareval.plots.comparisons import forest_plot
+
+    return forest_plot(
+        list(result.labels), result.estimate, result.ci_low, result.ci_high,
+        f"difference in {metric}, {result.confidence:.0%} CI ({result.method})",
+        **{"name": "contrasts", **kw},
+    )  # fmt: skip
+
+
+def _aucs(result, **kw):
+    """Each pair's AUC difference with its DeLong (normal) interval at the result's level."""
+    import numpy as np
+    from scipy import stats
+
+    from vareval.plots.comparisons import forest_plot
+
+    z = stats.norm.ppf(0.5 + result.confidence / 2)
+    est = np.array([r.estimate for r in result.results], dtype=float)
+    se = np.array([r.se for r in result.results], dtype=float)
+    labels = [f"{a} \u2212 {b}" for a, b in result.pairs]
+    return forest_plot(labels, est, est - z * se, est + z * se,
+                       f"AUC difference, {result.confidence:.0%} DeLong CI",
+                       **{"name": "auc-differences", **kw})  # fmt: skip
+
+
+def _sequential_run(result, **kw):
+    from vareval.plots.sequential import sequence_plot
+
+    kw = {"metric": result.metric, "label": f"{result.a} \u2212 {result.b}", **kw}
+    return sequence_plot(result.sequence, **kw)
 
 
 def _improvement(result, **kw):

@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 from vareval._format import number
-from vareval.plots._style import colour, figure, hatch, linestyle, narrow, series, short_label
+from vareval.plots._style import (
+    SELECTED,
+    colour,
+    figure,
+    hatch,
+    linestyle,
+    narrow,
+    series,
+    short_label,
+)
 
 
 def variance_plot(
@@ -108,5 +117,32 @@ def variance_intervals_plot(intervals, *, width: float = 7.0, name: str = "varia
         ax.set_xlabel(
             f"share of the total variance (%), {intervals.confidence:.0%} "
             + ("CI" if small else f"{intervals.method} interval")
+        )
+    return fig
+
+
+def null_plot(result, *, width: float = 7.0, name: str = "bootstrap-lrt"):
+    """The parametric bootstrap's null distribution of the LRT with the observed statistic.
+
+    Parameters
+    ----------
+    result : vareval.stats.BootstrapLRT
+        Its ``null_statistics`` (LRTs of data simulated without the effect)
+        are the histogram; the vertical line is the observed ``statistic``; the
+        p-value is the share of the null at or beyond it.
+    """
+    small = narrow(width)
+    null = np.asarray(result.null_statistics, dtype=float)
+    null = null[np.isfinite(null)]
+    with figure(name, width=width, height=2.4 if small else 2.9) as (fig, ax):
+        ax.hist(null, bins=min(50, max(10, null.size // 20)), color=colour(4),
+                edgecolor="white", linewidth=0.3)  # fmt: skip
+        ax.axvline(result.statistic, color=SELECTED, linewidth=1.6)
+        ax.set_xlabel("likelihood-ratio statistic" + ("" if small else " (bootstrap null)"))
+        ax.set_ylabel("resamples")
+        ax.set_title(
+            f"{short_label(result.term, 24, lines=1)}: LRT {number(result.statistic)}, "
+            f"bootstrap p = {number(result.pvalue)}",
+            loc="left",
         )
     return fig

@@ -91,6 +91,9 @@ def _components(components) -> dict:
 class Allocation(Result):
     """A budget-optimal design and the naive designs beside it.
 
+    No figure: a recommendation (numbers of seeds, configs and reruns) with its SE, read
+    from its fields.
+
     Estimand: the mean of one experiment or the difference of two experiments'
     means (``estimand``); estimator: the design's balanced cell mean. In
     budget mode ``estimate`` is the predicted SE of the optimal design; for a

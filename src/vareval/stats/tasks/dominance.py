@@ -42,6 +42,8 @@ _CHUNK_ELEMENTS = 4_000_000  # bootstrap rows x steps held in memory at once
 class ASOResult(Result):
     """Almost stochastic order of A over B.
 
+    No figure: one epsilon_min and its test; multi_aso draws the matrix of many.
+
     ``epsilon_min`` is a one-sided (upper) confidence bound, not an interval:
     this result has no two-sided interval, and ``confidence_interval()``
     raises ``TypeError``.
@@ -158,6 +160,8 @@ class MultiASOResult(Result):
 @dataclasses.dataclass(frozen=True, repr=False)
 class EffectSize(Result):
     """A standardised effect of A over B with its confidence interval.
+
+    No figure: one effect size with its interval, read from its fields.
 
     Attributes
     ----------

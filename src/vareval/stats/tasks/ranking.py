@@ -37,6 +37,9 @@ _CHUNK_ELEMENTS = 4_000_000  # posterior samples x data sets^2 held in memory at
 class FriedmanResult(Result):
     """Friedman's test of equal expected ranks, with Iman and Davenport's F.
 
+    No figure: one omnibus test; rank_methods draws the mean ranks it tests (a critical-
+    difference diagram).
+
     Attributes
     ----------
     statistic : float

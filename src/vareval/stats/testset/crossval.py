@@ -44,7 +44,10 @@ from vareval.stats.testset import resampling as rs
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class Split(Result):
-    """One train/test split: ``repeat`` and ``fold`` number, index arrays."""
+    """One train/test split: ``repeat`` and ``fold`` number, index arrays.
+
+    No figure: a split's train and test indices.
+    """
 
     repeat: int
     fold: int
@@ -64,6 +67,9 @@ class Split(Result):
 @dataclasses.dataclass(frozen=True, repr=False)
 class CrossValidation(Result):
     """One row per (repeat, fold) of a cross-validation.
+
+    No figure: the per-fold scores share training data, so a picture of them as
+    independent runs would mislead; corrected_resampled_ttest tests them.
 
     Attributes
     ----------
@@ -110,6 +116,9 @@ class CrossValidation(Result):
 class HoldoutEvaluation(Result):
     """Cross-validation inside the training part, then one look at the test set.
 
+    No figure: the test scores of a held-out split, read from its fields (see
+    CrossValidation).
+
     Attributes
     ----------
     cv : CrossValidation
@@ -139,6 +148,8 @@ class HoldoutEvaluation(Result):
 @dataclasses.dataclass(frozen=True, repr=False)
 class CorrectedTTestResult(Result):
     """Nadeau-Bengio corrected resampled t test.
+
+    No figure: one corrected t test with its interval, read from its fields.
 
     Attributes
     ----------

@@ -38,6 +38,9 @@ from vareval.stats.testset.auc import positive_flags
 class DeLongResult(Result):
     """DeLong's test of two correlated ROC AUCs on the same items.
 
+    No figure: one AUC difference and its test; compare_aucs draws the differences of
+    many.
+
     Attributes
     ----------
     auc_a, auc_b : float

@@ -148,6 +148,9 @@ class PairedTestResult(Result):
 class ExactTestResult(Result):
     """The result of an exact or classical paired test.
 
+    No figure: one exact test (McNemar, sign) whose statistic is a count of discordant
+    items, read from its fields.
+
     Attributes
     ----------
     test : str

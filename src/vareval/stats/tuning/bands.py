@@ -301,6 +301,9 @@ def _order_statistic_intervals(n: int, alpha: float, kind: str, warm=None):
 class OrderStatisticBand(Result):
     """Simultaneous intervals for the uniform order statistics ``U_(1..n)``.
 
+    No figure: the order-statistic indices of a band, not yet a curve;
+    cdf_band(...).plot() draws the band on data.
+
     Attributes
     ----------
     n : int
@@ -764,6 +767,8 @@ def compare_tuning_curves(
 @dataclasses.dataclass(frozen=True, repr=False)
 class IterationProjection(Result):
     """A *projection* of the iterations per model that would separate two models.
+
+    No figure: a projected number of iterations per model, read from its fields.
 
     Attributes
     ----------

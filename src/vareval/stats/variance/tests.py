@@ -65,6 +65,9 @@ MAX_DENSE_KR_ROWS = 5000  # Kenward-Roger for random slopes uses n x n matrices
 class RandomEffectLRT(Result):
     """Likelihood-ratio test of one variance component being zero.
 
+    No figure: one likelihood-ratio test of a random effect, read from its fields (a
+    bootstrap LRT draws its null).
+
     Attributes
     ----------
     term : str
@@ -752,6 +755,8 @@ class _DenseKenwardRoger(_KenwardRoger):
 @dataclasses.dataclass(frozen=True, repr=False)
 class FTestResult(Result):
     """F test of ``L beta = rhs``.
+
+    No figure: one F test of a fixed term, read from its fields.
 
     Attributes
     ----------
