@@ -378,6 +378,15 @@ def test_html_repr_is_a_table(result):
     assert isinstance(page, str) and "<table" in page and "</table>" in page
 
 
+def test_html_repr_shows_the_answer_in_a_few_rows_and_folds_the_rest(result):
+    from vareval.stats._result import HTML_HEAD_ROWS
+
+    page = result._repr_html_()
+    shown = page.split("<details>")[0]
+    assert shown.count("<tr") <= HTML_HEAD_ROWS + 2, type(result).__name__  # + header rows
+    assert page.count("<details>") == page.count("</details>")
+
+
 def test_to_frame_is_one_dataframe(result):
     frame = result.to_frame()
     assert isinstance(frame, pd.DataFrame)

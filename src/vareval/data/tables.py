@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from vareval._format import formatter, number, pvalue
-from vareval.stats._result import MAX_REPR_LINES, Result, _short
+from vareval.stats._result import HTML_HEAD_ROWS, MAX_REPR_LINES, Result, _short, fold
 
 
 def clip_lines(text: str, limit: int = MAX_REPR_LINES) -> str:
@@ -53,6 +53,15 @@ def _spread(values) -> float:
     return float(finite.max() / finite.min()) if finite.size else 1.0
 
 
+def frame_html(frame: pd.DataFrame, rows: int = HTML_HEAD_ROWS) -> str:
+    """A table's first ``rows`` rows as HTML, the whole table folded beneath if longer."""
+    head = frame.head(rows).to_html(formatters=number_formatters(frame))
+    if len(frame) <= rows:
+        return head
+    whole = frame.to_html(formatters=number_formatters(frame), max_rows=500)
+    return head + fold(f"all {len(frame)} rows", whole)
+
+
 def table_text(frame: pd.DataFrame, **kw) -> str:
     """``frame.to_string`` with its numbers formatted by :func:`number_formatters`."""
     return frame.to_string(formatters=number_formatters(frame), **kw)
@@ -70,11 +79,15 @@ class FrameResult(Result):
         return clip_lines(f"{type(self).__name__}({head})\n{table}")
 
     def _repr_html_(self) -> str:
-        title = html.escape(type(self).__name__)
-        frame = self.to_frame()
-        return f"<p><b>{title}</b></p>" + frame.to_html(
-            formatters=number_formatters(frame), max_rows=40
-        )
+        """The first table (the answer) in a few rows; the other parts folded beneath it."""
+        title = f"<p><b>{html.escape(type(self).__name__)}</b></p>"
+        parts = self.frames() if hasattr(self, "frames") else {"": self.to_frame()}
+        parts = {name: f for name, f in parts.items() if len(f)}
+        (first, answer), *others = parts.items()
+        page = title + frame_html(answer)
+        for name, frame in others:
+            page += fold(f"{name} ({len(frame)} rows)", frame_html(frame, rows=60))
+        return page
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -112,5 +125,4 @@ class ResultTable(Result):
         return clip_lines(text)
 
     def _repr_html_(self) -> str:
-        title = f"<p><b>{html.escape(self.title)}</b></p>"
-        return title + self.frame.to_html(formatters=number_formatters(self.frame), max_rows=60)
+        return f"<p><b>{html.escape(self.title)}</b></p>" + frame_html(self.frame)

@@ -40,6 +40,7 @@ from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence
 
 MAX_REPR_LINES = 25
+HTML_HEAD_ROWS = 8  # rows a notebook shows before the details are folded
 # The fields a repr shows first, in this order, when a result has them.
 PROTOCOL_FIELDS = ("estimate", "confidence", "se", "statistic", "df", "pvalue", "test", "kind")
 
@@ -102,6 +103,19 @@ def _short(value, width: int = 72) -> str:
         text = repr(value)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _rows(pairs) -> str:
+    return "".join(
+        f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
+        f"<td style='text-align:left'>{html.escape(text)}</td></tr>"
+        for name, text in pairs
+    )
+
+
+def fold(summary: str, body: str) -> str:
+    """HTML details folded under a one-line summary (open it with a click)."""
+    return f"<details><summary>{html.escape(summary)}</summary>{body}</details>"
 
 
 def _warn_renamed(cls: type, old: str, new: str) -> None:
@@ -194,13 +208,15 @@ class Result:
         return f"{type(self).__name__}(\n{body}\n)"
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(name)}</th>"
-            f"<td style='text-align:left'>{html.escape(text)}</td></tr>"
-            for name, text in self._lines()
-        )
+        """The answer first, as in the repr (``HTML_HEAD_ROWS`` rows); the rest folded."""
+        lines = self._lines()
+        head, rest = lines[:HTML_HEAD_ROWS], lines[HTML_HEAD_ROWS:]
         title = html.escape(type(self).__name__)
-        return f"<table><caption style='text-align:left'><b>{title}</b></caption>{rows}</table>"
+        caption = f"<caption style='text-align:left'><b>{title}</b></caption>"
+        page = f"<table>{caption}{_rows(head)}</table>"
+        if rest:
+            page += fold(f"{len(rest)} more fields", f"<table>{_rows(rest)}</table>")
+        return page
 
     def plot(self, **kw):
         """Return a matplotlib ``Figure`` of this result (:mod:`vareval.plots.figures`)."""
