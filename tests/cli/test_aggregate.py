@@ -77,3 +77,16 @@ def test_bad_tables_are_one_line_and_exit_2(tmp_path, edit, message):
 def test_gamma_below_the_scores_is_refused():
     out = run("aggregate", TASKS, *ROLES, "--gamma", "0.1")
     assert out.exit_code == 2 and "--gamma 0.1 is below the scores' range" in out.output
+
+
+def test_the_header_stands_apart_from_short_method_labels(tmp_path):
+
+    table = datasets.load("sklearn_tasks.csv")
+    short = {m: chr(97 + i) for i, m in enumerate(sorted(table["method"].unique()))}
+    path = tmp_path / "short.csv"
+    table.assign(method=table["method"].map(short)).to_csv(path, index=False)
+    out = run("aggregate", str(path), *ROLES, "--resamples", "200")
+    assert out.exit_code == 0, out.output
+    rows = [line for line in out.output.splitlines() if line.startswith("method")]
+    assert len(rows) == 2 and all(line.startswith("method ") for line in rows), rows
+    assert not any(line.startswith(("methodmedian", "methodtau")) for line in out.output.split())

@@ -162,7 +162,7 @@ def render_aggregate(table, seed: int) -> str:
     ie = table["intervals"]
     scheme = "tasks and runs resampled" if ie.resample_tasks else "runs resampled within tasks"
     lines = [table.title, f"{ie.n_resamples:,} resamples, {scheme}, seed {seed}", ""]
-    width = max(len(m) for m in ie.methods) + 2
+    width = max(len("method"), *(len(m) for m in ie.methods)) + 2  # the header fits too
     head = "".join(f"{_LABELS[a]:<26}" for a in ie.aggregates)
     lines.append(f"{'method':<{width}}{head}".rstrip())
     for i, m in enumerate(ie.methods):
@@ -180,10 +180,11 @@ def render_aggregate(table, seed: int) -> str:
     improvements = [v for k, v in table.results.items() if k.startswith("P(")]
     if improvements:
         pct = f"{improvements[0].confidence:.0%}"
-        lines += ["", f"{'P(X > Y)':<{2 * width + 3}}estimate  {pct} CI"]
-        for r in improvements:
-            label = f"{r.x} > {r.y}"
-            lines.append(f"{label:<{2 * width + 3}}{r.estimate:8.3f}  [{r.low:.3f}, {r.high:.3f}]")
+        labels = [f"{r.x} > {r.y}" for r in improvements]
+        room = max(2 * width + 3, *(len(x) + 2 for x in labels))
+        lines += ["", f"{'P(X > Y)':<{room}}estimate  {pct} CI"]
+        for label, r in zip(labels, improvements, strict=True):
+            lines.append(f"{label:<{room}}{r.estimate:8.3f}  [{r.low:.3f}, {r.high:.3f}]")
         lines.append(
             "P(X > Y): chance that a run of X beats a run of Y on a task picked at "
             "random (ties count 1/2); 0.5 is no difference."
