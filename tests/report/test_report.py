@@ -596,3 +596,17 @@ def test_variance_section_withholds_tests_of_a_fit_that_did_not_converge(
     assert html.count(WITHHELD) == 1
     for text in ("kenward-roger", "a - b", "den df"):
         assert text not in html
+
+
+def test_failed_runs_show_their_error_text_and_long_names_wrap():
+    df = runs_table(methods=("logreg", "m" * 5000), n=6)
+    df["status"] = "done"
+    df["error"] = ""
+    df.loc[df.index[:2], ["status", "acc"]] = ["failed", np.nan]
+    df.loc[df.index[:2], "error"] = ["CUDA out of memory <at step 3>", "x" * 3000]
+    html = build_report(df, metric="acc", by="method")
+    assert "CUDA out of memory &lt;at step 3&gt;" in html  # shown, and escaped
+    assert "x" * 2000 + "\u2026 (1,000 more characters)" in html
+    assert "The failed runs and the error each raised" in html
+    # text cells wrap anywhere: a 5,000-character name cannot push the numbers away
+    assert "td:not(.num), th:not(.num) { overflow-wrap: anywhere;" in html

@@ -85,6 +85,13 @@ def _report_iv(
     return used, runs, by, pair_on, confidence, table, sizes
 
 
+def _failures(df):
+    """The rows of runs whose ``status`` is ``failed`` (None without a status column)."""
+    if "status" not in getattr(df, "columns", ()):
+        return None
+    return df[df["status"].astype(str) == "failed"]
+
+
 def collect(
     df,
     *,
@@ -132,6 +139,7 @@ def collect(
     data = ReportData(
         df=used,
         runs=runs,
+        failures=_failures(df),
         metric=metric,
         by=by,
         groups=table,

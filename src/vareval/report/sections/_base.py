@@ -76,6 +76,7 @@ class ReportData:
     by: list[str]
     groups: dict[str, np.ndarray]
     runs: dict = dataclasses.field(default_factory=dict)  # method -> RunCount
+    failures: Any = None  # the failed runs' rows (status "failed"), with their error text
     pair_on: list[str] | None = None
     higher_is_better: bool = True
     confidence: float = 0.95

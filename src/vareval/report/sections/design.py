@@ -81,6 +81,39 @@ def _run_blocks(data: ReportData) -> list:
             numeric=[False] + [True] * 6,
             row_classes=["" if c.complete else "warn" for c in data.runs.values()],
         ),
+        *_failure_blocks(data),
+    ]
+
+
+MAX_FAILURES = 50  # failed runs listed with their error; the rest are counted
+MAX_ERROR = 2000  # characters of one error text shown
+
+
+def _failure_blocks(data: ReportData) -> list:
+    """Each failed run with its error text: what went wrong, not only how often."""
+    failed = data.failures
+    if failed is None or not len(failed):
+        return []
+    ids = [c for c in (*data.by, "trial_id", "seed", "config_index", "attempts")
+           if c in failed.columns]  # fmt: skip
+    errors = (failed["error"] if "error" in failed.columns else None)
+    rows = []
+    for i, (_, row) in enumerate(failed.iterrows()):  # at most MAX_FAILURES rows drawn
+        if i == MAX_FAILURES:
+            break
+        text = "" if errors is None or pd.isna(row["error"]) else str(row["error"])
+        if len(text) > MAX_ERROR:
+            text = text[:MAX_ERROR] + f"\u2026 ({len(text) - MAX_ERROR:,} more characters)"
+        rows.append([_show(row[c]) for c in ids] + [text or "(no error text recorded)"])
+    more = len(failed) - len(rows)
+    return [
+        Table(
+            [*ids, "error"],
+            rows,
+            caption="The failed runs and the error each raised"
+            + (f"; {more:,} more failed runs are not listed." if more else "."),
+            numeric=[False] * (len(ids) + 1),
+        )
     ]
 
 
