@@ -650,8 +650,8 @@ def _shown(name: str, labels: list[str]) -> list[str]:
     """The labels a figure must show whole (its ticks, titles or key)."""
     if name in {"signed-rank", "tuning-comparison", "cd", "aso", "confusion"}:
         return []  # one-line labels: start and end, ellipsis in the middle
-    if name == "planning":
-        return []  # alike curves share one key entry
+    if name == "planning" or (name == "best-of-k" and len(labels) == 1):
+        return []  # alike curves share one key entry; one method needs no key
     return labels[:2] if name == "sequence" else labels  # each side of "a − b" is shown
 
 

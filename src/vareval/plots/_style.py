@@ -211,7 +211,7 @@ def key(fig, handles, width: float, where: str = "upper") -> None:
     import matplotlib
     from matplotlib.legend_handler import HandlerTuple
 
-    labels = [(h[0] if isinstance(h, tuple) else h).get_label() for h in handles]
+    labels = [(h[0] if type(h) is tuple else h).get_label() for h in handles]
     size = matplotlib.rcParams["legend.fontsize"]
     size = size if isinstance(size, int | float) else 8
     chars = max((len(line) for text in labels for line in text.split("\n")), default=1)
@@ -236,6 +236,13 @@ def group_marker(m: int, label: str, **kw) -> tuple:
         Line2D([], [], linestyle="", marker=marker(i), color=colour(i), label=label, **kw)
         for i in range(min(m, 3))
     )
+
+
+def few_ticks(axis, n: int = 5) -> None:
+    """At most ``n`` ticks on ``axis``: long numbers (-0.0075) never run into each other."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(nbins=n, steps=[1, 2, 2.5, 5, 10]))
 
 
 def save(fig, path, format: str | None = None) -> None:

@@ -107,7 +107,7 @@ def profile_plot(profile, *, width: float = 7.0, name: str = "aggregate-profile"
 def improvement_plot(results, *, width: float = 7.0, name: str = "aggregate-improvement"):
     """P(X > Y) for each pair: point estimate and interval, 0.5 marked as no difference."""
     n = len(results)
-    lines = max((short_label(f"{r.x} > {r.y}", 12 if width < 5 else 30).count("\n") + 1
+    lines = max((short_label(f"{r.x} > {r.y}", 16 if width < 5 else 30).count("\n") + 1
                  for r in results), default=1)  # fmt: skip
     height = (0.2 + 0.13 * lines) * n + 1.0
     with figure(name, width=width, height=height) as (fig, ax):
@@ -117,7 +117,7 @@ def improvement_plot(results, *, width: float = 7.0, name: str = "aggregate-impr
             ax.plot([r.estimate] * 2, [y[i] - 0.28, y[i] + 0.28], color="black", lw=1.4)
         ax.axvline(0.5, color="black", lw=0.8, ls="--")
         ax.set_yticks(y)
-        chars = 12 if width < 5 else 30
+        chars = 16 if width < 5 else 30
         ax.set_yticklabels([short_label(f"{r.x} > {r.y}", chars) for r in results])
         ax.grid(axis="y", visible=False)
         ax.set_xlim(0, 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vareval.plots._style import colour, figure, narrow, short_label
+from vareval.plots._style import colour, few_ticks, figure, narrow, short_label
 
 
 def forest_plot(
@@ -32,6 +32,7 @@ def forest_plot(
             linewidth=1.4,
         )
         ax.axvline(0, color="black", linewidth=0.8)
+        few_ticks(ax.xaxis, 4 if small else 5)
         ax.set_yticks(positions, ticks)
         ax.set_ylim(-0.7, m - 0.3)
         ax.set_xlabel(xlabel)

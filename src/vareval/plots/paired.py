@@ -7,6 +7,7 @@ import numpy as np
 from vareval.plots._style import (
     NEUTRAL,
     colour,
+    few_ticks,
     figure,
     group_marker,
     key,
@@ -79,6 +80,7 @@ def differences_plot(
             )
             bars[-1][0].set_linestyle(style)
         ax.axvline(0, color="black", linewidth=0.8)
+        few_ticks(ax.xaxis, 4 if small else 5)
         ax.set_yticks(positions, ticks)
         ax.set_ylim(-0.7, m - 0.3)
         ax.set_xlabel(

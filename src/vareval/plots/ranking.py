@@ -13,8 +13,9 @@ def _draw_cd(fig, ranking, width: float) -> None:
     order = list(ranking.order)
     ranks = ranking.mean_ranks
     font = 7 if width < 5 else 9
+    chars = 10 if width < 5 and k > 6 else 16
     texts = [
-        f"{short_label(n, 16, lines=1)} ({r:.2f})"
+        f"{short_label(n, chars, lines=1)} ({r:.2f})"
         for n, r in zip(ranking.names, ranks, strict=True)
     ]
     longest = max(map(len, texts)) * 0.58 * font / 72  # inches of the longest label
@@ -31,9 +32,11 @@ def _draw_cd(fig, ranking, width: float) -> None:
     ax.set_ylim(bottom - 0.1, 1.0)
     ax.axis("off")
     ax.plot([1, k], [0, 0], color="black", lw=1)
+    every = 1 if (1 - 2 * side) * width * 72 / k >= 2.2 * font else 2  # room per rank
     for r in range(1, k + 1):
         ax.plot([r, r], [0, 0.1], color="black", lw=1)
-        ax.text(r, 0.15, str(r), ha="center", va="bottom", fontsize=font)
+        if (r - 1) % every == 0:
+            ax.text(r, 0.15, str(r), ha="center", va="bottom", fontsize=font)
     cd = ranking.critical_difference
     ax.plot([1, min(k, 1 + cd)], [0.7, 0.7], color="black", lw=2, solid_capstyle="butt")
     ax.text(1 + min(cd, k - 1) / 2, 0.75, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=font)
@@ -115,11 +118,11 @@ def aso_matrix(
     k = len(names)
     font = 7 if width < 5 else 9
     labels = [short_label(n, 14, lines=1) for n in names]
-    height = min(width * 0.8, 1.6 + 0.45 * k)
+    height = min(width * 0.8, 2.6 + 0.45 * k)
     with figure(name, width=width, height=height) as (fig, ax):
         if counts is None:
             image = ax.imshow(np.where(np.isnan(values), 0.5, values), cmap="RdBu", vmin=0, vmax=1)
-            bar = "epsilon_min of row over column"
+            bar = "epsilon_min"
         else:
             image = ax.imshow(
                 np.where(np.isnan(values), 0, values), cmap="Blues", vmin=0, vmax=counts

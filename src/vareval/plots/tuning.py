@@ -91,7 +91,7 @@ def tuning_plot(result, metric: str | None = None, *, width: float = 7.0, name="
                 if j != i:
                     ax.plot(ks, other.estimate, color="#aaaaaa", linewidth=0.8)
             _band(ax, band, colour(i), series_i=i)
-            ax.set_title(f"{short_label(method, 14 if small else 24)} (n = {band.n})",
+            ax.set_title(f"{short_label(method, 14 if small else 18)} (n = {band.n})",
                          fontsize=7 if small else 9)  # fmt: skip
         ax = axes[0]
         _k_axis(ax, k_max)

@@ -10,6 +10,7 @@ from vareval.plots._style import (
     colour,
     figure,
     hatch,
+    key,
     linestyle,
     narrow,
     series,
@@ -73,10 +74,10 @@ def variance_plot(
         ax.grid(axis="y", visible=False)
         ax.spines["left"].set_visible(False)
         ax.set_xlabel(
-            "share of the total variance (%); SD in "
-            + ("metric units" if small else f"{short_label(metric, 30)} units")
+            "share of the total variance (%)"
+            + ("" if small else f"; SD in {short_label(metric, 30, lines=1)} units")
         )
-        fig.legend(loc="outside lower center", ncol=1 if small else 2, handlelength=1.2)
+        key(fig, ax.get_legend_handles_labels()[0], width, "lower")
     return fig
 
 
