@@ -24,6 +24,7 @@ from vareval.plots.figures import figure_for
 
 WIDTHS = (3.3, 7.0)
 SLACK = 0.5  # pixels: boxes that only touch do not overlap
+EDGE = 1.0  # pixels: constrained layout settles to within a pixel of the edge
 
 
 @functools.cache
@@ -201,7 +202,7 @@ def layout_problems(fig) -> list[str]:
     problems = [
         f"{text!r} leaves the figure"
         for text, b in boxes
-        if b.x0 < -SLACK or b.y0 < -SLACK or b.x1 > W + SLACK or b.y1 > H + SLACK
+        if b.x0 < -EDGE or b.y0 < -EDGE or b.x1 > W + EDGE or b.y1 > H + EDGE
     ]
     for (t1, b1), (t2, b2) in itertools.combinations(boxes, 2):
         w = min(b1.x1, b2.x1) - max(b1.x0, b2.x0)

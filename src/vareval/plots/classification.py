@@ -18,11 +18,11 @@ def confusion_plot(result, *, width: float = 7.0, name: str = "confusion-matrix"
     c = len(result.labels)
     small = narrow(width)
     side = min(width * 0.75, 2.4 + 0.32 * c)
+    font = 6.5 if small else 8
     with figure(name, width=width, height=side) as (fig, ax):
         image = _draw_confusion(ax, result, small)
-        ax.set_title(f"{result.n:,} items" + ("\nshading: share of the row" if small else
-                     "; shading: share of the row"), loc="left")  # fmt: skip
-        font = 6.5 if small else 8
+        # above the whole figure: a small matrix leaves its axes too narrow for it
+        fig.suptitle(f"{result.n:,} items; shading: share of the row", fontsize=font + 1)
         bar = "share of the gold class" if c > 2 else "row share"
         fig.colorbar(image, ax=ax, shrink=0.8).set_label(bar, fontsize=font)
     return fig
