@@ -703,3 +703,17 @@ def test_a_label_stays_literal_and_whole_when_wrapped():
     assert short_label("$\\frac{a}{b}$", 16) == "$\\frac{a}{b}$"
     cut = short_label("x" * 5000 + "#7", 16)
     assert cut.count("\n") == 1 and cut.endswith("#7") and "\u2026" in cut
+
+
+def test_a_discrete_null_is_drawn_as_stems_not_a_histogram():
+    from matplotlib.collections import LineCollection
+    from matplotlib.patches import Rectangle
+
+    gold = np.zeros(50, int)
+    b = gold.copy()
+    b[:2] = 1  # two discordant items: the exact null takes three values
+    r = stats.paired_randomization(gold, gold, b, n_resamples=2000, rng=0)
+    ax = figure_for(r, width=3.3).axes[0]
+    assert not [p for p in ax.patches if isinstance(p, Rectangle)]  # no histogram bars
+    (stems,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert len(stems.get_segments()) == np.unique(r.distribution).size == 3

@@ -85,10 +85,13 @@ def delta_distribution(result, *, width: float = 7.0, title: str | None = None, 
         if stems:  # few distinct values (1-2 discordant items): drawn as the discrete law
             ax.vlines(values, 0, counts, color=colour(4), linewidth=2.5)
             ax.plot(values, counts, "o", color=colour(0), markersize=4)
+            from matplotlib.ticker import MaxNLocator
+
             ax.set_ylim(0, 1.08 * counts.max())
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts
             ax.set_ylabel("resamples")
             if values.size <= 6:
-                ax.set_xticks(values, [number(v, signed=True) for v in values])
+                ax.set_xticks(values, [f"{v:+.4g}" for v in values])
         elif ecdf:
             x = np.sort(dist)
             ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=colour(0))
