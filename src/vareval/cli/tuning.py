@@ -21,7 +21,7 @@ from vareval.cli._common import (
 )
 from vareval.errors import ArgumentError
 
-_METHODS = ("ld-hd", "ld-et", "ks", "dkw")
+_METHODS = ("ld-hd", "ld-et", "ks", "dkw", "ld_highest_density", "ld_equal_tailed")
 
 
 def _parse_bounds(text: str) -> tuple[float, float]:
@@ -36,6 +36,8 @@ def _parse_bounds(text: str) -> tuple[float, float]:
 
 def render(result, projection=None) -> str:
     """The human-readable table of curves, bands and verdicts."""
+    from vareval.stats.tuning.bands import METHOD_NAMES
+
     direction = "higher" if result.higher_is_better else "lower"
     what = "median" if result.q == 0.5 else f"{result.q:g}-quantile"
     a, b = result.bounds
@@ -44,7 +46,7 @@ def render(result, projection=None) -> str:
         f"bounds [{a:g}, {b:g}]:",
         f"  {what} best score after k search iterations, with a "
         f"{result.confidence:.0%} simultaneous {result.method} band "
-        "(holds for all k at once);",
+        f"({METHOD_NAMES[result.method]}; it holds for all k at once);",
         "  U, V: expected best of k (Tang et al. 2020 unbiased U-statistic; "
         "Dodge et al. 2019 V-statistic).",
         "",
@@ -145,7 +147,8 @@ def _render_projection(p, a: str, b: str) -> str:
 @confidence_option(help="Simultaneous confidence of each band.")
 @shared_option(
     "--band", "method", type=click.Choice(_METHODS), default="ld-hd", show_default=True,
-    help="CDF band: Learned-Miller-DeStefano highest-density / equal-tailed, KS, DKW.",
+    help="CDF band: Learned-Miller-DeStefano highest-density / equal-tailed, KS, DKW "
+    "(opda's names ld_highest_density, ld_equal_tailed accepted).",
 )  # fmt: skip
 @click.option("--ks", "ks_text", help="Search iterations to show, e.g. 1,2,5,10.")
 @click.option(

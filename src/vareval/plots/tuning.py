@@ -22,7 +22,10 @@ from vareval.plots._style import (
     small_multiples,
 )
 
-VERDICT_COLOURS = {"A better": colour(0), "B better": colour(1), "need more data": "#dddddd"}
+VERDICT_COLOURS = {
+    "A better": colour(0), "B better": colour(1), "need more data": "#dddddd",
+    "bands coincide at the bound": "#999999",
+}  # fmt: skip
 
 
 def _zoom(curves) -> tuple[float, float]:

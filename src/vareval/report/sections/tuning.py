@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from vareval.errors import VarevalError, VarevalWarning
+from vareval.stats.tuning.bands import METHOD_NAMES
 from vareval.report.sections._base import (
     Figure,
     Paragraph,
@@ -93,7 +94,7 @@ def build(data: ReportData) -> Section | None:
             f"Search iterations from {spec.get('source', 'the search table')}: "
             + ", ".join(f"{name} {n}" for name, n in n_iter.items())
             + f"; scores bounded in [{num(res.bounds[0])}, {num(res.bounds[1])}]; "
-            f"{c} simultaneous {res.method} bands."
+            f"{c} simultaneous {res.method} bands ({METHOD_NAMES[res.method]}s)."
         ),
         Table(
             [
