@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from vareval.data.tables import FrameResult
-from vareval.data.validate import labels, metric_values, require_columns
 from vareval.data.tuning import default_ks
+from vareval.data.validate import labels, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_bool
 from vareval.stats.tuning.selection import TIES, choose_on_validation, selection_curve

@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 
 from vareval.errors import VarevalError, VarevalWarning
-from vareval.stats.tuning.bands import METHOD_NAMES
 from vareval.report.sections._base import (
     Figure,
     Paragraph,
@@ -23,6 +22,7 @@ from vareval.report.sections._base import (
     num,
     optional,
 )
+from vareval.stats.tuning.bands import METHOD_NAMES
 
 SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 

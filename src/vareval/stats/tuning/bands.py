@@ -127,7 +127,9 @@ def _beta_iv(a, b, coverage):
     try:
         a, b, cov = np.broadcast_arrays(*(np.asarray(v, float) for v in (a, b, coverage)))
     except (TypeError, ValueError):
-        raise ArgumentError("`a`, `b` and `coverage` must be numbers (or arrays that broadcast).")
+        raise ArgumentError(
+            "`a`, `b` and `coverage` must be numbers (or arrays that broadcast)."
+        ) from None
     if not (np.all(np.isfinite(a) & (a > 0)) and np.all(np.isfinite(b) & (b > 0))):
         raise ArgumentError("`a` and `b` of a Beta law must be finite and positive.")
     if not np.all((cov >= 0) & (cov <= 1)):
