@@ -120,6 +120,12 @@ from vareval.stats.tuning.coverage import (
     simulated_tuning_curve,
 )
 from vareval.stats.tuning.curves import EmpiricalDistribution
+from vareval.stats.tuning.parametric import (
+    GoodnessOfFit,
+    ParametricTuningCurve,
+    QuadraticDistribution,
+    parametric_tuning_curve,
+)
 from vareval.stats.tuning.selection import (
     Selection,
     SelectionCurve,
@@ -270,4 +276,8 @@ __all__ = [
     "beta_equal_tailed_interval",
     "beta_highest_density_interval",
     "dkw_epsilon",
+    "GoodnessOfFit",
+    "ParametricTuningCurve",
+    "QuadraticDistribution",
+    "parametric_tuning_curve",
 ]
