@@ -101,16 +101,7 @@ def select(results, validation, test, by, unit, config, lower_is_better, ties, o
         with writing(output, "-o"):
             write_table(res.table, output)
         text += f"\nwrote {output}: {len(res.table)} rows"
-    payload = {
-        "procedure": res.procedure,
-        "validation": validation,
-        "test": test,
-        "by": res.by,
-        "unit": res.unit,
-        "rows_per_config": res.rows_per_config,
-        "chosen": res.table.to_dict(orient="records"),
-    }
-    emit(as_json, payload, text)
+    emit(as_json, res.to_dict(), text)
 
 
 def render_curves(res) -> str:

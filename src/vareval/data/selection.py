@@ -82,6 +82,14 @@ class SelectedTable(FrameResult):
         """The results table of the chosen configurations (a copy)."""
         return self.table.copy()
 
+    def to_dict(self) -> dict:
+        """JSON-ready: the procedure and the chosen rows."""
+        fields = {f: getattr(self, f) for f in ("validation", "test", "by", "unit", "config",
+                                                 "higher_is_better", "ties", "rows_per_config",
+                                                 "procedure")}  # fmt: skip
+        rows = self.table.astype(object).where(self.table.notna(), None)
+        return {**fields, "chosen": rows.to_dict(orient="records")}
+
 
 def _procedure(validation, test, unit, config, hib, ties, searched, per_config) -> str:
     counts = sorted(set(searched))
