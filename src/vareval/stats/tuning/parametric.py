@@ -22,7 +22,8 @@ left-open interval ``limits = (lo, hi]`` count only as below or above it, tied
 values share one spacing weighted by their count, and the loss is
 ``-sum_j k_j log((n + 1) dF_j / k_j) / (n + 1)`` over the buckets ``j``.
 vareval minimises it for every allowed ``(c, convex)`` by bounded Nelder-Mead
-searches from two starts, in coordinates ``a = y_min - R e^u``,
+searches, roughly, then refines the three best finely (the best also from a
+second start far from the sample's range), in coordinates ``a = y_min - R e^u``,
 ``b = y_max + R e^v`` where the loss is finite; opda uses differential
 evolution.
 
@@ -124,8 +125,10 @@ class QuadraticDistribution:
         ys = np.asarray(y, dtype=float)
         if self.a == self.b:
             return np.where(ys == self.a, np.inf, 0.0)[()]
-        with np.errstate(divide="ignore"):
-            p = self.c / (2 * (self.b - self.a)) * self._standard(ys) ** (self.c / 2 - 1)
+        r = self.b - self.a
+        z = ((ys - self.a) if self.convex else (self.b - ys)) / r
+        with np.errstate(divide="ignore", invalid="ignore"):  # outside [a, b]: set to 0 below
+            p = (self.c / (2 * r)) * z ** (self.c / 2 - 1)
         return np.where((ys < self.a) | (ys > self.b), 0.0, p)[()]
 
     def cdf(self, y):
@@ -334,14 +337,14 @@ def _fit(cls, scores, limits, constraints):
     free_a, free_b = a_c[0] < a_c[1], b_c[0] < b_c[1]
     u_bounds = (max(to_u(a_c[1], y_min, 1), -40.0), min(to_u(a_c[0], y_min, 1), 12.0))
     v_bounds = (max(to_u(b_c[0], y_max, -1), -40.0), min(to_u(b_c[1], y_max, -1), 12.0))
-    best = (np.inf, None)
+    coarse = []  # every allowed (c, convex), searched roughly; then the best few finely
     for c, convex in itertools.product(cs, _constraint(constraints, "convex", [False, True])):
         def params(x):
             a = y_min - spread * np.exp(x[0]) if free_a else a_c[0]
             b = y_max + spread * np.exp(x[int(free_a)]) if free_b else b_c[0]
             return a, b
 
-        def loss(x, c=c, convex=convex):
+        def loss(x, c=c, convex=convex, params=params):
             a, b = params(x)
             return np.inf if not a < b else _spacing(a, b, c, convex, zs, ks, n)
 
@@ -349,22 +352,39 @@ def _fit(cls, scores, limits, constraints):
         if any(lo_ > hi_ for lo_, hi_ in bounds):
             continue
         if not bounds:
-            value, x = loss([]), []
-        else:  # two starts: near the sample's range and far from it
-            value, x = np.inf, None
-            for start in (-1.5, 0.5):
-                x0 = np.array([np.clip(start, *bd) for bd in bounds])
-                with np.errstate(invalid="ignore"):
-                    res = optimize.minimize(loss, x0, method="Nelder-Mead", bounds=bounds,
-                                           options={"xatol": 1e-9, "fatol": 1e-13})
-                if res.fun < value:
-                    value, x = float(res.fun), res.x
-        if value < best[0]:
-            a, b = params(x)
-            best = (value, cls(a, b, c, convex))
-    if best[1] is None:
+            coarse.append((loss([]), [], loss, params, c, convex))
+            continue
+        for s0 in (-1.5, 0.5, 2.5):  # the next start only if censoring makes this one infinite
+            value, x = _nelder_mead(loss, [np.clip(s0, *bd) for bd in bounds], bounds, 1e-3)
+            if np.isfinite(value):
+                break
+        coarse.append((value, x, loss, params, c, convex))
+    coarse = [t for t in coarse if np.isfinite(t[0])]
+    if not coarse:
         raise VarevalError("the fit found no parameters with a finite loss under the constraints.")
+    coarse.sort(key=lambda t: t[0])
+    best = (np.inf, None)
+    bounds = [u_bounds] * free_a + [v_bounds] * free_b
+    for rank, (value, x, loss, params, c, convex) in enumerate(coarse[:3]):
+        # refine finely; the leader also from a second start far from the sample's range
+        far = np.clip(np.full(len(x), 0.5), *np.transpose(bounds)) if len(x) else x
+        starts = [x, far] if rank == 0 else [x]
+        for x0 in starts if len(x) else []:
+            v_new, x_new = _nelder_mead(loss, x0, bounds, 1e-10)
+            if v_new < value:
+                value, x = v_new, x_new
+        if value < best[0]:
+            best = (value, cls(*params(x), c, convex))
     return best[1], best[0]
+
+
+def _nelder_mead(loss, x0, bounds, xatol):
+    with np.errstate(invalid="ignore"):
+        res = optimize.minimize(
+            loss, np.asarray(x0, float), method="Nelder-Mead", bounds=bounds,
+            options={"xatol": xatol, "fatol": 1e-14},
+        )  # fmt: skip
+    return float(res.fun), res.x
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
