@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from vareval.cli._common import (
+    aligned,
     by_option,
     check_output,
     confidence_option,
@@ -134,14 +135,12 @@ def render_curves(res) -> str:
             ]
             for j, k in enumerate(cur.k)
         ]  # fmt: skip
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         ties = (
             "" if cur.n_tie_groups == cur.n
             else f", {cur.n_tie_groups} distinct validation scores"
         )  # fmt: skip
         lines.append(f"{name} (n={cur.n}{ties}):")
-        lines.extend("  ".join(x.rjust(w) for x, w in zip(r, widths, strict=True))
-                     for r in [header, *rows])  # fmt: skip
+        lines.extend(aligned(header, rows))
         lines.append("")
     return "\n".join(lines).rstrip()
 

@@ -6,6 +6,7 @@ import click
 
 from vareval._format import formatter
 from vareval.cli._common import (
+    aligned,
     by_option,
     check_output,
     confidence_option,
@@ -299,9 +300,7 @@ def render_parametric(curves: dict, metric: str) -> str:
              fmt(cur.average[j]), "EXTRAPOLATED" if cur.extrapolated[j] else ""]
             for j, k in enumerate(cur.k)
         ]  # fmt: skip
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        lines.extend("  ".join(x.rjust(w) for x, w in zip(r, widths, strict=True)).rstrip()
-                     for r in [header, *rows])  # fmt: skip
+        lines.extend(aligned(header, rows))
         lines.append("")
     return "\n".join(lines).rstrip()
 
