@@ -309,6 +309,29 @@ EXAMPLES = {
         _hedwig(), metric="f1", by="model_name", bounds=(0, 1), ks=[1, 5, 10]
     ),
     "vareval.data.variance.VarianceAnalysis": lambda tmp: _variance(),
+    "vareval.data.selection.SelectedTable": lambda tmp: vareval.select(
+        datasets.load("digits_search.csv"), validation="val_accuracy", test="test_accuracy",
+        by="model",
+    ),
+    "vareval.data.selection.SelectionCurves": lambda tmp: vareval.selection_curves(
+        datasets.load("digits_search.csv"), validation="val_accuracy", test="test_accuracy",
+        by="model", ks=[1, 2, 5],
+    ),
+    "vareval.stats.tuning.selection.Selection": lambda tmp: stats.choose_on_validation(
+        [0.8, 0.9, 0.9, 0.7], [0.7, 0.85, 0.8, 0.75], [0, 0, 1, 1]
+    ),
+    "vareval.stats.tuning.selection.SelectionCurve": lambda tmp: stats.selection_curve(
+        [0.8, 0.9, 0.9, 0.7, 0.6], [0.7, 0.85, 0.8, 0.75, 0.5], [1, 2, 3]
+    ),
+    "vareval.stats.tuning.parametric.GoodnessOfFit": lambda tmp: stats.QuadraticDistribution(
+        0, 1, 3
+    ).goodness_of_fit([0.2, 0.5, 0.6, 0.9]),
+    "vareval.stats.tuning.parametric.ParametricTuningCurve": lambda tmp: (
+        stats.parametric_tuning_curve(
+            stats.QuadraticDistribution(0, 1, 3).sample(30, rng=0), [1, 10, 100],
+            n_resamples=12, rng=0,
+        )
+    ),
     "vareval.data.tasks.TaskScores": lambda tmp: vareval.data.tasks.task_scores(
         _tasks(), "accuracy", "method", "task"
     ),

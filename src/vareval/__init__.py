@@ -31,6 +31,8 @@ _EXPORTS = {
     "significance": "vareval.data.significance",
     "metrics": "vareval.data.significance",
     "tuning_curve": "vareval.data.tuning",
+    "select": "vareval.data.selection",
+    "selection_curves": "vareval.data.selection",
     "variance": "vareval.data.variance",
     "allocation": "vareval.data.allocation",
     "aggregate": "vareval.data.aggregate",

@@ -87,6 +87,7 @@ def _register():
         repeated,
         report,
         run,
+        selection,
         sequential,
         significance,
         tuning,
@@ -95,7 +96,7 @@ def _register():
 
     modules = (
         repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
-        sequential, allocation, datasets,
+        sequential, allocation, datasets, selection,
     )
     for module in modules:
         for command in module.COMMANDS:

@@ -351,6 +351,13 @@ def _json_safe(value):
     return value
 
 
+def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """The lines of a plain text table, every column right-aligned to its widest cell."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(x.rjust(w) for x, w in zip(r, widths, strict=True)).rstrip()
+            for r in [header, *rows]]  # fmt: skip
+
+
 def emit(as_json: bool, payload: dict, text: str) -> None:
     """Print ``payload`` as JSON (NaN becomes null) or ``text`` for a person."""
     if as_json:

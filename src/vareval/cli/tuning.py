@@ -6,6 +6,7 @@ import click
 
 from vareval._format import formatter
 from vareval.cli._common import (
+    aligned,
     by_option,
     check_output,
     confidence_option,
@@ -21,7 +22,7 @@ from vareval.cli._common import (
 )
 from vareval.errors import ArgumentError
 
-_METHODS = ("ld-hd", "ld-et", "ks", "dkw")
+_METHODS = ("ld-hd", "ld-et", "ks", "dkw", "ld_highest_density", "ld_equal_tailed")
 
 
 def _parse_bounds(text: str) -> tuple[float, float]:
@@ -36,6 +37,8 @@ def _parse_bounds(text: str) -> tuple[float, float]:
 
 def render(result, projection=None) -> str:
     """The human-readable table of curves, bands and verdicts."""
+    from vareval.stats.tuning.bands import METHOD_NAMES
+
     direction = "higher" if result.higher_is_better else "lower"
     what = "median" if result.q == 0.5 else f"{result.q:g}-quantile"
     a, b = result.bounds
@@ -44,7 +47,7 @@ def render(result, projection=None) -> str:
         f"bounds [{a:g}, {b:g}]:",
         f"  {what} best score after k search iterations, with a "
         f"{result.confidence:.0%} simultaneous {result.method} band "
-        "(holds for all k at once);",
+        f"({METHOD_NAMES[result.method]}; it holds for all k at once);",
         "  U, V: expected best of k (Tang et al. 2020 unbiased U-statistic; "
         "Dodge et al. 2019 V-statistic).",
         "",
@@ -145,7 +148,8 @@ def _render_projection(p, a: str, b: str) -> str:
 @confidence_option(help="Simultaneous confidence of each band.")
 @shared_option(
     "--band", "method", type=click.Choice(_METHODS), default="ld-hd", show_default=True,
-    help="CDF band: Learned-Miller-DeStefano highest-density / equal-tailed, KS, DKW.",
+    help="CDF band: Learned-Miller-DeStefano highest-density / equal-tailed, KS, DKW "
+    "(opda's names ld_highest_density, ld_equal_tailed accepted).",
 )  # fmt: skip
 @click.option("--ks", "ks_text", help="Search iterations to show, e.g. 1,2,5,10.")
 @click.option(
@@ -267,3 +271,100 @@ def demo_section() -> str:
 
 
 COMMANDS = [tuning_curve]
+
+
+def render_parametric(curves: dict, metric: str) -> str:
+    """Per method: the fitted quadratic, its fit check, and the curve, extrapolation marked."""
+    from vareval._format import formatter
+
+    first = next(iter(curves.values()))
+    lines = [
+        f"Parametric tuning curves of {metric!r}: a quadratic distribution (opda's) fitted by "
+        f"maximum spacing to the {'upper' if first.higher_is_better else 'lower'} half of the "
+        "scores;",
+        f"  median best after k iterations with a {first.confidence:.0%} bootstrap interval "
+        f"({first.n_resamples} refits). Rows marked EXTRAPOLATED (k > n) are a MODEL-BASED "
+        "EXTRAPOLATION: only as good as the quadratic form.",
+        "",
+    ]
+    for name, cur in curves.items():
+        fmt = formatter(cur.estimate, cur.lower, cur.upper)
+        gof = cur.goodness_of_fit
+        lines.append(
+            f"{name} (n={cur.n}): Q(a={cur.a:.6g}, b={cur.b:.6g}, c={cur.c}, "
+            f"{'convex' if cur.convex else 'concave'}); {gof.message}."
+        )
+        header = ["k", "median", "interval", "average", ""]
+        rows = [
+            [f"{k:g}", fmt(cur.estimate[j]), f"[{fmt(cur.lower[j])}, {fmt(cur.upper[j])}]",
+             fmt(cur.average[j]), "EXTRAPOLATED" if cur.extrapolated[j] else ""]
+            for j, k in enumerate(cur.k)
+        ]  # fmt: skip
+        lines.extend(aligned(header, rows))
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+@click.command("parametric-curve")
+@results_file
+@metric_option
+@by_option
+@lower_is_better_option
+@confidence_option(help="Level of the bootstrap intervals.")
+@click.option("--ks", "ks_text", required=True, help="Search iterations, e.g. 1,10,100,1000.")
+@click.option("--resamples", "n_resamples", type=int, default=100, show_default=True,
+              help="Bootstrap refits per method.")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--bounds", default=None,
+              help="Known bounds of the score 'A,B' (e.g. 0,1): the fit keeps a >= A, b <= B.")
+@click.option(
+    "--plot", "plot_file", type=click.Path(dir_okay=False), help="Save a plot (one method)."
+)
+@json_option
+def parametric_curve(results, metric, by, lower_is_better, confidence, ks_text, n_resamples,
+                     seed, bounds, plot_file, as_json):  # fmt: skip
+    """Fit a quadratic distribution and extrapolate the tuning curve beyond the data.
+
+    Per method: opda's quadratic distribution fitted by maximum spacing to the
+    tail of the scores, a check that it fits (the fitted CDF inside the data's
+    simultaneous band), and its median tuning curve with a bootstrap interval.
+    Any k beyond the iterations run is a model-based extrapolation and says so.
+    """
+    import numpy as np
+
+    from vareval.data import groups
+    from vareval.stats import parametric_tuning_curve
+
+    check_output(plot_file, "--plot", plot=True)
+    ks = parse_ints(ks_text, "--ks")
+    constraints = None
+    if bounds:
+        lo, hi = _parse_bounds(bounds)
+        constraints = {"a": (lo, np.inf), "b": (-np.inf, hi)}
+    scores = groups(results, metric, split_columns(by), min_runs=3)
+    seeds = np.random.SeedSequence(seed).spawn(len(scores))
+    curves = {
+        name: parametric_tuning_curve(
+            ys, ks, higher_is_better=not lower_is_better, confidence=confidence,
+            n_resamples=n_resamples, rng=np.random.default_rng(s), constraints=constraints,
+        )
+        for (name, ys), s in zip(scores.items(), seeds, strict=True)
+    }  # fmt: skip
+    if plot_file:
+        from vareval.plots.tuning import parametric_plot
+
+        with writing(plot_file, "--plot"):
+            parametric_plot(next(iter(curves.values())), metric).savefig(plot_file, dpi=150)
+    payload = {
+        "metric": metric,
+        "model": "quadratic distribution, maximum spacing fit (opda's parametric module)",
+        "extrapolation": "k > n is a model-based extrapolation",
+        "curves": {name: cur.to_dict() for name, cur in curves.items()},
+    }
+    text = render_parametric(curves, metric)
+    if plot_file:
+        text += f"\nplot saved to {plot_file}"
+    emit(as_json, payload, text)
+
+
+COMMANDS.append(parametric_curve)

@@ -270,8 +270,8 @@ def tuning_curve(
     comparisons = {}
     for x, y in itertools.combinations(scores, 2):
         comparisons[(x, y)] = TuningComparison(
-            k=ks, verdict=_verdicts(bands[x], bands[y], not higher_is_better), band_a=bands[x],
-            band_b=bands[y],
+            k=ks, verdict=_verdicts(bands[x], bands[y], not higher_is_better, (a, b)),
+            band_a=bands[x], band_b=bands[y],
         )  # fmt: skip
     first = next(iter(cdfs.values()))
     return TuningCurves(

@@ -24,7 +24,10 @@ from vareval.plots._style import (
     small_multiples,
 )
 
-VERDICT_COLOURS = {"A better": colour(0), "B better": colour(1), "need more data": "#dddddd"}
+VERDICT_COLOURS = {
+    "A better": colour(0), "B better": colour(1), "need more data": "#dddddd",
+    "bands coincide at the bound": "#999999",
+}  # fmt: skip
 
 
 def _zoom(curves) -> tuple[float, float]:
@@ -171,4 +174,31 @@ def cdf_band_plot(band, *, width: float = 7.0, name: str = "cdf-band"):
             f"{band.confidence:.0%} simultaneous {band.method} band (n = {band.n})",
             color=NEUTRAL,
         )
+    return fig
+
+
+def parametric_plot(curve, metric: str = "score", *, width: float = 7.0,
+                    name: str = "parametric-tuning-curve"):  # fmt: skip
+    """A fitted quadratic tuning curve with its bootstrap band; beyond n marked as extrapolation."""
+    small = narrow(width)
+    k = np.asarray(curve.k, dtype=float)
+    with figure(name, width=width, height=2.6 if small else 3.4) as (fig, ax):
+        ax.fill_between(k, curve.lower, curve.upper, color=colour(0), alpha=0.22, linewidth=0)
+        inside = ~curve.extrapolated
+        ax.plot(k[inside], curve.estimate[inside], color=colour(0), label="fitted, within n")
+        if curve.extrapolated.any():
+            first = max(int(np.argmax(curve.extrapolated)) - 1, 0)
+            ax.plot(k[first:], curve.estimate[first:], color=colour(0), linestyle="--",
+                    label="model-based extrapolation")  # fmt: skip
+            ax.axvspan(curve.n, k[-1], color=NEUTRAL, alpha=0.08, linewidth=0)
+            ax.axvline(curve.n, color=NEUTRAL, linewidth=0.8)
+            ax.text(curve.n, 0.97, f" beyond n = {curve.n}:\n model-based\n extrapolation",
+                    transform=ax.get_xaxis_transform(), color=NEUTRAL, fontsize="small",
+                    va="top")  # fmt: skip
+        ax.set_ylabel(_ylabel(curve.q, curve.higher_is_better, metric, small))
+        ax.set_xlabel("search iterations k")
+        ax.legend(loc="upper left" if curve.higher_is_better else "lower left")
+        fit = "fits" if curve.goodness_of_fit.fits else "DOES NOT FIT"
+        ax.set_title(f"quadratic fit (c = {curve.c}): {fit} the data's band", color=NEUTRAL)
+        _k_axis(ax, k[-1])
     return fig

@@ -101,8 +101,11 @@ from vareval.stats.tuning.bands import (
     OrderStatisticBand,
     TuningComparison,
     TuningCurveBand,
+    beta_equal_tailed_interval,
+    beta_highest_density_interval,
     cdf_band,
     compare_tuning_curves,
+    dkw_epsilon,
     order_statistic_band,
     project_iterations,
     simultaneous_coverage,
@@ -117,6 +120,18 @@ from vareval.stats.tuning.coverage import (
     simulated_tuning_curve,
 )
 from vareval.stats.tuning.curves import EmpiricalDistribution
+from vareval.stats.tuning.parametric import (
+    GoodnessOfFit,
+    ParametricTuningCurve,
+    QuadraticDistribution,
+    parametric_tuning_curve,
+)
+from vareval.stats.tuning.selection import (
+    Selection,
+    SelectionCurve,
+    choose_on_validation,
+    selection_curve,
+)
 from vareval.stats.variance.bootstrap import (
     BootstrapLRT,
     bootstrap_components,
@@ -254,4 +269,15 @@ __all__ = [
     "simultaneous_coverage",
     "stratified_kfold_splits",
     "summarize",
+    "Selection",
+    "SelectionCurve",
+    "choose_on_validation",
+    "selection_curve",
+    "beta_equal_tailed_interval",
+    "beta_highest_density_interval",
+    "dkw_epsilon",
+    "GoodnessOfFit",
+    "ParametricTuningCurve",
+    "QuadraticDistribution",
+    "parametric_tuning_curve",
 ]

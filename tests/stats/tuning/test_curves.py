@@ -242,7 +242,7 @@ def test_bad_inputs(kwargs, match):
 def test_bad_curve_arguments():
     dist = EmpiricalDistribution([0.2, 0.4], a=0, b=1)
     with pytest.raises(ArgumentError, match="k"):
-        dist.quantile_tuning_curve(0.5)
+        dist.quantile_tuning_curve(0.0)
     with pytest.raises(ArgumentError, match="k"):
         dist.average_tuning_curve([1, 0])
     with pytest.raises(ArgumentError, match="whole numbers"):

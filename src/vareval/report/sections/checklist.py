@@ -153,6 +153,10 @@ def build(data: ReportData) -> list[ChecklistItem]:
         )
     )
 
+    selection = _selection(data)
+    if selection:
+        items.append(ChecklistItem("Selection on validation, report on test", *selection))
+
     items.append(
         ChecklistItem(
             "Best run labelled as selected",
@@ -188,3 +192,23 @@ def build(data: ReportData) -> list[ChecklistItem]:
     }[data.test_set]
     items.append(ChecklistItem("Final test set held out", *test))
     return items
+
+
+def _selection(data: ReportData):
+    """The selection procedure of a table made by ``vareval select``, if it is one."""
+    df = data.df
+    if "selection" not in df.columns or "selected_on" not in df.columns:
+        return None
+    procedures = "; ".join(sorted(set(map(str, df["selection"]))))
+    chosen_on = set(map(str, df["selected_on"]))
+    if data.metric in chosen_on:
+        return (
+            f"The reported {data.metric!r} is the validation metric the configurations "
+            f"were chosen on ({procedures}): it is optimistic; report the test metric.",
+            "warn",
+        )
+    return (
+        f"Each unit's configuration was {procedures}; the reported {data.metric!r} "
+        "took no part in any choice.",
+        "ok",
+    )

@@ -22,6 +22,7 @@ from vareval.report.sections._base import (
     num,
     optional,
 )
+from vareval.stats.tuning.bands import METHOD_NAMES
 
 SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 
@@ -93,7 +94,7 @@ def build(data: ReportData) -> Section | None:
             f"Search iterations from {spec.get('source', 'the search table')}: "
             + ", ".join(f"{name} {n}" for name, n in n_iter.items())
             + f"; scores bounded in [{num(res.bounds[0])}, {num(res.bounds[1])}]; "
-            f"{c} simultaneous {res.method} bands."
+            f"{c} simultaneous {res.method} bands ({METHOD_NAMES[res.method]}s)."
         ),
         Table(
             [

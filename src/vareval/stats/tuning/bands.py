@@ -75,23 +75,106 @@ __all__ = [
     "TuningComparison",
     "TuningCurveBand",
     "IterationProjection",
+    "beta_equal_tailed_interval",
+    "beta_highest_density_interval",
     "cdf_band",
     "compare_tuning_curves",
+    "dkw_epsilon",
     "order_statistic_band",
     "project_iterations",
     "simultaneous_coverage",
 ]
 
 METHODS = ("ld-hd", "ld-et", "ks", "dkw")
+# opda's spellings of the same bands, accepted everywhere a band is named
+ALIASES = {"ld_highest_density": "ld-hd", "ld_equal_tailed": "ld-et"}
+# the bands' names in words, for the first place a short name is printed
+METHOD_NAMES = {
+    "ld-hd": "Learned-Miller-DeStefano highest-density band",
+    "ld-et": "Learned-Miller-DeStefano equal-tailed band",
+    "ks": "Kolmogorov-Smirnov band",
+    "dkw": "Dvoretzky-Kiefer-Wolfowitz band",
+}
 
 
 def _as_method(method) -> str:
+    method = ALIASES.get(method, method) if isinstance(method, str) else method
     if method not in METHODS:
         raise ArgumentError(
-            f"`method` must be one of {', '.join(repr(m) for m in METHODS)}; "
-            f"got {method!r}."
+            f"`method` must be one of {', '.join(repr(m) for m in METHODS)} "
+            f"(or opda's {', '.join(repr(m) for m in ALIASES)}); got {method!r}."
         )
     return method
+
+
+def dkw_epsilon(n, confidence) -> float:
+    r"""Return the half-width of the Dvoretzky-Kiefer-Wolfowitz band (opda's ``dkw_epsilon``).
+
+    :math:`\epsilon = \sqrt{\log(2 / \alpha) / (2 n)}` with
+    :math:`\alpha = 1 - \text{confidence}`: the empirical CDF of ``n``
+    draws is within ``epsilon`` of the true CDF everywhere with probability
+    at least ``confidence`` (Massart 1990's tight constant). ``confidence = 1``
+    gives ``inf``.
+    """
+    n = as_positive_int(n, "n")
+    c = float(confidence) if not isinstance(confidence, bool) else np.nan
+    if not 0 <= c <= 1:
+        raise ArgumentError(f"`confidence` must be a number in [0, 1]; got {confidence!r}.")
+    return np.inf if c == 1 else float(np.sqrt(np.log(2.0 / (1.0 - c)) / (2.0 * n)))
+
+
+def _beta_iv(a, b, coverage):
+    try:
+        a, b, cov = np.broadcast_arrays(*(np.asarray(v, float) for v in (a, b, coverage)))
+    except (TypeError, ValueError):
+        raise ArgumentError(
+            "`a`, `b` and `coverage` must be numbers (or arrays that broadcast)."
+        ) from None
+    if not (np.all(np.isfinite(a) & (a > 0)) and np.all(np.isfinite(b) & (b > 0))):
+        raise ArgumentError("`a` and `b` of a Beta law must be finite and positive.")
+    if not np.all((cov >= 0) & (cov <= 1)):
+        raise ArgumentError("`coverage` must lie in [0, 1].")
+    return a, b, cov
+
+
+def beta_equal_tailed_interval(a, b, coverage):
+    """Return the equal-tailed interval of Beta(a, b) with mass ``coverage``.
+
+    ``(x, y)`` with ``P(X < x) = P(X > y) = (1 - coverage) / 2`` (opda's
+    ``beta_equal_tailed_interval``); arguments broadcast.
+    """
+    a, b, cov = _beta_iv(a, b, coverage)
+    tail = (1.0 - cov) / 2.0
+    return special.betaincinv(a, b, tail)[()], (1.0 - special.betaincinv(b, a, tail))[()]
+
+
+def beta_highest_density_interval(a, b, coverage):
+    """Return the highest-density interval of Beta(a, b) with mass ``coverage``.
+
+    The shortest interval ``[x, y]`` holding ``coverage`` of the mass, whose
+    ends have equal density (opda's ``beta_highest_density_interval``). It
+    exists when ``a > 1`` or ``b > 1``; a monotone density (``a <= 1 < b`` or
+    ``b <= 1 < a``) gives an interval that touches 0 or 1. Arguments
+    broadcast; solved by Newton's method to about 1e-14, not bisection.
+    """
+    a, b, cov = _beta_iv(a, b, coverage)
+    if np.any((a <= 1) & (b <= 1)):
+        raise ArgumentError(
+            "Beta(a, b) has a highest-density interval only when a > 1 or b > 1."
+        )
+    x = np.where(a <= 1, 0.0, special.betaincinv(a, b, np.clip(1.0 - cov, 0, 1)))
+    y = np.where(a <= 1, special.betaincinv(a, b, cov), 1.0)
+    both = (a > 1) & (b > 1) & (cov > 0) & (cov < 1)
+    if np.any(both):
+        aa, bb, alpha = a[both], b[both], 1.0 - cov[both]
+        flip = aa > bb  # solve Beta(min, max) and mirror: X ~ 1 - Beta(b, a)
+        lo_a, hi_b = np.where(flip, bb, aa), np.where(flip, aa, bb)
+        xs, ys, _ = _beta_hd_interval(lo_a, hi_b, alpha)
+        x[both], y[both] = np.where(flip, 1.0 - ys, xs), np.where(flip, 1.0 - xs, ys)
+    mode = np.clip((a - 1) / np.where(a + b > 2, a + b - 2, 1.0), 0, 1)
+    x = np.where((cov == 0) & (a > 1) & (b > 1), mode, np.where(cov == 1, 0.0, x))
+    y = np.where((cov == 0) & (a > 1) & (b > 1), mode, np.where(cov == 1, 1.0, y))
+    return x[()], y[()]
 
 
 # -- the exact simultaneous coverage ------------------------------------------
@@ -234,6 +317,7 @@ def _beta_hd_interval(a, b, alpha, x0=None):
     """
     mode = (a - 1.0) / (a + b - 2.0)
     s_mode = -np.log1p(-mode)
+    alpha = np.broadcast_to(np.asarray(alpha, float), np.shape(a))
     x = special.betaincinv(a, b, alpha / 2.0) if x0 is None else np.array(x0, float)
     x = np.clip(x, 1e-300, mode * (1 - 1e-12))
     z0 = special.betaincinv(b, a, alpha / 2.0)
@@ -248,7 +332,7 @@ def _beta_hd_interval(a, b, alpha, x0=None):
             target = (aa - 1.0) * np.log(xa) + (ba - 1.0) * np.log1p(-xa)
         ya, za, sa = _hd_upper_given_lower(target, aa, ba, s_mode[act], s[act])
         y[act], z[act], s[act] = ya, za, sa
-        h = alpha - special.betainc(aa, ba, xa) - special.betainc(ba, aa, za)
+        h = alpha[act] - special.betainc(aa, ba, xa) - special.betainc(ba, aa, za)
         la = np.where(h > 0, xa, left[act])
         ra = np.where(h <= 0, xa, right[act])
         left[act], right[act] = la, ra
@@ -261,7 +345,7 @@ def _beta_hd_interval(a, b, alpha, x0=None):
             x_new = xa - h / slope
         bad = ~np.isfinite(x_new) | (x_new <= la) | (x_new >= ra)
         x_new = np.where(bad, 0.5 * (la + ra), x_new)
-        done = (np.abs(h) <= 1e-12 * alpha) | (np.abs(x_new - xa) <= 1e-14 * xa)
+        done = (np.abs(h) <= 1e-12 * alpha[act]) | (np.abs(x_new - xa) <= 1e-14 * xa)
         x[act] = np.where(done, xa, x_new)
         act = act[~done]
         if act.size == 0:
@@ -401,7 +485,7 @@ def _order_statistic_band_cached(n: int, confidence: float, method: str):
         if method == "ks":
             eps = float(stats.kstwo(n).ppf(confidence))
         else:
-            eps = float(np.sqrt(np.log(2.0 / (1.0 - confidence)) / (2.0 * n)))
+            eps = dkw_epsilon(n, confidence)
         i = np.arange(1, n + 1)
         lo = np.clip(i / n - eps, 0.0, 1.0)
         hi = np.clip((i - 1) / n + eps, 0.0, 1.0)
@@ -627,7 +711,8 @@ def cdf_band(
         Bounds of the support (``a < b``). With infinite bounds the band's
         tuning curves can be infinite.
     method : {"ld-hd", "ld-et", "ks", "dkw"}, default "ld-hd"
-        The band (see the module docstring).
+        The band (see the module docstring); opda's names
+        ``"ld_highest_density"`` and ``"ld_equal_tailed"`` are accepted.
     warn_ties : bool, default True
         Warn (:class:`~vareval.errors.VarevalWarning`) when ties make the
         coverage inexact.
@@ -663,7 +748,7 @@ def cdf_band(
 # -- comparing two models --------------------------------------------------------
 
 
-VERDICTS = ("A better", "B better", "need more data")
+VERDICTS = ("A better", "B better", "need more data", "bands coincide at the bound")
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -677,7 +762,9 @@ class TuningComparison(Result):
     verdict : ndarray of str
         ``"A better"`` where A's band lies entirely beyond B's (above, or
         below when minimising), ``"B better"`` for the reverse, otherwise
-        ``"need more data"``.
+        ``"need more data"``, except where both bands are the single point
+        ``a`` or ``b``: there ``"bands coincide at the bound"``, which no
+        amount of data can change.
     band_a, band_b : TuningCurveBand
         The two bands. Each holds for all ``k`` with probability
         ``confidence``; for independent searches both hold at once with
@@ -701,7 +788,7 @@ class TuningComparison(Result):
 
 
 def _verdicts(
-    band_a: TuningCurveBand, band_b: TuningCurveBand, minimize: bool
+    band_a: TuningCurveBand, band_b: TuningCurveBand, minimize: bool, bounds=()
 ) -> np.ndarray:
     if minimize:
         a_better = band_a.upper < band_b.lower
@@ -709,7 +796,14 @@ def _verdicts(
     else:
         a_better = band_a.lower > band_b.upper
         b_better = band_b.lower > band_a.upper
-    return np.where(a_better, VERDICTS[0], np.where(b_better, VERDICTS[1], VERDICTS[2]))
+    # both bands pinned to the same bound: the curves are equal there for certain
+    at_bound = (
+        (band_a.lower == band_a.upper)
+        & (band_b.lower == band_b.upper)
+        & (band_a.lower == band_b.lower)
+        & np.isin(band_a.lower, bounds)
+    )
+    return np.select([a_better, b_better, at_bound], VERDICTS[:2] + VERDICTS[3:], VERDICTS[2])
 
 
 @renamed_keywords(minimize=MINIMIZE)
@@ -729,8 +823,9 @@ def compare_tuning_curves(
 
     Estimand: the ``q``-quantile (median) tuning curves of two models. For
     each ``k`` the verdict is "A better" when A's lower band is above B's
-    upper band (when maximising), "B better" for the reverse, and "need more
-    data" when the bands overlap. Because each band is simultaneous over all
+    upper band (when maximising), "B better" for the reverse, "bands coincide
+    at the bound" when both bands are the single point ``a`` (or ``b``), and
+    "need more data" when the bands overlap otherwise. Because each band is simultaneous over all
     ``k``, the verdicts hold jointly with probability at least
     ``confidence ** 2`` (independent searches).
 
@@ -760,8 +855,9 @@ def compare_tuning_curves(
     ta = band_a.tuning_curve(k, q, higher_is_better=higher_is_better)
     tb = band_b.tuning_curve(k, q, higher_is_better=higher_is_better)
     return TuningComparison(
-        k=ta.k, verdict=_verdicts(ta, tb, not ta.higher_is_better), band_a=ta, band_b=tb
-    )
+        k=ta.k, verdict=_verdicts(ta, tb, not ta.higher_is_better, (a, b)), band_a=ta,
+        band_b=tb,
+    )  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

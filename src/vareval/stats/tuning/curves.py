@@ -57,23 +57,28 @@ def _as_bounds(a, b) -> tuple[float, float]:
 
 
 def _as_k(k, *, integer: bool = False) -> np.ndarray:
-    """Return search iterations ``k`` as a float (or int) array, all >= 1."""
+    """Return search iterations ``k`` as a float array, all > 0 (or an int array, all >= 1).
+
+    Real ``k`` may be below 1, as in opda: the curves are defined for any
+    ``k > 0`` (``k = 1/2`` is the median of the best of "half an iteration",
+    ``Q(q ** 2)``); counts of iterations (``integer=True``) are whole numbers >= 1.
+    """
+    what = "whole numbers >= 1" if integer else "numbers > 0"
     try:
         arr = np.asarray(k, dtype=float)
     except (TypeError, ValueError):
-        raise ArgumentError(f"`k` must be numbers >= 1; got {k!r}.") from None
+        raise ArgumentError(f"`k` must be {what}; got {k!r}.") from None
     if arr.size == 0:
         raise ArgumentError(
             "`k` is empty; give at least one number of search iterations."
         )
-    if not np.all(np.isfinite(arr)) or np.any(arr < 1):
-        bad = arr[~(np.isfinite(arr) & (arr >= 1))].ravel()[0]
-        raise ArgumentError(f"`k` must be finite numbers >= 1; got {bad!r}.")
+    ok = np.isfinite(arr) & ((arr >= 1) if integer else (arr > 0))
+    if not np.all(ok):
+        raise ArgumentError(f"`k` must be finite {what}; got {arr[~ok].ravel()[0]!r}.")
     if integer:
         if np.any(arr % 1 != 0):
             raise ArgumentError(
-                "`k` must be whole numbers for the U-statistic estimator; "
-                f"got {arr[arr % 1 != 0].ravel()[0]!r}."
+                f"`k` must be {what} here; got {arr[arr % 1 != 0].ravel()[0]!r}."
             )
         return arr.astype(np.int64)
     return arr
@@ -264,7 +269,7 @@ class EmpiricalDistribution:
         Parameters
         ----------
         k : float or array_like
-            Numbers of search iterations, real and >= 1, any shape.
+            Numbers of search iterations, real and > 0 (as in opda), any shape.
         q : float, default 0.5
             Which quantile of the best-of-``k`` score.
         higher_is_better : bool, default True
@@ -286,7 +291,7 @@ class EmpiricalDistribution:
         Parameters
         ----------
         k : float or array_like
-            Numbers of search iterations, real and >= 1, any shape.
+            Numbers of search iterations, real and > 0 (as in opda), any shape.
         higher_is_better : bool, default True
             False when lower scores are better.
         """
@@ -318,13 +323,35 @@ class EmpiricalDistribution:
         Parameters
         ----------
         k : float or array_like
-            Numbers of search iterations, >= 1, any shape.
+            Numbers of search iterations, real and > 0, any shape.
         higher_is_better : bool, default True
             False when lower scores are better.
         """
         k, minimize = _as_k(k), _minimizing(higher_is_better)
         ys = self._unweighted_sorted("V-statistic", minimize)
         return np.sum(_v_weights(self.n, k) * ys, axis=-1)[()]
+
+    @renamed_keywords(minimize=MINIMIZE)
+    def naive_tuning_curve(self, k, *, higher_is_better: bool = True):
+        """Return the naive tuning curve: the best of the *first* ``k`` scores, in order.
+
+        Estimand: none beyond this one search; it is the best score seen after
+        ``k`` iterations of the search as it was run (opda's
+        ``naive_tuning_curve``), a single noisy path, unlike the V and U
+        estimates of the expected best of ``k``. ``k`` above ``n`` gives the
+        best of all ``n``.
+
+        Parameters
+        ----------
+        k : int or array_like of int
+            Numbers of search iterations, whole numbers >= 1, any shape.
+        higher_is_better : bool, default True
+            False when lower scores are better.
+        """
+        k, minimize = _as_k(k, integer=True), _minimizing(higher_is_better)
+        self._unweighted_sorted("naive tuning-curve", minimize)
+        path = (np.minimum if minimize else np.maximum).accumulate(self.scores)
+        return path[np.minimum(k, self.n) - 1][()]
 
     @renamed_keywords(minimize=MINIMIZE)
     def u_statistic(self, k, *, higher_is_better: bool = True):

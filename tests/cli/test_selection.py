@@ -1,0 +1,195 @@
+"""Choose on validation, report on test: on a store made by ``vareval run``.
+
+Two scikit-learn models x 3 seeds x 3 configurations (sampled anew per seed)
+x 2 independent reruns on the breast-cancer data, each trial recording a
+validation and a test accuracy; the chosen configuration per seed and its test
+score are checked against a plain pandas computation, and every command that
+reads the selected table against the Python API.
+"""
+
+import json
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import vareval
+from vareval.cli import main
+
+TRIAL = '''
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+
+def train(trial):
+    x, y = load_breast_cancer(return_X_y=True)
+    split = trial.random_state("data_split")
+    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=0.3, random_state=split)
+    x_tr, x_va, y_tr, y_va = train_test_split(x_tr, y_tr, test_size=0.3, random_state=split)
+    scale = StandardScaler().fit(x_tr)
+    x_tr, x_va, x_te = scale.transform(x_tr), scale.transform(x_va), scale.transform(x_te)
+    c = trial.config["c"]
+    if trial.factors["model"] == "logreg":
+        clf = LogisticRegression(C=c, max_iter=200)
+    else:
+        clf = SGDClassifier(alpha=1 / (c * len(y_tr)), max_iter=5, tol=None,
+                            random_state=trial.random_state("init"))
+    clf.fit(x_tr, y_tr)
+    return {"val_acc": float(clf.score(x_va, y_va)), "test_acc": float(clf.score(x_te, y_te))}
+'''
+
+TOML = """
+[experiment]
+name = "select-on-validation"
+trial = "sel_trial:train"
+path = {path!r}
+seeds = 3
+configs = 3
+nested = true
+reruns = 2
+rerun_mode = "independent"
+entropy = 2026
+
+[factors]
+model = ["logreg", "sgd"]
+
+[space]
+c = {{ distribution = "log-uniform", low = 1e-3, high = 1e2 }}
+
+[randomness]
+sources = ["data_split", "init"]
+fixed = ["data_split"]
+"""
+
+
+def _invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    d = tmp_path_factory.mktemp("select")
+    (d / "sel_trial.py").write_text(TRIAL)
+    (d / "experiment.toml").write_text(textwrap.dedent(TOML.format(path=str(d))))
+    db = d / "runs.db"
+    res = _invoke("run", d / "experiment.toml", "--store", db, "--engine", "serial",
+                  "--no-progress")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    return db
+
+
+def _by_hand(df, unit, ties="first"):
+    """The plain pandas computation: mean over a configuration's rows, then the best."""
+    keys = ["model", *unit, "config"]
+    per = df.groupby(keys, sort=False)[["val_acc", "test_acc"]].mean().reset_index()
+    rows = []
+    for _, g in per.groupby(["model", *unit], sort=False):
+        best = g["val_acc"].max()
+        won = g[g["val_acc"] == best]
+        row = won.iloc[0].copy()
+        if ties == "average":
+            row["test_acc"] = won["test_acc"].mean()
+        row["n_searched"], row["n_tied"] = len(g), len(won)
+        rows.append(row)
+    return pd.DataFrame(rows).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("unit", [["seed"], ["seed", "rerun"]])
+@pytest.mark.parametrize("ties", ["first", "average"])
+def test_chosen_configuration_and_test_score_match_pandas(store, unit, ties):
+    df = vareval.read_store_table(store)
+    assert len(df) == 2 * 3 * 3 * 2
+    res = vareval.select(df, validation="val_acc", test="test_acc", by="model", unit=unit,
+                         ties=ties)  # fmt: skip
+    want = _by_hand(df, unit, ties)
+    got = res.table
+    assert list(got["config"]) == list(want["config"].astype(str))
+    assert list(got["model"]) == list(want["model"])
+    np.testing.assert_array_equal(got["seed"].astype(int), want["seed"].astype(int))
+    np.testing.assert_allclose(got["test_acc"], want["test_acc"], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(got["val_acc"], want["val_acc"], rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(got["n_searched"], want["n_searched"])
+    np.testing.assert_array_equal(got["n_tied"], want["n_tied"])
+    assert (got["n_searched"] == 3).all()
+    assert res.rows_per_config == (1 if "rerun" in unit else 2)
+    assert "'val_acc'" in res.procedure and "no part in the choice" in res.procedure
+    assert (got["selection"] == res.procedure).all()
+
+
+def test_cli_select_writes_the_table_the_other_commands_read(store, tmp_path):
+    out = tmp_path / "selected.csv"
+    res = _invoke("select", store, "--validation", "val_acc", "--test", "test_acc",
+                  "--by", "model", "-o", out)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "selection: chosen on 'val_acc' (highest wins) among 3 'config' values per seed" in (
+        res.output
+    )
+    api = vareval.select(vareval.read_store_table(store), validation="val_acc",
+                         test="test_acc", by="model")  # fmt: skip
+    table = pd.read_csv(out)
+    np.testing.assert_array_equal(table["test_acc"], api.table["test_acc"])
+    assert list(table.columns[-4:]) == ["n_searched", "n_tied", "selected_on", "selection"]
+    # summarize reads it: the same means as the API's summary of the chosen test scores
+    summ = _invoke("summarize", out, "--metric", "test_acc", "--by", "model", "--json")
+    assert summ.exit_code == 0, summ.output
+    summaries = json.loads(summ.output)
+    for model, g in api.table.groupby("model"):
+        assert summaries[model]["scores"] == g["test_acc"].tolist()
+        assert summaries[model]["mean"] == pytest.approx(g["test_acc"].mean(), abs=1e-15)
+    # paired differences between models over seeds read it too
+    pair = _invoke("paired", out, "--metric", "test_acc", "--by", "model", "--pair-on", "seed",
+                   "--json")  # fmt: skip
+    assert pair.exit_code == 0, pair.output
+    api_pair = vareval.paired(api.table, metric="test_acc", by="model", pair_on="seed")
+    cli_pair = json.loads(pair.output)["logreg - sgd"]
+    by_seed = api.table.pivot(index="seed", columns="model", values="test_acc")
+    np.testing.assert_allclose(cli_pair["differences"], by_seed["logreg"] - by_seed["sgd"],
+                               rtol=0, atol=1e-15)  # fmt: skip
+    assert cli_pair["estimate"] == pytest.approx(api_pair["logreg - sgd"].estimate, abs=1e-15)
+    # -o - pipes the same table
+    piped = _invoke("select", store, "--validation", "val_acc", "--test", "test_acc",
+                    "--by", "model", "-o", "-")  # fmt: skip
+    assert piped.output == out.read_text()
+
+
+def test_select_refuses_choosing_on_the_reported_metric(store):
+    res = _invoke("select", store, "--validation", "test_acc", "--test", "test_acc",
+                  "--by", "model")  # fmt: skip
+    assert res.exit_code == 2
+    assert res.output.startswith("error:") and "optimistic" in res.output
+
+
+def test_report_checklist_states_the_selection(store, tmp_path):
+    out = tmp_path / "selected.csv"
+    _invoke("select", store, "--validation", "val_acc", "--test", "test_acc", "--by", "model",
+            "-o", out)  # fmt: skip
+    import html
+
+    from vareval.report.builder import build_report
+
+    page = html.unescape(build_report(pd.read_csv(out), metric="test_acc", by="model"))
+    assert "Selection on validation, report on test" in page
+    assert "chosen on 'val_acc' (highest wins) among 3 'config' values per seed" in page
+    assert "the reported 'test_acc' took no part in any choice" in page
+    wrong = html.unescape(build_report(pd.read_csv(out), metric="val_acc", by="model"))
+    assert "is the validation metric the configurations were chosen on" in wrong
+
+
+def test_selection_curve_on_the_store(store):
+    df = vareval.read_store_table(store)
+    res = _invoke("selection-curve", store, "--validation", "val_acc", "--test", "test_acc",
+                  "--by", "model", "--ks", "1,2,5", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    api = vareval.selection_curves(df, validation="val_acc", test="test_acc", by="model",
+                                   ks=[1, 2, 5])  # fmt: skip
+    for model in ("logreg", "sgd"):
+        np.testing.assert_allclose(payload["curves"][model]["estimate"],
+                                   api.curves[model].estimate, rtol=0, atol=0)  # fmt: skip
+    text = _invoke("selection-curve", store, "--validation", "val_acc", "--test", "test_acc",
+                   "--by", "model", "--ks", "1,2,5")  # fmt: skip
+    assert "optimism" in text.output and "logreg (n=18" in text.output

@@ -1,0 +1,140 @@
+"""The quadratic distribution against opda 0.8's ``parametric.QuadraticDistribution``."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from vareval.cli import main
+from vareval.errors import ArgumentError
+from vareval.stats import QuadraticDistribution, parametric_tuning_curve
+
+opda_parametric = pytest.importorskip("opda.parametric")
+O = opda_parametric.QuadraticDistribution  # noqa: E741
+
+
+def _cases(rng, m=40):
+    for _ in range(m):
+        a = rng.uniform(-2, 2)
+        yield a, a + rng.uniform(0.05, 3), int(rng.integers(1, 11)), bool(rng.integers(2))
+
+
+def test_values_and_curves_equal_opda_on_40_held_out_cases(rng):
+    for a, b, c, convex in _cases(rng):
+        ours, theirs = QuadraticDistribution(a, b, c, convex), O(a, b, c, convex)
+        ys = rng.uniform(a - 0.2 * (b - a), b + 0.2 * (b - a), 200)
+        ps, ks = rng.uniform(0, 1, 200), rng.uniform(0.05, 500, 50)
+        assert ours.mean == pytest.approx(theirs.mean, abs=1e-12)
+        assert ours.variance == pytest.approx(theirs.variance, abs=1e-12)
+        np.testing.assert_allclose(ours.pdf(ys), theirs.pdf(ys), rtol=1e-12, atol=1e-10)
+        np.testing.assert_allclose(ours.cdf(ys), theirs.cdf(ys), rtol=0, atol=1e-10)
+        np.testing.assert_allclose(ours.ppf(ps), theirs.ppf(ps), rtol=0, atol=1e-10)
+        for minimize in (False, True):
+            hib = not minimize
+            for q in (0.1, 0.5, 0.9):
+                np.testing.assert_allclose(
+                    ours.quantile_tuning_curve(ks, q, higher_is_better=hib),
+                    theirs.quantile_tuning_curve(ks, q, minimize=minimize), rtol=0, atol=1e-10,
+                )  # fmt: skip
+            np.testing.assert_allclose(
+                ours.average_tuning_curve(ks, higher_is_better=hib),
+                theirs.average_tuning_curve(ks, minimize=minimize), rtol=0, atol=1e-10,
+            )  # fmt: skip
+        # the default direction follows the form, as opda's minimize=None
+        np.testing.assert_allclose(ours.average_tuning_curve(ks), theirs.average_tuning_curve(ks),
+                                   atol=1e-10)  # fmt: skip
+
+
+def test_sampling_is_inversion_and_matches_the_law(rng):
+    dist = QuadraticDistribution(0.2, 0.9, 3)
+    ys = dist.sample(20_000, rng=rng)
+    assert ys.min() >= 0.2 and ys.max() <= 0.9
+    from scipy import stats
+
+    assert stats.kstest(ys, dist.cdf).pvalue > 1e-3
+    u = np.random.default_rng(5).uniform(0.0, 1.0, size=7)
+    np.testing.assert_array_equal(dist.sample(7, rng=5), dist.ppf(u))
+
+
+def _fit_close(ys, limits=(-np.inf, np.inf), constraints=None, seed=0):
+    ours = QuadraticDistribution.fit(ys, limits, constraints)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = O.fit(ys, limits, constraints, generator=np.random.default_rng(seed))
+    as_ours = QuadraticDistribution(theirs.a, theirs.b, int(theirs.c), theirs.convex)
+    # the same optimum of the same spacing objective: as good or better than opda's
+    assert ours.spacing_loss(ys, limits) <= as_ours.spacing_loss(ys, limits) + 1e-9
+    return ours, theirs
+
+
+@pytest.mark.parametrize("m", [pytest.param(40, marks=pytest.mark.slow), 4])
+def test_fits_reach_opda_s_optimum_on_held_out_samples(rng, m):
+    for a, b, c, convex in list(_cases(rng, m)):
+        ys = O(a, b, min(c, 5), convex).sample(30, generator=np.random.default_rng(rng.integers(9)))
+        ours, theirs = _fit_close(ys)
+        assert ours.spacing_loss(ys) - QuadraticDistribution(
+            theirs.a, theirs.b, int(theirs.c), theirs.convex
+        ).spacing_loss(ys) > -1e-4  # opda's differential evolution lands on it too
+        if (ours.c, ours.convex) == (int(theirs.c), theirs.convex):
+            spread = np.ptp(ys)
+            assert abs(ours.a - theirs.a) < 1e-2 * spread and abs(ours.b - theirs.b) < 1e-2 * spread
+
+
+def test_opda_s_documented_fit_examples():
+    ys = [0.59, 0.86, 0.94, 0.81, 0.68, 0.90, 0.93, 0.75]
+    loss = [5.0, 2.9, 5.1, 6.8, 3.2]
+    _fit_close(ys)
+    _fit_close(loss, constraints={"convex": True})
+    _fit_close(loss, limits=(-np.inf, 5.0), constraints={"convex": True})
+    _fit_close(ys, limits=(0.7, np.inf), constraints={"convex": False})
+    _fit_close(loss, limits=(1.0, 10.0))
+    fit, _ = _fit_close(ys, constraints={"b": (0.0, 1.0)})
+    assert fit.b <= 1.0
+    fit, _ = _fit_close(ys, constraints={"c": (1, 3)})
+    assert fit.c <= 3
+    fit, _ = _fit_close(ys, constraints={"c": 1})
+    assert fit.c == 1
+
+
+def test_goodness_of_fit_rejects_a_form_that_does_not_fit(rng):
+    good = QuadraticDistribution(0.0, 1.0, 4).sample(300, rng=rng)
+    fit = QuadraticDistribution.fit(good, constraints={"convex": False})
+    assert fit.goodness_of_fit(good).fits
+    two_humps = np.r_[rng.normal(0.3, 0.01, 150), rng.normal(0.7, 0.01, 150)]
+    fit = QuadraticDistribution.fit(two_humps, constraints={"convex": False})
+    gof = fit.goodness_of_fit(two_humps)
+    assert not gof.fits and "does NOT fit" in gof.message and gof.statistic > 0
+
+
+def test_extrapolation_is_marked_in_the_result_json_and_text(rng, tmp_path):
+    ys = QuadraticDistribution(0.5, 0.9, 3).sample(40, rng=rng)
+    cur = parametric_tuning_curve(ys, [1, 10, 40, 100, 1000], n_resamples=20, rng=1)
+    np.testing.assert_array_equal(cur.extrapolated, [False, False, False, True, True])
+    assert list(cur.label[-2:]) == ["model-based extrapolation"] * 2
+    assert np.all(cur.lower <= cur.estimate + 1e-12) and np.all(cur.estimate <= cur.upper + 1e-12)
+    np.testing.assert_allclose(cur.estimate, cur.distribution.quantile_tuning_curve(cur.k))
+    path = tmp_path / "s.csv"
+    path.write_text("m,acc\n" + "".join(f"x,{float(y)!r}\n" for y in ys))
+    args = ["parametric-curve", str(path), "--metric", "acc", "--by", "m", "--ks", "1,10,100",
+            "--resamples", "20", "--bounds", "0,1", "--plot", str(tmp_path / "p.png")]  # fmt: skip
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 0, text.output
+    assert "MODEL-BASED EXTRAPOLATION" in text.output and "EXTRAPOLATED" in text.output
+    assert (tmp_path / "p.png").stat().st_size > 0
+    js = json.loads(CliRunner().invoke(main, [*args[:-2], "--json"]).output)
+    assert js["extrapolation"] == "k > n is a model-based extrapolation"
+    assert js["curves"]["x"]["label"][-1] == "model-based extrapolation"
+    assert js["curves"]["x"]["b"] <= 1
+
+
+def test_bad_parameters_name_the_argument():
+    with pytest.raises(ArgumentError, match="`c`"):
+        QuadraticDistribution(0, 1, 11)
+    with pytest.raises(ArgumentError, match="`a` must be <= `b`"):
+        QuadraticDistribution(1, 0, 2)
+    with pytest.raises(ArgumentError, match="`c`"):
+        QuadraticDistribution.fit([0.1, 0.5, 0.7], constraints={"c": (11, 12)})
+    with pytest.raises(ArgumentError, match="unknown constraint"):
+        QuadraticDistribution.fit([0.1, 0.5, 0.7], constraints={"d": 1})
