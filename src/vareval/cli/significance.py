@@ -178,7 +178,7 @@ def _scores_and_tests(comp, method: str, no_ci) -> tuple[str, str]:
 
 _CLASSICAL = {
     "mcnemar": (
-        "Wald",
+        "Newcombe score",
         "exact binomial p-values on the discordant items (n_ab of n_ab + n_ba; "
         "McNemar 1947)",
     ),

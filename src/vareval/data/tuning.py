@@ -105,9 +105,11 @@ class TuningCurves(FrameResult):
         return pd.DataFrame(rows)
 
     def named_verdicts(self, a: str, b: str) -> list:
-        """The per-``k`` verdicts of ``a`` against ``b`` with the methods' names
-        in place of "A"/"B" (e.g. ``"delta better"``): the one spelling every
-        output uses."""
+        """The per-``k`` verdicts of ``a`` against ``b``, the models named.
+
+        "A"/"B" become the methods' names (e.g. ``"delta better"``): the one
+        spelling the text, JSON, frame and report all use.
+        """
         return [_named(v, a, b) for v in self.comparisons[(a, b)].verdict]
 
     def comparison_frame(self) -> pd.DataFrame:
