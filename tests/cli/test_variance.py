@@ -180,3 +180,20 @@ def test_no_tests_shown_from_a_fit_that_did_not_converge(monkeypatch):
         for p in out["pairwise"]
         for k in ("estimate", "se", "df", "ci_low", "ci_high", "p", "p_holm")
     )
+
+
+def test_a_variance_at_zero_gets_the_mixture_p_of_one():
+    """config[forest] is fitted at 0: its LRT was 5e-12 with p 0.4999991."""
+    import pandas as pd
+
+    from vareval import variance
+
+    store = DATA.parent / "by_group_store.csv"
+    r = CliRunner().invoke(main, ["variance", str(store), "--metric", "y", "--fixed", "model",
+                                  "--by-group", "config=model", "--json"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    row = {t["term"]: t for t in json.loads(r.output)["lrt"]}["config[forest]"]
+    assert row["variance"] == 0 and row["lrt"] == 0 and row["p_boundary"] == 1
+    api = variance(pd.read_csv(store), metric="y", fixed=["model"], by_group="config=model")
+    lrt = {t.term: t for t in api.lrt}["config[forest]"]
+    assert (lrt.statistic, lrt.pvalue) == (0, 1)

@@ -71,7 +71,9 @@ class RandomEffectLRT(Result):
         The grouping factor dropped.
     statistic : float
         ``criterion(reduced) - criterion(full)`` (REML criteria for REML fits,
-        deviances for ML fits), clipped at 0.
+        deviances for ML fits); exactly 0 when the dropped variance is
+        estimated at 0 or the difference is below 1e-6 (the optimiser's
+        noise), so a variance at the boundary always gets the mixture's p = 1.
     df : int
         1: one variance parameter is removed.
     pvalue : float
@@ -221,6 +223,21 @@ def _slope_lrt(fit, st, terms):
     return (_lrt_result(slope, fit, reduced, df, float(fit.variance[1])),)
 
 
+# criterion differences below this are the optimiser's noise, not evidence
+_LRT_TOL = 1e-6
+
+
+def _lrt_statistic(fit, reduced, variance) -> float:
+    """``criterion(reduced) - criterion(fit)``, exactly 0 at the boundary.
+
+    A variance fitted at 0 makes the full model the reduced one, so the
+    statistic is 0 whatever rounding noise the two fits leave (5e-12 gave
+    p = 0.4999991 where an exact 0 gives the mixture's p = 1).
+    """
+    stat = reduced.criterion - fit.criterion
+    return 0.0 if stat < _LRT_TOL or variance == 0 else float(stat)
+
+
 def _lrt_result(term, fit, reduced, df, variance):
     """The LRT of ``reduced`` against ``fit``; NaN unless both fits converged."""
     if not (fit.converged and reduced.converged):
@@ -233,7 +250,7 @@ def _lrt_result(term, fit, reduced, df, variance):
         )
         stat = np.nan
     else:
-        stat = max(reduced.criterion - fit.criterion, 0.0)
+        stat = _lrt_statistic(fit, reduced, variance)
     naive = float(sst.chi2.sf(stat, df))
     pvalue = naive
     if variance is not None:
