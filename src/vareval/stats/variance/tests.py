@@ -51,7 +51,7 @@ from vareval.stats.variance.fit import (
     fit_mixed,
     single_blas_thread,
 )
-from vareval.stats.variance.slopes import _SlopeState
+from vareval.stats.variance.slopes import _SlopeModel, _SlopeState
 
 METHODS = ("satterthwaite", "kenward-roger")
 MAX_DENSE_KR_ROWS = 5000  # Kenward-Roger for random slopes uses n x n matrices
@@ -210,17 +210,32 @@ def equal_variance_lrt(fit: MixedModelFit, terms, name: str | None = None):
 
 
 def _slope_lrt(fit, st, terms):
-    """The random slope against a random intercept alone (lmerTest's ranova)."""
-    slope = fit.group_names[1]
-    if terms is not None and list(terms) != [slope]:
+    """Each random term dropped in turn, as lmerTest's ``ranova``.
+
+    The slope is tested against a random intercept alone; with independent
+    effects (``(1 | g) + (0 + x | g)``) the intercept is tested too, against
+    the slope alone.
+    """
+    intercept, slope = fit.group_names[:2]
+    testable = [slope] if fit.correlations else [intercept, slope]
+    terms = testable if terms is None else list(terms)
+    if not terms or any(t not in testable for t in terms):
         raise ArgumentError(
-            f"`terms`: a random-slope fit tests its slope {slope!r} only; got {terms}."
+            f"`terms`: this random-slope fit can test {' and '.join(map(repr, testable))}; "
+            f"got {terms}."
         )
+    out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", VarevalWarning)
-        reduced = fit_mixed(st.y, st.X, [st.codes], reml=fit.reml)
-    df = 2 if fit.correlations else 1  # the slope's variance (and covariance)
-    return (_lrt_result(slope, fit, reduced, df, float(fit.variance[1])),)
+        if intercept in terms:
+            model = _SlopeModel(st.y, st.X, st.codes, st.x, st.cp.m, False, intercept=False)
+            reduced = dataclasses.replace(st, cp=model).refit(fit.reml)
+            out.append(_lrt_result(intercept, fit, reduced, 1, float(fit.variance[0])))
+        if slope in terms:
+            reduced = fit_mixed(st.y, st.X, [st.codes], reml=fit.reml)
+            df = 2 if fit.correlations else 1  # the slope's variance (and covariance)
+            out.append(_lrt_result(slope, fit, reduced, df, float(fit.variance[1])))
+    return tuple(out)
 
 
 # criterion differences below this are the optimiser's noise, not evidence
