@@ -135,7 +135,9 @@ def format_significance(report) -> str:
     )
     if comp.test_reason:
         head += f"\n(chosen: {comp.test_reason})"
-    method = {"bca": "BCa", "percentile": "percentile"}[first.ci_method]
+    method = {"newcombe": "Newcombe score", "bca": "BCa", "percentile": "percentile"}[
+        first.ci_method
+    ]
     scores, tests = _scores_and_tests(comp, method, lambda r: bool(r.ci_note))
     if first.path == "exact":
         form = "exact: the share of all swap patterns at least as extreme"
@@ -301,7 +303,7 @@ def format_metrics(report) -> str:
     help="greater: the system beats the one it is compared with (the textbook's test).",
 )
 @confidence_option
-@ci_method_option(["bca", "percentile"], "bca")
+@ci_method_option(["auto", "newcombe", "bca", "percentile"], "auto")
 @click.option(
     "--unsmoothed",
     is_flag=True,

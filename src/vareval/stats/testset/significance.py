@@ -90,7 +90,7 @@ class PairedTestResult(Result):
         tuple ``confidence_interval``; now ``confidence_interval()``, which
         returns it at the stored level only: the resamples are not kept).
     ci_method : str
-        ``"bca"`` or ``"percentile"``.
+        ``"newcombe"``, ``"bca"`` or ``"percentile"``.
     confidence : float
         Level of the interval.
     hits : int
@@ -291,9 +291,30 @@ def _paired_iv(
     n_resamples = as_positive_int(n_resamples, "n_resamples")
     alternative = as_alternative(alternative)
     confidence = as_confidence(confidence)
-    if ci not in ("bca", "percentile"):
-        raise ArgumentError(f"`ci` must be 'bca' or 'percentile'; got {ci!r}.")
+    if ci not in CI_METHODS:
+        raise ArgumentError(f"`ci` must be one of {', '.join(CI_METHODS)}; got {ci!r}.")
+    if ci == "newcombe" and metric.name != "accuracy":
+        raise ArgumentError(
+            f"`ci='newcombe'` is an interval for a difference in accuracy; metric "
+            f"{metric.name!r} takes 'bca' or 'percentile'."
+        )
     return metric, gold, a, b, n_resamples, alternative, confidence, as_rng(rng)
+
+
+CI_METHODS = ("auto", "newcombe", "bca", "percentile")
+
+
+def _resolve_ci(ci: str, metric) -> str:
+    """``"auto"``: Newcombe's score interval for accuracy, BCa for any other metric.
+
+    The bootstrap of an accuracy difference lives on the lattice ``k / n`` and
+    its plug-in spread is too narrow at small ``n``: exact coverage of the 95 %
+    BCa interval is 0.936 (percentile 0.931) at n = 30 with accuracies 0.75 and
+    0.65, 0.944 at n = 100; Newcombe's interval gives 0.951 at both.
+    """
+    if ci != "auto":
+        return ci
+    return "newcombe" if metric.name == "accuracy" else "bca"
 
 
 def _tol(x: float) -> float:
@@ -452,7 +473,7 @@ def paired_bootstrap(
     n_resamples: int = 10_000,
     alternative: str = "two-sided",
     confidence: float = 0.95,
-    ci: str = "bca",
+    ci: str = "auto",
     smooth: bool = True,
     method: str = "auto",
     rng=None,
@@ -498,9 +519,13 @@ def paired_bootstrap(
     alternative : {"two-sided", "greater", "less"}
     confidence : float, default 0.95
         Level of the interval for ``delta``.
-    ci : {"bca", "percentile"}, default "bca"
-        Bias-corrected and accelerated (Efron 1987; acceleration from the
-        exact leave-one-item-out jackknife) or percentile interval.
+    ci : {"auto", "newcombe", "bca", "percentile"}, default "auto"
+        Newcombe's (1998) score interval for paired proportions (accuracy
+        only; what ``"auto"`` picks for accuracy, since the bootstrap
+        intervals of an accuracy difference cover 93-94 % at n = 30-100), the
+        bias-corrected and accelerated bootstrap (Efron 1987; acceleration
+        from the exact leave-one-item-out jackknife; ``"auto"`` for every
+        other metric) or the percentile bootstrap interval.
     smooth : bool, default True
         ``(hits + 1) / (B + 1)``; False gives ``hits / B``.
     method : {"auto", "compressed", "index"}
@@ -551,7 +576,7 @@ def paired_randomization(
     n_resamples: int = 10_000,
     alternative: str = "two-sided",
     confidence: float = 0.95,
-    ci: str = "bca",
+    ci: str = "auto",
     ci_resamples: int | None = None,
     smooth: bool = True,
     method: str = "auto",
@@ -611,7 +636,13 @@ def _distinct_resamples(n: int) -> int:
 
 def _paired_result(test, prep, dist, boot, hits, path, alternative, ci, confidence, smooth):
     """The result of a resampling test: ``dist`` gives p, ``boot`` the interval for delta."""
-    if prep.n < BOOTSTRAP_MIN_ITEMS:
+    ci = _resolve_ci(ci, prep.metric)
+    if ci == "newcombe":
+        ra, rb = prep.a == prep.gold, prep.b == prep.gold
+        counts = [int(np.sum(x)) for x in (ra & rb, ra & ~rb, ~ra & rb, ~ra & ~rb)]
+        interval = _newcombe_paired_ci(*counts, confidence)
+        note = ""
+    elif prep.n < BOOTSTRAP_MIN_ITEMS:
         interval = (math.nan, math.nan)
         note = (
             f"{prep.n} item(s) have only {_distinct_resamples(prep.n)} "
@@ -935,7 +966,7 @@ def compare_systems(
     n_resamples: int = 10_000,
     alternative: str = "two-sided",
     confidence: float = 0.95,
-    ci: str = "bca",
+    ci: str = "auto",
     smooth: bool = True,
     rng=None,
 ) -> SystemComparison:
