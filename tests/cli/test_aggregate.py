@@ -77,3 +77,24 @@ def test_bad_tables_are_one_line_and_exit_2(tmp_path, edit, message):
 def test_gamma_below_the_scores_is_refused():
     out = run("aggregate", TASKS, *ROLES, "--gamma", "0.1")
     assert out.exit_code == 2 and "--gamma 0.1 is below the scores' range" in out.output
+
+
+def test_a_band_without_bootstrap_spread_says_so():
+    """At taus where every resample gives one fraction the band was 0.800 [0.800, 0.800]."""
+    import numpy as np
+    import pandas as pd
+
+    import vareval
+
+    out = run("aggregate", TASKS, *ROLES, "--resamples", "300")
+    assert out.exit_code == 0, out.output
+    assert "0.800 [0.800, 0.800]" not in out.output and "0.800 [n/a]" in out.output
+    assert "the bootstrap cannot size a band there" in out.output
+    js = json.loads(run("aggregate", TASKS, *ROLES, "--resamples", "300", "--json").output)
+    table = vareval.aggregate(pd.read_csv(TASKS), metric="accuracy", by="method", task="task",
+                              n_resamples=300, rng=0)  # fmt: skip
+    p = table["profile"]
+    flat = np.ptp(p.bootstrap_distribution, axis=0) == 0
+    assert flat.any() and np.isnan(p.band_low[flat]).all() and np.isnan(p.band_high[flat]).all()
+    assert not np.isnan(p.band_low[~flat]).any()
+    assert sum(r["band_low"] is None for r in js["profile"]) == flat.sum()
