@@ -120,10 +120,12 @@ def render_runs(table) -> list[str]:
     runs = getattr(table, "runs", None)
     if not runs:
         return []
-    lines = ["runs:" + " " * 9 + "".join(f"{h:>{len(h) + 2}}" for h, _ in _RUN_COLUMNS)]
+    cols = _RUN_COLUMNS
+    if any(c.pruned for c in runs.values()):  # an importer's pruned trials: a column of their own
+        cols = (*cols[:3], ("pruned", "pruned"), *cols[3:])
+    lines = ["runs:" + " " * 9 + "".join(f"{h:>{len(h) + 2}}" for h, _ in cols)]
     lines += [
-        f"  {name[:11]:<12}"
-        + "".join(f"{getattr(c, k):>{len(h) + 2}}" for h, k in _RUN_COLUMNS)
+        f"  {name[:11]:<12}" + "".join(f"{getattr(c, k):>{len(h) + 2}}" for h, k in cols)
         for name, c in runs.items()
     ]
     lines += [f"NOTE {note}." for note in table.notes]

@@ -251,7 +251,7 @@ def format_metrics(report) -> str:
 
 
 @click.command()
-@table_argument("predictions")
+@table_argument("predictions", predictions=True)
 @click.option(
     "--gold", default=None, help="Gold label column (not needed for --metric mean)."
 )
@@ -370,7 +370,7 @@ def significance(
 
 
 @click.command()
-@table_argument("predictions")
+@table_argument("predictions", predictions=True)
 @click.option("--gold", required=True, help="Gold label column.")
 @_table_options
 @click.option(
