@@ -17,8 +17,8 @@ store's words, ``done``, ``failed``, ``pending`` or ``running`` (a store's
 export has it), or ``pruned`` (the importers': one vocabulary for the
 runner, the importers and the analyses). Rows that are not ``done`` keep
 their place in the count and their metric cell is ignored (it may be
-empty). Without a ``status`` column every row counts as done. A run store read with :func:`read_table` keeps the
-trials it left out in ``df.attrs["not_done"]``, so they are counted too.
+empty). Without a ``status`` column every row counts as done. A run store
+read with :func:`read_table` keeps the trials it left out in ``df.attrs["not_done"]``, so they are counted too.
 """
 
 from __future__ import annotations
