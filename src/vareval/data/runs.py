@@ -18,7 +18,8 @@ export has it), or ``pruned`` (the importers': one vocabulary for the
 runner, the importers and the analyses). Rows that are not ``done`` keep
 their place in the count and their metric cell is ignored (it may be
 empty). Without a ``status`` column every row counts as done. A run store
-read with :func:`read_table` keeps the trials it left out in ``df.attrs["not_done"]``, so they are counted too.
+read with :func:`read_table` keeps the trials it left out in
+``df.attrs["not_done"]``, so they are counted too.
 """
 
 from __future__ import annotations
