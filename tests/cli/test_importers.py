@@ -132,7 +132,7 @@ def test_a_failed_run_is_named_as_such_and_dropna_is_offered(tmp_path):
     path.write_text("run,status,model,seed,acc\n1,done,A,0,0.8\n2,done,A,1,0.82\n"
                     "3,done,B,0,0.78\n4,failed,B,1,\n5,done,A,2,0.81\n6,done,B,2,0.8\n")
     out = run("paired", str(path), "--metric", "acc", "--by", "model", "--pair-on", "seed",
-              "--a", "A", "--b", "B")  # fmt: skip
+              "--compare", "A,B")  # fmt: skip
     assert out.exit_code == 2
     assert "data row(s) 4 (status failed: runs that did not finish)" in out.output
     assert "--dropna" in out.output

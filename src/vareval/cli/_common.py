@@ -255,8 +255,8 @@ def paired_test_options(f):
 # Python parameter names that reach the command line in error messages, and the
 # flag a person typed instead.
 FLAG_OF_PARAMETER = {
-    "a": "--a",
-    "b": "--b",
+    "a": "--compare",
+    "b": "--compare",
     "baseline": "--baseline",
     "systems": "--system",
     "metric": "--metric",
@@ -313,7 +313,8 @@ def name_flags(message: str, command: click.Command | None = None) -> str:
         return flags[m.group(1) or m.group(2) or m.group(3)]
 
     # "(test_fraction=, --test-fraction)" would read "--test-fraction, --test-fraction"
-    return re.sub(r"(--[\w-]+), \1\b", r"\1", pattern.sub(flag, message))
+    named = pattern.sub(flag, message).replace("--compare and --compare", "--compare a,b")
+    return re.sub(r"(--[\w-]+), \1\b", r"\1", named)
 
 
 def json_option(f):
