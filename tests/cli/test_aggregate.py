@@ -90,3 +90,25 @@ def test_the_header_stands_apart_from_short_method_labels(tmp_path):
     rows = [line for line in out.output.splitlines() if line.startswith("method")]
     assert len(rows) == 2 and all(line.startswith("method ") for line in rows), rows
     assert not any(line.startswith(("methodmedian", "methodtau")) for line in out.output.split())
+
+
+def test_a_band_without_bootstrap_spread_says_so():
+    """At taus where every resample gives one fraction the band was 0.800 [0.800, 0.800]."""
+    import numpy as np
+    import pandas as pd
+
+    import vareval
+
+    out = run("aggregate", TASKS, *ROLES, "--resamples", "300")
+    assert out.exit_code == 0, out.output
+    assert "0.800 [0.800, 0.800]" not in out.output and "0.800 [n/a]" in out.output
+    assert "the bootstrap cannot size a band there" in out.output
+    js = json.loads(run("aggregate", TASKS, *ROLES, "--resamples", "300", "--json").output)
+    table = vareval.aggregate(pd.read_csv(TASKS), metric="accuracy", by="method", task="task",
+                              n_resamples=300, rng=0)  # fmt: skip
+    p = table["profile"]
+    interior = (p.estimate > 0) & (p.estimate < 1)
+    flat = (np.ptp(p.bootstrap_distribution, axis=0) == 0) & interior
+    assert flat.any() and np.isnan(p.band_low[flat]).all() and np.isnan(p.band_high[flat]).all()
+    assert not np.isnan(p.band_low[~flat]).any()
+    assert sum(r["band_low"] is None for r in js["profile"]) == flat.sum()

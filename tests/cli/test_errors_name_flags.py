@@ -10,8 +10,8 @@ from vareval import datasets
 from vareval.cli import main
 from vareval.cli._common import name_flags
 
-RUNS = ["--metric", "accuracy", "--by", "method", "--pair-on", "seed", "--a", "mlp", "--b",
-        "logreg"]  # fmt: skip
+RUNS = ["--metric", "accuracy", "--by", "method", "--pair-on", "seed",
+        "--compare", "mlp,logreg"]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -22,7 +22,7 @@ RUNS = ["--metric", "accuracy", "--by", "method", "--pair-on", "seed", "--a", "m
         ("digits_runs.csv", ["paired", *RUNS, "--test", "corrected", "--test-fraction", "1.5"],
          "--test-fraction", "test_fraction"),
         ("digits_runs.csv", ["paired", "--metric", "accuracy", "--by", "method", "--pair-on",
-                             "seed"], "--a and --b", "(a and b)"),
+                             "seed"], "--compare a,b", "(a and b)"),
         ("digits_runs.csv", ["best-of-k", "--metric", "accuracy", "--quantiles", "2"],
          "--quantiles", "`quantiles`"),
         ("sklearn_tasks.csv", ["rank", "--metric", "accuracy", "--by", "method", "--task", "task",

@@ -139,14 +139,14 @@ def _run(*args):
         ("--n-sim", "--resamples",
          ["best-of-k", "--metric", "accuracy", "--by", "method", "--n-sim", "500"]),
         ("--n-boot", "--resamples",
-         ["paired", "--metric", "accuracy", "--by", "method", "--pair-on", "seed", "--a", "mlp",
-          "--b", "logreg", "--n-boot", "500"]),
+         ["paired", "--metric", "accuracy", "--by", "method", "--pair-on", "seed",
+          "--compare", "mlp,logreg", "--n-boot", "500"]),
         ("--minimize", "--lower-is-better",
          ["best-of-k", "--metric", "accuracy", "--by", "method", "--resamples", "500",
           "--minimize"]),
         ("--repeated", "--test corrected",
-         ["paired", "--metric", "accuracy", "--by", "method", "--pair-on", "seed", "--a", "mlp",
-          "--b", "logreg", "--repeated", "data-sampling", "--test-fraction", "0.3"]),
+         ["paired", "--metric", "accuracy", "--by", "method", "--pair-on", "seed",
+          "--compare", "mlp,logreg", "--repeated", "data-sampling", "--test-fraction", "0.3"]),
     ],
 )  # fmt: skip
 def test_old_spellings_work_hidden_with_a_one_line_notice(old, new, args, tmp_path):
@@ -178,3 +178,28 @@ def test_old_and_new_spelling_together_are_refused(tmp_path):
              "--resamples", "10", "--n-sim", "20")  # fmt: skip
     assert r.exit_code == 2
     assert r.stderr.strip() == "error: give --resamples or its old spelling --n-sim, not both."
+
+
+@pytest.mark.parametrize("command", ["paired", "plan"])
+def test_compare_is_the_one_spelling_of_two_methods(command, tmp_path):
+    """paired and plan take --compare a,b as sequential and allocate do; --a/--b for one release."""
+    from vareval import datasets
+
+    path = tmp_path / "runs.csv"
+    datasets.load("digits_runs.csv").to_csv(path, index=False)
+    base = [command, str(path), "--metric", "accuracy", "--by", "method", "--pair-on", "seed"]
+    extra = ["--effect", "0.002"] if command == "plan" else []
+    for other in ("sequential", "allocate"):
+        assert "--compare" in help_options((other,))
+    assert "--compare" in help_options((command,)) and "--a" not in help_options((command,))
+    new = CliRunner().invoke(main, [*base, "--compare", "mlp,logreg", *extra, "--json"])
+    old = CliRunner().invoke(main, [*base, "--a", "mlp", "--b", "logreg", *extra, "--json"])
+    assert new.exit_code == 0 and new.stderr == "", new.output
+    assert old.exit_code == 0 and old.stdout == new.stdout
+    assert old.stderr.strip() == (
+        "warning: --a/--b are deprecated and will be removed; use --compare a,b."
+    )
+    both = CliRunner().invoke(main, [*base, "--compare", "mlp,logreg", "--a", "mlp", *extra])
+    assert both.exit_code == 2 and "not both" in both.output
+    bad = CliRunner().invoke(main, [*base, "--compare", "mlp", *extra])
+    assert bad.exit_code == 2 and "--compare must name two things" in bad.output

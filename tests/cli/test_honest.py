@@ -41,10 +41,15 @@ def test_three_items_exact_test_not_a_bootstrap(three_items):
     out = json.loads(res.output)
     (row,) = out["results"]
     assert row["test"] == "exact randomization" and row["pvalue"] == 0.25
-    assert row["low"] is None and row["high"] is None and row["ci_note"]
+    # accuracy's interval is Newcombe's score interval, defined at any n (the
+    # bootstrap's is refused below 10 items: --ci-method bca)
+    assert row["ci_method"] == "newcombe" and row["low"] < row["high"]
     assert "3 items" in out["test_reason"] and out["seed"] == 0
     text = _run(*args).output
-    assert "n/a" in text and "CI n/a" in text and "seed 0" in text
+    assert "95% CI (Newcombe score)" in text and "seed 0" in text
+    boot = json.loads(_run(*args, "--ci-method", "bca", "--json").output)["results"][0]
+    assert boot["low"] is None and boot["high"] is None and boot["ci_note"]
+    assert "CI n/a" in _run(*args, "--ci-method", "bca").output
     rep = vareval.significance(df, gold="gold", item="item", systems=["A", "B"])
     assert rep.comparison.results[0].pvalue == 0.25
 
@@ -251,7 +256,7 @@ def test_store_summary_counts_failed_trials(failing_store, tmp_path):
     assert out["b"]["runs"]["failed"] == 4 and out["b"]["n"] == 16
     assert out["a"]["runs"] == {
         "planned": 20, "done": 20, "failed": 0, "not_run": 0, "non_finite": 0,
-        "summarised": 20, "non_finite_rows": [],
+        "summarised": 20, "non_finite_rows": [], "pruned": 0,
     }  # fmt: skip
     with pytest.warns(vareval.errors.VarevalWarning, match="4 of 40 trials are not done"):
         df = vareval.read_table(failing_store)
@@ -332,7 +337,7 @@ def test_singular_fit_is_not_an_optimiser_warning(tmp_path):
     [
         ("best-of-k", "--metric", "accuracy", "--by", "method", "--resamples", "2000"),
         ("paired", "--metric", "accuracy", "--by", "method", "--pair-on", "seed",
-         "--a", "mlp", "--b", "logreg", "--resamples", "2000"),
+         "--compare", "mlp,logreg", "--resamples", "2000"),
     ],  # fmt: skip
 )
 def test_randomised_commands_seed_with_zero_and_say_so(args):

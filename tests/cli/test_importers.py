@@ -87,3 +87,54 @@ def test_import_errors_are_one_line(tmp_path):
     assert out.exit_code == 2 and "no TensorBoard event files" in out.output
     out = run("import", "optuna", str(tmp_path / "none.db"))
     assert out.exit_code == 2 and out.output.count("\n") == 1
+
+
+def test_an_optuna_import_feeds_summarize_with_its_pruned_and_failed_trials(tmp_path):
+    """The importer's `pruned` is a status every analysis reads, counted like `failed`."""
+    import math
+
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    study = optuna.create_study(study_name="svc", storage=url,
+                                sampler=optuna.samplers.RandomSampler(seed=0))  # fmt: skip
+
+    def objective(trial):
+        c = trial.suggest_float("C", 1e-3, 1e3, log=True)
+        if trial.number == 7:
+            raise RuntimeError("diverged")
+        if trial.number == 9:
+            raise optuna.TrialPruned()
+        return math.log(c)
+
+    study.optimize(objective, n_trials=12, catch=(RuntimeError,))
+    imported = run("import", "optuna", str(tmp_path / "optuna.db"), "--study", "svc")
+    assert imported.exit_code == 0, imported.output
+    args = ["summarize", "-", "--metric", "value", "--by", "experiment"]
+    text, js = run(*args, stdin=imported.stdout), run(*args, "--json", stdin=imported.stdout)
+    assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+    runs = json.loads(js.stdout)["svc"]["runs"]
+    assert (runs["planned"], runs["done"], runs["failed"], runs["pruned"]) == (12, 10, 1, 1)
+    assert "1 of 12 runs were pruned (stopped early)" in text.output
+    assert "pruned" in text.output.splitlines()[3]  # the runs table has the column
+    from vareval.data.runs import count_runs
+
+    counts, usable = count_runs(pd.read_csv(io.StringIO(imported.stdout)), "value", "experiment")
+    assert counts["svc"].pruned == 1 and counts["svc"].not_run == 0 and usable.sum() == 10
+
+
+def test_a_failed_run_is_named_as_such_and_dropna_is_offered(tmp_path):
+    """A failed MLflow-style run (status failed, empty metric) in paired's input."""
+    from vareval.data.validate import metric_values
+    from vareval.errors import DataError
+
+    path = tmp_path / "runs.csv"
+    path.write_text("run,status,model,seed,acc\n1,done,A,0,0.8\n2,done,A,1,0.82\n"
+                    "3,done,B,0,0.78\n4,failed,B,1,\n5,done,A,2,0.81\n6,done,B,2,0.8\n")
+    out = run("paired", str(path), "--metric", "acc", "--by", "model", "--pair-on", "seed",
+              "--compare", "A,B")  # fmt: skip
+    assert out.exit_code == 2
+    assert "data row(s) 4 (status failed: runs that did not finish)" in out.output
+    assert "--dropna" in out.output
+    with pytest.raises(DataError, match=r"row\(s\) 4 \(status failed"):
+        metric_values(pd.read_csv(path), "acc")

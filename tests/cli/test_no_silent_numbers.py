@@ -61,7 +61,7 @@ def test_summary_near_the_largest_float(tmp_path):
 def test_repeated_run_tables(tmp_path, scale, exponent):
     path = _runs(tmp_path, scale)
     common = ["--metric", "score", "--by", "method"]
-    pair = [*common, "--pair-on", "seed", "--a", "b", "--b", "a"]
+    pair = [*common, "--pair-on", "seed", "--compare", "b,a"]
     for args in (
         ["summarize", path, *common],
         ["paired", path, *pair],
@@ -151,7 +151,7 @@ def test_paired_command_with_constant_differences(tmp_path):
     path = tmp_path / "c.csv"
     path.write_text("method,seed,acc\na,0,0.5\na,1,0.6\na,2,0.7\nb,0,0.4\nb,1,0.5\nb,2,0.6\n")
     res = _cli("paired", path, "--metric", "acc", "--by", "method", "--pair-on", "seed",
-               "--a", "a", "--b", "b")  # fmt: skip
+               "--compare", "a,b")  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "undefined: every difference is +0.10000 (SD 0), so no p-value" in res.output
     assert "t = inf" not in res.output.split("paired t test")[1]

@@ -129,10 +129,7 @@ BAD = [
             "method",
             "--pair-on",
             "seed",
-            "--a",
-            "A",
-            "--b",
-            "C",
+            "--compare", "A,C",
         ],
         "'C' not found",
     ),
@@ -147,10 +144,7 @@ BAD = [
             "method",
             "--pair-on",
             "seed",
-            "--a",
-            "A",
-            "--b",
-            "A",
+            "--compare", "A,A",
         ],
         "must differ",
     ),
@@ -225,7 +219,7 @@ def test_paired_families_are_holm_adjusted_as_statsmodels_does(family, tmp_path)
     assert [got[k]["pvalue_holm"] for k in expected] == pytest.approx(holm, rel=1e-12)
     # each comparison is the two-method comparison of the same pair
     a, b = expected[0].split(" - ")
-    one = run("paired", path, *PAIRED, "--a", a, "--b", b, "--test", "corrected",
+    one = run("paired", path, *PAIRED, "--compare", f"{a},{b}", "--test", "corrected",
               "--test-fraction", "0.3", "--json")  # fmt: skip
     assert json.loads(one.stdout)[expected[0]]["pvalue"] == pytest.approx(p[0], rel=1e-12)
     text = run("paired", path, *PAIRED, *family, "--test", "corrected", "--test-fraction",
@@ -236,7 +230,7 @@ def test_paired_families_are_holm_adjusted_as_statsmodels_does(family, tmp_path)
 def test_paired_refuses_two_ways_of_choosing_the_pairs(tmp_path):
     path = _digits(tmp_path)
     out = run("paired", path, *PAIRED, "--baseline", "logreg", "--all-pairs")
-    assert out.exit_code == 2 and "give one of --a/--b, --baseline or --all-pairs" in out.stderr
+    assert out.exit_code == 2 and "give one of --compare, --baseline or --all-pairs" in out.stderr
     out = run("paired", path, *PAIRED, "--baseline", "svm")
     assert out.exit_code == 2 and "--baseline 'svm' is not a method" in out.stderr
 

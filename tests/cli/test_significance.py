@@ -272,3 +272,44 @@ def test_several_metrics_give_one_block_each_corrected_within_a_metric(tmp_path)
     for metric in got:
         alone = CliRunner().invoke(main, [*args, "--metric", metric, "--json"])
         assert got[metric] == json.loads(alone.stdout)
+
+
+def test_mcnemar_interval_has_width_when_discordance_goes_one_way(tmp_path):
+    """3 items all won by B: the Wald interval was the point [1, 1] beside p = 0.25."""
+    from vareval.stats import mcnemar_exact
+
+    path = tmp_path / "three.csv"
+    path.write_text("item,gold,A,B\n1,1,0,1\n2,1,0,1\n3,0,1,0\n")
+    args = ["significance", str(path), "--gold", "gold", "--item", "item", "--test", "mcnemar"]
+    text, js = _run(args), _run([*args, "--json"])
+    assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+    row = json.loads(js.stdout)["results"][0]
+    api = mcnemar_exact([1, 1, 0], [1, 1, 0], [0, 0, 1])  # B's outputs first, as "system"
+    assert (row["low"], row["high"]) == pytest.approx(api.confidence_interval())
+    assert (row["low"], row["high"]) == pytest.approx((0.2059, 1.0), abs=5e-5)
+    assert row["pvalue"] == 0.25
+    assert "95% CI (Newcombe score)" in text.output and "[+0.2059, +1.0000]" in text.output
+
+
+@pytest.mark.parametrize("command", ["significance", "metrics"])
+def test_dropna_checks_the_system_columns_not_the_metric_name(tmp_path, command):
+    """--dropna took the metric name for a column, and ignored --system's columns."""
+    from vareval import metrics, significance
+
+    path = tmp_path / "p.csv"
+    path.write_text("item,gold,A,B\n1,1,1,1\n2,0,0,1\n3,1,1,\n4,0,0,0\n5,1,0,1\n6,1,1,1\n")
+    base = [command, str(path), "--gold", "gold", "--item", "item", "--json"]
+    refused = _run([*base, "--system", "A,B"])
+    assert refused.exit_code == 2
+    assert "system column 'B' is empty in data row(s) 3" in refused.output
+    for extra in (["--system", "A,B"], [], ["--metric", "accuracy"] * (command == "significance")):
+        out = CliRunner().invoke(main, [*base, *extra, "--dropna"])
+        assert out.exit_code == 0, out.output
+        assert "dropped 1 of 6 rows" in out.stderr
+    kept = pd.read_csv(path, dtype=str).drop(index=2)
+    if command == "significance":
+        api = significance(kept, gold="gold", item="item").comparison.results[0]
+        assert json.loads(out.stdout)["results"][0]["estimate"] == pytest.approx(api.estimate)
+    else:
+        api = metrics(kept, gold="gold", item="item").systems["B"]
+        assert json.loads(out.stdout)["B"]["accuracy"] == pytest.approx(api.accuracy)

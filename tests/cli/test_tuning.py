@@ -153,3 +153,33 @@ def test_demo_section_reproduces_the_case_study():
     }
     assert verdicts[1] == "mlp better"
     assert all(v == "need more data" for k, v in verdicts.items() if k >= 2)
+
+
+def test_verdicts_with_four_models_name_the_compared_models(tmp_path):
+    """With 3+ models the text names the pair's own models, as the JSON does."""
+    rng = np.random.default_rng(3)
+    names = ["A", "B", "C", "D"]
+    scores = [rng.beta(2, 5, 30), rng.beta(3, 4, 30), rng.beta(2, 6, 30), rng.beta(9, 1, 30)]
+    df = pd.DataFrame({"model": np.repeat(names, 30), "acc": np.concatenate(scores)})
+    path = tmp_path / "four.csv"
+    df.to_csv(path, index=False)
+    args = [path, "--metric", "acc", "--by", "model", "--bounds", "0,1",
+            "--ks", "1,5,30", "--confidence", "0.8"]  # fmt: skip
+    text, js = _run(*args), _run(*args, "--json")
+    assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+    payload = json.loads(js.output[: js.output.rindex("}") + 1])
+    lines = {ln.split(":", 1)[0]: ln for ln in text.output.splitlines() if " vs " in ln}
+    assert len(lines) == 6
+    for cmp in payload["comparisons"]:
+        a, b = cmp["a"], cmp["b"]
+        want = f"{a} vs {b}: " + "; ".join(
+            f"k={k}: {v}" for k, v in zip([1, 5, 30], cmp["verdict"], strict=True)
+        )
+        assert lines[f"{a} vs {b}"] == want
+        assert all(v in (f"{a} better", f"{b} better", "need more data") for v in cmp["verdict"])
+    # D (beta(9, 1)) beats C (beta(2, 6)) at k = 1: named D, never a letter outside the pair
+    assert lines["C vs D"].startswith("C vs D: k=1: D better")
+    from vareval import tuning_curve
+
+    res = tuning_curve(df, metric="acc", by="model", bounds=(0, 1), ks=[1, 5, 30], confidence=0.8)
+    assert res.named_verdicts("C", "D") == payload["comparisons"][-1]["verdict"]

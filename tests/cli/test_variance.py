@@ -180,3 +180,34 @@ def test_no_tests_shown_from_a_fit_that_did_not_converge(monkeypatch):
         for p in out["pairwise"]
         for k in ("estimate", "se", "df", "ci_low", "ci_high", "p", "p_holm")
     )
+
+
+def test_a_variance_at_zero_gets_the_mixture_p_of_one():
+    """config[forest] is fitted at 0: its LRT was 5e-12 with p 0.4999991."""
+    import pandas as pd
+
+    from vareval import variance
+
+    store = DATA.parent / "by_group_store.csv"
+    r = CliRunner().invoke(main, ["variance", str(store), "--metric", "y", "--fixed", "model",
+                                  "--by-group", "config=model", "--json"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    row = {t["term"]: t for t in json.loads(r.output)["lrt"]}["config[forest]"]
+    assert row["variance"] == 0 and row["lrt"] == 0 and row["p_boundary"] == 1
+    api = variance(pd.read_csv(store), metric="y", fixed=["model"], by_group="config=model")
+    lrt = {t.term: t for t in api.lrt}["config[forest]"]
+    assert (lrt.statistic, lrt.pvalue) == (0, 1)
+
+
+def test_uncorrelated_slope_tests_the_intercept_too():
+    """lmerTest's ranova of (1 | Subject) + (0 + Days | Subject): LRT 22.85573 for the intercept."""
+    sleep = DATA.parent / "sleepstudy.csv"
+    args = ["variance", str(sleep), "--metric", "Reaction", "--fixed", "", "--random", "Subject",
+            "--slope", "Days", "--uncorrelated"]  # fmt: skip
+    text, js = CliRunner().invoke(main, args), CliRunner().invoke(main, [*args, "--json"])
+    assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+    rows = {t["term"]: t for t in json.loads(js.stdout)["lrt"]}
+    assert rows["Subject"]["lrt"] == pytest.approx(22.85573390, abs=1e-6)
+    assert rows["Subject"]["p_naive"] == pytest.approx(1.7463e-06, rel=1e-4)
+    assert rows["Days|Subject"]["lrt"] == pytest.approx(42.79579181, abs=1e-6)
+    assert "22.856" in text.output and "-> Subject:" in text.output

@@ -312,7 +312,7 @@ def test_plan_prints_the_command_that_grows_the_store(tmp_path):
     run(loads_spec(pilot.replace("reruns = 3", "reruns = 1")), path, engine="serial",
         progress=False)
     args = ["plan", str(path), "--metric", "score", "--by", "model", "--pair-on",
-            "seed,config", "--a", "forest", "--b", "svc", "--target-se", "0.01",
+            "seed,config", "--compare", "forest,svc", "--target-se", "0.01",
             "--store", str(path), "--json"]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output

@@ -18,18 +18,20 @@ _ROLE_OPTIONS = ("metric", "by", "pair_on", "task", "gold", "item", "system_colu
                  "prediction", "fixed", "random")
 
 
-def table_argument(name: str):
+def table_argument(name: str, predictions: bool = False):
     """A table argument (a file, a run store, or - for standard input) with --where and --dropna.
 
-    The command receives the table, read and filtered, as a DataFrame.
+    The command receives the table, read and filtered, as a DataFrame. In a
+    ``predictions`` table (one column per system, or long) ``--metric`` names
+    a metric, not a column, and the system columns are what --dropna checks.
     """
-    return functools.partial(_table_argument, name=name)
+    return functools.partial(_table_argument, name=name, predictions=predictions)
 
 
-def _table_argument(f, name):
+def _table_argument(f, name, predictions):
     @functools.wraps(f)
     def command(*args, where, dropna, **kwargs):
-        kwargs[name] = load_table(kwargs[name], where, dropna, kwargs)
+        kwargs[name] = load_table(kwargs[name], where, dropna, kwargs, predictions)
         return f(*args, **kwargs)
 
     command = click.option(
@@ -48,21 +50,32 @@ def _table_argument(f, name):
 results_file = table_argument("results")
 
 
-def load_table(path, where, dropna, options):
+def load_table(path, where, dropna, options, predictions=False):
     """Read a table, its metric columns as numbers, then apply --where and --dropna."""
     from vareval.data import filters
     from vareval.data.io import read_table
     from vareval.data.validate import numbers_where_possible
 
     df = read_table(path)
-    if options.get("metric"):
+    if options.get("metric") and not predictions:
         df = numbers_where_possible(df, split_columns(options["metric"]))
     if where:
         df = filters.where(df, where)
     if dropna:
-        columns = [c for o in _ROLE_OPTIONS if options.get(o) for c in split_columns(options[o])]
-        df = filters.dropna(df, columns)
+        df = filters.dropna(df, _used_columns(df, options, predictions))
     return df
+
+
+def _used_columns(df, options, predictions) -> list:
+    """The columns --dropna checks: those the role options name."""
+    roles = [o for o in _ROLE_OPTIONS if not (predictions and o == "metric")]
+    columns = [c for o in roles if options.get(o) for c in split_columns(options[o])]
+    if predictions:
+        systems = [c for v in options.get("systems") or () for c in split_columns(v)]
+        if not systems and not options.get("system_column"):
+            return list(df.columns)  # a wide table without --system: every column is used
+        columns += [] if options.get("system_column") else systems
+    return columns
 
 
 # --- one spelling per idea ------------------------------------------------------
@@ -242,8 +255,8 @@ def paired_test_options(f):
 # Python parameter names that reach the command line in error messages, and the
 # flag a person typed instead.
 FLAG_OF_PARAMETER = {
-    "a": "--a",
-    "b": "--b",
+    "a": "--compare",
+    "b": "--compare",
     "baseline": "--baseline",
     "systems": "--system",
     "metric": "--metric",
@@ -300,7 +313,8 @@ def name_flags(message: str, command: click.Command | None = None) -> str:
         return flags[m.group(1) or m.group(2) or m.group(3)]
 
     # "(test_fraction=, --test-fraction)" would read "--test-fraction, --test-fraction"
-    return re.sub(r"(--[\w-]+), \1\b", r"\1", pattern.sub(flag, message))
+    named = pattern.sub(flag, message).replace("--compare and --compare", "--compare a,b")
+    return re.sub(r"(--[\w-]+), \1\b", r"\1", named)
 
 
 def json_option(f):

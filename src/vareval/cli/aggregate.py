@@ -202,10 +202,22 @@ def _render_profile(profile, width: int) -> list[str]:
         f"{'method':<{width}}"
         + "".join(f"{'tau ' + format(profile.taus[k], '.4g'):<22}" for k in picks).rstrip(),
     ]
+    missing = False
     for i, m in enumerate(profile.methods):
         est, low, high = profile.estimate[i], profile.band_low[i], profile.band_high[i]
-        cells = "".join(f"{_interval(est[k], low[k], high[k], 3):<22}" for k in picks)
+        cells = ""
+        for k in picks:
+            if low[k] != low[k]:
+                missing = True
+                cells += f"{f'{est[k]:.3f} [n/a]':<22}"
+            else:
+                cells += f"{_interval(est[k], low[k], high[k], 3):<22}"
         lines.append(f"{m:<{width}}{cells}".rstrip())
+    if missing:
+        lines.append(
+            "n/a: every resample gave the same fraction at that tau (each task's runs all "
+            "above or all below it), so the bootstrap cannot size a band there."
+        )
     return lines
 
 

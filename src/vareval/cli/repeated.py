@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 from vareval._format import formatter, number
@@ -25,13 +27,31 @@ from vareval.cli._common import (
     seed_option,
     split_columns,
 )
+from vareval.cli.sequential import parse_pair
 from vareval.errors import ArgumentError
 
 
 def _pair_options(f):
-    f = click.option("--b", "b", default=None, help="Method B (the baseline).")(f)
-    f = click.option("--a", "a", default=None, help="Method A (the candidate).")(f)
-    return pair_on_option(required=True)(f)
+    """--compare a,b (as sequential and allocate); the old --a/--b stay for one release, hidden."""
+
+    @functools.wraps(f)
+    def command(*args, compare, a, b, **kwargs):
+        if a is not None or b is not None:
+            if compare is not None:
+                raise ArgumentError("give --compare a,b or its old spelling --a/--b, not both.")
+            click.echo("warning: --a/--b are deprecated and will be removed; use --compare a,b.",
+                       err=True)  # fmt: skip
+        elif compare is not None:
+            a, b = parse_pair(compare, "--compare")
+        return f(*args, a=a, b=b, **kwargs)
+
+    command = click.option("--b", "b", default=None, hidden=True)(command)
+    command = click.option("--a", "a", default=None, hidden=True)(command)
+    command = click.option(
+        "--compare", "compare", default=None,
+        help="The two methods a,b: the difference is a - b (b the baseline).",
+    )(command)  # fmt: skip
+    return pair_on_option(required=True)(command)
 
 
 @click.command()
@@ -120,10 +140,12 @@ def render_runs(table) -> list[str]:
     runs = getattr(table, "runs", None)
     if not runs:
         return []
-    lines = ["runs:" + " " * 9 + "".join(f"{h:>{len(h) + 2}}" for h, _ in _RUN_COLUMNS)]
+    cols = _RUN_COLUMNS
+    if any(c.pruned for c in runs.values()):  # an importer's pruned trials: a column of their own
+        cols = (*cols[:3], ("pruned", "pruned"), *cols[3:])
+    lines = ["runs:" + " " * 9 + "".join(f"{h:>{len(h) + 2}}" for h, _ in cols)]
     lines += [
-        f"  {name[:11]:<12}"
-        + "".join(f"{getattr(c, k):>{len(h) + 2}}" for h, k in _RUN_COLUMNS)
+        f"  {name[:11]:<12}" + "".join(f"{getattr(c, k):>{len(h) + 2}}" for h, k in cols)
         for name, c in runs.items()
     ]
     lines += [f"NOTE {note}." for note in table.notes]
@@ -220,7 +242,7 @@ def paired(
 ):  # fmt: skip
     """Mean paired difference A - B with SE, CIs and the variance decomposition.
 
-    Two methods (--a and --b, or the only two in the table), every method against
+    Two methods (--compare a,b, or the only two in the table), every method against
     --baseline, or --all-pairs; with several comparisons the p-values are
     Holm-adjusted within each metric.
     """
@@ -241,13 +263,13 @@ def paired(
 
 
 def _comparisons(df, by, a, b, baseline, all_pairs) -> list[tuple[str, str]] | None:
-    """The (A, B) pairs to compare; None for the two of --a/--b or the only two methods."""
+    """The (A, B) pairs to compare; None for the two of --compare or the only two methods."""
     from vareval.data.validate import labels
 
-    chosen = [n for n, v in (("--a/--b", a or b), ("--baseline", baseline),
+    chosen = [n for n, v in (("--compare", a or b), ("--baseline", baseline),
                              ("--all-pairs", all_pairs)) if v]  # fmt: skip
     if len(chosen) > 1:
-        raise ArgumentError(f"give one of --a/--b, --baseline or --all-pairs; got {chosen}.")
+        raise ArgumentError(f"give one of --compare, --baseline or --all-pairs; got {chosen}.")
     if not (baseline or all_pairs):
         return None
     import pandas as pd

@@ -135,7 +135,9 @@ def format_significance(report) -> str:
     )
     if comp.test_reason:
         head += f"\n(chosen: {comp.test_reason})"
-    method = {"bca": "BCa", "percentile": "percentile"}[first.ci_method]
+    method = {"newcombe": "Newcombe score", "bca": "BCa", "percentile": "percentile"}[
+        first.ci_method
+    ]
     scores, tests = _scores_and_tests(comp, method, lambda r: bool(r.ci_note))
     if first.path == "exact":
         form = "exact: the share of all swap patterns at least as extreme"
@@ -178,7 +180,7 @@ def _scores_and_tests(comp, method: str, no_ci) -> tuple[str, str]:
 
 _CLASSICAL = {
     "mcnemar": (
-        "Wald",
+        "Newcombe score",
         "exact binomial p-values on the discordant items (n_ab of n_ab + n_ba; "
         "McNemar 1947)",
     ),
@@ -249,7 +251,7 @@ def format_metrics(report) -> str:
 
 
 @click.command()
-@table_argument("predictions")
+@table_argument("predictions", predictions=True)
 @click.option(
     "--gold", default=None, help="Gold label column (not needed for --metric mean)."
 )
@@ -301,7 +303,7 @@ def format_metrics(report) -> str:
     help="greater: the system beats the one it is compared with (the textbook's test).",
 )
 @confidence_option
-@ci_method_option(["bca", "percentile"], "bca")
+@ci_method_option(["auto", "newcombe", "bca", "percentile"], "auto")
 @click.option(
     "--unsmoothed",
     is_flag=True,
@@ -368,7 +370,7 @@ def significance(
 
 
 @click.command()
-@table_argument("predictions")
+@table_argument("predictions", predictions=True)
 @click.option("--gold", required=True, help="Gold label column.")
 @_table_options
 @click.option(

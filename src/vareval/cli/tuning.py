@@ -58,7 +58,7 @@ def render(result, projection=None) -> str:
         header += [f"{name} (n={n}) {what}", "band", "U", "V"]
     pair = None
     if len(result.methods) == 2:
-        pair = next(iter(result.comparisons.items()))
+        pair = next(iter(result.comparisons))
         header.append("verdict")
     fmt = formatter(*(result.bands[n].estimate for n in result.methods))
     rows = []
@@ -74,24 +74,17 @@ def render(result, projection=None) -> str:
                 fmt(result.v_statistic[name][j]),
             ]
         if pair is not None:
-            (x, y), cmp = pair
-            v = cmp.verdict[j]
-            row.append(
-                x + " better"
-                if v == "A better"
-                else y + " better"
-                if v == "B better"
-                else v
-            )
+            row.append(result.named_verdicts(*pair)[j])
         rows.append(row)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     fmt_row = lambda r: "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True))  # noqa: E731
     lines.append(fmt_row(header))
     lines.extend(fmt_row(r) for r in rows)
-    for (x, y), cmp in result.comparisons.items():
+    for x, y in result.comparisons:
         if pair is not None:
             break
-        settled = [f"k={k:g}: {v}" for k, v in zip(result.k, cmp.verdict, strict=True)]
+        named = result.named_verdicts(x, y)
+        settled = [f"k={k:g}: {v}" for k, v in zip(result.k, named, strict=True)]
         lines.append(f"{x} vs {y}: " + "; ".join(settled))
     coverage = ", ".join(
         f"{name} {result.cdf_bands[name].coverage:.6f}" for name in result.methods

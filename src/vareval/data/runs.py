@@ -6,17 +6,20 @@ every summary counts, per method, the runs that were
 
 - *planned*: every row of the table (and, for a run store, every trial it
   declared, including those left out for not being done);
-- *done*: finished; *failed*: the trial raised or timed out; *not run*:
-  still pending or running;
+- *done*: finished; *failed*: the trial raised or timed out; *pruned*:
+  stopped early on purpose by the search (Optuna's pruner; an importer's
+  word); *not run*: still pending or running;
 - *non-finite*: done, but the metric is empty, NaN or infinite;
 - *summarised*: done with a finite metric, the runs the summary covers.
 
 How a table says a run failed: an optional ``status`` column with the run
 store's words, ``done``, ``failed``, ``pending`` or ``running`` (a store's
-export has it). Rows that are not ``done`` keep their place in the count and
-their metric cell is ignored (it may be empty). Without a ``status`` column
-every row counts as done. A run store read with :func:`read_table` keeps the
-trials it left out in ``df.attrs["not_done"]``, so they are counted too.
+export has it), or ``pruned`` (the importers': one vocabulary for the
+runner, the importers and the analyses). Rows that are not ``done`` keep
+their place in the count and their metric cell is ignored (it may be
+empty). Without a ``status`` column every row counts as done. A run store
+read with :func:`read_table` keeps the trials it left out in
+``df.attrs["not_done"]``, so they are counted too.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from vareval.errors import DataError
 from vareval.stats._result import Result
 
 STATUS_COLUMN = "status"
-STATUSES = ("done", "failed", "pending", "running")
+STATUSES = ("done", "failed", "pruned", "pending", "running")
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -43,10 +46,12 @@ class RunCount(Result):
     Attributes
     ----------
     planned, done, failed, not_run, non_finite, summarised : int
-        See the module notes; ``planned = done + failed + not_run`` and
-        ``summarised = done - non_finite``.
+        See the module notes; ``planned = done + failed + pruned + not_run``
+        and ``summarised = done - non_finite``.
     non_finite_rows : tuple of int
         1-based data rows of the done runs whose metric is not a finite number.
+    pruned : int
+        Runs the search stopped early (not finished, so not summarised).
     """
 
     planned: int
@@ -56,6 +61,7 @@ class RunCount(Result):
     non_finite: int
     summarised: int
     non_finite_rows: tuple = ()
+    pruned: int = 0
 
     @property
     def complete(self) -> bool:
@@ -67,6 +73,8 @@ class RunCount(Result):
         parts = []
         if self.failed:
             parts.append(f"{self.failed} of {self.planned} runs failed")
+        if self.pruned:
+            parts.append(f"{self.pruned} of {self.planned} runs were pruned (stopped early)")
         if self.not_run:
             parts.append(f"{self.not_run} of {self.planned} runs have not run")
         if self.non_finite:
@@ -169,13 +177,15 @@ def count_runs(df: pd.DataFrame, metric: str, by) -> tuple[dict, np.ndarray]:
         failed = int(np.sum(mine & (status == "failed"))) + int(
             np.sum(theirs == "failed")
         )
+        pruned = int(np.sum(mine & (status == "pruned"))) + int(np.sum(theirs == "pruned"))
         planned = int(mine.sum()) + theirs.size
         n_done = int(np.sum(mine & done))
         counts[str(name)] = RunCount(
             planned=planned,
             done=n_done,
             failed=failed,
-            not_run=planned - n_done - failed,
+            pruned=pruned,
+            not_run=planned - n_done - failed - pruned,
             non_finite=int(bad.sum()),
             summarised=int(np.sum(mine & done & finite)),
             non_finite_rows=tuple(int(i) + 1 for i in np.flatnonzero(bad)),

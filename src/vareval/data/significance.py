@@ -367,7 +367,7 @@ def significance(
     n_resamples: int = 10_000,
     alternative: str = "two-sided",
     confidence: float = 0.95,
-    ci: str = "bca",
+    ci: str = "auto",
     smooth: bool = True,
     rng=None,
     item: str | None = None,

@@ -104,12 +104,20 @@ class TuningCurves(FrameResult):
                 )
         return pd.DataFrame(rows)
 
+    def named_verdicts(self, a: str, b: str) -> list:
+        """The per-``k`` verdicts of ``a`` against ``b``, the models named.
+
+        "A"/"B" become the methods' names (e.g. ``"delta better"``): the one
+        spelling the text, JSON, frame and report all use.
+        """
+        return [_named(v, a, b) for v in self.comparisons[(a, b)].verdict]
+
     def comparison_frame(self) -> pd.DataFrame:
         """One row per pair of methods and ``k`` with the verdict, names spelled out."""
         rows = []
-        for (a, b), cmp in self.comparisons.items():
-            for k, verdict in zip(self.k, cmp.verdict, strict=True):
-                rows.append({"a": a, "b": b, "k": k, "verdict": _named(verdict, a, b)})
+        for a, b in self.comparisons:
+            for k, verdict in zip(self.k, self.named_verdicts(a, b), strict=True):
+                rows.append({"a": a, "b": b, "k": k, "verdict": verdict})
         return pd.DataFrame(rows, columns=["a", "b", "k", "verdict"])
 
     def to_dict(self) -> dict:
@@ -136,8 +144,8 @@ class TuningCurves(FrameResult):
                 for name in self.methods
             },
             "comparisons": [
-                {"a": a, "b": b, "verdict": [_named(v, a, b) for v in cmp.verdict]}
-                for (a, b), cmp in self.comparisons.items()
+                {"a": a, "b": b, "verdict": self.named_verdicts(a, b)}
+                for a, b in self.comparisons
             ],
         }
 

@@ -82,9 +82,20 @@ def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
     if missing.any():
         raise DataError(
             f"metric column {column!r} has missing or infinite values in data row(s) "
-            f"{_rows(missing)}; fill or remove those rows explicitly."
+            f"{_rows(missing)}{_unfinished(df, missing)}; fill or remove those rows "
+            "explicitly (the command's --dropna drops them and says how many)."
         )
     return values
+
+
+def _unfinished(df: pd.DataFrame, rows: np.ndarray) -> str:
+    """' (status failed: runs that did not finish)' when a status column says so."""
+    if "status" not in df.columns:
+        return ""
+    words = sorted({str(w) for w in df["status"].to_numpy()[rows]} - {"done"})
+    if not words:
+        return ""
+    return f" (status {', '.join(words)}: runs that did not finish)"
 
 
 def numbers_where_possible(df: pd.DataFrame, columns) -> pd.DataFrame:

@@ -43,6 +43,10 @@ for (nm in names(forms)) {
 m0 <- lmer(Reaction ~ Days + (1 | Subject), d)
 add("corr_reml", "lrt", "Days", REMLcrit(m0) - REMLcrit(lmer(forms$corr, d)))
 add("uncorr_reml", "lrt", "Days", REMLcrit(m0) - REMLcrit(lmer(forms$uncorr, d)))
+# lmerTest's ranova of the independent model also drops (1 | Subject)
+ra <- ranova(lmer(forms$uncorr, d))
+add("uncorr_reml", "lrt", "(Intercept)", ra["(1 | Subject)", "LRT"])
+add("uncorr_reml", "lrt_p", "(Intercept)", ra["(1 | Subject)", "Pr(>Chisq)"])
 # a between-subject factor beside the slope: the first nine subjects (in
 # sorted order) form group "a"; type III tests as lmerTest's anova()
 d$group <- ifelse(as.integer(d$Subject) <= 9, "a", "b")

@@ -30,9 +30,13 @@ def test_randomization_on_tiny_sets_is_the_exact_permutation_test(n, exact):
     gold = np.zeros(n, int)
     r = paired_randomization(gold, gold, gold + 1, rng=0)
     assert r.path == "exact" and r.n_resamples == 2**n
-    assert r.pvalue == exact == mcnemar_exact(gold, gold, gold + 1).pvalue
-    assert np.isnan(r.confidence_interval()).all()
-    assert "distinct bootstrap resamples" in r.ci_note
+    mc = mcnemar_exact(gold, gold, gold + 1)
+    assert r.pvalue == exact == mc.pvalue
+    # accuracy's default interval (Newcombe's) exists at any n; the bootstrap's does not
+    assert r.ci_method == "newcombe" and r.confidence_interval() == mc.confidence_interval()
+    boot = paired_randomization(gold, gold, gold + 1, rng=0, ci="bca")
+    assert np.isnan(boot.confidence_interval()).all()
+    assert "distinct bootstrap resamples" in boot.ci_note
 
 
 def test_exact_randomization_equals_mcnemar_for_accuracy():

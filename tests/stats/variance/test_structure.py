@@ -173,9 +173,19 @@ def test_sleepstudy_against_lme4(sleep_ref, correlated, reml):
     dev = f._state.cp.evaluate(theta, reml)["dev"]
     assert dev == pytest.approx(crit, rel=1e-12)
     if reml:
-        (lrt,) = a.lrt
+        # lmerTest's ranova: the slope, and with independent effects the intercept too
+        *intercept, lrt = a.lrt
+        terms = ["Days|Subject"] if correlated else ["Subject", "Days|Subject"]
+        assert [t.term for t in a.lrt] == terms
         assert lrt.df == (2 if correlated else 1)
         assert lrt.statistic == pytest.approx(sleep_ref[tag, "lrt", "Days"], abs=1e-6)
+        if not correlated:
+            (icpt,) = intercept
+            assert icpt.df == 1
+            assert icpt.statistic == pytest.approx(sleep_ref[tag, "lrt", "(Intercept)"], abs=1e-6)
+            p_ref = sleep_ref[tag, "lrt_p", "(Intercept)"]
+            assert icpt.pvalue_naive == pytest.approx(p_ref, rel=1e-6)
+            assert icpt.pvalue == pytest.approx(icpt.pvalue_naive / 2)
 
 
 @pytest.mark.parametrize("correlated", [True, False], ids=["corr", "uncorr"])

@@ -5,7 +5,9 @@ source says them:
 
 - ``run``: the source's run id (text), ``run_name`` where it has one;
 - ``status``: ``done``, ``failed``, ``running`` or ``pruned`` (the source's
-  own word is kept in ``source_status``), so failed runs stay visible;
+  own word is kept in ``source_status``), so failed runs stay visible; these
+  are words of :data:`vareval.data.runs.STATUSES`, the vocabulary every
+  analysis reads, so an import feeds ``summarize`` and the rest directly;
 - one column per hyper-parameter, named ``param.NAME`` and kept as the text
   the source logged, plus ``config``: the id of the run's distinct
   hyper-parameter combination (``seed`` excluded), the configuration role of

@@ -7,7 +7,6 @@ import pandas as pd
 from vareval.errors import DataError
 
 SEED_NAMES = ("seed", "random_seed", "random_state")
-STATUSES = ("done", "failed", "running", "pruned")
 _FIXED = ("run", "run_name", "experiment", "status", "source_status", "seed", "config")
 
 

@@ -69,6 +69,9 @@ def _run_blocks(data: ReportData) -> list:
         ]
     heads = ["method", "planned", "done", "failed", "not run", "non-finite", "summarised"]
     fields = ("planned", "done", "failed", "not_run", "non_finite", "summarised")
+    if any(c.pruned for c in data.runs.values()):
+        heads.insert(4, "pruned")
+        fields = (*fields[:3], "pruned", *fields[3:])
     return [
         *(Paragraph(n[0].upper() + n[1:] + ".") for n in notes),
         Table(
@@ -78,7 +81,7 @@ def _run_blocks(data: ReportData) -> list:
             "cover only the runs that finished with a finite metric: where some "
             "failed, they describe the survivors, and a method that fails on hard "
             "seeds looks better than it is.",
-            numeric=[False] + [True] * 6,
+            numeric=[False] + [True] * len(fields),
             row_classes=["" if c.complete else "warn" for c in data.runs.values()],
         ),
         *_failure_blocks(data),

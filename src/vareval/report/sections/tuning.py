@@ -115,16 +115,8 @@ def build(data: ReportData) -> Section | None:
     comparisons = getattr(res, "comparisons", {})
     if comparisons:
         vrows = []
-        for (a, b), cmp in comparisons.items():
-            named = [
-                f"{a} better"
-                if v == "A better"
-                else f"{b} better"
-                if v == "B better"
-                else str(v)
-                for v in cmp.verdict
-            ]
-            vrows.append([f"{a} vs {b}", _runs(ks, named)])
+        for a, b in comparisons:
+            vrows.append([f"{a} vs {b}", _runs(ks, res.named_verdicts(a, b))])
         blocks.append(
             Table(
                 ["comparison", "verdict by number of search iterations k"],

@@ -524,10 +524,13 @@ class PerformanceProfile(Result):
         tau (the average-score distribution).
     estimate : ndarray, shape (methods, taus)
     pointwise_low, pointwise_high : ndarray, shape (methods, taus)
-        Percentile-bootstrap intervals, each valid at one tau.
+        Percentile-bootstrap intervals, each valid at one tau (rliable's;
+        zero-width where every resample gives the same fraction).
     band_low, band_high : ndarray, shape (methods, taus)
         Simultaneous band: covers the whole profile at once with probability
-        ``confidence`` (bootstrap sup-t band).
+        ``confidence`` (bootstrap sup-t band). NaN at a tau where every
+        resample gives the same fraction strictly between 0 and 1 (no
+        bootstrap spread to size it).
     band_critical : ndarray, shape (methods,)
         The sup-t critical value of each method's band.
     confidence : float
@@ -599,6 +602,12 @@ def _sup_t_band(dist: np.ndarray, estimate: np.ndarray, confidence: float, n: in
     t = np.divide(np.abs(dist - estimate), sd, out=np.zeros_like(dist), where=sd > 0).max(axis=-1)
     crit = np.quantile(t, confidence, axis=0)
     half = crit[:, None] * sd * np.sqrt(n / (n - 1) if n > 1 else 1.0)
+    # where every resample gives the same fraction strictly between 0 and 1
+    # (each task's runs all on one side of tau) the bootstrap cannot size the
+    # band: NaN, not a zero-width band that claims certainty. At 0 and 1 (tau
+    # beyond every score) the band keeps the curve's trivial ends.
+    flat = (np.ptp(dist, axis=0) == 0) & (estimate > 0) & (estimate < 1)
+    half = np.where(flat, np.nan, half)
     return np.clip(estimate - half, 0, 1), np.clip(estimate + half, 0, 1), crit
 
 

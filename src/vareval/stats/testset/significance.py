@@ -90,7 +90,7 @@ class PairedTestResult(Result):
         tuple ``confidence_interval``; now ``confidence_interval()``, which
         returns it at the stored level only: the resamples are not kept).
     ci_method : str
-        ``"bca"`` or ``"percentile"``.
+        ``"newcombe"``, ``"bca"`` or ``"percentile"``.
     confidence : float
         Level of the interval.
     hits : int
@@ -294,9 +294,30 @@ def _paired_iv(
     n_resamples = as_positive_int(n_resamples, "n_resamples")
     alternative = as_alternative(alternative)
     confidence = as_confidence(confidence)
-    if ci not in ("bca", "percentile"):
-        raise ArgumentError(f"`ci` must be 'bca' or 'percentile'; got {ci!r}.")
+    if ci not in CI_METHODS:
+        raise ArgumentError(f"`ci` must be one of {', '.join(CI_METHODS)}; got {ci!r}.")
+    if ci == "newcombe" and metric.name != "accuracy":
+        raise ArgumentError(
+            f"`ci='newcombe'` is an interval for a difference in accuracy; metric "
+            f"{metric.name!r} takes 'bca' or 'percentile'."
+        )
     return metric, gold, a, b, n_resamples, alternative, confidence, as_rng(rng)
+
+
+CI_METHODS = ("auto", "newcombe", "bca", "percentile")
+
+
+def _resolve_ci(ci: str, metric) -> str:
+    """``"auto"``: Newcombe's score interval for accuracy, BCa for any other metric.
+
+    The bootstrap of an accuracy difference lives on the lattice ``k / n`` and
+    its plug-in spread is too narrow at small ``n``: exact coverage of the 95 %
+    BCa interval is 0.936 (percentile 0.931) at n = 30 with accuracies 0.75 and
+    0.65, 0.944 at n = 100; Newcombe's interval gives 0.951 at both.
+    """
+    if ci != "auto":
+        return ci
+    return "newcombe" if metric.name == "accuracy" else "bca"
 
 
 def _tol(x: float) -> float:
@@ -455,7 +476,7 @@ def paired_bootstrap(
     n_resamples: int = 10_000,
     alternative: str = "two-sided",
     confidence: float = 0.95,
-    ci: str = "bca",
+    ci: str = "auto",
     smooth: bool = True,
     method: str = "auto",
     rng=None,
@@ -501,9 +522,13 @@ def paired_bootstrap(
     alternative : {"two-sided", "greater", "less"}
     confidence : float, default 0.95
         Level of the interval for ``delta``.
-    ci : {"bca", "percentile"}, default "bca"
-        Bias-corrected and accelerated (Efron 1987; acceleration from the
-        exact leave-one-item-out jackknife) or percentile interval.
+    ci : {"auto", "newcombe", "bca", "percentile"}, default "auto"
+        Newcombe's (1998) score interval for paired proportions (accuracy
+        only; what ``"auto"`` picks for accuracy, since the bootstrap
+        intervals of an accuracy difference cover 93-94 % at n = 30-100), the
+        bias-corrected and accelerated bootstrap (Efron 1987; acceleration
+        from the exact leave-one-item-out jackknife; ``"auto"`` for every
+        other metric) or the percentile bootstrap interval.
     smooth : bool, default True
         ``(hits + 1) / (B + 1)``; False gives ``hits / B``.
     method : {"auto", "compressed", "index"}
@@ -554,7 +579,7 @@ def paired_randomization(
     n_resamples: int = 10_000,
     alternative: str = "two-sided",
     confidence: float = 0.95,
-    ci: str = "bca",
+    ci: str = "auto",
     ci_resamples: int | None = None,
     smooth: bool = True,
     method: str = "auto",
@@ -614,7 +639,13 @@ def _distinct_resamples(n: int) -> int:
 
 def _paired_result(test, prep, dist, boot, hits, path, alternative, ci, confidence, smooth):
     """The result of a resampling test: ``dist`` gives p, ``boot`` the interval for delta."""
-    if prep.n < BOOTSTRAP_MIN_ITEMS:
+    ci = _resolve_ci(ci, prep.metric)
+    if ci == "newcombe":
+        ra, rb = prep.a == prep.gold, prep.b == prep.gold
+        counts = [int(np.sum(x)) for x in (ra & rb, ra & ~rb, ~ra & rb, ~ra & ~rb)]
+        interval = _newcombe_paired_ci(*counts, confidence)
+        note = ""
+    elif prep.n < BOOTSTRAP_MIN_ITEMS:
         interval = (math.nan, math.nan)
         note = (
             f"{prep.n} item(s) have only {_distinct_resamples(prep.n)} "
@@ -660,9 +691,15 @@ def mcnemar_exact(
     ``n_ba`` the reverse. Under the null of equal accuracy (exchangeable
     outputs), ``n_ab ~ Binomial(n_ab + n_ba, 1/2)``; this is the exact
     distribution that approximate randomization of accuracy estimates by
-    sampling. ``"greater"`` means A more accurate. The interval for the
-    accuracy difference is the Wald interval
-    ``delta +- z sqrt(n_ab + n_ba - n (delta)^2) / n`` (Agresti 2013, 10.1).
+    sampling. ``"greater"`` means A more accurate.
+
+    The two-sided interval for the accuracy difference ``acc(A) - acc(B)`` (the
+    estimand: the difference of the two systems' expected accuracies on items
+    like these) is Newcombe's hybrid score interval for paired proportions
+    (Newcombe 1998, method 10): Wilson intervals for each accuracy combined
+    with the correlation of the paired outcomes. It keeps near-nominal
+    coverage at small discordant counts, where the Wald interval collapses to
+    a point (3 items all going B's way gave [-1, -1] beside p = 0.25).
 
     Returns
     -------
@@ -687,21 +724,58 @@ def mcnemar_exact(
         else float(stats.binomtest(n_ab, m, 0.5, alternative=alternative).pvalue)
     )
     delta = (n_ab - n_ba) / n
-    half = (
-        special.ndtri((1 + confidence) / 2) * math.sqrt(max(m - n * delta**2, 0.0)) / n
-    )
+    both = int(np.sum(ra & rb))
+    low, high = _newcombe_paired_ci(both, n_ab, n_ba, n - m - both, confidence)
     return ExactTestResult(
         test="McNemar exact",
         statistic=float(n_ab),
         pvalue=p,
         estimate=delta,
-        low=delta - half,
-        high=delta + half,
+        low=float(low),
+        high=float(high),
         confidence=confidence,
         alternative=alternative,
         n=n,
         details={"n_ab": n_ab, "n_ba": n_ba},
     )
+
+
+def _wilson_ci(k, n, z):
+    """Wilson's score interval for a binomial proportion ``k / n`` (vectorised)."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def _newcombe_paired_ci(both, only_a, only_b, neither, confidence):
+    """Newcombe's (1998) method-10 interval for ``p_A - p_B`` from a paired 2x2 table.
+
+    ``both`` items both systems get right, ``only_a`` / ``only_b`` the
+    discordant ones, ``neither`` the rest; arrays broadcast (the coverage
+    simulation passes thousands of tables at once). The Wilson limits of each
+    accuracy are combined with the correlation ``phi`` of the paired outcomes,
+    which Newcombe shrinks towards 0 by ``n / 2`` when positive and sets to 0
+    when a margin is empty.
+    """
+    both, only_a, only_b, neither = (
+        np.asarray(v, dtype=float) for v in (both, only_a, only_b, neither)
+    )
+    n = both + only_a + only_b + neither
+    z = special.ndtri((1 + confidence) / 2)
+    pa, pb = (both + only_a) / n, (both + only_b) / n
+    la, ua = _wilson_ci(both + only_a, n, z)
+    lb, ub = _wilson_ci(both + only_b, n, z)
+    margins = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
+    cross = both * neither - only_a * only_b
+    shrunk = np.where(cross > n / 2, cross - n / 2, np.minimum(cross, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phi = np.where(margins > 0, shrunk / np.sqrt(margins), 0.0)
+    delta = pa - pb
+    down_a, up_b, up_a, down_b = pa - la, ub - pb, ua - pa, pb - lb
+    low = delta - np.sqrt(np.maximum(down_a**2 - 2 * phi * down_a * up_b + up_b**2, 0))
+    high = delta + np.sqrt(np.maximum(up_a**2 - 2 * phi * up_a * down_b + down_b**2, 0))
+    return low, high
 
 
 def _scores_pair(scores_a, scores_b):
@@ -895,7 +969,7 @@ def compare_systems(
     n_resamples: int = 10_000,
     alternative: str = "two-sided",
     confidence: float = 0.95,
-    ci: str = "bca",
+    ci: str = "auto",
     smooth: bool = True,
     rng=None,
 ) -> SystemComparison:

@@ -447,7 +447,7 @@ def bootstrap_lrt(
     -------
     BootstrapLRT
     """
-    from vareval.stats.variance.tests import _refit
+    from vareval.stats.variance.tests import _lrt_statistic, _refit
 
     _intercept_state(fit)
     B = _n_resamples(n_resamples)
@@ -460,7 +460,7 @@ def bootstrap_lrt(
     j = names.index(term)
     keep = [m for m in range(len(names)) if m != j]
     reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
-    stat = max(reduced.criterion - fit.criterion, 0.0)
+    stat = _lrt_statistic(fit, reduced, float(fit.variance[j]))
     full_cp, red_cp = _state(fit).cp, _state(reduced).cp
     s_full, s_red = _simulate_stats(reduced, B, _rng(rng), [full_cp, red_cp])
     # start the full model's refits both at the null (the simulated truth) and

@@ -45,7 +45,7 @@ MAX_SLOPE_LEVELS = 3000  # levels x 2 random effects in the dense factorisation
 class _SlopeModel:
     """Cross-products of ``[Z X y]`` for one grouping factor with a slope."""
 
-    def __init__(self, y, X, codes, x, m, correlated):
+    def __init__(self, y, X, codes, x, m, correlated, intercept=True):
         import scipy.sparse as sp
 
         n, p = X.shape
@@ -60,14 +60,17 @@ class _SlopeModel:
         self.ZtXy = np.asarray(Z.T @ Xy)
         self.XyXy = Xy.T @ Xy
         self.Z = Z
-        self.n_theta = 3 if correlated else 2
+        # without the intercept (lme4's (0 + x | g) alone: the reduced model of
+        # the intercept's LRT) T = diag(0, theta)
+        self.intercept = intercept
+        self.n_theta = 3 if correlated else 2 if intercept else 1
         # lme4's bounds: diagonal entries of T >= 0, the off-diagonal free
-        self.lower = [0.0, -np.inf, 0.0] if correlated else [0.0, 0.0]
+        self.lower = [0.0, -np.inf, 0.0] if correlated else [0.0] * self.n_theta
 
     def T(self, theta):
         if self.correlated:
             return np.array([[theta[0], 0.0], [theta[1], theta[2]]])
-        return np.diag(theta)
+        return np.diag(theta if self.intercept else [0.0, theta[0]])
 
     def evaluate(self, theta, reml=True):
         """Profiled deviance at ``theta`` and the pieces the fit needs."""
@@ -146,7 +149,7 @@ def _optimise(model, reml):
     """
     import scipy.optimize as sopt
 
-    start = np.array([1.0, 0.0, 1.0]) if model.correlated else np.ones(2)
+    start = np.array([1.0, 0.0, 1.0]) if model.correlated else np.ones(model.n_theta)
     lower = np.array(model.lower)
 
     def fun(th):
@@ -180,7 +183,7 @@ def _optimise(model, reml):
         x, f = xn, fn
         if step < 1e-9:
             break
-    diag = [0, 2] if model.correlated else [0, 1]
+    diag = [0, 2] if model.correlated else range(model.n_theta)
     for i in diag:  # a variance below the fit's resolution is 0
         if 0 < x[i] < ZERO_TOL:
             x0 = x.copy()

@@ -51,7 +51,7 @@ from vareval.stats.variance.fit import (
     fit_mixed,
     single_blas_thread,
 )
-from vareval.stats.variance.slopes import _SlopeState
+from vareval.stats.variance.slopes import _SlopeModel, _SlopeState
 
 METHODS = ("satterthwaite", "kenward-roger")
 MAX_DENSE_KR_ROWS = 5000  # Kenward-Roger for random slopes uses n x n matrices
@@ -74,7 +74,9 @@ class RandomEffectLRT(Result):
         The grouping factor dropped.
     statistic : float
         ``criterion(reduced) - criterion(full)`` (REML criteria for REML fits,
-        deviances for ML fits), clipped at 0.
+        deviances for ML fits); exactly 0 when the dropped variance is
+        estimated at 0 or the difference is below 1e-6 (the optimiser's
+        noise), so a variance at the boundary always gets the mixture's p = 1.
     df : int
         1: one variance parameter is removed.
     pvalue : float
@@ -211,17 +213,47 @@ def equal_variance_lrt(fit: MixedModelFit, terms, name: str | None = None):
 
 
 def _slope_lrt(fit, st, terms):
-    """The random slope against a random intercept alone (lmerTest's ranova)."""
-    slope = fit.group_names[1]
-    if terms is not None and list(terms) != [slope]:
+    """Each random term dropped in turn, as lmerTest's ``ranova``.
+
+    The slope is tested against a random intercept alone; with independent
+    effects (``(1 | g) + (0 + x | g)``) the intercept is tested too, against
+    the slope alone.
+    """
+    intercept, slope = fit.group_names[:2]
+    testable = [slope] if fit.correlations else [intercept, slope]
+    terms = testable if terms is None else list(terms)
+    if not terms or any(t not in testable for t in terms):
         raise ArgumentError(
-            f"`terms`: a random-slope fit tests its slope {slope!r} only; got {terms}."
+            f"`terms`: this random-slope fit can test {' and '.join(map(repr, testable))}; "
+            f"got {terms}."
         )
+    out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", VarevalWarning)
-        reduced = fit_mixed(st.y, st.X, [st.codes], reml=fit.reml)
-    df = 2 if fit.correlations else 1  # the slope's variance (and covariance)
-    return (_lrt_result(slope, fit, reduced, df, float(fit.variance[1])),)
+        if intercept in terms:
+            model = _SlopeModel(st.y, st.X, st.codes, st.x, st.cp.m, False, intercept=False)
+            reduced = dataclasses.replace(st, cp=model).refit(fit.reml)
+            out.append(_lrt_result(intercept, fit, reduced, 1, float(fit.variance[0])))
+        if slope in terms:
+            reduced = fit_mixed(st.y, st.X, [st.codes], reml=fit.reml)
+            df = 2 if fit.correlations else 1  # the slope's variance (and covariance)
+            out.append(_lrt_result(slope, fit, reduced, df, float(fit.variance[1])))
+    return tuple(out)
+
+
+# criterion differences below this are the optimiser's noise, not evidence
+_LRT_TOL = 1e-6
+
+
+def _lrt_statistic(fit, reduced, variance) -> float:
+    """``criterion(reduced) - criterion(fit)``, exactly 0 at the boundary.
+
+    A variance fitted at 0 makes the full model the reduced one, so the
+    statistic is 0 whatever rounding noise the two fits leave (5e-12 gave
+    p = 0.4999991 where an exact 0 gives the mixture's p = 1).
+    """
+    stat = reduced.criterion - fit.criterion
+    return 0.0 if stat < _LRT_TOL or variance == 0 else float(stat)
 
 
 def _lrt_result(term, fit, reduced, df, variance):
@@ -236,7 +268,7 @@ def _lrt_result(term, fit, reduced, df, variance):
         )
         stat = np.nan
     else:
-        stat = max(reduced.criterion - fit.criterion, 0.0)
+        stat = _lrt_statistic(fit, reduced, variance)
     naive = float(sst.chi2.sf(stat, df))
     pvalue = naive
     if variance is not None:
