@@ -99,7 +99,28 @@ def _register():
     )
     for module in modules:
         for command in module.COMMANDS:
+            _guard_paths(command)
             main.add_command(command)
+
+
+def _guard_paths(command: click.Command) -> None:
+    """Check every command's path arguments before it runs (see :mod:`vareval.cli._paths`)."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _guard_paths(sub)
+        return
+    import functools
+
+    from vareval.cli._paths import check_paths
+
+    callback = command.callback
+
+    @functools.wraps(callback)
+    def checked(*args, **kwargs):
+        check_paths(click.get_current_context())
+        return callback(*args, **kwargs)
+
+    command.callback = checked
 
 
 _register()

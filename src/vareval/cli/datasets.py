@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from vareval.cli._paths import output_path
 from vareval.errors import ArgumentError
 
 
@@ -69,7 +70,7 @@ def list_():
 
 @datasets.command()
 @click.argument("name")
-@click.argument("folder", default=".", type=click.Path(file_okay=False))
+@click.argument("folder", default=".", type=output_path("folder"))
 def copy(name, folder):
     """Copy the bundled file NAME and its note NAME.md into FOLDER (default: here).
 

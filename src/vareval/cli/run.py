@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from vareval.cli._common import check_output, emit, json_option, writing
+from vareval.cli._paths import output_path
 from vareval.cli.sequential import cs_option
 
 _ENGINES = ("local", "serial", "ray")
@@ -20,7 +21,7 @@ def _store_argument(f):
 @click.option(
     "--store",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=output_path("store"),
     help="SQLite store to write (created, resumed or grown if it exists).",
 )
 @click.option("--seeds", type=int, default=None, help="Grow the design to this many seeds.")
@@ -338,7 +339,7 @@ def status(store, as_json):
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False),
+    type=output_path(),
     default=None,
     help="Output file [default: standard output; required for parquet].",
 )

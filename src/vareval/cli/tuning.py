@@ -19,6 +19,7 @@ from vareval.cli._common import (
     split_columns,
     writing,
 )
+from vareval.cli._paths import output_path
 from vareval.errors import ArgumentError
 
 _METHODS = ("ld-hd", "ld-et", "ks", "dkw")
@@ -156,7 +157,7 @@ def _render_projection(p, a: str, b: str) -> str:
     help="Two methods only: project how many iterations would separate them at this k.",
 )  # fmt: skip
 @click.option(
-    "--plot", "plot_file", type=click.Path(dir_okay=False), help="Save a plot."
+    "--plot", "plot_file", type=output_path(), help="Save a plot."
 )
 @json_option
 def tuning_curve(
