@@ -158,10 +158,22 @@ def lower_is_better_option(f=None, *, help="Smaller scores are better (a loss, a
 
 
 def resamples_option(default: int, help: str):
-    """--resamples: the number of bootstrap, permutation, simulation or posterior draws."""
+    """--resamples: the number of bootstrap, permutation, simulation or posterior draws.
+
+    Every command refuses, before any work, a number that cannot fit (see
+    :func:`vareval.stats._checks.check_size`).
+    """
     return shared_option(
-        "--resamples", "resamples", type=int, default=default, show_default=True, help=help
+        "--resamples", "resamples", type=int, default=default, show_default=True, help=help,
+        callback=check_resamples,
     )
+
+
+def check_resamples(ctx, param, value):
+    """Click callback: refuse a --resamples that exceeds the cap on draws."""
+    from vareval.stats._checks import check_size
+
+    return check_size(value, "--resamples")
 
 
 def seed_option(help="Seed of the random draws (printed with the output)."):

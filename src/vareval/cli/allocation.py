@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import check_output, emit, json_option, metric_option, results_file
+from vareval.cli._common import (
+    check_output,
+    check_resamples,
+    emit,
+    json_option,
+    metric_option,
+    results_file,
+)
 from vareval.cli._paths import output_path
 
 
@@ -105,7 +112,7 @@ def _design(text: str) -> tuple:
               "default: as in the pilot.")
 @click.option("--versus", multiple=True, help="Also show this design, e.g. 10x10x3 (repeatable).")
 @click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option("--resamples", type=int, default=200, show_default=True,
+@click.option("--resamples", type=int, default=200, show_default=True, callback=check_resamples,
               help="Parametric-bootstrap draws of the components (0: none).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the bootstrap.")
 @click.option("--extend", default=None, metavar="OUT.toml", type=output_path(),

@@ -32,7 +32,7 @@ import numpy as np
 from scipy import special, stats
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_confidence, as_positive_int, as_rng
+from vareval.stats._checks import as_confidence, as_positive_int, as_rng, check_size
 from vareval.stats._result import ConfidenceInterval, Result
 
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
@@ -361,9 +361,9 @@ class IntervalEstimates(Result):
     gamma : float
         Optimality-gap threshold.
     bootstrap_distribution : ndarray, shape (n_resamples, methods, aggregates)
-    jackknife : ndarray
+    jackknife : ndarray or None
         Leave-one-unit-out aggregates used by BCa (runs, or tasks when tasks are
-        resampled), shape (units, methods, aggregates).
+        resampled), shape (units, methods, aggregates); None with a single unit.
     """
 
     methods: tuple
@@ -379,7 +379,7 @@ class IntervalEstimates(Result):
     resample_tasks: bool
     gamma: float
     bootstrap_distribution: np.ndarray
-    jackknife: np.ndarray
+    jackknife: np.ndarray | None
 
     _interval = ("low", "high")
 
@@ -392,6 +392,11 @@ class IntervalEstimates(Result):
         if ci == "percentile":
             return ConfidenceInterval(*_percentile_interval(self.bootstrap_distribution, level))
         dist, jack = self.bootstrap_distribution, self.jackknife
+        if jack is None:
+            raise ArgumentError(
+                "`ci` 'bca' needs at least 2 runs per task (2 tasks with `resample_tasks`) "
+                "for its jackknife; use 'percentile'."
+            )
         return ConfidenceInterval(*_bca_interval(dist, self.estimate, jack, level))
 
     def to_dict(self) -> dict:
@@ -469,6 +474,7 @@ def interval_estimates(
     names = _as_aggregates(aggregates)
     gamma = _as_gamma(gamma, arr) if "optimality_gap" in names else float(gamma)
     n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    check_size(n_resamples, "`n_resamples`", bytes_each=8 * arr.shape[0] * len(names))
     confidence = as_confidence(confidence)
     ci = _as_ci(ci)
     gen = as_rng(rng)
@@ -486,7 +492,9 @@ def interval_estimates(
             ranks = data.ranks(cells) if "iqm" in names else None
             dist[start : start + len(cells)] = data.aggregate(flat.take(cells), ranks, names, gamma)
             start += len(cells)
-    jack = data.jackknife(names, gamma, over_tasks=resample_tasks)
+    # BCa's jackknife needs two units to leave one out; percentile intervals need none
+    units = arr.shape[1] if resample_tasks else arr.shape[2]
+    jack = data.jackknife(names, gamma, over_tasks=resample_tasks) if units > 1 else None
     result = IntervalEstimates(
         methods=_labels(methods, arr.shape[0]),
         aggregates=names,
@@ -655,6 +663,7 @@ def performance_profile(
     if taus.size < 1 or not np.isfinite(taus).all() or (np.diff(taus) <= 0).any():
         raise ArgumentError("`taus` must be finite and strictly increasing.")
     n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    check_size(n_resamples, "`n_resamples`", bytes_each=8 * arr.shape[0] * taus.size)
     confidence = as_confidence(confidence)
     gen = as_rng(rng)
 
@@ -813,6 +822,7 @@ def probability_of_improvement(
             f"`x` and `y` must cover the same tasks; got {x.shape[0]} and {y.shape[0]} tasks."
         )
     n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    check_size(n_resamples, "`n_resamples`")
     confidence = as_confidence(confidence)
     gen = as_rng(rng)
     n_tasks, n, m = x.shape[0], x.shape[1], y.shape[1]

@@ -32,7 +32,13 @@ import numpy as np
 from scipy import special, stats
 
 from vareval.errors import ArgumentError, VarevalWarning
-from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
+from vareval.stats._checks import (
+    as_confidence,
+    as_positive_int,
+    as_rng,
+    as_scores,
+    check_size,
+)
 from vareval.stats._result import LegacyIntervalMethod, Result
 
 _CHUNK_ELEMENTS = 4_000_000  # bootstrap rows x steps held in memory at once
@@ -281,7 +287,8 @@ def _aso_pvalue(ratio, sd, threshold):
 
 def _aso_iv(confidence, n_resamples, threshold, dt):
     confidence = as_confidence(confidence)
-    n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    n_resamples = check_size(as_positive_int(n_resamples, "n_resamples", minimum=2),
+                             "`n_resamples`")
     if not 0 < threshold <= 0.5:
         raise ArgumentError(f"`threshold` must be in (0, 0.5]; got {threshold!r}.")
     if dt is not None and not 0 < dt < 0.5:
