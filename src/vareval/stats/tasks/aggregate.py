@@ -642,7 +642,7 @@ def performance_profile(
     scores : array_like, shape (methods, tasks, runs) or (tasks, runs)
     taus : array_like, optional
         Increasing thresholds; default 101 points from the smallest to the
-        largest score.
+        largest score (around the score when all scores are equal).
     methods : sequence of str, optional
     kind : {"runs", "mean"}, default "runs"
     n_resamples : int, default 2000
@@ -657,8 +657,10 @@ def performance_profile(
     arr = _as_task_scores(scores, min_tasks=2 if resample_tasks else 1)
     if kind not in ("runs", "mean"):
         raise ArgumentError(f"`kind` must be 'runs' or 'mean'; got {kind!r}.")
-    if taus is None:
-        taus = np.linspace(arr.min(), arr.max(), 101)
+    if taus is None:  # identical scores: a span around them, where the profile steps
+        low, high = arr.min(), arr.max()
+        pad = 0.0 if high > low else max(abs(low) * 1e-3, 1e-3)
+        taus = np.linspace(low - pad, high + pad, 101)
     taus = np.asarray(taus, dtype=float).reshape(-1)
     if taus.size < 1 or not np.isfinite(taus).all() or (np.diff(taus) <= 0).any():
         raise ArgumentError("`taus` must be finite and strictly increasing.")
