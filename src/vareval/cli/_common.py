@@ -284,6 +284,7 @@ FLAG_OF_PARAMETER = {
     "pos_label": "--positive",
     "item": "--item",
     "gold": "--gold",
+    "k": "--ks",
 }
 
 

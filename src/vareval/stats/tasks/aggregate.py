@@ -139,7 +139,7 @@ def normalize_scores(scores, reference=None) -> np.ndarray:
         low, high = arr.min(axis=(0, 2)), arr.max(axis=(0, 2))
         what = "its scores are all equal, so min-max normalisation is undefined"
     else:
-        low, high = (np.asarray(r, dtype=float).reshape(-1) for r in reference)
+        low, high = _reference_pair(reference, arr.shape[1])
         if low.size != arr.shape[1] or high.size != arr.shape[1]:
             raise ArgumentError(
                 f"`reference` needs one low and one high score per task ({arr.shape[1]}); "
@@ -151,6 +151,23 @@ def normalize_scores(scores, reference=None) -> np.ndarray:
         raise ArgumentError(f"task {int(same[0])}: {what}.")
     out = (arr - low[:, None]) / (high - low)[:, None]
     return out if np.ndim(scores) == 3 else out[0]
+
+
+def _reference_pair(reference, n_tasks: int):
+    """``(low, high)`` from a pair of arrays, or from an array of shape (tasks, 2) or (2, tasks)."""
+    try:
+        ref = np.asarray(reference, dtype=float)
+    except (TypeError, ValueError):
+        ref = None
+    if ref is not None and ref.ndim == 2 and ref.shape == (n_tasks, 2) and n_tasks != 2:
+        ref = ref.T
+    if ref is None or ref.ndim not in (1, 2) or ref.shape[0] != 2:
+        raise ArgumentError(
+            "`reference` must be (low, high): two arrays of one score per task "
+            f"({n_tasks}), or an array of shape (2, {n_tasks}); got "
+            + (f"shape {ref.shape}." if ref is not None else "arrays of unequal length.")
+        )
+    return ref[0].reshape(-1), ref[1].reshape(-1)
 
 
 def _row_means(values: np.ndarray, axes: int) -> np.ndarray:

@@ -52,7 +52,7 @@ def _as_bound(value, name: str) -> float:
 def _as_bounds(a, b) -> tuple[float, float]:
     a, b = _as_bound(a, "a"), _as_bound(b, "b")
     if not a < b:
-        raise ArgumentError(f"bounds must satisfy a < b; got a={a!r}, b={b!r}.")
+        raise ArgumentError(f"bounds (lower, upper) must satisfy lower < upper; got {a:g}, {b:g}.")
     return a, b
 
 
@@ -68,7 +68,7 @@ def _as_k(k, *, integer: bool = False) -> np.ndarray:
         )
     if not np.all(np.isfinite(arr)) or np.any(arr < 1):
         bad = arr[~(np.isfinite(arr) & (arr >= 1))].ravel()[0]
-        raise ArgumentError(f"`k` must be finite numbers >= 1; got {bad!r}.")
+        raise ArgumentError(f"`k` must be finite numbers >= 1; got {float(bad):g}.")
     if integer:
         if np.any(arr % 1 != 0):
             raise ArgumentError(
