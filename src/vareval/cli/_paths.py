@@ -137,3 +137,26 @@ def _is_sqlite_file(path: Path) -> bool:
             return fh.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
     except OSError:
         return False
+
+
+def write_figure(fig, path: str, option: str, dpi: int = 150) -> None:
+    """Save ``fig`` to ``path``; a write that fails (a full disk, ``/dev/full``) is one line.
+
+    The image is drawn in memory and written here, so the failure of the
+    write itself, which a library can leave unreported, reaches the user.
+    """
+    import io
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format=suffix or "png", dpi=dpi)
+    except ValueError as exc:  # an unknown format
+        raise ArgumentError(f"{option} '{path}': {exc}") from None
+    try:
+        with open(path, "wb") as fh:
+            fh.write(buffer.getvalue())
+    except OSError as exc:
+        raise ArgumentError(
+            f"{option} '{path}' could not be written: {exc.strerror or exc}."
+        ) from None

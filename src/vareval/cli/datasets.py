@@ -92,7 +92,12 @@ def copy(name, folder):
             "nothing copied (remove or rename it first)."
         )
     for p in sources:
-        shutil.copyfile(p, target / p.name)
+        try:
+            shutil.copyfile(p, target / p.name)
+        except OSError as exc:
+            raise ArgumentError(
+                f"DIR '{folder}': {p.name} could not be written: {exc.strerror or exc}."
+            ) from None
     click.echo(f"copied {', '.join(p.name for p in sources)} to {target}")
 
 

@@ -237,12 +237,9 @@ def rank(
 
 
 def _save(fig, path: str) -> None:
-    from vareval.errors import ArgumentError
+    from vareval.cli._paths import write_figure
 
-    try:
-        fig.savefig(path, dpi=150)
-    except (OSError, ValueError) as exc:
-        raise ArgumentError(f"--plot {path!r} cannot be written: {exc}") from None
+    write_figure(fig, path, "--plot")
 
 
 def render_rank(table, seed: int) -> str:

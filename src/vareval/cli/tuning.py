@@ -17,9 +17,8 @@ from vareval.cli._common import (
     results_file,
     shared_option,
     split_columns,
-    writing,
 )
-from vareval.cli._paths import output_path
+from vareval.cli._paths import output_path, write_figure
 from vareval.errors import ArgumentError
 
 _METHODS = ("ld-hd", "ld-et", "ks", "dkw")
@@ -208,8 +207,7 @@ def tuning_curve(
     if plot_file:
         from vareval.plots.tuning import tuning_plot
 
-        with writing(plot_file, "--plot"):
-            tuning_plot(result).savefig(plot_file, dpi=150)
+        write_figure(tuning_plot(result), plot_file, "--plot")
     payload = result.to_dict()
     if projection is not None:
         payload["projection"] = projection.to_dict()
