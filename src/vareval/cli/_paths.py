@@ -13,9 +13,11 @@ Optuna storage) is an input. Before a command does any work,
   does not exist (no command creates folders a user did not ask for);
 - an input that is a named pipe (a pipe is read as ``-``, standard input).
 
-Root may write where permissions say no; a place the kernel refuses even to
-root (a read-only mount, ``/proc``) still fails at the write, and
-:func:`vareval.cli._common.writing` turns that into one line.
+A folder is writable when the kernel lets this process create an unnamed
+temporary file in it (``O_TMPFILE``: nothing appears), so a read-only mount
+or ``/proc`` is refused up front even to root, who passes permission bits;
+a write that still fails (a full disk) is one line too
+(:func:`vareval.cli._common.writing`).
 """
 
 from __future__ import annotations
@@ -98,8 +100,14 @@ def _check_output(name: str, path: str, kind: str, inputs) -> None:
 def _check_writable_folder(name: str, path: str, folder: Path) -> None:
     if not folder.is_dir():
         raise ArgumentError(f"{name} '{path}': folder '{folder}' does not exist.")
-    if not os.access(folder, os.W_OK):
-        raise ArgumentError(f"{name} '{path}': folder '{folder}' is not writable.")
+    import tempfile
+
+    try:  # asked of the kernel: root passes permissions, not a read-only mount or /proc
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise ArgumentError(
+            f"{name} '{path}': folder '{folder}' is not writable ({exc.strerror or exc})."
+        ) from None
 
 
 def _flag(param: click.Parameter) -> str:
