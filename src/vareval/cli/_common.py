@@ -355,8 +355,9 @@ def parse_floats(text: str, option: str) -> list[float]:
 
 
 def _json_safe(value):
+    """JSON has no NaN or infinity: NaN (no value) is null, an infinity the string "inf"/"-inf"."""
     if isinstance(value, float) and not math.isfinite(value):
-        return None
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict):
         return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -365,7 +366,7 @@ def _json_safe(value):
 
 
 def emit(as_json: bool, payload: dict, text: str) -> None:
-    """Print ``payload`` as JSON (NaN becomes null) or ``text`` for a person."""
+    """Print ``payload`` as JSON (NaN becomes null, +/-inf "inf"/"-inf") or ``text``."""
     if as_json:
         click.echo(json.dumps(_json_safe(payload), indent=2))
     else:

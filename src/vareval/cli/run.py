@@ -140,6 +140,7 @@ def run(
         stale_after=stale_after,
     )
     c = report.counts
+    _say_larger_store(store, seeds=seeds, configs=configs, reruns=reruns)
     if report.added:
         click.echo(f"grew the store by {report.added} trials (existing trials unchanged).")
     for line in report.changes:
@@ -320,6 +321,21 @@ def _status_text(p: dict) -> str:
                 f"{f['config']}, rerun {f['rerun']}): {f['error']}"
             )
     return "\n".join(lines)
+
+
+def _say_larger_store(store, **asked) -> None:
+    """A note when --seeds/--configs/--reruns ask for less than the store holds (stores only grow)."""
+    from vareval.experiment.store import Store
+
+    with Store(store, readonly=True) as st:
+        spec = st.spec()
+    for name, n in asked.items():
+        has = getattr(spec, name, None)
+        if n is not None and has is not None and has > n:
+            click.echo(
+                f"note: --{name} {n}: the store already has {has} {name}; a store only grows, "
+                f"so all {has} are kept (use --where to analyse fewer)."
+            )
 
 
 @click.command()
