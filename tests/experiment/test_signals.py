@@ -8,7 +8,9 @@ had finished, exit 0), never a traceback; 5 s later no process of the run is
 alive (found by a tag in their environment, so a process started just before
 the signal is not missed); and the same command resumes the store to the
 results of a clean run. The fast tier tries a few points; the slow tier
-dozens (scaled by ``VAREVAL_SLOW_SCALE``).
+dozens (scaled by ``VAREVAL_SLOW_SCALE``). A signal during Python's own
+start-up, before vareval's first line runs, ends as Python decides (see
+:func:`_before_vareval`); the test allows only that, and only then.
 """
 
 import os
@@ -105,13 +107,16 @@ def _one_point(folder: Path, sig, delay: float, clean_results):
     _, err = proc.communicate(timeout=120)
     lines = err.strip().splitlines()
     what = f"{signal.Signals(sig).name} after {delay:.3f} s: rc {proc.returncode}, {lines}"
-    assert "Traceback" not in err, what
+    if _before_vareval(err, proc.returncode, sig):  # Python's own start-up: see below
+        assert delay < 1.0, what
+    else:
+        assert "Traceback" not in err, what
     if sig == signal.SIGKILL:
         assert proc.returncode == -signal.SIGKILL, what
     elif proc.returncode == 0:  # the run had finished
         assert not any(line.startswith("error") for line in lines), what
-    elif proc.returncode == -sig:  # before the interpreter ran a line of vareval
-        assert lines == [] and delay < 0.5, what
+    elif _before_vareval(err, proc.returncode, sig):
+        pass
     else:
         assert proc.returncode == 1 and lines == ["error: aborted"], what
     deadline = time.monotonic() + 5.0
@@ -123,6 +128,21 @@ def _one_point(folder: Path, sig, delay: float, clean_results):
     _, err = again.communicate(timeout=300)
     assert again.returncode == 0, f"{what}; resume: {err}"
     assert _results(store) == clean_results, what
+
+
+def _before_vareval(err: str, rc: int, sig) -> bool:
+    """The signal came while Python itself started (runpy, site), before vareval's first line.
+
+    No program can answer a signal there: SIGTERM ends the process silently
+    (status -15) and Ctrl-C prints Python's own KeyboardInterrupt traceback,
+    none of whose frames is vareval's. From the package's first import on,
+    both give the one line.
+    """
+    if sig == signal.SIGTERM:
+        return rc == -signal.SIGTERM and not err.strip()
+    if sig == signal.SIGINT and "Traceback" in err:
+        return err.strip().endswith("KeyboardInterrupt") and "vareval" not in err
+    return False
 
 
 def _points(rng, n, span):

@@ -79,11 +79,14 @@ def _sigterm_as_interrupt():
     def interrupt(signum, frame):
         raise KeyboardInterrupt("SIGTERM")
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    # from here on Ctrl-C is Python's KeyboardInterrupt again (see vareval._startup)
+    previous = signal.signal(signal.SIGTERM, interrupt), signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -324,7 +324,7 @@ def _status_text(p: dict) -> str:
 
 
 def _say_larger_store(store, **asked) -> None:
-    """A note when --seeds/--configs/--reruns ask for less than the store holds (stores only grow)."""
+    """A note when --seeds, --configs or --reruns ask for less than the store holds."""
     from vareval.experiment.store import Store
 
     with Store(store, readonly=True) as st:
