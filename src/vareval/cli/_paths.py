@@ -98,6 +98,10 @@ def _check_output(name: str, path: str, kind: str, inputs) -> None:
 
 
 def _check_writable_folder(name: str, path: str, folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise ArgumentError(
+            f"{name} '{path}' cannot be written: '{folder}' is a file, not a folder."
+        )
     if not folder.is_dir():
         raise ArgumentError(f"{name} '{path}': folder '{folder}' does not exist.")
     import tempfile
