@@ -360,7 +360,7 @@ def test_identical_scores_keep_their_answers(tmp_path):
     ("args", "expected"),
     [
         (["tuning-curve", "runs.csv", "--metric", "accuracy", "--by", "method",
-          "--bounds", "1,0"], "got 1, 0."),
+          "--bounds", "1,0"], "got 1 and 0."),
         (["tuning-curve", "runs.csv", "--metric", "accuracy", "--by", "method",
           "--bounds", "0,1", "--ks", "0,1"], "--ks must be finite numbers >= 1; got 0."),
         (["metrics", "preds.csv", "--gold", "gold", "--item", "item"],

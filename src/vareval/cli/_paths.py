@@ -163,11 +163,10 @@ def write_figure(fig, path: str, option: str, dpi: int = 150) -> None:
     buffer = io.BytesIO()
     try:
         fig.savefig(buffer, format=suffix or "png", dpi=dpi)
-    except ValueError as exc:  # an unknown format
-        raise ArgumentError(f"{option} '{path}': {exc}") from None
-    try:
         with open(path, "wb") as fh:
             fh.write(buffer.getvalue())
+    except ValueError as exc:  # an unknown format
+        raise ArgumentError(f"{option} '{path}': {exc}") from None
     except OSError as exc:
         raise ArgumentError(
             f"{option} '{path}' could not be written: {exc.strerror or exc}."

@@ -231,7 +231,7 @@ def tuning_curve(
             "the results table has no rows; expected one row per search iteration."
         )
     if not a < b:
-        raise ArgumentError(f"bounds (lower, upper) must satisfy lower < upper; got {a:g}, {b:g}.")
+        raise ArgumentError(f"bounds must satisfy a < b (lower < upper); got {a:g} and {b:g}.")
     values = metric_values(df, metric)
     outside = (values < a) | (values > b)
     if outside.any():

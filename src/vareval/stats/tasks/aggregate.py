@@ -163,8 +163,8 @@ def _reference_pair(reference, n_tasks: int):
         ref = ref.T
     if ref is None or ref.ndim not in (1, 2) or ref.shape[0] != 2:
         raise ArgumentError(
-            "`reference` must be (low, high): two arrays of one score per task "
-            f"({n_tasks}), or an array of shape (2, {n_tasks}); got "
+            "`reference` must be (low, high): one low and one high score per task "
+            f"({n_tasks}), as two arrays or an array of shape (2, {n_tasks}); got "
             + (f"shape {ref.shape}." if ref is not None else "arrays of unequal length.")
         )
     return ref[0].reshape(-1), ref[1].reshape(-1)

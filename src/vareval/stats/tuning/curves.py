@@ -52,7 +52,7 @@ def _as_bound(value, name: str) -> float:
 def _as_bounds(a, b) -> tuple[float, float]:
     a, b = _as_bound(a, "a"), _as_bound(b, "b")
     if not a < b:
-        raise ArgumentError(f"bounds (lower, upper) must satisfy lower < upper; got {a:g}, {b:g}.")
+        raise ArgumentError(f"bounds must satisfy a < b (lower < upper); got {a:g} and {b:g}.")
     return a, b
 
 
