@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import importlib
 
+from vareval import _startup  # noqa: F401 - first: the command's signals during imports
+
+# isort: split
 from vareval import _moved
 
 __version__ = "0.1.0"

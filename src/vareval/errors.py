@@ -27,5 +27,12 @@ class FitError(VarevalError):
     """A model cannot be fitted to the data as specified."""
 
 
+class ResultKeyError(VarevalError, KeyError):
+    """A result table has no entry under the key asked for (the message lists the keys)."""
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
 class VarevalWarning(UserWarning):
     """A result is computed but needs the user's attention (ties, singular fit)."""

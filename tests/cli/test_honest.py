@@ -281,21 +281,27 @@ def test_table_status_column_and_non_finite_values(tmp_path):
         }
     )
     path = _write(tmp_path, "runs.csv", df)
+    # a finished run without a number is an error in every command (one rule) ...
     res = _run("summarize", path, "--metric", "acc", "--by", "method")
+    assert res.exit_code == 2 and "data row(s) 8 of finished runs" in res.output, res.output
+    with pytest.raises(vareval.errors.DataError, match="data row\\(s\\) 8 of finished runs"):
+        vareval.summarize(df, "acc", "method")
+    # ... a failed run (the status column) is counted, and --dropna names what it drops
+    res = _run("summarize", path, "--metric", "acc", "--by", "method", "--dropna")
     assert res.exit_code == 0, res.output
-    assert "1 of 5 runs failed" in res.output
-    assert "1 of 5 finished with no finite acc (data row(s) 8)" in res.output
-    table = vareval.summarize(df, "acc", "method")
+    assert "dropped" in res.output and "data rows 6, 8" in res.output
+    kept = df.drop(index=7)
+    table = vareval.summarize(kept, "acc", "method")
     assert table["b"].n == 3 and table["b"].mean == pytest.approx(np.mean([0.9, 0.91, 0.93]))
-    assert (table.runs["b"].failed, table.runs["b"].non_finite) == (1, 1)
-    assert table.to_frame().loc["b", ["planned", "failed", "non_finite"]].tolist() == [5, 1, 1]
+    assert (table.runs["b"].failed, table.runs["b"].non_finite) == (1, 0)
+    assert table.to_frame().loc["b", ["planned", "failed", "non_finite"]].tolist() == [4, 1, 0]
     bad = _write(tmp_path, "bad.csv", df.assign(status=["done"] * 8 + ["crashed"]))
     res = _run("summarize", bad, "--metric", "acc", "--by", "method")
     assert res.exit_code == 2 and "'crashed'" in res.output and "failed" in res.output
     # The report says it in its first section too.
-    html = vareval.build_report(df, metric="acc", by="method")
+    html = vareval.build_report(kept, metric="acc", by="method")
     first = html[html.index("<section"): html.index("</section>")]
-    assert "Method b: 1 of 5 runs failed" in first and "survivor statistic" in first
+    assert "Method b: 1 of 4 runs failed" in first and "survivor statistic" in first
 
 
 def test_report_option_that_cannot_be_used_is_an_error(tmp_path):

@@ -47,8 +47,23 @@ def split(trial):
     }
 
 
+def hold(log) -> None:
+    """Block once ``$VAREVAL_TEST_HOLD_AFTER`` trials are in ``log``, until the runner is killed.
+
+    A test that must signal a runner while it still has work sets this in the
+    runner's environment: the order then follows events, not sleeps, however
+    loaded the machine is.
+    """
+    after = os.environ.get("VAREVAL_TEST_HOLD_AFTER")
+    if after and log and os.path.exists(log):
+        with open(log) as fh:
+            if sum(1 for _ in fh) >= int(after):
+                time.sleep(3600)
+
+
 def sleepy(trial):
-    """Sleep ``params['sleep']`` seconds, log the run, return the seed."""
+    """Sleep ``params['sleep']`` seconds, log the run, return the seed (see :func:`hold`)."""
+    hold(trial.params.get("log"))
     time.sleep(float(trial.params.get("sleep", 0.0)))
     _log(trial)
     return {"seed": trial.seed, "x": float(trial.rng("init").normal())}
@@ -134,6 +149,7 @@ def ticking(trial):
         with open(trial.params["started"], "a") as fh:
             fh.write(f"start {trial.trial_id} {os.getpid()}\n")
         time.sleep(600)
+    hold(trial.params["log"])
     time.sleep(float(trial.params.get("sleep", 0.0)))
     fd = os.open(trial.params["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

@@ -67,10 +67,14 @@ def _kill_leftover_runners():
             proc.wait()
 
 
-def _runner(toml, store, *, workers=2, **popen):
+def _runner(toml, store, *, workers=2, hold_after=None, **popen):
+    """``vareval run``; with ``hold_after``, its trials block once that many are logged."""
     cmd = [sys.executable, "-m", "vareval", "run", str(toml), "--store", str(store)]
     cmd += ["--workers", str(workers), "--no-progress"]
-    proc = subprocess.Popen(cmd, env=os.environ.copy(), text=True, **popen)
+    env = os.environ.copy()
+    if hold_after is not None:
+        env["VAREVAL_TEST_HOLD_AFTER"] = str(hold_after)
+    proc = subprocess.Popen(cmd, env=env, text=True, **popen)
     _RUNNERS.append(proc)
     return proc
 
@@ -93,6 +97,14 @@ def _done(store) -> dict:
         )
     finally:
         con.close()
+
+
+def _n_done(store) -> int:
+    """How many trials are done; 0 while the store is being created."""
+    try:
+        return len(_done(store)) if store.exists() else 0
+    except sqlite3.OperationalError:
+        return 0
 
 
 def _touch_read_write(store) -> None:
@@ -181,7 +193,7 @@ def _wait_for(condition, timeout=120.0):
 def _reader_during_run_then_kill(tmp_path):
     toml = _experiment(tmp_path, seeds=150, sleep=0.05)
     store = tmp_path / "runs.db"
-    proc = _runner(toml, store, stderr=subprocess.PIPE)
+    proc = _runner(toml, store, hold_after=60, stderr=subprocess.PIPE)
     reads = _poll(tmp_path, store, [proc], until=lambda n: n >= 60)
     assert reads > 10 and proc.poll() is None, "the runner ended before the kill"
     committed = _done(store)
@@ -229,15 +241,17 @@ def _two_runners_and_a_poller(tmp_path, seconds):
 def _kill_one_of_two(tmp_path):
     toml = _experiment(tmp_path, seeds=60, sleep=0.1)
     store = tmp_path / "runs.db"
-    victim = _runner(toml, store, workers=1, stderr=subprocess.DEVNULL)
+    # the victim's worker stops in its 4th trial (a claim it holds until killed)
+    victim = _runner(toml, store, workers=1, hold_after=3, stderr=subprocess.DEVNULL)
     _wait_for(lambda: len(_log(tmp_path)) >= 3 or victim.poll() is not None)
+    assert victim.poll() is None
     victim_workers = {pid for _, pid, _ in _log(tmp_path)}
     survivor = _runner(toml, store, workers=1, stdout=subprocess.PIPE)
 
     def both_working():  # trials logged by the workers of both runners
-        return len({pid for _, pid, _ in _log(tmp_path)}) >= 2
+        return bool({pid for _, pid, _ in _log(tmp_path)} - victim_workers)
 
-    _wait_for(lambda: both_working() or victim.poll() is not None)
+    _wait_for(lambda: both_working() or survivor.poll() is not None)
     assert victim.poll() is None
     os.kill(victim.pid, signal.SIGKILL)
     killed = time.time()
@@ -308,8 +322,8 @@ def test_no_process_survives_sigkill_of_a_runner_with_hanging_trials(tmp_path):
 def test_sigterm_stops_like_ctrl_c(tmp_path):
     toml = _experiment(tmp_path, seeds=40, sleep=0.1)
     store = tmp_path / "runs.db"
-    proc = _runner(toml, store, stderr=subprocess.PIPE)
-    _wait_for(lambda: len(_log(tmp_path)) >= 5 or proc.poll() is not None)
+    proc = _runner(toml, store, hold_after=5, stderr=subprocess.PIPE)
+    _wait_for(lambda: _n_done(store) >= 5 or proc.poll() is not None)
     family = _descendants(proc.pid)
     assert proc.poll() is None
     proc.send_signal(signal.SIGTERM)

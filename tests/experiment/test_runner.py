@@ -212,7 +212,9 @@ def _log_counts(tmp_path):
 def test_sigkill_mid_grid_then_resume(tmp_path):
     store = tmp_path / "runs.db"
     code = _script(tmp_path, seeds=10, reruns=3, sleep=0.05, workers=2)
-    proc = subprocess.Popen([sys.executable, "-c", code], env=os.environ.copy())
+    # its trials block once 15 are logged (see _trials.hold): killed mid-grid under any load
+    env = {**os.environ, "VAREVAL_TEST_HOLD_AFTER": "15"}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
     deadline = time.monotonic() + 60
     while _done(store) < 15 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
@@ -340,9 +342,8 @@ def test_heartbeat_goes_on_during_a_long_serial_trial(tmp_path):
 def test_interrupted_runner_gives_its_claims_back(tmp_path):
     store = tmp_path / "runs.db"
     code = _script(tmp_path, seeds=10, reruns=3, sleep=0.1, workers=2)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code], env=os.environ.copy(), stderr=subprocess.DEVNULL
-    )
+    env = {**os.environ, "VAREVAL_TEST_HOLD_AFTER": "5"}  # see _trials.hold
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while _done(store) < 5 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)

@@ -8,7 +8,10 @@ and exits with status 2, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 import warnings
 
 import click
@@ -23,9 +26,11 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, **extra):
         extra.pop("standalone_mode", None)
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _sigterm_as_interrupt():
                 warnings.showwarning = _show_warning
                 super().main(args, prog_name, standalone_mode=False, **extra)
+        except _Interrupted:
+            _fail("aborted", 1)
         except VarevalError as exc:
             from vareval.cli._common import name_flags
 
@@ -37,7 +42,17 @@ class _Group(click.Group):
             _fail(exc.format_message(), exc.exit_code)
         except click.Abort:
             _fail("aborted", 1)
+        except OSError as exc:  # a file the checks could not foresee (a full disk, /proc)
+            where = f"'{exc.filename}': " if exc.filename else ""
+            _fail(f"{where}{exc.strerror or exc}.")
         sys.exit(0)
+
+    def invoke(self, ctx):
+        # click would print an empty line before its Abort; an interrupt is one line
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
 
     def _command_of(self, args) -> click.Command | None:
         """The (sub)command that ``args`` invoke, to name its flags in an error."""
@@ -48,6 +63,30 @@ class _Group(click.Group):
             elif not token.startswith("-"):
                 break
         return command
+
+
+class _Interrupted(Exception):
+    """Ctrl-C or SIGTERM reached the command (its work, such as a run's claims, is cleaned up)."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM stops a command as Ctrl-C does, from its first line on, in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt("SIGTERM")
+
+    # from here on Ctrl-C is Python's KeyboardInterrupt again (see vareval._startup)
+    previous = signal.signal(signal.SIGTERM, interrupt), signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -100,7 +139,28 @@ def _register():
     )
     for module in modules:
         for command in module.COMMANDS:
+            _guard_paths(command)
             main.add_command(command)
+
+
+def _guard_paths(command: click.Command) -> None:
+    """Check every command's path arguments before it runs (see :mod:`vareval.cli._paths`)."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _guard_paths(sub)
+        return
+    import functools
+
+    from vareval.cli._paths import check_paths
+
+    callback = command.callback
+
+    @functools.wraps(callback)
+    def checked(*args, **kwargs):
+        check_paths(click.get_current_context())
+        return callback(*args, **kwargs)
+
+    command.callback = checked
 
 
 _register()

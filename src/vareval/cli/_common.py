@@ -171,10 +171,22 @@ def lower_is_better_option(f=None, *, help="Smaller scores are better (a loss, a
 
 
 def resamples_option(default: int, help: str):
-    """--resamples: the number of bootstrap, permutation, simulation or posterior draws."""
+    """--resamples: the number of bootstrap, permutation, simulation or posterior draws.
+
+    Every command refuses, before any work, a number that cannot fit (see
+    :func:`vareval.stats._checks.check_size`).
+    """
     return shared_option(
-        "--resamples", "resamples", type=int, default=default, show_default=True, help=help
+        "--resamples", "resamples", type=int, default=default, show_default=True, help=help,
+        callback=check_resamples,
     )
+
+
+def check_resamples(ctx, param, value):
+    """Click callback: refuse a --resamples that exceeds the cap on draws."""
+    from vareval.stats._checks import check_size
+
+    return check_size(value, "--resamples")
 
 
 def seed_option(help="Seed of the random draws (printed with the output)."):
@@ -285,6 +297,7 @@ FLAG_OF_PARAMETER = {
     "pos_label": "--positive",
     "item": "--item",
     "gold": "--gold",
+    "k": "--ks",
 }
 
 
@@ -356,8 +369,9 @@ def parse_floats(text: str, option: str) -> list[float]:
 
 
 def _json_safe(value):
+    """JSON has no NaN or infinity: NaN (no value) is null, an infinity the string "inf"/"-inf"."""
     if isinstance(value, float) and not math.isfinite(value):
-        return None
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict):
         return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -373,7 +387,7 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def emit(as_json: bool, payload: dict, text: str) -> None:
-    """Print ``payload`` as JSON (NaN becomes null) or ``text`` for a person."""
+    """Print ``payload`` as JSON (NaN becomes null, +/-inf "inf"/"-inf") or ``text``."""
     if as_json:
         click.echo(json.dumps(_json_safe(payload), indent=2))
     else:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import check_output, emit, json_option, metric_option, results_file
+from vareval.cli._common import (
+    check_output,
+    check_resamples,
+    emit,
+    json_option,
+    metric_option,
+    results_file,
+)
+from vareval.cli._paths import output_path
 
 
 def _amount(x: float, unit: str) -> str:
@@ -104,10 +112,10 @@ def _design(text: str) -> tuple:
               "default: as in the pilot.")
 @click.option("--versus", multiple=True, help="Also show this design, e.g. 10x10x3 (repeatable).")
 @click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option("--resamples", type=int, default=200, show_default=True,
+@click.option("--resamples", type=int, default=200, show_default=True, callback=check_resamples,
               help="Parametric-bootstrap draws of the components (0: none).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the bootstrap.")
-@click.option("--extend", default=None, metavar="OUT.toml",
+@click.option("--extend", default=None, metavar="OUT.toml", type=output_path(),
               help="Write the experiment.toml that grows the store to the plan.")
 @json_option
 def allocate(results, metric, compare, budget, target_se, target_halfwidth, effect, power,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from vareval.cli._paths import output_path
 from vareval.errors import ArgumentError
 
 
@@ -69,7 +70,7 @@ def list_():
 
 @datasets.command()
 @click.argument("name")
-@click.argument("folder", default=".", type=click.Path(file_okay=False))
+@click.argument("folder", default=".", type=output_path("folder"))
 def copy(name, folder):
     """Copy the bundled file NAME and its note NAME.md into FOLDER (default: here).
 
@@ -91,7 +92,12 @@ def copy(name, folder):
             "nothing copied (remove or rename it first)."
         )
     for p in sources:
-        shutil.copyfile(p, target / p.name)
+        try:
+            shutil.copyfile(p, target / p.name)
+        except OSError as exc:
+            raise ArgumentError(
+                f"DIR '{folder}': {p.name} could not be written: {exc.strerror or exc}."
+            ) from None
     click.echo(f"copied {', '.join(p.name for p in sources)} to {target}")
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import click
 
 from vareval.cli._common import check_output, split_columns, writing
+from vareval.cli._paths import output_path
 
 
 def _output_option(f):
     return click.option(
-        "-o", "--output", type=click.Path(dir_okay=False), default=None,
+        "-o", "--output", type=output_path(), default=None,
         help="Write the table here (.csv, .tsv, .jsonl, .parquet); default CSV on stdout.",
     )(f)
 

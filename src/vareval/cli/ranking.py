@@ -17,6 +17,7 @@ from vareval.cli._common import (
     results_file,
     seed_option,
 )
+from vareval.cli._paths import output_path
 
 
 def _p(p: float) -> str:
@@ -194,7 +195,7 @@ def _table(header, rows) -> str:
 @resamples_option(50_000, "Posterior samples of the Bayesian signed-rank test.")
 @click.option(
     "--plot",
-    type=click.Path(dir_okay=False),
+    type=output_path(),
     default=None,
     help="Write the CD diagram (PNG, SVG or PDF).",
 )
@@ -236,12 +237,9 @@ def rank(
 
 
 def _save(fig, path: str) -> None:
-    from vareval.errors import ArgumentError
+    from vareval.cli._paths import write_figure
 
-    try:
-        fig.savefig(path, dpi=150)
-    except (OSError, ValueError) as exc:
-        raise ArgumentError(f"--plot {path!r} cannot be written: {exc}") from None
+    write_figure(fig, path, "--plot")
 
 
 def render_rank(table, seed: int) -> str:

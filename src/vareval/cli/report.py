@@ -18,6 +18,7 @@ from vareval.cli._common import (
     split_columns,
     system_option,
 )
+from vareval.cli._paths import output_path
 
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -163,7 +164,7 @@ def store_context(spec: dict) -> dict:
     "--output",
     default="report.html",
     show_default=True,
-    type=click.Path(dir_okay=False),
+    type=output_path(),
     help="HTML file to write.",
 )
 @metric_option
@@ -226,7 +227,7 @@ def store_context(spec: dict) -> dict:
     "--figures",
     "figures_dir",
     default=None,
-    type=click.Path(file_okay=False),
+    type=output_path("folder"),
     help="Also write each figure of the report to this folder as a file "
     "(tuning-curves.pdf, ...), for a paper.",
 )

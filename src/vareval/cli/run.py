@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from vareval.cli._common import check_output, emit, json_option, writing
+from vareval.cli._paths import output_path
 from vareval.cli.sequential import cs_option
 
 _ENGINES = ("local", "serial", "ray")
@@ -20,7 +21,7 @@ def _store_argument(f):
 @click.option(
     "--store",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=output_path("store"),
     help="SQLite store to write (created, resumed or grown if it exists).",
 )
 @click.option("--seeds", type=int, default=None, help="Grow the design to this many seeds.")
@@ -139,6 +140,7 @@ def run(
         stale_after=stale_after,
     )
     c = report.counts
+    _say_larger_store(store, seeds=seeds, configs=configs, reruns=reruns)
     if report.added:
         click.echo(f"grew the store by {report.added} trials (existing trials unchanged).")
     for line in report.changes:
@@ -321,6 +323,21 @@ def _status_text(p: dict) -> str:
     return "\n".join(lines)
 
 
+def _say_larger_store(store, **asked) -> None:
+    """A note when --seeds, --configs or --reruns ask for less than the store holds."""
+    from vareval.experiment.store import Store
+
+    with Store(store, readonly=True) as st:
+        spec = st.spec()
+    for name, n in asked.items():
+        has = getattr(spec, name, None)
+        if n is not None and has is not None and has > n:
+            click.echo(
+                f"note: --{name} {n}: the store already has {has} {name}; a store only grows, "
+                f"so all {has} are kept (use --where to analyse fewer)."
+            )
+
+
 @click.command()
 @_store_argument
 @json_option
@@ -338,7 +355,7 @@ def status(store, as_json):
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False),
+    type=output_path(),
     default=None,
     help="Output file [default: standard output; required for parquet].",
 )

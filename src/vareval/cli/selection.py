@@ -17,6 +17,7 @@ from vareval.cli._common import (
     split_columns,
     writing,
 )
+from vareval.cli._paths import output_path
 
 
 def _metric_pair(f):
@@ -69,7 +70,7 @@ def render_selected(res) -> str:
     "the tied configurations' mean test score.",
 )  # fmt: skip
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+    "-o", "--output", type=output_path(allow_dash=True), default=None,
     help="Write the chosen configurations' results table here (.csv, .tsv, .jsonl, "
     ".parquet; - for CSV on stdout), for summarize, paired, report ...",
 )  # fmt: skip

@@ -18,8 +18,8 @@ from vareval.cli._common import (
     results_file,
     shared_option,
     split_columns,
-    writing,
 )
+from vareval.cli._paths import output_path, write_figure
 from vareval.errors import ArgumentError
 
 _METHODS = ("ld-hd", "ld-et", "ks", "dkw", "ld_highest_density", "ld_equal_tailed")
@@ -153,7 +153,7 @@ def _render_projection(p, a: str, b: str) -> str:
     help="Two methods only: project how many iterations would separate them at this k.",
 )  # fmt: skip
 @click.option(
-    "--plot", "plot_file", type=click.Path(dir_okay=False), help="Save a plot."
+    "--plot", "plot_file", type=output_path(), help="Save a plot."
 )
 @json_option
 def tuning_curve(
@@ -204,8 +204,7 @@ def tuning_curve(
     if plot_file:
         from vareval.plots.tuning import tuning_plot
 
-        with writing(plot_file, "--plot"):
-            tuning_plot(result).savefig(plot_file, dpi=150)
+        write_figure(tuning_plot(result), plot_file, "--plot")
     payload = result.to_dict()
     if projection is not None:
         payload["projection"] = projection.to_dict()
@@ -311,7 +310,7 @@ def render_parametric(curves: dict, metric: str) -> str:
 @click.option("--bounds", default=None,
               help="Known bounds of the score 'A,B' (e.g. 0,1): the fit keeps a >= A, b <= B.")
 @click.option(
-    "--plot", "plot_file", type=click.Path(dir_okay=False), help="Save a plot (one method)."
+    "--plot", "plot_file", type=output_path(), help="Save a plot (one method)."
 )
 @json_option
 def parametric_curve(results, metric, by, lower_is_better, confidence, ks_text, n_resamples,
@@ -346,8 +345,7 @@ def parametric_curve(results, metric, by, lower_is_better, confidence, ks_text, 
     if plot_file:
         from vareval.plots.tuning import parametric_plot
 
-        with writing(plot_file, "--plot"):
-            parametric_plot(next(iter(curves.values())), metric).savefig(plot_file, dpi=150)
+        write_figure(parametric_plot(next(iter(curves.values())), metric), plot_file, "--plot")
     payload = {
         "metric": metric,
         "model": "quadratic distribution, maximum spacing fit (opda's parametric module)",

@@ -205,10 +205,21 @@ def usable_runs(df: pd.DataFrame, metric: str, by, *, min_runs: int = 2):
     Raises
     ------
     DataError
-        If a method has fewer than ``min_runs`` summarisable runs; the
-        message says what happened to the others.
+        If a finished run has an empty, NaN or infinite metric (as every
+        command refuses one; ``--dropna`` leaves such rows out, named), or a
+        method has fewer than ``min_runs`` summarisable runs; the message
+        says what happened to the others.
     """
     counts, usable = count_runs(df, metric, by)
+    # one rule in every command: a finished run without a number is an error, not a gap
+    bad = sorted(r for c in counts.values() for r in c.non_finite_rows)
+    if bad:
+        shown = ", ".join(map(str, bad[:8])) + (" ..." if len(bad) > 8 else "")
+        raise DataError(
+            f"metric column {metric!r} has missing or infinite values in data row(s) {shown} "
+            "of finished runs; fill or remove those rows explicitly (the command's --dropna "
+            "leaves them out and names them; a failed run says so in a status column)."
+        )
     for name, c in counts.items():
         if c.summarised < min_runs:
             raise DataError(

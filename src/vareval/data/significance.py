@@ -74,7 +74,7 @@ def _label_array(series: pd.Series, column: str, role: str) -> np.ndarray:
     return label_text(series, column, role).to_numpy(dtype=object).astype(str)
 
 
-def _refuse_id_columns(df, gold, candidates) -> None:
+def _refuse_id_columns(df, gold, candidates, item=None) -> None:
     """Refuse a column taken as a system by default that looks like an item id.
 
     A system's predictions repeat classes and agree with gold sometimes; a
@@ -92,9 +92,12 @@ def _refuse_id_columns(df, gold, candidates) -> None:
             why = f"never equals the gold column {gold!r}"
         else:
             continue
+        hint = ("the systems (--system, systems=)" if item is not None else
+                "the item column (--item, item=) or the systems (--system, systems=)")
+        looks = "an id or a score" if item is not None else "an item id"
         raise DataError(
-            f"column {col!r} {why}, so it looks like an item id, not a system; name the "
-            "item column (--item, item=) or the systems (--system, systems=)."
+            f"column {col!r} {why}, so it looks like {looks}, not a system's predictions; "
+            f"name {hint}."
         )
 
 
@@ -161,7 +164,7 @@ def read_predictions(
     if metric.needs_gold and gold is None:
         raise DataError(f"metric {metric.name!r} needs a gold column (--gold).")
     if defaulted and not scores and not long:
-        _refuse_id_columns(df, gold, systems)
+        _refuse_id_columns(df, gold, systems, item)
     if scores:
         outputs = {s: metric_values(df, s) for s in systems}
         gold_arr = None if gold is None else _label_array(df[gold], gold, "gold")

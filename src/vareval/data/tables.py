@@ -9,7 +9,22 @@ import numpy as np
 import pandas as pd
 
 from vareval._format import formatter, number, pvalue
+from vareval.errors import ResultKeyError
 from vareval.stats._result import HTML_HEAD_ROWS, MAX_REPR_LINES, Result, _short, fold
+
+
+def _missing_key(key, keys: list) -> str:
+    """One line for a key a result table lacks: a reversed pair is named, else the keys."""
+    import re
+
+    text = str(key)
+    pair = re.fullmatch(r"(.*\()(.+) > (.+)(\))", text)
+    if pair and f"{pair[1]}{pair[3]} > {pair[2]}{pair[4]}" in keys:
+        flipped = f"{pair[1]}{pair[3]} > {pair[2]}{pair[4]}"
+        return (f"no entry {text!r}: pairs are kept in label order; take 1 - "
+                f"table[{flipped!r}] (ties count 1/2 on each side).")
+    shown = ", ".join(map(repr, keys[:12])) + (", ..." if len(keys) > 12 else "")
+    return f"no entry {text!r}; the entries are: {shown}."
 
 
 def clip_lines(text: str, limit: int = MAX_REPR_LINES) -> str:
@@ -103,7 +118,10 @@ class ResultTable(Result):
     frame: pd.DataFrame
 
     def __getitem__(self, key):
-        return self.results[key]
+        try:
+            return self.results[key]
+        except (KeyError, TypeError):
+            raise ResultKeyError(_missing_key(key, list(self.results))) from None
 
     def __iter__(self):
         return iter(self.results)

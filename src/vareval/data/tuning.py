@@ -239,7 +239,7 @@ def tuning_curve(
             "the results table has no rows; expected one row per search iteration."
         )
     if not a < b:
-        raise ArgumentError(f"bounds must satisfy a < b; got a={a!r}, b={b!r}.")
+        raise ArgumentError(f"bounds must satisfy a < b (lower < upper); got {a:g} and {b:g}.")
     values = metric_values(df, metric)
     outside = (values < a) | (values > b)
     if outside.any():

@@ -590,8 +590,11 @@ def _check_main(writer, path: str, paths) -> None:
             f"trial function {path!r}: importing it raised {type(exc).__name__}"
             f"({exc}); a trial module must not exit when imported."
         )
-    writer.send(message)
-    writer.close()
+    try:
+        writer.send(message)
+        writer.close()
+    except OSError:  # the runner stopped (Ctrl-C, SIGTERM) while this process imported
+        pass
 
 
 # -- Ray ---------------------------------------------------------------

@@ -184,18 +184,33 @@ MAX_DRAWS = 10**8  # resamples or simulations per request: 800 MB of float64 sta
 def check_size(value, name: str, *, limit: int = MAX_DRAWS, bytes_each: int = 8) -> int:
     """Refuse, up front, a number of resamples or simulations that cannot fit.
 
-    Every resample (or simulated comparison) keeps at least one float64 and
-    costs at least about 10 ns, so ``value`` above ``limit`` is refused with
-    the memory and the least time it would need, instead of running out of
-    memory or for days.
+    Every resample (or simulated comparison) keeps at least ``bytes_each``
+    bytes and costs at least about 10 ns, so ``value`` above ``limit``, or
+    one whose results would fill more than half of this machine's memory, is
+    refused with the memory and the least time it would need, instead of
+    running out of memory or for days.
     """
-    if isinstance(value, numbers.Integral) and value > limit:
+    if not isinstance(value, numbers.Integral):
+        return value
+    memory = _memory_bytes()
+    if value > limit or value * bytes_each > memory / 2:
+        fits = min(limit, max(1, int(memory / 2 // bytes_each)))
         raise ArgumentError(
             f"{name} {value:,} is too large: it would keep "
             f"{human_bytes(value * bytes_each)} of results in memory and take at least "
-            f"{human_seconds(value * 1e-8)}; at most {limit:,} is accepted."
+            f"{human_seconds(value * 1e-8)}; at most {fits:,} is accepted here."
         )
     return value
+
+
+def _memory_bytes() -> float:
+    """The physical memory of the machine (16 GB where the system does not say)."""
+    import os
+
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 16e9
 
 
 def human_bytes(n: float) -> str:

@@ -72,25 +72,67 @@ def _optuna():
 
 
 def _storage(optuna, storage: str):
-    """A storage URL as given, or an existing file: SQLite by its header, else a journal."""
+    """A read-only storage for ``storage``: a URL, or a file (SQLite by its header, else a journal).
+
+    Optuna's own storages create tables, run migrations and create missing
+    files; what a user asks to *read* must stay byte-identical, so an SQLite
+    file is opened through a read-only URI, nothing is created, and a file
+    that is not Optuna's is refused in one line.
+    """
     from pathlib import Path
 
+    if storage.startswith("sqlite:///"):
+        path = Path(storage.removeprefix("sqlite:///").split("?")[0])
+        if not path.is_file():
+            raise DataError(f"Optuna storage {storage!r}: file '{path}' not found.")
+        return _sqlite_storage(optuna, path)
     if "://" in storage:
-        return storage
+        return optuna.storages.RDBStorage(
+            storage, skip_compatibility_check=True, skip_table_creation=True
+        )
     path = Path(storage)
     if not path.is_file():
         raise DataError(
             f"Optuna storage {storage!r} is neither a URL (sqlite:///FILE) nor an existing file."
         )
     if _is_sqlite(path):
-        return f"sqlite:///{path.resolve()}"
+        return _sqlite_storage(optuna, path)
     from optuna.storages.journal import JournalFileBackend, JournalStorage
 
-    return JournalStorage(JournalFileBackend(str(path)))
+    try:  # the journal is replayed here: a file that is not one fails now
+        return JournalStorage(JournalFileBackend(str(path)))
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise DataError(
+            f"Optuna storage '{path}' is neither an SQLite database nor an Optuna journal "
+            f"file ({type(exc).__name__}: {_first_line(exc)})."
+        ) from None
+
+
+def _sqlite_storage(optuna, path):
+    """Optuna's storage on a read-only URI of an SQLite file that holds Optuna's tables."""
+    import sqlite3
+
+    uri = f"file:{path.resolve()}?mode=ro"
+    try:
+        con = sqlite3.connect(uri, uri=True)
+        try:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise DataError(f"Optuna storage '{path}' could not be read: {exc}.") from None
+    if "studies" not in tables:
+        raise DataError(
+            f"'{path}' is an SQLite file without Optuna's tables (no 'studies' table); give "
+            "the database an Optuna study was saved to."
+        )
+    return optuna.storages.RDBStorage(
+        f"sqlite:///{uri}&uri=true", skip_compatibility_check=True, skip_table_creation=True
+    )
 
 
 def _is_sqlite(path) -> bool:
-    """Whether SQLite reads ``path`` (asked of SQLite, as every database file is here)."""
+    """Whether SQLite reads ``path`` (asked of SQLite, read-only, as every database file is)."""
     import sqlite3
 
     try:
@@ -104,12 +146,16 @@ def _is_sqlite(path) -> bool:
     return True
 
 
+def _first_line(exc) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _study_name(optuna, storage, study: str | None) -> str:
     try:
         names = optuna.get_all_study_names(storage)
     except Exception as exc:  # noqa: BLE001 - any storage failure is the user's file
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"Optuna storage could not be read: {first}") from None
+        raise DataError(f"Optuna storage could not be read: {_first_line(exc)}") from None
     if study is not None:
         return study
     if len(names) != 1:

@@ -302,6 +302,13 @@ def required_se(target, value, *, confidence=0.95, power=0.8, alpha=0.05):
     return abs(value) / (z(1 - alpha / 2) + z(power))
 
 
+def _trials_bought(budget: float, cost: float) -> int:
+    """Whole trials a budget pays for (30 / 0.1 is 300, not 299 by rounding; never one more)."""
+    x = budget / cost
+    near = round(x)
+    return int(near if abs(x - near) <= 1e-9 * max(1.0, x) else np.floor(x))
+
+
 def allocate(components, *, budget=None, target_se=None, target_halfwidth=None,
              effect=None, power=0.8, alpha=0.05, cost_per_trial=1.0, configs="nested",
              estimand="difference", crn=True, draws=None, confidence=0.95,
@@ -372,8 +379,13 @@ def allocate(components, *, budget=None, target_se=None, target_halfwidth=None,
     kw = dict(configs=configs, estimand=estimand, crn=crn)
     comps = {k: float(v) for k, v in _components(components).items()}
     if target == "budget":
-        n = best_design(comps, min(int(value / cost_per_trial * (1 + 1e-12)), max_trials),
-                        min_seeds=min_seeds, **kw)
+        bought = _trials_bought(value, cost_per_trial)
+        if bought > max_trials:
+            raise ArgumentError(
+                f"`budget` buys {bought:,} trials per experiment; plans are searched up to "
+                f"{max_trials:,} trials per experiment: give a smaller budget, or a target SE."
+            )
+        n = best_design(comps, bought, min_seeds=min_seeds, **kw)
     else:
         t = required_se(target, value, confidence=confidence, power=power, alpha=alpha) ** 2
         n = tuple(int(x[0]) for x in cheapest_design(comps, t, min_seeds=min_seeds,
@@ -401,7 +413,7 @@ def allocate(components, *, budget=None, target_se=None, target_halfwidth=None,
             bound = min(max_trials, max(1000, 4 * int(np.prod(up_design))))
             bs, bc, br = cheapest_design(dv, t, min_seeds=min_seeds, max_trials=bound, **kw)
             dist = np.where(bs > 0, bs * bc * br * cost_per_trial, np.inf).astype(float)
-    N = int(value / cost_per_trial * (1 + 1e-12)) if target == "budget" else n[0] * n[1] * n[2]
+    N = _trials_bought(value, cost_per_trial) if target == "budget" else n[0] * n[1] * n[2]
     rows = [("optimal", n)]
     if up_design is not None and up_design[0] > 0:
         rows.append((f"optimal at upper {confidence:.0%} limits", up_design))

@@ -32,7 +32,7 @@ import numpy as np
 from scipy import special, stats
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_confidence, as_positive_int, as_rng
+from vareval.stats._checks import as_confidence, as_positive_int, as_rng, check_size
 from vareval.stats._result import ConfidenceInterval, Result
 
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
@@ -139,7 +139,7 @@ def normalize_scores(scores, reference=None) -> np.ndarray:
         low, high = arr.min(axis=(0, 2)), arr.max(axis=(0, 2))
         what = "its scores are all equal, so min-max normalisation is undefined"
     else:
-        low, high = (np.asarray(r, dtype=float).reshape(-1) for r in reference)
+        low, high = _reference_pair(reference, arr.shape[1])
         if low.size != arr.shape[1] or high.size != arr.shape[1]:
             raise ArgumentError(
                 f"`reference` needs one low and one high score per task ({arr.shape[1]}); "
@@ -151,6 +151,23 @@ def normalize_scores(scores, reference=None) -> np.ndarray:
         raise ArgumentError(f"task {int(same[0])}: {what}.")
     out = (arr - low[:, None]) / (high - low)[:, None]
     return out if np.ndim(scores) == 3 else out[0]
+
+
+def _reference_pair(reference, n_tasks: int):
+    """``(low, high)`` from a pair of arrays, or from an array of shape (tasks, 2) or (2, tasks)."""
+    try:
+        ref = np.asarray(reference, dtype=float)
+    except (TypeError, ValueError):
+        ref = None
+    if ref is not None and ref.ndim == 2 and ref.shape == (n_tasks, 2) and n_tasks != 2:
+        ref = ref.T
+    if ref is None or ref.ndim not in (1, 2) or ref.shape[0] != 2:
+        raise ArgumentError(
+            "`reference` must be (low, high): one low and one high score per task "
+            f"({n_tasks}), as two arrays or an array of shape (2, {n_tasks}); got "
+            + (f"shape {ref.shape}." if ref is not None else "arrays of unequal length.")
+        )
+    return ref[0].reshape(-1), ref[1].reshape(-1)
 
 
 def _row_means(values: np.ndarray, axes: int) -> np.ndarray:
@@ -361,9 +378,9 @@ class IntervalEstimates(Result):
     gamma : float
         Optimality-gap threshold.
     bootstrap_distribution : ndarray, shape (n_resamples, methods, aggregates)
-    jackknife : ndarray
+    jackknife : ndarray or None
         Leave-one-unit-out aggregates used by BCa (runs, or tasks when tasks are
-        resampled), shape (units, methods, aggregates).
+        resampled), shape (units, methods, aggregates); None with a single unit.
     """
 
     methods: tuple
@@ -379,7 +396,7 @@ class IntervalEstimates(Result):
     resample_tasks: bool
     gamma: float
     bootstrap_distribution: np.ndarray
-    jackknife: np.ndarray
+    jackknife: np.ndarray | None
 
     _interval = ("low", "high")
 
@@ -392,6 +409,11 @@ class IntervalEstimates(Result):
         if ci == "percentile":
             return ConfidenceInterval(*_percentile_interval(self.bootstrap_distribution, level))
         dist, jack = self.bootstrap_distribution, self.jackknife
+        if jack is None:
+            raise ArgumentError(
+                "`ci` 'bca' needs at least 2 runs per task (2 tasks with `resample_tasks`) "
+                "for its jackknife; use 'percentile'."
+            )
         return ConfidenceInterval(*_bca_interval(dist, self.estimate, jack, level))
 
     def to_dict(self) -> dict:
@@ -469,6 +491,7 @@ def interval_estimates(
     names = _as_aggregates(aggregates)
     gamma = _as_gamma(gamma, arr) if "optimality_gap" in names else float(gamma)
     n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    check_size(n_resamples, "`n_resamples`", bytes_each=8 * arr.shape[0] * len(names))
     confidence = as_confidence(confidence)
     ci = _as_ci(ci)
     gen = as_rng(rng)
@@ -486,7 +509,9 @@ def interval_estimates(
             ranks = data.ranks(cells) if "iqm" in names else None
             dist[start : start + len(cells)] = data.aggregate(flat.take(cells), ranks, names, gamma)
             start += len(cells)
-    jack = data.jackknife(names, gamma, over_tasks=resample_tasks)
+    # BCa's jackknife needs two units to leave one out; percentile intervals need none
+    units = arr.shape[1] if resample_tasks else arr.shape[2]
+    jack = data.jackknife(names, gamma, over_tasks=resample_tasks) if units > 1 else None
     result = IntervalEstimates(
         methods=_labels(methods, arr.shape[0]),
         aggregates=names,
@@ -643,7 +668,7 @@ def performance_profile(
     scores : array_like, shape (methods, tasks, runs) or (tasks, runs)
     taus : array_like, optional
         Increasing thresholds; default 101 points from the smallest to the
-        largest score.
+        largest score (around the score when all scores are equal).
     methods : sequence of str, optional
     kind : {"runs", "mean"}, default "runs"
     n_resamples : int, default 2000
@@ -658,12 +683,15 @@ def performance_profile(
     arr = _as_task_scores(scores, min_tasks=2 if resample_tasks else 1)
     if kind not in ("runs", "mean"):
         raise ArgumentError(f"`kind` must be 'runs' or 'mean'; got {kind!r}.")
-    if taus is None:
-        taus = np.linspace(arr.min(), arr.max(), 101)
+    if taus is None:  # identical scores: a span around them, where the profile steps
+        low, high = arr.min(), arr.max()
+        pad = 0.0 if high > low else max(abs(low) * 1e-3, 1e-3)
+        taus = np.linspace(low - pad, high + pad, 101)
     taus = np.asarray(taus, dtype=float).reshape(-1)
     if taus.size < 1 or not np.isfinite(taus).all() or (np.diff(taus) <= 0).any():
         raise ArgumentError("`taus` must be finite and strictly increasing.")
     n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    check_size(n_resamples, "`n_resamples`", bytes_each=8 * arr.shape[0] * taus.size)
     confidence = as_confidence(confidence)
     gen = as_rng(rng)
 
@@ -822,6 +850,7 @@ def probability_of_improvement(
             f"`x` and `y` must cover the same tasks; got {x.shape[0]} and {y.shape[0]} tasks."
         )
     n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    check_size(n_resamples, "`n_resamples`")
     confidence = as_confidence(confidence)
     gen = as_rng(rng)
     n_tasks, n, m = x.shape[0], x.shape[1], y.shape[1]

@@ -32,7 +32,13 @@ import numpy as np
 from scipy import special, stats
 
 from vareval.errors import ArgumentError, VarevalWarning
-from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
+from vareval.stats._checks import (
+    as_confidence,
+    as_positive_int,
+    as_rng,
+    as_scores,
+    check_size,
+)
 from vareval.stats._result import LegacyIntervalMethod, Result
 
 _CHUNK_ELEMENTS = 4_000_000  # bootstrap rows x steps held in memory at once
@@ -264,7 +270,9 @@ def _aso_core(a, b, boot_a, boot_b, dt):
     if sd == 0:
         warnings.warn(
             f"every bootstrap violation ratio equals the observed {observed:g} (samples of "
-            f"{a.size} and {b.size} runs that do not overlap): epsilon_min then has no "
+            f"{a.size} and {b.size} runs that "
+            + ("are all equal" if np.ptp(np.concatenate([a, b])) == 0 else "do not overlap")
+            + "): epsilon_min then has no "
             "spread and its p-value is 0 or 1 whatever the number of runs.",
             VarevalWarning,
             stacklevel=3,
@@ -285,7 +293,8 @@ def _aso_pvalue(ratio, sd, threshold):
 
 def _aso_iv(confidence, n_resamples, threshold, dt):
     confidence = as_confidence(confidence)
-    n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    n_resamples = check_size(as_positive_int(n_resamples, "n_resamples", minimum=2),
+                             "`n_resamples`")
     if not 0 < threshold <= 0.5:
         raise ArgumentError(f"`threshold` must be in (0, 0.5]; got {threshold!r}.")
     if dt is not None and not 0 < dt < 0.5:
@@ -549,16 +558,23 @@ def _two_samples(a, b, paired: bool):
     return a, b
 
 
+def _spread(a, b, paired: bool) -> float:
+    """The SD a standardised effect divides by: of the differences, or pooled."""
+    if paired:
+        return float((a - b).std(ddof=1))
+    df = a.size + b.size - 2
+    return float(np.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / df))
+
+
 def _standardised(a, b, paired: bool, confidence: float):
     """``(d, (low, high), df)`` for Cohen's d (pooled SD) or d_z (SD of differences)."""
+    sd = _spread(a, b, paired)
     if paired:
         diff = a - b
-        sd = diff.std(ddof=1)
         scale = np.sqrt(diff.size)
         df = diff.size - 1
     else:
         df = a.size + b.size - 2
-        sd = np.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / df)
         scale = np.sqrt(a.size * b.size / (a.size + b.size))
         diff = None
     if not sd > 0:
@@ -700,11 +716,25 @@ def effect_sizes(a, b, *, paired: bool = False, confidence: float = 0.95) -> dic
 
     Independent samples: Cohen's d, Hedges' g, A12 and Cliff's delta; paired:
     d_z and g_z (the rank-based effects compare two distributions, not pairs).
+    Scores without spread (every score, or every paired difference, equal)
+    have no standardised effect: d and g are then left out with a warning,
+    and the rank-based effects still given.
     """
-    sizes = [
-        cohens_d(a, b, paired=paired, confidence=confidence),
-        hedges_g(a, b, paired=paired, confidence=confidence),
-    ]
+    a, b = _two_samples(a, b, paired)
+    sizes = []
+    if _spread(a, b, paired) > 0:
+        sizes += [
+            cohens_d(a, b, paired=paired, confidence=confidence),
+            hedges_g(a, b, paired=paired, confidence=confidence),
+        ]
+    else:
+        warnings.warn(
+            "Cohen's d and Hedges' g are left out: the "
+            + ("paired differences" if paired else "pooled scores")
+            + " have SD 0, so no standardised effect exists.",
+            VarevalWarning,
+            stacklevel=2,
+        )
     if not paired:
         sizes += [
             vargha_delaney_a12(a, b, confidence=confidence),

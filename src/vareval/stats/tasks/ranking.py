@@ -27,7 +27,7 @@ import numpy as np
 from scipy import stats
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_positive_int, as_rng, renamed_keywords
+from vareval.stats._checks import as_positive_int, as_rng, check_size, renamed_keywords
 from vareval.stats._result import Result, renamed
 
 _CHUNK_ELEMENTS = 4_000_000  # posterior samples x data sets^2 held in memory at once
@@ -367,7 +367,8 @@ def bayesian_signed_rank(
         raise ArgumentError(f"`rope` must be a number >= 0; got {rope!r}.")
     if not prior > 0:
         raise ArgumentError(f"`prior` must be a number > 0; got {prior!r}.")
-    n_samples = as_positive_int(n_resamples, "n_resamples")
+    n_samples = check_size(as_positive_int(n_resamples, "n_resamples"), "`n_resamples`",
+                           bytes_each=24)
     rng = as_rng(rng)
     d = np.concatenate([[0.0], a - b])
     sums = d[:, None] + d[None, :]

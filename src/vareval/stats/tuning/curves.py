@@ -52,7 +52,7 @@ def _as_bound(value, name: str) -> float:
 def _as_bounds(a, b) -> tuple[float, float]:
     a, b = _as_bound(a, "a"), _as_bound(b, "b")
     if not a < b:
-        raise ArgumentError(f"bounds must satisfy a < b; got a={a!r}, b={b!r}.")
+        raise ArgumentError(f"bounds must satisfy a < b (lower < upper); got {a:g} and {b:g}.")
     return a, b
 
 
@@ -74,7 +74,7 @@ def _as_k(k, *, integer: bool = False) -> np.ndarray:
         )
     ok = np.isfinite(arr) & ((arr >= 1) if integer else (arr > 0))
     if not np.all(ok):
-        raise ArgumentError(f"`k` must be finite {what}; got {arr[~ok].ravel()[0]!r}.")
+        raise ArgumentError(f"`k` must be finite {what}; got {float(arr[~ok].ravel()[0]):g}.")
     if integer:
         if np.any(arr % 1 != 0):
             raise ArgumentError(
