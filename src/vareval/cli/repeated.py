@@ -43,16 +43,29 @@ def _pair_options(f):
 @click.option(
     "--runs/--no-runs", default=True, show_default=True, help="Show every run's score."
 )
+@click.option(
+    "--bounds",
+    default=None,
+    help="The metric's range LOW,HIGH: intervals are cut to it (default: [0, 1] for "
+    "accuracy, F1, AUC ... by name).",
+)
 @json_option
-def summarize(results, metric, by, confidence, lower_is_better, runs, as_json):
-    """Per-method summary of repeated runs: centre, spread, CIs, the selected best run."""
+def summarize(results, metric, by, confidence, lower_is_better, runs, bounds, as_json):
+    """Per-method summary of repeated runs: centre, spread, CIs, the selected best run.
+
+    When a seed holds several runs (configurations, reruns) the mean's interval
+    is over the seeds' means; the first line states the design assumed.
+    """
     import vareval
 
     metrics = split_columns(metric)
+    limits = parse_floats(bounds, "--bounds") if bounds else None
+    if limits is not None and len(limits) != 2:
+        raise ArgumentError(f"--bounds takes LOW,HIGH; got {bounds!r}.")
     tables = [
         vareval.summarize(
             results, m, split_columns(by), confidence=confidence,
-            higher_is_better=not lower_is_better,
+            higher_is_better=not lower_is_better, bounds=limits,
         )
         for m in metrics
     ]  # fmt: skip

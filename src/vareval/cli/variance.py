@@ -326,10 +326,9 @@ def variance(
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
     import warnings
 
+    from vareval.data.design import design_of
     from vareval.data.variance import variance as analyse
     from vareval.errors import VarevalWarning
-
-    from vareval.data.design import design_of
 
     table = results
     note = design_of(table, by=split_columns(fixed) if fixed.strip() else None).statement()

@@ -125,7 +125,7 @@ def metric_bounds(metric: str | None, bounds=None) -> tuple[tuple | None, str]:
         if not low < high:
             raise ArgumentError(f"`bounds` must have low < high; got {bounds!r}.")
         return (low, high), "given"
-    words = set(re.split(r"[^a-z0-9]+|(?<=[a-z])(?=[0-9])", str(metric or "").lower()))
+    words = set(re.split(r"[^a-z0-9]+", str(metric or "").lower()))
     hit = sorted(words & _UNIT_METRICS)
     if hit:
         return (0.0, 1.0), f"{metric!r} is a proportion ({hit[0]})"
