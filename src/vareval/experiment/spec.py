@@ -283,7 +283,7 @@ class ExperimentSpec:
     def identity(self) -> dict:
         """The fields that define the trials (a store takes a spec if they match)."""
         d = self.to_dict()
-        for key in ("name", "timeout", "paths", "resources", "runtime_env"):
+        for key in ("name", "timeout", "paths", "resources", "runtime_env", "split"):
             d.pop(key, None)
         d.setdefault("level_spaces", {})
         return d
