@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -133,6 +134,10 @@ def test_variance_report_and_export_give_one_fit(store, tmp_path):
     cli("report", store, *args, "-o", html)
     text = html.read_text(encoding="utf-8")
     assert f"{cli_pair['estimate']:.4g}" in text and f"{cli_pair['ci_high']:.4g}" in text
+    # the design section: another metric is an outcome, times are times
+    assert "val_accuracy</td><td>another metric" in text
+    times = r"started</td><td>bookkeeping</td><td[^>]*>\d+</td><td>20\d\d-\d\d-\d\d "
+    assert re.search(times, text)
 
 
 def test_summaries_cluster_by_seed_and_say_so(store):

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import check_output, emit, json_option, metric_option, results_file
+from vareval.cli._common import (
+    check_output,
+    emit,
+    json_option,
+    metric_option,
+    results_file,
+    with_design,
+)
 
 
 def _amount(x: float, unit: str) -> str:
@@ -149,7 +156,7 @@ def allocate(results, metric, compare, budget, target_se, target_halfwidth, effe
         store = shlex.quote(str(click.get_current_context().params["results"]))
         text += f"\nwrote {extend}: {note}; run it with: vareval run {extend} --store {store}"
         payload["extend"] = {"path": extend, "note": note}
-    emit(as_json, payload, text)
+    emit(as_json, *with_design(results, payload, text, by="experiment", metric=metric))
 
 
 COMMANDS = (allocate,)

@@ -17,6 +17,7 @@ from vareval.cli._common import (
     results_file,
     shared_option,
     split_columns,
+    with_design,
     writing,
 )
 from vareval.errors import ArgumentError
@@ -215,7 +216,7 @@ def tuning_curve(
     text = render(result, projection)
     if plot_file:
         text += f"\nplot saved to {plot_file}"
-    emit(as_json, payload, text)
+    emit(as_json, *with_design(df, payload, text, by=columns, metric=metric))
 
 
 def _hedwig():

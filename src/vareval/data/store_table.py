@@ -297,6 +297,7 @@ def tidy_frame(
         col = rename["\0c" + k]
         if types.get(k) == {int} and df[col].isna().any():
             df[col] = df[col].astype("Int64")
+    df.attrs["metrics"] = [rename["\0m" + k] for k in metric_names]
     df.insert(
         df.columns.get_loc("finished") + 1,
         "duration",
