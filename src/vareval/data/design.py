@@ -92,7 +92,7 @@ class Design(Result):
 
     def statement(self) -> str:
         """The design in one line: ``design (run store): units: 6 seeds; ...``."""
-        where = {"store": "run store", "labels": "inferred from the labels"}
+        where = {"store": "run store", "labels": "read from the labels"}
         if self.unit is None:
             return (
                 "design: no seed column, so every row is taken as an independent run "
