@@ -153,7 +153,7 @@ def test_summaries_cluster_by_seed_and_say_so(store):
     assert s.confidence_interval() == pytest.approx((s.mean_low, s.mean_high))
     assert any("over the seeds' means" in n for n in t.notes)
     text = cli("summarize", store, "--metric", "accuracy", "--by", "experiment")
-    assert "design (run store): units: 3 seeds" in text and "seeds" in text.splitlines()[2]
+    assert "design (run store): units: 3 seeds" in text and "seeds" in text.splitlines()[1]
     js = json.loads(cli("summarize", store, "--metric", "accuracy", "--by", "experiment",
                         "--json"))  # fmt: skip
     assert js["logreg"]["mean_low"] == pytest.approx(s.mean_low)

@@ -390,8 +390,8 @@ def writing(path, option: str):
 
 
 def with_design(df, payload: dict, text: str, *, by=None, metric=None) -> tuple[dict, str]:
-    """The output with the design it assumed: a ``design`` key and a first line."""
+    """The output with the design it assumed: a ``design`` key and a last line."""
     from vareval.data.design import design_of
 
     line = design_of(df, by=by, metric=metric).statement()
-    return {**payload, "design": line}, f"{line}\n{text}"
+    return {**payload, "design": line}, f"{text}\n{line}"

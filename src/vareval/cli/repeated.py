@@ -97,7 +97,6 @@ def render_summary(table, metric: str, every_run: bool = True) -> str:
     unit = table.design.unit if clustered else None
     lines = [
         f"{metric}: {pct} intervals; 'selected' is the best run, not typical performance",
-        *([table.design.statement()] if table.design is not None else []),
         f"{'method':<14}{'n':>4}" + (f"{unit + 's':>7}" if unit else "")
         + f"{'mean':>{w}}{'SD':>{w}}{'SE':>{w}}  {pct + ' CI (mean)':<{wci}}"
         f"{'median':>{w}}  {pct + ' CI (median)':<{wci}}{'IQR':>{w}}{'selected':>{w + 1}}",
@@ -109,6 +108,7 @@ def render_summary(table, metric: str, every_run: bool = True) -> str:
             f"{mean_ci:<{wci}}{f(s.median):>{w}}  "
             f"{med_ci:<{wci}}{f(s.iqr):>{w}}{f(s.selected):>{w + 1}}"
         )
+    lines += [table.design.statement()] if table.design is not None else []
     lines += render_runs(table)
     if every_run:
         lines.append("every run:")
