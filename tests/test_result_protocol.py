@@ -298,6 +298,7 @@ EXAMPLES = {
         _runs(), "accuracy", "method", "seed", a="mlp", b="logreg", rng=0
     ),
     "vareval.data.repeated.SummaryTable": lambda tmp: _summary_table(),
+    "vareval.data.design.Design": lambda tmp: _summary_table().design,
     "vareval.data.runs.RunCount": lambda tmp: _summary_table().runs["mlp"],
     "vareval.data.significance.SignificanceReport": lambda tmp: vareval.significance(
         _predictions(), gold="gold", item="item", n_resamples=300, rng=0

@@ -178,12 +178,18 @@ def test_redrawn_splits_use_the_corrected_test(tmp_path):
     assert "share" in out["bootstrap_note"]
     text = _run(*args, "--test", "corrected", "--test-fraction", "0.25").output
     assert "corrected t test" in text and "Nadeau and Bengio" in text
-    # A store whose data-split source varies with the seed says so itself.
+    # A store that declares its split source ([randomness] split) says so itself;
+    # a source's name alone says nothing (the trial may keep one test set).
     df.attrs["spec"] = {
         "sources": ["data_split", "init"], "fixed": [], "params": {"test_size": 0.25}
     }
-    r = vareval.paired(df, "acc", "method", "seed")["a - b"]
+    t = vareval.paired(df, "acc", "method", "seed")
+    assert t["a - b"].test == "paired t" and "assumes fixed splits" in t.notes[0]
+    df.attrs["spec"]["split"] = "data_split"
+    t = vareval.paired(df, "acc", "method", "seed")
+    r = t["a - b"]
     assert r.test == "corrected resampled t" and r.pvalue == pytest.approx(ref.pvalue)
+    assert "split = 'data_split'" in t.notes[0] and "test_size = 0.25" in t.notes[0]
     df.attrs["spec"]["fixed"] = ["data_split"]
     assert vareval.paired(df, "acc", "method", "seed", rng=0)["a - b"].test == "paired t"
 

@@ -147,6 +147,7 @@ def test_store_context_from_a_declaration():
         {
             "sources": ["data_split", "init", "batch_order"],
             "fixed": ["data_split"],
+            "split": "data_split",
             "space": {"lr": {}, "hidden": {}},
             "configs": 2,
             "seeds": 3,
@@ -159,9 +160,13 @@ def test_store_context_from_a_declaration():
     assert [r["varied"] for r in ctx["randomness"]] == [False, True, True]
     assert "2 configuration(s) sampled per seed" in ctx["search_effort"]
     assert (
-        store_context({"sources": ["data_split", "init"]})["repeated"]
+        store_context({"sources": ["data_split", "init"], "split": "data_split"})[
+            "repeated"
+        ]
         == "data-sampling"
     )
+    # a source's name is no declaration: the trial may keep one test set
+    assert "repeated" not in store_context({"sources": ["data_split", "init"]})
     assert "repeated" not in store_context({"sources": ["init"]})
 
 
@@ -233,6 +238,7 @@ def test_report_from_a_run_store(tmp_path):
         space={"lr": spec_mod.Distribution("log-uniform", low=0.01, high=0.3)},
         sources=("data_split", "init", "batch_order"),
         fixed=("data_split",),
+        split="data_split",
         entropy=2026,
     )
     store = tmp_path / "runs.db"

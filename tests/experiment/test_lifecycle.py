@@ -292,10 +292,12 @@ def test_variance_nests_configurations_in_model(tmp_path):
     )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
-    assert out["note"].startswith("configurations nested in model")
+    # one label per setting (forest/s0_c0), so (1|config) is nested in the model
+    assert "configurations nested in seed and model" in out["design"]
     comps = {c["component"]: c["sd"] for c in out["components"]}
-    assert set(comps) == {"seed", "config:model", "Residual"}
-    assert comps["config:model"] == pytest.approx(SD["config"], rel=0.3)
+    levels = {c["component"]: c["levels"] for c in out["components"]}
+    assert set(comps) == {"seed", "config", "Residual"} and levels["config"] == 2 * 12 * 6
+    assert comps["config"] == pytest.approx(SD["config"], rel=0.3)
     assert comps["Residual"] == pytest.approx(SD["residual"], rel=0.2)
     assert comps["seed"] == pytest.approx(SD["seed"], rel=0.6)
 
@@ -312,7 +314,7 @@ def test_plan_prints_the_command_that_grows_the_store(tmp_path):
     run(loads_spec(pilot.replace("reruns = 3", "reruns = 1")), path, engine="serial",
         progress=False)
     args = ["plan", str(path), "--metric", "score", "--by", "model", "--pair-on",
-            "seed,config", "--compare", "forest,svc", "--target-se", "0.01",
+            "seed,config_index", "--compare", "forest,svc", "--target-se", "0.01",
             "--store", str(path), "--json"]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output

@@ -422,3 +422,11 @@ def writing(path, option: str):
         raise ArgumentError(
             f"{option} '{path}' could not be written: {exc.strerror or exc}."
         ) from None
+
+
+def with_design(df, payload: dict, text: str, *, by=None, metric=None) -> tuple[dict, str]:
+    """The output with the design it assumed: a ``design`` key and a last line."""
+    from vareval.data.design import design_of
+
+    line = design_of(df, by=by, metric=metric).statement()
+    return {**payload, "design": line}, f"{text}\n{line}"

@@ -11,6 +11,7 @@ from vareval.cli._common import (
     json_option,
     metric_option,
     results_file,
+    with_design,
 )
 from vareval.cli._paths import output_path
 
@@ -157,7 +158,7 @@ def allocate(results, metric, compare, budget, target_se, target_halfwidth, effe
         store = shlex.quote(str(click.get_current_context().params["results"]))
         text += f"\nwrote {extend}: {note}; run it with: vareval run {extend} --store {store}"
         payload["extend"] = {"path": extend, "note": note}
-    emit(as_json, payload, text)
+    emit(as_json, *with_design(results, payload, text, by="experiment", metric=metric))
 
 
 COMMANDS = (allocate,)

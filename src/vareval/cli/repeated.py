@@ -63,16 +63,29 @@ def _pair_options(f):
 @click.option(
     "--runs/--no-runs", default=True, show_default=True, help="Show every run's score."
 )
+@click.option(
+    "--bounds",
+    default=None,
+    help="The metric's range LOW,HIGH: intervals are cut to it (default: [0, 1] for "
+    "accuracy, F1, AUC ... by name).",
+)
 @json_option
-def summarize(results, metric, by, confidence, lower_is_better, runs, as_json):
-    """Per-method summary of repeated runs: centre, spread, CIs, the selected best run."""
+def summarize(results, metric, by, confidence, lower_is_better, runs, bounds, as_json):
+    """Per-method summary of repeated runs: centre, spread, CIs, the selected best run.
+
+    When a seed holds several runs (configurations, reruns) the mean's interval
+    is over the seeds' means; the first line states the design assumed.
+    """
     import vareval
 
     metrics = split_columns(metric)
+    limits = parse_floats(bounds, "--bounds") if bounds else None
+    if limits is not None and len(limits) != 2:
+        raise ArgumentError(f"--bounds takes LOW,HIGH; got {bounds!r}.")
     tables = [
         vareval.summarize(
             results, m, split_columns(by), confidence=confidence,
-            higher_is_better=not lower_is_better,
+            higher_is_better=not lower_is_better, bounds=limits,
         )
         for m in metrics
     ]  # fmt: skip
@@ -91,26 +104,31 @@ def render_summary(table, metric: str, every_run: bool = True) -> str:
     first = next(iter(table.results.values()))
     pct = f"{first.confidence:.0%}"
     f = formatter(*(s.scores for s in table.results.values()))
+    clustered = first.units is not None
     rows = []
     for name, s in table.results.items():
-        med_ci = f"[{f(s.median_low)}, {f(s.median_high)}]"
+        med_ci = f"[{f(s.median_low)}, {f(s.median_high)}]" if not clustered else "n/a"
         if s.median_ci_coverage < s.confidence:
             med_ci += f" {s.median_ci_coverage:.0%}"
         mean_ci = f"[{f(s.mean_low)}, {f(s.mean_high)}]"
         rows.append((name, s, mean_ci, med_ci))
     w = max(9, *(len(f(v)) + 1 for _, s, _, _ in rows for v in (s.mean, s.sd, s.selected)))
     wci = max(20, *(len(c) + 1 for _, _, m, d in rows for c in (m, d)))
+    unit = table.design.unit if clustered else None
     lines = [
         f"{metric}: {pct} intervals; 'selected' is the best run, not typical performance",
-        f"{'method':<14}{'n':>4}{'mean':>{w}}{'SD':>{w}}{'SE':>{w}}  {pct + ' CI (mean)':<{wci}}"
+        f"{'method':<14}{'n':>4}" + (f"{unit + 's':>7}" if unit else "")
+        + f"{'mean':>{w}}{'SD':>{w}}{'SE':>{w}}  {pct + ' CI (mean)':<{wci}}"
         f"{'median':>{w}}  {pct + ' CI (median)':<{wci}}{'IQR':>{w}}{'selected':>{w + 1}}",
     ]
     for name, s, mean_ci, med_ci in rows:
         lines.append(
-            f"{name[:13]:<14}{s.n:>4}{f(s.mean):>{w}}{f(s.sd):>{w}}{f(s.se):>{w}}  "
+            f"{name[:13]:<14}{s.n:>4}" + (f"{s.units:>7}" if unit else "")
+            + f"{f(s.mean):>{w}}{f(s.sd):>{w}}{f(s.se):>{w}}  "
             f"{mean_ci:<{wci}}{f(s.median):>{w}}  "
             f"{med_ci:<{wci}}{f(s.iqr):>{w}}{f(s.selected):>{w + 1}}"
         )
+    lines += [table.design.statement()] if table.design is not None else []
     lines += render_runs(table)
     if every_run:
         lines.append("every run:")
@@ -152,9 +170,24 @@ def render_runs(table) -> list[str]:
     return lines
 
 
-def _with_seed(payload: dict, seed: int) -> dict:
-    """Each result's JSON with the seed that drew it."""
-    return {name: {**value, "seed": seed} for name, value in payload.items()}
+def _with_seed(payload: dict, seed: int, table=None) -> dict:
+    """Each result's JSON with the seed that drew it (and the design it assumed)."""
+    extra = _design_payload(table)
+    return {name: {**value, "seed": seed, **extra} for name, value in payload.items()}
+
+
+def _design_payload(table) -> dict:
+    """The design line and notes of a result table, for its JSON."""
+    if getattr(table, "design", None) is None:
+        return {}
+    return {"design": table.design.statement(), "notes": list(table.notes)}
+
+
+def _design_lines(table) -> list[str]:
+    """The design line and the notes, as printed under a result."""
+    if getattr(table, "design", None) is None:
+        return []
+    return [f"  {table.design.statement()}", *(f"  NOTE {n}." for n in table.notes)]
 
 
 @click.command("best-of-k")
@@ -298,7 +331,7 @@ def _paired_family(df, metric, by, pair_on, pairs, *, seed, **options):
 
     if len(pairs) == 1:
         table = one(*pairs[0], seed)
-        return _with_seed(table.to_dict(), seed), render_paired(table, seed)
+        return _with_seed(table.to_dict(), seed, table), render_paired(table, seed)
     streams = np.random.SeedSequence(seed).spawn(len(pairs))
     tables = [one(a, b, np.random.default_rng(s)) for (a, b), s in zip(pairs, streams,
                                                                          strict=True)]
@@ -308,9 +341,10 @@ def _paired_family(df, metric, by, pair_on, pairs, *, seed, **options):
     holm = np.full(p.size, np.nan)
     holm[defined] = adjust_pvalues(p[defined], "holm")
     payload = {
-        k: {**r.to_dict(), "seed": seed, "pvalue_holm": None if np.isnan(h) else float(h)}
+        k: {**r.to_dict(), "seed": seed, "pvalue_holm": None if np.isnan(h) else float(h),
+            **_design_payload(tables[0])}
         for (k, r), h in zip(results.items(), holm, strict=True)
-    }
+    }  # fmt: skip
     blocks = [render_paired(t, seed) for t in tables]
     width = max(len(k) for k in results)
     family = [
@@ -376,6 +410,7 @@ def render_paired(table, seed=None) -> str:
             ),
             f"  selected: best A - best B = {number(r.selected_gap, signed=True)} (a selected "
             "statistic, not an estimate of the difference)",
+            *_design_lines(table),
         ]
     )
 
@@ -401,6 +436,7 @@ def render_paired(table, seed=None) -> str:
     default=None,
     help="A run store to grow: print the command that extends it to the planned size.",
 )
+@paired_test_options
 @json_option
 def plan(
     results,
@@ -416,9 +452,15 @@ def plan(
     alpha,
     confidence,
     store,
+    repeated,
+    test_fraction,
     as_json,
 ):
-    """How many paired runs reach a target SE, CI half-width or power (from a pilot)."""
+    """How many paired runs reach a target SE, CI half-width or power (from a pilot).
+
+    The plan is for the test `paired` runs on the same table: with re-drawn
+    splits (--test corrected, or a store that declares them) the corrected one.
+    """
     import vareval
 
     table = vareval.plan(
@@ -434,8 +476,11 @@ def plan(
         power=power,
         alpha=alpha,
         confidence=confidence,
+        repeated=repeated,
+        test_fraction=test_fraction,
     )
     payload, text = table.to_dict(), render_plan(table)
+    payload = {k: {**v, **_design_payload(table)} for k, v in payload.items()}
     if store is not None:
         from vareval.cli.run import grow_command
 
@@ -453,13 +498,22 @@ def render_plan(table) -> str:
     elif r.target == "halfwidth":
         goal = f"{r.confidence:.0%} CI half-width <= {number(r.target_value)}"
     else:
+        test = "corrected resampled t test" if r.test_train_ratio else "paired t test"
         goal = (
             f"power >= {r.power:.2f} to detect a difference of {number(r.target_value)} "
-            f"at alpha {r.alpha:g} (two-sided paired t test)"
+            f"at alpha {r.alpha:g} (two-sided {test})"
         )
     lines = [
         f"{name}: SD of paired differences {number(r.sd_diff)} (from the pilot; itself "
         "uncertain)",
+        *(
+            [
+                f"  corrected SE = sqrt(1/k + {r.test_train_ratio:.3g}) x SD (re-drawn "
+                "splits; the same test `paired` runs)"
+            ]
+            if r.test_train_ratio
+            else []
+        ),
         f"  {goal}: {r.k_required} pairs (normal approximation: {r.k_normal})",
         f"  {'pairs':>7}{'SE':>10}{'CI half-width':>15}"
         + (f"{'power':>8}" if r.curve_power is not None else ""),
@@ -471,8 +525,12 @@ def render_plan(table) -> str:
         if r.curve_power is not None:
             row += f"{r.curve_power[i]:>8.2f}"
         lines.append(row)
-    lines.append("  Halving the SE takes four times the pairs.")
-    return "\n".join(lines)
+    lines.append(
+        "  Halving the SE takes four times the pairs."
+        if not r.test_train_ratio
+        else "  More pairs cannot take the SE below the floor set by the splits' overlap."
+    )
+    return "\n".join([*lines, *_design_lines(table)])
 
 
 def _milestones(k_required: int) -> set[int]:

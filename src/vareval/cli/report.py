@@ -111,11 +111,11 @@ def store_context(spec: dict) -> dict:
             }
             for s in sources
         ]
-        from vareval.data.repeated import store_redraws_split
+        from vareval.data.design import split_of
 
-        redrawn = store_redraws_split(spec)
-        if redrawn is not None:
-            out["repeated"] = "data-sampling" if redrawn else "training"
+        split = split_of(spec)[0]  # what the declaration says, never a source's name
+        if split != "unknown":
+            out["repeated"] = "data-sampling" if split == "re-drawn" else "training"
     factors = spec.get("factors") or {}
     if factors or spec.get("seeds"):
         mode = spec.get("rerun_mode", "same")
@@ -140,11 +140,9 @@ def store_context(spec: dict) -> dict:
         out["column_roles"] = {str(k): "hyper-parameter" for k in space}
         out["column_roles"].update({str(k): "fixed factor" for k in factors})
     if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
+        # the table's config labels name one setting each (store_table), so
+        # (1|config) nests them in the model wherever each model has its own space
         out["variance"] = {"random": ["seed", "config"], "fixed": None, "inferred": True}
-        levels_with_spaces = list(spec.get("level_spaces") or {})
-        if levels_with_spaces:  # a configuration label means other settings per level
-            outer = levels_with_spaces[0] if len(levels_with_spaces) == 1 else "experiment"
-            out["variance"]["nested"] = f"config:{outer}"
     if space:
         per = "per seed" if spec.get("nested", True) else "shared across seeds"
         out["search_effort"] = (

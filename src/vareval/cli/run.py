@@ -438,7 +438,9 @@ def _provenance_line(record: dict) -> str:
     )
 
 
-_GROWS = {"seed": "seeds", "config": "configs", "rerun": "reruns"}  # column -> option
+# column -> option; config_index pairs the models' configurations where each model has
+# its own space (their labels then name different settings: forest/s0_c0, svc/s0_c0)
+_GROWS = {"seed": "seeds", "config": "configs", "config_index": "configs", "rerun": "reruns"}
 
 
 def grow_command(store, pair_on, k: int) -> dict:
@@ -488,7 +490,7 @@ def _grow_target(spec, pair_on: list, k: int):
     if "seed" in pair_on:  # units per seed: its (nested) configurations and reruns
         per = math.prod(getattr(spec, _GROWS[c]) for c in pair_on if c != "seed")
         return "seeds", math.ceil(k / per)
-    if pair_on == ["config"] and not spec.nested:
+    if pair_on in (["config"], ["config_index"]) and not spec.nested:
         return "configs", k
     if pair_on == ["rerun"]:
         return "reruns", k

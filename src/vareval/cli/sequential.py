@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from vareval.cli._common import emit, json_option, metric_option, results_file, split_columns
+from vareval.cli._common import (
+    emit,
+    json_option,
+    metric_option,
+    results_file,
+    split_columns,
+    with_design,
+)
 
 _EXPLAIN = {
     "difference": "the sequence excludes 0",
@@ -143,7 +150,9 @@ def sequential(results, metric, compare, by, pair_on, bounds, cs_method, margin,
         batch=batch, budget=budget,
     )
     title = f"{metric}: {a} - {b}, paired on {pair_on}, {cs.n[-1]} pairs"
-    emit(as_json, cs.to_dict(), render(cs, title, tuple(cs.looks) if batch else ()))
+    emit(as_json, *with_design(results, cs.to_dict(),
+                               render(cs, title, tuple(cs.looks) if batch else ()),
+                               by=split_columns(by), metric=metric))  # fmt: skip
 
 
 COMMANDS = [sequential]

@@ -18,6 +18,7 @@ from vareval.cli._common import (
     results_file,
     shared_option,
     split_columns,
+    with_design,
 )
 from vareval.cli._paths import output_path, write_figure
 from vareval.errors import ArgumentError
@@ -211,7 +212,7 @@ def tuning_curve(
     text = render(result, projection)
     if plot_file:
         text += f"\nplot saved to {plot_file}"
-    emit(as_json, payload, text)
+    emit(as_json, *with_design(df, payload, text, by=columns, metric=metric))
 
 
 def _hedwig():

@@ -326,13 +326,12 @@ def variance(
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
     import warnings
 
+    from vareval.data.design import design_of
     from vareval.data.variance import variance as analyse
     from vareval.errors import VarevalWarning
 
     table = results
-    note = None
-    if nested is None and "config" in split_columns(random_):
-        nested, note = _nest_in_spaces(table.attrs.get("spec") or {})
+    note = design_of(table, by=split_columns(fixed) if fixed.strip() else None).statement()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", VarevalWarning)
         a = analyse(
@@ -357,32 +356,14 @@ def variance(
     if intervals == "bootstrap" or bootstrap_lrt:
         payload["seed"] = seed
         text += f"\n(parametric bootstrap: {resamples:,} simulated responses, seed {seed})"
-    if note:
-        payload["note"] = note
-        text = f"note: {note}\n{text}"
+    payload["design"] = note
+    text = f"{note}\n{text}"
     emit(as_json, payload, text)
     shown = a.fit.message  # the fit's warnings are printed in the report
     for w in caught:
         message = str(w.message)
         if message.rstrip(".") not in shown:
             click.echo(f"warning: {message}", err=True)
-
-
-def _nest_in_spaces(spec: dict):
-    """``config:<factor>`` when a store's experiments have their own search spaces.
-
-    A configuration label (``s0_c1``) then names different hyper-parameters in
-    each level of the factor, so the configuration effect is nested in it.
-    """
-    factors = list(spec.get("level_spaces") or {})
-    if not factors:
-        return None, None
-    outer = factors[0] if len(factors) == 1 else "experiment"
-    return f"config:{outer}", (
-        f"configurations nested in {outer}: the levels of "
-        f"{', '.join(factors)} have their own search spaces ([space.{factors[0]}.*]), "
-        "so a configuration label means different settings in each."
-    )
 
 
 def demo_section() -> str:

@@ -13,6 +13,7 @@ from fractions import Fraction
 import pandas as pd
 
 from vareval import stats
+from vareval.data.design import design_of
 from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs
@@ -29,7 +30,6 @@ class SummaryTable(ResultTable):
     """
 
     runs: dict = dataclasses.field(default_factory=dict)
-    notes: tuple = ()
 
     def to_dict(self) -> dict:
         """Every summary as plain values, each with its ``runs`` counts."""
@@ -39,7 +39,9 @@ class SummaryTable(ResultTable):
         return out
 
 
-def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) -> SummaryTable:
+def summarize(
+    df, metric: str, by, *, confidence=0.95, higher_is_better=True, bounds=None
+) -> SummaryTable:
     """Per-method summary of repeated runs (:func:`vareval.stats.summarize` per method).
 
     Each method's runs are counted first (:func:`vareval.data.runs.count_runs`:
@@ -48,17 +50,33 @@ def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) ->
     survivor statistic. A failed run is a row whose ``status`` column says
     ``failed`` (a run store's trials); an empty or non-finite metric is
     counted and named, not dropped silently.
+
+    The design (:func:`vareval.data.design.design_of`) decides the interval:
+    when a seed holds several runs (configurations, reruns), the mean's
+    interval is over the seeds' means (``units`` seeds, t with units - 1
+    df), since runs sharing a seed are not independent; it is intersected
+    with the metric's bounds (known from its name, or ``bounds``).
     """
     used, runs = usable_runs(df, metric, by, min_runs=2)
+    design = design_of(df, by=by, metric=metric, bounds=bounds)
+    per = groups(used, metric, by, min_runs=2)
+    clusters = _clusters(used, by, design) if design.clustered else {}
     results = {
-        name: stats.summarize(x, confidence=confidence, higher_is_better=higher_is_better)
-        for name, x in groups(used, metric, by, min_runs=2).items()
+        name: stats.summarize(
+            x,
+            confidence=confidence,
+            higher_is_better=higher_is_better,
+            clusters=clusters.get(name),
+            bounds=design.bounds,
+        )
+        for name, x in per.items()
     }
     frame = pd.DataFrame(
         [
             {
                 "method": name,
                 "n": s.n,
+                "units": s.units,
                 "planned": runs[name].planned,
                 "failed": runs[name].failed,
                 "not_run": runs[name].not_run,
@@ -82,8 +100,43 @@ def summarize(df, metric: str, by, *, confidence=0.95, higher_is_better=True) ->
     ).set_index("method")
     notes = tuple(filter(None, (c.sentence(name, metric) for name, c in runs.items())))
     return SummaryTable(
-        f"Repeated runs of {metric!r} by method", results, frame, runs=runs, notes=notes
+        f"Repeated runs of {metric!r} by method",
+        results,
+        frame,
+        runs=runs,
+        notes=notes + _interval_notes(design, results),
+        design=design,
     )
+
+
+def _clusters(used, by, design) -> dict:
+    """Each method's replication-unit labels, aligned with :func:`groups`' arrays."""
+    names = labels(used, by, "method")
+    unit = used[design.unit].astype(str).to_numpy()
+    return {str(n): unit[(names == n).to_numpy()] for n in pd.unique(names)}
+
+
+def _interval_notes(design, results) -> tuple:
+    """Say how the mean's interval was computed, and where it met the bounds."""
+    notes = []
+    if design.clustered:
+        notes.append(
+            f"the mean's interval is over the {design.unit}s' means (runs sharing a "
+            f"{design.unit} are not independent); the mean weights each {design.unit} "
+            "equally; the median has no interval"
+        )
+    elif design.unit is None:
+        notes.append(
+            "the design could not be inferred (no seed column): the intervals take "
+            "every row as an independent run"
+        )
+    cut = [name for name, s in results.items() if s.clipped]
+    if cut:
+        notes.append(
+            f"the mean's interval of {', '.join(cut)} was cut to the metric's bounds "
+            f"[{design.bounds[0]:g}, {design.bounds[1]:g}] ({design.bounds_from})"
+        )
+    return tuple(notes)
 
 
 @renamed_keywords(n_sim="n_resamples")
@@ -151,30 +204,13 @@ def _two_methods(df, by, a, b) -> tuple[str, str]:
     return str(names[0]), str(names[1])
 
 
-REPEATED = ("training", "data-sampling")
-_SPLIT_WORDS = ("data", "split", "sampl")
-
-
-def store_redraws_split(spec: dict) -> bool | None:
-    """Whether a run store's seeds re-draw the data (a varied source named like a split).
-
-    None when the declaration names no data-like source of randomness.
-    """
-    sources = list(spec.get("sources") or [])
-    fixed = set(spec.get("fixed") or [])
-    data_like = [s for s in sources if any(w in s for w in _SPLIT_WORDS)]
-    if not data_like:
-        return None
-    return any(s not in fixed for s in data_like)
-
-
 def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None:
     """``(n_train, n_test)`` when each replication re-drew the train/test split, else None.
 
-    Whether it did: ``repeated`` (``"data-sampling"`` or ``"training"``), or
-    for a run store its declaration (a varied data-split source). The sizes'
-    ratio: ``test_fraction``, or the store's ``test_fraction`` / ``test_size``
-    parameter.
+    Whether it did and the test share are the design's
+    (:func:`vareval.data.design.design_of`): ``repeated`` and
+    ``test_fraction`` as given, else a run store's declaration
+    (``[randomness] split`` and ``[params] test_size``).
 
     Raises
     ------
@@ -182,24 +218,18 @@ def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None
         If the split was re-drawn and no test fraction is known: the naive
         paired t test would then be anti-conservative.
     """
-    if repeated not in (None, *REPEATED):
-        raise ArgumentError(
-            f"`repeated` must be 'training', 'data-sampling' or None; got {repeated!r}."
-        )
-    spec = df.attrs.get("spec") or {}
-    if repeated is None:
-        redrawn, where = store_redraws_split(spec), "the run store's declaration says"
-    else:
-        redrawn, where = repeated == "data-sampling", "you said"
-    if not redrawn:
+    return _sizes(design_of(df, repeated=repeated, test_fraction=test_fraction))
+
+
+def _sizes(design) -> tuple[int, int] | None:
+    """The corrected test's ``(n_train, n_test)`` from a design, or None for fixed splits."""
+    if design.split != "re-drawn":
         return None
-    params = spec.get("params") or {}
-    if test_fraction is None:
-        test_fraction = params.get("test_fraction", params.get("test_size"))
+    test_fraction = design.test_fraction
     if test_fraction is None:
         raise DataError(
-            f"each replication re-drew the train/test split ({where} so), so replications "
-            "share training data and the naive paired t test over them is "
+            f"each replication re-drew the train/test split ({design.split_from}), so "
+            "replications share training data and the naive paired t test over them is "
             "anti-conservative (Nadeau and Bengio 2003); give the share of the data in "
             "each test split (test_fraction=, --test-fraction) for the corrected "
             "resampled t test."
@@ -212,6 +242,22 @@ def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None
         )
     frac = Fraction(float(test_fraction)).limit_denominator(10**6)
     return frac.denominator - frac.numerator, frac.numerator
+
+
+def _split_notes(design) -> tuple:
+    """Where the split's design came from, or that the naive test assumes fixed splits."""
+    if design.split == "unknown":
+        return (
+            "the design does not say whether each seed re-drew the train/test split; "
+            "the paired t test assumes fixed splits (if they were re-drawn: --test "
+            "corrected --test-fraction F, or [randomness] split in the experiment)",
+        )
+    if design.split == "re-drawn":
+        return (
+            f"splits re-drawn ({design.split_from}); test share "
+            f"{design.test_fraction:g} ({design.test_fraction_from})",
+        )
+    return (f"splits fixed ({design.split_from})",)
 
 
 @renamed_keywords(n_boot="n_resamples")
@@ -240,13 +286,17 @@ def paired(
     """
     a, b = _two_methods(df, by, a, b)
     xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+    design = design_of(
+        df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
+        test_fraction=test_fraction,
+    )  # fmt: skip
     r = stats.paired_difference(
         xa,
         xb,
         confidence=confidence,
         n_resamples=n_resamples,
         higher_is_better=higher_is_better,
-        split_sizes=split_sizes(df, repeated, test_fraction),
+        split_sizes=_sizes(design),
         rng=rng,
     )
     key = f"{a} - {b}"
@@ -273,7 +323,13 @@ def paired(
             }
         ]
     ).set_index("comparison")
-    return ResultTable(f"Paired difference in {metric!r}, matched on {pair_on}", {key: r}, frame)
+    return ResultTable(
+        f"Paired difference in {metric!r}, matched on {pair_on}",
+        {key: r},
+        frame,
+        design=design,
+        notes=_split_notes(design),
+    )
 
 
 def plan(
@@ -290,10 +346,23 @@ def plan(
     power=0.8,
     alpha=0.05,
     confidence=0.95,
+    repeated=None,
+    test_fraction=None,
 ) -> ResultTable:
-    """Pairs needed for a target, using a pilot table's SD of paired differences."""
+    """Pairs needed for a target, using a pilot table's SD of paired differences.
+
+    The plan is for the test :func:`paired` runs on the same table: when the
+    design says each replication re-drew the split (``repeated``, or a run
+    store's ``[randomness] split``), for the corrected resampled t test with
+    the same test share, whose SE has a floor more pairs cannot lower.
+    """
     a, b = _two_methods(df, by, a, b)
     xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+    design = design_of(
+        df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
+        test_fraction=test_fraction,
+    )  # fmt: skip
+    sizes = _sizes(design)
     sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
     if not sd > 0:
         raise DataError(
@@ -308,6 +377,7 @@ def plan(
         power=power,
         alpha=alpha,
         confidence=confidence,
+        test_train_ratio=0.0 if sizes is None else sizes[1] / sizes[0],
     )
     frame = pd.DataFrame({"pairs": r.curve_k, "se": r.curve_se, "ci_halfwidth": r.curve_halfwidth})
     if r.curve_power is not None:
@@ -316,6 +386,8 @@ def plan(
         f"Pairs needed ({a} - {b}, pilot SD of differences {sd:.4g})",
         {f"{a} - {b}": r},
         frame.set_index("pairs"),
+        design=design,
+        notes=_split_notes(design),
     )
 
 

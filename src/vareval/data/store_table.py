@@ -199,11 +199,22 @@ def store_rows(con: sqlite3.Connection) -> list[tuple]:
 
 
 def tidy_frame(
-    rows: list[tuple], factor_names, config_names, *, path="store", error=DataError
+    rows: list[tuple],
+    factor_names,
+    config_names,
+    *,
+    own_space=(),
+    path="store",
+    error=DataError,
 ) -> pd.DataFrame:
     """Turn trial rows into the tidy table (see :func:`read_store_table`).
 
-    A malformed JSON column raises ``error`` naming the trial and the column.
+    ``own_space`` names the factors whose levels have their own search spaces:
+    a configuration label (``s0_c0``) then means a different setting at each
+    level, so the table's ``config`` is prefixed with the levels
+    (``logreg/s0_c0``) and one label identifies one setting, for any tool
+    that reads the table. A malformed JSON column raises ``error`` naming the
+    trial and the column.
     """
     records = []
     metric_names: dict[str, None] = {}
@@ -225,12 +236,14 @@ def tidy_frame(
         host,
         error_text,
     ) in rows:
+        levels = loads(factors, f"trial {tid}'s `factors`", path, error)
+        owner = "/".join(str(levels.get(f)) for f in own_space)
         rec = {
             "trial_id": tid,
-            **loads(factors, f"trial {tid}'s `factors`", path, error),
+            **levels,
             "experiment": experiment,
             "seed": seed,
-            "config": label,
+            "config": f"{owner}/{label}" if own_space else label,
             "config_index": cidx,
             "rerun": rerun,
         }
@@ -284,6 +297,7 @@ def tidy_frame(
         col = rename["\0c" + k]
         if types.get(k) == {int} and df[col].isna().any():
             df[col] = df[col].astype("Int64")
+    df.attrs["metrics"] = [rename["\0m" + k] for k in metric_names]
     df.insert(
         df.columns.get_loc("finished") + 1,
         "duration",
@@ -308,7 +322,9 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns ``trial_id``, one per factor, ``experiment``, ``seed``,
-        ``config`` (the configuration's label), ``config_index``, ``rerun``,
+        ``config`` (the configuration's label, one per setting: prefixed with
+        the levels that have their own search space, ``logreg/s0_c0``),
+        ``config_index``, ``rerun``,
         one per configuration key, one per metric (a name that collides with
         another column gets a ``config_``/``metric_`` prefix), then
         ``status``, ``attempts``, ``started``, ``finished``, ``duration``
@@ -338,7 +354,13 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
             f"store '{path}': the experiment's declaration (meta `spec`) lacks "
             "`factors` or `space`; the store was changed outside vareval."
         )
-    df = tidy_frame(rows, list(spec["factors"]), parameter_names(spec), path=path)
+    df = tidy_frame(
+        rows,
+        list(spec["factors"]),
+        parameter_names(spec),
+        own_space=list(spec.get("level_spaces") or {}),
+        path=path,
+    )
     if status == "done":
         keep = df["status"] == "done"
         left = df.loc[~keep, "status"].value_counts()

@@ -111,11 +111,15 @@ class ResultTable(Result):
 
     Index it like a dict (``table["mlp"]``) for the full result object; use
     ``to_frame()`` for the DataFrame; in a notebook it renders as a table.
+    ``design`` is the :class:`~vareval.data.design.Design` the analysis
+    assumed (None where it has none) and ``notes`` what the reader must know.
     """
 
     title: str
     results: dict
     frame: pd.DataFrame
+    design: object = None
+    notes: tuple = ()
 
     def __getitem__(self, key):
         try:
@@ -140,6 +144,8 @@ class ResultTable(Result):
     def __repr__(self) -> str:
         with pd.option_context("display.width", 120, "display.max_columns", 30):
             text = f"{self.title}\n{table_text(self.frame)}"
+        if self.design is not None:
+            text = f"{self.title}\n{self.design.statement()}\n{table_text(self.frame)}"
         return clip_lines(text)
 
     def _repr_html_(self) -> str:

@@ -38,6 +38,7 @@ The TOML form::
     [randomness]
     sources = ["data_split", "init", "batch_order"]
     fixed = ["data_split"]        # the same stream for every seed
+    split = "data_split"          # the source that draws the train/test split
 
     [params]                      # constants passed to every trial
     epochs = 10
@@ -151,6 +152,12 @@ class ExperimentSpec:
         Named sources of randomness the trial consumes.
     fixed : tuple of str
         Sources whose stream is the same for every seed and rerun.
+    split : str or None
+        The source whose stream draws the train/test split, if the trial
+        draws one: the split is then re-drawn with each seed unless the source
+        is ``fixed`` (the share in the test set is ``params["test_size"]`` or
+        ``params["test_fraction"]``). None: the declaration does not say, and
+        the analyses state that they assume fixed splits.
     entropy : int or None
         Root entropy of every stream; ``None`` lets the runner draw one and
         record it in the store.
@@ -184,6 +191,7 @@ class ExperimentSpec:
     level_spaces: Mapping = dataclasses.field(default_factory=dict)
     sources: tuple[str, ...] = DEFAULT_SOURCES
     fixed: tuple[str, ...] = ()
+    split: str | None = None
     entropy: int | None = None
     timeout: float | None = None
     params: Mapping = dataclasses.field(default_factory=dict)
@@ -247,6 +255,7 @@ class ExperimentSpec:
             ),
             "sources": list(self.sources),
             "fixed": list(self.fixed),
+            **({"split": self.split} if self.split is not None else {}),
             "entropy": self.entropy,
             "timeout": self.timeout,
             "params": dict(self.params),
@@ -274,7 +283,7 @@ class ExperimentSpec:
     def identity(self) -> dict:
         """The fields that define the trials (a store takes a spec if they match)."""
         d = self.to_dict()
-        for key in ("name", "timeout", "paths", "resources", "runtime_env"):
+        for key in ("name", "timeout", "paths", "resources", "runtime_env", "split"):
             d.pop(key, None)
         d.setdefault("level_spaces", {})
         return d
@@ -383,6 +392,11 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
             f"(sources: {', '.join(sources)})."
         )
     out["fixed"] = fixed
+    if spec.split is not None and spec.split not in sources:
+        raise ExperimentError(
+            f"`split` names {spec.split!r}, which is not a declared source "
+            f"(sources: {', '.join(sources)})."
+        )
     if spec.entropy is not None and (
         isinstance(spec.entropy, bool)
         or not isinstance(spec.entropy, numbers.Integral)
@@ -682,7 +696,7 @@ _EXPERIMENT_KEYS = {
     "timeout",
     "path",
 }
-_RANDOMNESS_KEYS = {"sources", "fixed"}
+_RANDOMNESS_KEYS = {"sources", "fixed", "split"}
 
 
 def load_spec(path) -> ExperimentSpec:
@@ -764,7 +778,8 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
     bad = set(rnd) - _RANDOMNESS_KEYS
     if bad:
         raise ExperimentError(
-            f"[randomness] unknown key {sorted(bad)[0]!r}; accepted: sources, fixed."
+            f"[randomness] unknown key {sorted(bad)[0]!r}; accepted: sources, fixed, "
+            "split."
         )
     for key in ("sources", "fixed"):
         if not isinstance(rnd.get(key, []), list):
@@ -806,6 +821,7 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
         level_spaces=level_spaces,
         sources=tuple(rnd.get("sources", DEFAULT_SOURCES)),
         fixed=tuple(rnd.get("fixed", ())),
+        split=rnd.get("split"),
         entropy=exp.get("entropy"),
         timeout=exp.get("timeout"),
         params=doc.get("params", {}),

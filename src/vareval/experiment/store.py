@@ -709,6 +709,7 @@ class Store:
             store_rows(self.con),
             list(spec.factors),
             parameter_names(spec.to_dict()),
+            own_space=list(spec.level_spaces),
             path=self.path,
             error=ExperimentError,
         )

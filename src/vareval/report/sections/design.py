@@ -49,8 +49,13 @@ STORE_BOOKKEEPING = (
 )
 
 
-def _show(value) -> str:
-    """A value as a reader wants it: numbers to 4 significant digits."""
+_TIMES = ("started", "finished")  # a store's Unix times
+
+
+def _show(value, col=None) -> str:
+    """A value as a reader wants it: times as UTC times, numbers to 4 significant digits."""
+    if col in _TIMES and isinstance(value, int | float | np.number) and np.isfinite(value):
+        return pd.Timestamp(float(value), unit="s").strftime("%Y-%m-%d %H:%M:%S UTC")
     if isinstance(value, float | np.floating):
         return num(value)
     return str(value)
@@ -144,6 +149,8 @@ def build(data: ReportData) -> Section:
     if data.randomness is not None:  # a run store: its bookkeeping columns
         roles.update({c: "bookkeeping" for c in STORE_BOOKKEEPING})
     roles.update(data.extras.get("column_roles") or {})
+    # the store's other metrics are outcomes, not sources of variation
+    roles.update({c: "another metric" for c in df.attrs.get("metrics") or []})
     variance = data.extras.get("variance") or {}
     if "df" not in variance:  # the variance section models this table
         roles.update({c: "fixed factor" for c in variance.get("fixed") or []})
@@ -160,10 +167,10 @@ def build(data: ReportData) -> Section:
             numbers = pd.to_numeric(values, errors="coerce")  # a text column holds "0.90"
             shown = f"{num(numbers.min())} \u2026 {num(numbers.max())}"
         else:
-            first = [_show(v) for v in values.drop_duplicates().head(6)]
+            first = [_show(v, col) for v in values.drop_duplicates().head(6)]
             shown = ", ".join(first) + (", \u2026" if distinct > 6 else "")
         rows.append([str(col), role, str(distinct), shown])
-        classes.append("" if role in ("other", "bookkeeping") else "role")
+        classes.append("" if role in ("other", "bookkeeping", "another metric") else "role")
     blocks.append(
         Table(
             ["column", "role", "distinct values", "values"],

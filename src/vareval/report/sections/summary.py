@@ -17,15 +17,15 @@ from vareval.report.sections._base import (
 
 def build(data: ReportData) -> Section:
     """Build this section from ``data``, or None when its data is absent."""
+    from vareval.data.repeated import summarize
     from vareval.plots.summary import strip_plot
-    from vareval.stats import summarize
 
-    summaries = {
-        name: summarize(
-            x, confidence=data.confidence, higher_is_better=data.higher_is_better
-        )
-        for name, x in data.groups.items()
-    }
+    # the same summaries (and design) as `vareval summarize` on this table
+    summary = summarize(
+        data.df, data.metric, data.by, confidence=data.confidence,
+        higher_is_better=data.higher_is_better,
+    )  # fmt: skip
+    summaries = {name: summary.results[name] for name in data.groups}
     data.facts["summaries"] = summaries
     c = conf(data.confidence)
     rows = []
@@ -42,7 +42,7 @@ def build(data: ReportData) -> Section:
                 num(s.mean),
                 interval(s.confidence_interval()),
                 num(s.median),
-                interval((s.median_low, s.median_high)) + cover,
+                "n/a" if s.units else interval((s.median_low, s.median_high)) + cover,
                 num(s.sd),
                 num(s.se),
                 num(s.iqr),
@@ -71,7 +71,14 @@ def build(data: ReportData) -> Section:
         "performance.",
         numeric=[False] + [True] * 10,
     )
-    blocks = [table]
+    blocks = [
+        Paragraph(
+            summary.design.statement().capitalize()
+            + "".join(f"; {n}" for n in summary.notes if "interval" in n)
+            + "."
+        ),
+        table,
+    ]
     short = [
         n for n, s in summaries.items() if s.median_ci_coverage < s.confidence - 1e-9
     ]

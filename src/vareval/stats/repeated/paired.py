@@ -317,6 +317,9 @@ class Plan(Result):
         Power asked for, when an effect is given.
     confidence, alpha : float
         Level of the half-width and of the test.
+    test_train_ratio : float
+        ``n_test / n_train`` of re-drawn splits (0: fixed splits): the SE is
+        then Nadeau and Bengio's corrected ``sd * sqrt(1/k + ratio)``.
     """
 
     sd_diff: float
@@ -333,6 +336,7 @@ class Plan(Result):
     power: float | None
     confidence: float
     alpha: float
+    test_train_ratio: float = 0.0
 
     _rows = ("curve_k", "curve_se", "curve_halfwidth", "curve_power")
 
@@ -347,6 +351,7 @@ def plan_replications(
     alpha: float = 0.05,
     confidence: float = 0.95,
     max_k: int = 1_000_000,
+    test_train_ratio: float = 0.0,
 ) -> Plan:
     """Number of paired replications needed for a target SE, CI half-width or power.
 
@@ -374,6 +379,11 @@ def plan_replications(
         Level of the interval for ``target_halfwidth``.
     max_k : int, default 1_000_000
         Largest number of pairs considered.
+    test_train_ratio : float, default 0
+        ``n_test / n_train`` when each replication re-draws the train/test
+        split: the plan is then for the corrected resampled t test (Nadeau
+        and Bengio 2003), whose SE is ``sd * sqrt(1/k + ratio)`` and never
+        falls below ``sd * sqrt(ratio)``; a target below that floor is refused.
 
     Returns
     -------
@@ -384,20 +394,31 @@ def plan_replications(
     alpha = as_confidence(alpha, "alpha")
     power = as_confidence(power, "power")
     max_k = as_positive_int(max_k, "max_k", minimum=2)
+    r = float(test_train_ratio)
+    if not (np.isfinite(r) and r >= 0):
+        raise ArgumentError(f"`test_train_ratio` must be >= 0; got {test_train_ratio!r}.")
     z = stats.norm.ppf
+    scale = {"se": 1.0, "halfwidth": z((1 + confidence) / 2),
+             "power": z(1 - alpha / 2) + z(power)}[target]  # fmt: skip
+    room = (value / (scale * sd)) ** 2 - r  # 1/k must fit under it
+    if room <= 0:
+        what = {"se": "SE", "halfwidth": "CI half-width", "power": "test's SE"}[target]
+        raise ArgumentError(
+            f"the corrected {what} stays above {scale * sd * np.sqrt(r):.4g} for any number "
+            f"of pairs (re-drawn splits share training data: n_test/n_train = {r:.3g}); "
+            "larger test splits, not more pairs, would help."
+        )
+    k_normal = int(np.ceil(1 / room - 1e-9))
     if target == "se":
-        k_normal = int(np.ceil((sd / value) ** 2 - 1e-9))
-        need = lambda k: sd / np.sqrt(k) <= value  # noqa: E731
+        need = lambda k: _se(k, sd, r) <= value  # noqa: E731
     elif target == "halfwidth":
-        k_normal = int(np.ceil((z((1 + confidence) / 2) * sd / value) ** 2 - 1e-9))
-        need = lambda k: _halfwidth(k, sd, confidence) <= value  # noqa: E731
+        need = lambda k: _halfwidth(k, sd, confidence, r) <= value  # noqa: E731
     else:
-        k_normal = int(np.ceil(((z(1 - alpha / 2) + z(power)) * sd / value) ** 2 - 1e-9))
-        need = lambda k: _power(k, value / sd, alpha) >= power  # noqa: E731
+        need = lambda k: _power(k, value / sd, alpha, r) >= power  # noqa: E731
     k_req = _smallest(need, max(k_normal, 2), max_k)
     curve_k = _curve_grid(k_req)
-    achieved = {"se": sd / np.sqrt(k_req), "halfwidth": _halfwidth(k_req, sd, confidence)}
-    achieved["power"] = _power(k_req, value / sd, alpha) if target == "power" else np.nan
+    achieved = {"se": _se(k_req, sd, r), "halfwidth": _halfwidth(k_req, sd, confidence, r)}
+    achieved["power"] = _power(k_req, value / sd, alpha, r) if target == "power" else np.nan
     return Plan(
         sd_diff=sd,
         target=target,
@@ -407,12 +428,13 @@ def plan_replications(
         k_normal=max(k_normal, 2),
         achieved=float(achieved[target]),
         curve_k=curve_k,
-        curve_se=sd / np.sqrt(curve_k),
-        curve_halfwidth=_halfwidth(curve_k, sd, confidence),
-        curve_power=_power(curve_k, value / sd, alpha) if target == "power" else None,
+        curve_se=_se(curve_k, sd, r),
+        curve_halfwidth=_halfwidth(curve_k, sd, confidence, r),
+        curve_power=_power(curve_k, value / sd, alpha, r) if target == "power" else None,
         power=power if target == "power" else None,
         confidence=confidence,
         alpha=alpha,
+        test_train_ratio=r,
     )
 
 
@@ -430,17 +452,22 @@ def _plan_iv(sd_diff, target_se, target_halfwidth, effect):
     return float(sd_diff), target, float(abs(value))
 
 
-def _halfwidth(k, sd, confidence):
+def _se(k, sd, ratio=0.0):
+    """SE of the mean of k paired differences; corrected for re-drawn splits by ``ratio``."""
+    return sd * np.sqrt(1 / np.asarray(k, dtype=float) + ratio)
+
+
+def _halfwidth(k, sd, confidence, ratio=0.0):
     k = np.asarray(k, dtype=float)
-    return special.stdtrit(k - 1, (1 + confidence) / 2) * sd / np.sqrt(k)
+    return special.stdtrit(k - 1, (1 + confidence) / 2) * _se(k, sd, ratio)
 
 
-def _power(k, standardized_effect, alpha):
-    """Power of the two-sided paired t test with k pairs (noncentral t)."""
+def _power(k, standardized_effect, alpha, ratio=0.0):
+    """Power of the two-sided (corrected) paired t test with k pairs (noncentral t)."""
     k = np.asarray(k, dtype=float)
     df = k - 1
     crit = special.stdtrit(df, 1 - alpha / 2)
-    nc = standardized_effect * np.sqrt(k)
+    nc = standardized_effect / np.sqrt(1 / k + ratio)
     # Both tails as upper tails: scipy's lower tail of nct returns NaN far out.
     return stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc)
 

@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 from scipy import stats
 
+from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_scores, mean_sd
 from vareval.stats._result import (
     ConfidenceInterval,
@@ -52,6 +53,17 @@ class Summary(Result):
         ``confidence``; this field then says by how much.
     higher_is_better : bool
         Direction used to pick the selected run.
+    units : int or None
+        With ``clusters``: the number of replication units (e.g. seeds) the
+        mean's interval is over; ``mean`` is then the mean of the units' means,
+        ``se`` the SD of the unit means over sqrt(units), and the median has
+        no interval (NaN: order statistics need independent runs). None: the
+        runs are the independent units.
+    bounds : (float, float) or None
+        The metric's range; the mean's interval is intersected with it (a
+        parameter inside the bounds is covered exactly as often).
+    clipped : bool
+        Whether the interval reached past ``bounds`` and was cut to them.
     """
 
     n: int
@@ -73,6 +85,9 @@ class Summary(Result):
     median_high: float
     median_ci_coverage: float
     higher_is_better: bool
+    units: int | None = None
+    bounds: tuple | None = None
+    clipped: bool = False
 
     _interval = ("mean_low", "mean_high")
     _deprecated = {
@@ -86,10 +101,39 @@ class Summary(Result):
         return self.mean
 
     def _interval_at(self, level: float) -> ConfidenceInterval:
-        return t_interval_at(self.mean, self.se, self.n - 1, level)
+        low, high = t_interval_at(self.mean, self.se, (self.units or self.n) - 1, level)
+        return ConfidenceInterval(*_clip(low, high, self.bounds)[:2])
 
 
-def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True) -> Summary:
+def _clip(low: float, high: float, bounds) -> tuple[float, float, bool]:
+    """The interval intersected with the metric's bounds, and whether it was cut."""
+    if bounds is None:
+        return low, high, False
+    lo, hi = max(low, bounds[0]), min(high, bounds[1])
+    return lo, hi, bool(lo != low or hi != high)
+
+
+def _cluster_means(x: np.ndarray, clusters) -> np.ndarray:
+    """The mean score of each cluster (replication unit), in order of first appearance."""
+    labels = np.asarray(clusters)
+    if labels.shape != x.shape:
+        raise ArgumentError(
+            f"`clusters` must give one label per score ({x.size}); got shape {labels.shape}."
+        )
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    sums = np.bincount(inverse, weights=x)
+    counts = np.bincount(inverse)
+    return (sums / counts)[np.argsort(first)]
+
+
+def summarize(
+    scores,
+    *,
+    confidence: float = 0.95,
+    higher_is_better: bool = True,
+    clusters=None,
+    bounds=None,
+) -> Summary:
     """Summarise one method's repeated runs.
 
     Estimands: the mean score (``mean``, ``se``, ``mean_low``, ``mean_high``, a t interval
@@ -105,6 +149,15 @@ def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True
         Level of the intervals, in (0, 1).
     higher_is_better : bool, default True
         Whether the best run is the largest (accuracy) or smallest (loss) score.
+    clusters : array_like, optional
+        One replication-unit label per score (e.g. the seed) when runs within a
+        unit are not independent (configurations and reruns of one seed). The
+        mean's estimand is then the mean over units of each unit's mean score,
+        and its t interval has ``units - 1`` degrees of freedom: valid when
+        the units are independent draws, whatever the correlation inside one.
+    bounds : (float, float), optional
+        The metric's range (``(0, 1)`` for accuracy): the mean's interval is
+        intersected with it, which keeps its coverage.
 
     Returns
     -------
@@ -119,12 +172,25 @@ def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True
     x = as_scores(scores, "scores", min_n=2)
     confidence = as_confidence(confidence)
     n = x.size
+    bounds = _as_bounds(bounds)
     mean, sd = mean_sd(x)
-    se = sd / np.sqrt(n)
+    se, units = sd / np.sqrt(n), None
     q1, median, q3 = np.percentile(x, [25, 50, 75])
     best = int(np.argmax(x) if higher_is_better else np.argmin(x))
     lo, hi, coverage = median_interval(x, confidence)
-    mean_low, mean_high = t_interval(mean, se, n - 1, confidence)
+    if clusters is not None:
+        means = _cluster_means(x, clusters)
+        units = means.size
+        if units < 2:
+            raise ArgumentError(
+                "`clusters` must hold at least two replication units for an interval; "
+                f"got {units}."
+            )
+        mean, unit_sd = mean_sd(means)
+        se = unit_sd / np.sqrt(units)
+        lo = hi = coverage = float("nan")
+    mean_low, mean_high = t_interval(mean, se, (units or n) - 1, confidence)
+    mean_low, mean_high, clipped = _clip(mean_low, mean_high, bounds)
     return Summary(
         n=n,
         mean=mean,
@@ -145,7 +211,23 @@ def summarize(scores, *, confidence: float = 0.95, higher_is_better: bool = True
         median_high=hi,
         median_ci_coverage=coverage,
         higher_is_better=bool(higher_is_better),
+        units=units,
+        bounds=bounds,
+        clipped=clipped,
     )
+
+
+def _as_bounds(bounds):
+    """``(low, high)`` floats with low < high, or None."""
+    if bounds is None:
+        return None
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"`bounds` must be (low, high); got {bounds!r}.") from None
+    if not low < high:
+        raise ArgumentError(f"`bounds` must have low < high; got {bounds!r}.")
+    return (low, high)
 
 
 def median_interval(scores, confidence: float = 0.95) -> tuple[float, float, float]:

@@ -1,0 +1,18 @@
+"""A cheap trial with known variance components, for stores made by `vareval run`.
+
+score = 0.85 + model effect + seed effect (shared by every model and configuration
+of a seed) + configuration effect (from its hyper-parameters) + rerun noise.
+"""
+
+import numpy as np
+
+MODEL = {"logreg": 0.0, "forest": 0.02, "svc": -0.01}
+
+
+def scored(trial):
+    seed_effect = 0.02 * trial.rng("init").standard_normal()
+    u = [v for v in trial.config.values() if isinstance(v, float)]
+    config_effect = 0.03 * (float(np.mean(u)) - 0.5) if u else 0.0
+    noise = 0.01 * np.random.default_rng(trial.trial_id).standard_normal()
+    acc = 0.85 + MODEL[trial.factors["model"]] + seed_effect + config_effect + noise
+    return {"accuracy": float(acc), "val_accuracy": float(acc + 0.01)}
