@@ -184,7 +184,7 @@ def test_intervals_respect_the_metrics_bounds():
 
 def test_paired_says_the_naive_test_assumes_fixed_splits(store, tmp_path):
     args = ("--metric", "accuracy", "--by", "model", "--pair-on", "seed,config_index,rerun",
-            "--a", "forest", "--b", "logreg")  # fmt: skip
+            "--compare", "forest,logreg")  # fmt: skip
     text = cli("paired", store, *args)
     assert "paired t test" in text and "assumes fixed splits" in text
     declared = make_store(tmp_path, entropy=8, randomness='sources = ["data_split", "init"]\n'
@@ -199,7 +199,7 @@ def test_plan_uses_the_variance_the_test_uses(tmp_path):
     store = make_store(tmp_path, entropy=9, randomness='sources = ["data_split", "init"]\n'
                        'split = "data_split"')  # fmt: skip
     args = ("--metric", "accuracy", "--by", "model", "--pair-on", "seed,config_index,rerun",
-            "--a", "forest", "--b", "logreg")  # fmt: skip
+            "--compare", "forest,logreg")  # fmt: skip
     r = json.loads(cli("paired", store, *args, "--json"))["forest - logreg"]
     # the plan's SE at the pilot's size is the corrected SE the test used
     p = json.loads(cli("plan", store, *args, "--target-se", r["se_corrected"] * 1.01,
@@ -248,7 +248,7 @@ def test_every_path_gives_one_answer_on_random_designs(case, tmp_path):
     assert f"{pair['estimate']:.4g}" in html.read_text(encoding="utf-8")
     # paired and plan: one SE
     pargs = ("--metric", "accuracy", "--by", "model", "--pair-on", "seed,config_index,rerun",
-             "--a", "forest", "--b", "logreg")  # fmt: skip
+             "--compare", "forest,logreg")  # fmt: skip
     r = json.loads(cli("paired", store, *pargs, "--json"))["forest - logreg"]
     a = vareval.paired(df, "accuracy", "model", ["seed", "config_index", "rerun"],
                        a="forest", b="logreg", rng=0)["forest - logreg"]  # fmt: skip
