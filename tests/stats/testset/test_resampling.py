@@ -222,3 +222,16 @@ def test_many_classes_fast_path_keeps_draws_and_distribution(draw, monkeypatch):
     for i, method in enumerate(("compressed", "index")):
         other, _ = draw(metric, types, 3000, np.random.default_rng(2 + i), method)
         _moments_agree(fast, other, rtol=0.08)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+def test_short_text_labels_encode_as_by_sorting(width):
+    rng = np.random.default_rng(width)
+    alphabet = np.array(list("ab0Z9-é") + ["", "\U0001f600"])
+    texts = ["".join(rng.choice(alphabet, size=int(rng.integers(0, width + 1))))
+             for _ in range(300)]
+    arrays = [np.array(texts[:100]), np.array(texts[100:250]), np.array(texts[250:])]
+    codes, classes = rs.encode_labels(*arrays)
+    ref, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
+    np.testing.assert_array_equal(classes, ref)
+    np.testing.assert_array_equal(np.concatenate(codes), inverse.reshape(-1))

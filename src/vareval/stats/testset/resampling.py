@@ -395,9 +395,24 @@ def encode_labels(*arrays) -> tuple[list[np.ndarray], np.ndarray]:
             lookup = np.cumsum(present) - 1
             classes = np.flatnonzero(present) + lo
             return [lookup[a - lo] for a in arrays], classes
+    if all(a.dtype.kind == "U" for a in arrays) and max(a.itemsize for a in arrays) <= 12:
+        # Short texts (up to 3 characters, e.g. class ids) as integer keys
+        # in the same order: code points of 21 bits, first character highest.
+        width = max(a.itemsize for a in arrays) // 4
+        codes, keys = encode_labels(*(_text_key(a, width) for a in arrays))
+        shifts = 21 * np.arange(width - 1, -1, -1)
+        points = ((keys[:, None] >> shifts) & ((1 << 21) - 1)).astype(np.uint32)
+        return codes, np.ascontiguousarray(points).view(f"U{width}").reshape(-1)
     classes, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
     bounds = np.cumsum([0] + [a.size for a in arrays])
     return [inverse[bounds[i] : bounds[i + 1]] for i in range(len(arrays))], classes
+
+
+def _text_key(a: np.ndarray, width: int) -> np.ndarray:
+    """Texts of at most ``width`` (<= 3) characters as int64 keys ordered as the texts."""
+    points = np.ascontiguousarray(a.astype(f"U{width}")).view(np.uint32).reshape(-1, width)
+    shifts = 21 * np.arange(width - 1, -1, -1)
+    return (points.astype(np.int64) << shifts).sum(axis=1)
 
 
 def _codes(metric: SumMetric, *arrays) -> tuple[list[np.ndarray], int]:
