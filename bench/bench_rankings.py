@@ -20,28 +20,19 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import contextlib  # noqa: E402
 import io  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from autorank import autorank  # noqa: E402
 from baycomp import SignedRankTest  # noqa: E402
 
+from bench_significance import best  # noqa: E402
 from vareval.stats import (  # noqa: E402
     bayesian_signed_rank,
     critical_difference,
     friedman,
     rank_methods,
 )
-
-
-def best(fn, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def row(label, anchor, ours):

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.csv as pa_csv
 
+from bench_significance import best
 from vareval.data import read_table
 
 
@@ -39,15 +40,6 @@ def make(path, n, seed=0):
             "model_b": np.where(rng.random(n) < 0.78, g, rng.integers(0, 3, n)),
         }
     ).to_csv(path, index=False)
-
-
-def best(fn, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main():
