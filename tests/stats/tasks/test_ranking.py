@@ -232,14 +232,20 @@ def test_range_distribution_equals_scipys_studentized_range(k):
 
 
 def _signed_rank_by_matrix(a, b, rope, prior, n, seed):
-    # The posterior by the O(n^2) quadratic form w' A w, the same Dirichlet draws.
+    # The posterior by the O(n^2) quadratic form w' A w, the same Dirichlet draws
+    # (normalised gammas, the differences in sorted order, the prior's in its place).
     d = np.concatenate([[0.0], np.asarray(a) - np.asarray(b)])
+    order = np.argsort(d, kind="stable")
+    first = int(np.flatnonzero(order == 0)[0])
+    d = d[order]
     sums = d[:, None] + d[None, :]
     above = (sums > 2 * rope) + 0.5 * (sums == 2 * rope)
     below = (-sums > 2 * rope) + 0.5 * (-sums == 2 * rope)
-    rng = np.random.default_rng(seed)  # Dirichlet(prior, 1, ...) as normalised gammas
-    g = np.vstack([rng.standard_gamma(prior, n), rng.standard_exponential((d.size - 1, n))]).T
-    w = g / g.sum(axis=1, keepdims=True)
+    rng = np.random.default_rng(seed)
+    g = np.empty((d.size, n))
+    g[first] = rng.standard_gamma(prior, n)
+    g[np.arange(d.size) != first] = rng.standard_exponential((d.size - 1, n))
+    w = (g / g.sum(axis=0)).T
     left, right = ((w @ above) * w).sum(1), ((w @ below) * w).sum(1)
     if rope == 0:
         right = 1 - left

@@ -369,16 +369,17 @@ def rank_methods(
     )
 
 
-def _dirichlet_columns(rng, prior: float, size: int, m: int) -> np.ndarray:
-    """``m`` draws of ``Dirichlet(prior, 1, ..., 1)`` as the columns of a (size, m) array.
+def _gamma_columns(rng, prior: float, size: int, m: int, first: int) -> np.ndarray:
+    """``m`` columns of independent gammas: ``Gamma(prior)`` in row ``first``, ``Exp(1)`` elsewhere.
 
-    Normalised gammas (the first ``Gamma(prior)``, the rest exponential),
-    laid out so that sums over the data sets add whole rows.
+    Normalised, each column is a draw of ``Dirichlet(prior, 1, ..., 1)`` with the
+    prior's weight in row ``first``; rows are data sets, so sums over them add whole rows.
     """
     g = np.empty((size, m))
-    g[0] = rng.standard_gamma(prior, m)
-    g[1:] = rng.standard_exponential((size - 1, m))
-    return g / g.sum(axis=0)
+    g[first] = rng.standard_gamma(prior, m)
+    rest = np.arange(size) != first
+    g[rest] = rng.standard_exponential((size - 1, m))
+    return g
 
 
 def _run_starts(tie, past, upper: bool):
@@ -449,18 +450,21 @@ def bayesian_signed_rank(
     # monotone), so the inner sum is a suffix sum of the weights; ties at the
     # threshold (a run just before it) count half.
     order = np.argsort(d, kind="stable")
+    first = int(np.flatnonzero(order == 0)[0])  # where the prior's pseudo-observation sorts
     sums = d[order][:, None] + d[order][None, :]
     up_tie, up = _run_starts(sums == 2 * rope, sums > 2 * rope, upper=True)
     down_tie, down = _run_starts(-sums == 2 * rope, -sums > 2 * rope, upper=False)
     rows = max(1, (1 << 18) // d.size)  # draws per chunk: the arrays stay in cache
     parts = []
     for start in range(0, n_samples, rows):
-        w = _dirichlet_columns(rng, prior, d.size, min(rows, n_samples - start))[order]
-        prefix = np.zeros((d.size + 1, w.shape[1]))
-        np.cumsum(w, axis=0, out=prefix[1:])  # prefix[t] = sum_{j<t} w_j
-        suffix = prefix[-1] - prefix  # suffix[t] = sum_{j>=t} w_j
-        left = (w * (0.5 * (suffix[up] + suffix[up_tie]))).sum(axis=0)
-        right = (w * (0.5 * (prefix[down] + prefix[down_tie]))).sum(axis=0)
+        # Unnormalised weights in sorted order; the quadratic forms divide by total^2.
+        g = _gamma_columns(rng, prior, d.size, min(rows, n_samples - start), first)
+        prefix = np.zeros((d.size + 1, g.shape[1]))
+        np.cumsum(g, axis=0, out=prefix[1:])  # prefix[t] = sum_{j<t} g_j
+        suffix = prefix[-1] - prefix  # suffix[t] = sum_{j>=t} g_j
+        scale = 0.5 / prefix[-1] ** 2
+        left = (g * (suffix[up] + suffix[up_tie])).sum(axis=0) * scale
+        right = (g * (prefix[down] + prefix[down_tie])).sum(axis=0) * scale
         if rope == 0:  # no equivalence region: ties split between the sides
             right = 1.0 - left
         middle = np.zeros_like(left) if rope == 0 else 1.0 - left - right
