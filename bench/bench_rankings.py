@@ -10,7 +10,7 @@ signed-rank test against baycomp, in one process.
   ``baycomp.SignedRankTest(...).probs()`` at 30 and 100 data sets.
 
 Run: PYTHONPATH=src python bench/bench_rankings.py
-Timings are best of 3 on a shared machine; BLAS limited to one thread.
+Timings are best of 7 (3 for the Bayesian test) on a shared machine; BLAS limited to one thread.
 """
 
 import os
@@ -50,9 +50,9 @@ def main():
             with contextlib.redirect_stdout(io.StringIO()):
                 autorank(frame, force_mode="nonparametric", verbose=False)
 
-        anchor = best(anchor_rank)
-        core = best(lambda x=x, k=k, n=n: (friedman(x), critical_difference(k, n)))
-        whole = best(lambda x=x: rank_methods(x))
+        anchor = best(anchor_rank, 7)
+        core = best(lambda x=x, k=k, n=n: (friedman(x), critical_difference(k, n)), 7)
+        whole = best(lambda x=x: rank_methods(x), 7)
         row(f"Friedman + Nemenyi CD, {n} x {k} (autorank)", anchor, core)
         row(f"  rank_methods (+ {k * (k - 1) // 2} Wilcoxon, Holm)", anchor, whole)
     for n in (30, 100):
