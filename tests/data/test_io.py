@@ -73,3 +73,36 @@ def test_numbers_refuses_text_and_unknown_columns(tmp_path, numbers, match):
     path.write_text("method,accuracy\na,0.9\nb,x\n")
     with pytest.raises(DataError, match=match):
         read_table(path, numbers=numbers)
+
+
+CELLS = {
+    "ints": ["0", "3", "-7", "12", "100000"],
+    "spelled ints": ["01", "-0", "3", "+4", "1e5", "9223372036854775808"],
+    "floats": ["0.25", "1e-05", "-2.5", "0.1", "3.75"],
+    "spelled floats": ["1.10", "0.250", "1.0", "2.5", ".5", "1E-5", "nan", "inf"],
+    "text": ["NA", "None", "a", "b c", '"x,y"', "1.1", "01"],
+    "missing": ["", "1", "2", "a"],
+}
+
+
+@pytest.mark.parametrize("sep, suffix", [(",", ".csv"), ("\t", ".tsv")])
+def test_arrow_reader_gives_the_pandas_readers_table(tmp_path, sep, suffix, monkeypatch):
+    pytest.importorskip("pyarrow")
+    import numpy as np
+
+    from vareval.data import io
+
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        kinds = rng.choice(list(CELLS), size=rng.integers(1, 5))
+        rows = int(rng.integers(1, 30))
+        columns = [rng.choice(CELLS[k], size=rows) for k in kinds]
+        lines = [sep.join(f"c{i}" for i in range(len(kinds)))]
+        lines += [sep.join(col[r] for col in columns) for r in range(rows)]
+        path = tmp_path / f"t{trial}{suffix}"
+        path.write_text("\n".join(lines).replace('"x,y"', '"x,y"' if sep == "," else "x,y"))
+        fast = read_table(path)
+        with monkeypatch.context() as m:
+            m.setattr(io, "_read_csv_arrow", lambda *a: None)
+            slow = read_table(path)
+        pd.testing.assert_frame_equal(fast, slow)

@@ -162,3 +162,19 @@ def test_bad_long_tables():
     wide = pd.DataFrame({"item": [1, 1], "gold": [0, 1], "a": [0, 1], "b": [1, 1]})
     with pytest.raises(DataError, match="repeats ids"):
         read_predictions(wide, gold="gold", item="item")
+
+
+def test_int_label_columns_read_as_label_text():
+    import numpy as np
+    import pandas as pd
+
+    from vareval.data.significance import _label_array
+    from vareval.data.validate import label_text
+
+    rng = np.random.default_rng(2)
+    for dtype in ("int64", "int32", "uint8"):
+        s = pd.Series(rng.integers(0, 120, 500).astype(dtype))
+        if dtype == "int64":
+            s.iloc[:3] = [-5, 2**62, 0]
+        slow = label_text(s, "gold", "gold").to_numpy(dtype=object).astype(str)
+        np.testing.assert_array_equal(_label_array(s, "gold", "gold"), slow)

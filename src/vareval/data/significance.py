@@ -71,6 +71,10 @@ def _show(value) -> str:
 
 def _label_array(series: pd.Series, column: str, role: str) -> np.ndarray:
     """A label column as text (classes are compared as written; see ``label_text``)."""
+    if series.dtype.kind in "iu":  # no empty cell; numpy writes each int as label_text does
+        values = series.to_numpy()
+        width = max(len(str(values.min())), len(str(values.max()))) if values.size else 1
+        return values.astype(f"U{width}")
     return label_text(series, column, role).to_numpy(dtype=object).astype(str)
 
 

@@ -196,3 +196,70 @@ def test_rank_methods_matches_live_autorank():
     assert dict(zip(r.names, r.mean_ranks, strict=True)) == pytest.approx(
         res.rankdf.meanrank.to_dict()
     )
+
+
+@pytest.mark.parametrize("n", [6, 12, 20, 60])
+def test_pairwise_wilcoxon_equals_one_call_per_pair(n):
+    # Ties, zero differences and equal columns mixed in: each group of pairs
+    # must get the method scipy chooses for that pair alone.
+    from vareval.stats.tasks.ranking import pairwise_wilcoxon_pvalues
+    from vareval.stats.testset.significance import paired_wilcoxon
+
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=(n, 7))
+    x[:, 1] = np.round(x[:, 1], 0)
+    x[:, 2] = np.round(x[:, 0] + rng.normal(0, 0.3, n), 1)
+    x[: n // 2, 3] = x[: n // 2, 0]
+    x[:, 4] = x[:, 0]
+    x[:, 5] = np.round(x[:, 5], 1)
+    pairs = np.triu_indices(7, 1)
+    fast = pairwise_wilcoxon_pvalues(x, pairs)
+    slow = [paired_wilcoxon(x[:, i], x[:, j]).pvalue for i, j in zip(*pairs, strict=True)]
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("k", [2, 3, 8, 50, 100])
+def test_range_distribution_equals_scipys_studentized_range(k):
+    from vareval.stats.tasks.ranking import range_isf, range_sf
+
+    q = np.linspace(0.05, 9, 25)
+    ref = stats.studentized_range.sf(q, k, np.inf)
+    np.testing.assert_allclose(range_sf(q, k), ref, rtol=1e-6, atol=1e-13)
+    for alpha in (0.05, 0.1):
+        assert range_isf(alpha, k) == pytest.approx(
+            stats.studentized_range.ppf(1 - alpha, k, np.inf), rel=1e-7
+        )
+
+
+def _signed_rank_by_matrix(a, b, rope, prior, n, seed):
+    # The posterior by the O(n^2) quadratic form w' A w, the same Dirichlet draws
+    # (normalised gammas, the differences in sorted order, the prior's in its place).
+    d = np.concatenate([[0.0], np.asarray(a) - np.asarray(b)])
+    order = np.argsort(d, kind="stable")
+    first = int(np.flatnonzero(order == 0)[0])
+    d = d[order]
+    sums = d[:, None] + d[None, :]
+    above = (sums > 2 * rope) + 0.5 * (sums == 2 * rope)
+    below = (-sums > 2 * rope) + 0.5 * (-sums == 2 * rope)
+    rng = np.random.default_rng(seed)
+    g = np.empty((d.size, n))
+    g[first] = rng.standard_gamma(prior, n)
+    g[np.arange(d.size) != first] = rng.standard_exponential((d.size - 1, n))
+    w = (g / g.sum(axis=0)).T
+    left, right = ((w @ above) * w).sum(1), ((w @ below) * w).sum(1)
+    if rope == 0:
+        right = 1 - left
+    post = np.column_stack([left, 1 - left - right if rope else 0 * left, right])
+    return np.bincount(post.argmax(1), minlength=3) / n, post.mean(0)
+
+
+def test_signed_rank_suffix_sums_equal_the_quadratic_form():
+    rng = np.random.default_rng(8)
+    for trial in range(20):
+        n = int(rng.integers(2, 40))
+        a, b = np.round(rng.normal(0, 1, n), 1), np.round(rng.normal(0.1, 1, n), 1)
+        rope, prior = [0.0, 0.05, 0.1, 0.5][trial % 4], [0.5, 1.0][trial % 2]
+        r = bayesian_signed_rank(a, b, rope=rope, prior=prior, n_resamples=2000, rng=trial)
+        wins, means = _signed_rank_by_matrix(a, b, rope, prior, 2000, trial)
+        np.testing.assert_allclose([r.p_left, r.p_rope, r.p_right], wins, atol=1e-12)
+        np.testing.assert_allclose([r.mean_left, r.mean_rope, r.mean_right], means, atol=1e-12)

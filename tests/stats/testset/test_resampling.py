@@ -181,3 +181,57 @@ def test_score_of_one_system_matches_sklearn():
 
 def _weighted_recall(g, p):
     return skm.recall_score(g, p, average="weighted", zero_division=0)
+
+
+def test_unique_rows_by_hash_equals_numpy_unique():
+    rng = np.random.default_rng(11)
+    rows = rng.integers(0, 2, (40, 30)).astype(float)[rng.integers(0, 40, 500)]
+    uniq, inv = rs._unique_rows(rows)
+    ref, ref_inv = np.unique(rows, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(uniq, ref)
+    np.testing.assert_array_equal(inv, ref_inv.reshape(-1))
+
+
+def test_sparse_row_sums_equal_the_dense_product():
+    rng = np.random.default_rng(12)
+    both = np.where(rng.random((300, 120)) < 0.02, rng.random((300, 120)), 0.0)
+    counts = rng.integers(0, 5, (50, 300))
+    np.testing.assert_allclose(rs._summer(both)(counts.T), counts @ both, rtol=1e-12)
+
+
+@pytest.mark.parametrize("draw", [rs.bootstrap_deltas, rs.randomization_deltas])
+def test_many_classes_fast_path_keeps_draws_and_distribution(draw, monkeypatch):
+    # 40 classes: many types, frequent and rare, so the bootstrap splits
+    # them (multinomial and item indices) and both tests sum sparsely; the
+    # same draws with the dense product give the same deltas, and the plain
+    # multinomial and index paths give the same distribution.
+    rng = np.random.default_rng(13)
+    n, c = 4000, 40
+    g = rng.integers(0, c, n)
+    a = np.where(rng.random(n) < 0.7, g, rng.integers(0, c, n))
+    b = np.where(rng.random(n) < 0.6, g, rng.integers(0, c, n))
+    metric = rs.get_metric("macro-f1")
+    types = rs.paired_types(metric, g, a, b)
+    assert types.n_types > 256
+    fast, path = draw(metric, types, 3000, np.random.default_rng(1))
+    assert path == ("split" if draw is rs.bootstrap_deltas else "compressed")
+    with monkeypatch.context() as m:
+        m.setattr(rs, "_summer", lambda both: lambda counts: counts.T @ both)
+        dense, _ = draw(metric, types, 3000, np.random.default_rng(1))
+    np.testing.assert_allclose(fast, dense, atol=1e-12)
+    for i, method in enumerate(("compressed", "index")):
+        other, _ = draw(metric, types, 3000, np.random.default_rng(2 + i), method)
+        _moments_agree(fast, other, rtol=0.08)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+def test_short_text_labels_encode_as_by_sorting(width):
+    rng = np.random.default_rng(width)
+    alphabet = np.array(list("ab0Z9-é") + ["", "\U0001f600"])
+    texts = ["".join(rng.choice(alphabet, size=int(rng.integers(0, width + 1))))
+             for _ in range(300)]
+    arrays = [np.array(texts[:100]), np.array(texts[100:250]), np.array(texts[250:])]
+    codes, classes = rs.encode_labels(*arrays)
+    ref, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
+    np.testing.assert_array_equal(classes, ref)
+    np.testing.assert_array_equal(np.concatenate(codes), inverse.reshape(-1))

@@ -24,13 +24,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_positive_int, as_rng, check_size, renamed_keywords
 from vareval.stats._result import Result, renamed
-
-_CHUNK_ELEMENTS = 4_000_000  # posterior samples x data sets^2 held in memory at once
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -204,7 +202,10 @@ def friedman(scores, *, higher_is_better: bool = True) -> FriedmanResult:
         raise ArgumentError(f"`scores` needs at least 2 data sets for Friedman's test; got {n}.")
     mean_ranks = r.mean(axis=0)
     chi2 = 12.0 * n / (k * (k + 1)) * np.sum((mean_ranks - (k + 1) / 2) ** 2)
-    ties = sum(np.sum(c**3 - c) for c in (np.unique(row, return_counts=True)[1] for row in r))
+    # Tie groups of every row at once: mid-ranks are multiples of 1/2.
+    keys = (2 * r).astype(np.int64) + 2 * (k + 1) * np.arange(n)[:, None]
+    c = np.unique(keys, return_counts=True)[1].astype(float)
+    ties = np.sum(c**3 - c)
     correction = 1.0 - ties / (n * k * (k * k - 1))
     chi2 = chi2 / correction if correction > 0 else 0.0
     df1, df2 = k - 1, (k - 1) * (n - 1)
@@ -212,9 +213,9 @@ def friedman(scores, *, higher_is_better: bool = True) -> FriedmanResult:
     f = (n - 1) * chi2 / denom if denom > 0 else np.inf
     return FriedmanResult(
         statistic=float(chi2),
-        pvalue=float(stats.chi2.sf(chi2, df1)),
+        pvalue=float(special.chdtrc(df1, chi2)),  # scipy.stats.chi2.sf, without its overhead
         iman_davenport=float(f),
-        iman_davenport_pvalue=float(stats.f.sf(f, df1, df2)) if np.isfinite(f) else 0.0,
+        iman_davenport_pvalue=float(special.fdtrc(df1, df2, f)) if np.isfinite(f) else 0.0,
         df=(float(df1), float(df2)),
         mean_ranks=mean_ranks,
         n_datasets=n,
@@ -232,9 +233,36 @@ def critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
     k = as_positive_int(k, "k", minimum=2)
     n = as_positive_int(n, "n", minimum=1)
     _check_alpha(alpha)
-    return float(
-        stats.studentized_range.ppf(1 - alpha, k, np.inf) * np.sqrt(k * (k + 1) / (12 * n))
-    )
+    return float(range_isf(alpha, k) * np.sqrt(k * (k + 1) / (12 * n)))
+
+
+# Gauss-Legendre nodes on [-10, 10] for the integral over the normal density.
+_Z, _W = (10 * v for v in np.polynomial.legendre.leggauss(256))
+_W = _W * stats.norm.pdf(_Z)
+_PHI = special.ndtr(_Z)
+
+
+def range_sf(q, k: int) -> np.ndarray:
+    """``P(R > q)`` for ``R`` the range of ``k`` i.i.d. standard normals.
+
+    The studentized range with infinite df (scipy's
+    ``studentized_range.sf(q, k, inf)``, which integrates numerically per
+    value), vectorised over ``q``: ``k int phi(z) [Phi(z)^(k-1) - (Phi(z) -
+    Phi(z - q))^(k-1)] dz`` by 256-point Gauss-Legendre quadrature, the
+    difference of powers as ``-expm1`` so small tails keep their digits.
+    """
+    q = np.asarray(q, dtype=float)
+    b = special.ndtr(_Z - q[..., None])
+    with np.errstate(divide="ignore"):
+        tail = -np.expm1((k - 1) * np.log1p(-b / _PHI))
+    return np.clip(k * np.sum(_W * _PHI ** (k - 1) * tail, axis=-1), 0.0, 1.0)
+
+
+def range_isf(alpha: float, k: int) -> float:
+    """The upper ``alpha`` quantile of the range of ``k`` standard normals (:func:`range_sf`)."""
+    from scipy.optimize import brentq
+
+    return float(brentq(lambda q: range_sf(q, k) - alpha, 0.0, 20.0, xtol=1e-13))
 
 
 def _check_alpha(alpha):
@@ -246,8 +274,8 @@ def _nemenyi_pvalues(mean_ranks: np.ndarray, n: int) -> np.ndarray:
     k = mean_ranks.size
     q = np.abs(mean_ranks[:, None] - mean_ranks[None, :]) / np.sqrt(k * (k + 1) / (12 * n))
     p = np.ones((k, k))
-    off = ~np.eye(k, dtype=bool)
-    p[off] = stats.studentized_range.sf(q[off], k, np.inf)
+    iu = np.triu_indices(k, 1)
+    p[iu] = p.T[iu] = range_sf(q[iu], k)
     return p
 
 
@@ -260,6 +288,31 @@ def _cliques(sorted_ranks: np.ndarray, cd: float) -> list:
             out.append(list(range(i, j + 1)))
             reach = j
     return out
+
+
+def pairwise_wilcoxon_pvalues(x: np.ndarray, pairs) -> np.ndarray:
+    """Two-sided Wilcoxon signed-rank p-values of columns ``i`` vs ``j`` for each pair.
+
+    The p-value of :func:`vareval.stats.testset.significance.paired_wilcoxon`
+    on each pair, vectorised: scipy chooses its method (exact, asymptotic,
+    or for few data sets with ties or zeros an exact permutation) per call
+    from the whole array, so the pairs are grouped by what it would choose
+    for each alone and each group is one call.
+    """
+    d = x[:, pairs[0]].T - x[:, pairs[1]].T  # (pairs, data sets)
+    p = np.ones(d.shape[0])
+    sorted_abs = np.sort(np.abs(d), axis=1)
+    zeros = sorted_abs[:, 0] == 0
+    plain = ~zeros & ~(np.diff(sorted_abs, axis=1) == 0).any(axis=1)
+    tied = ~plain & (sorted_abs[:, -1] > 0)  # all zero: p = 1, as paired_wilcoxon
+    if plain.any():
+        p[plain] = stats.wilcoxon(d[plain], axis=1).pvalue
+    if tied.any() and d.shape[1] > 13:
+        p[tied] = stats.wilcoxon(d[tied], axis=1).pvalue
+    else:  # ties or zeros in few data sets: scipy's exact permutation, pair by pair
+        for row in np.flatnonzero(tied):
+            p[row] = stats.wilcoxon(d[row]).pvalue
+    return p
 
 
 def rank_methods(
@@ -291,7 +344,7 @@ def rank_methods(
     -------
     Ranking
     """
-    from vareval.stats.testset.significance import adjust_pvalues, paired_wilcoxon
+    from vareval.stats.testset.significance import adjust_pvalues
 
     x = _score_matrix(scores)
     _check_alpha(alpha)
@@ -303,7 +356,7 @@ def rank_methods(
     cd = critical_difference(k, n, alpha)
     order = np.argsort(fr.mean_ranks, kind="stable")
     iu = np.triu_indices(k, 1)
-    raw = np.array([paired_wilcoxon(x[:, i], x[:, j]).pvalue for i, j in zip(*iu, strict=True)])
+    raw = pairwise_wilcoxon_pvalues(x, iu)
     wil, holm = np.ones((k, k)), np.ones((k, k))
     wil[iu] = wil.T[iu] = raw
     holm[iu] = holm.T[iu] = adjust_pvalues(raw, "holm")
@@ -320,6 +373,34 @@ def rank_methods(
         alpha=float(alpha),
         higher_is_better=higher_is_better,
     )
+
+
+def _gamma_columns(rng, prior: float, size: int, m: int, first: int) -> np.ndarray:
+    """``m`` columns of independent gammas: ``Gamma(prior)`` in row ``first``, ``Exp(1)`` elsewhere.
+
+    Normalised, each column is a draw of ``Dirichlet(prior, 1, ..., 1)`` with the
+    prior's weight in row ``first``; rows are data sets, so sums over them add whole rows.
+    """
+    g = np.empty((size, m))
+    g[first] = rng.standard_gamma(prior, m)
+    rest = np.arange(size) != first
+    g[rest] = rng.standard_exponential((size - 1, m))
+    return g
+
+
+def _run_starts(tie, past, upper: bool):
+    """Per row of ascending sums: the bounds of the tie run and of the region past the threshold.
+
+    Upper side: the region is a suffix starting at ``start``, the ties run
+    just before it; returned ``(start - ties, start)`` (indices into suffix
+    sums). Lower side: the region is a prefix ending at ``end``, the ties
+    run just after it; returned ``(end + ties, end)`` (into prefix sums).
+    """
+    n_past, n_tie = past.sum(axis=1), tie.sum(axis=1)
+    if upper:
+        start = past.shape[1] - n_past
+        return start - n_tie, start
+    return n_past + n_tie, n_past
 
 
 @renamed_keywords(n_samples="n_resamples")
@@ -371,17 +452,26 @@ def bayesian_signed_rank(
                            bytes_each=24)
     rng = as_rng(rng)
     d = np.concatenate([[0.0], a - b])
-    sums = d[:, None] + d[None, :]
-    above = (sums > 2 * rope) + 0.5 * (sums == 2 * rope)
-    below = (-sums > 2 * rope) + 0.5 * (-sums == 2 * rope)
-    alpha = np.ones(d.size)
-    alpha[0] = prior
-    rows = max(1, _CHUNK_ELEMENTS // d.size**2)
+    # sum_ij w_i w_j [d_i + d_j > 2 rope] in O(n) per draw: with the d sorted,
+    # the j past the threshold of each i are a suffix (float addition is
+    # monotone), so the inner sum is a suffix sum of the weights; ties at the
+    # threshold (a run just before it) count half.
+    order = np.argsort(d, kind="stable")
+    first = int(np.flatnonzero(order == 0)[0])  # where the prior's pseudo-observation sorts
+    sums = d[order][:, None] + d[order][None, :]
+    up_tie, up = _run_starts(sums == 2 * rope, sums > 2 * rope, upper=True)
+    down_tie, down = _run_starts(-sums == 2 * rope, -sums > 2 * rope, upper=False)
+    rows = max(1, (1 << 18) // d.size)  # draws per chunk: the arrays stay in cache
     parts = []
     for start in range(0, n_samples, rows):
-        w = rng.dirichlet(alpha, size=min(rows, n_samples - start))
-        left = ((w @ above) * w).sum(axis=1)
-        right = ((w @ below) * w).sum(axis=1)
+        # Unnormalised weights in sorted order; the quadratic forms divide by total^2.
+        g = _gamma_columns(rng, prior, d.size, min(rows, n_samples - start), first)
+        prefix = np.zeros((d.size + 1, g.shape[1]))
+        np.cumsum(g, axis=0, out=prefix[1:])  # prefix[t] = sum_{j<t} g_j
+        suffix = prefix[-1] - prefix  # suffix[t] = sum_{j>=t} g_j
+        scale = 0.5 / prefix[-1] ** 2
+        left = (g * (suffix[up] + suffix[up_tie])).sum(axis=0) * scale
+        right = (g * (prefix[down] + prefix[down_tie])).sum(axis=0) * scale
         if rope == 0:  # no equivalence region: ties split between the sides
             right = 1.0 - left
         middle = np.zeros_like(left) if rope == 0 else 1.0 - left - right

@@ -22,8 +22,11 @@ swapped items per type. The metric of a resample is
 ``combine(counts @ type_rows)``: ``O(b T)`` work instead of ``O(b n)``, and
 for label metrics ``T <= C^3`` (gold, prediction A, prediction B) whatever
 ``n`` is. When ``T`` is close to ``n`` (continuous scores), the engine falls
-back to drawing item indices. Both paths process the resample axis in chunks
-so memory stays bounded for any ``n`` and ``b``.
+back to drawing item indices; with many types (many classes) the bootstrap
+splits them, frequent types as a multinomial and rare ones by item index.
+Label metrics' rows are mostly zeros, so the sums run over the nonzero
+entries only. All paths process the resample axis in chunks so memory stays
+bounded for any ``n`` and ``b``.
 
 An arbitrary Python function of (gold, predictions) that is not of this form
 is supported by :class:`CallableMetric`, which loops over resamples (slow, with
@@ -392,9 +395,24 @@ def encode_labels(*arrays) -> tuple[list[np.ndarray], np.ndarray]:
             lookup = np.cumsum(present) - 1
             classes = np.flatnonzero(present) + lo
             return [lookup[a - lo] for a in arrays], classes
+    if all(a.dtype.kind == "U" for a in arrays) and max(a.itemsize for a in arrays) <= 12:
+        # Short texts (up to 3 characters, e.g. class ids) as integer keys
+        # in the same order: code points of 21 bits, first character highest.
+        width = max(a.itemsize for a in arrays) // 4
+        codes, keys = encode_labels(*(_text_key(a, width) for a in arrays))
+        shifts = 21 * np.arange(width - 1, -1, -1)
+        points = ((keys[:, None] >> shifts) & ((1 << 21) - 1)).astype(np.uint32)
+        return codes, np.ascontiguousarray(points).view(f"U{width}").reshape(-1)
     classes, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
     bounds = np.cumsum([0] + [a.size for a in arrays])
     return [inverse[bounds[i] : bounds[i + 1]] for i in range(len(arrays))], classes
+
+
+def _text_key(a: np.ndarray, width: int) -> np.ndarray:
+    """Texts of at most ``width`` (<= 3) characters as int64 keys ordered as the texts."""
+    points = np.ascontiguousarray(a.astype(f"U{width}")).view(np.uint32).reshape(-1, width)
+    shifts = 21 * np.arange(width - 1, -1, -1)
+    return (points.astype(np.int64) << shifts).sum(axis=1)
 
 
 def _codes(metric: SumMetric, *arrays) -> tuple[list[np.ndarray], int]:
@@ -460,12 +478,34 @@ def _check_rows(rows, n, name):
     return rows
 
 
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True)``, by a hash of each row.
+
+    Sorting wide rows (hundreds of per-class counts) is slow; two random
+    projections group them instead, and the grouping is verified exactly
+    (falling back to the sort if two different rows ever collide).
+    """
+    if rows.shape[1] > 8:
+        proj = rows @ np.random.default_rng(0).standard_normal((rows.shape[1], 2))
+        _, first, inv = np.unique(
+            proj.view(np.complex128).reshape(-1), return_index=True, return_inverse=True
+        )
+        inv = inv.reshape(-1)
+        if np.array_equal(rows, rows[first[inv]]):
+            # The sort's (lexicographic) order, so the draws stay the same.
+            order = np.lexsort(rows[first].T[::-1])
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            return rows[first[order]], rank[inv]
+    uniq, inv = np.unique(rows, axis=0, return_inverse=True)
+    return uniq, inv.reshape(-1)
+
+
 def _merge_rows(stats_a, stats_b, counts, item_type):
     """Merge types whose rows coincide for both systems."""
     d = stats_a.shape[1]
     both = np.hstack([stats_a, stats_b])
-    uniq, inv = np.unique(both, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
+    uniq, inv = _unique_rows(both)
     merged = np.bincount(inv, weights=counts, minlength=uniq.shape[0]).astype(np.int64)
     return PairedTypes(uniq[:, :d], uniq[:, d:], merged, inv[item_type])
 
@@ -555,6 +595,38 @@ def choose_path(types: PairedTypes, method: str = "auto") -> str:
     return "compressed" if 2 * types.n_types <= types.n else "index"
 
 
+# A multinomial category costs numpy about as much as drawing this many item
+# indices (one binomial per type per resample), so with many types the rare
+# ones are cheaper to resample by item index.
+HEAVY_TYPE = 12
+
+
+def _bootstrap_path(types: PairedTypes, method: str) -> str:
+    """The bootstrap's path: ``split`` when many types mix frequent and rare ones."""
+    path = choose_path(types, method)
+    if method != "auto" or (path == "compressed" and types.n_types <= 256):
+        return path
+    heavy = np.count_nonzero(types.counts >= HEAVY_TYPE)
+    if heavy == types.n_types:
+        return "compressed"
+    return "split" if heavy else "index"
+
+
+def _summer(both: np.ndarray):
+    """``f(counts) -> counts.T @ both`` for ``counts`` of shape (T, resamples).
+
+    Label metrics' rows are mostly zeros (an item touches its gold class and
+    each system's predicted class): then the product runs over the nonzero
+    entries only (``O(b nnz)`` instead of ``O(b T d)``), same sums.
+    """
+    if both.size < 4096 or np.count_nonzero(both) * 8 > both.size:
+        return lambda counts: counts.T.astype(float) @ both
+    from scipy import sparse
+
+    rows_t = sparse.csr_matrix(both.T)
+    return lambda counts: (rows_t @ counts.astype(float)).T
+
+
 def _delta(metric, sums_a, sums_b):
     out = np.asarray(metric.combine(sums_a)) - np.asarray(metric.combine(sums_b))
     if out.shape != sums_a.shape[:-1]:
@@ -572,35 +644,44 @@ def bootstrap_deltas(
 
     Each bootstrap test set ``x*`` draws ``n`` items with replacement. The
     compressed path draws type counts from ``Multinomial(n, counts / n)``;
-    the index path draws item indices. Both give the same distribution.
+    the index path draws item indices; the split path (many types, chosen
+    by ``method="auto"``) draws how many of the ``n`` land on the frequent
+    types, ``Binomial(n, n_frequent / n)``, their type counts as a
+    multinomial and the rest as item indices among the rare types. All give
+    the same distribution.
 
     Returns
     -------
     (deltas, path)
     """
-    path = choose_path(types, method)
-    n = types.n
+    path = _bootstrap_path(types, method)
+    n, t_count = types.n, types.n_types
+    d = types.stats_a.shape[1]
+    summed = _summer(np.hstack([types.stats_a, types.stats_b]))
+    heavy = types.counts >= HEAVY_TYPE if path == "split" else np.full(t_count, path != "index")
+    heavy_types = np.flatnonzero(heavy)
+    pvals = types.counts[heavy] / types.counts[heavy].sum()
+    light_types = types.item_type[~heavy[types.item_type]]  # one entry per rare item
     out = np.empty(n_resamples)
     pos = 0
-    if path == "compressed":
-        pvals = types.counts / n
-        d = types.stats_a.shape[1]
-        both = np.hstack([types.stats_a, types.stats_b])
-        for size in _chunks(n_resamples, max(types.n_types, 2 * d)):
-            sums = rng.multinomial(n, pvals, size=size).astype(float) @ both
-            out[pos : pos + size] = _delta(metric, sums[:, :d], sums[:, d:])
-            pos += size
-        return out, path
-    # Draw item indices, then count them by type: memory (chunk x max(n, T)),
-    # never an (n, d) copy of the rows.
-    d = types.stats_a.shape[1]
-    t_count = types.n_types
-    both = np.hstack([types.stats_a, types.stats_b])
-    for size in _chunks(n_resamples, 2 * max(n, t_count)):
-        idx = types.item_type[rng.integers(0, n, size=(size, n))]
-        idx += (np.arange(size) * t_count)[:, None]
-        counts = np.bincount(idx.reshape(-1), minlength=size * t_count)
-        sums = counts.reshape(size, t_count).astype(float) @ both
+    # Small chunks keep the count table (T x chunk) in cache while counting;
+    # a type's counts over the chunk's resamples are adjacent.
+    width = max(CHUNK_ELEMENTS >> 4, 2 * (light_types.size + t_count), 2 * d)
+    for size in _chunks(n_resamples, width if path != "compressed" else max(t_count, 2 * d)):
+        if path == "compressed":
+            counts = rng.multinomial(n, pvals, size=size).T
+        elif path == "index":
+            idx = (types.item_type * size)[rng.integers(0, n, size=(size, n))]
+            idx += np.arange(size)[:, None]
+            counts = np.bincount(idx.reshape(-1), minlength=size * t_count)
+            counts = counts.reshape(t_count, size)
+        else:
+            n_heavy = rng.binomial(n, 1 - light_types.size / n, size=size)
+            drawn = rng.integers(0, light_types.size, size=int(size * n - n_heavy.sum()))
+            idx = light_types[drawn] * size + np.repeat(np.arange(size), n - n_heavy)
+            counts = np.bincount(idx, minlength=size * t_count).reshape(t_count, size)
+            counts[heavy_types] += rng.multinomial(n_heavy, pvals).T
+        sums = summed(counts)
         out[pos : pos + size] = _delta(metric, sums[:, :d], sums[:, d:])
         pos += size
     return out, path
@@ -627,9 +708,9 @@ def randomization_deltas(
         differ = (types.stats_a != types.stats_b).any(axis=1)
         diff = (types.stats_b - types.stats_a)[differ]
         counts = types.counts[differ]
+        summed = _summer(diff)
         for size in _chunks(n_resamples, max(counts.size, diff.shape[1])):
-            swaps = rng.binomial(counts, 0.5, size=(size, counts.size)).astype(float)
-            moved = swaps @ diff
+            moved = summed(rng.binomial(counts, 0.5, size=(size, counts.size)).T)
             out[pos : pos + size] = _delta(metric, base_a + moved, base_b - moved)
             pos += size
         return out, path
@@ -639,11 +720,12 @@ def randomization_deltas(
     items = types.item_type[differ_type[types.item_type]]
     m = items.size
     t_count = types.n_types
+    summed = _summer(diff)
     for size in _chunks(n_resamples, 2 * max(m, t_count)):
         mask = rng.random((size, m)) < 0.5
-        swapped = (items[None, :] + (np.arange(size) * t_count)[:, None])[mask]
+        swapped = (items[None, :] * size + np.arange(size)[:, None])[mask]
         counts = np.bincount(swapped, minlength=size * t_count)
-        moved = counts.reshape(size, t_count).astype(float) @ diff
+        moved = summed(counts.reshape(t_count, size))
         out[pos : pos + size] = _delta(metric, base_a + moved, base_b - moved)
         pos += size
     return out, path

@@ -104,7 +104,9 @@ class PairedTestResult(Result):
     n_types : int
         Distinct item types after compression (``n`` for the slow path).
     path : str
-        ``"compressed"``, ``"index"``, ``"vectorized"`` (a vectorized callable
+        ``"compressed"``, ``"index"``, ``"split"`` (the bootstrap with many
+        types: frequent ones as a multinomial, rare ones by item index),
+        ``"vectorized"`` (a vectorized callable
         metric, chunks of resamples per call) or ``"loop"`` (a callable metric,
         one call per resample).
     distribution : ndarray
@@ -533,7 +535,8 @@ def paired_bootstrap(
         ``(hits + 1) / (B + 1)``; False gives ``hits / B``.
     method : {"auto", "compressed", "index"}
         Resampling path (same distribution); ``auto`` compresses when there
-        are at most ``n / 2`` item types.
+        are at most ``n / 2`` item types (splitting frequent and rare ones
+        when they are many).
     rng : None, int or numpy.random.Generator
     progress : bool or None
         Progress bar for the slow callable path (None: only on a terminal).
