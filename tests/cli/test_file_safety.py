@@ -60,6 +60,12 @@ BASE = {
     "sequential": ["runs.db", "--metric", "x", "--compare", "a,b"],
     "allocate": ["runs.db", "--metric", "x", "--compare", "a,b", "--extend", "more.toml"],
     "datasets copy": ["digits_runs.csv", "copies"],
+    "select": ["runs.csv", "--validation", "accuracy", "--test", "accuracy", "--by", "method",
+               "-o", "out.csv"],
+    "selection-curve": ["runs.csv", "--validation", "accuracy", "--test", "accuracy",
+                        "--by", "method"],
+    "parametric-curve": ["runs.csv", "--metric", "accuracy", "--by", "method", "--ks", "1,2",
+                         "--plot", "curve.png"],
 }
 
 _FILES = {"runs.csv", "tasks.csv", "preds.csv", "ref.csv", "experiment.toml", "runs.db",

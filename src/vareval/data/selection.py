@@ -41,6 +41,8 @@ def _columns(value, role: str) -> list[str]:
 class SelectedTable(FrameResult):
     """The configurations chosen on validation, one per method and unit, with test scores.
 
+    No figure: a results table; summarize or paired on it draw the figures.
+
     Attributes
     ----------
     table : pandas.DataFrame

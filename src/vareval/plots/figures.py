@@ -38,6 +38,9 @@ _PLOTS = {
     "vareval.stats.tuning.bands.TuningCurveBand": (_P + "tuning", "band_plot"),
     "vareval.stats.tuning.bands.CDFBand": (_P + "tuning", "cdf_band_plot"),
     "vareval.stats.tuning.bands.TuningComparison": (_P + "tuning", "comparison_plot"),
+    "vareval.stats.tuning.parametric.ParametricTuningCurve": (_P + "tuning", "parametric_plot"),
+    "vareval.stats.tuning.selection.SelectionCurve": (__name__, "_selection_curve"),
+    "vareval.data.selection.SelectionCurves": (__name__, "_selection_curves"),
     "vareval.data.tuning.TuningCurves": (_P + "tuning", "tuning_plot"),
     "vareval.data.variance.VarianceAnalysis": (__name__, "_variance_analysis"),
     "vareval.stats.variance.fit.MixedModelFit": (__name__, "_mixed_fit"),
@@ -144,6 +147,18 @@ def _system_comparison(result, *, metric: str | None = None, **kw):
 
 def _significance_report(result, **kw):
     return _system_comparison(result.comparison, **kw)
+
+
+def _selection_curve(result, *, label: str = "method", metric: str = "test score", **kw):
+    from vareval.plots.tuning import selection_plot
+
+    return selection_plot({label: result}, metric, **kw)
+
+
+def _selection_curves(result, **kw):
+    from vareval.plots.tuning import selection_plot
+
+    return selection_plot(result.curves, result.test, **kw)
 
 
 def _variance_analysis(result, **kw):

@@ -16,6 +16,7 @@ from vareval.plots._style import (
     NEUTRAL,
     colour,
     figure,
+    key,
     linestyle,
     narrow,
     plain_log_axis,
@@ -201,4 +202,30 @@ def parametric_plot(curve, metric: str = "score", *, width: float = 7.0,
         fit = "fits" if curve.goodness_of_fit.fits else "DOES NOT FIT"
         ax.set_title(f"quadratic fit (c = {curve.c}): {fit} the data's band", color=NEUTRAL)
         _k_axis(ax, k[-1])
+    return fig
+
+
+def selection_plot(curves: dict, metric: str = "score", *, width: float = 7.0,
+                   name: str = "selection-curve"):  # fmt: skip
+    """Per method: the test score of the configuration chosen on validation after k trials.
+
+    ``curves`` maps a method to a :class:`~vareval.stats.SelectionCurve`. The
+    test curve is drawn with its pointwise interval, the validation curve it was
+    chosen on dashed above it: the gap between them is the optimism of selection.
+    """
+    names = list(curves)
+    with small_multiples(name, len(names), width) as (fig, axes):
+        for i, (ax, method) in enumerate(zip(axes, names, strict=True)):
+            c = curves[method]
+            k = np.asarray(c.k, dtype=float)
+            ax.fill_between(k, c.lower, c.upper, color=colour(0), alpha=0.22, linewidth=0)
+            ax.plot(k, c.estimate, color=colour(0), marker="o", markersize=3,
+                    label="test score of the choice")  # fmt: skip
+            ax.plot(k, c.validation, color=NEUTRAL, linestyle="--", marker="s", markersize=3,
+                    label="best validation score")  # fmt: skip
+            ax.set_title(short_label(method), fontsize="small")
+            if i == 0:
+                ax.set_ylabel(metric)
+            ax.set_xlabel("search iterations k")
+        key(fig, axes[0].get_lines(), width)
     return fig

@@ -391,6 +391,8 @@ def _nelder_mead(loss, x0, bounds, xatol):
 class GoodnessOfFit(Result):
     """Whether a fitted parametric form stays inside the data's simultaneous CDF band.
 
+    No figure: one verdict; the parametric curve's figure shows it in its title.
+
     Attributes
     ----------
     fits : bool

@@ -61,6 +61,8 @@ def _pairs(validation, test) -> tuple[np.ndarray, np.ndarray]:
 class Selection(Result):
     """The configuration chosen on validation in each replication unit, and its test score.
 
+    No figure: one chosen configuration per unit, read from its fields.
+
     Attributes
     ----------
     unit : ndarray
