@@ -20,8 +20,11 @@ Tests (``test=``), all two-sided, each with the effect and its interval:
 - ``"auto"`` (default): McNemar where it applies, else the permutation test;
   the slow tier checks that it rejects at most at its level under the null.
 
-The interval (``interval=``) is ``"t"`` (default; ``delta -/+ t_{G-1} SE``)
-or ``"bootstrap"`` (percentile of the paired cluster bootstrap). Several
+The interval (``interval=``): ``"newcombe"`` (Newcombe 1998's hybrid score
+interval, with effective sizes under clusters or samples), ``"t"``
+(``delta -/+ t_{G-1} SE``) or ``"bootstrap"`` (percentile of the paired
+cluster bootstrap); ``"auto"`` (default) is Newcombe's for 0/1 scores, else
+t: the slow tier checks its coverage. Several
 models: every pair, p-values adjusted by Holm (default), Benjamini-Hochberg
 (``"bh"``), Bonferroni or none, and tiers of models the data cannot separate.
 """
@@ -45,11 +48,11 @@ from vareval.stats.evals._questions import (
     question_clusters,
     sign_flips,
 )
-from vareval.stats.evals.score import warn_few_clusters
+from vareval.stats.evals.score import binomial_n, warn_few_clusters, wilson
 from vareval.stats.testset.significance import adjust_pvalues
 
 TESTS = ("auto", "permutation", "bootstrap", "t", "mcnemar")
-PAIRED_INTERVALS = ("t", "bootstrap")
+PAIRED_INTERVALS = ("auto", "newcombe", "t", "bootstrap")
 CORRECTIONS = ("holm", "bh", "bonferroni", "none")
 
 
@@ -189,6 +192,8 @@ class ModelQuestions:
     n_clusters: int
     clustered: bool
     single_binary: bool  # one 0/1 answer per question and model
+    binary: bool = False  # every answer 0 or 1
+    samples: np.ndarray | None = None  # (n_questions, n_models) answers per cell
 
     @property
     def n_questions(self) -> int:
@@ -236,6 +241,8 @@ def model_questions(scores, model, question, cluster=None) -> ModelQuestions:
         n_clusters=g,
         clustered=labs["cluster"] is not None,
         single_binary=bool((counts == 1).all() and np.isin(x, (0.0, 1.0)).all()),
+        binary=bool(np.isin(x, (0.0, 1.0)).all()),
+        samples=counts.T,
     )
 
 
@@ -268,6 +275,8 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
     low, high = est - half, est + half
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(se > 0, est / np.where(se > 0, se, 1), np.nan)
+    if interval == "newcombe":
+        low, high = _newcombe(mq, ia, ib, se, confidence)
     exact, b_used = False, 0
     boot = None
     if test == "bootstrap" or interval == "bootstrap":
@@ -298,6 +307,34 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
     return est, se, t, df, low, high, np.minimum(p, 1.0), exact, b_used
 
 
+def _newcombe(mq: ModelQuestions, ia, ib, se_d, confidence):
+    """Newcombe (1998)'s hybrid score interval for a paired difference of proportions.
+
+    ``delta -/+ sqrt(d1**2 - 2 phi d1 d2 + d2**2)`` from each model's Wilson
+    limits (``d1 = p_a - low_a``, ``d2 = high_b - p_b`` for the lower end),
+    ``phi`` the correlation of the two scores. With clusters or several
+    samples, the Wilson limits use each model's effective size
+    (:func:`~vareval.stats.evals.score.binomial_n`) and ``phi`` is the one the
+    cluster-robust SEs imply: ``(se_a**2 + se_b**2 - se_d**2) / (2 se_a se_b)``.
+    """
+    p = mq.means.mean(axis=0)
+    se = cluster_se(mq.means, mq.cluster, mq.n_clusters)
+    design = mq.clustered or bool((mq.samples > 1).any())
+    n_eff = binomial_n(
+        p, se, mq.n_questions, mq.samples.sum(axis=0), mq.n_clusters, design, confidence
+    )
+    lo, hi = wilson(p * n_eff, n_eff, confidence)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phi = (se[ia] ** 2 + se[ib] ** 2 - se_d**2) / (2 * se[ia] * se[ib])
+    phi = np.clip(np.nan_to_num(phi), -1.0, 1.0)
+    est = p[ia] - p[ib]
+    d1, d2 = p[ia] - lo[ia], hi[ib] - p[ib]
+    e1, e2 = hi[ia] - p[ia], p[ib] - lo[ib]
+    low = est - np.sqrt(np.maximum(d1**2 - 2 * phi * d1 * d2 + d2**2, 0))
+    high = est + np.sqrt(np.maximum(e1**2 - 2 * phi * e1 * e2 + e2**2, 0))
+    return low, high
+
+
 def _mcnemar(a, b) -> tuple[float, int, int]:
     """Exact McNemar: a binomial test of the discordant questions at 1/2."""
     a_only, b_only = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
@@ -312,7 +349,14 @@ def _check(test, interval, confidence, n_resamples, mq):
         raise ArgumentError(
             f"`interval` must be one of {', '.join(PAIRED_INTERVALS)}; got {interval!r}."
         )
-    return test, as_confidence(confidence), as_positive_int(n_resamples, "n_resamples")
+    if interval == "auto":
+        interval = "newcombe" if mq.binary else "t"
+    if interval == "newcombe" and not mq.binary:
+        raise ArgumentError(
+            "interval='newcombe' is for 0/1 scores; these are not all 0 or 1: use 't' or "
+            "'bootstrap'."
+        )
+    return test, interval, as_confidence(confidence), as_positive_int(n_resamples, "n_resamples")
 
 
 def paired_matrix(
@@ -321,13 +365,15 @@ def paired_matrix(
     b: int,
     *,
     test="auto",
-    interval="t",
+    interval="auto",
     confidence=0.95,
     n_resamples=10_000,
     rng=None,
 ) -> EvalComparison:
     """Column ``a`` against column ``b`` of per-question values (see :func:`compare_two`)."""
-    test, confidence, n_resamples = _check(test, interval, confidence, n_resamples, mq)
+    test, interval, confidence, n_resamples = _check(
+        test, interval, confidence, n_resamples, mq
+    )
     warn_few_clusters(mq)
     est, se, t, df, low, high, p, exact, used = _pairwise(
         mq, [(a, b)], test, interval, confidence, n_resamples, as_rng(rng)
@@ -368,7 +414,7 @@ def compare_two(
     cluster=None,
     *,
     test: str = "auto",
-    interval: str = "t",
+    interval: str = "auto",
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     rng=None,
@@ -426,7 +472,7 @@ def compare_matrix(
     mq: ModelQuestions,
     *,
     test="auto",
-    interval="t",
+    interval="auto",
     correction="holm",
     alpha=0.05,
     confidence=0.95,
@@ -434,7 +480,9 @@ def compare_matrix(
     rng=None,
 ) -> EvalComparisons:
     """Every pair of the models in ``mq`` (see :func:`compare_models`)."""
-    test, confidence, n_resamples = _check(test, interval, confidence, n_resamples, mq)
+    test, interval, confidence, n_resamples = _check(
+        test, interval, confidence, n_resamples, mq
+    )
     alpha = as_confidence(alpha, "alpha")
     warn_few_clusters(mq)
     scores = mq.means.mean(axis=0)
@@ -482,7 +530,7 @@ def compare_models(
     cluster=None,
     *,
     test: str = "auto",
-    interval: str = "t",
+    interval: str = "auto",
     correction: str = "holm",
     alpha: float = 0.05,
     confidence: float = 0.95,

@@ -149,7 +149,7 @@ def compare_pass_at_k(
     samples = np.bincount(m_codes * n + q_codes, minlength=len(mq.models) * n)
     samples = samples.reshape(len(mq.models), n).T
     values = _per_question(samples, mq.means, k)
-    mq = dataclasses.replace(mq, means=values, single_binary=False)
+    mq = dataclasses.replace(mq, means=values, single_binary=False, binary=False)
     return compare_matrix(
         mq, test=test, interval="t", correction=correction, alpha=alpha,
         confidence=confidence, n_resamples=n_resamples, rng=rng,

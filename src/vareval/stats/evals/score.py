@@ -20,7 +20,9 @@ Intervals (``interval=``):
 - ``"bootstrap"``: percentile interval of the cluster bootstrap;
 - ``"normal"``: the naive CLT interval over rows (every answer independent),
   shown only to see what it gets wrong;
-- ``"auto"`` (default): Wilson for 0/1 scores, else ``t``. The slow tier
+- ``"auto"`` (default): Wilson for 0/1 scores, else ``t``. With clusters
+  or several samples the binomial intervals use Korn and Graubard (1998)'s
+  effective size, ``p (1 - p) / SE**2`` times ``(z / t_{G-1})**2``. The slow tier
   (``tests/stats/evals/test_calibration.py``) checks its coverage at
   n = 10 to 2,000, ICC 0 to 0.3 and 1 to 10 samples per question.
 """
@@ -158,6 +160,25 @@ def _binary_interval(method: str, p: float, n_eff: float, confidence: float):
     return float(low), float(high)
 
 
+def binomial_n(p, se, n_questions, n_answers, n_clusters, design: bool, confidence: float):
+    """The number of answers a binomial interval on ``p`` should use (arrays allowed).
+
+    A simple design (``design=False``: one answer per question, no clusters):
+    the number of questions. Else Korn and Graubard (1998)'s effective size
+    ``p (1 - p) / se**2`` (at most the number of answers), times
+    ``(z / t_{G-1})**2`` so that few clusters widen the interval as a t on
+    ``G - 1`` df would.
+    """
+    if not design:
+        return np.full(np.shape(p), float(n_questions))
+    level = (1 + confidence) / 2
+    df_factor = (special.ndtri(level) / stats.t.ppf(level, n_clusters - 1)) ** 2
+    se = np.asarray(se, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eff = np.where(se > 0, np.minimum(p * (1 - p) / se**2, n_answers) * df_factor, n_questions)
+    return eff
+
+
 def resolve_interval(interval: str, binary: bool) -> str:
     """``"auto"`` -> Wilson for 0/1 scores, else t; refuse a 0/1 interval on other scores."""
     if interval not in INTERVALS:
@@ -234,10 +255,8 @@ def eval_score(
     deff = (se / se_naive) ** 2 if se_naive > 0 else 1.0
     n_eff = x.size / deff if deff > 0 else float(x.size)
     if method in _BINARY_ONLY:
-        # a binomial on the effective number of answers; one answer per question and no
-        # clusters is the plain binomial on n questions
-        trivial = not q.clustered and (q.samples == 1).all()
-        n_binom = float(n) if trivial or se == 0 else min(estimate * (1 - estimate) / se**2, x.size)
+        design = q.clustered or bool((q.samples > 1).any())
+        n_binom = float(binomial_n(estimate, se, n, x.size, g, design, confidence))
         low, high = _binary_interval(method, estimate, n_binom, confidence)
     elif method == "t":
         half = stats.t.ppf((1 + confidence) / 2, g - 1) * se
