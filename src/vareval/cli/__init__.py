@@ -82,6 +82,7 @@ def _register():
         allocation,
         datasets,
         demo,
+        evals,
         importers,
         ranking,
         repeated,
@@ -95,7 +96,7 @@ def _register():
 
     modules = (
         repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
-        sequential, allocation, datasets,
+        sequential, allocation, datasets, evals,
     )
     for module in modules:
         for command in module.COMMANDS:

@@ -41,9 +41,11 @@ class Answers:
 
     @property
     def models(self) -> list[str]:
+        """The models, in order of first appearance."""
         return list(pd.unique(self.model))
 
     def rows_of(self, model: str) -> np.ndarray:
+        """A mask of the rows of ``model``."""
         return self.model == model
 
     def note(self) -> str:
@@ -86,8 +88,7 @@ def answers(
     if bad.any() and errors == "refuse":
         raise DataError(
             f"{int(bad.sum())} errored answer(s) (status 'failed', data rows {_rows(bad)}): "
-            "choose errors='exclude' (--errors exclude) to leave them out or "
-            "errors='incorrect' to score them 0."
+            "set errors to 'exclude' (leave them out) or 'incorrect' (score them 0)."
         )
     keep = ~bad if errors == "exclude" else np.ones(len(df), dtype=bool)
     table = df.loc[keep]

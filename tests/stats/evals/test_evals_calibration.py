@@ -44,5 +44,6 @@ def test_default_intervals_cover_and_the_default_test_holds_its_level(n, rng, sc
         assert reject <= 0.05 + level_mc, (icc, k, reject)
         if n >= 100:  # not conservative beyond the discreteness of small n
             assert mean_cov <= 0.95 + mc + 0.02 and diff_cov <= 0.95 + mc + 0.02
-        if k >= 3 or icc > 0:  # the naive CLT over answers falls short where answers are not independent
+        # the naive CLT over answers falls short where answers are not independent
+        if k >= 3 or icc > 0:
             assert naive_cov < mean_cov

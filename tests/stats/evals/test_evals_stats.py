@@ -45,7 +45,9 @@ def _bench(rng, n=120, k=3, size=6, icc=0.3, shift=0.0):
 
 
 def _ols_cluster_se(y, groups):
-    fit = sm.OLS(y, np.ones((y.size, 1))).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    fit = sm.OLS(y, np.ones((y.size, 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
     return float(fit.bse[0]), fit
 
 
@@ -75,7 +77,7 @@ def test_paired_difference_se_is_statsmodels_cluster_ols(rng):
     d = np.bincount(q, a - b) / np.bincount(q)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", VarevalWarning)
-        r = compare_two(a, b, q, c, test="t")
+        r = compare_two(a, b, q, c, test="t", interval="t")
     se, fit = _ols_cluster_se(d, np.arange(d.size) // 6)
     assert r.se == pytest.approx(se, rel=1e-10)
     assert r.pvalue == pytest.approx(float(fit.pvalues[0]), rel=1e-8)
@@ -203,7 +205,7 @@ def test_several_models_pairs_tiers_and_the_matrix(rng):
     assert np.allclose(m, -m.T, equal_nan=True)
     i, j = r.models.index("big"), r.models.index("small")
     assert m[i, j] == pytest.approx(rows["big"].mean() - rows["small"].mean())
-    for a, b, p in zip(r.a, r.b, r.pvalue):  # McNemar on every pair (one 0/1 answer each)
+    for a, b, p in zip(r.a, r.b, r.pvalue, strict=True):  # McNemar on every pair
         x, y = rows[a], rows[b]
         k1, k2 = int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum())
         assert p == pytest.approx(stats.binomtest(k1, k1 + k2).pvalue if k1 + k2 else 1.0)

@@ -126,7 +126,9 @@ def from_inspect(path):
     model, task = header.get("model", ""), header.get("task", "")
     samples = log.get("samples")
     if samples is None:
-        raise DataError(f"{path}: the log holds no samples (was it written with --no-log-samples?).")
+        raise DataError(
+            f"{path}: the log holds no samples (was it written with --no-log-samples?)."
+        )
     rows, scores = [], []
     for s in samples:
         row = {"model": model, "task": task, "question": str(s.get("id")),
@@ -166,7 +168,9 @@ def _results_beside(samples: Path) -> dict:
     try:
         return json.loads(found[-1].read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise DataError(f"{found[-1]}: not a readable lm-evaluation-harness results file.") from None
+        raise DataError(
+            f"{found[-1]}: not a readable lm-evaluation-harness results file."
+        ) from None
 
 
 def _lm_eval_model(results: dict, folder: Path) -> str:

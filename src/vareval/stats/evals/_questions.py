@@ -56,7 +56,9 @@ def _codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _check_length(name: str, arr, n: int) -> None:
     if arr is not None and arr.size != n:
-        raise ArgumentError(f"`{name}` has {arr.size} entries but `scores` has {n}; give one per row.")
+        raise ArgumentError(
+            f"`{name}` has {arr.size} entries but `scores` has {n}; give one per row."
+        )
 
 
 def question_clusters(q_codes: np.ndarray, n_q: int, cluster, q_labels) -> tuple[np.ndarray, int]:
@@ -159,8 +161,10 @@ def bootstrap_means(values: np.ndarray, cluster, n_clusters: int, n_resamples: i
 
 
 def sign_flips(n_clusters: int, n_resamples: int, rng):
-    """Sign vectors for a permutation test: all ``2**G`` if that is at most
-    ``n_resamples`` (exact), else ``n_resamples`` random ones, in blocks.
+    """Sign vectors for a permutation test, in blocks.
+
+    All ``2**G`` if that is at most ``n_resamples`` (exact), else
+    ``n_resamples`` random ones.
 
     Yields ``(signs, exact)`` blocks of shape ``(b, G)``.
     """

@@ -145,22 +145,24 @@ class EvalComparisons(Result):
 
     def tied_with_best(self) -> tuple:
         """The models in the first tier."""
-        return tuple(m for m, t in zip(self.models, self.tier) if t == 1)
+        return tuple(m for m, t in zip(self.models, self.tier, strict=False) if t == 1)
 
     def matrix(self, field: str = "estimate") -> np.ndarray:
-        """``field`` as a models x models matrix (row minus column; antisymmetric for
-        ``estimate``, symmetric for p-values; NaN on the diagonal)."""
+        """``field`` as a models x models matrix (row minus column).
+
+        Antisymmetric for ``estimate``, symmetric for p-values; NaN on the diagonal.
+        """
         k = len(self.models)
         pos = {m: i for i, m in enumerate(self.models)}
         out = np.full((k, k), np.nan)
         values = np.asarray(getattr(self, field), dtype=float)
         sign = -1.0 if field in ("estimate", "low", "high", "statistic") else 1.0
-        for a, b, v in zip(self.a, self.b, values):
+        for a, b, v in zip(self.a, self.b, values, strict=False):
             out[pos[a], pos[b]] = v
             out[pos[b], pos[a]] = sign * v
         if field in ("low", "high"):  # the mirrored interval swaps its ends
             other = np.asarray(getattr(self, "high" if field == "low" else "low"), dtype=float)
-            for a, b, v in zip(self.a, self.b, other):
+            for a, b, v in zip(self.a, self.b, other, strict=False):
                 out[pos[b], pos[a]] = -v
         return out
 
@@ -176,7 +178,7 @@ def adjust(pvalues, correction: str) -> np.ndarray:
         return adjust_pvalues(p, correction)
     m = p.size
     order = np.argsort(p, kind="stable")
-    stepped = np.minimum.accumulate((m / np.arange(m, 0, -1) * p[order][::-1]))[::-1]
+    stepped = np.minimum.accumulate(m / np.arange(m, 0, -1) * p[order][::-1])[::-1]
     out = np.empty(m)
     out[order] = np.minimum(1.0, stepped)
     return out
@@ -197,6 +199,7 @@ class ModelQuestions:
 
     @property
     def n_questions(self) -> int:
+        """The number of questions."""
         return self.means.shape[0]
 
 
@@ -294,7 +297,7 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
     elif test == "permutation":
         sums = np.asarray(indicator(mq.cluster, g) @ m)
         hits, total = np.zeros(len(pairs)), 0
-        for signs, exact in sign_flips(g, n_resamples, rng):
+        for signs, _exact in sign_flips(g, n_resamples, rng):
             flipped = signs @ sums
             stat = (flipped[:, ia] - flipped[:, ib]) / n
             hits += (np.abs(stat) >= np.abs(est) - _tol(est)).sum(axis=0)
@@ -497,7 +500,7 @@ def compare_matrix(
     )
     padj = adjust(p, correction)
     full = np.ones((k, k))
-    for (i, j), v in zip(pairs, padj):
+    for (i, j), v in zip(pairs, padj, strict=False):
         full[i, j] = full[j, i] = v
     return EvalComparisons(
         models=mq.models,
