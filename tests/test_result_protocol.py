@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 import vareval
+import vareval.stats.evals  # noqa: F401 (stats.evals in EXAMPLES)
 from vareval import datasets, stats
 from vareval.data.tables import FrameResult
 from vareval.stats._result import (
