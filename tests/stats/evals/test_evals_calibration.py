@@ -20,8 +20,8 @@ cal = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cal)
 
 # A 0/1 interval at n = 10 cannot hit 95 % at every true score; averaged over
-# scores Wilson and Newcombe sit within about 1.5 points of it (measured:
-# bench/calibrate_evals.py), so small n get this allowance below 95 %.
+# scores Wilson and Newcombe sit within about 1.5 points of it (measured once;
+# no bench script yet), so small n get this allowance below 95 %.
 ALLOWANCE = {10: 0.02, 30: 0.01}
 
 
