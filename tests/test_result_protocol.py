@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 import vareval
+import vareval.stats.evals  # noqa: F401 (stats.evals in EXAMPLES)
 from vareval import datasets, stats
 from vareval.data.tables import FrameResult
 from vareval.stats._result import (
@@ -196,6 +197,15 @@ def _coverage():
     )
 
 
+@functools.cache
+def _evals():
+    """Two models' 0/1 answers: 20 questions x 3 samples, questions in 5 clusters."""
+    q = np.tile(np.repeat(np.arange(20), 3), 2)
+    model = np.repeat(["a", "b"], 60)
+    score = (np.random.default_rng(24).random(120) < np.where(model == "a", 0.7, 0.5)) * 1.0
+    return score, q, q // 4, model
+
+
 def _summary_table():
     return vareval.summarize(_runs(), "accuracy", "method")
 
@@ -335,6 +345,20 @@ EXAMPLES = {
     ),
     "vareval.data.tasks.TaskScores": lambda tmp: vareval.data.tasks.task_scores(
         _tasks(), "accuracy", "method", "task"
+    ),
+    # language-model evaluations
+    "vareval.stats.evals.score.EvalScore": lambda tmp: stats.evals.eval_score(*_evals()[:3]),
+    "vareval.stats.evals.compare.EvalComparison": lambda tmp: stats.evals.compare_two(
+        _evals()[0][:60], _evals()[0][60:], _evals()[1][:60], test="t"
+    ),
+    "vareval.stats.evals.compare.EvalComparisons": lambda tmp: stats.evals.compare_models(
+        _evals()[0], _evals()[3], _evals()[1], n_resamples=200, rng=0
+    ),
+    "vareval.stats.evals.passk.PassAtK": lambda tmp: stats.evals.pass_at_k(
+        _evals()[0][:60], _evals()[1][:60], 2
+    ),
+    "vareval.stats.evals.plan.EvalPlan": lambda tmp: stats.evals.plan_eval(
+        _evals()[0][:60], _evals()[1][:60], target_se=0.05
     ),
     # experiments
     "vareval.experiment.runner.RunReport": lambda tmp: _store(tmp)[1],

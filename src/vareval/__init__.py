@@ -50,6 +50,12 @@ _EXPORTS = {
     "write_report": "vareval.report.builder",
     "run_until_settled": "vareval.experiment.sequential",
     "confidence_sequence": "vareval.stats.budget.sequential",
+    "eval_scores": "vareval.data.evals",
+    "compare_evals": "vareval.data.evals",
+    "eval_pass_at_k": "vareval.data.evals",
+    "compare_evals_pass_at_k": "vareval.data.evals",
+    "plan_evals": "vareval.data.evals",
+    "read_eval_log": "vareval.data.importers.evals",
 }
 _SUBMODULES = {"errors", "stats", "data", "experiment", "datasets", "report"}
 

@@ -121,6 +121,7 @@ def _register():
         allocation,
         datasets,
         demo,
+        evals,
         importers,
         ranking,
         repeated,
@@ -135,7 +136,7 @@ def _register():
 
     modules = (
         repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
-        sequential, allocation, datasets, selection,
+        sequential, allocation, datasets, selection, evals,
     )
     for module in modules:
         for command in module.COMMANDS:

@@ -1,0 +1,278 @@
+"""``vareval evals``: language-model evaluations read straight from the harnesses' files.
+
+One group, five commands, because every one reads the same input (answers:
+inspect_ai logs, lm-evaluation-harness samples, or a table with score,
+model and question columns) and names the same roles; ``significance``
+compares systems on a test set by a metric of gold and predictions, which
+these files do not hold:
+
+- ``score``: each model's score with an interval from the right unit;
+- ``compare``: every pair of models, paired, with adjusted p-values and tiers;
+- ``pass-at-k``: pass@k per model, or ``--compare`` for the paired comparison;
+- ``plan``: the SE, detectable effect and size of an eval, from a pilot;
+- ``import``: the files as one tidy table (CSV or JSON Lines).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import click
+
+from vareval.cli._common import (
+    alpha_option,
+    check_output,
+    confidence_option,
+    emit,
+    json_option,
+    resamples_option,
+    seed_option,
+    writing,
+)
+from vareval.errors import ArgumentError
+
+
+def _read(files):
+    import pandas as pd
+
+    from vareval.data.importers.evals import read_eval_log
+
+    frames = [read_eval_log(f) for f in files]
+    scores = []
+    for df in frames:
+        scores += [c for c in df.attrs.get("scores", []) if c not in scores]
+    table = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    table.attrs["scores"] = scores
+    return table
+
+
+def _answers_options(f):
+    @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
+    @click.option("--score", default=None,
+                  help="Score column (default: the log's scorer or metric, when it has one).")
+    @click.option("--model", default="model", show_default=True, help="Model column.")
+    @click.option("--question", default="question", show_default=True, help="Question column.")
+    @click.option("--cluster", default=None,
+                  help="Cluster column (passage, document, subject): the independent unit.")
+    @click.option("--sample", default=None,
+                  help="Sample (epoch) column, checked unique per model and question "
+                  "(default: 'epoch' when the table has it).")
+    @click.option("--errors", type=click.Choice(["refuse", "exclude", "incorrect"]),
+                  default="refuse", show_default=True,
+                  help="Errored answers: an error, left out, or scored 0 (counted either way).")
+    @functools.wraps(f)
+    def command(files, score, model, question, cluster, sample, errors, **kw):
+        table = _read(files)
+        score = _score_column(table, score)
+        if sample is None and "epoch" in table.columns:
+            sample = "epoch"
+        roles = dict(score=score, model=model, question=question, cluster=cluster,
+                     sample=sample, errors=errors)
+        return f(table, roles, **kw)
+
+    return command
+
+
+def _score_column(table, score):
+    if score is not None:
+        return score
+    found = table.attrs.get("scores", [])
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ArgumentError(
+            f"--score: the files hold several scores ({', '.join(found)}); name one."
+        )
+    raise ArgumentError("--score: name the score column (a plain table does not say which it is).")
+
+
+def _cluster_line(result, cluster) -> str:
+    unit = f"clusters ({cluster})" if cluster else "questions (no --cluster)"
+    return f"independent units: {result.n_clusters} {unit}"
+
+
+def _fmt(x) -> str:
+    from vareval._format import number
+
+    return number(x)
+
+
+@click.command("score")
+@_answers_options
+@click.option("--interval", default="auto", show_default=True,
+              type=click.Choice(["auto", "wilson", "clopper-pearson", "bayes", "t", "bootstrap",
+                                 "normal"]),
+              help="Interval: auto is Wilson for 0/1 scores (effective size under clusters and "
+              "samples), else t on clusters - 1 df.")
+@confidence_option
+@resamples_option(10_000, "Cluster-bootstrap resamples (--interval bootstrap).")
+@seed_option()
+@json_option
+def score(table, roles, interval, confidence, resamples, seed, as_json):
+    """Each model's score with an interval that counts the right unit."""
+    from vareval.data.evals import eval_scores
+    from vareval.data.tables import table_text
+
+    result = eval_scores(table, **roles, interval=interval, confidence=confidence,
+                         n_resamples=resamples, rng=seed)
+    frame = result.to_frame()
+    first = next(iter(result.results.values()))
+    lines = [result.title, table_text(frame, index=False), "",
+             f"{_cluster_line(first, roles['cluster'])}; interval {first.interval}; "
+             "naive = CLT over every answer, shown to compare"]
+    payload = {"title": result.title, "seed": seed, "models": result.to_dict()}
+    emit(as_json, payload, "\n".join(lines))
+
+
+def _comparison_text(r, cluster, what="difference") -> list[str]:
+    from vareval.data.tables import table_text
+
+    frame = r.to_frame()
+    spans = [f"[{_fmt(lo)}, {_fmt(hi)}]" for lo, hi in zip(r.low, r.high, strict=True)]
+    frame.insert(2, "interval", spans)
+    frame = frame.drop(columns=["low", "high"])
+    tiers = " | ".join(
+        ", ".join(m for m, t in zip(r.models, r.tier, strict=False) if t == level)
+        for level in sorted(set(r.tier.tolist()))
+    )
+    scores = ", ".join(f"{m} {_fmt(s)}" for m, s in zip(r.models, r.scores, strict=False))
+    return [
+        f"{what} A - B, {r.confidence:.0%} interval ({r.interval}); test: {r.test}; "
+        f"p adjusted by {r.correction}",
+        table_text(frame, index=False),
+        "",
+        f"scores: {scores}",
+        f"tiers (the data cannot separate models within a tier, alpha {r.alpha:g}): {tiers}",
+        f"{_cluster_line(r, cluster)}; {r.n_questions} questions"
+        + (f"; {r.n_resamples:,} resamples" if r.n_resamples else ""),
+    ]
+
+
+@click.command("compare")
+@_answers_options
+@click.option("--test", default="auto", show_default=True,
+              type=click.Choice(["auto", "permutation", "bootstrap", "t", "mcnemar"]),
+              help="auto: exact McNemar for one 0/1 answer per question and no clusters, else "
+              "a permutation test flipping clusters.")
+@click.option("--interval", default="auto", show_default=True,
+              type=click.Choice(["auto", "newcombe", "t", "bootstrap"]),
+              help="auto: Newcombe's hybrid score interval for 0/1 scores, else t.")
+@click.option("--correction", default="holm", show_default=True,
+              type=click.Choice(["holm", "bh", "bonferroni", "none"]),
+              help="Adjustment of the p-values over pairs (bh: Benjamini-Hochberg).")
+@alpha_option()
+@confidence_option
+@resamples_option(10_000, "Resamples of the permutation test or bootstrap.")
+@seed_option()
+@json_option
+def compare(table, roles, test, interval, correction, alpha, confidence, resamples, seed,
+            as_json):
+    """Every pair of models on the same questions: paired differences, p and tiers."""
+    from vareval.data.evals import compare_evals
+
+    r = compare_evals(table, **roles, test=test, interval=interval, correction=correction,
+                      alpha=alpha, confidence=confidence, n_resamples=resamples, rng=seed)
+    emit(as_json, {"seed": seed, **r.to_dict()}, "\n".join(_comparison_text(r, roles["cluster"])))
+
+
+@click.command("pass-at-k")
+@_answers_options
+@click.option("-k", "k", type=int, required=True, help="Samples allowed per question.")
+@click.option("--compare", "paired", is_flag=True,
+              help="Compare the models' pass@k, paired on questions (permutation test).")
+@click.option("--correction", default="holm", show_default=True,
+              type=click.Choice(["holm", "bh", "bonferroni", "none"]), help="With --compare.")
+@alpha_option()
+@confidence_option
+@resamples_option(10_000, "Permutation resamples (with --compare).")
+@seed_option()
+@json_option
+def pass_at_k(table, roles, k, paired, correction, alpha, confidence, resamples, seed, as_json):
+    """pass@k (Chen et al. 2021's unbiased estimator) with an interval over questions."""
+    from vareval.data.evals import compare_evals_pass_at_k, eval_pass_at_k
+    from vareval.data.tables import table_text
+
+    if paired:
+        r = compare_evals_pass_at_k(table, k=k, **roles, correction=correction, alpha=alpha,
+                                    confidence=confidence, n_resamples=resamples, rng=seed)
+        text = _comparison_text(r, roles["cluster"], what=f"pass@{k} difference")
+        emit(as_json, {"seed": seed, **r.to_dict()}, "\n".join(text))
+        return
+    r = eval_pass_at_k(table, k=k, **roles, confidence=confidence)
+    first = next(iter(r.results.values()))
+    text = [r.title, table_text(r.to_frame(), index=False), "",
+            _cluster_line(first, roles["cluster"])]
+    emit(as_json, {"title": r.title, "models": r.to_dict()}, "\n".join(text))
+
+
+@click.command("plan")
+@_answers_options
+@click.option("--of", "of", default=None, help="The model to plan for (default: the first).")
+@click.option("--baseline", default=None, help="Plan the paired comparison with this model.")
+@click.option("--target-se", type=float, default=None, help="The SE wanted.")
+@click.option("--effect", type=float, default=None, help="The effect to detect.")
+@click.option("--power", type=float, default=0.8, show_default=True, help="Power at --effect.")
+@alpha_option()
+@click.option("--questions", "n_questions", type=int, default=None,
+              help="Planned number of questions (default: the pilot's).")
+@click.option("--samples", type=float, default=None,
+              help="Planned samples per question (default: the pilot's).")
+@json_option
+def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_questions, samples,
+         as_json):
+    """From a pilot: the SE, minimum detectable effect and questions needed."""
+    from vareval.data.evals import plan_evals
+
+    p = plan_evals(table, **roles, of=of, baseline=baseline, target_se=target_se, effect=effect,
+                   power=power, alpha=alpha, n_questions=n_questions, samples=samples)
+    what = f"the difference with {baseline}" if baseline else "the score"
+    lines = [
+        f"pilot: {p.pilot_questions} questions, {_fmt(p.pilot_samples)} samples each, "
+        f"SE of {what} {_fmt(p.pilot_se)}",
+        f"on {p.n_questions} questions x {_fmt(p.samples)} samples: SE {_fmt(p.se)}, "
+        f"minimum detectable effect {_fmt(p.mde)} (power {p.power:g}, alpha {p.alpha:g})",
+    ]
+    if p.questions_for_se is not None:
+        lines.append(f"questions for SE {_fmt(p.target_se)}: {p.questions_for_se:,}")
+        if p.samples_for_se is not None:
+            more = ("more samples alone cannot reach it" if p.samples_for_se == float("inf")
+                    else f"{_fmt(p.samples_for_se)} samples per question on these questions")
+            lines.append(f"  or {more}")
+    if p.questions_for_power is not None:
+        lines.append(f"questions to detect {_fmt(p.effect)} with power {p.power:g}: "
+                     f"{p.questions_for_power:,}")
+    emit(as_json, p.to_dict(), "\n".join(lines))
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--output", "-o", default=None,
+              help="Write the table here (.csv, .tsv, .jsonl); default: CSV on standard output.")
+def import_(files, output):
+    """The logs as one tidy table: a row per answer (sample and epoch), errored ones too."""
+    from vareval.data.io import write_table
+
+    check_output(output, "--output")
+    table = _read(files)
+    with writing(output, "--output"):
+        text = write_table(table, output)
+    if text is not None:
+        click.echo(text, nl=False)
+    else:
+        failed = int((table["status"] == "failed").sum()) if "status" in table else 0
+        click.echo(f"wrote {len(table)} answers ({failed} errored) to {output}", err=True)
+
+
+@click.group("evals")
+def evals():
+    """Language-model evaluations: scores, paired comparisons, pass@k, planning.
+
+    FILES are inspect_ai logs (.eval, .json), lm-evaluation-harness --log_samples
+    output (samples_*.jsonl or their folder) or tables with one row per answer.
+    """
+
+
+for _command in (score, compare, pass_at_k, plan, import_):
+    evals.add_command(_command)
+
+COMMANDS = [evals]
