@@ -64,6 +64,11 @@ BASE = {
                "-o", "out.csv"],
     "selection-curve": ["runs.csv", "--validation", "accuracy", "--test", "accuracy",
                         "--by", "method"],
+    "evals score": ["runs.csv"],
+    "evals compare": ["runs.csv"],
+    "evals pass-at-k": ["runs.csv", "-k", "1"],
+    "evals plan": ["runs.csv", "--target-se", "0.01"],
+    "evals import": ["runs.csv", "-o", "out.csv"],
     "parametric-curve": ["runs.csv", "--metric", "accuracy", "--by", "method", "--ks", "1,2",
                          "--plot", "curve.png"],
 }

@@ -29,6 +29,7 @@ from vareval.cli._common import (
     seed_option,
     writing,
 )
+from vareval.cli._paths import output_path
 from vareval.errors import ArgumentError
 
 
@@ -246,7 +247,7 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
 
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--output", "-o", default=None,
+@click.option("--output", "-o", type=output_path(), default=None,
               help="Write the table here (.csv, .tsv, .jsonl); default: CSV on standard output.")
 def import_(files, output):
     """The logs as one tidy table: a row per answer (sample and epoch), errored ones too."""

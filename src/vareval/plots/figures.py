@@ -41,6 +41,8 @@ _PLOTS = {
     "vareval.stats.tuning.parametric.ParametricTuningCurve": (_P + "tuning", "parametric_plot"),
     "vareval.stats.tuning.selection.SelectionCurve": (__name__, "_selection_curve"),
     "vareval.data.selection.SelectionCurves": (__name__, "_selection_curves"),
+    "vareval.stats.evals.compare.EvalComparison": (__name__, "_eval_comparison"),
+    "vareval.stats.evals.compare.EvalComparisons": (__name__, "_eval_comparisons"),
     "vareval.data.tuning.TuningCurves": (_P + "tuning", "tuning_plot"),
     "vareval.data.variance.VarianceAnalysis": (__name__, "_variance_analysis"),
     "vareval.stats.variance.fit.MixedModelFit": (__name__, "_mixed_fit"),
@@ -159,6 +161,20 @@ def _selection_curves(result, **kw):
     from vareval.plots.tuning import selection_plot
 
     return selection_plot(result.curves, result.test, **kw)
+
+
+def _eval_comparison(result, **kw):
+    from vareval.plots.evals import differences_plot
+
+    label = f"{result.model_a} \u2212 {result.model_b}"
+    return differences_plot([label], [result.estimate], [result.low], [result.high], **kw)
+
+
+def _eval_comparisons(result, **kw):
+    from vareval.plots.evals import differences_plot
+
+    labels = [f"{a} \u2212 {b}" for a, b in zip(result.a, result.b, strict=True)]
+    return differences_plot(labels, result.estimate, result.low, result.high, **kw)
 
 
 def _variance_analysis(result, **kw):

@@ -28,6 +28,8 @@ from vareval.stats.evals.score import warn_few_clusters
 class PassAtK(Result):
     """One model's pass@k on a benchmark.
 
+    No figure: one pass@k with its interval, read from its fields.
+
     Attributes
     ----------
     estimate : float

@@ -29,6 +29,8 @@ from vareval.stats.evals._questions import cluster_se, questions
 class EvalPlan(Result):
     """What a benchmark of this kind can tell, and how big it must be.
 
+    No figure: a few planned sizes, read as text.
+
     Attributes
     ----------
     estimate : float

@@ -54,6 +54,8 @@ _BINARY_ONLY = ("wilson", "clopper-pearson", "bayes")
 class EvalScore(Result):
     """One model's benchmark score with its interval.
 
+    No figure: one score with its interval; compare_evals draws the models side by side.
+
     Attributes
     ----------
     estimate : float
