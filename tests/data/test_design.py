@@ -195,6 +195,33 @@ def test_paired_says_the_naive_test_assumes_fixed_splits(store, tmp_path):
     assert "test_size = 0.3" in out["notes"][0]
 
 
+def test_paired_on_the_seed_averages_each_methods_runs_to_seed_means(store):
+    args = ("--metric", "accuracy", "--by", "model", "--pair-on", "seed",
+            "--compare", "forest,logreg")  # fmt: skip
+    text = cli("paired", store, *args)
+    assert "NOTE paired on seed means: each method's runs within a seed (up to 4" in text
+    out = json.loads(cli("paired", store, *args, "--json"))["forest - logreg"]
+    df = vareval.read_store_table(store)
+    means = df.groupby(["model", "seed"])["accuracy"].mean().unstack("model")
+    ref = sps.ttest_rel(means["forest"], means["logreg"])
+    assert out["k"] == 3
+    assert out["estimate"] == pytest.approx((means["forest"] - means["logreg"]).mean(), rel=1e-12)
+    assert out["pvalue"] == pytest.approx(ref.pvalue, rel=1e-9)
+    api = vareval.paired(df, metric="accuracy", by="model", pair_on="seed", a="forest",
+                         b="logreg", rng=0)  # fmt: skip
+    assert (api["forest - logreg"].estimate, api["forest - logreg"].se) == pytest.approx(
+        (out["estimate"], out["se"]), rel=1e-12
+    )
+    assert any("seed means" in n for n in api.notes)
+    # plan plans seeds with the SD of those seed-mean differences
+    plan = json.loads(cli("plan", store, *args, "--target-se", "0.005", "--json"))
+    assert plan["forest - logreg"]["sd_diff"] == pytest.approx(out["sd"], rel=1e-12)
+    # an explicit finer pairing still matches the runs one to one
+    fine = json.loads(cli("paired", store, *args[:5], "seed,config_index,rerun",
+                          *args[6:], "--json"))["forest - logreg"]  # fmt: skip
+    assert fine["k"] == 12
+
+
 def test_plan_uses_the_variance_the_test_uses(tmp_path):
     store = make_store(tmp_path, entropy=9, randomness='sources = ["data_split", "init"]\n'
                        'split = "data_split"')  # fmt: skip

@@ -260,6 +260,32 @@ def _split_notes(design) -> tuple:
     return (f"splits fixed ({design.split_from})",)
 
 
+def _paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
+    """Matched scores of ``a`` and ``b``, and a note when runs were averaged to seed means.
+
+    Paired on the replication unit alone (``pair_on`` the seed) while a seed
+    holds several runs of a method (configurations, reruns), the pair is the
+    two methods' seed means: the seeds are the independent replications, and
+    a method's runs within a seed are averaged first. Any other ``pair_on``
+    matches rows one to one, as given.
+    """
+    if not (design.clustered and design.paired_on == (design.unit,)):
+        xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+        return xa, xb, ()
+    keys = [by] if isinstance(by, str) else list(by)
+    means = (
+        df.assign(**{metric: metric_values(df, metric)})
+        .groupby([*keys, design.unit], sort=False, as_index=False)[metric]
+        .mean()
+    )
+    xa, xb, _ = pairs(means, metric, by, design.unit, a, b)
+    return xa, xb, (
+        f"paired on {design.unit} means: each method's runs within a {design.unit} (up to "
+        f"{design.runs_per_unit}: configurations, reruns) averaged to one score per "
+        f"{design.unit}, since the {design.unit}s are the independent replications",
+    )
+
+
 @renamed_keywords(n_boot="n_resamples")
 def paired(
     df,
@@ -285,11 +311,11 @@ def paired(
     :func:`split_sizes`.
     """
     a, b = _two_methods(df, by, a, b)
-    xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction,
     )  # fmt: skip
+    xa, xb, unit_note = _paired_units(df, metric, by, pair_on, design, a, b)
     r = stats.paired_difference(
         xa,
         xb,
@@ -328,7 +354,7 @@ def paired(
         {key: r},
         frame,
         design=design,
-        notes=_split_notes(design),
+        notes=unit_note + _split_notes(design),
     )
 
 
@@ -357,11 +383,11 @@ def plan(
     the same test share, whose SE has a floor more pairs cannot lower.
     """
     a, b = _two_methods(df, by, a, b)
-    xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction,
     )  # fmt: skip
+    xa, xb, unit_note = _paired_units(df, metric, by, pair_on, design, a, b)
     sizes = _sizes(design)
     sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
     if not sd > 0:
@@ -387,7 +413,7 @@ def plan(
         {f"{a} - {b}": r},
         frame.set_index("pairs"),
         design=design,
-        notes=_split_notes(design),
+        notes=unit_note + _split_notes(design),
     )
 
 
