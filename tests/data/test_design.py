@@ -222,6 +222,33 @@ def test_paired_on_the_seed_averages_each_methods_runs_to_seed_means(store):
     assert fine["k"] == 12
 
 
+def test_the_reports_paired_section_and_figures_use_the_clis_intervals(store, tmp_path):
+    from vareval.report.builder import collect, figures
+    from vareval.report.sections._base import interval
+
+    args = ("--metric", "accuracy", "--by", "model")
+    pair = ("--pair-on", "seed", "--compare", "forest,logreg")
+    out = json.loads(cli("paired", store, *args, *pair, "--json"))["forest - logreg"]
+    summ = json.loads(cli("summarize", store, *args, "--json"))
+    data, sections, _, _ = collect(vareval.read_store_table(store), metric="accuracy",
+                                   by="model", pair_on="seed", baseline="logreg")  # fmt: skip
+    r = data.facts["paired"]["forest \u2212 logreg"]
+    assert r.k == 3  # seed means, as `vareval paired`
+    for key in ("estimate", "se", "low", "high", "pvalue"):
+        assert getattr(r, key) == pytest.approx(out[key], rel=1e-12), key
+    for m, s in data.facts["summaries"].items():  # what the strip plot draws
+        assert s.confidence_interval() == pytest.approx(
+            (summ[m]["mean_low"], summ[m]["mean_high"]), rel=1e-12
+        )
+    names = {f.name for f in figures(sections)}
+    assert {"scores", "paired-differences"} <= names
+    html = tmp_path / "r.html"
+    cli("report", store, *args, "--pair-on", "seed", "--baseline", "logreg", "-o", html)
+    text = html.read_text(encoding="utf-8")
+    assert "paired on seed means" in text
+    assert interval((out["low"], out["high"])) in text  # the CLI's interval, as printed
+
+
 def test_plan_uses_the_variance_the_test_uses(tmp_path):
     store = make_store(tmp_path, entropy=9, randomness='sources = ["data_split", "init"]\n'
                        'split = "data_split"')  # fmt: skip

@@ -218,10 +218,10 @@ def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None
         If the split was re-drawn and no test fraction is known: the naive
         paired t test would then be anti-conservative.
     """
-    return _sizes(design_of(df, repeated=repeated, test_fraction=test_fraction))
+    return sizes_of(design_of(df, repeated=repeated, test_fraction=test_fraction))
 
 
-def _sizes(design) -> tuple[int, int] | None:
+def sizes_of(design) -> tuple[int, int] | None:
     """The corrected test's ``(n_train, n_test)`` from a design, or None for fixed splits."""
     if design.split != "re-drawn":
         return None
@@ -260,7 +260,7 @@ def _split_notes(design) -> tuple:
     return (f"splits fixed ({design.split_from})",)
 
 
-def _paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
+def paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
     """Matched scores of ``a`` and ``b``, and a note when runs were averaged to seed means.
 
     Paired on the replication unit alone (``pair_on`` the seed) while a seed
@@ -315,14 +315,14 @@ def paired(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction,
     )  # fmt: skip
-    xa, xb, unit_note = _paired_units(df, metric, by, pair_on, design, a, b)
+    xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
     r = stats.paired_difference(
         xa,
         xb,
         confidence=confidence,
         n_resamples=n_resamples,
         higher_is_better=higher_is_better,
-        split_sizes=_sizes(design),
+        split_sizes=sizes_of(design),
         rng=rng,
     )
     key = f"{a} - {b}"
@@ -387,8 +387,8 @@ def plan(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction,
     )  # fmt: skip
-    xa, xb, unit_note = _paired_units(df, metric, by, pair_on, design, a, b)
-    sizes = _sizes(design)
+    xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
+    sizes = sizes_of(design)
     sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
     if not sd > 0:
         raise DataError(
