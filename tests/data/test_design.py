@@ -45,11 +45,12 @@ def cli(*args) -> str:
 
 
 def make_store(tmp, *, space="per-model", nested=True, seeds=3, configs=2, reruns=2,
-               entropy=7, randomness='sources = ["data_split", "init"]') -> Path:
+               entropy=7, randomness='sources = ["data_split", "init"]',
+               trial="scored") -> Path:
     toml = tmp / f"exp{entropy}.toml"
     toml.write_text(textwrap.dedent(f"""
         [experiment]
-        trial = "_design_trials:scored"
+        trial = "_design_trials:{trial}"
         path = "{HERE}"
         seeds = {seeds}
         configs = {configs}
@@ -114,6 +115,17 @@ def test_export_labels_name_one_setting_each(store):
     assert (per_label == 1).all(axis=None)  # one label, one model, one seed
     assert df["config"].str.startswith(("logreg/", "forest/")).all()
     assert df["config"].nunique() == 2 * 3 * 2
+
+
+def test_exported_curves_carry_the_trial_tables_labels(tmp_path):
+    store = make_store(tmp_path, entropy=11, trial="curved")
+    trials = pd.read_csv(io.StringIO(cli("export", store)))
+    curves = pd.read_csv(io.StringIO(cli("export", store, "--curves")))
+    assert len(curves) == 2 * len(trials) and curves["config"].str.contains("/").all()
+    label = dict(zip(trials["trial_id"], trials["config"], strict=True))
+    assert (curves["config"] == curves["trial_id"].map(label)).all()
+    with vareval.experiment.store.Store(store, readonly=True) as st:  # the API's table
+        assert st.curves()["config"].tolist() == curves["config"].tolist()
 
 
 def test_variance_report_and_export_give_one_fit(store, tmp_path):
