@@ -154,7 +154,7 @@ def test_variance_report_and_export_give_one_fit(store, tmp_path):
 
 def test_summaries_cluster_by_seed_and_say_so(store):
     df = vareval.read_store_table(store)
-    t = vareval.summarize(df, "accuracy", "experiment")
+    t = vareval.summarize(df, metric="accuracy", by="experiment")
     s = t["logreg"]
     x = df.loc[df.experiment == "logreg"]
     means = x.groupby("seed")["accuracy"].mean().to_numpy()
@@ -173,14 +173,14 @@ def test_summaries_cluster_by_seed_and_say_so(store):
 
 def test_a_table_without_a_seed_gets_a_note():
     df = pd.DataFrame({"m": ["a"] * 4 + ["b"] * 4, "loss": np.arange(8.0)})
-    t = vareval.summarize(df, "loss", "m")
+    t = vareval.summarize(df, metric="loss", by="m")
     assert t["a"].units is None
     assert any("could not be inferred" in n for n in t.notes)
 
 
 def test_intervals_respect_the_metrics_bounds():
     df = pd.DataFrame({"m": ["a"] * 3, "seed": [0, 1, 2], "accuracy": [0.99, 0.95, 1.0]})
-    t = vareval.summarize(df, "accuracy", "m")
+    t = vareval.summarize(df, metric="accuracy", by="m")
     s = t["a"]
     raw = sps.t.interval(0.95, 2, loc=np.mean(df.accuracy), scale=sps.sem(df.accuracy))
     assert raw[1] > 1 and s.mean_high == 1.0 and s.mean_low == pytest.approx(raw[0])
@@ -295,9 +295,9 @@ def test_every_path_gives_one_answer_on_random_designs(case, tmp_path):
     df = vareval.read_store_table(store)
     exported = pd.read_csv(io.StringIO(cli("export", store, "--done-only")))
     # summaries: CLI, API on the store and API on the export
-    api = vareval.summarize(df, "accuracy", "model")
+    api = vareval.summarize(df, metric="accuracy", by="model")
     js = json.loads(cli("summarize", store, "--metric", "accuracy", "--by", "model", "--json"))
-    back = vareval.summarize(exported, "accuracy", "model")
+    back = vareval.summarize(exported, metric="accuracy", by="model")
     for m in ("logreg", "forest"):
         for key in ("mean", "se", "mean_low", "mean_high"):
             assert js[m][key] == pytest.approx(getattr(api[m], key), rel=1e-12)
@@ -316,7 +316,7 @@ def test_every_path_gives_one_answer_on_random_designs(case, tmp_path):
     pargs = ("--metric", "accuracy", "--by", "model", "--pair-on", "seed,config_index,rerun",
              "--compare", "forest,logreg")  # fmt: skip
     r = json.loads(cli("paired", store, *pargs, "--json"))["forest - logreg"]
-    a = vareval.paired(df, "accuracy", "model", ["seed", "config_index", "rerun"],
+    a = vareval.paired(df, metric="accuracy", by="model", pair_on=["seed", "config_index", "rerun"],
                        a="forest", b="logreg", rng=0)["forest - logreg"]  # fmt: skip
     assert (r["estimate"], r["se"], r["low"], r["high"]) == pytest.approx(
         (a.estimate, a.se, a.low, a.high), rel=1e-12

@@ -32,6 +32,8 @@ _UNIT_METRICS = {
 class Design(Result):
     """The design an analysis assumed (see the module docstring).
 
+    No figure: a design is read from its fields or :meth:`statement`.
+
     Attributes
     ----------
     source : {"store", "labels", "none"}
@@ -51,7 +53,7 @@ class Design(Result):
         Most rows one method has in one unit (1: the runs are the units).
     rerun_mode : {"same", "independent"} or None
         Whether reruns repeat the same streams (nondeterminism only).
-    paired_on : tuple of str
+    pair_on : tuple of str
         Columns matching one method's runs with another's.
     split : {"re-drawn", "fixed", "unknown"}
         Whether each unit drew its own train/test split.
@@ -75,7 +77,7 @@ class Design(Result):
     reruns: int
     runs_per_unit: int
     rerun_mode: str | None
-    paired_on: tuple
+    pair_on: tuple
     split: str
     split_from: str
     test_fraction: float | None
@@ -235,7 +237,7 @@ def design_of(
         reruns=max(reruns, 1),
         runs_per_unit=runs_per_unit,
         rerun_mode=spec.get("rerun_mode", "same") if spec else None,
-        paired_on=pair_on,
+        pair_on=pair_on,
         split=split,
         split_from=split_from,
         test_fraction=frac,

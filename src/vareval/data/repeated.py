@@ -18,7 +18,7 @@ from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs
 from vareval.errors import ArgumentError, DataError
-from vareval.stats._checks import as_rng, renamed_keywords
+from vareval.stats._checks import as_rng, keyword_only, renamed_keywords
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -39,8 +39,9 @@ class SummaryTable(ResultTable):
         return out
 
 
+@keyword_only("metric", "by")
 def summarize(
-    df, metric: str, by, *, confidence=0.95, higher_is_better=True, bounds=None
+    df, *, metric: str, by, confidence=0.95, higher_is_better=True, bounds=None
 ) -> SummaryTable:
     """Per-method summary of repeated runs (:func:`vareval.stats.summarize` per method).
 
@@ -139,12 +140,13 @@ def _interval_notes(design, results) -> tuple:
     return tuple(notes)
 
 
+@keyword_only("metric", "by")
 @renamed_keywords(n_sim="n_resamples")
 def best_of_k(
     df,
+    *,
     metric: str,
     by=None,
-    *,
     method=None,
     ks=(1, 3, 5, 10),
     n_resamples=100_000,
@@ -269,7 +271,7 @@ def paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
     a method's runs within a seed are averaged first. Any other ``pair_on``
     matches rows one to one, as given.
     """
-    if not (design.clustered and design.paired_on == (design.unit,)):
+    if not (design.clustered and design.pair_on == (design.unit,)):
         xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
         return xa, xb, ()
     keys = [by] if isinstance(by, str) else list(by)
@@ -286,13 +288,14 @@ def paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
     )
 
 
+@keyword_only("metric", "by", "pair_on")
 @renamed_keywords(n_boot="n_resamples")
 def paired(
     df,
+    *,
     metric: str,
     by,
     pair_on,
-    *,
     a=None,
     b=None,
     confidence=0.95,
@@ -358,12 +361,13 @@ def paired(
     )
 
 
+@keyword_only("metric", "by", "pair_on")
 def plan(
     df,
+    *,
     metric: str,
     by,
     pair_on,
-    *,
     a=None,
     b=None,
     target_se=None,
