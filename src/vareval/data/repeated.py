@@ -268,10 +268,14 @@ def paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
     Paired on the replication unit alone (``pair_on`` the seed) while a seed
     holds several runs of a method (configurations, reruns), the pair is the
     two methods' seed means: the seeds are the independent replications, and
-    a method's runs within a seed are averaged first. Any other ``pair_on``
-    matches rows one to one, as given.
+    a method's runs within a seed are averaged first. That needs the design to
+    name those runs (a run store, or ``config``/``rerun`` columns); any other
+    ``pair_on``, or a table without them, matches rows one to one, as given.
     """
-    if not (design.clustered and design.pair_on == (design.unit,)):
+    # several rows per seed are runs only where the design names them (a store's
+    # configurations and reruns, or those columns); otherwise a duplicate is refused
+    named = design.source == "store" or {"config", "rerun"} & set(df.columns)
+    if not (named and design.clustered and design.pair_on == (design.unit,)):
         xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
         return xa, xb, ()
     keys = [by] if isinstance(by, str) else list(by)
