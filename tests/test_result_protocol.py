@@ -207,7 +207,7 @@ def _evals():
 
 
 def _summary_table():
-    return vareval.summarize(_runs(), "accuracy", "method")
+    return vareval.summarize(_runs(), metric="accuracy", by="method")
 
 
 EXAMPLES = {
@@ -305,7 +305,7 @@ EXAMPLES = {
     ),
     # data layer
     "vareval.data.tables.ResultTable": lambda tmp: vareval.paired(
-        _runs(), "accuracy", "method", "seed", a="mlp", b="logreg", rng=0
+        _runs(), metric="accuracy", by="method", pair_on="seed", a="mlp", b="logreg", rng=0
     ),
     "vareval.data.repeated.SummaryTable": lambda tmp: _summary_table(),
     "vareval.data.design.Design": lambda tmp: _summary_table().design,

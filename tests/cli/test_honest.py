@@ -147,10 +147,10 @@ def test_three_pairs_show_no_bootstrap_interval(tmp_path):
     assert out["bootstrap_low"] is None and out["bootstrap_high"] is None
     assert "10 distinct" in out["bootstrap_note"]
     assert out["seed"] == 0
-    r = vareval.paired(df, "acc", "method", "seed", rng=0)["a - b"]
+    r = vareval.paired(df, metric="acc", by="method", pair_on="seed", rng=0)["a - b"]
     assert np.isnan([r.bootstrap_low, r.bootstrap_high]).all()
     assert np.isfinite(r.confidence_interval()).all()
-    r10 = vareval.paired(_runs(10), "acc", "method", "seed", rng=0)["a - b"]
+    r10 = vareval.paired(_runs(10), metric="acc", by="method", pair_on="seed", rng=0)["a - b"]
     assert r10.bootstrap_note == "" and np.isfinite([r10.bootstrap_low, r10.bootstrap_high]).all()
 
 
@@ -164,7 +164,7 @@ def test_redrawn_splits_use_the_corrected_test(tmp_path):
     assert refused.exit_code == 2 and "--test-fraction" in refused.output
     assert "anti-conservative" in refused.output
     with pytest.raises(DataError, match="Nadeau and Bengio"):
-        vareval.paired(df, "acc", "method", "seed", repeated="data-sampling")
+        vareval.paired(df, metric="acc", by="method", pair_on="seed", repeated="data-sampling")
     out = json.loads(
         _run(*args, "--test", "corrected", "--test-fraction", "0.25", "--json").output
     )["a - b"]
@@ -183,15 +183,16 @@ def test_redrawn_splits_use_the_corrected_test(tmp_path):
     df.attrs["spec"] = {
         "sources": ["data_split", "init"], "fixed": [], "params": {"test_size": 0.25}
     }
-    t = vareval.paired(df, "acc", "method", "seed")
+    t = vareval.paired(df, metric="acc", by="method", pair_on="seed")
     assert t["a - b"].test == "paired t" and "assumes fixed splits" in t.notes[0]
     df.attrs["spec"]["split"] = "data_split"
-    t = vareval.paired(df, "acc", "method", "seed")
+    t = vareval.paired(df, metric="acc", by="method", pair_on="seed")
     r = t["a - b"]
     assert r.test == "corrected resampled t" and r.pvalue == pytest.approx(ref.pvalue)
     assert "split = 'data_split'" in t.notes[0] and "test_size = 0.25" in t.notes[0]
     df.attrs["spec"]["fixed"] = ["data_split"]
-    assert vareval.paired(df, "acc", "method", "seed", rng=0)["a - b"].test == "paired t"
+    r = vareval.paired(df, metric="acc", by="method", pair_on="seed", rng=0)["a - b"]
+    assert r.test == "paired t"
 
 
 def test_report_refuses_the_naive_test_on_redrawn_splits(tmp_path):
@@ -266,7 +267,7 @@ def test_store_summary_counts_failed_trials(failing_store, tmp_path):
     }  # fmt: skip
     with pytest.warns(vareval.errors.VarevalWarning, match="4 of 40 trials are not done"):
         df = vareval.read_table(failing_store)
-    table = vareval.summarize(df, "acc", "model")
+    table = vareval.summarize(df, metric="acc", by="model")
     assert table.runs["b"].failed == 4 and table["b"].n == 16
     assert table.notes[0].startswith(SENTENCE)
     report = tmp_path / "r.html"
@@ -291,13 +292,13 @@ def test_table_status_column_and_non_finite_values(tmp_path):
     res = _run("summarize", path, "--metric", "acc", "--by", "method")
     assert res.exit_code == 2 and "data row(s) 8 of finished runs" in res.output, res.output
     with pytest.raises(vareval.errors.DataError, match="data row\\(s\\) 8 of finished runs"):
-        vareval.summarize(df, "acc", "method")
+        vareval.summarize(df, metric="acc", by="method")
     # ... a failed run (the status column) is counted, and --dropna names what it drops
     res = _run("summarize", path, "--metric", "acc", "--by", "method", "--dropna")
     assert res.exit_code == 0, res.output
     assert "dropped" in res.output and "data rows 6, 8" in res.output
     kept = df.drop(index=7)
-    table = vareval.summarize(kept, "acc", "method")
+    table = vareval.summarize(kept, metric="acc", by="method")
     assert table["b"].n == 3 and table["b"].mean == pytest.approx(np.mean([0.9, 0.91, 0.93]))
     assert (table.runs["b"].failed, table.runs["b"].non_finite) == (1, 0)
     assert table.to_frame().loc["b", ["planned", "failed", "non_finite"]].tolist() == [4, 1, 0]

@@ -71,7 +71,7 @@ def test_repeated_run_tables(tmp_path, scale, exponent):
         res = _cli(*args)
         assert res.exit_code == 0, res.output
         _clean(res.output, exponent)
-    summary = vareval.summarize(vareval.read_table(path), "score", "method")
+    summary = vareval.summarize(vareval.read_table(path), metric="score", by="method")
     assert np.isfinite(summary["a"].mean) and np.isfinite(summary["a"].sd)
     assert "e" in repr(summary)
 

@@ -16,3 +16,11 @@ def scored(trial):
     noise = 0.01 * np.random.default_rng(trial.trial_id).standard_normal()
     acc = 0.85 + MODEL[trial.factors["model"]] + seed_effect + config_effect + noise
     return {"accuracy": float(acc), "val_accuracy": float(acc + 0.01)}
+
+
+def curved(trial):
+    """:func:`scored`, reporting a two-step learning curve on the way."""
+    out = scored(trial)
+    for step in (1, 2):
+        trial.report(step, accuracy=out["accuracy"] - 0.01 / step)
+    return out

@@ -45,11 +45,12 @@ def cli(*args) -> str:
 
 
 def make_store(tmp, *, space="per-model", nested=True, seeds=3, configs=2, reruns=2,
-               entropy=7, randomness='sources = ["data_split", "init"]') -> Path:
+               entropy=7, randomness='sources = ["data_split", "init"]',
+               trial="scored") -> Path:
     toml = tmp / f"exp{entropy}.toml"
     toml.write_text(textwrap.dedent(f"""
         [experiment]
-        trial = "_design_trials:scored"
+        trial = "_design_trials:{trial}"
         path = "{HERE}"
         seeds = {seeds}
         configs = {configs}
@@ -116,6 +117,17 @@ def test_export_labels_name_one_setting_each(store):
     assert df["config"].nunique() == 2 * 3 * 2
 
 
+def test_exported_curves_carry_the_trial_tables_labels(tmp_path):
+    store = make_store(tmp_path, entropy=11, trial="curved")
+    trials = pd.read_csv(io.StringIO(cli("export", store)))
+    curves = pd.read_csv(io.StringIO(cli("export", store, "--curves")))
+    assert len(curves) == 2 * len(trials) and curves["config"].str.contains("/").all()
+    label = dict(zip(trials["trial_id"], trials["config"], strict=True))
+    assert (curves["config"] == curves["trial_id"].map(label)).all()
+    with vareval.experiment.store.Store(store, readonly=True) as st:  # the API's table
+        assert st.curves()["config"].tolist() == curves["config"].tolist()
+
+
 def test_variance_report_and_export_give_one_fit(store, tmp_path):
     args = ("--metric", "accuracy", "--fixed", "model", "--random", "seed,config")
     out = json.loads(cli("variance", store, *args, "--json"))
@@ -142,7 +154,7 @@ def test_variance_report_and_export_give_one_fit(store, tmp_path):
 
 def test_summaries_cluster_by_seed_and_say_so(store):
     df = vareval.read_store_table(store)
-    t = vareval.summarize(df, "accuracy", "experiment")
+    t = vareval.summarize(df, metric="accuracy", by="experiment")
     s = t["logreg"]
     x = df.loc[df.experiment == "logreg"]
     means = x.groupby("seed")["accuracy"].mean().to_numpy()
@@ -161,14 +173,14 @@ def test_summaries_cluster_by_seed_and_say_so(store):
 
 def test_a_table_without_a_seed_gets_a_note():
     df = pd.DataFrame({"m": ["a"] * 4 + ["b"] * 4, "loss": np.arange(8.0)})
-    t = vareval.summarize(df, "loss", "m")
+    t = vareval.summarize(df, metric="loss", by="m")
     assert t["a"].units is None
     assert any("could not be inferred" in n for n in t.notes)
 
 
 def test_intervals_respect_the_metrics_bounds():
     df = pd.DataFrame({"m": ["a"] * 3, "seed": [0, 1, 2], "accuracy": [0.99, 0.95, 1.0]})
-    t = vareval.summarize(df, "accuracy", "m")
+    t = vareval.summarize(df, metric="accuracy", by="m")
     s = t["a"]
     raw = sps.t.interval(0.95, 2, loc=np.mean(df.accuracy), scale=sps.sem(df.accuracy))
     assert raw[1] > 1 and s.mean_high == 1.0 and s.mean_low == pytest.approx(raw[0])
@@ -193,6 +205,60 @@ def test_paired_says_the_naive_test_assumes_fixed_splits(store, tmp_path):
     assert out["test"] == "corrected resampled t"
     assert out["test_train_ratio"] == pytest.approx(3 / 7)
     assert "test_size = 0.3" in out["notes"][0]
+
+
+def test_paired_on_the_seed_averages_each_methods_runs_to_seed_means(store):
+    args = ("--metric", "accuracy", "--by", "model", "--pair-on", "seed",
+            "--compare", "forest,logreg")  # fmt: skip
+    text = cli("paired", store, *args)
+    assert "NOTE paired on seed means: each method's runs within a seed (up to 4" in text
+    out = json.loads(cli("paired", store, *args, "--json"))["forest - logreg"]
+    df = vareval.read_store_table(store)
+    means = df.groupby(["model", "seed"])["accuracy"].mean().unstack("model")
+    ref = sps.ttest_rel(means["forest"], means["logreg"])
+    assert out["k"] == 3
+    assert out["estimate"] == pytest.approx((means["forest"] - means["logreg"]).mean(), rel=1e-12)
+    assert out["pvalue"] == pytest.approx(ref.pvalue, rel=1e-9)
+    api = vareval.paired(df, metric="accuracy", by="model", pair_on="seed", a="forest",
+                         b="logreg", rng=0)  # fmt: skip
+    assert (api["forest - logreg"].estimate, api["forest - logreg"].se) == pytest.approx(
+        (out["estimate"], out["se"]), rel=1e-12
+    )
+    assert any("seed means" in n for n in api.notes)
+    # plan plans seeds with the SD of those seed-mean differences
+    plan = json.loads(cli("plan", store, *args, "--target-se", "0.005", "--json"))
+    assert plan["forest - logreg"]["sd_diff"] == pytest.approx(out["sd"], rel=1e-12)
+    # an explicit finer pairing still matches the runs one to one
+    fine = json.loads(cli("paired", store, *args[:5], "seed,config_index,rerun",
+                          *args[6:], "--json"))["forest - logreg"]  # fmt: skip
+    assert fine["k"] == 12
+
+
+def test_the_reports_paired_section_and_figures_use_the_clis_intervals(store, tmp_path):
+    from vareval.report.builder import collect, figures
+    from vareval.report.sections._base import interval
+
+    args = ("--metric", "accuracy", "--by", "model")
+    pair = ("--pair-on", "seed", "--compare", "forest,logreg")
+    out = json.loads(cli("paired", store, *args, *pair, "--json"))["forest - logreg"]
+    summ = json.loads(cli("summarize", store, *args, "--json"))
+    data, sections, _, _ = collect(vareval.read_store_table(store), metric="accuracy",
+                                   by="model", pair_on="seed", baseline="logreg")  # fmt: skip
+    r = data.facts["paired"]["forest \u2212 logreg"]
+    assert r.k == 3  # seed means, as `vareval paired`
+    for key in ("estimate", "se", "low", "high", "pvalue"):
+        assert getattr(r, key) == pytest.approx(out[key], rel=1e-12), key
+    for m, s in data.facts["summaries"].items():  # what the strip plot draws
+        assert s.confidence_interval() == pytest.approx(
+            (summ[m]["mean_low"], summ[m]["mean_high"]), rel=1e-12
+        )
+    names = {f.name for f in figures(sections)}
+    assert {"scores", "paired-differences"} <= names
+    html = tmp_path / "r.html"
+    cli("report", store, *args, "--pair-on", "seed", "--baseline", "logreg", "-o", html)
+    text = html.read_text(encoding="utf-8")
+    assert "paired on seed means" in text
+    assert interval((out["low"], out["high"])) in text  # the CLI's interval, as printed
 
 
 def test_plan_uses_the_variance_the_test_uses(tmp_path):
@@ -229,9 +295,9 @@ def test_every_path_gives_one_answer_on_random_designs(case, tmp_path):
     df = vareval.read_store_table(store)
     exported = pd.read_csv(io.StringIO(cli("export", store, "--done-only")))
     # summaries: CLI, API on the store and API on the export
-    api = vareval.summarize(df, "accuracy", "model")
+    api = vareval.summarize(df, metric="accuracy", by="model")
     js = json.loads(cli("summarize", store, "--metric", "accuracy", "--by", "model", "--json"))
-    back = vareval.summarize(exported, "accuracy", "model")
+    back = vareval.summarize(exported, metric="accuracy", by="model")
     for m in ("logreg", "forest"):
         for key in ("mean", "se", "mean_low", "mean_high"):
             assert js[m][key] == pytest.approx(getattr(api[m], key), rel=1e-12)
@@ -250,7 +316,7 @@ def test_every_path_gives_one_answer_on_random_designs(case, tmp_path):
     pargs = ("--metric", "accuracy", "--by", "model", "--pair-on", "seed,config_index,rerun",
              "--compare", "forest,logreg")  # fmt: skip
     r = json.loads(cli("paired", store, *pargs, "--json"))["forest - logreg"]
-    a = vareval.paired(df, "accuracy", "model", ["seed", "config_index", "rerun"],
+    a = vareval.paired(df, metric="accuracy", by="model", pair_on=["seed", "config_index", "rerun"],
                        a="forest", b="logreg", rng=0)["forest - logreg"]  # fmt: skip
     assert (r["estimate"], r["se"], r["low"], r["high"]) == pytest.approx(
         (a.estimate, a.se, a.low, a.high), rel=1e-12

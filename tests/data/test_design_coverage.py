@@ -33,7 +33,7 @@ def test_the_clustered_interval_covers_and_the_iid_one_does_not(rng, scaled):
         "config": [f"s{s}_c{c}" for s, c in zip(idx[1], idx[2], strict=True)],
         "rerun": idx[3], "accuracy": y.ravel(),
     })  # fmt: skip
-    frame = vareval.summarize(df, "accuracy", "sim").to_frame()
+    frame = vareval.summarize(df, metric="accuracy", by="sim").to_frame()
     assert (frame["units"] == seeds).all()
     covered = (frame["mean_ci_low"] <= mu) & (mu <= frame["mean_ci_high"])
     flat = y.reshape(n_sim, -1)

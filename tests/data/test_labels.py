@@ -52,7 +52,7 @@ def test_numeric_looking_methods_stay_apart(tmp_path, suffix):
         }
     )
     back = vareval.read_table(_write(df, tmp_path / f"v{suffix}"))
-    table = vareval.summarize(back, "acc", "method")
+    table = vareval.summarize(back, metric="acc", by="method")
     assert list(table) == ["1.1", "1.10", "01", "1"]
     assert table["1.1"].n == 3 and table["1.1"].mean == pytest.approx(0.11)
     assert table["1.10"].mean == pytest.approx(0.91)
@@ -149,7 +149,7 @@ def test_boolean_metric_refused_everywhere(tmp_path):
     path = tmp_path / "b.csv"
     path.write_text("method,ok\na,True\na,False\nb,True\nb,True\n")
     with pytest.raises(DataError, match=r"'ok' holds booleans \(data row\(s\) 1, 2, 3, 4\)"):
-        vareval.summarize(vareval.read_table(path), "ok", "method")
+        vareval.summarize(vareval.read_table(path), metric="ok", by="method")
     df = pd.DataFrame({"method": ["a", "a"], "ok": [True, False]})
     with pytest.raises(DataError, match="holds booleans"):
         metric_values(df, "ok")

@@ -89,7 +89,7 @@ def _cases():
         {"method": np.repeat(["logreg", "mlp", "forest"], 12), "accuracy": np.r_[a, b, a + 0.003]}
     )
     yield "summary", stats.summarize(a), {"label": "logreg", "metric": "accuracy"}
-    yield "summary-table", vareval.summarize(table, "accuracy", by="method"), {}
+    yield "summary-table", vareval.summarize(table, metric="accuracy", by="method"), {}
     yield "best-of-k", stats.best_of_k(a, n_resamples=2000, rng=0), {}
     yield "ranking-stability", stats.ranking_stability(a, b, n_resamples=500, rng=0), {}
     yield "paired", stats.paired_difference(a, b, n_resamples=500, rng=0), {"label": "mlp − logreg"}

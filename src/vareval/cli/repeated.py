@@ -84,7 +84,7 @@ def summarize(results, metric, by, confidence, lower_is_better, runs, bounds, as
         raise ArgumentError(f"--bounds takes LOW,HIGH; got {bounds!r}.")
     tables = [
         vareval.summarize(
-            results, m, split_columns(by), confidence=confidence,
+            results, metric=m, by=split_columns(by), confidence=confidence,
             higher_is_better=not lower_is_better, bounds=limits,
         )
         for m in metrics
@@ -215,8 +215,8 @@ def best_of_k(
 
     table = vareval.best_of_k(
         results,
-        metric,
-        split_columns(by) if by else None,
+        metric=metric,
+        by=split_columns(by) if by else None,
         method=method,
         ks=parse_ints(ks, "--ks"),
         quantiles=parse_floats(quantiles, "--quantiles"),
@@ -326,7 +326,8 @@ def _paired_family(df, metric, by, pair_on, pairs, *, seed, **options):
 
     def one(a, b, rng):
         return vareval.paired(
-            df, metric, split_columns(by), split_columns(pair_on), a=a, b=b, rng=rng, **options
+            df, metric=metric, by=split_columns(by), pair_on=split_columns(pair_on), a=a, b=b,
+            rng=rng, **options,
         )
 
     if len(pairs) == 1:
@@ -465,9 +466,9 @@ def plan(
 
     table = vareval.plan(
         results,
-        metric,
-        split_columns(by),
-        split_columns(pair_on),
+        metric=metric,
+        by=split_columns(by),
+        pair_on=split_columns(pair_on),
         a=a,
         b=b,
         target_se=target_se,
@@ -566,12 +567,12 @@ def demo_section() -> str:
     df = datasets.load("digits_runs.csv")
     parts = [
         "== Repeated runs: three classifiers on digits, ten seeds each (digits_runs.csv) ==",
-        render_summary(vareval.summarize(df, "accuracy", "method"), "accuracy"),
+        render_summary(vareval.summarize(df, metric="accuracy", by="method"), "accuracy"),
         "",
         # each seed re-drew the 70/30 split (examples/make_repeated_runs.py)
         render_paired(
             vareval.paired(
-                df, "accuracy", "method", "seed", a="mlp", b="logreg",
+                df, metric="accuracy", by="method", pair_on="seed", a="mlp", b="logreg",
                 repeated="data-sampling", test_fraction=0.3, rng=0,
             ),
             seed=0,
@@ -579,12 +580,13 @@ def demo_section() -> str:
         "",
         render_plan(
             vareval.plan(
-                df, "accuracy", "method", "seed", a="mlp", b="logreg", target_halfwidth=0.002
+                df, metric="accuracy", by="method", pair_on="seed", a="mlp", b="logreg",
+                target_halfwidth=0.002,
             )
         ),
         "",
         render_best_of_k(
-            vareval.best_of_k(df, "accuracy", "method", method="mlp", rng=0), seed=0
+            vareval.best_of_k(df, metric="accuracy", by="method", method="mlp", rng=0), seed=0
         ),
         "",
         render_ranking(

@@ -32,7 +32,7 @@ _UNIT_METRICS = {
 class Design(Result):
     """The design an analysis assumed (see the module docstring).
 
-    No figure: a statement of what an analysis assumed, read as text.
+    No figure: a design is read from its fields or :meth:`statement`.
 
     Attributes
     ----------

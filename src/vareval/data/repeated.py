@@ -18,7 +18,7 @@ from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs
 from vareval.errors import ArgumentError, DataError
-from vareval.stats._checks import as_rng, renamed_keywords
+from vareval.stats._checks import as_rng, keyword_only, renamed_keywords
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -39,8 +39,9 @@ class SummaryTable(ResultTable):
         return out
 
 
+@keyword_only("metric", "by")
 def summarize(
-    df, metric: str, by, *, confidence=0.95, higher_is_better=True, bounds=None
+    df, *, metric: str, by, confidence=0.95, higher_is_better=True, bounds=None
 ) -> SummaryTable:
     """Per-method summary of repeated runs (:func:`vareval.stats.summarize` per method).
 
@@ -139,12 +140,13 @@ def _interval_notes(design, results) -> tuple:
     return tuple(notes)
 
 
+@keyword_only("metric", "by")
 @renamed_keywords(n_sim="n_resamples")
 def best_of_k(
     df,
+    *,
     metric: str,
     by=None,
-    *,
     method=None,
     ks=(1, 3, 5, 10),
     n_resamples=100_000,
@@ -218,10 +220,10 @@ def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None
         If the split was re-drawn and no test fraction is known: the naive
         paired t test would then be anti-conservative.
     """
-    return _sizes(design_of(df, repeated=repeated, test_fraction=test_fraction))
+    return sizes_of(design_of(df, repeated=repeated, test_fraction=test_fraction))
 
 
-def _sizes(design) -> tuple[int, int] | None:
+def sizes_of(design) -> tuple[int, int] | None:
     """The corrected test's ``(n_train, n_test)`` from a design, or None for fixed splits."""
     if design.split != "re-drawn":
         return None
@@ -260,13 +262,44 @@ def _split_notes(design) -> tuple:
     return (f"splits fixed ({design.split_from})",)
 
 
+def paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
+    """Matched scores of ``a`` and ``b``, and a note when runs were averaged to seed means.
+
+    Paired on the replication unit alone (``pair_on`` the seed) while a seed
+    holds several runs of a method (configurations, reruns), the pair is the
+    two methods' seed means: the seeds are the independent replications, and
+    a method's runs within a seed are averaged first. That needs the design to
+    name those runs (a run store, or ``config``/``rerun`` columns); any other
+    ``pair_on``, or a table without them, matches rows one to one, as given.
+    """
+    # several rows per seed are runs only where the design names them (a store's
+    # configurations and reruns, or those columns); otherwise a duplicate is refused
+    named = design.source == "store" or {"config", "rerun"} & set(df.columns)
+    if not (named and design.clustered and design.pair_on == (design.unit,)):
+        xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+        return xa, xb, ()
+    keys = [by] if isinstance(by, str) else list(by)
+    means = (
+        df.assign(**{metric: metric_values(df, metric)})
+        .groupby([*keys, design.unit], sort=False, as_index=False)[metric]
+        .mean()
+    )
+    xa, xb, _ = pairs(means, metric, by, design.unit, a, b)
+    return xa, xb, (
+        f"paired on {design.unit} means: each method's runs within a {design.unit} (up to "
+        f"{design.runs_per_unit}: configurations, reruns) averaged to one score per "
+        f"{design.unit}, since the {design.unit}s are the independent replications",
+    )
+
+
+@keyword_only("metric", "by", "pair_on")
 @renamed_keywords(n_boot="n_resamples")
 def paired(
     df,
+    *,
     metric: str,
     by,
     pair_on,
-    *,
     a=None,
     b=None,
     confidence=0.95,
@@ -285,18 +318,18 @@ def paired(
     :func:`split_sizes`.
     """
     a, b = _two_methods(df, by, a, b)
-    xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction,
     )  # fmt: skip
+    xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
     r = stats.paired_difference(
         xa,
         xb,
         confidence=confidence,
         n_resamples=n_resamples,
         higher_is_better=higher_is_better,
-        split_sizes=_sizes(design),
+        split_sizes=sizes_of(design),
         rng=rng,
     )
     key = f"{a} - {b}"
@@ -328,16 +361,17 @@ def paired(
         {key: r},
         frame,
         design=design,
-        notes=_split_notes(design),
+        notes=unit_note + _split_notes(design),
     )
 
 
+@keyword_only("metric", "by", "pair_on")
 def plan(
     df,
+    *,
     metric: str,
     by,
     pair_on,
-    *,
     a=None,
     b=None,
     target_se=None,
@@ -357,12 +391,12 @@ def plan(
     the same test share, whose SE has a floor more pairs cannot lower.
     """
     a, b = _two_methods(df, by, a, b)
-    xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction,
     )  # fmt: skip
-    sizes = _sizes(design)
+    xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
+    sizes = sizes_of(design)
     sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
     if not sd > 0:
         raise DataError(
@@ -387,7 +421,7 @@ def plan(
         {f"{a} - {b}": r},
         frame.set_index("pairs"),
         design=design,
-        notes=_split_notes(design),
+        notes=unit_note + _split_notes(design),
     )
 
 

@@ -198,6 +198,17 @@ def store_rows(con: sqlite3.Connection) -> list[tuple]:
     ).fetchall()
 
 
+def config_label(levels: dict, label: str, own_space) -> str:
+    """A trial's configuration label, prefixed with its levels of the ``own_space`` factors.
+
+    With per-level search spaces, ``s0_c0`` of ``logreg`` and of ``forest``
+    are different settings; ``logreg/s0_c0`` names one.
+    """
+    if not own_space:
+        return label
+    return "/".join(str(levels.get(f)) for f in own_space) + f"/{label}"
+
+
 def tidy_frame(
     rows: list[tuple],
     factor_names,
@@ -237,13 +248,12 @@ def tidy_frame(
         error_text,
     ) in rows:
         levels = loads(factors, f"trial {tid}'s `factors`", path, error)
-        owner = "/".join(str(levels.get(f)) for f in own_space)
         rec = {
             "trial_id": tid,
             **levels,
             "experiment": experiment,
             "seed": seed,
-            "config": f"{owner}/{label}" if own_space else label,
+            "config": config_label(levels, label, own_space),
             "config_index": cidx,
             "rerun": rerun,
         }

@@ -71,6 +71,7 @@ from vareval.data.store_table import (
     APPLICATION_ID,
     SCHEMA_VERSION,
     check_identity,
+    config_label,
     connect,
     loads,
     parameter_names,
@@ -752,6 +753,11 @@ class Store:
         levels = trials["factors"].map(json.loads)
         for f in factors:
             trials[f] = levels.map(lambda d, f=f: d.get(f))
+        # the trial table's labels: one label, one setting (per-level spaces)
+        own = list(spec.level_spaces) if spec else []
+        trials["config"] = [
+            config_label(d, c, own) for d, c in zip(levels, trials["config"], strict=True)
+        ]
         out = trials.drop(columns="factors").merge(wide, on="trial_id", how="right")
         return out[[*columns, *names]].sort_values(["trial_id", "step"], ignore_index=True)
 

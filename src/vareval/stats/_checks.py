@@ -7,6 +7,7 @@ message that names the argument, what was wrong and what is accepted.
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 import warnings
 
@@ -275,6 +276,46 @@ def renamed_keywords(**renames):
                 value = kwargs.pop(old)
                 kwargs[new] = value if transform is None else transform(value)
             return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def keyword_only(*names):
+    """Keep the old positional form of keyword-only arguments working for one release.
+
+    ``keyword_only("metric", "by")`` on ``f(df, *, metric, by)``: a call
+    ``f(df, "acc", "method")`` passes the extra positional values on as
+    ``metric=`` and ``by=``, with a :class:`DeprecationWarning` naming the
+    keywords. Giving one both ways is an :class:`ArgumentError`.
+    """
+
+    def decorate(func):
+        params = inspect.signature(func).parameters.values()
+        n_pos = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            extra = args[n_pos:]
+            if not extra:
+                return func(*args, **kwargs)
+            if len(extra) > len(names):
+                raise ArgumentError(
+                    f"{func.__name__}() takes {n_pos} positional argument(s), then "
+                    f"keywords; got {len(args)} positional."
+                )
+            given = names[: len(extra)]
+            for name in set(given) & kwargs.keys():
+                raise ArgumentError(f"{func.__name__}() got `{name}` by position and by keyword.")
+            warnings.warn(
+                f"{func.__name__}() with {', '.join(given)} by position is deprecated and "
+                "will be removed in the next release; pass "
+                f"{', '.join(f'{n}=' for n in given)} by keyword.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return func(*args[:n_pos], **dict(zip(given, extra, strict=True)), **kwargs)
 
         return wrapper
 

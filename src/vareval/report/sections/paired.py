@@ -39,30 +39,26 @@ def boot_resamples(data: ReportData, n_comparisons: int) -> int:
     return int(min(data.n_resamples, max(MIN_BOOT, affordable)))
 
 
-def _aligned(data: ReportData, methods, a: str, b: str):
-    """Pair methods a and b with the data layer, on their rows only (fast).
+def _aligned(data: ReportData, design, methods, a: str, b: str):
+    """Pair methods a and b as `vareval paired` does, on their rows only (fast).
 
-    If the data layer refuses the pairing, it is asked again on the whole
-    table so that its message names the user's row numbers.
+    Paired on the seed alone in a clustered design, each method's runs within
+    a seed are averaged to the seed mean first (the data layer's
+    :func:`~vareval.data.repeated.paired_units`). If the data layer refuses
+    the pairing, it is asked again on the whole table so that its message
+    names the user's row numbers.
     """
-    from vareval.data import pairs
+    from vareval.data.repeated import paired_units
     from vareval.errors import DataError
 
     codes, index = methods
     rows = (codes == index[a]) | (codes == index[b])
+    args = (data.metric, data.by, data.pair_on, design, a, b)
     try:
-        xa, xb, _ = pairs(
-            data.df[rows].reset_index(drop=True),
-            data.metric,
-            data.by,
-            data.pair_on,
-            a,
-            b,
-        )
+        return paired_units(data.df[rows].reset_index(drop=True), *args)
     except DataError:
-        pairs(data.df, data.metric, data.by, data.pair_on, a, b)
+        paired_units(data.df, *args)
         raise
-    return xa, xb
 
 
 def build(data: ReportData) -> Section | None:
@@ -75,19 +71,25 @@ def build(data: ReportData) -> Section | None:
     import pandas as pd
 
     from vareval.data import labels
-    from vareval.data.repeated import split_sizes
+    from vareval.data.design import design_of
+    from vareval.data.repeated import sizes_of
     from vareval.plots.paired import differences_plot
 
     pairs_of = comparisons(data)
-    sizes = split_sizes(data.df, data.repeated, data.test_fraction)
+    # the design `vareval paired` reads: the same pairs and the same test
+    design = design_of(
+        data.df, by=data.by, metric=data.metric, pair_on=data.pair_on,
+        repeated=data.repeated, test_fraction=data.test_fraction,
+    )  # fmt: skip
+    sizes = sizes_of(design)
     n_boot = boot_resamples(data, len(pairs_of))
     codes, uniques = pd.factorize(labels(data.df, data.by, "method"))
     methods = (codes, {str(u): i for i, u in enumerate(uniques)})
     # one independent stream per comparison (SeedSequence.spawn, as DESIGN asks)
     streams = np.random.SeedSequence(data.seed).spawn(len(pairs_of))
-    results = {}
+    results, averaged = {}, ()
     for (a, b), stream in zip(pairs_of, streams, strict=True):
-        xa, xb = _aligned(data, methods, a, b)
+        xa, xb, averaged = _aligned(data, design, methods, a, b)
         results[f"{a} \u2212 {b}"] = paired_difference(
             xa,
             xb,
@@ -135,6 +137,7 @@ def build(data: ReportData) -> Section | None:
             )
             + ")"
             + _caveat(results, sizes)
+            + "".join(f"; {n}" for n in averaged)
             + ". 'Best minus best' compares the two selected best runs and is shown "
             "only to be set aside.",
             numeric=[False] + [True] * 6,

@@ -22,7 +22,7 @@ def build(data: ReportData) -> Section:
 
     # the same summaries (and design) as `vareval summarize` on this table
     summary = summarize(
-        data.df, data.metric, data.by, confidence=data.confidence,
+        data.df, metric=data.metric, by=data.by, confidence=data.confidence,
         higher_is_better=data.higher_is_better,
     )  # fmt: skip
     summaries = {name: summary.results[name] for name in data.groups}
