@@ -170,7 +170,8 @@ def _shares_seeds(pilot, compare) -> bool:
 
 def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
     """Fit the pilot's components; map them to the allocation's names."""
-    from vareval.data.variance import variance
+    from vareval.data.variance import design_arrays
+    from vareval.stats.variance.fit import fit_mixed
 
     random = ["seed", "config"]
     if interactions:  # which part of the seed/config variance is shared by the experiments
@@ -180,7 +181,10 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="singular fit", category=VarevalWarning)
         fixed = ["experiment"] if pilot["experiment"].nunique() > 1 else []
-        fit = variance(pilot, metric=metric, fixed=fixed, random=random).fit
+        # the fit alone: the analysis's tests (refits, F tests) are not needed here
+        d = design_arrays(pilot, metric=metric, fixed=fixed, random=random)
+        fit = fit_mixed(d.y, d.X, d.groups, fixed_names=d.fixed_names,
+                        group_names=d.group_names, level_names=d.level_names)  # fmt: skip
     if not fit.converged:
         raise DataError(f"the mixed model of the pilot did not converge: {fit.message}")
     names = [*random, "residual"]

@@ -133,3 +133,38 @@ def test_bootstrap_interval_coverage(scaled):
     lo, hi = sst.binomtest(int(0.9 * n_sim), n_sim).proportion_ci(0.999)
     rate = hits.mean(axis=0)
     assert np.all((lo <= rate) & (rate <= hi)), rate
+
+
+def test_block_refit_equals_dense_refit():
+    """The batched deviance on independent Schur blocks equals the dense one."""
+    import pandas as pd
+
+    from vareval.stats.variance import bootstrap as boot
+    from vareval.stats.variance.fit import fit_mixed
+
+    rng = np.random.default_rng(5)
+    seed = np.repeat(np.arange(8), 12)
+    config = seed * 3 + rng.integers(0, 3, seed.size)  # nested in seed
+    exp = np.tile([0, 1], seed.size // 2)
+    y = 0.1 * exp + rng.normal(size=8)[seed] + rng.normal(size=24)[config]
+    y = y + rng.normal(size=seed.size)
+    X = np.column_stack([np.ones(seed.size), exp])
+    se = seed * 2 + exp
+    fit = fit_mixed(y, X, [seed, config, se], reml=True)
+    st = fit._state
+    assert st.cp.blocks is not None
+    (stats,) = boot._simulate_stats(fit, 7, np.random.default_rng(1), [st.cp])
+    gamma = rng.uniform(0.0, 3.0, (7, 3))
+    gamma[0, 1] = 0.0
+    blocks = boot._Batch(st.cp, stats, True)
+    assert blocks.blocks is not None
+    try:
+        boot._USE_BLOCKS = False
+        dense = boot._Batch(st.cp, stats, True)
+    finally:
+        boot._USE_BLOCKS = True
+    f1, s1 = blocks.deviance(gamma)
+    f2, s2 = dense.deviance(gamma)
+    np.testing.assert_allclose(f1, f2, rtol=1e-11)
+    np.testing.assert_allclose(s1, s2, rtol=1e-10)
+    assert pd.notna(f1).all()

@@ -143,6 +143,14 @@ class _Batch:
         if cp.r:  # N_br' diag(w) N_br for a batch of weights, via its pairs
             key, self.pair_val, self.pair_row = row_pairs(sp.csr_matrix(cp.N_br))
             self.pair_key = key
+        # independent blocks of the Schur complement (factors nested in one
+        # another): B x blocks small factorisations instead of B dense r x r ones
+        self.blocks = None
+        if cp.r and cp.blocks is not None and _USE_BLOCKS:
+            self.blocks = [
+                _BlockPairs(idx, cp, key, self.pair_val, self.pair_row)
+                for idx in cp.blocks
+            ]
 
     def _ndn(self, w):
         """(B, r, r): N_br' diag(w_b) N_br for each row w_b of w."""
@@ -170,22 +178,25 @@ class _Batch:
             V_b = tb[:, None, None] * self.V_b[rows]
             if cp.r:
                 lam = np.repeat(theta[:, cp.rest], [cp.q[j] for j in cp.rest], axis=1)
-                E = cp.N_rr[None] - tb[:, None, None] ** 2 * self._ndn(1.0 / d)
-                S = lam[:, :, None] * E * lam[:, None, :]
-                S += np.eye(cp.r)[None]
-                L = np.linalg.cholesky(S)
-                logdetA += 2.0 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1)
                 V_r = lam[:, :, None] * self.V_r[rows]
                 t = V_b / d[:, :, None]
                 rhs = V_r - lam[:, :, None] * tb[:, None, None] * _left(cp.N_brT, t)
-                W_r = np.linalg.solve(S, rhs)
+                if self.blocks is None:
+                    E = cp.N_rr[None] - tb[:, None, None] ** 2 * self._ndn(1.0 / d)
+                    S = lam[:, :, None] * E * lam[:, None, :]
+                    S += np.eye(cp.r)[None]
+                    L = np.linalg.cholesky(S)
+                    logdetA += 2.0 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), 1)
+                    W_r = np.linalg.solve(S, rhs)
+                else:
+                    W_r = np.empty_like(rhs)
+                    for blk in self.blocks:
+                        logdetA += blk.solve(tb, d, lam, rhs, W_r)
                 W_b = V_b - tb[:, None, None] * _left(cp.N_br, lam[:, :, None] * W_r)
                 W_b /= d[:, :, None]
-                Q = np.einsum("bqi,bqj->bij", V_b, W_b) + np.einsum(
-                    "bri,brj->bij", V_r, W_r
-                )
+                Q = np.swapaxes(V_b, 1, 2) @ W_b + np.swapaxes(V_r, 1, 2) @ W_r
             else:
-                Q = np.einsum("bqi,bqj->bij", V_b, V_b / d[:, :, None])
+                Q = np.swapaxes(V_b, 1, 2) @ (V_b / d[:, :, None])
         M = XyXy - Q
         R = np.linalg.cholesky(0.5 * (M + np.swapaxes(M, 1, 2)))
         diag = np.diagonal(R, axis1=1, axis2=2)
@@ -263,6 +274,76 @@ class _Batch:
         scale = np.max(np.abs(w), axis=1, keepdims=True)
         w = np.maximum(np.abs(w), 1e-8 * scale + 1e-12)
         return -np.einsum("bij,bj->bi", U / w[:, None, :], np.einsum("bji,bj->bi", U, grad))
+
+
+_USE_BLOCKS = True  # False: the dense r x r path for every design (benchmark anchor)
+
+
+class _BlockPairs:
+    """One size of independent Schur blocks: their ``N_rr`` and ``N_br'N_br`` pairs.
+
+    ``idx`` (m, s): the rest levels of each of m blocks of size s. The pairs of
+    non-zeros of ``N_br`` sharing a row always fall in one block, so
+    ``N_br' diag(w) N_br`` restricted to the blocks is ``w @ M`` with a sparse
+    ``M`` (big-factor levels x block entries).
+    """
+
+    def __init__(self, idx, cp, pair_key, pair_val, pair_row):
+        self.idx = idx
+        m, s = idx.shape
+        self.shape = (m, s, s)
+        block = np.full(cp.r, -1)
+        block[idx.ravel()] = np.repeat(np.arange(m), s)
+        local = np.empty(cp.r, dtype=np.int64)
+        local[idx.ravel()] = np.tile(np.arange(s), m)
+        c1, c2 = np.divmod(pair_key, cp.r)
+        mine = block[c1] >= 0
+        pos = block[c1[mine]] * s * s + local[c1[mine]] * s + local[c2[mine]]
+        self.M = sp.csr_matrix(
+            (pair_val[mine], (pair_row[mine], pos)), shape=(cp.q[cp.big], m * s * s)
+        )
+        self.N_rr = cp.N_rr[idx[:, :, None], idx[:, None, :]]
+
+    def solve(self, tb, d, lam, rhs, out):
+        """``log|S|`` of these blocks per replicate; their ``S^-1 rhs`` into ``out``."""
+        ndn = np.asarray(self.M.T @ (1.0 / d).T).T.reshape(d.shape[0], *self.shape)
+        E = self.N_rr[None] - (tb * tb)[:, None, None, None] * ndn
+        lb = lam[:, self.idx]
+        S = lb[..., :, None] * E * lb[..., None, :]
+        S += np.eye(self.shape[1])
+        logdet, out[:, self.idx] = _cho_solve_small(S, rhs[:, self.idx])
+        return np.sum(logdet, axis=1)
+
+
+def _cho_solve_small(S, rhs):
+    """``log|S|`` and ``S^-1 rhs`` for stacks of small SPD matrices (..., s, s).
+
+    A Cholesky factorisation vectorised across the stack, one column at a time:
+    numpy's batched LAPACK calls cost a few microseconds per matrix, which for
+    many tiny blocks is most of the work.
+    """
+    s = S.shape[-1]
+    if s > 16:
+        L = np.linalg.cholesky(S)
+        logdet = 2.0 * np.sum(np.log(np.diagonal(L, axis1=-2, axis2=-1)), -1)
+        return logdet, np.linalg.solve(S, rhs)
+    L = np.zeros_like(S)
+    for j in range(s):
+        v = S[..., j:, j] - np.einsum("...ik,...k->...i", L[..., j:, :j], L[..., j, :j])
+        L[..., j, j] = np.sqrt(v[..., 0])
+        L[..., j + 1 :, j] = v[..., 1:] / L[..., j, j, None]
+    diag = np.diagonal(L, axis1=-2, axis2=-1)
+    x = np.empty_like(rhs)
+    for j in range(s):  # L y = rhs
+        x[..., j, :] = (
+            rhs[..., j, :] - np.einsum("...k,...kc->...c", L[..., j, :j], x[..., :j, :])
+        ) / diag[..., j, None]
+    for j in reversed(range(s)):  # L' x = y
+        x[..., j, :] = (
+            x[..., j, :]
+            - np.einsum("...k,...kc->...c", L[..., j + 1 :, j], x[..., j + 1 :, :])
+        ) / diag[..., j, None]
+    return 2.0 * np.sum(np.log(diag), -1), x
 
 
 def _left(A, X):
