@@ -302,11 +302,7 @@ def test_metric_is_keyword_only_everywhere():
         if (p := inspect.signature(f).parameters.get("metric")) is not None
         and p.kind is not p.KEYWORD_ONLY and name.startswith("vareval.") and "stats." not in name
     ]  # fmt: skip
-    # not yet moved: the task comparisons, which keep the positional form for now
-    assert sorted(positional) == [
-        "vareval.aggregate", "vareval.aso", "vareval.effect_sizes", "vareval.rank",
-        "vareval.ranking_stability",
-    ]  # fmt: skip
+    assert positional == []
 
 
 @pytest.mark.parametrize(

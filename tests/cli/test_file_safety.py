@@ -400,7 +400,7 @@ def test_python_errors_say_what_is_accepted():
     with pytest.raises(ArgumentError, match="shape \\(2, 4\\)"):
         normalize_scores(scores, np.zeros((3, 3)))
     df = pd.read_csv(bundled()["sklearn_tasks.csv"], dtype={"seed": str})
-    table = vareval.aggregate(df, "accuracy", "method", task="task", n_resamples=200)
+    table = vareval.aggregate(df, metric="accuracy", by="method", task="task", n_resamples=200)
     with pytest.raises(ResultKeyError, match="label order; take 1 - table\\['P\\(logreg > knn"):
         table["P(knn > logreg)"]
     with pytest.raises(KeyError, match="the entries are: 'intervals'"):

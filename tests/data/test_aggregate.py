@@ -13,8 +13,8 @@ def runs():
 
 
 def test_dataframe_api_equals_the_array_api(runs):
-    res = vareval.aggregate(runs, "accuracy", "method", "task", pair_on="seed", n_resamples=100,
-                            improvement_resamples=50, rng=3)  # fmt: skip
+    res = vareval.aggregate(runs, metric="accuracy", by="method", task="task", pair_on="seed",
+                            n_resamples=100, improvement_resamples=50, rng=3)  # fmt: skip
     table = vareval.data.task_scores(runs, "accuracy", "method", "task", pair_on="seed")
     np.testing.assert_allclose(res["intervals"].estimate, stats.aggregate_scores(table.scores))
     assert res["intervals"].methods == ("logreg", "forest", "knn", "naive_bayes")
@@ -26,27 +26,27 @@ def test_dataframe_api_equals_the_array_api(runs):
 
 
 def test_normalisations(runs):
-    mm = vareval.aggregate(runs, "accuracy", "method", "task", normalize="minmax",
+    mm = vareval.aggregate(runs, metric="accuracy", by="method", task="task", normalize="minmax",
                            n_resamples=50, pairs=[], rng=0)  # fmt: skip
     assert "min-max" in mm.title
     ref = pd.DataFrame({"task": pd.unique(runs.task), "lo": 0.5, "hi": 1.0})
-    r = vareval.aggregate(runs, "accuracy", "method", "task", normalize="reference",
+    r = vareval.aggregate(runs, metric="accuracy", by="method", task="task", normalize="reference",
                           reference=ref, reference_low="lo", reference_high="hi",
                           n_resamples=50, pairs=[], rng=0)  # fmt: skip
-    raw = vareval.aggregate(runs, "accuracy", "method", "task", aggregates=["mean"],
+    raw = vareval.aggregate(runs, metric="accuracy", by="method", task="task", aggregates=["mean"],
                             n_resamples=50, pairs=[], rng=0)  # fmt: skip
     j = r["intervals"].aggregates.index("mean")
     np.testing.assert_allclose(
         r["intervals"].estimate[:, j], (raw["intervals"].estimate[:, 0] - 0.5) / 0.5
     )
     with pytest.raises(ArgumentError, match="`normalize` must be one of"):
-        vareval.aggregate(runs, "accuracy", "method", "task", normalize="zscore")
+        vareval.aggregate(runs, metric="accuracy", by="method", task="task", normalize="zscore")
     with pytest.raises(ArgumentError, match="reference table goes with normalize='reference'"):
-        vareval.aggregate(runs, "accuracy", "method", "task", reference=ref)
+        vareval.aggregate(runs, metric="accuracy", by="method", task="task", reference=ref)
 
 
 def test_pairs_are_checked(runs):
     with pytest.raises(DataError, match="method 'svm' not found"):
-        vareval.aggregate(runs, "accuracy", "method", "task", pairs=[("svm", "knn")])
+        vareval.aggregate(runs, metric="accuracy", by="method", task="task", pairs=[("svm", "knn")])
     with pytest.raises(ArgumentError, match="two different methods"):
-        vareval.aggregate(runs, "accuracy", "method", "task", pairs=[("knn", "knn")])
+        vareval.aggregate(runs, metric="accuracy", by="method", task="task", pairs=[("knn", "knn")])

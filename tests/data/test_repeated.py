@@ -46,7 +46,7 @@ def test_plan_and_best_of_k_and_ranking(runs):
     assert r.k_required == int(np.ceil((sd / 0.0001) ** 2))
     b = vareval.best_of_k(runs, metric="acc", by="method", ks=[1, 2], n_resamples=1000, rng=0)
     assert list(b.to_frame().index.get_level_values("method").unique()) == ["A", "B"]
-    s = vareval.ranking_stability(runs, "acc", "method", max_k=3, n_resamples=1000, rng=0)
+    s = vareval.ranking_stability(runs, metric="acc", by="method", max_k=3, n_resamples=1000, rng=0)
     assert s.to_frame().shape == (3, 3)
 
 

@@ -118,9 +118,9 @@ def aggregate(
     def one(metric):
         table = vareval.aggregate(
             results,
-            metric,
-            split_columns(by),
-            split_columns(task),
+            metric=metric,
+            by=split_columns(by),
+            task=split_columns(task),
             pair_on=None if pair_on is None else split_columns(pair_on),
             normalize="reference" if reference is not None else normalize,
             reference=None if reference is None else vareval.read_table(reference),

@@ -76,8 +76,8 @@ def aso(
     roles = dict(task=_columns(task), pair_on=_columns(pair_on))
     order = vareval.aso(
         df,
-        metric,
-        _columns(by),
+        metric=metric,
+        by=_columns(by),
         **roles,
         confidence=confidence,
         correction=correction,
@@ -88,8 +88,8 @@ def aso(
     )
     effects = vareval.effect_sizes(
         df,
-        metric,
-        _columns(by),
+        metric=metric,
+        by=_columns(by),
         **roles,
         confidence=confidence,
         higher_is_better=not lower_is_better,
@@ -221,9 +221,9 @@ def rank(
 
     table = vareval.rank(
         results,
-        metric,
-        _columns(by),
-        _columns(task),
+        metric=metric,
+        by=_columns(by),
+        task=_columns(task),
         pair_on=_columns(pair_on),
         alpha=alpha,
         higher_is_better=not lower_is_better,

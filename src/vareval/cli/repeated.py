@@ -590,7 +590,9 @@ def demo_section() -> str:
         ),
         "",
         render_ranking(
-            vareval.ranking_stability(df, "accuracy", "method", a="mlp", b="logreg", max_k=8, rng=0)
+            vareval.ranking_stability(
+                df, metric="accuracy", by="method", a="mlp", b="logreg", max_k=8, rng=0
+            )
         ),
     ]
     return "\n".join(parts)

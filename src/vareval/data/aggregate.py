@@ -16,7 +16,7 @@ from vareval import stats
 from vareval.data.tables import ResultTable
 from vareval.data.tasks import reference_scores, task_scores
 from vareval.errors import ArgumentError, DataError
-from vareval.stats._checks import as_rng
+from vareval.stats._checks import as_rng, keyword_only
 
 NORMALIZATIONS = ("none", "minmax", "reference")
 
@@ -58,12 +58,13 @@ def _pairs(methods, pairs) -> list[tuple[str, str]]:
     return out
 
 
+@keyword_only("metric", "by", "task")
 def aggregate(
     df,
+    *,
     metric: str,
     by,
     task,
-    *,
     pair_on=None,
     normalize: str = "none",
     reference=None,

@@ -15,6 +15,7 @@ from vareval.data.tables import ResultTable
 from vareval.data.tasks import task_scores
 from vareval.data.validate import groups
 from vareval.errors import DataError
+from vareval.stats._checks import keyword_only
 
 
 def _score_sets(df, metric, by, task, pair_on, higher_is_better) -> dict:
@@ -43,11 +44,12 @@ def _score_sets(df, metric, by, task, pair_on, higher_is_better) -> dict:
     }
 
 
+@keyword_only("metric", "by")
 def aso(
     df,
+    *,
     metric: str,
     by,
-    *,
     task=None,
     pair_on=None,
     confidence: float = 0.95,
@@ -105,11 +107,12 @@ def aso(
     )
 
 
+@keyword_only("metric", "by")
 def effect_sizes(
     df,
+    *,
     metric: str,
     by,
-    *,
     task=None,
     pair_on=None,
     confidence: float = 0.95,

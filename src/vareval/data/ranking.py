@@ -13,16 +13,17 @@ import pandas as pd
 from vareval import stats
 from vareval.data.tables import ResultTable
 from vareval.data.tasks import task_scores
-from vareval.stats._checks import as_rng, renamed_keywords
+from vareval.stats._checks import as_rng, keyword_only, renamed_keywords
 
 
+@keyword_only("metric", "by", "task")
 @renamed_keywords(n_samples="n_resamples")
 def rank(
     df,
+    *,
     metric: str,
     by,
     task,
-    *,
     pair_on=None,
     alpha: float = 0.05,
     higher_is_better: bool = True,

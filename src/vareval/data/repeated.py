@@ -425,12 +425,13 @@ def plan(
     )
 
 
+@keyword_only("metric", "by")
 @renamed_keywords(n_sim="n_resamples")
 def ranking_stability(
     df,
+    *,
     metric: str,
     by,
-    *,
     a=None,
     b=None,
     max_k=10,

@@ -31,9 +31,9 @@ def build(data: ReportData) -> Section | None:
 
     res = aggregate(
         data.df,
-        data.metric,
-        data.by,
-        spec["task"],
+        metric=data.metric,
+        by=data.by,
+        task=spec["task"],
         pair_on=spec.get("pair_on"),
         normalize=spec.get("normalize", "none"),
         confidence=data.confidence,

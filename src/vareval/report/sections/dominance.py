@@ -25,8 +25,8 @@ def build(data: ReportData) -> Section | None:
 
     table = aso(
         data.df,
-        data.metric,
-        data.by,
+        metric=data.metric,
+        by=data.by,
         task=spec.get("task"),
         pair_on=spec.get("pair_on"),
         confidence=data.confidence,

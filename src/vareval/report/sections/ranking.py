@@ -24,9 +24,9 @@ def build(data: ReportData) -> Section | None:
 
     table = rank(
         data.df,
-        data.metric,
-        data.by,
-        spec["task"],
+        metric=data.metric,
+        by=data.by,
+        task=spec["task"],
         pair_on=spec.get("pair_on"),
         higher_is_better=data.higher_is_better,
     )
