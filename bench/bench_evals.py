@@ -69,7 +69,7 @@ def main():
     print(f"numpy loop over resamples (2 pairs, scaled to 190): {t_loop:.1f} s "
           f"= {t_loop / (t_perm + t_boot):.0f} x vareval")
     try:
-        from inspect_ai.scorer import Score, SampleScore, stderr
+        from inspect_ai.scorer import SampleScore, Score, stderr
     except ImportError:
         print("inspect_ai not installed: its metric is not timed")
         return
