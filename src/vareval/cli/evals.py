@@ -49,7 +49,7 @@ def _read(files):
 
 def _answers_options(f):
     @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
-    @click.option("--score", default=None,
+    @click.option("--metric", "score", default=None,
                   help="Score column (default: the log's scorer or metric, when it has one).")
     @click.option("--model", default="model", show_default=True, help="Model column.")
     @click.option("--question", default="question", show_default=True, help="Question column.")
@@ -82,9 +82,9 @@ def _score_column(table, score):
         return found[0]
     if found:
         raise ArgumentError(
-            f"--score: the files hold several scores ({', '.join(found)}); name one."
+            f"--metric: the files hold several scores ({', '.join(found)}); name one."
         )
-    raise ArgumentError("--score: name the score column (a plain table does not say which it is).")
+    raise ArgumentError("--metric: name the score column (a plain table does not say which it is).")
 
 
 def _cluster_line(result, cluster) -> str:

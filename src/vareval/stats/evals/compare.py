@@ -297,7 +297,8 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
     elif test == "permutation":
         sums = np.asarray(indicator(mq.cluster, g) @ m)
         hits, total = np.zeros(len(pairs)), 0
-        for signs, _exact in sign_flips(g, n_resamples, rng):
+        for signs, enumerated in sign_flips(g, n_resamples, rng):
+            exact = enumerated  # every sign flip of the clusters: the p-value is exact
             flipped = signs @ sums
             stat = (flipped[:, ia] - flipped[:, ib]) / n
             hits += (np.abs(stat) >= np.abs(est) - _tol(est)).sum(axis=0)
