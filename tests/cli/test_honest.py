@@ -311,6 +311,31 @@ def test_table_status_column_and_non_finite_values(tmp_path):
     assert "Method b: 1 of 4 runs failed" in first and "survivor statistic" in first
 
 
+def test_dropna_keeps_failed_and_pruned_runs_in_the_count(tmp_path):
+    """--dropna drops empty scores; a failed or pruned run's empty score still counts it."""
+    df = pd.DataFrame({
+        "method": ["a"] * 4 + ["b"] * 6,
+        "acc": [0.80, 0.81, None, 0.83, 0.90, None, 0.91, float("nan"), 0.93, None],
+        "status": ["done", "done", "pruned", "done", "done", "failed", "done", "done", "done",
+                   "failed"],
+    })
+    path = _write(tmp_path, "runs.csv", df)
+    res = _run("summarize", path, "--metric", "acc", "--by", "method", "--dropna")
+    assert res.exit_code == 0, res.output
+    assert "data rows 3, 6, 8, 10; 3 of them did not finish" in res.output
+    lines = res.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("runs:"))
+    header = lines[at].replace("not run", "not_run").split()[1:]
+    runs = {cells[0]: dict(zip(header, map(int, cells[1:]), strict=True))
+            for cells in (line.split() for line in lines[at + 1: at + 3])}
+    # the NaN of a finished run (row 8) is what --dropna leaves out, named in the warning;
+    # the failed and pruned runs stay in the count, so the survivor note is still there
+    assert runs["a"] == {"planned": 4, "done": 3, "failed": 0, "pruned": 1, "not_run": 0,
+                         "non-finite": 0, "summarised": 3}, res.output
+    assert (runs["b"]["planned"], runs["b"]["failed"], runs["b"]["summarised"]) == (5, 2, 3)
+    assert "method a: 1 of 4 runs were pruned" in res.output
+
+
 def test_report_option_that_cannot_be_used_is_an_error(tmp_path):
     runs = _write(tmp_path, "runs.csv", _runs(10))
     search = _write(tmp_path, "search.csv", pd.DataFrame({"model": ["a", "b"], "f1": [0.5, 0.6]}))

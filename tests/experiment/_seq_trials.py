@@ -2,6 +2,8 @@
 
 import time
 
+from _trials import _log, hold
+
 
 def shifted(trial):
     """A score: a seed's common part, the model's ``shift`` and the model's own noise.
@@ -10,8 +12,12 @@ def shifted(trial):
     seed; the model's own noise from its ``noise_<model>`` stream. A difference
     of two models at a seed is then normal with mean the difference of their
     shifts and SD 0.5.
+
+    With ``params['log']``, each trial is logged and may block (see ``_trials.hold``).
     """
+    hold(trial.params.get("log"))
     time.sleep(trial.params.get("sleep", 0.0))
+    _log(trial)
     model = trial.factors["model"]
     shift = trial.params["shift"].get(model, 0.0)
     common = trial.rng("init").normal(0.0, 1.0)

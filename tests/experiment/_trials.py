@@ -61,9 +61,23 @@ def hold(log) -> None:
                 time.sleep(3600)
 
 
+def _wait_for(check, limit=300.0) -> None:
+    """Poll ``check()`` until it is true; a generous limit so a lost test never hangs CI."""
+    end = time.monotonic() + limit
+    while not check() and time.monotonic() < end:
+        time.sleep(0.02)
+
+
 def sleepy(trial):
-    """Sleep ``params['sleep']`` seconds, log the run, return the seed (see :func:`hold`)."""
+    """Sleep ``params['sleep']`` seconds, log the run, return the seed (see :func:`hold`).
+
+    With ``params['until']``, the trial first waits for that file to exist: a
+    test releases it once it has seen what it waits for.
+    """
     hold(trial.params.get("log"))
+    until = trial.params.get("until")
+    if until:
+        _wait_for(lambda: os.path.exists(until))
     time.sleep(float(trial.params.get("sleep", 0.0)))
     _log(trial)
     return {"seed": trial.seed, "x": float(trial.rng("init").normal())}
@@ -131,10 +145,19 @@ def components(trial):
 
 
 def on_ray(trial):
-    """Record the Ray node that ran the trial (an artifact) and the runtime_env's flag."""
+    """Record the Ray node that ran the trial (an artifact) and the runtime_env's flag.
+
+    With ``params['barrier']`` (a folder) and ``params['meet']`` (a count), a
+    trial waits until that many trials have started: those ran at the same
+    time, so each held a CPU of its own.
+    """
     import ray
 
-    time.sleep(float(trial.params.get("sleep", 0.0)))
+    barrier = trial.params.get("barrier")
+    if barrier:
+        with open(os.path.join(barrier, str(trial.trial_id)), "w"):
+            pass
+        _wait_for(lambda: len(os.listdir(barrier)) >= int(trial.params["meet"]))
     trial.artifact("node", ray.get_runtime_context().get_node_id().encode())
     return {"flag": float(os.environ.get("VAREVAL_FLAG") == "on"),
             "cpus": float(len(ray.get_runtime_context().get_assigned_resources()))}

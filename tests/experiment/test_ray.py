@@ -85,7 +85,7 @@ def _wait_nodes(address, n, procs, limit=120.0):
 def _spec(**kw):
     base = dict(
         trial="_trials:on_ray", factors={"model": ["a", "b"]}, seeds=4, entropy=1,
-        sources=("init",), paths=(str(HERE),), params={"sleep": 1.0},
+        sources=("init",), paths=(str(HERE),), params={},
         resources={"num_cpus": 1, "memory": "50MB"},
         runtime_env={"env_vars": {"VAREVAL_FLAG": "on"}},
     )
@@ -94,8 +94,11 @@ def _spec(**kw):
 
 
 def test_trials_run_on_both_nodes_with_their_resources(cluster, tmp_path):
-    path = tmp_path / "ray.db"
-    report = run(_spec(), path, engine="ray", address=cluster, progress=False)
+    path, barrier = tmp_path / "ray.db", tmp_path / "started"
+    barrier.mkdir()
+    # the first two trials wait for each other, so they ran at once: one per node's CPU
+    spec = _spec(params={"barrier": str(barrier), "meet": 2})
+    report = run(spec, path, engine="ray", address=cluster, progress=False)
     assert report.done == 8 and report.failed == 0
     assert report.workers == 2  # one trial per node's single CPU
     with Store(path) as st:

@@ -303,14 +303,16 @@ def test_ray_engine_matches_local_on_the_example_grid(tmp_path):
 
 
 def test_heartbeat_goes_on_during_a_long_serial_trial(tmp_path):
-    store = tmp_path / "runs.db"
+    store, release = tmp_path / "runs.db", tmp_path / "release"
+    # the trial runs until the test has seen its heartbeat move (see _trials.sleepy)
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {HERE!r})
         from vareval.experiment import ExperimentSpec, run
         spec = ExperimentSpec(
             trial="_trials:sleepy", factors={{"model": ["a"]}}, seeds=1, space={{}},
-            sources=("init",), entropy=5, paths=({HERE!r},), params={{"sleep": 3.0}},
+            sources=("init",), entropy=5, paths=({HERE!r},),
+            params={{"until": {str(release)!r}}},
         )
         run(spec, {str(store)!r}, engine="serial", progress=False, heartbeat_every=0.2)
     """)
@@ -328,15 +330,21 @@ def test_heartbeat_goes_on_during_a_long_serial_trial(tmp_path):
         except sqlite3.Error:
             return None
 
-    deadline = time.monotonic() + 30
-    while beat() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    first = beat()
-    time.sleep(1.0)
-    second = beat()
-    assert proc.wait(timeout=60) == 0
-    assert first is not None and second is not None
-    assert second[0] > first[0]
+    def wait(check):
+        deadline = time.monotonic() + 120
+        while not check() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+
+    try:
+        wait(lambda: beat() is not None)
+        first = beat()
+        assert first is not None, "the trial never showed as running"
+        wait(lambda: (beat() or first)[0] > first[0])
+        second = beat()
+    finally:
+        release.touch()
+    assert proc.wait(timeout=120) == 0
+    assert second is not None and second[0] > first[0]
 
 
 def test_interrupted_runner_gives_its_claims_back(tmp_path):

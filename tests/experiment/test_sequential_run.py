@@ -27,7 +27,7 @@ HERE = str(Path(__file__).resolve().parent)
 EXAMPLE = Path(__file__).parents[2] / "examples" / "sequential_sklearn" / "experiment.toml"
 
 
-def _toml(tmp_path, *, shift, sleep=0.0, seeds=5):
+def _toml(tmp_path, *, shift, sleep=0.0, seeds=5, log=None):
     path = tmp_path / "experiment.toml"
     path.write_text(textwrap.dedent(f"""
         [experiment]
@@ -45,7 +45,7 @@ def _toml(tmp_path, *, shift, sleep=0.0, seeds=5):
         [params]
         sleep = {sleep}
         shift = {{ a = {shift}, b = 0.0, c = 0.0 }}
-    """))
+    """) + (f"log = {str(log)!r}\n" if log else ""))
     return path
 
 
@@ -204,26 +204,33 @@ def _looks(store) -> list:
 @pytest.mark.slow
 def test_a_killed_sequential_run_resumes_the_same_sequence(tmp_path):
     """kill -9 of a real `vareval run --until-settled` process, then the same command again."""
-    toml = _toml(tmp_path, shift=0.0, sleep=0.02)
+    log = tmp_path / "log.txt"
+    toml = _toml(tmp_path, shift=0.0, log=log)
     args = ["--until-settled", "--compare", "a,b", "--metric", "score", "--budget", "20",
             "--batch", "4", "--engine", "serial", "--no-progress"]
     whole = tmp_path / "whole.db"
     subprocess.run([sys.executable, "-m", "vareval", "run", str(toml), "--store", str(whole),
                     *args], check=True, capture_output=True, env=os.environ.copy())
+    log.unlink()
     store = tmp_path / "killed.db"
     cmd = [sys.executable, "-m", "vareval", "run", str(toml), "--store", str(store), *args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=os.environ.copy())
+    # a look is 4 pairs (8 trials); the 4th trial of the third look blocks (see _trials.hold)
+    env = {**os.environ, "VAREVAL_TEST_HOLD_AFTER": str(2 * 8 + 3)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+    def logged():
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
     try:
-        deadline = time.monotonic() + 60
-        while len(_looks(store)) < 2 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 120
+        while logged() < 2 * 8 + 3 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.02)
-        time.sleep(0.1)  # into the next batch
+        assert proc.poll() is None, "the run ended before it could be killed"
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
     before = _looks(store)
-    assert 2 <= len(before) < 5
+    assert len(before) == 2  # killed within the third batch
     subprocess.run(cmd, check=True, capture_output=True, env=os.environ.copy())
     (rec,) = Store(store, readonly=True).sequences()
     (ref,) = Store(whole, readonly=True).sequences()

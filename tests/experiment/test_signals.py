@@ -7,8 +7,9 @@ hit). Then: SIGTERM/SIGINT end in one line ``error: aborted`` (or the run
 had finished, exit 0), never a traceback; 5 s later no process of the run is
 alive (found by a tag in their environment, so a process started just before
 the signal is not missed); and the same command resumes the store to the
-results of a clean run. The fast tier tries a few points; the slow tier
-dozens (scaled by ``VAREVAL_SLOW_SCALE``). A signal during Python's own
+results of a clean run. The default tier sends one Ctrl-C to a tiny run
+while its trials run (cheap and sure); the slow tier dozens of signals at
+random moments (scaled by ``VAREVAL_SLOW_SCALE``). A signal during Python's own
 start-up, before vareval's first line runs, ends as Python decides (see
 :func:`_before_vareval`); the test allows only that, and only then.
 """
@@ -28,14 +29,14 @@ import pytest
 HERE = str(Path(__file__).resolve().parent)
 
 
-def _experiment(folder: Path) -> Path:
+def _experiment(folder: Path, seeds: int, log=None) -> Path:
     toml = folder / "experiment.toml"
     toml.write_text(textwrap.dedent(f"""
         [experiment]
         name = "signals"
         trial = "_trials:sleepy"
         path = {HERE!r}
-        seeds = 5
+        seeds = {seeds}
         entropy = 11
 
         [factors]
@@ -46,14 +47,14 @@ def _experiment(folder: Path) -> Path:
 
         [params]
         sleep = 0.05
-    """))
+    """) + (f"log = {str(log)!r}\n" if log else ""))
     return toml
 
 
-def _start(toml, store, tag):
+def _start(toml, store, tag, **env):
     cmd = [sys.executable, "-m", "vareval", "run", str(toml), "--store", str(store),
            "--workers", "2", "--no-progress"]
-    env = {**os.environ, "VAREVAL_TEST_TAG": tag}
+    env = {**os.environ, "VAREVAL_TEST_TAG": tag, **env}
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 
@@ -85,11 +86,9 @@ def _results(store) -> list[tuple]:
         con.close()
 
 
-@pytest.fixture(scope="module")
-def clean(tmp_path_factory):
+def _clean(folder: Path, seeds: int):
     """A clean run's results and how long it took, end to end."""
-    folder = tmp_path_factory.mktemp("clean")
-    toml = _experiment(folder)
+    toml = _experiment(folder, seeds)
     start = time.monotonic()
     proc = _start(toml, folder / "runs.db", uuid.uuid4().hex)
     out, err = proc.communicate(timeout=300)
@@ -97,16 +96,20 @@ def clean(tmp_path_factory):
     return _results(folder / "runs.db"), time.monotonic() - start
 
 
-def _one_point(folder: Path, sig, delay: float, clean_results):
-    toml = _experiment(folder)
-    store = folder / "runs.db"
+def _one_point(folder: Path, seeds: int, sig, delay: float, clean_results):
+    toml = _experiment(folder, seeds)
     tag = uuid.uuid4().hex
-    proc = _start(toml, store, tag)
+    proc = _start(toml, folder / "runs.db", tag)
     time.sleep(delay)
+    _signalled(proc, toml, folder / "runs.db", tag, sig, f"after {delay:.3f} s", clean_results)
+
+
+def _signalled(proc, toml, store, tag, sig, when: str, clean_results):
+    """Signal ``proc``, check how it ended and that no process of it is left, then resume."""
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
     lines = err.strip().splitlines()
-    what = f"{signal.Signals(sig).name} after {delay:.3f} s: rc {proc.returncode}, {lines}"
+    what = f"{signal.Signals(sig).name} {when}: rc {proc.returncode}, {lines}"
     early = _before_vareval(err, proc.returncode, sig)  # Python's own start-up: see below
     assert early or "Traceback" not in err, what
     if proc.returncode == 0:  # the run had finished
@@ -146,18 +149,37 @@ def _points(rng, n, span):
     return [(signals[i % 3], float(rng.uniform(0, span))) for i in range(n)]
 
 
-def test_a_few_signals_at_random_moments(tmp_path, rng, clean):
-    results, seconds = clean
-    for k, (sig, delay) in enumerate(_points(rng, 2, 1.2 * seconds)):
-        folder = tmp_path / f"p{k}"
-        folder.mkdir()
-        _one_point(folder, sig, delay, results)
+def _signal_points(folder: Path, rng, n: int, seeds: int):
+    results, seconds = _clean(folder, seeds)
+    for k, (sig, delay) in enumerate(_points(rng, n, 1.2 * seconds)):
+        point = folder / f"p{k}"
+        point.mkdir()
+        _one_point(point, seeds, sig, delay, results)
+
+
+def test_ctrl_c_while_trials_run(tmp_path):
+    """The default tier: one Ctrl-C on a tiny run, while a worker holds a trial.
+
+    Its trials block once one is logged (see ``_trials.hold``), so the signal
+    comes mid-run under any load; random moments are the slow tier's.
+    """
+    from vareval.experiment import run
+
+    log = tmp_path / "log.txt"
+    toml = _experiment(tmp_path, 2, log=log)
+    run(toml, tmp_path / "clean.db", engine="serial", progress=False)
+    clean = _results(tmp_path / "clean.db")
+    log.unlink()
+    tag = uuid.uuid4().hex
+    proc = _start(toml, tmp_path / "runs.db", tag, VAREVAL_TEST_HOLD_AFTER="1")
+    deadline = time.monotonic() + 120
+    while not log.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None and log.exists()
+    _signalled(proc, toml, tmp_path / "runs.db", tag, signal.SIGINT, "mid-run", clean)
+    assert proc.returncode == 1
 
 
 @pytest.mark.slow
-def test_dozens_of_signals_at_random_moments(tmp_path, rng, clean, scaled):
-    results, seconds = clean
-    for k, (sig, delay) in enumerate(_points(rng, scaled(60, minimum=12), 1.2 * seconds)):
-        folder = tmp_path / f"p{k}"
-        folder.mkdir()
-        _one_point(folder, sig, delay, results)
+def test_dozens_of_signals_at_random_moments(tmp_path, rng, scaled):
+    _signal_points(tmp_path, rng, scaled(60, minimum=12), seeds=5)

@@ -6,6 +6,7 @@ import warnings
 
 import pandas as pd
 
+from vareval.data.runs import STATUS_COLUMN
 from vareval.data.validate import _rows, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 
@@ -34,7 +35,10 @@ def dropna(df: pd.DataFrame, columns) -> pd.DataFrame:
     """Drop rows with an empty or non-finite value in ``columns``, warning with the count.
 
     The warning names each column's count and the dropped data rows (1-based),
-    so what was left out is on the record.
+    so what was left out is on the record. A dropped row whose ``status`` says
+    it did not finish (failed, pruned, pending, running) is kept in
+    ``attrs["not_done"]``, as a run store's are, so the runs table still counts
+    it: dropping a failed run's empty score must not make it vanish.
     """
     columns = require_columns(df, list(dict.fromkeys(columns)), "--dropna")
     empty = pd.DataFrame({c: _empty(df[c]) for c in columns})
@@ -44,10 +48,17 @@ def dropna(df: pd.DataFrame, columns) -> pd.DataFrame:
     if drop.all():
         raise DataError(f"--dropna would drop every row: {', '.join(columns)} are empty in all.")
     counts = ", ".join(f"{c!r} {int(n)}" for c, n in empty.sum().items() if n)
+    status = df.get(STATUS_COLUMN)
+    unfinished = drop & (status.astype(str).ne("done").to_numpy() if status is not None else False)
+    still = (f"; {int(unfinished.sum())} of them did not finish (status) and still count"
+             if unfinished.any() else "")
     warnings.warn(f"--dropna: dropped {int(drop.sum())} of {len(df)} rows with an empty value "
-                  f"({counts}): data rows {_rows(drop)}.", VarevalWarning, stacklevel=2)
+                  f"({counts}): data rows {_rows(drop)}{still}.", VarevalWarning, stacklevel=2)
     kept = df.loc[~drop].reset_index(drop=True)
     kept.attrs = dict(df.attrs)
+    if unfinished.any():  # counted by vareval.data.runs, as a run store's left-out trials
+        kept.attrs["not_done"] = [*(df.attrs.get("not_done") or []),
+                                  *df.loc[unfinished].to_dict("records")]
     return kept
 
 
