@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from vareval.data.tables import ResultTable
 from vareval.data.validate import _rows, labels, metric_values, require_columns
@@ -166,6 +167,7 @@ def eval_scores(
     """
     a = answers(df, score, model, question, cluster, sample, errors)
     results, rows = {}, []
+    z = special.ndtri(0.5 + confidence / 2)  # the naive CLT interval at the same level
     for m in a.models:
         sel = a.rows_of(m)
         r = eval_score(
@@ -173,7 +175,7 @@ def eval_scores(
             confidence=confidence, n_resamples=n_resamples, rng=rng,
         )
         results[m] = r
-        half = 1.959963984540054 * r.se_naive  # the naive CLT, shown beside
+        half = z * r.se_naive
         rows.append({
             "model": m, "score": r.estimate, "low": r.low, "high": r.high, "se": r.se,
             "interval": r.interval, "questions": r.n_questions, "clusters": r.n_clusters,
