@@ -23,13 +23,34 @@ def run(*args):
 
 
 def test_inspect_eval_log_keeps_every_epoch_and_errored_sample():
-    pytest.importorskip("inspect_ai")
     df = from_inspect(A)
     assert len(df) == 24 * 3 and sorted(df["epoch"].unique()) == [1, 2, 3]
     failed = df[df["status"] == "failed"]
     assert len(failed) == 3 and set(failed["question"]) == {"q5"}
     assert failed["match"].isna().all() and (failed["error"] != "").all()
     assert df.attrs["scores"] == ["match"] and df["passage"].nunique() == 6
+
+
+@pytest.mark.parametrize("name", ["mock-a.eval", "mock-b.eval"])
+def test_eval_zip_read_as_inspect_ai_reads_it(name):
+    """The zstd zip is read without inspect_ai: same samples, order, errors and scores
+    as inspect_ai's read_eval_log (its output stored by _make_eval_logs.py)."""
+    ref = json.loads((LOGS / "inspect_read.json").read_text())[name]
+    df = from_inspect(LOGS / name)
+    values = {"C": 1.0, "I": 0.0}
+    assert list(zip(df["question"], df["epoch"])) == [(r["id"], r["epoch"]) for r in ref]
+    assert df["error"].tolist() == [r["error"] or "" for r in ref]
+    expected = [values[r["scores"]["match"]] if r["scores"] else np.nan for r in ref]
+    np.testing.assert_array_equal(df["match"], expected)
+    assert df["passage"].tolist() == [r["metadata"]["passage"] for r in ref]
+
+
+def test_unreadable_eval_archive_is_one_line(tmp_path):
+    bad = tmp_path / "broken.eval"
+    bad.write_bytes(Path(A).read_bytes()[:5000])
+    out = run("score", str(bad))
+    assert out.exit_code == 2 and out.output.count("\n") == 1
+    assert out.output.startswith(f"error: {bad}: not a readable inspect_ai .eval log")
 
 
 def test_inspect_json_log_is_read_without_inspect_ai():
@@ -48,14 +69,12 @@ def test_lm_eval_samples_beside_results():
 
 
 def test_errored_answers_refused_by_default_one_line_exit_2():
-    pytest.importorskip("inspect_ai")
     out = run("score", A, B)
     assert out.exit_code == 2
     assert out.output.startswith("error: 3 errored answer(s)") and out.output.count("\n") == 1
 
 
 def test_score_json_matches_the_log_and_counts_errors():
-    pytest.importorskip("inspect_ai")
     out = run("score", A, B, "--cluster", "passage", "--errors", "exclude", "--json")
     assert out.exit_code == 0, out.output
     models = json.loads(out.output[out.output.index("{"):])["models"]
@@ -68,7 +87,6 @@ def test_score_json_matches_the_log_and_counts_errors():
 
 
 def test_score_text_names_clusters_and_errors():
-    pytest.importorskip("inspect_ai")
     out = run("score", A, B, "--cluster", "passage", "--errors", "incorrect")
     assert out.exit_code == 0, out.output
     assert "errored answers scored 0: 3 (mockllm/mock-a: 3)" in out.output
@@ -76,7 +94,6 @@ def test_score_text_names_clusters_and_errors():
 
 
 def test_compare_text_and_json_agree():
-    pytest.importorskip("inspect_ai")
     args = ("compare", A, B, "--cluster", "passage", "--errors", "incorrect", "--seed", "3")
     text, js = run(*args), run(*args, "--json")
     assert text.exit_code == 0 and js.exit_code == 0, text.output
@@ -90,7 +107,6 @@ def test_compare_text_and_json_agree():
 
 
 def test_pass_at_k_equals_brute_force_over_subsets():
-    pytest.importorskip("inspect_ai")
     from itertools import combinations
 
     out = run("pass-at-k", B, "-k", "2", "--json")

@@ -6,7 +6,10 @@
   small JSON log: 8 questions x 2 epochs, one errored);
 - lm-evaluation-harness (its ``dummy`` model, a local multiple-choice task,
   ``EvaluationTracker`` writing ``results_*.json`` and ``samples_*.jsonl``):
-  ``lm_eval/``.
+  ``lm_eval/``;
+- ``inspect_read.json``: each ``.eval`` log's samples as inspect_ai's own
+  ``read_eval_log`` returns them (id, epoch, error, score values, metadata),
+  in its order: the reference vareval's zip reader is tested against.
 
 Run: ``PYTHONPATH=src python tests/data/importers/_make_eval_logs.py``.
 """
@@ -52,6 +55,21 @@ def inspect_logs(out: Path) -> None:
         shutil.copy(c, out / "mock-c.json")
 
 
+def inspect_reference(out: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    ref = {}
+    for log in sorted(out.glob("*.eval")):
+        samples = read_eval_log(str(log)).model_dump(mode="json")["samples"]
+        ref[log.name] = [
+            {"id": s["id"], "epoch": s["epoch"], "error": (s.get("error") or {}).get("message"),
+             "scores": {k: v["value"] for k, v in (s.get("scores") or {}).items()},
+             "metadata": s.get("metadata")}
+            for s in samples
+        ]
+    (out / "inspect_read.json").write_text(json.dumps(ref, indent=1, sort_keys=True))
+
+
 def lm_eval_logs(out: Path) -> None:
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
@@ -82,8 +100,10 @@ def lm_eval_logs(out: Path) -> None:
 
 if __name__ == "__main__":
     OUT.mkdir(exist_ok=True)
-    inspect_logs(OUT)
-    lm_eval_logs(OUT)
+    if "--reference-only" not in sys.argv:
+        inspect_logs(OUT)
+        lm_eval_logs(OUT)
+    inspect_reference(OUT)
     for f in sorted(OUT.rglob("*")):
         if f.is_file():
             print(f.relative_to(HERE), f.stat().st_size)

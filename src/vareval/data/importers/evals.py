@@ -19,15 +19,20 @@ Both give one row per answer, the table ``vareval evals`` reads:
   cluster; a name that collides with the columns above is prefixed
   ``metadata.`` / ``doc.``. Values that are not scalars are JSON text.
 
-``.eval`` files are zip archives compressed with zstd: reading them needs
-``inspect-ai`` (``pip install inspect-ai``); ``.json`` logs are read with
-the standard library.
+``.eval`` files are zip archives whose members inspect_ai compresses with
+zstd (older logs: deflate); they are read here with :mod:`zipfile` and
+``zstandard``, without inspect-ai, and the samples sorted as inspect_ai's
+``read_eval_log`` sorts them (by epoch, then id). ``.json`` logs are read
+with the standard library.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import struct
+import zipfile
+import zlib
 from pathlib import Path
 
 from vareval.errors import DataError
@@ -84,7 +89,7 @@ def _frame(rows: list[dict], scores: list[str], source: str):
 
 
 def _inspect_log(path: Path) -> dict:
-    """The log as plain dicts: ``.json`` by the standard library, ``.eval`` by inspect_ai."""
+    """The log as plain dicts: ``eval`` (the header) and ``samples``."""
     if path.suffix == ".json":
         try:
             log = json.loads(path.read_text(encoding="utf-8"))
@@ -94,16 +99,56 @@ def _inspect_log(path: Path) -> dict:
             raise DataError(f"{path}: not an inspect_ai log (no 'eval' header).")
         return log
     try:
-        from inspect_ai.log import read_eval_log
-    except ImportError:
-        raise DataError(
-            f"{path}: reading an inspect_ai .eval log needs inspect-ai "
-            "(`pip install inspect-ai`), or convert it with `inspect log convert --to json`."
-        ) from None
-    try:
-        return read_eval_log(str(path)).model_dump(mode="json")
-    except Exception as err:  # inspect_ai's own reader: any failure is an unreadable file
-        raise DataError(f"{path}: inspect_ai cannot read this log ({err}).") from None
+        with zipfile.ZipFile(path) as archive:
+            return _eval_archive(archive, path)
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError,
+            struct.error, ValueError) as err:
+        raise DataError(f"{path}: not a readable inspect_ai .eval log ({err}).") from None
+
+
+def _eval_archive(archive: zipfile.ZipFile, path: Path) -> dict:
+    # A re-logged sample appends a second member of the same name: the last one
+    # counts, as in inspect_ai's reader.
+    members = {info.filename: info for info in archive.infolist()}
+    # header.json is written when the run ends; a run cut short has only the journal.
+    head = next((n for n in ("header.json", "_journal/start.json") if n in members), None)
+    if head is None:
+        raise DataError(f"{path}: not an inspect_ai log (no header.json in the archive).")
+    header = json.loads(_member(archive, members[head]))
+    if "eval" not in header:
+        raise DataError(f"{path}: not an inspect_ai log (no 'eval' header).")
+    samples = [json.loads(_member(archive, info)) for name, info in members.items()
+               if name.startswith("samples/") and name.endswith(".json")]
+    samples.sort(key=lambda s: (s.get("epoch") or 1, _sort_id(s.get("id"))))
+    return {"eval": header["eval"], "samples": samples}
+
+
+def _sort_id(sample_id) -> str:
+    """inspect_ai's order: string ids as they are, numbers zero-padded."""
+    return sample_id if isinstance(sample_id, str) else str(sample_id).zfill(20)
+
+
+_ZSTD = 93  # the zip compression method number of Zstandard
+
+
+def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """One member's bytes; zstd members (which this Python's zipfile lacks) by hand."""
+    if info.compress_type != _ZSTD or hasattr(zipfile, "ZIP_ZSTANDARD"):
+        return archive.read(info)
+    import zstandard
+
+    fp = archive.fp
+    fp.seek(info.header_offset)
+    local = fp.read(30)  # the local file header; its name and extra lengths end it
+    if local[:4] != b"PK\x03\x04":
+        raise ValueError(f"bad local header for {info.filename}")
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    fp.seek(info.header_offset + 30 + name_len + extra_len)
+    data = zstandard.ZstdDecompressor().decompress(
+        fp.read(info.compress_size), max_output_size=info.file_size)
+    if zlib.crc32(data) != info.CRC:
+        raise ValueError(f"CRC mismatch in {info.filename}")
+    return data
 
 
 def from_inspect(path):
