@@ -38,7 +38,8 @@ def test_eval_zip_read_as_inspect_ai_reads_it(name):
     ref = json.loads((LOGS / "inspect_read.json").read_text())[name]
     df = from_inspect(LOGS / name)
     values = {"C": 1.0, "I": 0.0}
-    assert list(zip(df["question"], df["epoch"])) == [(r["id"], r["epoch"]) for r in ref]
+    got = list(zip(df["question"], df["epoch"], strict=True))
+    assert got == [(r["id"], r["epoch"]) for r in ref]
     assert df["error"].tolist() == [r["error"] or "" for r in ref]
     expected = [values[r["scores"]["match"]] if r["scores"] else np.nan for r in ref]
     np.testing.assert_array_equal(df["match"], expected)

@@ -49,7 +49,7 @@ def _read(files):
 
 def _answers_options(f):
     @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
-    @click.option("--metric", "score", default=None,
+    @click.option("--metric", default=None,
                   help="Score column (default: the log's scorer or metric, when it has one).")
     @click.option("--model", default="model", show_default=True, help="Model column.")
     @click.option("--question", default="question", show_default=True, help="Question column.")
@@ -62,12 +62,12 @@ def _answers_options(f):
                   default="refuse", show_default=True,
                   help="Errored answers: an error, left out, or scored 0 (counted either way).")
     @functools.wraps(f)
-    def command(files, score, model, question, cluster, sample, errors, **kw):
+    def command(files, metric, model, question, cluster, sample, errors, **kw):
         table = _read(files)
-        score = _score_column(table, score)
+        metric = _score_column(table, metric)
         if sample is None and "epoch" in table.columns:
             sample = "epoch"
-        roles = dict(score=score, model=model, question=question, cluster=cluster,
+        roles = dict(metric=metric, model=model, question=question, cluster=cluster,
                      sample=sample, errors=errors)
         return f(table, roles, **kw)
 
