@@ -69,6 +69,7 @@ BASE = {
     "evals pass-at-k": ["runs.csv", "-k", "1"],
     "evals plan": ["runs.csv", "--target-se", "0.01"],
     "evals import": ["runs.csv", "-o", "out.csv"],
+    "evals table": ["runs.csv", "-o", "out.csv"],
     "parametric-curve": ["runs.csv", "--metric", "accuracy", "--by", "method", "--ks", "1,2",
                          "--plot", "curve.png"],
 }

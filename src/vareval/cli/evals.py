@@ -10,6 +10,7 @@ these files do not hold:
 - ``compare``: every pair of models, paired, with adjusted p-values and tiers;
 - ``pass-at-k``: pass@k per model, or ``--compare`` for the paired comparison;
 - ``plan``: the SE, detectable effect and size of an eval, from a pilot;
+- ``table``: the models x benchmarks table of scores that ``aggregate`` and ``rank`` read;
 - ``import``: the files as one tidy table (CSV or JSON Lines).
 """
 
@@ -245,6 +246,42 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
     emit(as_json, p.to_dict(), "\n".join(lines))
 
 
+@click.command("table")
+@_answers_options
+@click.option("--task", default="task", show_default=True,
+              help="Task (benchmark) column: one row per model and task.")
+@click.option("--output", "-o", type=output_path(), default=None,
+              help="Write the table here (.csv, .tsv, .jsonl); default: CSV on standard output.")
+@click.option("--interval", default="auto", show_default=True,
+              type=click.Choice(["auto", "wilson", "clopper-pearson", "bayes", "t", "bootstrap",
+                                 "normal"]), help="The interval of each score, as in score.")
+@confidence_option
+@resamples_option(10_000, "Cluster-bootstrap resamples (--interval bootstrap).")
+@seed_option()
+def table_(table, roles, task, output, interval, confidence, resamples, seed):
+    """The models x benchmarks table that aggregate and rank read: a row per model and task.
+
+    Each row is the model's score on the task (column named by --metric) with its
+    interval, SE and unit, as score computes them; then, e.g.
+    `vareval rank table.csv --metric match --by model --task task`.
+    """
+    from vareval.data.evals import eval_table
+    from vareval.data.io import write_table
+
+    check_output(output, "--output")
+    result = eval_table(table, **roles, task=task, interval=interval, confidence=confidence,
+                        n_resamples=resamples, rng=seed)
+    frame = result.to_frame()
+    with writing(output, "--output"):
+        text = write_table(frame, output)
+    if text is not None:
+        click.echo(text, nl=False)
+    else:
+        m, t = frame["model"].nunique(), frame["task"].nunique()
+        click.echo(f"wrote {len(frame)} rows ({m} model{'s' * (m > 1)} x {t} "
+                   f"task{'s' * (t > 1)}) to {output}", err=True)
+
+
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--output", "-o", type=output_path(), default=None,
@@ -273,7 +310,7 @@ def evals():
     """
 
 
-for _command in (score, compare, pass_at_k, plan, import_):
+for _command in (score, compare, pass_at_k, plan, table_, import_):
     evals.add_command(_command)
 
 COMMANDS = [evals]

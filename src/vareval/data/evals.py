@@ -337,3 +337,49 @@ def plan_evals(
         scores, q, clusters, baseline=base, target_se=target_se, effect=effect, power=power,
         alpha=alpha, n_questions=n_questions, samples=samples,
     )
+
+
+@keyword_only("metric", "model", "question", "task", "cluster", "sample")
+def eval_table(
+    df: pd.DataFrame,
+    *,
+    metric: str,
+    model: str = "model",
+    question: str = "question",
+    task: str = "task",
+    cluster: str | None = None,
+    sample: str | None = None,
+    interval: str = "auto",
+    confidence: float = 0.95,
+    errors: str = "refuse",
+    n_resamples: int = 10_000,
+    rng=None,
+) -> ResultTable:
+    """Each model's score on each benchmark: the models x benchmarks table.
+
+    One row per model and task (``task`` column: the benchmark), with the
+    score (the mean of per-question means, in a column named ``metric``) and
+    its interval, SE and unit from :func:`eval_scores` on that task's rows.
+    It is the table :func:`vareval.aggregate` and :func:`vareval.rank` read
+    (``metric=metric, by="model", task="task"``): one run per model and task,
+    so their intervals across tasks resample the tasks, not the questions.
+    ``results`` maps each task to its :func:`eval_scores` table.
+    """
+    require_columns(df, [task], "task")
+    tasks = labels(df, task, "task")
+    results, frames = {}, []
+    for name in pd.unique(tasks):
+        scores = eval_scores(
+            df[(tasks == name).to_numpy()], metric=metric, model=model, question=question,
+            cluster=cluster, sample=sample, interval=interval, confidence=confidence,
+            errors=errors, n_resamples=n_resamples, rng=rng,
+        )
+        results[str(name)] = scores
+        frame = scores.frame.drop(columns=["naive_low", "naive_high"])
+        column = metric if metric not in frame.columns else "score"
+        frames.append(frame.rename(columns={"score": column}).assign(task=str(name)))
+    frame = pd.concat(frames, ignore_index=True)
+    frame = frame[["model", "task", *[c for c in frame.columns if c not in ("model", "task")]]]
+    title = (f"{metric}: each model's score on each of {len(results)} task(s), "
+             f"{confidence:.0%} interval")  # fmt: skip
+    return ResultTable(title=title, results=results, frame=frame)
