@@ -52,7 +52,7 @@ BASE = {
     "replay": ["runs.db", "1"],
     "report": ["runs.csv", "--metric", "accuracy", "--by", "method", "-o", "report.html",
                "--search", "runs.csv", "--predictions", "preds.csv", "--gold", "gold",
-               "--figures", "figures"],
+               "--figures", "figures", "--evals", "runs.csv"],
     "import optuna": ["runs.db", "-o", "out.csv"],
     "import mlflow": ["runs.db", "-o", "out.csv"],
     "import wandb": ["runs.csv", "-o", "out.csv"],

@@ -34,7 +34,8 @@ from vareval.cli._paths import output_path
 from vareval.errors import ArgumentError
 
 
-def _read(files):
+def read_answers(files):
+    """The files as one answers table; ``attrs["scores"]`` lists the score columns they name."""
     import pandas as pd
 
     from vareval.data.importers.evals import read_eval_log
@@ -64,8 +65,8 @@ def _answers_options(f):
                   help="Errored answers: an error, left out, or scored 0 (counted either way).")
     @functools.wraps(f)
     def command(files, metric, model, question, cluster, sample, errors, **kw):
-        table = _read(files)
-        metric = _score_column(table, metric)
+        table = read_answers(files)
+        metric = score_column(table, metric)
         if sample is None and "epoch" in table.columns:
             sample = "epoch"
         roles = dict(metric=metric, model=model, question=question, cluster=cluster,
@@ -75,7 +76,8 @@ def _answers_options(f):
     return command
 
 
-def _score_column(table, score):
+def score_column(table, score, flag="--metric"):
+    """The score column: ``score`` if given, else the one the files name (``flag`` in errors)."""
     if score is not None:
         return score
     found = table.attrs.get("scores", [])
@@ -83,9 +85,9 @@ def _score_column(table, score):
         return found[0]
     if found:
         raise ArgumentError(
-            f"--metric: the files hold several scores ({', '.join(found)}); name one."
+            f"{flag}: the files hold several scores ({', '.join(found)}); name one."
         )
-    raise ArgumentError("--metric: name the score column (a plain table does not say which it is).")
+    raise ArgumentError(f"{flag}: name the score column (a plain table does not say which it is).")
 
 
 def _cluster_line(result, cluster) -> str:
@@ -291,7 +293,7 @@ def import_(files, output):
     from vareval.data.io import write_table
 
     check_output(output, "--output")
-    table = _read(files)
+    table = read_answers(files)
     with writing(output, "--output"):
         text = write_table(table, output)
     if text is not None:
