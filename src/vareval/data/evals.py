@@ -339,7 +339,6 @@ def plan_evals(
     )
 
 
-@keyword_only("metric", "model", "question", "task", "cluster", "sample")
 def eval_table(
     df: pd.DataFrame,
     *,
