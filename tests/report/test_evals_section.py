@@ -83,6 +83,10 @@ def test_the_report_command_takes_eval_logs_and_says_the_unit(tmp_path):
     html = out.read_text()
     assert "Independent unit: 6 clusters (passage)" in html
     assert 'data-figure="eval-differences"' in html
+    item = next(i for i in json.loads(r.stdout)["checklist"] if i["topic"].startswith("Eval"))
+    assert "over 6 independent units (wilson)" in item["text"]
+    assert "2 tied groups of 2 models" in item["text"]
+    assert "State the 3 errored answers" in item["text"]
 
 
 def test_one_line_errors_for_the_evals_options(tmp_path):
