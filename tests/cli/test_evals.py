@@ -133,3 +133,14 @@ def test_bad_arguments_one_line():
     out = run("score", str(LOGS / "lm_eval"), "--cluster", "nope")
     assert out.exit_code == 2 and out.output.startswith("error:") and "nope" in out.output
     assert out.output.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [["score"], ["compare"], ["plan"], ["pass-at-k", "-k", "1"]])
+def test_one_cluster_is_one_line_naming_the_flag(tmp_path, command):
+    path = tmp_path / "one.csv"
+    path.write_text("model,question,passage,correct\n"
+                    + "".join(f"{m},q{i},p,{(i + j) % 2}\n" for j, m in enumerate("ab")
+                              for i in range(3)))  # fmt: skip
+    r = run(*command, str(path), "--metric", "correct", "--cluster", "passage")
+    assert r.exit_code == 2 and r.output.count("\n") == 1
+    assert r.output.startswith("error: --cluster puts every question in one cluster ('p')")
