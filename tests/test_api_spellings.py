@@ -37,6 +37,7 @@ SYNONYMS = [
     ("rng", "seed", "random_state", "random_seed"),
     ("pair_on", "pair_by", "match_on", "paired_on"),
     ("alpha", "significance_level", "sig_level"),
+    ("metric", "score", "score_column", "metric_column"),  # the column holding the score
 ]  # fmt: skip
 
 # Ideas whose default must be the same wherever they appear.
@@ -164,6 +165,15 @@ TASKS = pd.DataFrame(
 )
 
 
+ANSWERS = pd.DataFrame({
+    "model": np.tile(["a", "b"], 20),
+    "question": np.repeat(np.arange(10), 4).astype(str),
+    "passage": np.repeat(np.arange(5), 8).astype(str),
+    "correct": (np.arange(40) % 3 > 0).astype(float),
+})  # fmt: skip
+EVAL_KW = {"cluster": "passage", "sample": None}
+
+
 def _sampler():
     return stats.ReflectedKDE(np.r_[A, B], bw=0.01, a=0.0, b=1.0)
 
@@ -180,6 +190,15 @@ RENAMES = [
      "n_resamples", 300),
     (vareval.tuning_curve, (RUNS,), {"metric": "acc", "by": "method", "bounds": (0, 1)},
      "minimize", True, "higher_is_better", False),
+    (vareval.eval_scores, (ANSWERS,), EVAL_KW, "score", "correct", "metric", "correct"),
+    (vareval.compare_evals, (ANSWERS,), {**EVAL_KW, "rng": 0, "n_resamples": 64}, "score",
+     "correct", "metric", "correct"),
+    (vareval.eval_pass_at_k, (ANSWERS,), {**EVAL_KW, "k": 1}, "score", "correct", "metric",
+     "correct"),
+    (vareval.compare_evals_pass_at_k, (ANSWERS,), {**EVAL_KW, "k": 1, "rng": 0,
+     "n_resamples": 64}, "score", "correct", "metric", "correct"),
+    (vareval.plan_evals, (ANSWERS,), {**EVAL_KW, "target_se": 0.05}, "score", "correct",
+     "metric", "correct"),
     (stats.paired_difference, (A, B), {"rng": 0}, "n_boot", 300, "n_resamples", 300),
     (stats.best_of_k, (A,), {"ks": [1, 2], "rng": 0}, "n_sim", 300, "n_resamples", 300),
     (stats.ranking_stability, (A, B), {"max_k": 3, "rng": 0}, "n_sim", 300, "n_resamples", 300),
@@ -312,14 +331,17 @@ def test_metric_is_keyword_only_everywhere():
         ("best_of_k", ("acc", "method"), {"ks": [1, 2], "n_resamples": 300, "rng": 0}),
         ("paired", ("acc", "method", "seed"), {"rng": 0, "n_resamples": 300}),
         ("plan", ("acc", "method", "seed"), {"target_se": 0.001}),
+        ("eval_scores", ("correct", "model"), {"cluster": "passage"}),
+        ("compare_evals", ("correct", "model"), {"rng": 0, "n_resamples": 64}),
     ],
 )
 def test_positional_metric_warns_and_gives_the_same_result(name, args, kw):
     f = getattr(vareval, name)
-    keys = ("metric", "by", "pair_on")[: len(args)]
-    want = f(RUNS, **dict(zip(keys, args, strict=True)), **kw).to_frame()
-    with pytest.warns(DeprecationWarning, match=r"by position is deprecated.*metric=, by="):
-        got = f(RUNS, *args, **kw).to_frame()
+    df, second = (ANSWERS, "model") if name.endswith("evals") or "eval_" in name else (RUNS, "by")
+    keys = ("metric", second, "pair_on")[: len(args)]
+    want = f(df, **dict(zip(keys, args, strict=True)), **kw).to_frame()
+    with pytest.warns(DeprecationWarning, match=rf"by position is deprecated.*metric=, {second}="):
+        got = f(df, *args, **kw).to_frame()
     pd.testing.assert_frame_equal(got, want)
     with pytest.raises(ArgumentError, match="`metric` by position and by keyword"):
-        f(RUNS, "acc", metric="acc")
+        f(df, args[0], metric=args[0])

@@ -55,6 +55,7 @@ _EXPORTS = {
     "eval_pass_at_k": "vareval.data.evals",
     "compare_evals_pass_at_k": "vareval.data.evals",
     "plan_evals": "vareval.data.evals",
+    "eval_table": "vareval.data.evals",
     "read_eval_log": "vareval.data.importers.evals",
 }
 _SUBMODULES = {"errors", "stats", "data", "experiment", "datasets", "report"}

@@ -52,7 +52,7 @@ BASE = {
     "replay": ["runs.db", "1"],
     "report": ["runs.csv", "--metric", "accuracy", "--by", "method", "-o", "report.html",
                "--search", "runs.csv", "--predictions", "preds.csv", "--gold", "gold",
-               "--figures", "figures"],
+               "--figures", "figures", "--evals", "runs.csv"],
     "import optuna": ["runs.db", "-o", "out.csv"],
     "import mlflow": ["runs.db", "-o", "out.csv"],
     "import wandb": ["runs.csv", "-o", "out.csv"],
@@ -69,6 +69,7 @@ BASE = {
     "evals pass-at-k": ["runs.csv", "-k", "1"],
     "evals plan": ["runs.csv", "--target-se", "0.01"],
     "evals import": ["runs.csv", "-o", "out.csv"],
+    "evals table": ["runs.csv", "-o", "out.csv"],
     "parametric-curve": ["runs.csv", "--metric", "accuracy", "--by", "method", "--ks", "1,2",
                          "--plot", "curve.png"],
 }

@@ -21,7 +21,7 @@ def _answers(seed=0):
 
 @pytest.mark.parametrize("confidence", [0.8, 0.95])
 def test_the_naive_interval_is_at_the_asked_level(confidence):
-    table = vareval.eval_scores(_answers(), score="correct", cluster="passage",
+    table = vareval.eval_scores(_answers(), metric="correct", cluster="passage",
                                 confidence=confidence)  # fmt: skip
     for _, row in table.frame.iterrows():
         r = table.results[row["model"]]
@@ -32,7 +32,7 @@ def test_the_naive_interval_is_at_the_asked_level(confidence):
 
 
 def test_the_cluster_bootstrap_gives_the_same_interval_for_the_same_rng():
-    kw = dict(score="correct", cluster="passage", interval="bootstrap", n_resamples=500)
+    kw = dict(metric="correct", cluster="passage", interval="bootstrap", n_resamples=500)
     one = vareval.eval_scores(_answers(), rng=7, **kw).frame
     two = vareval.eval_scores(_answers(), rng=7, **kw).frame
     pd.testing.assert_frame_equal(one, two)

@@ -10,6 +10,7 @@ these files do not hold:
 - ``compare``: every pair of models, paired, with adjusted p-values and tiers;
 - ``pass-at-k``: pass@k per model, or ``--compare`` for the paired comparison;
 - ``plan``: the SE, detectable effect and size of an eval, from a pilot;
+- ``table``: the models x benchmarks table of scores that ``aggregate`` and ``rank`` read;
 - ``import``: the files as one tidy table (CSV or JSON Lines).
 """
 
@@ -33,7 +34,8 @@ from vareval.cli._paths import output_path
 from vareval.errors import ArgumentError
 
 
-def _read(files):
+def read_answers(files):
+    """The files as one answers table; ``attrs["scores"]`` lists the score columns they name."""
     import pandas as pd
 
     from vareval.data.importers.evals import read_eval_log
@@ -49,7 +51,7 @@ def _read(files):
 
 def _answers_options(f):
     @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
-    @click.option("--metric", "score", default=None,
+    @click.option("--metric", default=None,
                   help="Score column (default: the log's scorer or metric, when it has one).")
     @click.option("--model", default="model", show_default=True, help="Model column.")
     @click.option("--question", default="question", show_default=True, help="Question column.")
@@ -62,19 +64,20 @@ def _answers_options(f):
                   default="refuse", show_default=True,
                   help="Errored answers: an error, left out, or scored 0 (counted either way).")
     @functools.wraps(f)
-    def command(files, score, model, question, cluster, sample, errors, **kw):
-        table = _read(files)
-        score = _score_column(table, score)
+    def command(files, metric, model, question, cluster, sample, errors, **kw):
+        table = read_answers(files)
+        metric = score_column(table, metric)
         if sample is None and "epoch" in table.columns:
             sample = "epoch"
-        roles = dict(score=score, model=model, question=question, cluster=cluster,
+        roles = dict(metric=metric, model=model, question=question, cluster=cluster,
                      sample=sample, errors=errors)
         return f(table, roles, **kw)
 
     return command
 
 
-def _score_column(table, score):
+def score_column(table, score, flag="--metric"):
+    """The score column: ``score`` if given, else the one the files name (``flag`` in errors)."""
     if score is not None:
         return score
     found = table.attrs.get("scores", [])
@@ -82,9 +85,9 @@ def _score_column(table, score):
         return found[0]
     if found:
         raise ArgumentError(
-            f"--metric: the files hold several scores ({', '.join(found)}); name one."
+            f"{flag}: the files hold several scores ({', '.join(found)}); name one."
         )
-    raise ArgumentError("--metric: name the score column (a plain table does not say which it is).")
+    raise ArgumentError(f"{flag}: name the score column (a plain table does not say which it is).")
 
 
 def _cluster_line(result, cluster) -> str:
@@ -245,6 +248,42 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
     emit(as_json, p.to_dict(), "\n".join(lines))
 
 
+@click.command("table")
+@_answers_options
+@click.option("--task", default="task", show_default=True,
+              help="Task (benchmark) column: one row per model and task.")
+@click.option("--output", "-o", type=output_path(), default=None,
+              help="Write the table here (.csv, .tsv, .jsonl); default: CSV on standard output.")
+@click.option("--interval", default="auto", show_default=True,
+              type=click.Choice(["auto", "wilson", "clopper-pearson", "bayes", "t", "bootstrap",
+                                 "normal"]), help="The interval of each score, as in score.")
+@confidence_option
+@resamples_option(10_000, "Cluster-bootstrap resamples (--interval bootstrap).")
+@seed_option()
+def table_(table, roles, task, output, interval, confidence, resamples, seed):
+    """The models x benchmarks table that aggregate and rank read: a row per model and task.
+
+    Each row is the model's score on the task (column named by --metric) with its
+    interval, SE and unit, as score computes them; then, e.g.
+    `vareval rank table.csv --metric match --by model --task task`.
+    """
+    from vareval.data.evals import eval_table
+    from vareval.data.io import write_table
+
+    check_output(output, "--output")
+    result = eval_table(table, **roles, task=task, interval=interval, confidence=confidence,
+                        n_resamples=resamples, rng=seed)
+    frame = result.to_frame()
+    with writing(output, "--output"):
+        text = write_table(frame, output)
+    if text is not None:
+        click.echo(text, nl=False)
+    else:
+        m, t = frame["model"].nunique(), frame["task"].nunique()
+        click.echo(f"wrote {len(frame)} rows ({m} model{'s' * (m > 1)} x {t} "
+                   f"task{'s' * (t > 1)}) to {output}", err=True)
+
+
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--output", "-o", type=output_path(), default=None,
@@ -254,7 +293,7 @@ def import_(files, output):
     from vareval.data.io import write_table
 
     check_output(output, "--output")
-    table = _read(files)
+    table = read_answers(files)
     with writing(output, "--output"):
         text = write_table(table, output)
     if text is not None:
@@ -273,7 +312,7 @@ def evals():
     """
 
 
-for _command in (score, compare, pass_at_k, plan, import_):
+for _command in (score, compare, pass_at_k, plan, table_, import_):
     evals.add_command(_command)
 
 COMMANDS = [evals]

@@ -83,6 +83,23 @@ def _search_spec(path, bounds, metric, by) -> dict:
     return spec
 
 
+def _evals_spec(files, metric, cluster, errors) -> dict:
+    """The evals section's input: the answers, read as ``vareval evals`` reads them."""
+    from pathlib import Path
+
+    from vareval.cli.evals import read_answers, score_column
+
+    table = read_answers(files)
+    return {
+        "df": table,
+        "metric": score_column(table, metric, "--evals-metric"),
+        "cluster": cluster,
+        "sample": "epoch" if "epoch" in table.columns else None,
+        "errors": errors,
+        "source": ", ".join(Path(f).name for f in files),
+    }
+
+
 def _store_reader():
     """The runner's store reader, or None where it is not installed."""
     from vareval.report.sections._base import optional
@@ -222,6 +239,20 @@ def store_context(spec: dict) -> dict:
 )
 @click.option("--task", default=None, help="Across-tasks section: the task column(s).")
 @click.option(
+    "--evals",
+    "evals_files",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Evals section: inspect_ai / lm-evaluation-harness logs or an answers table "
+    "(repeat for several files); scores and paired differences as `vareval evals`.",
+)
+@click.option("--evals-metric", default=None, help="Evals: the score column (default: the "
+              "log's scorer).")
+@click.option("--evals-cluster", default=None, help="Evals: the cluster column (passage, ...).")
+@click.option("--evals-errors", type=click.Choice(["refuse", "exclude", "incorrect"]),
+              default="refuse", show_default=True, help="Evals: errored answers, as in "
+              "`vareval evals --errors`.")
+@click.option(
     "--figures",
     "figures_dir",
     default=None,
@@ -279,6 +310,10 @@ def report(
     item,
     prediction_metric,
     task,
+    evals_files,
+    evals_metric,
+    evals_cluster,
+    evals_errors,
     figures_dir,
     figure_format,
     figure_width,
@@ -321,6 +356,10 @@ def report(
         }
     if task:
         extras["tasks"] = {"task": split_columns(task)}
+    if evals_files:
+        extras["evals"] = _evals_spec(evals_files, evals_metric, evals_cluster, evals_errors)
+    elif evals_metric or evals_cluster:
+        raise ArgumentError("--evals-metric and --evals-cluster need --evals FILE.")
     _html_path(output)  # refuse a wrong suffix before any work
     data, sections, checklist, notes = collect(
         df,

@@ -1,6 +1,6 @@
 """Language-model evaluations on a table: one row per answer.
 
-Columns by role: the *score* (0/1, partial credit or any number), the
+Columns by role: the *metric* (the score: 0/1, partial credit or any number), the
 *model*, the *question*, and optionally the *cluster* of the question
 (passage, document, subject), the *sample* (epoch: the k-th answer to the
 same question) and a *status* column. Rows of one model that share a
@@ -22,6 +22,7 @@ from scipy import special
 from vareval.data.tables import ResultTable
 from vareval.data.validate import _rows, labels, metric_values, require_columns
 from vareval.errors import DataError, VarevalWarning
+from vareval.stats._checks import keyword_only, renamed_keywords
 from vareval.stats.evals import compare_models, compare_pass_at_k, eval_score, pass_at_k, plan_eval
 from vareval.stats.evals.compare import model_questions
 
@@ -61,7 +62,7 @@ class Answers:
         return text
 
 
-def _errored(df: pd.DataFrame, score: str) -> np.ndarray:
+def _errored(df: pd.DataFrame) -> np.ndarray:
     """Rows the source marked as errored: status 'failed' (the importers' word)."""
     if "status" not in df.columns:
         return np.zeros(len(df), dtype=bool)
@@ -70,7 +71,8 @@ def _errored(df: pd.DataFrame, score: str) -> np.ndarray:
 
 def answers(
     df: pd.DataFrame,
-    score: str,
+    *,
+    metric: str,
     model: str = "model",
     question: str = "question",
     cluster: str | None = None,
@@ -80,10 +82,10 @@ def answers(
     """Validate an answers table and return its arrays (see the module docstring)."""
     if errors not in ERRORS:
         raise DataError(f"`errors` must be one of {', '.join(ERRORS)}; got {errors!r}.")
-    require_columns(df, [score], "score")
+    require_columns(df, [metric], "metric")
     require_columns(df, [model], "model")
     require_columns(df, [question], "question")
-    bad = _errored(df, score)
+    bad = _errored(df)
     models = labels(df, model, "model").to_numpy(dtype=object)
     errored = {str(m): int((bad & (models == m)).sum()) for m in pd.unique(models)}
     if bad.any() and errors == "refuse":
@@ -96,7 +98,7 @@ def answers(
     values = np.zeros(int(keep.sum()))
     fine = ~bad[keep]
     if fine.any():
-        values[fine] = metric_values(table.loc[fine], score)
+        values[fine] = metric_values(table.loc[fine], metric)
     qs = labels(table, question, "question").to_numpy(dtype=object)
     cl = None if cluster is None else labels(table, cluster, "cluster").to_numpy(dtype=object)
     m = models[keep]
@@ -146,14 +148,16 @@ def _cluster(a: Answers, sel):
     return None if a.cluster is None else a.cluster[sel]
 
 
+@keyword_only("metric", "model", "question", "cluster", "sample")
+@renamed_keywords(score="metric")
 def eval_scores(
     df: pd.DataFrame,
-    score: str,
+    *,
+    metric: str,
     model: str = "model",
     question: str = "question",
     cluster: str | None = None,
     sample: str | None = None,
-    *,
     interval: str = "auto",
     confidence: float = 0.95,
     errors: str = "refuse",
@@ -165,7 +169,8 @@ def eval_scores(
     Returns a table keyed by model; the frame also shows the naive CLT
     interval (every answer independent) beside the default one.
     """
-    a = answers(df, score, model, question, cluster, sample, errors)
+    a = answers(df, metric=metric, model=model, question=question, cluster=cluster,
+                   sample=sample, errors=errors)
     results, rows = {}, []
     z = special.ndtri(0.5 + confidence / 2)  # the naive CLT interval at the same level
     for m in a.models:
@@ -183,20 +188,22 @@ def eval_scores(
             "design_effect": r.design_effect, "naive_low": r.estimate - half,
             "naive_high": r.estimate + half,
         })
-    title = f"{score}: each model's score, {confidence:.0%} interval"
+    title = f"{metric}: each model's score, {confidence:.0%} interval"
     if a.note():
         title += f" ({a.note()})"
     return ResultTable(title=title, results=results, frame=pd.DataFrame(rows))
 
 
+@keyword_only("metric", "model", "question", "cluster", "sample")
+@renamed_keywords(score="metric")
 def compare_evals(
     df: pd.DataFrame,
-    score: str,
+    *,
+    metric: str,
     model: str = "model",
     question: str = "question",
     cluster: str | None = None,
     sample: str | None = None,
-    *,
     test: str = "auto",
     interval: str = "auto",
     correction: str = "holm",
@@ -207,7 +214,10 @@ def compare_evals(
     rng=None,
 ):
     """Every pair of models on the same questions (:func:`vareval.stats.evals.compare_models`)."""
-    a = _common_questions(answers(df, score, model, question, cluster, sample, errors))
+    a = _common_questions(answers(
+        df, metric=metric, model=model, question=question, cluster=cluster, sample=sample,
+        errors=errors,
+    ))
     return compare_models(
         a.score, a.model.astype(str), a.question.astype(str),
         None if a.cluster is None else a.cluster.astype(str),
@@ -216,20 +226,23 @@ def compare_evals(
     )
 
 
+@keyword_only("metric", "k", "model", "question", "cluster", "sample")
+@renamed_keywords(score="metric")
 def eval_pass_at_k(
     df: pd.DataFrame,
-    score: str,
+    *,
+    metric: str,
     k: int,
     model: str = "model",
     question: str = "question",
     cluster: str | None = None,
     sample: str | None = None,
-    *,
     confidence: float = 0.95,
     errors: str = "refuse",
 ) -> ResultTable:
     """Each model's pass@k (:func:`vareval.stats.evals.pass_at_k`)."""
-    a = answers(df, score, model, question, cluster, sample, errors)
+    a = answers(df, metric=metric, model=model, question=question, cluster=cluster,
+                   sample=sample, errors=errors)
     results = {
         m: pass_at_k(a.score[s], a.question[s], k, _cluster(a, s), confidence=confidence)
         for m in a.models
@@ -241,20 +254,25 @@ def eval_pass_at_k(
          "errored": a.errored.get(m, 0)}
         for m, r in results.items()
     ])
-    title = f"{score}: pass@{k}, {confidence:.0%} interval over questions"
+    title = f"{metric}: pass@{k}, {confidence:.0%} interval over questions"
     if a.note():
         title += f" ({a.note()})"
     return ResultTable(title=title, results=results, frame=frame)
 
 
+@keyword_only("metric", "k", "model", "question", "cluster", "sample")
+@renamed_keywords(score="metric")
 def compare_evals_pass_at_k(
-    df: pd.DataFrame, score: str, k: int, model: str = "model", question: str = "question",
-    cluster: str | None = None, sample: str | None = None, *, correction: str = "holm",
+    df: pd.DataFrame, *, metric: str, k: int, model: str = "model", question: str = "question",
+    cluster: str | None = None, sample: str | None = None, correction: str = "holm",
     alpha: float = 0.05, confidence: float = 0.95, errors: str = "refuse",
     n_resamples: int = 10_000, rng=None,
 ):
     """Paired comparison of models' pass@k (:func:`vareval.stats.evals.compare_pass_at_k`)."""
-    a = _common_questions(answers(df, score, model, question, cluster, sample, errors))
+    a = _common_questions(answers(
+        df, metric=metric, model=model, question=question, cluster=cluster, sample=sample,
+        errors=errors,
+    ))
     return compare_pass_at_k(
         a.score, a.model.astype(str), a.question.astype(str), k,
         None if a.cluster is None else a.cluster.astype(str), correction=correction,
@@ -262,14 +280,16 @@ def compare_evals_pass_at_k(
     )
 
 
+@keyword_only("metric", "model", "question", "cluster", "sample")
+@renamed_keywords(score="metric")
 def plan_evals(
     df: pd.DataFrame,
-    score: str,
+    *,
+    metric: str,
     model: str = "model",
     question: str = "question",
     cluster: str | None = None,
     sample: str | None = None,
-    *,
     of: str | None = None,
     baseline: str | None = None,
     target_se: float | None = None,
@@ -285,7 +305,10 @@ def plan_evals(
     ``of`` names the model to plan for (default: the only one, or the first);
     with ``baseline`` the plan is for the paired comparison of ``of`` and it.
     """
-    a = _common_questions(answers(df, score, model, question, cluster, sample, errors))
+    a = _common_questions(answers(
+        df, metric=metric, model=model, question=question, cluster=cluster, sample=sample,
+        errors=errors,
+    ))
     names = a.models
     of = names[0] if of is None else of
     for name in (of, baseline):
@@ -314,3 +337,48 @@ def plan_evals(
         scores, q, clusters, baseline=base, target_se=target_se, effect=effect, power=power,
         alpha=alpha, n_questions=n_questions, samples=samples,
     )
+
+
+def eval_table(
+    df: pd.DataFrame,
+    *,
+    metric: str,
+    model: str = "model",
+    question: str = "question",
+    task: str = "task",
+    cluster: str | None = None,
+    sample: str | None = None,
+    interval: str = "auto",
+    confidence: float = 0.95,
+    errors: str = "refuse",
+    n_resamples: int = 10_000,
+    rng=None,
+) -> ResultTable:
+    """Each model's score on each benchmark: the models x benchmarks table.
+
+    One row per model and task (``task`` column: the benchmark), with the
+    score (the mean of per-question means, in a column named ``metric``) and
+    its interval, SE and unit from :func:`eval_scores` on that task's rows.
+    It is the table :func:`vareval.aggregate` and :func:`vareval.rank` read
+    (``metric=metric, by="model", task="task"``): one run per model and task,
+    so their intervals across tasks resample the tasks, not the questions.
+    ``results`` maps each task to its :func:`eval_scores` table.
+    """
+    require_columns(df, [task], "task")
+    tasks = labels(df, task, "task")
+    results, frames = {}, []
+    for name in pd.unique(tasks):
+        scores = eval_scores(
+            df[(tasks == name).to_numpy()], metric=metric, model=model, question=question,
+            cluster=cluster, sample=sample, interval=interval, confidence=confidence,
+            errors=errors, n_resamples=n_resamples, rng=rng,
+        )
+        results[str(name)] = scores
+        frame = scores.frame.drop(columns=["naive_low", "naive_high"])
+        column = metric if metric not in frame.columns else "score"
+        frames.append(frame.rename(columns={"score": column}).assign(task=str(name)))
+    frame = pd.concat(frames, ignore_index=True)
+    frame = frame[["model", "task", *[c for c in frame.columns if c not in ("model", "task")]]]
+    title = (f"{metric}: each model's score on each of {len(results)} task(s), "
+             f"{confidence:.0%} interval")  # fmt: skip
+    return ResultTable(title=title, results=results, frame=frame)

@@ -22,7 +22,7 @@ from vareval.stats._checks import renamed_keywords
 CORE = ("design", "summary", "paired")
 OPTIONAL = (
     "significance", "tuning", "variance", "allocation", "aggregate", "ranking", "dominance",
-    "sequential",
+    "sequential", "evals",
 )
 LAST = ("best_of_k",)
 REPEATED = ("training", "data-sampling")

@@ -90,6 +90,15 @@ def test_few_clusters_warn_with_their_number(rng):
         eval_score(a, q, c)
 
 
+def test_one_cluster_is_refused_naming_it():
+    """G / (G - 1) is undefined at G = 1 (inspect_ai returns 0 there): an error, not a number."""
+    x, q = [1.0, 0.0, 1.0, 0.0], ["q1", "q2", "q1", "q2"]
+    with pytest.raises(ArgumentError, match=r"one cluster \('p'\).*at least 2 clusters"):
+        eval_score(x[:2], q[:2], ["p", "p"])
+    with pytest.raises(ArgumentError, match=r"one cluster \('p'\)"):
+        compare_models(x, ["a", "a", "b", "b"], q, ["p"] * 4)
+
+
 @pytest.mark.parametrize("n, k", [(10, 0), (10, 3), (30, 29), (100, 100), (1000, 437)])
 def test_binomial_intervals_are_statsmodels_and_scipy(n, k):
     x = np.r_[np.ones(k), np.zeros(n - k)]

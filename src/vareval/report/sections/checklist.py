@@ -153,6 +153,10 @@ def build(data: ReportData) -> list[ChecklistItem]:
         )
     )
 
+    evals = facts.get("evals")
+    if evals:
+        items.append(ChecklistItem("Eval scores and their unit", _evals_text(evals, c), "ok"))
+
     selection = _selection(data)
     if selection:
         items.append(ChecklistItem("Selection on validation, report on test", *selection))
@@ -192,6 +196,30 @@ def build(data: ReportData) -> list[ChecklistItem]:
     }[data.test_set]
     items.append(ChecklistItem("Final test set held out", *test))
     return items
+
+
+def _evals_text(evals: dict, c: str) -> str:
+    """What to report of an eval: each score over its independent unit, the paired pairs."""
+    scores, comp = evals["scores"], evals["comparison"]
+    first = next(iter(scores.results.values()))
+    text = (
+        f"Each model's score with its {c} interval over "
+        f"{plural(first.n_clusters, 'independent unit')} ({first.interval}), not the naive "
+        "interval over every answer: "
+        + _listing([f"{r.model}: {num(r.score)} {interval((r.low, r.high))}"
+                    for r in scores.frame.itertuples()])  # fmt: skip
+        + "."
+    )
+    if comp is not None:
+        tiers = len(set(comp.tier.tolist()))
+        text += (
+            f" Differences paired on the same questions ({comp.test} test, p adjusted by "
+            f"{comp.correction}); {plural(tiers, 'tied group')} of {len(comp.models)} models."
+        )
+    errored = int(scores.frame["errored"].sum())
+    if errored:
+        text += f" State the {plural(errored, 'errored answer')} and how they were counted."
+    return text
 
 
 def _selection(data: ReportData):

@@ -62,7 +62,7 @@ def _check_length(name: str, arr, n: int) -> None:
 
 
 def question_clusters(q_codes: np.ndarray, n_q: int, cluster, q_labels) -> tuple[np.ndarray, int]:
-    """The cluster code of each question; a question in two clusters is refused."""
+    """The cluster code of each question; a question in two clusters, or one cluster, is refused."""
     if cluster is None:
         return np.arange(n_q), n_q
     c_labels, c_codes = _codes(cluster)
@@ -76,6 +76,12 @@ def question_clusters(q_codes: np.ndarray, n_q: int, cluster, q_labels) -> tuple
             "a question belongs to one cluster."
         )
     used, codes = np.unique(first, return_inverse=True)
+    if used.size < 2:
+        raise ArgumentError(
+            f"`cluster` puts every question in one cluster ({str(c_labels[used[0]])!r}); a "
+            "cluster-robust SE needs at least 2 clusters: drop the cluster column or use a "
+            "finer one."
+        )
     return codes.reshape(-1), used.size
 
 

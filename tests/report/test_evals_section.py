@@ -1,0 +1,102 @@
+"""The report's evals section: its numbers are `vareval evals score|compare --json`'s."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vareval import datasets
+from vareval.cli import main
+from vareval.report.builder import collect
+from vareval.report.sections._base import interval, num
+from vareval.report.sections.significance import pvalue
+
+LOGS = Path(__file__).parents[1] / "data" / "importers" / "eval_logs"
+FILES = [str(LOGS / "mock-a.eval"), str(LOGS / "mock-b.eval")]
+
+
+def _cli(*args, cluster="passage"):
+    flags = ["--errors", "incorrect"] + (["--cluster", cluster] if cluster else [])
+    r = CliRunner().invoke(main, ["evals", *args, *FILES, *flags, "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def _section(seed=0, cluster="passage", n_resamples=10_000):
+    from vareval.cli.report import _evals_spec
+
+    spec = _evals_spec(FILES, None, cluster, "incorrect")
+    data, sections, _, _ = collect(
+        datasets.load("digits_runs.csv"), metric="accuracy", by="method", seed=seed,
+        n_resamples=n_resamples, best_of_k_resamples=200, extras={"evals": spec},
+    )  # fmt: skip
+    [section] = [s for s in sections if s.id == "evals"]
+    return section, data.facts["evals"]
+
+
+@pytest.mark.parametrize(("seed", "cluster"), [(0, "passage"), (3, None)])
+def test_the_sections_numbers_are_evals_compare_and_score_json(seed, cluster):
+    """With 6 passages all 64 sign flips are used; on 24 questions, 10,000 random ones."""
+    section, facts = _section(seed, cluster)
+    scores, pairs = [b for b in section.blocks if b.kind == "table"]
+    want = _cli("score", cluster=cluster)["models"]
+    assert [r[0] for r in scores.rows] == list(want)
+    for row, r in zip(scores.rows, want.values(), strict=True):
+        assert row[1:7] == [num(r["estimate"]), interval((r["low"], r["high"])), num(r["se"]),
+                            r["interval"], str(r["n_questions"]), str(r["n_clusters"])]  # fmt: skip
+    comp = _cli("compare", "--seed", str(seed), cluster=cluster)
+    assert comp["n_resamples"] == (64 if cluster else 10_000)
+    expect = [
+        [a, b, num(e), interval((lo, hi)), num(se), pvalue(p), pvalue(q)]
+        for a, b, e, lo, hi, se, p, q in zip(
+            comp["a"], comp["b"], comp["estimate"], comp["low"], comp["high"], comp["se"],
+            comp["pvalue"], comp["pvalue_adjusted"], strict=True,
+        )
+    ]  # fmt: skip
+    assert pairs.rows == expect
+    got = facts["comparison"].to_dict()
+    comp.pop("seed")
+    assert {k: got[k] for k in comp} == comp  # the same numbers, to the last bit
+    unit = "clusters (passage)" if cluster else "questions, each independent"
+    assert f"{comp['n_clusters']} {unit}" in pairs.caption
+    assert f"by {comp['correction']}" in pairs.caption
+    tiers = next(b.text for b in section.blocks if b.kind == "paragraph" and "Tied" in b.text)
+    groups = re.findall(r"\{(.*?)\}", tiers)
+    by_tier = {}
+    for m, t in zip(comp["models"], comp["tier"], strict=True):
+        by_tier.setdefault(t, []).append(m)
+    assert groups == [", ".join(by_tier[t]) for t in sorted(by_tier)]
+    assert any(b.kind == "figure" and b.name == "eval-differences" for b in section.blocks)
+
+
+def test_the_report_command_takes_eval_logs_and_says_the_unit(tmp_path):
+    datasets.load("digits_runs.csv").to_csv(tmp_path / "runs.csv", index=False)
+    out = tmp_path / "report.html"
+    args = ["report", str(tmp_path / "runs.csv"), "--metric", "accuracy", "--by", "method",
+            "-o", str(out), "--evals", FILES[0], "--evals", FILES[1], "--evals-cluster",
+            "passage", "--evals-errors", "incorrect", "--json"]  # fmt: skip
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "evals" in json.loads(r.stdout)["sections"]
+    html = out.read_text()
+    assert "Independent unit: 6 clusters (passage)" in html
+    assert 'data-figure="eval-differences"' in html
+    item = next(i for i in json.loads(r.stdout)["checklist"] if i["topic"].startswith("Eval"))
+    assert "over 6 independent units (wilson)" in item["text"]
+    assert "2 tied groups of 2 models" in item["text"]
+    assert "State the 3 errored answers" in item["text"]
+
+
+def test_one_line_errors_for_the_evals_options(tmp_path):
+    datasets.load("digits_runs.csv").to_csv(tmp_path / "runs.csv", index=False)
+    base = ["report", str(tmp_path / "runs.csv"), "--metric", "accuracy", "--by", "method",
+            "-o", str(tmp_path / "r.html")]  # fmt: skip
+    r = CliRunner().invoke(main, [*base, "--evals-cluster", "passage"])
+    assert r.exit_code == 2 and r.output == "error: --evals-metric and --evals-cluster need " \
+        "--evals FILE.\n"
+    r = CliRunner().invoke(main, [*base, "--evals", FILES[0]])  # errored answers, refused
+    assert r.exit_code == 2 and r.output.count("\n") == 1
+    assert r.output.startswith("error: the evals section cannot be built")
+    assert "3 errored" in r.output
