@@ -186,7 +186,8 @@ def test_batched_refits_converge_on_allocation_design():
     y = (0.01 * exp + 0.01 * rng.normal(size=n_seed)[seed]
          + 0.02 * rng.normal(size=config.max() + 1)[config]
          + 0.003 * rng.normal(size=se.max() + 1)[se]
-         + 0.002 * rng.normal(size=ce.max() + 1)[ce] + 0.01 * rng.normal(size=seed.size))  # fmt: skip
+         + 0.002 * rng.normal(size=ce.max() + 1)[ce]
+         + 0.01 * rng.normal(size=seed.size))  # fmt: skip
     X = np.column_stack([np.ones(seed.size)] + [exp == e for e in range(1, n_exp)])
     codes = [seed, config, se, ce]
     with warnings.catch_warnings():
