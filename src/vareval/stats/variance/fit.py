@@ -881,21 +881,26 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
     step (max |H^-1 g|; 0 when every coordinate is at its bound).
     """
     scaled = 0.0
+    H, H_free = None, None
     for _ in range(steps):
         free = np.flatnonzero(x > 0)
         if free.size == 0:
             scaled = 0.0
             break
-        H = np.empty((free.size, free.size))
-        for a, i in enumerate(free):
-            h = 1e-5 * max(x[i], 1e-3)
-            e = np.zeros_like(x)
-            e[i] = h
-            gp = cp.evaluate(x + e, reml=reml, grad=True)["grad"]
-            gm = cp.evaluate(np.maximum(x - e, 0.0), reml=reml, grad=True)["grad"]
-            H[:, a] = (gp - gm)[free] / (h + min(h, x[i]))
-            counter[0] += 2
-        H = 0.5 * (H + H.T)
+        # the Hessian is kept after a small step (< 1e-4): the last Newton
+        # steps, and the convergence check, need only its rough value
+        if H is None or not np.array_equal(free, H_free) or scaled >= 1e-4:
+            H_free = free
+            H = np.empty((free.size, free.size))
+            for a, i in enumerate(free):
+                h = 1e-5 * max(x[i], 1e-3)
+                e = np.zeros_like(x)
+                e[i] = h
+                gp = cp.evaluate(x + e, reml=reml, grad=True)["grad"]
+                gm = cp.evaluate(np.maximum(x - e, 0.0), reml=reml, grad=True)["grad"]
+                H[:, a] = (gp - gm)[free] / (h + min(h, x[i]))
+                counter[0] += 2
+            H = 0.5 * (H + H.T)
         try:
             if np.any(np.linalg.eigvalsh(H) <= 0):
                 scaled = np.inf
