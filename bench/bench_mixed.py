@@ -5,6 +5,7 @@ Run from the repository root:
     PYTHONPATH=src python bench/bench_mixed.py            # add --quick to skip 900k
     PYTHONPATH=src python bench/bench_mixed.py --crossed  # 100,000 crossed levels
     PYTHONPATH=src python bench/bench_mixed.py --write-csv DIR
+    PYTHONPATH=src python bench/bench_mixed.py --lme4     # InstEval, make_crossed(300)
     Rscript bench/bench_mixed_lme4.R DIR                  # lme4's side, same designs
 
 Design: 6 experiments (3 models x 2 optimizers), random intercepts for seed and
@@ -109,6 +110,72 @@ def make_crossed(sweeps, per=25, runs=6, rng=0):
     )
 
 
+# lme4's lmer timed in the same run (--lme4): the data written to a temporary
+# directory (InstEval exported from R's lme4, not kept), lmer's fit alone timed;
+# InstEval on lme4's own copy (read back from the CSV as strings, lmer took
+# 392 s in one run against ~52 s on its own copy earlier; not investigated)
+_LMER = """
+suppressMessages(library(lme4))
+args <- commandArgs(TRUE)
+if (args[1] == "export") {
+  d <- InstEval
+  write.csv(data.frame(s = d$s, d = d$d, dept = d$dept, service = d$service, y = d$y),
+            args[2], row.names = FALSE)
+} else {
+  if (args[2] == "InstEval") d <- InstEval else {  # as lme4 ships it
+    d <- read.csv(args[2], colClasses = "character")
+    d$y <- as.numeric(d$y)
+  }
+  t0 <- proc.time()[["elapsed"]]
+  m <- lmer(as.formula(args[3]), d)
+  cat(proc.time()[["elapsed"]] - t0, "\n")
+}
+"""
+
+
+def lme4_side_by_side():
+    """vareval's whole analysis beside lmer's fit alone on InstEval and make_crossed(300)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    import pandas as pd
+
+    if shutil.which("Rscript") is None:
+        print("Rscript not found: install R with lme4 to run --lme4 (skipped)")
+        return
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "lmer.R").write_text(_LMER)
+
+    def rscript(*args):
+        out = subprocess.run(["Rscript", str(tmp / "lmer.R"), *args],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        return out.stdout
+
+    rscript("export", str(tmp / "insteval.csv"))
+    make_crossed(300).to_csv(tmp / "crossed.csv", index=False)
+    cases = [
+        ("InstEval, 73,421 rows", "insteval.csv", "y ~ service + (1|s) + (1|d) + (1|dept)",
+         dict(fixed=["service"], random=["s", "d", "dept"])),
+        ("make_crossed(300), 45,000 rows", "crossed.csv",
+         "y ~ experiment + (1|seed) + (1|config)",
+         dict(fixed=["experiment"], random=["seed", "config"])),
+    ]  # fmt: skip
+    for label, name, formula, kw in cases:
+        d = pd.read_csv(tmp / name, dtype=str)
+        d["y"] = d["y"].astype(float)
+        t = time.perf_counter()
+        a = vareval.variance(d, metric="y", **kw)
+        secs = time.perf_counter() - t
+        data = "InstEval" if name == "insteval.csv" else str(tmp / name)
+        lmer = float(rscript("fit", data, formula))
+        print(
+            f"{label:32s} vareval fit+LRTs+F {secs:6.2f} s  lmer fit alone {lmer:6.2f} s  "
+            f"ratio {lmer / secs:5.2f}x (goal >= 5x)  theta {np.round(a.fit.theta, 5)}"
+        )
+    shutil.rmtree(tmp)
+
+
 def best_of(fn, repeat):
     out, best = None, np.inf
     for _ in range(repeat):
@@ -133,8 +200,14 @@ def main():
         "--crossed", action="store_true", help="only the 100,000-level crossed case"
     )
     ap.add_argument("--write-csv", metavar="DIR", help="write the designs for R")
+    ap.add_argument(
+        "--lme4", action="store_true", help="InstEval and make_crossed(300) beside lmer"
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    if args.lme4:
+        lme4_side_by_side()
+        return
     cases = [(label, make, shape) for label, *shape in CASES]
     crossed = (CROSSED[0], make_crossed, CROSSED[1:])
     cases = cases[:2] if args.quick else [crossed] if args.crossed else cases + [crossed]

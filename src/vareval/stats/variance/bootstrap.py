@@ -252,11 +252,13 @@ class _Batch:
     def _newton_step(self, g, f, rows, eye):
         """A projected, modified Newton step from forward differences."""
         k, m = eye.shape[0], g.shape[0]
-        h = 1e-4 * (g + 1e-2)
+        # the deviance is O(n) and exact to ~1e-8 at 10^4 rows, so steps of
+        # 1e-4 (g + 1e-2) made the second differences of small variances
+        # rounding noise and a 9,000-row pilot's refits crawled for 50
+        # iterations, stopping up to 5 % from the optimum; 3e-3 converges in ~7
+        h = 3e-3 * (g + 1e-2)
         f1 = np.stack([self.deviance(g + h * eye[i], rows)[0] for i in range(k)], 1)
-        f2 = np.stack(
-            [self.deviance(g + 2 * h * eye[i], rows)[0] for i in range(k)], 1
-        )
+        f2 = np.stack([self.deviance(g + 2 * h * eye[i], rows)[0] for i in range(k)], 1)
         grad = (-3.0 * f[:, None] + 4.0 * f1 - f2) / (2.0 * h)
         H = np.empty((m, k, k))
         for i in range(k):

@@ -43,6 +43,7 @@ from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._checks import as_confidence
 from vareval.stats._result import ConfidenceInterval, Result, t_interval_at
 from vareval.stats.variance.fit import (
+    SINGULAR_TOL,
     MixedModelFit,
     _Crossprods,
     _fit_from_crossprods,
@@ -303,7 +304,11 @@ def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
     n_levels = [len(lev) for lev in level_names]
     cp = _Crossprods(st.y, st.X, codes, n_levels)
     fits = []
-    for s0 in [None] if start is None else [None, start]:
+    # the warm start first; the default start too unless the warm one converged
+    # away from every boundary (where it cannot have stalled)
+    for s0 in [None] if start is None else [start, None]:
+        if fits and fits[0].converged and min(start.min(), fits[0].theta.min()) > SINGULAR_TOL:
+            break
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", VarevalWarning)
             fits.append(
@@ -405,9 +410,7 @@ class _Satterthwaite:
         self.n, self.p, self.k = cp.n, cp.p, cp.k
         # unit: sigma (or, for a perfect fit, the SD of y)
         self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
-        varpar = np.append(fit.theta, fit.sigma / np.sqrt(self.unit2))
-        H = _richardson_jacobian(lambda v: self._grad_vp(cp, v), varpar)
-        self._set_vcov_varpar(H)
+        self._set_vcov_varpar(self._hessian_vp(cp, fit.theta, fit.sigma / np.sqrt(self.unit2)))
         # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
         ev = cp.evaluate(fit.theta, reml=fit.reml, gram=True)
         RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
@@ -436,18 +439,29 @@ class _Satterthwaite:
             )
         self.vcov_varpar = 2.0 * (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
 
-    def _grad_vp(self, cp, varpar):
-        """Gradient of lmerTest's deviance in (theta, sigma)."""
-        theta = varpar[:-1]
-        sigma = varpar[-1]
-        ev = cp.evaluate(theta, reml=self.reml, grad=True)
-        s2 = sigma * sigma
-        g_th = ev["dlogdetA"] + ev["dr2"] / (s2 * self.unit2)
-        if self.reml:
-            g_th = g_th + ev["dlogdetRX2"]
+    def _hessian_vp(self, cp, theta, sigma):
+        """Hessian of lmerTest's deviance in (theta, sigma) (sigma in units of ``unit``).
+
+        The deviance is ``log|A| (+ log|R_X|^2) + r2 / sigma^2 + m log sigma^2``
+        (up to constants), so only its theta-theta block needs differences:
+        central differences of the analytic gradient in theta (relative step
+        1e-4, error ~1e-8); the sigma row is analytic.
+        """
+        s2u = sigma * sigma * self.unit2
         m = self.n - self.p if self.reml else self.n
-        g_s = -2.0 * ev["r2"] / (s2 * sigma * self.unit2) + 2.0 * m / sigma
-        return np.append(g_th, g_s)
+
+        def grad_theta(th):
+            ev = cp.evaluate(th, reml=self.reml, grad=True)
+            g = ev["dlogdetA"] + ev["dr2"] / s2u
+            return g + ev["dlogdetRX2"] if self.reml else g
+
+        k = theta.size
+        ev = cp.evaluate(theta, reml=self.reml, grad=True)
+        H = np.empty((k + 1, k + 1))
+        H[:k, :k] = _richardson_jacobian(grad_theta, theta, r=1)
+        H[:k, k] = H[k, :k] = -2.0 * ev["dr2"] / (s2u * sigma)
+        H[k, k] = 6.0 * ev["r2"] / (s2u * sigma * sigma) - 2.0 * m / sigma**2
+        return H
 
     def ddf_1d(self, L):
         """Satterthwaite df of one contrast (a 1-D array) and its variance."""
