@@ -8,7 +8,9 @@ the seed's configurations and reruns when there are several). Batch by
 batch the design grows by ``batch`` seeds and the ordinary runner runs the
 new trials (claims, heartbeats, crash safety: :func:`vareval.experiment.run`);
 after each batch the confidence sequence of the differences, in seed order,
-is updated and the rule of :func:`vareval.stats.budget.sequential.settle` looks:
+is updated (a :class:`~vareval.stats.budget.sequential.SequenceState` carried
+from look to look adds the new pairs only, read from the first unfinished
+seed on) and the rule of :func:`vareval.stats.budget.sequential.settle` looks:
 stop when it excludes zero, when it lies inside ``+-margin``, or when the
 budget of seeds is spent. The store keeps every trial and records the
 settings, the reason and the sequence in its ``sequences`` table.

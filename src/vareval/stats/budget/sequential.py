@@ -312,7 +312,8 @@ class BettingState:
         elif y.shape[:-1] != self.shape:
             raise ArgumentError(f"`x` must have leading shape {self.shape}; got {y.shape[:-1]}.")
         y = y.reshape(-1, y.shape[-1])
-        rows = max(1, _CHUNK // (y.shape[0] * (self.grid + 1)))
+        # the bisection's sums need every candidate at once: blocks of time
+        rows = max(1, _CHUNK // (y.shape[0] * (self.grid + 1))) if self.refine else y.shape[1]
         parts = [self._chunk(y[:, s : s + rows]) for s in range(0, y.shape[1], rows)]
         low = np.concatenate([p[0] for p in parts] or [y], axis=-1)
         high = np.concatenate([p[1] for p in parts] or [y], axis=-1)
@@ -336,7 +337,8 @@ class BettingState:
         var_prev = (0.25 + sq_prev) / t  # the shrunk variance after t - 1 observations
         lam = np.sqrt(2 * np.log(2 / self.alpha) / (var_prev * t * np.log1p(t)))
         self.sum_y, self.sum_sq, self.n = sum_y[:, -1], sum_sq[:, -1], self.n + y.shape[-1]
-        self.lam = np.concatenate([self.lam, lam], axis=-1)
+        if self.refine:  # the bisection sums some past terms one by one
+            self.lam = np.concatenate([self.lam, lam], axis=-1)
         threshold = np.log(2 / self.alpha)  # max(K+, K-) / 2 < 1/alpha
         at, above = self.sides[0].extend(y, lam, t, self.lam, threshold)
         low = self.sides[0].m[at] + above
@@ -371,17 +373,18 @@ class _Bettor:
 
         Returns the raw bound (the outside end) as ``m[index] + offset``.
         """
+        if not self.refine:
+            return np.minimum(np.maximum(self._counts(y, lam, threshold) - 1, 0),
+                              self.grid), np.zeros(y.shape)
         # (sequence, candidate, time): the running sums along the last, contiguous axis
         yx, lx = y[:, None, :], lam[:, None, :]
         logk = self.logk[..., None] + np.cumsum(_log_capital(yx, lx, self.m[:, None], self.c),
                                                 axis=-1)
         self.logk = logk[..., -1]
-        self.y = np.concatenate([self.y, y], axis=-1)
         out = (logk >= threshold).sum(axis=1)  # K+ too large on a prefix of the grid
         at = np.minimum(np.maximum(out - 1, 0), self.grid)
         offset = np.zeros(at.shape)
-        if not self.refine:
-            return at, offset
+        self.y = np.concatenate([self.y, y], axis=-1)
         j = np.minimum(np.maximum(out - 1, 0), self.grid - 1)
         base = np.take_along_axis(logk, j[:, None], 1)[:, 0]
         sums, capped = self._running_sums(yx, lx, j)
@@ -389,6 +392,18 @@ class _Bettor:
         offset[todo] = self._bisect(todo, j[todo], t[todo[1]], base[todo],
                                    sums[(slice(None), *todo)], capped[todo], lam_all, threshold)
         return at, offset
+
+    def _counts(self, y, lam, threshold):
+        """The grid alone (no bisection): candidates ruled out at each t, in blocks of the grid."""
+        block = max(1, _CHUNK // max(y.size, 1))
+        out = np.zeros(y.shape, dtype=int)
+        for start in range(0, self.grid + 1, block):
+            cols = slice(start, start + block)
+            logk = self.logk[:, None, cols] + np.cumsum(
+                _log_capital(y[..., None], lam[..., None], self.m[cols], self.c), axis=1)
+            self.logk[:, cols] = logk[:, -1]
+            out += (logk >= threshold).sum(axis=-1)
+        return out
 
     def _running_sums(self, yx, lx, j):
         """Power sums and truncated counts at each new t in its bracket ``j``; carry the totals."""
