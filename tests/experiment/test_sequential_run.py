@@ -94,6 +94,33 @@ def test_the_recorded_sequence_is_the_one_the_store_s_trials_give(tmp_path):
     np.testing.assert_array_equal(again.estimate, r.sequence.estimate)
 
 
+def test_a_look_reads_the_new_seeds_and_restarts_when_an_earlier_seed_completes(tmp_path):
+    from vareval.experiment.sequential import _sequence
+
+    store = tmp_path / "s.db"
+    run_until_settled(_toml(tmp_path, shift=0.0), store, compare=("a", "b"), metric="score",
+                      bounds=[-10, 10], budget=25, batch=25, engine="serial", progress=False)
+    d, _, _ = paired_seed_differences(store, "score", "a", "b")
+    settings = {"bounds": [-10, 10], "method": "betting", "confidence": 0.95, "t_opt": 25,
+                "margin": None}
+
+    def status(value):
+        with sqlite3.connect(store) as con:
+            con.execute("UPDATE trials SET status = ? WHERE seed = 3 AND experiment = 'a'",
+                        (value,))
+
+    status("failed")
+    known = {}
+    state, incomplete = _sequence(store, "score", "a", "b", settings, 25, None, known)
+    assert incomplete == [3] and list(known) == [0, 1, 2] and state.x.size == 24
+    status("done")  # retried: seed 3 now lies inside the sequence, which starts over
+    state, incomplete = _sequence(store, "score", "a", "b", settings, 25, state, known)
+    assert incomplete == [] and list(known) == list(range(25))
+    ref = confidence_sequence(d, bounds=(-20, 20))
+    np.testing.assert_array_equal(state.x, d)
+    np.testing.assert_allclose(state.sequence().low, ref.low, rtol=0, atol=1e-12)
+
+
 def test_a_stopped_sequence_stays_stopped_and_a_larger_budget_continues_it(tmp_path):
     toml, store = _toml(tmp_path, shift=0.0), tmp_path / "s.db"
     kw = dict(compare=("a", "b"), metric="score", batch=10, engine="serial", progress=False)

@@ -8,7 +8,9 @@ the seed's configurations and reruns when there are several). Batch by
 batch the design grows by ``batch`` seeds and the ordinary runner runs the
 new trials (claims, heartbeats, crash safety: :func:`vareval.experiment.run`);
 after each batch the confidence sequence of the differences, in seed order,
-is updated and the rule of :func:`vareval.stats.budget.sequential.settle` looks:
+is updated (a :class:`~vareval.stats.budget.sequential.SequenceState` carried
+from look to look adds the new pairs only, read from the first unfinished
+seed on) and the rule of :func:`vareval.stats.budget.sequential.settle` looks:
 stop when it excludes zero, when it lies inside ``+-margin``, or when the
 budget of seeds is spent. The store keeps every trial and records the
 settings, the reason and the sequence in its ``sequences`` table.
@@ -36,7 +38,7 @@ from vareval.errors import ExperimentError
 from vareval.experiment.runner import _as_spec, _spec_of_store, run, trial_provenance
 from vareval.experiment.store import Store
 from vareval.stats._result import Result
-from vareval.stats.budget.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
+from vareval.stats.budget.sequential import BOUNDED_METHODS, ConfidenceSequence, SequenceState
 
 SETTLED = ("difference", "equivalent within margin")
 # fixed once a sequence is recorded, with the flag that sets each
@@ -181,14 +183,17 @@ def run_until_settled(
     if run_options.get("trial") is not None:
         spec = spec.with_trial(run_options.pop("trial"))
     checked = trial_provenance(spec)  # once, not before every batch
+    state, known = None, {}  # the sequence so far, and the finished seeds' differences
     while True:
         report = run(dataclasses.replace(spec, seeds=seeds), store, _provenance=checked,
                      **run_options)
         trials_run += report.ran
-        cs, n_pairs, incomplete = _sequence(store, metric, a, b, settings, looks, seeds)
-        if n_pairs and (not looks or looks[-1] != n_pairs):
+        state, incomplete = _sequence(store, metric, a, b, settings, seeds, state, known)
+        n_pairs = state.x.size
+        if not looks or looks[-1] != n_pairs:
             looks.append(n_pairs)
-            cs, _, _ = _sequence(store, metric, a, b, settings, looks, seeds)
+        cs = state.sequence(margin=settings["margin"],
+                            looks=[n for n in looks if n <= n_pairs] or None)
         reason = cs.reason if cs.reason in SETTLED else ("budget" if seeds >= budget else None)
         cs = dataclasses.replace(cs, budget=budget)
         if reason == "budget":
@@ -297,13 +302,15 @@ def _stored_seeds(store) -> int | None:
 
 
 def paired_seed_differences(
-    store, metric: str, a: str, b: str, seeds: int | None = None, bounds=None
+    store, metric: str, a: str, b: str, seeds: int | None = None, bounds=None,
+    from_seed: int = 0,
 ):
     """Per-seed differences ``metric(a) - metric(b)`` of a store, in seed order.
 
     A seed counts when every trial of both experiments at that seed is done;
     its difference is the mean over its (configuration, rerun) cells. A value
-    outside ``bounds`` (the metric's, when given) is refused.
+    outside ``bounds`` (the metric's, when given) is refused. Only seeds from
+    ``from_seed`` on are read (a run's looks read the new seeds only).
 
     Returns
     -------
@@ -315,8 +322,8 @@ def paired_seed_differences(
     with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         rows = st.con.execute(
             "SELECT id, experiment, seed, config_index, rerun, status, metrics FROM trials "
-            "WHERE experiment IN (?, ?) ORDER BY seed, config_index, rerun, id",
-            (a, b),
+            "WHERE experiment IN (?, ?) AND seed >= ? ORDER BY seed, config_index, rerun, id",
+            (a, b, from_seed),
         ).fetchall()
     cells: dict[tuple, dict] = {}
     for tid, exp, seed, cidx, rerun, status, raw in rows:
@@ -353,25 +360,37 @@ def paired_seed_differences(
     return diffs, np.array(used, dtype=int), incomplete
 
 
-def _sequence(store, metric, a, b, settings, looks, seeds):
+def _sequence(store, metric, a, b, settings, seeds, state, known):
+    """The sequence state over the store's complete pairs, extended from ``state``.
+
+    ``known`` maps each seed below the first incomplete one to its difference
+    (it is updated): those seeds' trials are done, so a look reads only the
+    seeds from there on. Pairs are appended at the end as seeds finish; when
+    the pairs so far are not a prefix of the new ones (a retried seed
+    completed), the state starts over.
+    """
     bounds = settings["bounds"]
-    diffs, _, incomplete = paired_seed_differences(store, metric, a, b, seeds, bounds)
-    width = None if bounds is None else bounds[1] - bounds[0]
+    frontier = max(known, default=-1) + 1
+    diffs, used, incomplete = paired_seed_differences(store, metric, a, b, seeds, bounds,
+                                                      from_seed=frontier)
+    diffs = np.concatenate([list(known.values()), diffs])
+    first_open = min(incomplete, default=None)
+    known.update((int(s), float(d)) for s, d in zip(used, diffs[len(known):], strict=True)
+                 if first_open is None or s < first_open)
     if diffs.size == 0:
         raise ExperimentError(
             f"no seed has finished trials of both {a!r} and {b!r} (seeds {incomplete[:5]} "
             f"have a failed or unfinished trial); see `vareval status {store}`."
         )
-    cs = confidence_sequence(
-        diffs,
-        bounds=None if bounds is None else (-width, width),
-        confidence=settings["confidence"],
-        margin=settings["margin"],
-        looks=[n for n in looks if n <= diffs.size] or None,
-        t_opt=settings["t_opt"],
-        method=settings.get("method"),
-    )
-    return cs, diffs.size, incomplete
+    if state is None or not np.array_equal(state.x, diffs[: state.x.size]):
+        width = None if bounds is None else bounds[1] - bounds[0]
+        state = SequenceState(
+            bounds=None if bounds is None else (-width, width),
+            confidence=settings["confidence"],
+            method=settings.get("method"),
+            t_opt=settings["t_opt"],
+        )
+    return state.extend(diffs[state.x.size :]), incomplete
 
 
 def _write(store, metric, a, b, settings, cs, reason, looks, incomplete) -> None:

@@ -5,7 +5,9 @@ Imports numpy and scipy only; no pandas, no I/O, no printing.
 
 from vareval.stats.budget.allocation import Allocation, allocate, design_variance
 from vareval.stats.budget.sequential import (
+    BettingState,
     ConfidenceSequence,
+    SequenceState,
     betting_cs,
     confidence_sequence,
     empirical_bernstein_cs,
@@ -251,6 +253,8 @@ __all__ = [
     "paired_t",
     "paired_wilcoxon",
     "ConfidenceSequence",
+    "BettingState",
+    "SequenceState",
     "betting_cs",
     "confidence_sequence",
     "empirical_bernstein_cs",

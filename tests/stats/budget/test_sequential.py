@@ -10,6 +10,8 @@ from scipy import integrate, optimize, stats
 from vareval.errors import ArgumentError
 from vareval.stats.budget.sequential import (
     REASONS,
+    BettingState,
+    SequenceState,
     betting_cs,
     confidence_sequence,
     empirical_bernstein_cs,
@@ -163,6 +165,100 @@ class TestReferences:
                 one = fn(x[i])
                 np.testing.assert_allclose(both[0][i], one[0], rtol=0, atol=1e-13)
                 np.testing.assert_allclose(both[1][i], one[1], rtol=0, atol=1e-13)
+
+
+def _betting_by_hand(y, alpha=0.05, c=0.5, grid=1000, refine=12):
+    """The betting sequence one n at a time, each log capital summed term by term.
+
+    The O(n^2)-per-look algorithm the running state replaced: the grid's
+    exclusion counts, then plain bisection between neighbouring candidates.
+    """
+    t = np.arange(1, y.size + 1)
+    mu = (0.5 + np.cumsum(y)) / (t + 1)
+    var = np.concatenate([[0.25], ((0.25 + np.cumsum((y - mu) ** 2)) / (t + 1))[:-1]])
+    lam = np.sqrt(2 * np.log(2 / alpha) / (var * t * np.log1p(t)))
+    threshold, m = np.log(2 / alpha), np.arange(grid + 1) / grid
+
+    def out(v, n, side):  # is candidate v ruled out by the bettor of this side after n?
+        v = np.asarray(v, dtype=float)[..., None]
+        with np.errstate(divide="ignore"):
+            cap = c / (v if side > 0 else 1 - v)
+        return np.log1p(side * np.minimum(lam[:n], cap) * (y[:n] - v)).sum(-1) >= threshold
+
+    lows, highs = [], []
+    for n in t:
+        bounds = []
+        for side in (+1, -1):
+            count = int(out(m, n, side).sum())
+            edge = m[max(count - 1, 0)] if side > 0 else m[min(grid - count + 1, grid)]
+            outside, inside = edge, (edge + side / grid if count else (side < 0) * 1.0)
+            for _ in range(refine):
+                mid = (outside + inside) / 2
+                outside, inside = (mid, inside) if out(mid, n, side) else (outside, mid)
+            bounds.append(outside)
+        lows.append(bounds[0])
+        highs.append(bounds[1])
+    return (np.maximum.accumulate(np.clip(lows, 0, 1)),
+            np.minimum.accumulate(np.clip(highs, 0, 1)))
+
+
+_KINDS = {  # on [0, 1]: spread out, two-valued, and tight ones whose bets switch truncation
+    "beta(2, 3)": lambda g, n: g.beta(2, 3, n),
+    "Bernoulli difference": lambda g, n: (g.binomial(1, 0.7, n) - g.binomial(1, 0.6, n) + 1) / 2,
+    "N(0.25, 0.01)": lambda g, n: np.clip(g.normal(0.25, 0.01, n), 0, 1),
+    "N(0.35, 0.05)": lambda g, n: np.clip(g.normal(0.35, 0.05, n), 0, 1),
+}
+
+
+class TestRunningBettingState:
+    @pytest.mark.parametrize("kind", list(_KINDS))
+    @pytest.mark.parametrize("settings", [dict(), dict(grid=250, refine=6), dict(max_bet=0.75),
+                                          dict(grid=7, refine=5)], ids=str)
+    def test_equals_the_sequence_computed_one_n_at_a_time(self, kind, settings, rng):
+        # grid=7: the expansion's rest is too large, so its bounds are summed term by term
+        y = _KINDS[kind](rng, 120)
+        by_hand = _betting_by_hand(y, c=settings.get("max_bet", 0.5),
+                                   grid=settings.get("grid", 1000),
+                                   refine=settings.get("refine", 12))
+        low, high = betting_cs(y, (0, 1), **settings)
+        np.testing.assert_allclose(low, by_hand[0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(high, by_hand[1], rtol=0, atol=1e-12)
+
+    @pytest.mark.parametrize("kind", list(_KINDS))
+    def test_updates_at_any_looks_equal_one_pass(self, kind, rng):
+        x = 2 * _KINDS[kind](rng, 700) - 1
+        whole = betting_cs(x, (-1, 1))
+        for cuts in ([1, 2, 3], list(range(10, 700, 10)), sorted(rng.choice(699, 15, False) + 1)):
+            state = BettingState((-1, 1))
+            parts = [state.update(part) for part in np.split(x, cuts)]
+            for side in (0, 1):
+                np.testing.assert_allclose(np.concatenate([p[side] for p in parts]),
+                                           whole[side], rtol=0, atol=1e-12)
+
+    def test_independent_sequences_update_together(self, rng):
+        x = rng.beta(8, 2, (3, 2, 90)) - rng.beta(7, 3, (3, 2, 90))
+        state = BettingState((-1, 1), refine=4)
+        low = np.concatenate([state.update(x[..., :40])[0], state.update(x[..., 40:])[0]], -1)
+        for i in np.ndindex(3, 2):
+            np.testing.assert_allclose(low[i], betting_cs(x[i], (-1, 1), refine=4)[0], rtol=0,
+                                       atol=1e-12)
+        with pytest.raises(ArgumentError, match="leading shape"):
+            state.update(x[0])
+
+    @pytest.mark.parametrize("kwargs", [dict(bounds=(-1, 1)), dict(bounds=(-1, 1),
+                             method="empirical-bernstein"), dict(t_opt=200)], ids=str)
+    def test_sequence_state_equals_confidence_sequence(self, kwargs, rng):
+        x = rng.uniform(-0.3, 0.7, 200)
+        state = SequenceState(**kwargs)
+        for part in np.split(x, [50, 51, 120]):
+            state.extend(part)
+        rule = dict(margin=0.05, budget=300, looks=[50, 120, 200])
+        ours, ref = state.sequence(**rule), confidence_sequence(x, **kwargs, **rule)
+        for field in ("low", "high", "estimate"):
+            np.testing.assert_allclose(getattr(ours, field), getattr(ref, field), atol=1e-12)
+        assert (ours.stop, ours.reason, ours.method) == (ref.stop, ref.reason, ref.method)
+        with pytest.raises(ArgumentError, match="observation 202 is nan"):
+            state.extend([0.1, np.nan])
 
 
 class TestRule:

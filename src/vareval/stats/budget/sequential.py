@@ -56,6 +56,8 @@ BOUNDED_METHODS = ("betting", "empirical-bernstein")
 BETTING_GRID = 1000  # candidate means on [0, 1]: 1/1000 apart
 BETTING_REFINE = 12  # bisection steps per bound after the grid: resolution 1/1000 / 2^12
 _CHUNK = 1 << 22  # elements per block of (sequences x n x candidates)
+_SERIES = 9  # terms of the expansion between grid points (the 10th power sum bounds the rest)
+_SERIES_TOL = 1e-13  # largest neglected rest of log K at a bisection point
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -225,14 +227,15 @@ def betting_cs(
     ``K+`` falls and ``K-`` rises with ``m``, so each set is an interval
     ``[L_t, U_t]``; the sequence is its running intersection.
 
-    Computation: the log capital of every candidate ``m = j / grid`` at every
-    ``t`` (cumulative sums of ``log1p``), then each bound bisected ``refine``
-    times between the neighbouring candidates, all times at once. Each
-    reported bound is the bracket end *outside* the exact set, so the
-    interval is never narrower than the exact one and at most
-    ``(b - a) / (grid 2^refine)`` wider on each side (``refine = 0``: the
-    grid's resolution ``(b - a) / grid``). Bisection costs ``O(n^2)`` per
-    step and sequence; simulations use ``refine = 0``.
+    Computation (:class:`BettingState`, which this runs once over all of
+    ``x``): the log capital of every candidate ``m = j / grid`` at every
+    ``t``, then each bound bisected ``refine`` times between the
+    neighbouring candidates. Each reported bound is the bracket end
+    *outside* the exact set, so the interval is never narrower than the
+    exact one and at most ``(b - a) / (grid 2^refine)`` wider on each side
+    (``refine = 0``: the grid's resolution ``(b - a) / grid``). Cost
+    ``O(n grid)``; simulations use ``refine = 0``, which skips the
+    bisection's running sums.
 
     Parameters
     ----------
@@ -254,75 +257,244 @@ def betting_cs(
     low, high : ndarray
         Same shape as ``x``: the sequence after 1, 2, ... observations.
     """
-    a, b = _bounds_iv(bounds)
-    y = (np.asarray(x, dtype=float) - a) / (b - a)
-    alpha = 1 - _level_iv(confidence)
-    if not 0 < max_bet < 1:
-        raise ArgumentError(f"`max_bet` must lie in (0, 1) such as 0.5; got {max_bet!r}.")
-    for name, value, least in (("grid", grid, 2), ("refine", refine, 0)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
-            raise ArgumentError(f"`{name}` must be an integer >= {least}; got {value!r}.")
-    lam = _plugin_bets(y, alpha / 2)
-    threshold = np.log(2 / alpha)  # max(K+, K-) / 2 < 1/alpha
-    m = np.arange(grid + 1) / grid
-    out_plus, out_minus = _excluded_counts(y, lam, m, max_bet, threshold)
-    # K+ too large on a prefix of the grid, K- on a suffix: the set lies in
-    # (m[out_plus - 1], m[grid - out_minus + 1])
-    low = m[np.maximum(out_plus - 1, 0)]
-    high = m[np.minimum(grid - out_minus + 1, grid)]
-    if refine:
-        low = _bisect(y, lam, low, np.where(out_plus > 0, low + 1 / grid, 0.0), max_bet,
-                      threshold, refine, +1)
-        high = _bisect(y, lam, high, np.where(out_minus > 0, high - 1 / grid, 1.0), max_bet,
-                       threshold, refine, -1)
-    low = np.maximum.accumulate(np.clip(low, 0, 1), axis=-1)  # clip: an empty set's bracket
-    high = np.minimum.accumulate(np.clip(high, 0, 1), axis=-1)  # may start outside [0, 1]
-    return a + (b - a) * low, a + (b - a) * high
+    state = BettingState(bounds, confidence=confidence, max_bet=max_bet, grid=grid,
+                         refine=refine)
+    return state.update(x)
 
 
-def _log_capital(y, lam, m, max_bet, side):
-    """``log(1 +- min(lam, c / m_side) (y - m))`` elementwise (``m_side``: m or 1 - m)."""
-    with np.errstate(divide="ignore"):
-        cap = max_bet / (m if side > 0 else 1 - m)
-    return np.log1p(side * np.minimum(lam, cap) * (y - m))
+class BettingState:
+    """The betting sequence kept up to date: each update costs what its new observations add.
 
+    ``update(x_new)`` takes the next observations (last axis; leading axes
+    are independent sequences, fixed by the first update) and returns the
+    sequence after each of them, exactly what :func:`betting_cs` gives on
+    all observations so far (same arithmetic, up to rounding: 1e-15).
 
-def _excluded_counts(y, lam, m, max_bet, threshold):
-    """How many grid candidates each bettor rules out at each t, in blocks of the grid."""
-    block = max(1, _CHUNK // max(y.size, 1))
-    counts = []
-    for side in (+1, -1):
-        count = np.zeros(y.shape, dtype=int)
-        for start in range(0, m.size, block):
-            mj = m[start : start + block]
-            logk = np.cumsum(_log_capital(y[..., None], lam[..., None], mj, max_bet, side),
-                             axis=-2)
-            count += (logk >= threshold).sum(axis=-1)
-        counts.append(count)
-    return counts
-
-
-def _bisect(y, lam, outside, inside, max_bet, threshold, steps, side):
-    """Move each bound from ``outside`` (ruled out) towards ``inside``; return the outside end.
-
-    ``log K_t(m_t)`` for a different ``m_t`` at every t is a masked sum
-    over the first t observations: an (n x n) block per sequence, chunked
-    over t. Where ``outside == inside`` (a bound at 0 or 1) nothing moves.
+    Why an update can be exact. The bets ``lambda_i`` are predictable and do
+    not depend on the candidate ``m`` (running sums of ``y`` and of squared
+    deviations give the next one), so at a fixed candidate the log capital
+    is a running sum: the grid's ``log K_t(m_j)`` is carried from look to
+    look and extended by the new terms. The bisection between ``m_j`` and
+    ``m_j + 1/grid`` needs ``log K_t`` at other points, a sum over every past
+    observation; it is carried as well, as running power sums per bracket.
+    With ``d = m - m_j`` a term is ``log(1 + l_i (y_i - m)) = f_i(m_j) +
+    log(1 - d r_i)``: ``r_i = lambda_i / (1 + lambda_i (y_i - m_j))`` while
+    the bet is ``lambda_i`` on the whole bracket, and ``r_i = -(1 - c) /
+    ((1 - c) m_j + c y_i)`` plus a ``-log(1 + d / m_j)`` while it is
+    truncated to ``c / m`` there. So ``log K_t(m) = log K_t(m_j) - sum_k d^k
+    S_k / k - n_c log(1 + d / m_j)`` with ``S_k = sum_i r_i^k``, ``k <= 9``;
+    the rest is below ``d^10 S_10 / (10 (1 - d max|r|))``, checked to be
+    under 1e-13 for every bound (where it is not, at coarse grids or large
+    first bets, that bound is summed term by term). A term whose truncation
+    switches inside the bracket (``c / lambda_i`` in it: each term in one
+    bracket at most) is summed directly. ``K-`` is ``K+`` of ``1 - y``
+    at ``1 - m``, so one bettor's code serves both bounds.
     """
-    n = y.shape[-1]
-    earlier = np.tri(n, dtype=bool)  # earlier[t, i]: observation i counts at time t
-    rows = max(1, _CHUNK // max(y.size, 1))
-    for _ in range(steps):
-        mid = (outside + inside) / 2
-        logk = np.empty(y.shape)
-        for start in range(0, n, rows):
-            t = slice(start, start + rows)
-            terms = _log_capital(y[..., None, :], lam[..., None, :], mid[..., t, None], max_bet,
-                                 side)
-            logk[..., t] = np.where(earlier[t], terms, 0.0).sum(axis=-1)
-        ruled_out = logk >= threshold
-        outside, inside = np.where(ruled_out, mid, outside), np.where(ruled_out, inside, mid)
-    return outside
+
+    def __init__(self, bounds, *, confidence: float = 0.95, max_bet: float = 0.5,
+                 grid: int = BETTING_GRID, refine: int = BETTING_REFINE):
+        self.a, self.b = _bounds_iv(bounds)
+        self.alpha = 1 - _level_iv(confidence)
+        if not 0 < max_bet < 1:
+            raise ArgumentError(f"`max_bet` must lie in (0, 1) such as 0.5; got {max_bet!r}.")
+        for name, value, least in (("grid", grid, 2), ("refine", refine, 0)):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+                raise ArgumentError(f"`{name}` must be an integer >= {least}; got {value!r}.")
+        self.max_bet, self.grid, self.refine = float(max_bet), int(grid), int(refine)
+        self.n = 0
+        self.shape = None
+
+    def update(self, x):
+        """Add the next observations (last axis); the sequence ``low, high`` after each."""
+        y = (np.asarray(x, dtype=float) - self.a) / (self.b - self.a)
+        if self.shape is None:
+            self._start(y.shape[:-1])
+        elif y.shape[:-1] != self.shape:
+            raise ArgumentError(f"`x` must have leading shape {self.shape}; got {y.shape[:-1]}.")
+        y = y.reshape(-1, y.shape[-1])
+        # the bisection's sums need every candidate at once: blocks of time
+        rows = max(1, _CHUNK // (y.shape[0] * (self.grid + 1))) if self.refine else y.shape[1]
+        parts = [self._chunk(y[:, s : s + rows]) for s in range(0, y.shape[1], rows)]
+        low = np.concatenate([p[0] for p in parts] or [y], axis=-1)
+        high = np.concatenate([p[1] for p in parts] or [y], axis=-1)
+        shape = self.shape + low.shape[-1:]
+        return (self.a + (self.b - self.a) * low).reshape(shape), (
+            self.a + (self.b - self.a) * high).reshape(shape)
+
+    def _start(self, shape):
+        self.shape = tuple(shape)
+        k = int(np.prod(shape, dtype=int))
+        self.sum_y, self.sum_sq = np.zeros(k), np.zeros(k)
+        self.low, self.high = np.zeros(k), np.ones(k)
+        self.lam = np.zeros((k, 0))
+        self.sides = [_Bettor(k, self.grid, self.max_bet, self.refine) for _ in range(2)]
+
+    def _chunk(self, y):
+        t = self.n + np.arange(1, y.shape[-1] + 1, dtype=float)
+        sum_y = self.sum_y[:, None] + np.cumsum(y, axis=-1)
+        sum_sq = self.sum_sq[:, None] + np.cumsum((y - (0.5 + sum_y) / (t + 1)) ** 2, axis=-1)
+        sq_prev = np.concatenate([self.sum_sq[:, None], sum_sq[:, :-1]], axis=-1)
+        var_prev = (0.25 + sq_prev) / t  # the shrunk variance after t - 1 observations
+        lam = np.sqrt(2 * np.log(2 / self.alpha) / (var_prev * t * np.log1p(t)))
+        self.sum_y, self.sum_sq, self.n = sum_y[:, -1], sum_sq[:, -1], self.n + y.shape[-1]
+        if self.refine:  # the bisection sums some past terms one by one
+            self.lam = np.concatenate([self.lam, lam], axis=-1)
+        threshold = np.log(2 / self.alpha)  # max(K+, K-) / 2 < 1/alpha
+        at, above = self.sides[0].extend(y, lam, t, self.lam, threshold)
+        low = self.sides[0].m[at] + above
+        at, above = self.sides[1].extend(1 - y, lam, t, self.lam, threshold)
+        high = self.sides[1].m[self.grid - at] - above  # the grid's own values, as K- gives
+        # clip: an empty set's bracket may start outside [0, 1]
+        low = np.maximum.accumulate(np.concatenate([self.low[:, None], np.clip(low, 0, 1)], -1),
+                                    axis=-1)[:, 1:]
+        high = np.minimum.accumulate(np.concatenate([self.high[:, None], np.clip(high, 0, 1)],
+                                                    -1), axis=-1)[:, 1:]
+        self.low, self.high = low[:, -1], high[:, -1]
+        return low, high
+
+
+class _Bettor:
+    """One bettor ``K+`` on ``[0, 1]`` (the lower bound), carried from update to update."""
+
+    def __init__(self, k, grid, max_bet, refine):
+        self.grid, self.c, self.refine = grid, max_bet, refine
+        self.m = np.arange(grid + 1) / grid
+        with np.errstate(divide="ignore"):
+            self.cap = max_bet / self.m  # the truncation c / m of the bet
+        self.logk = np.zeros((k, grid + 1))  # log K_t(m_j)
+        self.y = np.zeros((k, 0))
+        if refine:
+            self.sums = np.zeros((_SERIES + 1, k, grid))  # S_1 .. S_10 per bracket
+            self.capped = np.zeros((k, grid))
+            self.switch = np.zeros((k, 0), dtype=int)  # bracket where a term's truncation switches
+
+    def extend(self, y, lam, t, lam_all, threshold):
+        """Add observations ``y`` with bets ``lam`` at times ``t``.
+
+        Returns the raw bound (the outside end) as ``m[index] + offset``.
+        """
+        if not self.refine:
+            return np.minimum(np.maximum(self._counts(y, lam, threshold) - 1, 0),
+                              self.grid), np.zeros(y.shape)
+        # (sequence, candidate, time): the running sums along the last, contiguous axis
+        yx, lx = y[:, None, :], lam[:, None, :]
+        logk = self.logk[..., None] + np.cumsum(_log_capital(yx, lx, self.m[:, None], self.c),
+                                                axis=-1)
+        self.logk = logk[..., -1]
+        out = (logk >= threshold).sum(axis=1)  # K+ too large on a prefix of the grid
+        at = np.minimum(np.maximum(out - 1, 0), self.grid)
+        offset = np.zeros(at.shape)
+        self.y = np.concatenate([self.y, y], axis=-1)
+        j = np.minimum(np.maximum(out - 1, 0), self.grid - 1)
+        base = np.take_along_axis(logk, j[:, None], 1)[:, 0]
+        sums, capped = self._running_sums(yx, lx, j)
+        todo = np.nonzero((out >= 1) & (out <= self.grid))  # a bracket inside [0, 1]
+        offset[todo] = self._bisect(todo, j[todo], t[todo[1]], base[todo],
+                                   sums[(slice(None), *todo)], capped[todo], lam_all, threshold)
+        return at, offset
+
+    def _counts(self, y, lam, threshold):
+        """The grid alone (no bisection): candidates ruled out at each t, in blocks of the grid."""
+        block = max(1, _CHUNK // max(y.size, 1))
+        out = np.zeros(y.shape, dtype=int)
+        for start in range(0, self.grid + 1, block):
+            cols = slice(start, start + block)
+            logk = self.logk[:, None, cols] + np.cumsum(
+                _log_capital(y[..., None], lam[..., None], self.m[cols], self.c), axis=1)
+            self.logk[:, cols] = logk[:, -1]
+            out += (logk >= threshold).sum(axis=-1)
+        return out
+
+    def _running_sums(self, yx, lx, j):
+        """Power sums and truncated counts at each new t in its bracket ``j``; carry the totals."""
+        mj = self.m[:-1, None]
+        capped = lx >= self.cap[:-1, None]  # truncated on the whole bracket
+        whole = lx <= self.cap[1:, None]  # untruncated on the whole bracket
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(capped, -(1 - self.c) / ((1 - self.c) * mj + self.c * yx),
+                         np.where(whole, lx / (1 + lx * (yx - mj)), 0.0))
+        switch = ~capped & ~whole
+        self.switch = np.concatenate(
+            [self.switch, np.where(switch.any(1), switch.argmax(1), -1)], axis=-1)
+        used, at = np.unique(j, return_inverse=True)  # the brackets the new bounds lie in
+        at = at.reshape(j.shape)[:, None]
+
+        def running(terms, total):  # at each new t in its bracket; then carry the totals
+            before = np.take_along_axis(total, j, -1)
+            total += terms.sum(axis=-1)
+            return np.take_along_axis(np.cumsum(terms[:, used], axis=-1), at, 1)[:, 0] + before
+
+        counted = running(capped.astype(float), self.capped)
+        power, sums = np.ones_like(r), np.empty((_SERIES + 1, *j.shape))
+        for k in range(_SERIES + 1):
+            power *= r
+            sums[k] = running(power, self.sums[k])
+        return sums, counted
+
+    def _bisect(self, todo, j, t, base, sums, capped, lam_all, threshold):
+        """Bisect each bound in its bracket ``[m_j, m_j + 1/grid]``, ``refine`` times."""
+        step = 1 / self.grid
+        with np.errstate(divide="ignore", invalid="ignore"):
+            spread = step * sums[-1] ** (1 / (_SERIES + 1))  # >= d max|r_i|
+            rest = step ** (_SERIES + 1) * sums[-1] / ((_SERIES + 1) * (1 - spread))
+        direct = (spread >= 0.5) | ~(rest <= _SERIES_TOL)  # sum every term there
+        coef = np.where(direct, 0.0, sums[:_SERIES] / np.arange(1, _SERIES + 1)[:, None])
+        capped = np.where(direct, 0.0, capped)
+        lo, count = self._switched(todo[0], j, t, direct)
+        out = np.empty(j.size)
+        rows = max(1, _CHUNK // 4 // max(1, int(count.max(initial=0))))
+        for s in range(0, j.size, rows):
+            r = slice(s, s + rows)
+            p = np.arange(int(count[r].max(initial=0)))
+            valid = p < count[r, None]
+            idx = np.where(direct[r, None], p, self._keys[np.minimum(lo[r, None] + p,
+                                                                     self._keys.size - 1)]
+                           % self.y.shape[-1] if self._keys.size else p)
+            seq = todo[0][r, None]
+            idx = np.where(valid, idx, 0)
+            y, lam, mj = self.y[seq, idx], lam_all[seq, idx], self.m[j[r]]
+            const = np.where(direct[r], 0.0, base[r] - _masked_sum(y, lam, mj, self.c, valid))
+            outside, inside = mj, mj + step
+            for _ in range(self.refine):
+                mid = (outside + inside) / 2
+                d = mid - mj
+                series = np.zeros_like(d)
+                for k in range(_SERIES - 1, -1, -1):  # Horner: sum_k d^k S_k / k
+                    series = (series + coef[k, r]) * d
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    trunc = np.where(capped[r] > 0, capped[r] * np.log1p(d / mj), 0.0)
+                logk = const - series - trunc + _masked_sum(y, lam, mid, self.c, valid)
+                ruled_out = logk >= threshold
+                outside = np.where(ruled_out, mid, outside)
+                inside = np.where(ruled_out, inside, mid)
+            out[r] = outside - mj  # exact: outside lies in [m_j, 2 m_j] or m_j = 0
+        return out
+
+    def _switched(self, seq, j, t, direct):
+        """Where each bound's terms summed one by one start in ``_keys``, and how many.
+
+        ``_keys`` orders the terms whose truncation switches inside a bracket by
+        (sequence, bracket, time); a bound summed directly takes all its ``t`` terms.
+        """
+        n = self.y.shape[-1]
+        s_seq, s_i = np.nonzero(self.switch >= 0)
+        self._keys = np.sort((s_seq * self.grid + self.switch[s_seq, s_i]) * n + s_i)
+        first = (seq * self.grid + j) * n
+        lo = np.searchsorted(self._keys, first)
+        hi = np.searchsorted(self._keys, first + t)
+        return lo, np.where(direct, t, hi - lo).astype(int)
+
+
+def _masked_sum(y, lam, m, max_bet, valid):
+    """``sum log K`` terms over the valid entries of each row, at the row's candidate ``m``."""
+    return np.where(valid, _log_capital(y, lam, m[:, None], max_bet), 0.0).sum(axis=-1)
+
+
+def _log_capital(y, lam, m, max_bet):
+    """``log(1 + min(lam, c / m) (y - m))`` elementwise."""
+    with np.errstate(divide="ignore"):
+        cap = max_bet / m
+    return np.log1p(np.minimum(lam, cap) * (y - m))
 
 
 def _lagged(a, first):
@@ -502,71 +674,120 @@ def confidence_sequence(
     -------
     ConfidenceSequence
     """
-    x, bounds, confidence, margin, budget, looks, method = _cs_iv(
-        x, bounds, confidence, margin, budget, looks, method
-    )
-    n = np.arange(1, x.size + 1)
-    if bounds is not None:
-        bounded_cs = betting_cs if method == "betting" else empirical_bernstein_cs
-        low, high = bounded_cs(x, bounds, confidence=confidence)
-        guarantee = "nonasymptotic"
-    else:
-        t_opt = t_opt if t_opt is not None else (budget or max(x.size, 2))
-        low, high = normal_mixture_cs(x, confidence=confidence, t_opt=t_opt)
-        method, guarantee = "normal-mixture", "asymptotic"
-    stop, reason = settle(low, high, margin=margin, looks=looks, budget=budget)
-    return ConfidenceSequence(
-        n=n,
-        estimate=np.cumsum(x) / n,
-        low=low,
-        high=high,
-        method=method,
-        guarantee=guarantee,
-        confidence=confidence,
-        bounds=bounds,
-        margin=margin,
-        budget=budget,
-        stop=int(stop) or None,
-        reason=REASONS[int(reason)],
-        looks=looks,
-    )
+    x, bounds, confidence, method = _cs_iv(x, bounds, confidence, method)
+    state = SequenceState(bounds=bounds, confidence=confidence, method=method, t_opt=t_opt)
+    return state.extend(x).sequence(margin=margin, budget=budget, looks=looks)
 
 
-def _cs_iv(x, bounds, confidence, margin, budget, looks, method):
-    x = np.asarray(x, dtype=float)
-    if x.ndim != 1 or x.size == 0:
-        raise ArgumentError(
-            f"`x` must be a non-empty 1-D array of differences; got shape {x.shape}."
+class SequenceState:
+    """A confidence sequence kept up to date as paired differences arrive (a run's looks).
+
+    ``extend(x)`` adds the next differences; ``sequence(margin=, budget=,
+    looks=)`` is :func:`confidence_sequence` of every difference so far,
+    with the same arguments. The betting sequence is carried in a
+    :class:`BettingState`, so a look costs what its new differences add;
+    the closed-form sequences (empirical Bernstein, normal mixture) are
+    recomputed, in ``O(n)``.
+    """
+
+    def __init__(self, *, bounds=None, confidence: float = 0.95, method: str | None = None,
+                 t_opt: float | None = None):
+        _, self.bounds, self.confidence, self.method = _cs_iv([0.0], bounds, confidence, method)
+        self.t_opt = t_opt
+        self.x = np.zeros(0)
+        self._betting = None
+        if self.method == "betting":
+            self._betting = BettingState(self.bounds, confidence=self.confidence)
+            self._low, self._high = np.zeros(0), np.zeros(0)
+
+    def extend(self, x) -> SequenceState:
+        """Add the next differences (1-D, in the order observed); returns the state."""
+        x = _x_iv(x, self.bounds, self.x.size, empty_ok=True)
+        if self._betting is not None and x.size:
+            low, high = self._betting.update(x)
+            self._low, self._high = np.append(self._low, low), np.append(self._high, high)
+        self.x = np.append(self.x, x)
+        return self
+
+    def sequence(self, *, margin: float | None = None, budget: int | None = None,
+                 looks=None) -> ConfidenceSequence:
+        """The :class:`ConfidenceSequence` of every difference so far, with the stopping rule."""
+        x, bounds, confidence, method = _x_iv(self.x, self.bounds), self.bounds, \
+            self.confidence, self.method
+        margin, budget, looks = _rule_iv(x.size, margin, budget, looks)
+        n = np.arange(1, x.size + 1)
+        if method == "betting":
+            low, high, guarantee = self._low, self._high, "nonasymptotic"
+        elif bounds is not None:
+            low, high = empirical_bernstein_cs(x, bounds, confidence=confidence)
+            guarantee = "nonasymptotic"
+        else:
+            t_opt = self.t_opt if self.t_opt is not None else (budget or max(x.size, 2))
+            low, high = normal_mixture_cs(x, confidence=confidence, t_opt=t_opt)
+            method, guarantee = "normal-mixture", "asymptotic"
+        stop, reason = settle(low, high, margin=margin, looks=looks, budget=budget)
+        return ConfidenceSequence(
+            n=n,
+            estimate=np.cumsum(x) / n,
+            low=low.copy(),
+            high=high.copy(),
+            method=method,
+            guarantee=guarantee,
+            confidence=confidence,
+            bounds=bounds,
+            margin=margin,
+            budget=budget,
+            stop=int(stop) or None,
+            reason=REASONS[int(reason)],
+            looks=looks,
         )
-    if not np.all(np.isfinite(x)):
-        i = int(np.flatnonzero(~np.isfinite(x))[0])
-        raise ArgumentError(f"`x` must be finite; observation {i + 1} is {x[i]}.")
+
+
+def _cs_iv(x, bounds, confidence, method):
     if bounds is not None:
-        a, b = bounds = _bounds_iv(bounds)
-        outside = (x < a) | (x > b)
-        if outside.any():
-            i = int(np.flatnonzero(outside)[0])
-            raise ArgumentError(
-                f"observation {i + 1} is {x[i]:g}, outside the bounds [{a:g}, {b:g}] of a "
-                "difference; give the metric's true bounds or none (normal-mixture CS)."
-            )
+        bounds = _bounds_iv(bounds)
+    x = _x_iv(x, bounds)
     confidence = _level_iv(confidence)
-    if margin is not None and not (np.isfinite(margin) and margin > 0):
-        raise ArgumentError(f"`margin` must be a positive number; got {margin!r}.")
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
-        raise ArgumentError(f"`budget` must be an integer >= 1; got {budget!r}.")
-    looks = np.arange(1, x.size + 1) if looks is None else np.unique(np.asarray(looks, int))
-    if looks.size and (looks[0] < 1 or looks[-1] > x.size):
-        raise ArgumentError(f"`looks` must lie in 1 .. {x.size}; got {looks[0]} .. {looks[-1]}.")
     if method is not None and (bounds is None or method not in BOUNDED_METHODS):
         raise ArgumentError(
             f"`method` must be one of {', '.join(BOUNDED_METHODS)}, with `bounds` (without "
             f"them the normal-mixture CS is the only one); got {method!r}"
             + ("" if bounds is not None else " and no bounds") + "."
         )
-    method = method or ("betting" if bounds is not None else None)
-    margin = None if margin is None else float(margin)
-    return x, bounds, confidence, margin, budget, looks, method
+    return x, bounds, confidence, method or ("betting" if bounds is not None else None)
+
+
+def _x_iv(x, bounds, seen: int = 0, empty_ok: bool = False):
+    """Differences as a finite 1-D array within ``bounds`` (``seen`` came before them)."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 1 or (x.size == 0 and not empty_ok):
+        raise ArgumentError(
+            f"`x` must be a non-empty 1-D array of differences; got shape {x.shape}."
+        )
+    if not np.all(np.isfinite(x)):
+        i = int(np.flatnonzero(~np.isfinite(x))[0])
+        raise ArgumentError(f"`x` must be finite; observation {seen + i + 1} is {x[i]}.")
+    if bounds is not None:
+        a, b = bounds
+        outside = (x < a) | (x > b)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise ArgumentError(
+                f"observation {seen + i + 1} is {x[i]:g}, outside the bounds [{a:g}, {b:g}] of a "
+                "difference; give the metric's true bounds or none (normal-mixture CS)."
+            )
+    return x
+
+
+def _rule_iv(n, margin, budget, looks):
+    if margin is not None and not (np.isfinite(margin) and margin > 0):
+        raise ArgumentError(f"`margin` must be a positive number; got {margin!r}.")
+    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
+        raise ArgumentError(f"`budget` must be an integer >= 1; got {budget!r}.")
+    looks = np.arange(1, n + 1) if looks is None else np.unique(np.asarray(looks, int))
+    if looks.size and (looks[0] < 1 or looks[-1] > n):
+        raise ArgumentError(f"`looks` must lie in 1 .. {n}; got {looks[0]} .. {looks[-1]}.")
+    return None if margin is None else float(margin), budget, looks
 
 
 def _bounds_iv(bounds):
