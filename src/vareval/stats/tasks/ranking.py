@@ -252,10 +252,13 @@ def range_sf(q, k: int) -> np.ndarray:
     difference of powers as ``-expm1`` so small tails keep their digits.
     """
     q = np.asarray(q, dtype=float)
-    b = special.ndtr(_Z - q[..., None])
+    weight = _W * _PHI ** (k - 1)
+    keep = weight > 0  # nodes whose weight underflows add exactly 0: skip them
+    z, phi = _Z[keep], _PHI[keep]
+    b = special.ndtr(z - q[..., None])
     with np.errstate(divide="ignore"):
-        tail = -np.expm1((k - 1) * np.log1p(-b / _PHI))
-    return np.clip(k * np.sum(_W * _PHI ** (k - 1) * tail, axis=-1), 0.0, 1.0)
+        tail = -np.expm1((k - 1) * np.log1p(-b / phi))
+    return np.clip(k * np.sum(weight[keep] * tail, axis=-1), 0.0, 1.0)
 
 
 def range_isf(alpha: float, k: int) -> float:
@@ -275,7 +278,8 @@ def _nemenyi_pvalues(mean_ranks: np.ndarray, n: int) -> np.ndarray:
     q = np.abs(mean_ranks[:, None] - mean_ranks[None, :]) / np.sqrt(k * (k + 1) / (12 * n))
     p = np.ones((k, k))
     iu = np.triu_indices(k, 1)
-    p[iu] = p.T[iu] = range_sf(q[iu], k)
+    values, where = np.unique(q[iu], return_inverse=True)  # equal rank gaps: one integral
+    p[iu] = p.T[iu] = range_sf(values, k)[where]
     return p
 
 
