@@ -552,7 +552,9 @@ def _signed_rank_posteriors(diffs, gens, rope, prior, n_samples, progress=False)
     with progress_bar(n_pairs * n_samples, "Bayesian signed rank", progress) as bar:
         for lo in range(0, n_pairs, batch):
             part = slice(lo, min(lo + batch, n_pairs))
-            at = [v[part][:, :, None] for v in (up, up_tie, down, down_tie)]
+            # rows of the batch's (pair, sorted position) sums, flat: row gathers, no fancy axes
+            rows_of = (np.arange(part.stop - part.start) * (size + 1))[:, None]
+            at = [(v[part] + rows_of).ravel() for v in (up, up_tie, down, down_tie)]
             for start in range(0, n_samples, rows):
                 m = min(rows, n_samples - start)
                 # Unnormalised weights in sorted order; the quadratic forms divide by total^2.
@@ -563,9 +565,10 @@ def _signed_rank_posteriors(diffs, gens, rope, prior, n_samples, progress=False)
                 prefix = np.zeros((g.shape[0], size + 1, m))
                 np.cumsum(g, axis=1, out=prefix[:, 1:])  # prefix[t] = sum_{j<t} g_j
                 suffix = prefix[:, -1:] - prefix  # suffix[t] = sum_{j>=t} g_j
+                flat = {"suffix": suffix.reshape(-1, m), "prefix": prefix.reshape(-1, m)}
                 past_up, tie_up, past_down, tie_down = (
-                    np.take_along_axis(arr, np.broadcast_to(v, g.shape), axis=1)
-                    for arr, v in zip((suffix, suffix, prefix, prefix), at, strict=True)
+                    flat[name][v].reshape(g.shape)
+                    for name, v in zip(("suffix", "suffix", "prefix", "prefix"), at, strict=True)
                 )
                 scale = 0.5 / prefix[:, -1] ** 2
                 left = (g * (past_up + tie_up)).sum(axis=1) * scale
