@@ -14,6 +14,12 @@ scores, right after vareval. Three jobs, as in rliable's README:
 - the run-score performance profile of the same 10 methods at 101 taus, 2,000 resamples;
 - probability of improvement for one pair, 1,000 resamples.
 
+With ``--many``: the whole default ``vareval aggregate`` and ``vareval rank``
+commands (and ``rank --rope``'s 4,950 Bayesian tests with ``--rope``) on a
+generated table of 100 methods x 100 tasks x 10 runs (``make_many``; written
+to a temporary directory, not committed), wall-clock and CPU seconds of each
+command's process; the goal is < 30 s each.
+
 vareval's time is the best of ``--repeat`` runs before and ``--repeat`` runs
 after rliable's (load on a shared machine comes in bursts); rliable runs once.
 Wall-clock and CPU (process) times are printed with the ratios rliable /
@@ -100,11 +106,69 @@ def time_rliable(scores, python: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def make_many(path, methods: int = 100, tasks: int = 100, runs: int = 10, seed: int = 0):
+    """Write a long table (method, task, seed, score) of methods x tasks x runs to ``path``.
+
+    Methods differ by a small linear skill, tasks by an offset, runs by noise.
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    skill = 0.3 * np.linspace(0, 1, methods)[:, None, None]
+    score = skill + rng.normal(0, 1, (1, tasks, 1)) + rng.normal(0, 0.5, (methods, tasks, runs))
+    m, t, r = np.meshgrid(np.arange(methods), np.arange(tasks), np.arange(runs), indexing="ij")
+    pd.DataFrame({
+        "method": [f"m{i:03d}" for i in m.ravel()],
+        "task": [f"t{i:03d}" for i in t.ravel()],
+        "seed": r.ravel(),
+        "score": score.ravel(),
+    }).to_csv(path, index=False)  # fmt: skip
+
+
+def time_command(args: list[str]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of ``python -m vareval ARGS`` in its own process."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "vareval", *args], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"vareval {args[0]} failed: {done.stderr.strip()[-300:]}")
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def many(rope: bool):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "many.csv")
+        make_many(path)
+        roles = ["--metric", "score", "--by", "method", "--task", "task", "--pair-on", "seed"]
+        jobs = {
+            "aggregate (default: best by IQM vs 99 others)": ["aggregate", path, *roles],
+            "rank (Friedman, Nemenyi, 4,950 Wilcoxon-Holm)": ["rank", path, *roles],
+        }
+        if rope:
+            jobs["rank --rope 0.01 (+ 4,950 Bayesian signed rank)"] = [
+                "rank", path, *roles, "--rope", "0.01"
+            ]
+        print(f"100 methods x 100 tasks x 10 runs{'':<27}{'wall s':>10}{'CPU s':>10}")
+        for label, args in jobs.items():
+            wall, cpu = time_command(args)
+            print(f"{label:<60}{wall:10.1f}{cpu:10.1f}", flush=True)
+        print("Goal: each default command < 30 s.")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rliable-python", default="/work/venvs/rliable/bin/python")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--many", action="store_true", help="100 x 100 x 10: the CLI commands")
+    parser.add_argument("--rope", action="store_true", help="with --many: time rank --rope too")
     args = parser.parse_args()
+    if args.many:
+        return many(args.rope)
 
     scores = np.random.default_rng(0).gamma(2.0, 0.4, size=(10, 50, 10))
     before = time_vareval(scores, args.repeat)

@@ -1,16 +1,21 @@
 """Benchmark: ranking methods over data sets against autorank, and the Bayesian
 signed-rank test against baycomp, in one process.
 
-- Friedman + Nemenyi critical difference (``friedman`` + ``critical_difference``,
-  what autorank's non-parametric path computes) and the whole ``rank_methods``
-  (which adds the Nemenyi p-values and all pairwise Wilcoxon tests with Holm)
-  against ``autorank(force_mode="nonparametric")``, at 30 data sets x 8
-  methods and at 100 data sets x 100 methods.
+At 30 data sets x 8 methods and at 100 data sets x 100 methods:
+
+- Friedman + Nemenyi critical difference (``friedman`` + ``critical_difference``),
+  which is what ``autorank(force_mode="nonparametric")`` computes: the like-for-like row;
+- the whole ``rank_methods`` (adds the Nemenyi p-value of every pair and the
+  k(k-1)/2 Wilcoxon signed-rank tests with Holm, which autorank does not compute)
+  against autorank, and its pairwise Wilcoxon + Holm against what a user would write
+  instead: ``scipy.stats.wilcoxon`` per pair and statsmodels' Holm;
 - ``bayesian_signed_rank`` (50,000 posterior draws, rope 0.01) against
-  ``baycomp.SignedRankTest(...).probs()`` at 30 and 100 data sets.
+  ``baycomp.SignedRankTest(...).probs()``: one pair at 30 and 100 data sets, and
+  ``bayesian_signed_ranks`` on 20 pairs of the 100 x 100 table against baycomp
+  called for the same 20 pairs (all 4,950 would take baycomp about 1.6 hours).
 
 Run: PYTHONPATH=src python bench/bench_rankings.py
-Timings are best of 7 (3 for the Bayesian test) on a shared machine; BLAS limited to one thread.
+Timings are best of 7 (3 for the Bayesian tests) on a shared machine; BLAS limited to one thread.
 """
 
 import os
@@ -25,26 +30,36 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from autorank import autorank  # noqa: E402
 from baycomp import SignedRankTest  # noqa: E402
+from scipy import stats  # noqa: E402
+from statsmodels.stats.multitest import multipletests  # noqa: E402
 
 from bench_significance import best  # noqa: E402
 from vareval.stats import (  # noqa: E402
     bayesian_signed_rank,
+    bayesian_signed_ranks,
     critical_difference,
     friedman,
     rank_methods,
 )
+from vareval.stats.tasks.ranking import pairwise_wilcoxon_pvalues  # noqa: E402
 
 
 def row(label, anchor, ours):
-    print(f"{label:44s} {ours:9.4f} {anchor:9.4f} {anchor / ours:7.1f}x")
+    print(f"{label:52s} {ours:9.4f} {anchor:9.4f} {anchor / ours:7.1f}x", flush=True)
+
+
+def scipy_wilcoxon_holm(x, iu):
+    p = [stats.wilcoxon(x[:, i], x[:, j]).pvalue for i, j in zip(*iu, strict=True)]
+    return multipletests(p, method="holm")[1]
 
 
 def main():
     rng = np.random.default_rng(0)
-    print(f"{'(seconds)':44s} {'vareval':>9s} {'anchor':>9s} {'ratio':>8s}")
+    print(f"{'(seconds)':52s} {'vareval':>9s} {'anchor':>9s} {'ratio':>8s}")
     for n, k in ((30, 8), (100, 100)):
         x = rng.normal(size=(n, k)) + np.linspace(0, 1, k)
         frame = pd.DataFrame(x, columns=[f"m{i}" for i in range(k)])
+        iu = np.triu_indices(k, 1)
 
         def anchor_rank(frame=frame):
             with contextlib.redirect_stdout(io.StringIO()):
@@ -54,7 +69,13 @@ def main():
         core = best(lambda x=x, k=k, n=n: (friedman(x), critical_difference(k, n)), 7)
         whole = best(lambda x=x: rank_methods(x), 7)
         row(f"Friedman + Nemenyi CD, {n} x {k} (autorank)", anchor, core)
-        row(f"  rank_methods (+ {k * (k - 1) // 2} Wilcoxon, Holm)", anchor, whole)
+        row(f"  rank_methods (+ Nemenyi p, {k * (k - 1) // 2} Wilcoxon, Holm)", anchor, whole)
+        ours = best(lambda x=x, iu=iu: pairwise_wilcoxon_pvalues(x, iu), 7)
+        theirs = best(lambda x=x, iu=iu: scipy_wilcoxon_holm(x, iu), 3)
+        row(f"  {k * (k - 1) // 2} Wilcoxon + Holm (scipy loop, statsmodels)", theirs, ours)
+        same = np.allclose(rank_methods(x).wilcoxon_pvalue_holm[iu], scipy_wilcoxon_holm(x, iu),
+                           rtol=1e-12, atol=0)  # fmt: skip
+        print(f"  Holm-adjusted Wilcoxon p-values equal scipy + statsmodels: {same}")
     for n in (30, 100):
         d1 = rng.normal(0.8, 0.05, n)
         d2 = d1 + rng.normal(0.01, 0.02, n)
@@ -67,6 +88,14 @@ def main():
         ref = SignedRankTest(d1, d2, rope=0.01, random_state=1).probs()
         print(f"  p (left, rope, right): vareval ({r.p_left:.4f}, {r.p_rope:.4f}, "
               f"{r.p_right:.4f}), baycomp ({ref[0]:.4f}, {ref[1]:.4f}, {ref[2]:.4f})")
+    x = 0.8 + 0.01 * rng.normal(size=(100, 100)) + np.linspace(0, 0.02, 100)
+    pairs = [(0, j) for j in range(1, 21)]
+    ours = best(lambda: bayesian_signed_ranks(x, pairs, rope=0.01, rng=1))
+    anchor = best(
+        lambda: [SignedRankTest(x[:, i], x[:, j], rope=0.01, random_state=1).probs()
+                 for i, j in pairs]  # fmt: skip
+    )
+    row("Bayesian signed rank, 20 pairs of 100 x 100 (baycomp)", anchor, ours)
     print("Target: >= 20x autorank and >= 20x baycomp.")
 
 

@@ -21,6 +21,21 @@ def test_aggregate_prints_intervals_profile_and_improvement():
     assert "logreg > forest" in out.output and "simultaneous band" in out.output
 
 
+def test_default_pairs_are_the_best_by_iqm_and_the_output_says_so():
+    base = ["aggregate", TASKS, *ROLES, "--resamples", "100"]
+    out = run(*base)
+    assert out.exit_code == 0, out.output
+    assert "the best method by IQM (logreg) against each other method" in out.output
+    assert "forest > knn" not in out.output
+    every = json.loads(run(*base, "--pairs", "all", "--json").output)
+    assert len(every["improvement"]) == 6
+    assert every["improvement_pairs"] == "P(X > Y): every pair of methods"
+    vs = json.loads(run(*base, "--baseline", "knn", "--json").output)
+    assert list(vs["improvement"]) == ["P(logreg > knn)", "P(forest > knn)", "P(naive_bayes > knn)"]
+    bad = run(*base, "--baseline", "knn", "--pairs", "all")
+    assert bad.exit_code == 2 and bad.output.startswith("error:") and "not both" in bad.output
+
+
 def test_json_is_reproducible_with_the_seed():
     args = ["aggregate", TASKS, *ROLES, "--resamples", "200", "--pairs", "logreg:knn", "--json"]
     a, b = json.loads(run(*args).output), json.loads(run(*args).output)

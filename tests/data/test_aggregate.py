@@ -18,11 +18,41 @@ def test_dataframe_api_equals_the_array_api(runs):
     table = vareval.data.task_scores(runs, "accuracy", "method", "task", pair_on="seed")
     np.testing.assert_allclose(res["intervals"].estimate, stats.aggregate_scores(table.scores))
     assert res["intervals"].methods == ("logreg", "forest", "knn", "naive_bayes")
-    assert len([k for k in res if k.startswith("P(")]) == 6
+    # default: the best method by IQM against each other one, and the output says so
+    best = res["intervals"].methods[int(np.argmax(stats.aggregate_scores(table.scores, ["iqm"])))]
+    assert [k for k in res if k.startswith("P(")] == [
+        f"P({best} > {m})" for m in res["intervals"].methods if m != best
+    ]
+    assert f"best method by IQM ({best})" in res.notes[0]
     frame = res.to_frame()
     assert frame.loc[("knn", "iqm"), "estimate"] == pytest.approx(
         stats.aggregate_scores(table.method("knn"), "iqm")[0]
     )
+
+
+def test_pairs_all_and_baseline(runs):
+    kw = dict(metric="accuracy", by="method", task="task", n_resamples=20,
+              improvement_resamples=30, rng=3)  # fmt: skip
+    every = vareval.aggregate(runs, pairs="all", **kw)
+    assert len([k for k in every if k.startswith("P(")]) == 6
+    assert every.notes == ("P(X > Y): every pair of methods",)
+    base = vareval.aggregate(runs, baseline="knn", **kw)
+    assert [k for k in base if k.startswith("P(")] == [
+        "P(logreg > knn)", "P(forest > knn)", "P(naive_bayes > knn)"
+    ]
+    # pair p uses stream 3 + p of the seed, as probability_of_improvement alone
+    table = vareval.data.task_scores(runs, "accuracy", "method", "task")
+    gen = np.random.default_rng(3).spawn(3 + 3)[3 + 1]
+    alone = stats.probability_of_improvement(
+        table.method("forest"), table.method("knn"), n_resamples=30, rng=gen
+    )
+    np.testing.assert_array_equal(
+        base["P(forest > knn)"].bootstrap_distribution, alone.bootstrap_distribution
+    )
+    with pytest.raises(ArgumentError, match="not both"):
+        vareval.aggregate(runs, pairs="all", baseline="knn", **kw)
+    with pytest.raises(DataError, match="baseline 'svm' not found"):
+        vareval.aggregate(runs, baseline="svm", **kw)
 
 
 def test_normalisations(runs):

@@ -25,8 +25,8 @@ _LABELS = {"median": "median", "iqm": "IQM", "mean": "mean", "optimality_gap": "
 
 
 def _parse_pairs(text):
-    if text is None:
-        return None
+    if text is None or text.strip() in ("best", "all"):
+        return None if text is None else text.strip()
     pairs = []
     for item in text.split(","):
         x, sep, y = item.partition(":")
@@ -79,7 +79,15 @@ def _parse_pairs(text):
     is_flag=True,
     help="Resample tasks too: a claim about a population of tasks.",
 )
-@click.option("--pairs", default=None, help="Pairs for P(X > Y), e.g. 'a:b,a:c' (default all).")
+@click.option(
+    "--pairs",
+    default=None,
+    help="Pairs for P(X > Y): 'best' (default: the method with the highest IQM against "
+    "each other), 'all' (every pair: slow for many methods), or e.g. 'a:b,a:c'.",
+)
+@click.option(
+    "--baseline", default=None, help="Instead of --pairs: P(X > BASELINE) for each other X."
+)
 @click.option(
     "--taus",
     default=None,
@@ -104,6 +112,7 @@ def aggregate(
     ci_method,
     resample_tasks,
     pairs,
+    baseline,
     taus,
     seed,
     as_json,
@@ -134,7 +143,9 @@ def aggregate(
             resample_tasks=resample_tasks,
             taus=None if taus is None else parse_floats(taus, "--taus"),
             pairs=_parse_pairs(pairs),
+            baseline=baseline,
             rng=seed,
+            progress=None,
         )
         payload = {
             "title": table.title,
@@ -142,6 +153,7 @@ def aggregate(
             "intervals": table["intervals"].to_dict(),
             "profile": table["profile"].records(),
             "mean_profile": table["mean_profile"].records(),
+            "improvement_pairs": table.notes[0],
             "improvement": {
                 k: v.to_dict() for k, v in table.results.items() if k.startswith("P(")
             },
@@ -189,6 +201,7 @@ def render_aggregate(table, seed: int) -> str:
             "P(X > Y): chance that a run of X beats a run of Y on a task picked at "
             "random (ties count 1/2); 0.5 is no difference."
         )
+        lines.append(table.notes[0] + ".")
     return "\n".join(lines)
 
 

@@ -230,6 +230,7 @@ def rank(
         rope=rope,
         n_resamples=resamples,
         rng=seed,
+        progress=None,
     )
     if plot:
         _save(table["ranking"].plot(), plot)

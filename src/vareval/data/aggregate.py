@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pandas as pd
 
 from vareval import stats
@@ -44,9 +45,26 @@ def _normalized(table, normalize, reference, task, reference_low, reference_high
     )
 
 
-def _pairs(methods, pairs) -> list[tuple[str, str]]:
-    if pairs is None:
-        return list(itertools.combinations(methods, 2))
+def _pairs(methods, pairs, baseline, scores) -> tuple[list[tuple[str, str]], str]:
+    """The pairs (X, Y) for P(X > Y), and a sentence saying which they are."""
+    if baseline is not None:
+        if pairs is not None:
+            raise ArgumentError("give `pairs` or `baseline`, not both.")
+        if baseline not in methods:
+            raise DataError(f"baseline {baseline!r} not found (methods: {', '.join(methods)}).")
+        return [(m, baseline) for m in methods if m != baseline], (
+            f"P(X > Y): each method against the baseline {baseline}"
+        )
+    if pairs is None or (isinstance(pairs, str) and pairs == "best"):
+        best = methods[int(np.argmax(stats.aggregate_scores(scores, ["iqm"])[:, 0]))]
+        return [(best, m) for m in methods if m != best], (
+            f"P(X > Y): the best method by IQM ({best}) against each other method; "
+            "ask for every pair with pairs='all' (--pairs all)"
+        )
+    if isinstance(pairs, str) and pairs == "all":
+        return list(itertools.combinations(methods, 2)), "P(X > Y): every pair of methods"
+    if isinstance(pairs, str):
+        raise ArgumentError(f"`pairs` must be 'best', 'all' or a list of pairs; got {pairs!r}.")
     out = []
     for x, y in pairs:
         for m in (x, y):
@@ -55,7 +73,7 @@ def _pairs(methods, pairs) -> list[tuple[str, str]]:
         if x == y:
             raise ArgumentError(f"a pair compares two different methods; got {x!r} twice.")
         out.append((str(x), str(y)))
-    return out
+    return out, "P(X > Y): the pairs asked for"
 
 
 @keyword_only("metric", "by", "task")
@@ -78,8 +96,10 @@ def aggregate(
     resample_tasks: bool = False,
     taus=None,
     pairs=None,
+    baseline: str | None = None,
     improvement_resamples: int = 1000,
     rng=None,
+    progress=False,
 ) -> ResultTable:
     """Aggregate performance across tasks with stratified-bootstrap intervals.
 
@@ -102,11 +122,18 @@ def aggregate(
         As :func:`vareval.stats.interval_estimates`.
     taus : array_like, optional
         Thresholds of the performance profiles (default 101 over the score range).
-    pairs : list of (str, str), optional
-        Method pairs (X, Y) for ``P(X > Y)``; default every pair in table order.
+    pairs : "best", "all" or list of (str, str), default "best"
+        Method pairs (X, Y) for ``P(X > Y)``. Default (None or "best"): the
+        method with the highest IQM against each other method (k - 1 pairs);
+        "all": every pair in table order (k (k - 1) / 2, slow for many methods).
+    baseline : str, optional
+        Instead of ``pairs``: each other method X against this one, ``P(X > baseline)``.
     improvement_resamples : int, default 1000
     rng : None, int or Generator
-        One seed for everything; independent streams are spawned for each part.
+        One seed for everything; independent streams are spawned for each part
+        (pair ``p`` of the chosen pairs gets stream ``3 + p``).
+    progress : bool or None, default False
+        Show tqdm progress bars (None: on a terminal only).
 
     Returns
     -------
@@ -119,9 +146,9 @@ def aggregate(
     """
     table = task_scores(df, metric, by, task, pair_on=pair_on)
     scores, how = _normalized(table, normalize, reference, task, reference_low, reference_high)
-    pairs = _pairs(table.methods, pairs)
+    pairs, which = _pairs(table.methods, pairs, baseline, scores)
     gens = as_rng(rng).spawn(3 + len(pairs))
-    common = {"confidence": confidence, "resample_tasks": resample_tasks}
+    common = {"confidence": confidence, "resample_tasks": resample_tasks, "progress": progress}
     intervals = stats.interval_estimates(
         scores,
         aggregates,
@@ -144,20 +171,21 @@ def aggregate(
         )
         for i, (name, kind) in enumerate((("profile", "runs"), ("mean_profile", "mean")), 1)
     }
-    improvements = {
-        f"P({x} > {y})": stats.probability_of_improvement(
-            scores[table.methods.index(x)],
-            scores[table.methods.index(y)],
-            labels=(x, y),
-            n_resamples=improvement_resamples,
-            rng=gen,
-            **common,
-        )
-        for (x, y), gen in zip(pairs, gens[3:], strict=True)
-    }
+    index = [(table.methods.index(x), table.methods.index(y)) for x, y in pairs]
+    found = stats.probabilities_of_improvement(
+        scores,
+        index,
+        methods=table.methods,
+        n_resamples=improvement_resamples,
+        rng=list(gens[3:]),
+        **common,
+    )
+    improvements = {f"P({r.x} > {r.y})": r for r in found}
     frame = pd.DataFrame(intervals.records()).set_index(["method", "aggregate"])
     title = (
         f"{metric!r} across {len(table.tasks)} tasks x {table.scores.shape[2]} runs, {how}; "
         f"{confidence:.0%} stratified-bootstrap intervals ({ci})"
     )
-    return ResultTable(title, {"intervals": intervals, **profiles, **improvements}, frame)
+    return ResultTable(
+        title, {"intervals": intervals, **profiles, **improvements}, frame, notes=(which,)
+    )

@@ -30,12 +30,15 @@ def rank(
     rope: float | None = None,
     n_resamples: int = 50_000,
     rng=None,
+    progress=False,
 ) -> ResultTable:
     """Friedman, Nemenyi CD, Wilcoxon-Holm and (with ``rope``) Bayesian signed rank.
 
     Calls :func:`vareval.stats.rank_methods` on the tasks x methods matrix of
     mean scores and, when ``rope`` is given, :func:`vareval.stats.bayesian_signed_rank`
-    for every pair of methods over the tasks, each on its own random stream.
+    for every pair of methods over the tasks, each on its own random stream
+    (all pairs at once, :func:`vareval.stats.bayesian_signed_ranks`; ``progress``
+    shows a tqdm bar, None: on a terminal only).
 
     Returns
     -------
@@ -52,15 +55,16 @@ def rank(
     pair_index = [(i, j) for i in range(k) for j in range(i + 1, k)]
     if rope is not None:
         sign = 1.0 if higher_is_better else -1.0
-        streams = as_rng(rng).spawn(len(pair_index))
-        for (i, j), stream in zip(pair_index, streams, strict=True):
-            results[f"{ts.methods[i]} vs {ts.methods[j]}"] = stats.bayesian_signed_rank(
-                sign * means[:, i],
-                sign * means[:, j],
-                rope=rope,
-                n_resamples=n_resamples,
-                rng=stream,
-            )
+        found = stats.bayesian_signed_ranks(
+            sign * means,
+            pair_index,
+            rope=rope,
+            n_resamples=n_resamples,
+            rng=as_rng(rng).spawn(len(pair_index)),
+            progress=progress,
+        )
+        for (i, j), b in zip(pair_index, found, strict=True):
+            results[f"{ts.methods[i]} vs {ts.methods[j]}"] = b
     rows = []
     for i, j in pair_index:
         row = {

@@ -29,6 +29,7 @@ from vareval.stats.tasks.aggregate import (
     interval_estimates,
     normalize_scores,
     performance_profile,
+    probabilities_of_improvement,
     probability_of_improvement,
 )
 from vareval.stats.tasks.dominance import (
@@ -49,6 +50,7 @@ from vareval.stats.tasks.ranking import (
     FriedmanResult,
     Ranking,
     bayesian_signed_rank,
+    bayesian_signed_ranks,
     critical_difference,
     friedman,
     rank_methods,
@@ -154,6 +156,7 @@ from vareval.stats.variance.tests import (
 )
 
 __all__ = [
+    "probabilities_of_improvement",
     "probability_of_improvement",
     "performance_profile",
     "normalize_scores",
@@ -170,6 +173,7 @@ __all__ = [
     "Ranking",
     "aso",
     "bayesian_signed_rank",
+    "bayesian_signed_ranks",
     "cliffs_delta",
     "cohens_d",
     "critical_difference",

@@ -148,6 +148,39 @@ def test_probability_of_improvement_resamples_equal_brute_force():
     np.testing.assert_allclose(r.bootstrap_distribution, (gt + 0.5 * eq).mean(axis=1))
 
 
+@pytest.mark.parametrize("resample_tasks", [False, True])
+def test_probability_of_improvement_with_ties_equals_brute_force(resample_tasks):
+    # the cumulative-count path against every pair of drawn runs, on the same draws
+    x, y = np.round(scores(1, (5, 6)), 1), np.round(scores(2, (5, 4)), 1)
+    r = probability_of_improvement(x, y, n_resamples=30, resample_tasks=resample_tasks, rng=5)
+    gen = np.random.default_rng(5)
+    t = gen.integers(0, 5, (30, 5)) if resample_tasks else np.broadcast_to(np.arange(5), (30, 5))
+    rx = gen.integers(0, 6, (30, 5, 6), dtype=np.uint8)
+    ry = gen.integers(0, 4, (30, 5, 4), dtype=np.uint8)
+    xs, ys = np.take_along_axis(x[t], rx, -1), np.take_along_axis(y[t], ry, -1)
+    win = (xs[..., :, None] > ys[..., None, :]) + 0.5 * (xs[..., :, None] == ys[..., None, :])
+    np.testing.assert_allclose(r.bootstrap_distribution, win.mean(axis=(-2, -1)).mean(axis=1))
+
+
+def test_probabilities_of_improvement_equal_one_call_per_pair():
+    from vareval.stats import probabilities_of_improvement
+
+    x = np.round(scores(3, (6, 7, 8)), 1)
+    pairs = [(0, 1), (5, 2), (3, 4), (1, 0)]
+    for resample_tasks in (False, True):
+        many = probabilities_of_improvement(
+            x, pairs, n_resamples=200, resample_tasks=resample_tasks, rng=11
+        )
+        gens = np.random.default_rng(11).spawn(len(pairs))
+        for (i, j), got, gen in zip(pairs, many, gens, strict=True):
+            one = probability_of_improvement(
+                x[i], x[j], labels=(str(i), str(j)), n_resamples=200,
+                resample_tasks=resample_tasks, rng=gen,
+            )  # fmt: skip
+            assert got.to_dict() == one.to_dict()
+            np.testing.assert_array_equal(got.bootstrap_distribution, one.bootstrap_distribution)
+
+
 @pytest.mark.parametrize("kind", ["runs", "mean"])
 def test_profile_estimate_and_resamples_match_direct_counts(kind):
     x = scores()

@@ -198,7 +198,7 @@ def test_rank_methods_matches_live_autorank():
     )
 
 
-@pytest.mark.parametrize("n", [6, 12, 20, 60])
+@pytest.mark.parametrize("n", [6, 12, 13, 14, 20, 30, 50, 51, 60, 100])
 def test_pairwise_wilcoxon_equals_one_call_per_pair(n):
     # Ties, zero differences and equal columns mixed in: each group of pairs
     # must get the method scipy chooses for that pair alone.
@@ -216,6 +216,41 @@ def test_pairwise_wilcoxon_equals_one_call_per_pair(n):
     fast = pairwise_wilcoxon_pvalues(x, pairs)
     slow = [paired_wilcoxon(x[:, i], x[:, j]).pvalue for i, j in zip(*pairs, strict=True)]
     np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorised_wilcoxon_equals_scipy_on_random_tables(seed):
+    # exact (no ties, <= 50 data sets), normal approximation (ties, zeros or > 50)
+    # and permutation (<= 13 with ties): every pair against scipy.stats.wilcoxon alone
+    from vareval.stats.tasks.ranking import pairwise_wilcoxon_pvalues
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([3, 9, 13, 14, 25, 50, 51, 80]))
+    x = rng.normal(size=(n, 9))
+    x[:, :3] = np.round(x[:, :3] * 2) / 2  # ties, zero differences among the three
+    x[: n // 3, 6] = x[: n // 3, 7]
+    pairs = np.triu_indices(9, 1)
+    fast = pairwise_wilcoxon_pvalues(x, pairs)
+    slow = [
+        1.0 if np.all(x[:, i] == x[:, j]) else stats.wilcoxon(x[:, i], x[:, j]).pvalue
+        for i, j in zip(*pairs, strict=True)
+    ]
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
+
+
+def test_bayesian_signed_ranks_equal_one_call_per_pair():
+    from vareval.stats import bayesian_signed_ranks
+
+    rng = np.random.default_rng(4)
+    x = np.round(rng.normal(0, 0.02, (12, 5)), 2)
+    x[:, 2] = x[:, 1]
+    pairs = [(0, 1), (1, 2), (4, 0), (3, 2)]
+    for rope in (0.0, 0.01):
+        many = bayesian_signed_ranks(x, pairs, rope=rope, n_resamples=3000, rng=7)
+        gens = np.random.default_rng(7).spawn(len(pairs))
+        for (i, j), got, gen in zip(pairs, many, gens, strict=True):
+            one = bayesian_signed_rank(x[:, i], x[:, j], rope=rope, n_resamples=3000, rng=gen)
+            assert got.to_dict() == one.to_dict()
 
 
 @pytest.mark.parametrize("k", [2, 3, 8, 50, 100])

@@ -14,8 +14,9 @@ the edge of the statistical precipice" (the rliable package):
   resampled too), percentile or BCa;
 - :func:`performance_profile`: the fraction of runs (or of per-task mean
   scores) above each threshold tau, with pointwise and simultaneous bands;
-- :func:`probability_of_improvement`: ``P(X > Y)`` per task from ranks
-  (the Mann-Whitney U / nm), averaged over tasks, with its interval.
+- :func:`probability_of_improvement`: ``P(X > Y)`` per task (the
+  Mann-Whitney U / nm), averaged over tasks, with its interval;
+  :func:`probabilities_of_improvement` for many pairs at once.
 
 Every bootstrap draws one set of run indices per task and resample and
 computes every statistic from it; resamples are processed in chunks that
@@ -29,10 +30,11 @@ import math
 import numbers
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_positive_int, as_rng, check_size
+from vareval.stats._progress import progress_bar
 from vareval.stats._result import ConfidenceInterval, Result
 
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
@@ -448,6 +450,7 @@ def interval_estimates(
     ci: str = "percentile",
     resample_tasks: bool = False,
     rng=None,
+    progress=False,
 ) -> IntervalEstimates:
     """Aggregate scores with stratified-bootstrap confidence intervals.
 
@@ -477,6 +480,8 @@ def interval_estimates(
         tasks when tasks are resampled).
     resample_tasks : bool, default False
     rng : None, int or numpy.random.Generator
+    progress : bool or None, default False
+        Show a tqdm progress bar over the resamples (None: on a terminal only).
 
     Returns
     -------
@@ -501,14 +506,18 @@ def interval_estimates(
     estimate = data.estimate(names, gamma)
     dist = np.empty((n_resamples, arr.shape[0], len(names)))
     start, flat = 0, arr.reshape(-1)
-    for b in _chunks(n_resamples, arr.size):
-        runs, first = _draw(gen, b, arr.shape, resample_tasks)
-        width = -(-b // -(-runs.size // _PART))  # even parts of at most _PART scores
-        for i in range(0, b, width):  # parts whose temporaries stay in cache
-            cells = first[i : i + width] + runs[i : i + width]
-            ranks = data.ranks(cells) if "iqm" in names else None
-            dist[start : start + len(cells)] = data.aggregate(flat.take(cells), ranks, names, gamma)
-            start += len(cells)
+    with progress_bar(n_resamples, "intervals", progress) as bar:
+        for b in _chunks(n_resamples, arr.size):
+            runs, first = _draw(gen, b, arr.shape, resample_tasks)
+            width = -(-b // -(-runs.size // _PART))  # even parts of at most _PART scores
+            for i in range(0, b, width):  # parts whose temporaries stay in cache
+                cells = first[i : i + width] + runs[i : i + width]
+                ranks = data.ranks(cells) if "iqm" in names else None
+                dist[start : start + len(cells)] = data.aggregate(
+                    flat.take(cells), ranks, names, gamma
+                )
+                start += len(cells)
+            bar.update(b)
     # BCa's jackknife needs two units to leave one out; percentile intervals need none
     units = arr.shape[1] if resample_tasks else arr.shape[2]
     jack = data.jackknife(names, gamma, over_tasks=resample_tasks) if units > 1 else None
@@ -646,6 +655,7 @@ def performance_profile(
     confidence: float = 0.95,
     resample_tasks: bool = False,
     rng=None,
+    progress=False,
 ) -> PerformanceProfile:
     """Performance profile (score distribution) with pointwise and simultaneous bands.
 
@@ -675,6 +685,8 @@ def performance_profile(
     confidence : float, default 0.95
     resample_tasks : bool, default False
     rng : None, int or numpy.random.Generator
+    progress : bool or None, default False
+        Show a tqdm progress bar over the resamples (None: on a terminal only).
 
     Returns
     -------
@@ -710,10 +722,12 @@ def performance_profile(
     dist = np.empty((n_resamples, arr.shape[0], taus.size))
     per_resample = arr.size + arr.shape[0] * taus.size
     start = 0
-    for b in _chunks(n_resamples, per_resample):
-        cells = _draw_cells(gen, b, arr.shape, resample_tasks)
-        dist[start : start + b] = profile(flat.take(cells))
-        start += b
+    with progress_bar(n_resamples, f"profile ({kind})", progress) as bar:
+        for b in _chunks(n_resamples, per_resample):
+            cells = _draw_cells(gen, b, arr.shape, resample_tasks)
+            dist[start : start + b] = profile(flat.take(cells))
+            start += b
+            bar.update(b)
     low, high = _percentile_interval(dist, confidence)
     units = arr.shape[1] if resample_tasks else arr.shape[2]
     band_low, band_high, crit = _sup_t_band(dist, estimate, confidence, units)
@@ -790,25 +804,79 @@ def _draw_runs(rng, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(0, shape[-1], size=shape, dtype=small)
 
 
-def _mann_whitney(codes_x: np.ndarray, codes_y: np.ndarray, n_codes: int) -> np.ndarray:
-    """``P(X > Y)`` per row from the dense ranks of the pooled values of each row.
+def _improvements(xs, ys, gens, n_resamples: int, resample_tasks: bool, progress=None):
+    """Estimates ``(pairs, tasks)`` and bootstrap distributions ``(pairs, resamples)`` of P(X > Y).
 
-    With ``W_k`` the number of values of rank ``k`` in a sample,
-    ``U = sum_k Wx_k (Wy_{<k} + Wy_k / 2)``: linear in the sample sizes, no pairs.
+    ``xs[p], ys[p]`` (tasks x runs) are pair ``p``'s scores and ``gens[p]``
+    its generator, drawn exactly as for that pair alone (the same chunks, in
+    the same order). A resample's Mann-Whitney U on a task is ``sum_a
+    L(x_a)`` over the drawn runs of X, ``L(x)`` the number of drawn runs of
+    Y below ``x`` (ties half): a cumulative count of Y's draws over its
+    sorted runs, read at the positions of X's runs. No pairs of runs are
+    formed; every pair of methods of a batch at once.
     """
-    lead = codes_x.shape[:-1]
-    rows = int(np.prod(lead))
-    offset = n_codes * np.arange(rows)[:, None]
+    n_pairs, n_tasks, n = xs.shape
+    m = ys.shape[2]
+    order = np.argsort(ys, axis=-1, kind="stable")
+    rank_y = np.argsort(order, axis=-1).ravel() + 1  # 1 + position of each run of Y, sorted
+    ys_sorted = np.take_along_axis(ys, order, axis=-1)
+    # twice the positions of X's runs among Y's sorted runs: below + not above
+    at = (ys_sorted[..., None, :] < xs[..., :, None]).sum(axis=-1)
+    at2 = (ys_sorted[..., None, :] <= xs[..., :, None]).sum(axis=-1)
+    estimate = (at + at2).sum(axis=-1) / (2 * n * m)
+    at, at2 = at.ravel(), at2.ravel()
+    dist = np.empty((n_pairs, n_resamples))
+    chunks = list(_chunks(n_resamples, n_tasks * (n + m)))
+    batch = max(1, _CHUNK * 4 // (chunks[0] * n_tasks * (n + m)))
+    slots = np.arange(n_tasks)
+    with progress_bar(n_pairs * n_resamples, "P(X > Y)", progress) as bar:
+        for lo in range(0, n_pairs, batch):
+            part = np.arange(lo, min(lo + batch, n_pairs))
+            start = 0
+            for b in chunks:
+                rx, ry, tasks = [], [], []
+                for gen in gens[lo : lo + part.size]:  # each pair's own stream, as alone
+                    t = gen.integers(0, n_tasks, size=(b, n_tasks)) if resample_tasks else slots
+                    tasks.append(np.broadcast_to(t, (b, n_tasks)))
+                    rx.append(_draw_runs(gen, (b, n_tasks, n)))
+                    ry.append(_draw_runs(gen, (b, n_tasks, m)))
+                task = part[:, None, None] * n_tasks + np.stack(tasks)  # (batch, b, slot)
+                rows = task.size
+                row = np.arange(rows).reshape(task.shape)[..., None]
+                # Y's draws counted over its sorted runs, cumulated: cum[k] = draws below k
+                y_at = rank_y.take(task[..., None] * m + np.stack(ry)) + (m + 1) * row
+                cum = np.bincount(y_at.ravel(), minlength=rows * (m + 1))
+                cum = cum.reshape(rows, m + 1).cumsum(axis=1).ravel()
+                x_run = task[..., None] * n + np.stack(rx)  # flat index of each drawn run of X
+                base = (m + 1) * row
+                wins = cum.take(at.take(x_run) + base) + cum.take(at2.take(x_run) + base)
+                u = np.einsum("ij->i", wins.reshape(rows, n)).reshape(task.shape) / 2
+                dist[lo : lo + part.size, start : start + b] = (u / (n * m)).mean(axis=-1)
+                start += b
+                bar.update(part.size * b)
+    return estimate, dist
 
-    def histogram(codes):
-        flat = (codes.reshape(rows, -1) + offset).ravel()
-        return np.bincount(flat, minlength=rows * n_codes).reshape(rows, n_codes)
 
-    wx, wy = histogram(codes_x).astype(float), histogram(codes_y).astype(float)
-    # weight of a y score below rank k: 1 if it ranks lower, 1/2 if tied
-    below = np.tri(n_codes, k=-1).T + 0.5 * np.eye(n_codes)
-    u = ((wx @ below.T) * wy) @ np.ones(n_codes)  # products, not sums over a short axis
-    return (u / (codes_x.shape[-1] * codes_y.shape[-1])).reshape(lead)
+def _improvement_result(labels, per_task, dist, confidence, resample_tasks):
+    low, high = _percentile_interval(dist, confidence)
+    return ProbabilityOfImprovement(
+        x=str(labels[0]),
+        y=str(labels[1]),
+        estimate=float(per_task.mean()),
+        per_task=per_task,
+        low=float(low),
+        high=float(high),
+        confidence=confidence,
+        n_resamples=dist.size,
+        resample_tasks=bool(resample_tasks),
+        bootstrap_distribution=dist,
+    )
+
+
+def _improvement_args(n_resamples, confidence):
+    n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
+    check_size(n_resamples, "`n_resamples`")
+    return n_resamples, as_confidence(confidence)
 
 
 def probability_of_improvement(
@@ -825,9 +893,9 @@ def probability_of_improvement(
 
     Estimand: ``(1/T) sum_t P(X_t > Y_t) + P(X_t = Y_t) / 2`` for independent
     runs ``X_t``, ``Y_t`` on task ``t``. Each task's estimate is the
-    Mann-Whitney ``U / (n m)`` from ranks (as rliable, without its pairwise
-    loop). The interval resamples the runs of X and of Y independently within
-    each task (and tasks, if asked), percentile method.
+    Mann-Whitney ``U / (n m)`` (as rliable, without its pairwise loop). The
+    interval resamples the runs of X and of Y independently within each task
+    (and tasks, if asked), percentile method.
 
     Parameters
     ----------
@@ -849,40 +917,66 @@ def probability_of_improvement(
         raise ArgumentError(
             f"`x` and `y` must cover the same tasks; got {x.shape[0]} and {y.shape[0]} tasks."
         )
-    n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
-    check_size(n_resamples, "`n_resamples`")
-    confidence = as_confidence(confidence)
-    gen = as_rng(rng)
-    n_tasks, n, m = x.shape[0], x.shape[1], y.shape[1]
-    codes = stats.rankdata(np.concatenate([x, y], axis=1), method="dense", axis=1) - 1
-    cx, cy = codes[:, :n], codes[:, n:]
-    k = n + m
-    per_task = _mann_whitney(cx, cy, k)
-    dist = np.empty(n_resamples)
-    start = 0
-    for b in _chunks(n_resamples, n_tasks * k):
-        tasks = (
-            gen.integers(0, n_tasks, size=(b, n_tasks, 1))
-            if resample_tasks
-            else np.arange(n_tasks)[:, None]
-        )
-        p = _mann_whitney(
-            cx.take(tasks * n + _draw_runs(gen, (b, n_tasks, n))),
-            cy.take(tasks * m + _draw_runs(gen, (b, n_tasks, m))),
-            k,
-        )
-        dist[start : start + b] = p.mean(axis=1)
-        start += b
-    low, high = _percentile_interval(dist, confidence)
-    return ProbabilityOfImprovement(
-        x=str(labels[0]),
-        y=str(labels[1]),
-        estimate=float(per_task.mean()),
-        per_task=per_task,
-        low=float(low),
-        high=float(high),
-        confidence=confidence,
-        n_resamples=n_resamples,
-        resample_tasks=bool(resample_tasks),
-        bootstrap_distribution=dist,
+    n_resamples, confidence = _improvement_args(n_resamples, confidence)
+    per_task, dist = _improvements(
+        x[None], y[None], [as_rng(rng)], n_resamples, resample_tasks, progress=False
     )
+    return _improvement_result(labels, per_task[0], dist[0], confidence, resample_tasks)
+
+
+def probabilities_of_improvement(
+    scores,
+    pairs,
+    *,
+    methods=None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    resample_tasks: bool = False,
+    rng=None,
+    progress=False,
+) -> list:
+    """:func:`probability_of_improvement` for many pairs of methods at once.
+
+    Parameters
+    ----------
+    scores : array_like, shape (methods, tasks, runs)
+    pairs : sequence of (int, int)
+        Indices ``(x, y)`` of the methods compared, ``P(X > Y)`` each.
+    methods : sequence of str, optional
+        Labels of the methods (default ``"0"``, ``"1"``, ...).
+    n_resamples, confidence, resample_tasks
+        As :func:`probability_of_improvement`.
+    rng : None, int, Generator, or a sequence of Generators (one per pair)
+        With one seed, every pair gets its own stream spawned from it; each
+        pair's result equals :func:`probability_of_improvement` on its stream.
+    progress : bool or None, default False
+        Show a tqdm progress bar (None: on a terminal only).
+
+    Returns
+    -------
+    list of ProbabilityOfImprovement, in the order of ``pairs``.
+    """
+    arr = _as_task_scores(scores, min_tasks=2 if resample_tasks else 1)
+    names = _labels(methods, arr.shape[0])
+    try:
+        index = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+    except (TypeError, ValueError):
+        raise ArgumentError("`pairs` must be pairs of method indices.") from None
+    if index.size and not ((index >= 0) & (index < arr.shape[0])).all():
+        raise ArgumentError(f"`pairs` index methods 0 to {arr.shape[0] - 1}.")
+    n_resamples, confidence = _improvement_args(n_resamples, confidence)
+    if isinstance(rng, (list, tuple)):
+        if len(rng) != len(index):
+            raise ArgumentError(f"`rng` has {len(rng)} generators for {len(index)} pairs.")
+        gens = [as_rng(g) for g in rng]
+    else:
+        gens = as_rng(rng).spawn(len(index))
+    if not len(index):
+        return []
+    per_task, dist = _improvements(
+        arr[index[:, 0]], arr[index[:, 1]], gens, n_resamples, resample_tasks, progress
+    )
+    return [
+        _improvement_result((names[i], names[j]), per_task[p], dist[p], confidence, resample_tasks)
+        for p, (i, j) in enumerate(index)
+    ]

@@ -252,10 +252,13 @@ def range_sf(q, k: int) -> np.ndarray:
     difference of powers as ``-expm1`` so small tails keep their digits.
     """
     q = np.asarray(q, dtype=float)
-    b = special.ndtr(_Z - q[..., None])
+    weight = _W * _PHI ** (k - 1)
+    keep = weight > 0  # nodes whose weight underflows add exactly 0: skip them
+    z, phi = _Z[keep], _PHI[keep]
+    b = special.ndtr(z - q[..., None])
     with np.errstate(divide="ignore"):
-        tail = -np.expm1((k - 1) * np.log1p(-b / _PHI))
-    return np.clip(k * np.sum(_W * _PHI ** (k - 1) * tail, axis=-1), 0.0, 1.0)
+        tail = -np.expm1((k - 1) * np.log1p(-b / phi))
+    return np.clip(k * np.sum(weight[keep] * tail, axis=-1), 0.0, 1.0)
 
 
 def range_isf(alpha: float, k: int) -> float:
@@ -275,7 +278,8 @@ def _nemenyi_pvalues(mean_ranks: np.ndarray, n: int) -> np.ndarray:
     q = np.abs(mean_ranks[:, None] - mean_ranks[None, :]) / np.sqrt(k * (k + 1) / (12 * n))
     p = np.ones((k, k))
     iu = np.triu_indices(k, 1)
-    p[iu] = p.T[iu] = range_sf(q[iu], k)
+    values, where = np.unique(q[iu], return_inverse=True)  # equal rank gaps: one integral
+    p[iu] = p.T[iu] = range_sf(values, k)[where]
     return p
 
 
@@ -290,28 +294,81 @@ def _cliques(sorted_ranks: np.ndarray, cd: float) -> list:
     return out
 
 
+def _signed_ranks(d: np.ndarray):
+    """Per row of ``d``: ``R+``, the count of nonzero values and the tie term ``sum t^3 - t``.
+
+    As ``scipy.stats.wilcoxon`` (zeros dropped): mid-ranks of the nonzero
+    ``|d|`` within each row, every row at once by one sort. The sort key is
+    the bits of ``|d|`` (ordered as the floats, being non-negative) shifted
+    left, with the sign in the freed bit: one integer sort, no argsort.
+    """
+    key = np.abs(d).view(np.uint64) << np.uint64(1)
+    key |= d > 0
+    key.sort(axis=1)
+    positive = (key & np.uint64(1)).astype(np.uint8)
+    key >>= np.uint64(1)  # the bits of the sorted |d|
+    n = d.shape[1]
+    zeros = np.count_nonzero(key == 0, axis=1)
+    # R+ with rank = position - zeros (1-based) while no |d| ties; einsum, not BLAS,
+    # whose threads crawl on a busy machine
+    r_plus = np.einsum("ij,j->i", positive, np.arange(1.0, n + 1)) - zeros * positive.sum(axis=1)
+    ties = np.zeros(d.shape[0])
+    same = key[:, 1:] == key[:, :-1]
+    tied = np.flatnonzero(same.any(axis=1))  # rows with a run of equal |d|: mid-ranks
+    if tied.size:
+        runs, cols = np.ones((tied.size, n), dtype=bool), np.arange(n)  # first of a run
+        runs[:, 1:] = ~same[tied]
+        last_of_run = np.ones(runs.shape, dtype=bool)
+        last_of_run[:, :-1] = runs[:, 1:]
+        first = np.maximum.accumulate(np.where(runs, cols, 0), axis=1)
+        last = np.minimum.accumulate(np.where(last_of_run, cols, n)[:, ::-1], axis=1)[:, ::-1]
+        rank = 0.5 * (first + last) + 1.0 - zeros[tied, None]
+        r_plus[tied] = (rank * positive[tied]).sum(axis=1)
+        size = (last - first + 1).astype(np.int64)
+        ties[tied] = np.where(key[tied] > 0, size * size - 1, 0).sum(axis=1)  # runs' t^3 - t
+    return r_plus, n - zeros, ties
+
+
+def _exact_signed_rank_cdf(n: int) -> np.ndarray:
+    """``P(R+ <= k)`` for ``k = 0 .. n (n + 1) / 2`` under the null, no ties (exact counts)."""
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1.0
+    for i in range(1, n + 1):  # subsets of {1..i} by sum: exact integers below 2^53 for n <= 52
+        counts[i:] = counts[i:] + counts[: counts.size - i].copy()
+    return np.cumsum(counts) / 2.0**n
+
+
 def pairwise_wilcoxon_pvalues(x: np.ndarray, pairs) -> np.ndarray:
     """Two-sided Wilcoxon signed-rank p-values of columns ``i`` vs ``j`` for each pair.
 
-    The p-value of :func:`vareval.stats.testset.significance.paired_wilcoxon`
-    on each pair, vectorised: scipy chooses its method (exact, asymptotic,
-    or for few data sets with ties or zeros an exact permutation) per call
-    from the whole array, so the pairs are grouped by what it would choose
-    for each alone and each group is one call.
+    The p-value ``scipy.stats.wilcoxon`` gives each pair alone (as
+    :func:`vareval.stats.testset.significance.paired_wilcoxon`), every pair
+    at once: zero differences dropped; the exact null distribution for at
+    most 50 data sets without ties or zeros; else the normal approximation
+    with the tie correction (no continuity correction, scipy's default); for
+    at most 13 data sets with ties or zeros scipy's exact permutation test,
+    pair by pair (few data sets, so cheap). A pair whose differences are all
+    zero gets p = 1.
     """
-    d = x[:, pairs[0]].T - x[:, pairs[1]].T  # (pairs, data sets)
+    d = x.T[pairs[0]] - x.T[pairs[1]]  # (pairs, data sets)
+    n = d.shape[1]
+    r_plus, count, ties = _signed_ranks(d)
+    exact = (count == n) & (ties == 0) & (n <= 50)
+    permutation = ~exact & (count > 0) & (n <= 13)
+    normal = ~exact & ~permutation & (count > 0)
     p = np.ones(d.shape[0])
-    sorted_abs = np.sort(np.abs(d), axis=1)
-    zeros = sorted_abs[:, 0] == 0
-    plain = ~zeros & ~(np.diff(sorted_abs, axis=1) == 0).any(axis=1)
-    tied = ~plain & (sorted_abs[:, -1] > 0)  # all zero: p = 1, as paired_wilcoxon
-    if plain.any():
-        p[plain] = stats.wilcoxon(d[plain], axis=1).pvalue
-    if tied.any() and d.shape[1] > 13:
-        p[tied] = stats.wilcoxon(d[tied], axis=1).pvalue
-    else:  # ties or zeros in few data sets: scipy's exact permutation, pair by pair
-        for row in np.flatnonzero(tied):
-            p[row] = stats.wilcoxon(d[row]).pvalue
+    if exact.any():
+        cdf = _exact_signed_rank_cdf(n)
+        r = r_plus[exact].astype(np.int64)  # integers: no ties
+        upper = 1.0 - np.where(r > 0, cdf[np.maximum(r - 1, 0)], 0.0)  # P(R+ >= r)
+        p[exact] = np.clip(2 * np.minimum(upper, cdf[r]), 0, 1)
+    if normal.any():
+        c = count[normal].astype(float)
+        se = np.sqrt((c * (c + 1.0) * (2.0 * c + 1.0) - ties[normal] / 2) / 24)
+        z = (r_plus[normal] - c * (c + 1.0) * 0.25) / se
+        p[normal] = 2 * special.ndtr(-np.abs(z))
+    for row in np.flatnonzero(permutation):
+        p[row] = stats.wilcoxon(d[row]).pvalue
     return p
 
 
@@ -396,9 +453,9 @@ def _run_starts(tie, past, upper: bool):
     sums). Lower side: the region is a prefix ending at ``end``, the ties
     run just after it; returned ``(end + ties, end)`` (into prefix sums).
     """
-    n_past, n_tie = past.sum(axis=1), tie.sum(axis=1)
+    n_past, n_tie = past.sum(axis=-1), tie.sum(axis=-1)
     if upper:
-        start = past.shape[1] - n_past
+        start = past.shape[-1] - n_past
         return start - n_tie, start
     return n_past + n_tie, n_past
 
@@ -444,39 +501,15 @@ def bayesian_signed_rank(
         raise ArgumentError(
             f"`a` and `b` must be paired (equal length); got {a.size} and {b.size}."
         )
-    if not rope >= 0:
-        raise ArgumentError(f"`rope` must be a number >= 0; got {rope!r}.")
-    if not prior > 0:
-        raise ArgumentError(f"`prior` must be a number > 0; got {prior!r}.")
+    _check_rope_prior(rope, prior)
     n_samples = check_size(as_positive_int(n_resamples, "n_resamples"), "`n_resamples`",
                            bytes_each=24)
-    rng = as_rng(rng)
-    d = np.concatenate([[0.0], a - b])
-    # sum_ij w_i w_j [d_i + d_j > 2 rope] in O(n) per draw: with the d sorted,
-    # the j past the threshold of each i are a suffix (float addition is
-    # monotone), so the inner sum is a suffix sum of the weights; ties at the
-    # threshold (a run just before it) count half.
-    order = np.argsort(d, kind="stable")
-    first = int(np.flatnonzero(order == 0)[0])  # where the prior's pseudo-observation sorts
-    sums = d[order][:, None] + d[order][None, :]
-    up_tie, up = _run_starts(sums == 2 * rope, sums > 2 * rope, upper=True)
-    down_tie, down = _run_starts(-sums == 2 * rope, -sums > 2 * rope, upper=False)
-    rows = max(1, (1 << 18) // d.size)  # draws per chunk: the arrays stay in cache
-    parts = []
-    for start in range(0, n_samples, rows):
-        # Unnormalised weights in sorted order; the quadratic forms divide by total^2.
-        g = _gamma_columns(rng, prior, d.size, min(rows, n_samples - start), first)
-        prefix = np.zeros((d.size + 1, g.shape[1]))
-        np.cumsum(g, axis=0, out=prefix[1:])  # prefix[t] = sum_{j<t} g_j
-        suffix = prefix[-1] - prefix  # suffix[t] = sum_{j>=t} g_j
-        scale = 0.5 / prefix[-1] ** 2
-        left = (g * (suffix[up] + suffix[up_tie])).sum(axis=0) * scale
-        right = (g * (prefix[down] + prefix[down_tie])).sum(axis=0) * scale
-        if rope == 0:  # no equivalence region: ties split between the sides
-            right = 1.0 - left
-        middle = np.zeros_like(left) if rope == 0 else 1.0 - left - right
-        parts.append(np.column_stack([left, middle, right]))
-    post = np.concatenate(parts)
+    post = _signed_rank_posteriors((a - b)[None], [as_rng(rng)], rope, prior, n_samples)[0]
+    return _signed_rank_result(post, rope, prior, a.size)
+
+
+def _signed_rank_result(post, rope, prior, n) -> BayesianSignedRank:
+    n_samples = post.shape[0]
     winners = np.bincount(np.argmax(post, axis=1), minlength=3) / n_samples
     means = post.mean(axis=0)
     return BayesianSignedRank(
@@ -489,5 +522,116 @@ def bayesian_signed_rank(
         rope=float(rope),
         prior=float(prior),
         n_resamples=n_samples,
-        n=a.size,
+        n=n,
     )
+
+
+def _signed_rank_posteriors(diffs, gens, rope, prior, n_samples, progress=False) -> np.ndarray:
+    """Posterior draws ``(pairs, n_samples, 3)`` of (left, rope, right), every pair at once.
+
+    ``diffs[p]`` are pair ``p``'s differences and ``gens[p]`` its generator,
+    drawn exactly as for that pair alone. With each pair's ``d`` sorted (a
+    pseudo-observation 0 first), ``sum_ij w_i w_j [d_i + d_j > 2 rope]`` is
+    O(n) per draw: the j past the threshold of each i are a suffix (float
+    addition is monotone), so the inner sum is a suffix sum of the weights;
+    ties at the threshold (a run just before it) count half.
+    """
+    from vareval.stats._progress import progress_bar
+
+    d = np.concatenate([np.zeros((diffs.shape[0], 1)), diffs], axis=1)
+    n_pairs, size = d.shape
+    order = np.argsort(d, axis=1, kind="stable")
+    first = np.argmax(order == 0, axis=1)  # where the prior's pseudo-observation sorts
+    d = np.take_along_axis(d, order, axis=1)
+    sums = d[:, :, None] + d[:, None, :]
+    up_tie, up = _run_starts(sums == 2 * rope, sums > 2 * rope, upper=True)
+    down_tie, down = _run_starts(-sums == 2 * rope, -sums > 2 * rope, upper=False)
+    rows = max(1, (1 << 18) // size)  # draws per chunk: the arrays stay in cache
+    batch = max(1, (1 << 21) // (size * rows))  # pairs per step
+    post = np.empty((n_pairs, n_samples, 3))
+    with progress_bar(n_pairs * n_samples, "Bayesian signed rank", progress) as bar:
+        for lo in range(0, n_pairs, batch):
+            part = slice(lo, min(lo + batch, n_pairs))
+            # rows of the batch's (pair, sorted position) sums, flat: row gathers, no fancy axes
+            rows_of = (np.arange(part.stop - part.start) * (size + 1))[:, None]
+            at = [(v[part] + rows_of).ravel() for v in (up, up_tie, down, down_tie)]
+            for start in range(0, n_samples, rows):
+                m = min(rows, n_samples - start)
+                # Unnormalised weights in sorted order; the quadratic forms divide by total^2.
+                g = np.stack([
+                    _gamma_columns(gen, prior, size, m, f)
+                    for gen, f in zip(gens[part], first[part], strict=True)
+                ])
+                prefix = np.zeros((g.shape[0], size + 1, m))
+                np.cumsum(g, axis=1, out=prefix[:, 1:])  # prefix[t] = sum_{j<t} g_j
+                suffix = prefix[:, -1:] - prefix  # suffix[t] = sum_{j>=t} g_j
+                flat = {"suffix": suffix.reshape(-1, m), "prefix": prefix.reshape(-1, m)}
+                past_up, tie_up, past_down, tie_down = (
+                    flat[name][v].reshape(g.shape)
+                    for name, v in zip(("suffix", "suffix", "prefix", "prefix"), at, strict=True)
+                )
+                scale = 0.5 / prefix[:, -1] ** 2
+                left = (g * (past_up + tie_up)).sum(axis=1) * scale
+                right = (g * (past_down + tie_down)).sum(axis=1) * scale
+                if rope == 0:  # no equivalence region: ties split between the sides
+                    right = 1.0 - left
+                middle = np.zeros_like(left) if rope == 0 else 1.0 - left - right
+                post[part, start : start + m] = np.stack([left, middle, right], axis=-1)
+                bar.update(g.shape[0] * m)
+    return post
+
+
+def bayesian_signed_ranks(
+    scores,
+    pairs,
+    *,
+    rope: float = 0.0,
+    prior: float = 0.5,
+    n_resamples: int = 50_000,
+    rng=None,
+    progress=False,
+) -> list:
+    """:func:`bayesian_signed_rank` of columns ``i`` against ``j`` for many pairs at once.
+
+    Parameters
+    ----------
+    scores : array_like, shape (N, k)
+        One row per data set, one column per method.
+    pairs : sequence of (int, int)
+        Column indices ``(a, b)``: the test of A against B for each.
+    rope, prior, n_resamples
+        As :func:`bayesian_signed_rank`.
+    rng : None, int, Generator, or a sequence of Generators (one per pair)
+        With one seed, every pair gets its own stream spawned from it; each
+        pair's result equals :func:`bayesian_signed_rank` on its stream.
+    progress : bool or None, default False
+        Show a tqdm progress bar (None: on a terminal only).
+
+    Returns
+    -------
+    list of BayesianSignedRank, in the order of ``pairs``.
+    """
+    x = _score_matrix(scores)
+    index = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+    if index.size and not ((index >= 0) & (index < x.shape[1])).all():
+        raise ArgumentError(f"`pairs` index methods 0 to {x.shape[1] - 1}.")
+    _check_rope_prior(rope, prior)
+    n_samples = check_size(as_positive_int(n_resamples, "n_resamples"), "`n_resamples`",
+                           bytes_each=24)
+    gens = list(rng) if isinstance(rng, (list, tuple)) else as_rng(rng).spawn(len(index))
+    if len(gens) != len(index):
+        raise ArgumentError(f"`rng` has {len(gens)} generators for {len(index)} pairs.")
+    if not len(index):
+        return []
+    diffs = (x[:, index[:, 0]] - x[:, index[:, 1]]).T
+    post = _signed_rank_posteriors(
+        diffs, [as_rng(g) for g in gens], rope, prior, n_samples, progress
+    )
+    return [_signed_rank_result(p, rope, prior, x.shape[0]) for p in post]
+
+
+def _check_rope_prior(rope, prior):
+    if not rope >= 0:
+        raise ArgumentError(f"`rope` must be a number >= 0; got {rope!r}.")
+    if not prior > 0:
+        raise ArgumentError(f"`prior` must be a number > 0; got {prior!r}.")

@@ -46,6 +46,7 @@ import numpy as np
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_scores
+from vareval.stats._progress import progress_bar
 from vareval.stats.testset.auc import mann_whitney_auc, positive_flags
 from vareval.stats.testset.classification import (
     balanced_accuracy_from_counts,
@@ -763,14 +764,6 @@ def jackknife_deltas(metric: SumMetric, types: PairedTypes) -> np.ndarray:
 # --- the slow generic path --------------------------------------------------
 
 
-def _progress(total: int, desc: str, show):
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total, desc=desc, disable=None if show is None else not show, leave=False
-    )
-
-
 def loop_bootstrap_deltas(
     metric: CallableMetric, gold, pred_a, pred_b, n_resamples: int, rng, progress=None
 ) -> np.ndarray:
@@ -778,7 +771,7 @@ def loop_bootstrap_deltas(
     n = pred_a.size
     fn = metric.fn
     out = np.empty(n_resamples)
-    with _progress(n_resamples, "bootstrap", progress) as bar:
+    with progress_bar(n_resamples, "bootstrap", progress) as bar:
         for i in range(n_resamples):
             idx = rng.integers(0, n, size=n)
             g = None if gold is None else gold[idx]
@@ -794,7 +787,7 @@ def loop_randomization_deltas(
     n = pred_a.size
     fn = metric.fn
     out = np.empty(n_resamples)
-    with _progress(n_resamples, "randomization", progress) as bar:
+    with progress_bar(n_resamples, "randomization", progress) as bar:
         for i in range(n_resamples):
             swap = rng.random(n) < 0.5
             a = np.where(swap, pred_b, pred_a)
@@ -809,7 +802,7 @@ def loop_jackknife_deltas(metric: CallableMetric, gold, pred_a, pred_b, progress
     n = pred_a.size
     out = np.empty(n)
     keep = np.ones(n, dtype=bool)
-    with _progress(n, "jackknife", progress) as bar:
+    with progress_bar(n, "jackknife", progress) as bar:
         for i in range(n):
             keep[i] = False
             g = None if gold is None else gold[keep]
