@@ -75,16 +75,11 @@ def noisy():
     print("\nnoisy quadratic, 10^4 points   vareval s    opda s   opda/vareval")
     for c in (3, 4):
         ours, theirs = NoisyQuadraticDistribution(0.1, 0.9, c, 0.02), NoisyOpda(0.1, 0.9, c, 0.02)
-        calls = {
-            "pdf": (lambda: ours.pdf(ys), lambda: theirs.pdf(ys)),
-            "cdf": (lambda: ours.cdf(ys), lambda: theirs.cdf(ys)),
-            "ppf": (lambda: ours.ppf(ps), lambda: theirs.ppf(ps)),
-            "average_tuning_curve": (lambda: ours.average_tuning_curve(ks),
-                                     lambda: theirs.average_tuning_curve(ks)),
-        }  # fmt: skip
-        for name, (f, g) in calls.items():
-            tf, _ = best_time(f)
-            tg, _ = best_time(g)
+        points = {"pdf": ys, "cdf": ys, "ppf": ps, "average_tuning_curve": ks}
+        for name, x in points.items():
+            f, g = getattr(ours, name), getattr(theirs, name)
+            tf, _ = best_time(lambda f=f, x=x: f(x))
+            tg, _ = best_time(lambda g=g, x=x: g(x))
             print(f"c={c} {name:<26} {tf:10.4f} {tg:9.4f} {tg / tf:12.2f}")
     print("\nnoisy fit, n = 30, concave   vareval s   opda s  opda/vareval   loss vareval - opda")
     for seed in range(3):
