@@ -13,9 +13,10 @@ import time
 import warnings
 
 import numpy as np
+from opda.parametric import NoisyQuadraticDistribution as NoisyOpda
 from opda.parametric import QuadraticDistribution as Opda
 
-from vareval.stats import QuadraticDistribution
+from vareval.stats import NoisyQuadraticDistribution, QuadraticDistribution
 
 
 def best_time(f, repeat=3):
@@ -67,5 +68,33 @@ def main():
             print(f"{'':>19}{n:5d}  {label:<10} {tf:10.3f} {tg:8.3f} {tg / tf:12.2f} {gap:+18.2e}")
 
 
+def noisy():
+    """The noisy quadratic: functions on 10^4 points (c = 3 and 4), fits on n = 30."""
+    rng = np.random.default_rng(1)
+    ys, ps, ks = rng.uniform(0, 1, 10**4), rng.uniform(0, 1, 10**4), rng.uniform(1, 1e3, 100)
+    print("\nnoisy quadratic, 10^4 points   vareval s    opda s   opda/vareval")
+    for c in (3, 4):
+        ours, theirs = NoisyQuadraticDistribution(0.1, 0.9, c, 0.02), NoisyOpda(0.1, 0.9, c, 0.02)
+        points = {"pdf": ys, "cdf": ys, "ppf": ps, "average_tuning_curve": ks}
+        for name, x in points.items():
+            f, g = getattr(ours, name), getattr(theirs, name)
+            tf, _ = best_time(lambda f=f, x=x: f(x))
+            tg, _ = best_time(lambda g=g, x=x: g(x))
+            print(f"c={c} {name:<26} {tf:10.4f} {tg:9.4f} {tg / tf:12.2f}")
+    print("\nnoisy fit, n = 30, concave   vareval s   opda s  opda/vareval   loss vareval - opda")
+    for seed in range(3):
+        sample = NoisyQuadraticDistribution(0.2, 0.8, 3, 0.02).sample(30, rng=seed)
+        tf, fit = best_time(lambda s=sample: NoisyQuadraticDistribution.fit(
+            s, constraints={"convex": False}), repeat=1)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tg, o = best_time(lambda s=sample: NoisyOpda.fit(
+                s, constraints={"convex": False}, generator=np.random.default_rng(0)), repeat=1)
+        theirs = NoisyQuadraticDistribution(o.a, o.b, int(o.c), o.o, o.convex)
+        gap = fit.spacing_loss(sample) - theirs.spacing_loss(sample)
+        print(f"{'':>20}seed {seed} {tf:10.3f} {tg:8.3f} {tg / tf:12.2f} {gap:+18.2e}")
+
+
 if __name__ == "__main__":
     main()
+    noisy()

@@ -272,7 +272,8 @@ def render_parametric(curves: dict, metric: str) -> str:
 
     first = next(iter(curves.values()))
     lines = [
-        f"Parametric tuning curves of {metric!r}: a quadratic distribution (opda's) fitted by "
+        f"Parametric tuning curves of {metric!r}: a {first.family.replace('-', ' ')} "
+        "distribution (opda's) fitted by "
         f"maximum spacing to the {'upper' if first.higher_is_better else 'lower'} half of the "
         "scores;",
         f"  median best after k iterations with a {first.confidence:.0%} bootstrap interval "
@@ -285,7 +286,8 @@ def render_parametric(curves: dict, metric: str) -> str:
         gof = cur.goodness_of_fit
         lines.append(
             f"{name} (n={cur.n}): Q(a={cur.a:.6g}, b={cur.b:.6g}, c={cur.c}, "
-            f"{'convex' if cur.convex else 'concave'}); {gof.message}."
+            + (f"o={cur.o:.3g}, " if cur.family == "noisy-quadratic" else "")
+            + f"{'convex' if cur.convex else 'concave'}); {gof.message}."
         )
         header = ["k", "median", "interval", "average", ""]
         rows = [
@@ -310,12 +312,15 @@ def render_parametric(curves: dict, metric: str) -> str:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--bounds", default=None,
               help="Known bounds of the score 'A,B' (e.g. 0,1): the fit keeps a >= A, b <= B.")
+@click.option("--family", type=click.Choice(["quadratic", "noisy-quadratic"]), default="quadratic",
+              show_default=True,
+              help="The quadratic distribution, or the noisy one (plus normal noise; slower fit).")
 @click.option(
     "--plot", "plot_file", type=output_path(), help="Save a plot (one method)."
 )
 @json_option
 def parametric_curve(results, metric, by, lower_is_better, confidence, ks_text, n_resamples,
-                     seed, bounds, plot_file, as_json):  # fmt: skip
+                     seed, bounds, family, plot_file, as_json):  # fmt: skip
     """Fit a quadratic distribution and extrapolate the tuning curve beyond the data.
 
     Per method: opda's quadratic distribution fitted by maximum spacing to the
@@ -340,6 +345,7 @@ def parametric_curve(results, metric, by, lower_is_better, confidence, ks_text, 
         name: parametric_tuning_curve(
             ys, ks, higher_is_better=not lower_is_better, confidence=confidence,
             n_resamples=n_resamples, rng=np.random.default_rng(s), constraints=constraints,
+            family=family,
         )
         for (name, ys), s in zip(scores.items(), seeds, strict=True)
     }  # fmt: skip
@@ -349,7 +355,8 @@ def parametric_curve(results, metric, by, lower_is_better, confidence, ks_text, 
         write_figure(parametric_plot(next(iter(curves.values())), metric), plot_file, "--plot")
     payload = {
         "metric": metric,
-        "model": "quadratic distribution, maximum spacing fit (opda's parametric module)",
+        "model": f"{family.replace('-', ' ')} distribution, maximum spacing fit "
+        "(opda's parametric module)",
         "extrapolation": "k > n is a model-based extrapolation",
         "curves": {name: cur.to_dict() for name, cur in curves.items()},
     }

@@ -126,6 +126,7 @@ from vareval.stats.tuning.coverage import (
 from vareval.stats.tuning.curves import EmpiricalDistribution
 from vareval.stats.tuning.parametric import (
     GoodnessOfFit,
+    NoisyQuadraticDistribution,
     ParametricTuningCurve,
     QuadraticDistribution,
     parametric_tuning_curve,
@@ -286,6 +287,7 @@ __all__ = [
     "dkw_epsilon",
     "GoodnessOfFit",
     "ParametricTuningCurve",
+    "NoisyQuadraticDistribution",
     "QuadraticDistribution",
     "parametric_tuning_curve",
 ]

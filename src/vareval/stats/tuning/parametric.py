@@ -54,6 +54,7 @@ from vareval.stats.tuning.curves import _as_k, _as_q
 
 __all__ = [
     "GoodnessOfFit",
+    "NoisyQuadraticDistribution",
     "ParametricTuningCurve",
     "QuadraticDistribution",
     "parametric_tuning_curve",
@@ -281,7 +282,11 @@ def _loss(dist, zs, ks, n) -> float:
 def _spacing(a, b, c, convex, zs, ks, n) -> float:
     """The spacing loss of ``Q(a, b, c)`` on the buckets (the CDF inlined: it runs per step)."""
     z = np.clip(((zs - a) if convex else (b - zs)) / (b - a), 0.0, 1.0) ** (c / 2)
-    cdf = z if convex else 1.0 - z
+    return _spacing_of(z if convex else 1.0 - z, ks, n)
+
+
+def _spacing_of(cdf, ks, n) -> float:
+    """``-sum_j k_j log((n + 1) dF_j / k_j) / (n + 1)``, ``inf`` where a spacing is empty."""
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = ks * np.log(np.diff(cdf) * (n + 1) / ks)
     value = -float(np.sum(terms[ks > 0])) / (n + 1)
@@ -461,13 +466,17 @@ class ParametricTuningCurve(Result):
     confidence: float
     higher_is_better: bool
     n_resamples: int
+    o: float = 0.0
+    family: str = "quadratic"
 
     _interval = ("lower", "upper")
     _rows = ("k", "estimate", "lower", "upper", "average", "extrapolated", "label")
 
     @property
-    def distribution(self) -> QuadraticDistribution:
-        """The fitted quadratic distribution."""
+    def distribution(self):
+        """The fitted (noisy) quadratic distribution."""
+        if self.family == "noisy-quadratic":
+            return NoisyQuadraticDistribution(self.a, self.b, self.c, self.o, self.convex)
         return QuadraticDistribution(self.a, self.b, self.c, self.convex)
 
 
@@ -482,6 +491,7 @@ def parametric_tuning_curve(
     confidence: float = 0.95,
     n_resamples: int = 100,
     rng=None,
+    family: str = "quadratic",
 ) -> ParametricTuningCurve:
     """Fit a quadratic distribution to the search outcomes and extrapolate its tuning curve.
 
@@ -510,7 +520,15 @@ def parametric_tuning_curve(
     confidence : float, default 0.95
     n_resamples : int, default 100
     rng : None, int or numpy.random.Generator
+    family : {"quadratic", "noisy-quadratic"}, default "quadratic"
+        :class:`QuadraticDistribution` or :class:`NoisyQuadraticDistribution`
+        (each evaluation with normal noise; its fit is about 50 times slower).
     """
+    fits = {"quadratic": lambda *a: _fit(QuadraticDistribution, *a),
+            "noisy-quadratic": lambda *a: _fit_noisy(NoisyQuadraticDistribution, *a)}
+    if family not in fits:
+        raise ArgumentError(f"`family` must be 'quadratic' or 'noisy-quadratic'; got {family!r}.")
+    fit = fits[family]
     ys = as_scores(scores, "scores", min_n=3)
     hib = as_bool(higher_is_better, "higher_is_better")
     k, q, confidence = np.atleast_1d(_as_k(k)), _as_q(q), as_confidence(confidence)
@@ -518,13 +536,13 @@ def parametric_tuning_curve(
     median = float(np.median(ys))
     limits = ((median, np.inf) if hib else (-np.inf, median)) if limits is None else limits
     constraints = {"convex": not hib, **(constraints or {})}
-    dist, _ = _fit(QuadraticDistribution, ys, limits, constraints)
+    dist, _ = fit(ys, limits, constraints)
     gen = as_rng(rng)
     draws = gen.integers(0, ys.size, size=(n_resamples, ys.size))
     boot = np.full((n_resamples, k.size), np.nan)
     for i, idx in enumerate(draws):  # each resample is one refit (an optimisation)
         try:
-            fit_i, _ = _fit(QuadraticDistribution, ys[idx], limits, constraints)
+            fit_i, _ = fit(ys[idx], limits, constraints)
         except VarevalError:
             continue  # a resample with too few distinct tail scores: no refit (counted below)
         boot[i] = fit_i.quantile_tuning_curve(k, q, higher_is_better=hib)
@@ -555,4 +573,354 @@ def parametric_tuning_curve(
         confidence=confidence,
         higher_is_better=hib,
         n_resamples=n_resamples,
+        o=getattr(dist, "o", 0.0),
+        family=family,
     )
+
+
+# -- the noisy quadratic distribution ------------------------------------------------
+
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(64)
+_PANEL_NODES = np.polynomial.legendre.leggauss(12)
+_REACH = 9.0  # the normal's mass beyond 9 sd is 2e-19: the moments ignore it
+
+
+def _partial_moment(loc, scale, p):
+    """``E[X^(p/2); 0 < X < 1]`` for ``X ~ N(loc, scale^2)`` and whole ``p >= -1``.
+
+    Even ``p``: :func:`_integer_moment`. Odd ``p``: exact up to rounding
+    (64-node Gauss-Legendre after ``x = t^2``, which makes
+    the integrand ``2 t^(p+1) phi((t^2 - loc) / scale) / scale`` smooth), over
+    ``loc -+ 9 scale`` clipped to [0, 1]; ``t^2 - loc`` is formed as
+    ``(t - sqrt(loc)) (t + sqrt(loc))`` when ``loc > 0``, so small scales
+    lose no digits.
+    """
+    if p >= 0 and p % 2 == 0:
+        return _integer_moment(np.asarray(loc, dtype=float), scale, p // 2)
+    loc = np.asarray(loc, dtype=float)[..., None]
+    reach = _REACH * scale
+    lo, hi = np.clip(loc - reach, 0.0, 1.0), np.clip(loc + reach, 0.0, 1.0)
+    root = np.sqrt(np.maximum(loc, 0.0))
+    t_lo, t_hi = np.sqrt(lo), np.sqrt(hi)
+    with np.errstate(divide="ignore", invalid="ignore"):  # loc <= 0: the plain form below
+        d_lo = np.where(loc > 0, np.maximum(-reach, -loc) / (t_lo + root), t_lo)
+        d_hi = np.where(loc > 0, np.minimum(reach, 1.0 - loc) / (t_hi + root), t_hi)
+    half = np.maximum(d_hi - d_lo, 0.0) / 2  # an interval beyond [0, 1] has no mass
+    dt = (d_lo + d_hi) / 2 + half * _NODES  # t - sqrt(loc)
+    t = root + dt
+    z = (dt * (t + root) - np.minimum(loc, 0.0)) / scale
+    f = t ** (p + 1) * np.exp(-0.5 * z * z)
+    return (f @ _WEIGHTS) * half[..., 0] * (2 / (scale * np.sqrt(2 * np.pi)))
+
+
+def _integer_moment(loc, scale, j):
+    """``E[X^j; 0 < X < 1]``, whole ``j >= 0``, by the upward recursion (Winkler et al. 1972).
+
+    ``M_i = loc M_(i-1) + (i - 1) scale^2 M_(i-2) - scale phi((1 - loc) / scale)``
+    for ``i >= 2``; ``M_0`` and ``M_1`` from the normal CDF and density.
+    """
+    lo, hi = -loc / scale, (1 - loc) / scale
+    phi_lo, phi_hi = np.exp(-0.5 * lo * lo), np.exp(-0.5 * hi * hi)
+    prev, cur = None, special.ndtr(hi) - special.ndtr(lo)
+    if j >= 1:
+        prev, cur = cur, loc * cur + scale * (phi_lo - phi_hi) / np.sqrt(2 * np.pi)
+    term = -scale * phi_hi / np.sqrt(2 * np.pi)
+    for i in range(2, j + 1):  # at most 5 steps (c <= 10)
+        prev, cur = cur, loc * cur + (i - 1) * scale**2 * prev + term
+    return cur
+
+
+class NoisyQuadraticDistribution:
+    r"""The noisy quadratic distribution ``Q(a, b, c, o)``: a quadratic plus normal noise.
+
+    ``Y = X + E`` with ``X ~ Q(a, b, c)`` (:class:`QuadraticDistribution`)
+    and ``E ~ N(0, o^2)`` independent: the tail of random-search scores when
+    each evaluation carries normal noise (opda's definition). ``o = 0`` is the
+    quadratic distribution.
+
+    Parameters
+    ----------
+    a, b : float
+        Support of the noiseless part, ``a <= b``.
+    c : int
+        Effective number of hyper-parameters, 1 to 10.
+    o : float
+        Standard deviation of the noise, ``>= 0``.
+    convex : bool, default False
+
+    Notes
+    -----
+    With ``r = b - a``, ``loc = (y - a) / r`` (convex) or ``(b - y) / r``
+    (concave), ``s = o / r`` and ``M_p = E[Z^(p/2); 0 < Z < 1]`` for
+    ``Z ~ N(loc, s^2)``: the density is ``c / (2 r) M_(c-2)`` and the CDF
+    ``Phi((y - b) / o) + M_c`` (convex) or ``Phi((y - a) / o) - M_c``
+    (concave). vareval computes ``M_p`` exactly (to rounding, see
+    ``_partial_moment``); opda approximates the half-integer moments (odd
+    ``c``) by minimax polynomials with a stated error up to about 1e-5. As
+    opda, for ``o < 1e-6 r`` the noise is ignored (the quadratic law), and for
+    ``o >= 10 r`` the law is the normal one with the same mean and variance.
+    """
+
+    C_MIN, C_MAX = C_MIN, C_MAX
+
+    def __init__(self, a, b, c, o, convex: bool = False):
+        self._quadratic = QuadraticDistribution(a, b, c, convex)
+        self.o = _as_real(o, "o")
+        if self.o < 0:
+            raise ArgumentError(f"`o` must be >= 0; got {o!r}.")
+        self.a, self.b, self.c, self.convex = (
+            self._quadratic.a, self._quadratic.b, self._quadratic.c, self._quadratic.convex
+        )  # fmt: skip
+        r = self.b - self.a
+        self.mean = self._quadratic.mean
+        self.variance = self.o**2 + self._quadratic.variance
+        self._regime = (
+            "noiseless" if self.o == 0 or self.o < 1e-6 * r else "noisy" if self.o < 10 * r
+            else "normal"
+        )  # fmt: skip
+
+    def __repr__(self) -> str:
+        return (
+            f"NoisyQuadraticDistribution(a={self.a!r}, b={self.b!r}, c={self.c!r}, "
+            f"o={self.o!r}, convex={self.convex!r})"
+        )
+
+    def __eq__(self, other):
+        if not isinstance(other, NoisyQuadraticDistribution):
+            return NotImplemented
+        return (self.a, self.b, self.c, self.o, self.convex) == (
+            other.a, other.b, other.c, other.o, other.convex
+        )  # fmt: skip
+
+    def _loc(self, ys):
+        r = self.b - self.a
+        return ((ys - self.a) if self.convex else (self.b - ys)) / r, self.o / r
+
+    def pdf(self, y):
+        """Return the probability density at ``y``."""
+        ys = np.asarray(y, dtype=float)
+        if self._regime == "noiseless":
+            return self._quadratic.pdf(ys)
+        sd = np.sqrt(self.variance)
+        if self._regime == "normal":
+            return (np.exp(-0.5 * ((ys - self.mean) / sd) ** 2) / (sd * np.sqrt(2 * np.pi)))[()]
+        loc, s = self._loc(self._inside(ys))
+        p = self.c / (2 * (self.b - self.a)) * _partial_moment(loc, s, self.c - 2)
+        return np.where(self._inside(ys) == ys, np.maximum(p, 0.0), 0.0)[()]
+
+    def _inside(self, ys):
+        """``ys`` clipped to ``a - 40 o, b + 40 o``: beyond, F is 0 or 1 and f is 0 in floats."""
+        return np.clip(ys, self.a - 40 * self.o, self.b + 40 * self.o)
+
+    def cdf(self, y):
+        """Return ``F(y) = P(Y <= y)``."""
+        ys = np.asarray(y, dtype=float)
+        if self._regime == "noiseless":
+            return self._quadratic.cdf(ys)
+        if self._regime == "normal":
+            return special.ndtr((ys - self.mean) / np.sqrt(self.variance))[()]
+        ys = self._inside(ys)
+        loc, s = self._loc(ys)
+        moment = _partial_moment(loc, s, self.c)
+        if self.convex:
+            f = special.ndtr((ys - self.b) / self.o) + moment
+        else:
+            f = special.ndtr((ys - self.a) / self.o) - moment
+        return np.clip(f, 0.0, 1.0)[()]
+
+    def ppf(self, p):
+        """Return the quantile ``Q(p) = inf {y: F(y) >= p}`` (to about 1e-15 of the range).
+
+        Bisection on ``[a - 40 o, b + 40 o]`` until the bracket is 2^-20 of
+        it, then regula falsi (Illinois) to rounding; opda bisects 30 times
+        on ``[a - 6 o, b + 6 o]`` (so agrees to ``(b - a + 12 o) 2^-31``).
+        """
+        p = np.asarray(p, dtype=float)
+        if np.any(np.isnan(p)) or np.any((p < -1e-10) | (p > 1 + 1e-10)):
+            raise ArgumentError("probabilities passed to `ppf` must lie in [0, 1].")
+        p = np.clip(p, 0.0, 1.0)
+        if self._regime == "noiseless":
+            return self._quadratic.ppf(p)
+        if self._regime == "normal":
+            return (self.mean + np.sqrt(self.variance) * special.ndtri(p))[()]
+        flat = p.ravel()
+        lo = np.full(flat.shape, self.a - 40 * self.o)
+        hi = np.full(flat.shape, self.b + 40 * self.o)
+        for _ in range(20):
+            mid = (lo + hi) / 2
+            below = self.cdf(mid) < flat
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        f_lo, f_hi = self.cdf(lo) - flat, self.cdf(hi) - flat
+        side = np.zeros(flat.shape)
+        for _ in range(40):  # Illinois: halve the stale end's value when one end repeats
+            width = hi - lo
+            x = np.where(f_hi > f_lo, lo - f_lo * width / (f_hi - f_lo), (lo + hi) / 2)
+            x = np.clip(x, lo, hi)
+            fx = self.cdf(x) - flat
+            below = fx < 0
+            lo, f_lo = np.where(below, x, lo), np.where(below, fx, f_lo)
+            hi, f_hi = np.where(below, hi, x), np.where(below, f_hi, fx)
+            f_hi = np.where(below & (side < 0), f_hi / 2, f_hi)
+            f_lo = np.where(~below & (side > 0), f_lo / 2, f_lo)
+            side = np.where(below, -1.0, 1.0)
+            if np.all((hi - lo <= 4e-16 * (np.abs(lo) + np.abs(hi)) + 1e-300)
+                      | (np.abs(fx) <= 2e-16)):  # fmt: skip
+                break
+        ys = np.where(flat == 0, -np.inf, np.where(flat == 1, np.inf, x))
+        return ys.reshape(p.shape)[()]
+
+    def sample(self, size=None, *, rng=None):
+        """Draw ``size`` outcomes: the quadratic by inversion plus normal noise (``rng``: SPEC 7).
+
+        The same stream gives the same draws as opda's ``sample`` with that
+        generator (uniforms first, then normals).
+        """
+        gen = as_rng(rng)
+        return self._quadratic.ppf(gen.uniform(0.0, 1.0, size=size)) + gen.normal(
+            0.0, self.o, size=size
+        )
+
+    _minimize = QuadraticDistribution._minimize
+
+    def quantile_tuning_curve(self, k, q: float = 0.5, *, higher_is_better=None):
+        """Return the ``q``-quantile of the best of ``k`` draws (any real ``k > 0``)."""
+        k, q = _as_k(k), _as_q(q)
+        minimize = self._minimize(higher_is_better)
+        return self.ppf(1 - (1 - q) ** (1 / k) if minimize else q ** (1 / k))
+
+    def average_tuning_curve(self, k, *, higher_is_better=None):
+        """Return the expected best of ``k`` draws (any real ``k > 0``).
+
+        ``E[best] = y_0 + int_{y_0}^{y_1} (1 - G(y)) dy`` with ``G = F^k``
+        (``1 - (1 - F)^k`` for the minimum) over ``y_0 = a - R o`` to
+        ``y_1 = b + R o``, by Gauss-Legendre on panels ending at quantiles of
+        the noiseless part (geometrically dense towards both ends) and at steps
+        of ``o`` around ``a`` and ``b``. ``R = 10``, or up to 37 for ``k < 1``,
+        whose best-of-k has a heavier tail (``F^k``): opda integrates over
+        ``a -+ 6 o`` to ``1e-6`` of ``b - a + 12 o``, so its curve at ``k < 1``
+        misses that tail.
+        opda integrates by trapezoids to ``1e-6`` of ``b - a + 12 o``.
+        """
+        k = np.asarray(_as_k(k), dtype=float)
+        minimize = self._minimize(higher_is_better)
+        if self._regime == "noiseless":
+            return self._quadratic.average_tuning_curve(k, higher_is_better=not minimize)
+        grid = special.expit(np.linspace(-36.0, 36.0, 49))
+        reach = np.ceil(np.clip(np.sqrt(90 / np.min(k, initial=1.0)), 10, 37))
+        steps = self.o * np.linspace(-reach, reach, int(2 * reach + 1))
+        ends = np.unique(np.concatenate([
+            self._quadratic.ppf(grid), self.a + steps, self.b + steps,
+        ]))  # fmt: skip
+        nodes, weights = _PANEL_NODES
+        mid, half = (ends[1:] + ends[:-1]) / 2, (ends[1:] - ends[:-1]) / 2
+        ys = (mid[:, None] + half[:, None] * nodes).ravel()
+        w = (half[:, None] * weights).ravel()
+        f = np.asarray(self.cdf(ys))
+        g = 1 - (1 - f) ** k[..., None] if minimize else f ** k[..., None]
+        return (ends[0] + (1 - g) @ w)[()]
+
+    # -- fitting -------------------------------------------------------------------
+
+    @classmethod
+    def fit(cls, scores, limits=(-np.inf, np.inf), constraints=None) -> NoisyQuadraticDistribution:
+        """Fit by maximum product spacing, with censoring and constraints (as opda's ``fit``).
+
+        As :meth:`QuadraticDistribution.fit`, with ``"o"`` too among the
+        ``constraints`` (a number or a pair, ``>= 0``). For every allowed
+        ``(c, convex)`` the loss is minimised over ``a``, ``b`` and ``log o``
+        (scores scaled to [0, 1]) by bounded Nelder-Mead from the best two of
+        32 starts, roughly; then the three best ``(c, convex)`` finely. ``o`` fixed at 0 is
+        the quadratic fit. opda uses differential evolution.
+        """
+        return _fit_noisy(cls, scores, limits, constraints)[0]
+
+    def spacing_loss(self, scores, limits=(-np.inf, np.inf)) -> float:
+        """The maximum-spacing loss that :meth:`fit` minimises, at these parameters."""
+        zs, ks, n = _buckets(as_scores(scores, "scores"), *_as_limits(limits))
+        return _spacing_of(self.cdf(zs), ks, n)
+
+    goodness_of_fit = QuadraticDistribution.goodness_of_fit
+
+
+def _fit_noisy(cls, scores, limits, constraints):
+    constraints = dict(constraints or {})
+    unknown = set(constraints) - {"a", "b", "c", "o", "convex"}
+    if unknown:
+        raise ArgumentError(
+            f"unknown constraint(s) {sorted(unknown)}; accepted: a, b, c, o, convex."
+        )
+    o_c = _constraint(constraints, "o", (0.0, np.inf))
+    if o_c[0] < 0:
+        raise ArgumentError(f"the constraint on `o` must be >= 0; got {constraints['o']!r}.")
+    rest = {key: v for key, v in constraints.items() if key != "o"}
+    if o_c[1] == 0:  # no noise: the quadratic fit
+        dist, value = _fit(QuadraticDistribution, scores, limits, rest)
+        return cls(dist.a, dist.b, dist.c, 0.0, dist.convex), value
+    ys = as_scores(scores, "scores")
+    lo, hi = _as_limits(limits)
+    zs, ks, n = _buckets(ys, lo, hi)
+    observed = ys[(ys > lo) & (ys <= hi)]
+    if np.unique(observed).size < 2:
+        raise VarevalError(
+            "the fit needs at least 2 distinct scores inside `limits`; "
+            f"got {np.unique(observed).size}."
+        )
+    y0, spread = observed.min(), np.ptp(observed)
+    a_c = _constraint(constraints, "a", (-np.inf, np.inf))
+    b_c = _constraint(constraints, "b", (-np.inf, np.inf))
+    c_c = _constraint(constraints, "c", (C_MIN, C_MAX))
+    cs = [c for c in range(C_MIN, C_MAX + 1) if c_c[0] <= c <= c_c[1]]
+    if not cs:
+        raise ArgumentError(f"the constraint on `c` allows no whole number from 1 to 10: {c_c}.")
+    # free coordinates, scores scaled to [0, 1]: a' = (a - y0) / R, b' likewise, w = log(o / R)
+    scaled = [(np.clip((v[0] - y0) / spread, -100, 100), np.clip((v[1] - y0) / spread, -100, 100))
+              for v in (a_c, b_c)]  # fmt: skip
+    w_c = tuple(np.log(np.clip(np.array(o_c) / spread, np.exp(-25), 100.0)))
+    free = [a_c[0] < a_c[1], b_c[0] < b_c[1], o_c[0] < o_c[1]]
+    bounds = [bd for bd, f in zip([*scaled, w_c], free, strict=True) if f]
+    if any(lo_ > hi_ for lo_, hi_ in bounds):
+        raise ArgumentError("the constraints on `a`, `b` and `o` leave no parameters to fit.")
+    fixed = np.array([a_c[0], b_c[0], o_c[0]])
+
+    def params(x):
+        values, it = fixed.copy(), iter(x)
+        for j in range(3):
+            if free[j]:
+                v = next(it)
+                values[j] = y0 + spread * v if j < 2 else spread * np.exp(v)
+        return values
+
+    coarse = []
+    for c, convex in itertools.product(cs, _constraint(constraints, "convex", [False, True])):
+        def loss(x, c=c, convex=convex):
+            a, b, o = params(x)
+            if not a <= b or (a == b and o == 0):
+                return np.inf
+            return _spacing_of(NoisyQuadraticDistribution(a, b, c, o, convex).cdf(zs), ks, n)
+
+        grid = itertools.product([-0.05, -0.4], [1.05, 1.4], [-6.0, -3.5, -2.0, -0.7])
+        starts = {tuple(np.clip(v, *bd) for v, bd in zip(
+            [g for g, f in zip(pt, free, strict=True) if f], bounds, strict=True))
+            for pt in grid}  # fmt: skip
+        tried = sorted(((loss(x), x) for x in starts), key=lambda t: t[0])[:2]
+        if bounds:  # the two best starts, roughly: the noise level has local optima
+            tried = [_nelder_mead(loss, list(x), bounds, 1e-3) for v, x in tried if np.isfinite(v)]
+        value, x = min(tried, key=lambda t: t[0], default=(np.inf, None))
+        coarse.append((value, x, loss, c, convex))
+    coarse = sorted((t for t in coarse if np.isfinite(t[0])), key=lambda t: t[0])
+    if not coarse:
+        raise VarevalError("the fit found no parameters with a finite loss under the constraints.")
+    best = (np.inf, None)
+    for value, x, loss, c, convex in coarse[:3]:
+        if bounds:
+            for _ in range(3):  # restart where the simplex stopped, until it no longer moves
+                v_new, x_new = _nelder_mead(loss, x, bounds, 1e-10)
+                done = v_new >= value - 1e-15
+                if v_new < value:
+                    value, x = v_new, x_new
+                if done:
+                    break
+        if value < best[0]:
+            a, b, o = params(x)
+            best = (value, cls(a, b, c, o, convex))
+    return best[1], best[0]
