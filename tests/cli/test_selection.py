@@ -174,7 +174,7 @@ def test_report_checklist_states_the_selection(store, tmp_path):
     page = html.unescape(build_report(pd.read_csv(out), metric="test_acc", by="model"))
     assert "Selection on validation, report on test" in page
     assert "chosen on 'val_acc' (highest wins) among 3 'config' values per seed" in page
-    assert "the reported 'test_acc' took no part in any choice" in page
+    assert "The reported 'test_acc' took no part in any choice" in page
     wrong = html.unescape(build_report(pd.read_csv(out), metric="val_acc", by="model"))
     assert "is the validation metric the configurations were chosen on" in wrong
 
@@ -193,3 +193,102 @@ def test_selection_curve_on_the_store(store):
     text = _invoke("selection-curve", store, "--validation", "val_acc", "--test", "test_acc",
                    "--by", "model", "--ks", "1,2,5")  # fmt: skip
     assert "optimism" in text.output and "logreg (n=18" in text.output
+
+
+def _section_rows(page: str, section: str) -> list[list[str]]:
+    """The body cells of the first table of one section of a report page."""
+    import html
+    import re
+
+    body = page.split(f'<section id="{section}">', 1)[1].split("</section>", 1)[0]
+    tbody = body.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+            for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", tbody)]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "options, select_options",
+    [([], []),
+     (["--select-unit", "seed,rerun", "--select-ties", "average"],
+      ["--unit", "seed,rerun", "--ties", "average"])],
+)  # fmt: skip
+def test_report_select_on_shows_the_numbers_of_vareval_select(store, tmp_path, options,
+                                                             select_options):  # fmt: skip
+    from vareval.report.builder import collect
+    from vareval.report.sections._base import num
+
+    sel = _invoke("select", store, "--validation", "val_acc", "--test", "test_acc", "--by",
+                  "model", *select_options, "--json")  # fmt: skip
+    assert sel.exit_code == 0, sel.output
+    want = json.loads(sel.output)
+    chosen = pd.DataFrame(want["chosen"])
+    out = tmp_path / "report.html"
+    res = _invoke("report", store, "--metric", "test_acc", "--by", "model", "--pair-on",
+                  "seed", "--select-on", "val_acc", *options, "-o", out, "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    assert payload["sections"][:3] == ["design", "selection", "summaries"]
+    items = {i["topic"]: i for i in payload["checklist"]}
+    item = items["Selection on validation, report on test"]
+    assert item["status"] == "ok" and want["procedure"] in item["text"]
+    assert "'test_acc' took no part in any choice" in item["text"]
+    effort = items["Search effort, apart from final runs"]
+    assert effort["status"] == "ok" and "3 configuration(s) sampled per seed" in effort["text"]
+    # the page's table is select's: chosen configuration and both scores per unit
+    page = out.read_text(encoding="utf-8")
+    rows = _section_rows(page, "selection")
+    import html
+
+    page = html.unescape(page)
+    keys = ["model", *want["unit"], "config"]
+    assert [r[: len(keys)] for r in rows] == chosen[keys].astype(str).values.tolist()
+    k = len(keys)
+    assert [r[k: k + 2] for r in rows] == [[num(v), num(t)] for v, t in
+                                           zip(chosen["val_acc"], chosen["test_acc"], strict=True)]
+    assert [r[k + 2:] for r in rows] == chosen[["n_searched", "n_tied"]].astype(str).values.tolist()
+    assert "The test metric 'test_acc' was not used in any choice" in page
+    assert f"Procedure: {want['procedure']}." in page
+    # every section reads exactly the chosen configurations' test scores
+    unit = want["unit"]
+    extras = {"selection": {"validation": "val_acc", "unit": unit, "ties": want["ties"]}}
+    data, *_ = collect(vareval.read_store_table(store), metric="test_acc", by="model",
+                       pair_on="seed", extras=extras)  # fmt: skip
+    np.testing.assert_array_equal(data.df["test_acc"], chosen["test_acc"])
+    per = " x ".join(unit)
+    assert data.facts["search_effort"].startswith(f"3 'config' values searched per {per}")
+    assert list(data.df["config"]) == list(chosen["config"])
+    for model, g in chosen.groupby("model"):
+        np.testing.assert_array_equal(data.groups[model], g["test_acc"])
+        assert data.facts["summaries"][model].mean == pytest.approx(g["test_acc"].mean(),
+                                                                   rel=0, abs=1e-15)  # fmt: skip
+    if unit == ["seed"]:
+        by_seed = chosen.pivot(index="seed", columns="model", values="test_acc")
+        diff = data.facts["paired"]["sgd \u2212 logreg"]
+        assert diff.estimate == pytest.approx((by_seed["sgd"] - by_seed["logreg"]).mean(),
+                                              rel=0, abs=1e-15)  # fmt: skip
+
+
+def test_report_of_a_search_store_without_selection_says_so(store, tmp_path):
+    res = _invoke("report", store, "--metric", "test_acc", "--by", "model", "-o",
+                  tmp_path / "r.html", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    items = {i["topic"]: i for i in json.loads(res.output)["checklist"]}
+    item = items["Selection on validation, report on test"]
+    assert item["status"] == "info"
+    assert item["text"].startswith("The configurations were not chosen on validation")
+    assert "--select-on val_acc" in item["text"]
+    assert "selection" not in json.loads(res.output)["sections"]
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [(["--select-on", "test_acc"], "optimistic"),
+     (["--select-ties", "average"], "need --select-on"),
+     (["--select-on", "val_ac"], "val_ac")],
+)  # fmt: skip
+def test_report_select_on_refusals(store, tmp_path, args, words):
+    res = _invoke("report", store, "--metric", "test_acc", "--by", "model", "-o",
+                  tmp_path / "r.html", *args)  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith("error:") and words in res.output
+    assert len(res.output.strip().splitlines()) == 1

@@ -253,6 +253,23 @@ def store_context(spec: dict) -> dict:
               default="refuse", show_default=True, help="Evals: errored answers, as in "
               "`vareval evals --errors`.")
 @click.option(
+    "--select-on", default=None,
+    help="Selection section: INPUT is a search table; choose each unit's configuration "
+    "on this validation metric, as `vareval select` does, and report the chosen "
+    "configurations' --metric (the test metric, never used to choose).",
+)
+@click.option("--select-unit", default="seed", show_default=True,
+              help="Selection: column(s) of one replication unit, e.g. seed,rerun; '' for "
+              "one choice per method.")
+@click.option("--select-config", default="config", show_default=True,
+              help="Selection: the configuration column.")
+@click.option("--select-lower-is-better/--select-higher-is-better", "select_lower",
+              default=None, help="Selection: the validation metric's direction (default: "
+              "that of --metric).")
+@click.option("--select-ties", type=click.Choice(("first", "average")), default="first",
+              show_default=True, help="Selection: a tie in validation, as `vareval select "
+              "--ties`.")
+@click.option(
     "--figures",
     "figures_dir",
     default=None,
@@ -314,6 +331,11 @@ def report(
     evals_metric,
     evals_cluster,
     evals_errors,
+    select_on,
+    select_unit,
+    select_config,
+    select_lower,
+    select_ties,
     figures_dir,
     figure_format,
     figure_width,
@@ -360,6 +382,18 @@ def report(
         extras["evals"] = _evals_spec(evals_files, evals_metric, evals_cluster, evals_errors)
     elif evals_metric or evals_cluster:
         raise ArgumentError("--evals-metric and --evals-cluster need --evals FILE.")
+    if select_on:
+        extras["selection"] = {
+            "validation": select_on,
+            "unit": split_columns(select_unit) if select_unit else [],
+            "config": select_config,
+            "ties": select_ties,
+            "higher_is_better": None if select_lower is None else not select_lower,
+        }
+    elif (select_unit, select_config, select_lower, select_ties) != ("seed", "config", None,
+                                                                    "first"):
+        raise ArgumentError("--select-unit, --select-config, --select-lower-is-better and "
+                            "--select-ties need --select-on VALIDATION_METRIC.")
     _html_path(output)  # refuse a wrong suffix before any work
     data, sections, checklist, notes = collect(
         df,

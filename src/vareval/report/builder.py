@@ -19,7 +19,7 @@ from vareval.stats._checks import renamed_keywords
 # optional ones (other analyses) that were asked for. Only an optional section
 # the report inferred by itself (extras entry marked "inferred", e.g. from a
 # run store's design) turns a failure into a note on the page.
-CORE = ("design", "summary", "paired")
+CORE = ("design", "selection", "summary", "paired")
 OPTIONAL = (
     "significance", "tuning", "variance", "allocation", "aggregate", "ranking", "dominance",
     "sequential", "evals",
@@ -124,6 +124,11 @@ def collect(
     from vareval.report.sections import checklist
     from vareval.report.sections._base import ReportData
 
+    if (extras or {}).get("selection") and hasattr(df, "columns"):
+        from vareval.report.sections.selection import choose
+
+        # the chosen configurations' results table replaces the search table
+        df, extras = choose(df, metric, _as_columns(by, "by") or [], higher_is_better, extras)
     used, runs, by, pair_on, confidence, table, sizes = _report_iv(
         df,
         metric,
@@ -328,6 +333,11 @@ def build_report(df, **kwargs) -> str:
     extras : dict, optional
         Inputs for the optional sections (per-item predictions, search
         iterations, a mixed-model specification); see ``docs/report.md``.
+        ``{"selection": {"validation": "val_acc"}}`` (optional keys ``unit``,
+        ``config``, ``ties``, ``higher_is_better``, as in
+        :func:`vareval.select`) treats ``df`` as a search table: each unit's
+        configuration is chosen on the validation metric and every section
+        reads the chosen configurations' ``metric`` (the test metric).
 
     Returns
     -------

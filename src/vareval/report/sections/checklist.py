@@ -9,6 +9,8 @@ final test set stayed outside all modelling decisions.
 
 from __future__ import annotations
 
+import re
+
 from vareval.report.sections._base import (
     ChecklistItem,
     ReportData,
@@ -222,11 +224,31 @@ def _evals_text(evals: dict, c: str) -> str:
     return text
 
 
+_VALIDATION_NAME = re.compile(r"^(val|valid|validation|dev)([_.\- ]|$)", re.I)
+
+
 def _selection(data: ReportData):
-    """The selection procedure of a table made by ``vareval select``, if it is one."""
+    """The selection procedure of a table made by ``vareval select``, if it is one.
+
+    A run store searched over several configurations per seed that records a
+    metric named as a validation metric (``val_*``, ``validation_*``,
+    ``dev_*``) but is reported without selection gets an item saying that
+    its configurations were not chosen on validation.
+    """
     df = data.df
     if "selection" not in df.columns or "selected_on" not in df.columns:
-        return None
+        spec = df.attrs.get("spec") or {}
+        val = [m for m in df.attrs.get("metrics") or []
+               if m != data.metric and _VALIDATION_NAME.match(str(m))]  # fmt: skip
+        if not val or spec.get("configs", 1) < 2 or _VALIDATION_NAME.match(data.metric):
+            return None
+        return (
+            f"The configurations were not chosen on validation: the {data.metric!r} "
+            f"scores above are of every configuration searched ({spec['configs']} per "
+            f"seed). The store also records {val[0]!r}; vareval report --select-on "
+            f"{val[0]} reports the {data.metric!r} of the configuration chosen on it.",
+            "info",
+        )
     procedures = "; ".join(sorted(set(map(str, df["selection"]))))
     chosen_on = set(map(str, df["selected_on"]))
     if data.metric in chosen_on:
@@ -236,7 +258,8 @@ def _selection(data: ReportData):
             "warn",
         )
     return (
-        f"Each unit's configuration was {procedures}; the reported {data.metric!r} "
-        "took no part in any choice.",
+        f"Selection procedure: each unit's configuration was {procedures}. The reported "
+        f"{data.metric!r} took no part in any choice: the configurations were chosen on "
+        f"{', '.join(map(repr, sorted(chosen_on)))} alone.",
         "ok",
     )
