@@ -169,3 +169,22 @@ def test_parametric_curve_command_fits_the_noisy_family(rng, tmp_path):
     assert js["curves"]["x"]["label"][-1] == "model-based extrapolation"
     bad = CliRunner().invoke(main, [*args[:-3], "--family", "cubic"])
     assert bad.exit_code == 2 and "--family" in bad.output
+
+
+@pytest.mark.parametrize("scale", [1.01e-6, 1e-4, 0.02, 0.3, 9.9])
+def test_odd_moment_table_equals_the_quadrature(rng, scale):
+    """Many points of an odd c go through a piecewise Chebyshev table of M_p: it equals
+    the exact quadrature to 1e-12, or to the rounding of loc (1e-16 / scale) at tiny scales."""
+    from vareval.stats.tuning.parametric import _MomentTable, _partial_moment
+
+    loc = np.concatenate([rng.uniform(-10 * scale, 1 + 10 * scale, 5000),
+                          rng.uniform(-12 * scale, 12 * scale, 2000),
+                          1 + rng.uniform(-12 * scale, 12 * scale, 2000)])
+    for p in (-1, 1, 3, 9):
+        exact = _partial_moment(loc, scale, p)
+        tol = max(1e-12, 5e-16 / scale) * np.maximum(1.0, np.abs(exact))
+        assert np.all(np.abs(_MomentTable(scale, p)(loc) - exact) <= tol)
+    d = NoisyQuadraticDistribution(0.1, 0.9, 3, 0.8 * scale)
+    ys = np.linspace(0.0, 1.0, 2000)  # many points: the table; one point: the quadrature
+    np.testing.assert_allclose(d.cdf(ys)[::50], [float(d.cdf(y)) for y in ys[::50]],
+                               rtol=0, atol=max(1e-12, 5e-16 / scale))

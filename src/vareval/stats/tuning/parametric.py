@@ -613,6 +613,53 @@ def _partial_moment(loc, scale, p):
     return (f @ _WEIGHTS) * half[..., 0] * (2 / (scale * np.sqrt(2 * np.pi)))
 
 
+# Odd p on many points: Chebyshev pieces of M_p(loc) for the distribution's fixed
+# scale, built once from the exact quadrature at their nodes. Pieces three scales wide
+# near 0 and 1 (where M_p turns within a few scales), tripling in width between.
+_CHEB_DEGREE = 22
+_CHEB_ANGLES = (np.arange(_CHEB_DEGREE) + 0.5) * np.pi / _CHEB_DEGREE
+_CHEB_DCT = np.cos(np.outer(np.arange(_CHEB_DEGREE), _CHEB_ANGLES)) * (2.0 / _CHEB_DEGREE)
+_CHEB_DCT[0] /= 2
+_TABLE_POINTS = 512  # below this many points the quadrature is cheaper than a table
+
+
+class _MomentTable:
+    """``M_p(loc)`` for one scale and odd ``p`` by piecewise Chebyshev interpolation.
+
+    Each piece interpolates the exact values (:func:`_partial_moment`) at
+    22 Chebyshev nodes; the pieces are three scales wide within 9 scales of 0
+    and 1 and triple in width away from them, where M_p is a power of loc
+    smoothed by the noise. Measured against the quadrature on 30,000 points
+    per case (scales 1e-6 to 10, p = -1 to 9): the difference is below 1e-13
+    for scales >= 1e-3 and at the rounding of ``loc`` itself (about
+    ``1e-16 / scale``) below; the tests hold it to that.
+    """
+
+    def __init__(self, scale, p):
+        reach = _REACH * scale
+        steps = np.arange(-9, 10, 3) * scale
+        widening = reach * 3.0 ** np.arange(1, 40)
+        widening = widening[widening < 1 - reach]
+        edges = np.concatenate([steps, 1 + steps, widening, 1 - widening])
+        self.edges = np.unique(np.clip(edges, -reach, 1 + reach))
+        self.mid = (self.edges[:-1] + self.edges[1:]) / 2
+        self.half = (self.edges[1:] - self.edges[:-1]) / 2
+        nodes = self.mid[:, None] + self.half[:, None] * np.cos(_CHEB_ANGLES)
+        self.coef = np.ascontiguousarray((_partial_moment(nodes, scale, p) @ _CHEB_DCT.T).T)
+
+    def __call__(self, loc):
+        i = np.clip(np.searchsorted(self.edges, loc, side="right") - 1, 0, self.mid.size - 1)
+        u = (loc - self.mid[i]) / self.half[i]  # loc - mid is exact within a piece
+        c = self.coef[:, i]
+        two_u, b1, b2, tmp = 2 * u, np.zeros_like(u), np.zeros_like(u), np.empty_like(u)
+        for k in range(_CHEB_DEGREE - 1, 0, -1):  # Clenshaw's recurrence, in place:
+            np.subtract(c[k], b2, out=b2)  # b2 <- c_k + 2 u b1 - b2, then swap
+            b2 += np.multiply(two_u, b1, out=tmp)
+            b1, b2 = b2, b1
+        out = c[0] + u * b1 - b2
+        return np.where((loc >= self.edges[0]) & (loc <= self.edges[-1]), out, 0.0)
+
+
 def _integer_moment(loc, scale, j):
     """``E[X^j; 0 < X < 1]``, whole ``j >= 0``, by the upward recursion (Winkler et al. 1972).
 
@@ -674,6 +721,7 @@ class NoisyQuadraticDistribution:
         r = self.b - self.a
         self.mean = self._quadratic.mean
         self.variance = self.o**2 + self._quadratic.variance
+        self._tables = {}  # odd-p moment tables, built on first use on many points
         self._regime = (
             "noiseless" if self.o == 0 or self.o < 1e-6 * r else "noisy" if self.o < 10 * r
             else "normal"
@@ -705,8 +753,16 @@ class NoisyQuadraticDistribution:
         if self._regime == "normal":
             return (np.exp(-0.5 * ((ys - self.mean) / sd) ** 2) / (sd * np.sqrt(2 * np.pi)))[()]
         loc, s = self._loc(self._inside(ys))
-        p = self.c / (2 * (self.b - self.a)) * _partial_moment(loc, s, self.c - 2)
+        p = self.c / (2 * (self.b - self.a)) * self._moment(loc, s, self.c - 2)
         return np.where(self._inside(ys) == ys, np.maximum(p, 0.0), 0.0)[()]
+
+    def _moment(self, loc, s, p):
+        """``M_p(loc)``: exact, or for odd ``p`` on many points from a cached table."""
+        if p % 2 == 0 or (np.size(loc) < _TABLE_POINTS and p not in self._tables):
+            return _partial_moment(loc, s, p)
+        if p not in self._tables:
+            self._tables[p] = _MomentTable(s, p)
+        return self._tables[p](np.asarray(loc, dtype=float))
 
     def _inside(self, ys):
         """``ys`` clipped to ``a - 40 o, b + 40 o``: beyond, F is 0 or 1 and f is 0 in floats."""
@@ -721,7 +777,7 @@ class NoisyQuadraticDistribution:
             return special.ndtr((ys - self.mean) / np.sqrt(self.variance))[()]
         ys = self._inside(ys)
         loc, s = self._loc(ys)
-        moment = _partial_moment(loc, s, self.c)
+        moment = self._moment(loc, s, self.c)
         if self.convex:
             f = special.ndtr((ys - self.b) / self.o) + moment
         else:
