@@ -303,6 +303,8 @@ def test_report_figures_have_no_overlap_at_both_widths(tmp_path):
         "tuning": {"df": search, "metric": "f1", "by": ["model"], "bounds": (0, 1)},
         "variance": {"df": _design(), "metric": "accuracy", "fixed": ["experiment"],
                      "random": ["seed", "config"], "intervals": None},
+        "evals": {"df": _answers(), "metric": "correct", "cluster": "passage",
+                  "sample": "epoch"},
     }  # fmt: skip
     _, sections, _, _ = collect(
         table, metric="accuracy", by="method", pair_on="seed",
@@ -311,7 +313,8 @@ def test_report_figures_have_no_overlap_at_both_widths(tmp_path):
     )  # fmt: skip
     blocks = figures(sections)
     names = [b.name for b in blocks]
-    assert {"scores", "paired-differences", "tuning-curves", "variance-components"} <= set(names)
+    assert {"scores", "paired-differences", "tuning-curves", "variance-components",
+            "eval-scores", "eval-differences", "eval-matrix"} <= set(names)  # fmt: skip
     for block in blocks:
         for width in WIDTHS:
             assert layout_problems(block.draw(width=width)) == [], (block.name, width)
