@@ -70,6 +70,18 @@ def _tasks():
     return np.clip(0.6 + base + rng.normal(0, 0.08, (4, 5, 8)), 0, 1)  # methods x tasks x runs
 
 
+def _answers():
+    """Four models' 0/1 answers to 128 questions in 32 passages, 3 epochs each."""
+    rng = np.random.default_rng(3)
+    models = ["gpt-small", "a much longer model name/v2", "llama", "mock"]
+    q = np.arange(128)
+    rows = [
+        (m, f"q{i}", f"p{i // 4}", e, int(rng.random() < 0.5 + 0.1 * k))
+        for k, m in enumerate(models) for i in q for e in range(3)
+    ]
+    return pd.DataFrame(rows, columns=["model", "question", "passage", "epoch", "correct"])
+
+
 def _cases():
     """(name, result, plot options): every kind of result that has a figure."""
     import vareval
@@ -145,6 +157,16 @@ def _cases():
         pb = vareval.variance(_design(), metric="accuracy", bootstrap_lrt=True, n_resamples=40,
                               rng=0)  # fmt: skip
     yield "bootstrap-lrt", pb.pb_lrt[0], {}
+    answers = _answers()
+    yield "eval-scores", vareval.eval_scores(
+        answers, metric="correct", cluster="passage", sample="epoch"
+    ), {}
+    yield "eval-matrix", vareval.compare_evals(
+        answers, metric="correct", cluster="passage", sample="epoch", n_resamples=500, rng=0
+    ), {"metric": "correct"}
+    yield "eval-differences", vareval.compare_evals(
+        answers, metric="correct", cluster="passage", sample="epoch", n_resamples=500, rng=0
+    ), {"kind": "differences"}
     yield "signed-rank", stats.bayesian_signed_rank(
         scores[3].mean(axis=1), scores[0].mean(axis=1), rope=0.01, n_resamples=2000, rng=0
     ), {"a": "IQN", "b": "DQN"}
@@ -281,6 +303,8 @@ def test_report_figures_have_no_overlap_at_both_widths(tmp_path):
         "tuning": {"df": search, "metric": "f1", "by": ["model"], "bounds": (0, 1)},
         "variance": {"df": _design(), "metric": "accuracy", "fixed": ["experiment"],
                      "random": ["seed", "config"], "intervals": None},
+        "evals": {"df": _answers(), "metric": "correct", "cluster": "passage",
+                  "sample": "epoch"},
     }  # fmt: skip
     _, sections, _, _ = collect(
         table, metric="accuracy", by="method", pair_on="seed",
@@ -289,7 +313,8 @@ def test_report_figures_have_no_overlap_at_both_widths(tmp_path):
     )  # fmt: skip
     blocks = figures(sections)
     names = [b.name for b in blocks]
-    assert {"scores", "paired-differences", "tuning-curves", "variance-components"} <= set(names)
+    assert {"scores", "paired-differences", "tuning-curves", "variance-components",
+            "eval-scores", "eval-differences", "eval-matrix"} <= set(names)  # fmt: skip
     for block in blocks:
         for width in WIDTHS:
             assert layout_problems(block.draw(width=width)) == [], (block.name, width)
@@ -566,6 +591,26 @@ def _tuning_comparison(labels, width):
     return r.plot(a=labels[0], b=labels[-1], width=width)
 
 
+def _eval_scores(labels, width):
+    from vareval.plots.evals import scores_plot
+
+    est = np.linspace(0.4, 0.9, len(labels))
+    return scores_plot(labels, est, est - 0.05, est + 0.04, naive=(est - 0.02, est + 0.02),
+                       interval="95% Wilson interval over 200 clusters", metric="correct",
+                       width=width)  # fmt: skip
+
+
+def _eval_matrix(labels, width):
+    from vareval.plots.evals import differences_matrix
+
+    scores = np.linspace(0.9, 0.4, len(labels))
+    d = scores[:, None] - scores[None, :]
+    p = np.where(np.abs(d) > 0.1, 0.001, 0.4)
+    np.fill_diagonal(d, np.nan)
+    return differences_matrix(labels, d, p, alpha=0.05, correction="holm", metric="correct",
+                              width=width)  # fmt: skip
+
+
 # builder -> whether each group is drawn as a tagged series (checked for distinct looks)
 FIGURES = {
     "scores": (_scores, True),
@@ -584,6 +629,8 @@ FIGURES = {
     "signed-rank": (_signed_rank, False),
     "sequence": (_sequence, False),
     "tuning-comparison": (_tuning_comparison, True),
+    "eval-scores": (_eval_scores, False),
+    "eval-matrix": (_eval_matrix, False),
 }
 
 
@@ -649,7 +696,7 @@ def check(name: str, kind: str, m: int, width: float) -> list[str]:
 
 def _shown(name: str, labels: list[str]) -> list[str]:
     """The labels a figure must show whole (its ticks, titles or key)."""
-    if name in {"signed-rank", "tuning-comparison", "cd", "aso", "confusion"}:
+    if name in {"signed-rank", "tuning-comparison", "cd", "aso", "confusion", "eval-matrix"}:
         return []  # one-line labels: start and end, ellipsis in the middle
     if name == "planning" or (name == "best-of-k" and len(labels) == 1):
         return []  # alike curves share one key entry; one method needs no key

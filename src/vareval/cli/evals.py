@@ -30,7 +30,7 @@ from vareval.cli._common import (
     seed_option,
     writing,
 )
-from vareval.cli._paths import output_path
+from vareval.cli._paths import output_path, write_figure
 from vareval.errors import ArgumentError
 
 
@@ -90,6 +90,12 @@ def score_column(table, score, flag="--metric"):
     raise ArgumentError(f"{flag}: name the score column (a plain table does not say which it is).")
 
 
+def plot_option(what: str):
+    """``--plot FILE``: write ``what`` as an image (PNG, SVG or PDF, by the suffix)."""
+    return click.option("--plot", type=output_path(), default=None,
+                        help=f"Write a figure of {what} (PNG, SVG or PDF).")
+
+
 def _cluster_line(result, cluster) -> str:
     unit = f"clusters ({cluster})" if cluster else "questions (no --cluster)"
     return f"independent units: {result.n_clusters} {unit}"
@@ -111,14 +117,18 @@ def _fmt(x) -> str:
 @confidence_option
 @resamples_option(10_000, "Cluster-bootstrap resamples (--interval bootstrap).")
 @seed_option()
+@plot_option("each model's score with its interval and the naive CLT one")
 @json_option
-def score(table, roles, interval, confidence, resamples, seed, as_json):
+def score(table, roles, interval, confidence, resamples, seed, plot, as_json):
     """Each model's score with an interval that counts the right unit."""
     from vareval.data.evals import eval_scores
     from vareval.data.tables import table_text
 
+    check_output(plot, "--plot", plot=True)
     result = eval_scores(table, **roles, interval=interval, confidence=confidence,
                          n_resamples=resamples, rng=seed)
+    if plot:
+        write_figure(result.plot(), plot, "--plot")
     frame = result.to_frame()
     first = next(iter(result.results.values()))
     lines = [result.title, table_text(frame, index=False), "",
@@ -168,14 +178,19 @@ def _comparison_text(r, cluster, what="difference") -> list[str]:
 @confidence_option
 @resamples_option(10_000, "Resamples of the permutation test or bootstrap.")
 @seed_option()
+@plot_option("the matrix of differences, row minus column, a star where the adjusted p < "
+             "alpha (two models: the difference with its interval)")
 @json_option
-def compare(table, roles, test, interval, correction, alpha, confidence, resamples, seed,
+def compare(table, roles, test, interval, correction, alpha, confidence, resamples, seed, plot,
             as_json):
     """Every pair of models on the same questions: paired differences, p and tiers."""
     from vareval.data.evals import compare_evals
 
+    check_output(plot, "--plot", plot=True)
     r = compare_evals(table, **roles, test=test, interval=interval, correction=correction,
                       alpha=alpha, confidence=confidence, n_resamples=resamples, rng=seed)
+    if plot:
+        write_figure(r.plot(metric=roles["metric"]), plot, "--plot")
     emit(as_json, {"seed": seed, **r.to_dict()}, "\n".join(_comparison_text(r, roles["cluster"])))
 
 

@@ -170,11 +170,44 @@ def _eval_comparison(result, **kw):
     return differences_plot([label], [result.estimate], [result.low], [result.high], **kw)
 
 
-def _eval_comparisons(result, **kw):
-    from vareval.plots.evals import differences_plot
+def _eval_comparisons(result, *, kind: str = "auto", **kw):
+    """The matrix of differences from three models on, else the forest of pairs.
 
+    ``kind="matrix"``: models x models, row minus column, a star where the
+    adjusted p < alpha; ``"differences"``: each pair's difference with its interval.
+    """
+    from vareval.plots.evals import differences_matrix, differences_plot
+
+    if kind not in ("auto", "matrix", "differences"):
+        raise ArgumentError(f"`kind` must be 'auto', 'matrix' or 'differences'; got {kind!r}.")
+    if kind == "matrix" or (kind == "auto" and len(result.models) >= 3):
+        return differences_matrix(
+            result.models, result.matrix("estimate"), result.matrix("pvalue_adjusted"),
+            alpha=result.alpha, correction=result.correction, **kw,
+        )  # fmt: skip
     labels = [f"{a} \u2212 {b}" for a, b in zip(result.a, result.b, strict=True)]
     return differences_plot(labels, result.estimate, result.low, result.high, **kw)
+
+
+def _eval_scores(table, *, metric: str | None = None, naive: bool = True, **kw):
+    """A table of :func:`vareval.eval_scores`: each model's score, interval and naive CLT one."""
+    from vareval.plots.evals import _NAMES, scores_plot
+
+    results = list(table.results.values())
+    units = {
+        f"{r.n_clusters:,} clusters" if r.n_clusters < r.n_questions
+        else f"{r.n_questions:,} questions" for r in results
+    }  # fmt: skip
+    unit = units.pop() if len(units) == 1 else "clusters (or questions)"
+    kinds = {f"{r.confidence:.0%} {_NAMES.get(r.interval, r.interval)}" for r in results}
+    what = kinds.pop() if len(kinds) == 1 else f"{results[0].confidence:.0%}"
+    frame = table.frame
+    return scores_plot(
+        list(table.results), [r.estimate for r in results], [r.low for r in results],
+        [r.high for r in results], interval=f"{what} interval over {unit}",
+        naive=(frame["naive_low"], frame["naive_high"]) if naive else None,
+        metric=metric or table.title.partition(": each model's score")[0], **kw,
+    )  # fmt: skip
 
 
 def _variance_analysis(result, **kw):
@@ -262,6 +295,8 @@ def _table(table, **kw):
     """A table of results: drawn together when of one kind, or its only result."""
     results = table.results
     kinds = {type(r).__name__ for r in results.values()}
+    if kinds == {"EvalScore"}:
+        return _eval_scores(table, **kw)
     if len(kinds) == 1 and (kind := kinds.pop()) in _TOGETHER:
         module, function = _TOGETHER[kind]
         plot = getattr(importlib.import_module(_P + module), function)

@@ -115,46 +115,68 @@ def aso_matrix(
     ``counts``) on which row i almost stochastically dominates column j.
     Cells where ``better`` is true carry a star.
     """
+    if counts is None:
+        return cell_matrix(
+            names, np.where(np.isnan(values), 0.5, values), better, title=title,
+            texts=[[f"{v:.2f}" for v in row] for row in values], cmap="RdBu", limits=(0, 1),
+            dark=lambda v: abs(v - 0.5) > 0.3, bar="epsilon_min",
+            ends=["0: row better\n(red)", "0.5", "1: column\nbetter (blue)"],
+            width=width, name=name,
+        )  # fmt: skip
+    return cell_matrix(
+        names, np.where(np.isnan(values), 0, values), better, title=title,
+        texts=[[f"{int(v)}" if np.isfinite(v) else "" for v in row] for row in values],
+        cmap="Blues", limits=(0, counts), dark=lambda v: v > 0.6 * counts,
+        bar=f"tasks of {counts}", width=width, name=name,
+    )  # fmt: skip
+
+
+def cell_matrix(
+    names, values, marks, *, title: str, texts, cmap: str, limits, dark, bar: str,
+    ends=None, note: str = "", width: float = 7.0, name: str = "matrix",
+):  # fmt: skip
+    """A models x models heat map: row i against column j, the diagonal left blank.
+
+    ``values`` are the colours (on ``cmap`` between ``limits``), ``texts`` the
+    cells' numbers, drawn only where they fit (the colour carries them
+    otherwise); a cell where ``marks`` is true carries a star. ``dark(v)``
+    says where the text is white. The colour bar is labelled ``bar``, with
+    ``ends`` as the labels of its low, middle and high ticks when given;
+    ``note`` goes under the column labels (what the star means).
+    """
     k = len(names)
     font = 7 if width < 5 else 9
-    labels = [short_label(n, 14, lines=1) for n in names]
+    labels = [short_label(n, 14 if width < 5 else 20, lines=1) for n in names]
     height = min(width * 0.8, 2.6 + 0.45 * k)
+    chars = max((len(t) for row in texts for t in row), default=1) + 1
     with figure(name, width=width, height=height) as (fig, ax):
-        if counts is None:
-            image = ax.imshow(np.where(np.isnan(values), 0.5, values), cmap="RdBu", vmin=0, vmax=1)
-            bar = "epsilon_min"
-        else:
-            image = ax.imshow(
-                np.where(np.isnan(values), 0, values), cmap="Blues", vmin=0, vmax=counts
-            )
-            bar = f"tasks of {counts}"
-        # a cell's number only where it fits (the colour carries it otherwise)
-        cell = 0.45 * width * 72 / k  # points across one cell, roughly
-        numbers = cell >= 5 * 0.62 * font
-        for i in range(k):
-            for j in range(k):
-                if i == j or not (numbers or better[i, j]):
-                    continue
-                v = values[i, j]
-                text = "" if not numbers else f"{v:.2f}" if counts is None else f"{int(v)}"
-                dark = abs(v - 0.5) > 0.3 if counts is None else v > 0.6 * counts
-                ax.text(
-                    j,
-                    i,
-                    text + ("*" if better[i, j] else ""),
-                    ha="center",
-                    va="center",
-                    fontsize=font,
-                    color="white" if dark else "black",
-                )
+        image = ax.imshow(values, cmap=cmap, vmin=limits[0], vmax=limits[1])
         ax.set_xticks(range(k), labels, rotation=90, fontsize=font)
         ax.set_yticks(range(k), labels, fontsize=font)
         ax.grid(False)
         ax.set_title(title, fontsize=font + 1)
+        if note:
+            fig.supxlabel(note, fontsize=font)
         cbar = fig.colorbar(image, ax=ax, shrink=0.8)
         cbar.set_label(bar, fontsize=font)
-        if counts is None:  # say on the figure what the colours mean
-            ends = ["0: row better\n(red)", "0.5", "1: column\nbetter (blue)"]
-            cbar.set_ticks([0, 0.5, 1], labels=ends)
+        if ends is not None:  # say on the figure what the colours mean
+            cbar.set_ticks([limits[0], (limits[0] + limits[1]) / 2, limits[1]], labels=ends)
             cbar.ax.tick_params(labelsize=font - 1)
+        fig.draw_without_rendering()  # lay out the labels: the cells' size is then known
+        cell = ax.get_window_extent().width / k * 72 / fig.dpi  # points across one cell
+        numbers = cell >= max(chars, 5) * 0.62 * font
+        for i in range(k):
+            for j in range(k):
+                if i == j or not (numbers or marks[i, j]):
+                    continue
+                text = texts[i][j] if numbers else ""
+                ax.text(
+                    j,
+                    i,
+                    text + ("*" if marks[i, j] else ""),
+                    ha="center",
+                    va="center",
+                    fontsize=font,
+                    color="white" if dark(values[i, j]) else "black",
+                )
     return fig

@@ -1,5 +1,8 @@
 """Section: language-model evaluations, each model's score and the paired differences.
 
+Figures: the scores with their intervals, the forest of paired differences and, from
+three models on, the matrix of differences (row minus column).
+
 Shown when the report is given per-answer eval results (``extras["evals"]``:
 inspect_ai or lm-evaluation-harness logs, or a table with score, model and
 question columns; ``vareval report --evals FILE``). The numbers are
@@ -41,6 +44,7 @@ def build(data: ReportData) -> Section | None:
         return None
     from vareval.data.evals import compare_evals, eval_scores
     from vareval.plots.evals import differences_plot
+    from vareval.plots.figures import figure_for
 
     roles = {k: spec[k] for k in ROLES if spec.get(k) is not None}
     metric, cluster = roles["metric"], roles.get("cluster")
@@ -79,6 +83,14 @@ def build(data: ReportData) -> Section | None:
             "Design effect: the variance relative to that naive one.",
             numeric=[False, True, True, True, False, True, True, True, True, True],
         ),  # fmt: skip
+        Figure(
+            lambda width: figure_for(scores, width=width, name="eval-scores"),
+            caption=f"Each model's score with its {c} interval, best at the top; the key names "
+            f"the interval and its independent unit ({'clusters' if cluster else 'questions'}). "
+            "The thin grey line under each is the naive interval (every answer independent), "
+            "shown to see how much too narrow it is.",
+            name="eval-scores",
+        ),
     ]
     if comp is not None:
         labels = [f"{a} \u2212 {b}" for a, b in zip(comp.a, comp.b, strict=True)]
@@ -112,6 +124,14 @@ def build(data: ReportData) -> Section | None:
             "vertical line is no difference.",
             name="eval-differences",
         ))  # fmt: skip
+        if len(comp.models) >= 3:
+            blocks.append(Figure(
+                lambda width: figure_for(comp, kind="matrix", metric=metric, width=width),
+                caption=f"Every pair at a glance: row minus column in {metric}, red where the "
+                f"row is ahead, blue where the column is; a star marks a difference whose "
+                f"{comp.correction}-adjusted p is below {comp.alpha:g}.",
+                name="eval-matrix",
+            ))  # fmt: skip
     return Section(
         id="evals",
         title="Language-model evaluation: scores and paired differences",

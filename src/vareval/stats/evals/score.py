@@ -54,7 +54,7 @@ _BINARY_ONLY = ("wilson", "clopper-pearson", "bayes")
 class EvalScore(Result):
     """One model's benchmark score with its interval.
 
-    No figure: one score with its interval; compare_evals draws the models side by side.
+    No figure: one score with its interval; the table of eval_scores draws the models side by side.
 
     Attributes
     ----------
