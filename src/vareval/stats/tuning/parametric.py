@@ -954,12 +954,14 @@ def _fit_noisy(cls, scores, limits, constraints):
                 return np.inf
             return _spacing_of(NoisyQuadraticDistribution(a, b, c, o, convex).cdf(zs), ks, n)
 
-        grid = itertools.product([-0.05, -0.4], [1.05, 1.4], [-6.0, -3.5, -2.0, -0.7])
+        # with much noise the support sits inside the scores' range: starts there too
+        grid = itertools.product([0.2, -0.05, -0.4], [0.8, 1.05, 1.4, 1.8],
+                                 [-6.0, -3.5, -2.0, -0.7])
         starts = {tuple(np.clip(v, *bd) for v, bd in zip(
             [g for g, f in zip(pt, free, strict=True) if f], bounds, strict=True))
             for pt in grid}  # fmt: skip
-        tried = sorted(((loss(x), x) for x in starts), key=lambda t: t[0])[:2]
-        if bounds:  # the two best starts, roughly: the noise level has local optima
+        tried = sorted(((loss(x), x) for x in starts), key=lambda t: t[0])[:3]
+        if bounds:  # the three best starts, roughly: the noise level has local optima
             tried = [_nelder_mead(loss, list(x), bounds, 1e-3) for v, x in tried if np.isfinite(v)]
         value, x = min(tried, key=lambda t: t[0], default=(np.inf, None))
         coarse.append((value, x, loss, c, convex))
