@@ -54,6 +54,20 @@ def test_unreadable_eval_archive_is_one_line(tmp_path):
     assert out.output.startswith(f"error: {bad}: not a readable inspect_ai .eval log")
 
 
+def test_corrupt_zstd_member_is_one_line(tmp_path):
+    import zipfile
+
+    data = bytearray(Path(B).read_bytes())
+    info = next(i for i in zipfile.ZipFile(B).infolist() if i.filename.startswith("samples/"))
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + 8:start + 40] = bytes(b ^ 0xFF for b in data[start + 8:start + 40])
+    bad = tmp_path / "corrupt.eval"
+    bad.write_bytes(bytes(data))
+    out = run("score", str(bad))
+    assert out.exit_code == 2 and out.output.count("\n") == 1
+    assert out.output.startswith(f"error: {bad}: not a readable inspect_ai .eval log")
+
+
 def test_inspect_json_log_is_read_without_inspect_ai():
     df = read_eval_log(C)
     assert len(df) == 8 * 2 and int((df["status"] == "failed").sum()) == 2

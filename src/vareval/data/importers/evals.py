@@ -144,8 +144,11 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
         raise ValueError(f"bad local header for {info.filename}")
     name_len, extra_len = struct.unpack("<HH", local[26:30])
     fp.seek(info.header_offset + 30 + name_len + extra_len)
-    data = zstandard.ZstdDecompressor().decompress(
-        fp.read(info.compress_size), max_output_size=info.file_size)
+    try:
+        data = zstandard.ZstdDecompressor().decompress(
+            fp.read(info.compress_size), max_output_size=info.file_size)
+    except zstandard.ZstdError as err:  # not a ValueError: the caller's one line needs it
+        raise ValueError(f"{info.filename}: {err}") from None
     if zlib.crc32(data) != info.CRC:
         raise ValueError(f"CRC mismatch in {info.filename}")
     return data

@@ -63,6 +63,19 @@ __all__ = [
 C_MIN, C_MAX = 1, 10
 
 
+def _repr_fields(dist) -> str:
+    """``Name(a=..., b=..., ...)`` over the distribution's parameters."""
+    args = ", ".join(f"{f}={getattr(dist, f)!r}" for f in dist._FIELDS)
+    return f"{type(dist).__name__}({args})"
+
+
+def _eq_fields(dist, other):
+    """Equal when of the same type with the same parameters."""
+    if type(other) is not type(dist):
+        return NotImplemented
+    return all(getattr(dist, f) == getattr(other, f) for f in dist._FIELDS)
+
+
 def _as_real(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
         raise ArgumentError(f"`{name}` must be a finite number; got {value!r}.")
@@ -105,16 +118,13 @@ class QuadraticDistribution:
         self.mean = a + r * c / (c + 2) if self.convex else a + r * 2 / (c + 2)
         self.variance = r**2 * 4 * c / ((c + 2) ** 2 * (c + 4))
 
+    _FIELDS = ("a", "b", "c", "convex")
+
     def __repr__(self) -> str:
-        return (
-            f"QuadraticDistribution(a={self.a!r}, b={self.b!r}, c={self.c!r}, "
-            f"convex={self.convex!r})"
-        )
+        return _repr_fields(self)
 
     def __eq__(self, other):
-        if not isinstance(other, QuadraticDistribution):
-            return NotImplemented
-        return (self.a, self.b, self.c, self.convex) == (other.a, other.b, other.c, other.convex)
+        return _eq_fields(self, other)
 
     def _standard(self, ys):
         """``(y - a) / (b - a)`` (convex) or ``(b - y) / (b - a)`` (concave), in [0, 1]."""
@@ -727,18 +737,13 @@ class NoisyQuadraticDistribution:
             else "normal"
         )  # fmt: skip
 
+    _FIELDS = ("a", "b", "c", "o", "convex")
+
     def __repr__(self) -> str:
-        return (
-            f"NoisyQuadraticDistribution(a={self.a!r}, b={self.b!r}, c={self.c!r}, "
-            f"o={self.o!r}, convex={self.convex!r})"
-        )
+        return _repr_fields(self)
 
     def __eq__(self, other):
-        if not isinstance(other, NoisyQuadraticDistribution):
-            return NotImplemented
-        return (self.a, self.b, self.c, self.o, self.convex) == (
-            other.a, other.b, other.c, other.o, other.convex
-        )  # fmt: skip
+        return _eq_fields(self, other)
 
     def _loc(self, ys):
         r = self.b - self.a
