@@ -14,7 +14,12 @@ bisection costing O(n^2). The new path carries a ``SequenceState`` from look to 
 
 Both paths' bounds are compared (largest absolute difference).
 
-Run: PYTHONPATH=src python bench/bench_sequential.py [--old-every 1000]
+3. The same 10,000-pair run through the store: ``run_until_settled`` with a trivial
+   trial (20,000 trials, serial engine, batches of 100, never settling), split into the
+   runner's own time (growing the store, claiming, writing trials) and the looks'
+   (reading the new pairs, the sequence, writing its record). ``--skip-old`` skips 1-2.
+
+Run: PYTHONPATH=src python bench/bench_sequential.py [--old-every 1000] [--skip-old]
 """
 
 import argparse
@@ -58,7 +63,43 @@ def timed(fn, *args, **kwargs):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--old-every", type=int, default=1000)
+    parser.add_argument("--skip-old", action="store_true")
     args = parser.parse_args()
+    if not args.skip_old:
+        old_versus_new(args)
+    store_run()
+
+
+def store_run():
+    from vareval.experiment import ExperimentSpec
+    from vareval.experiment import sequential as seq
+
+    spent = {"run": 0.0}
+    real_run = seq.run
+
+    def timed_run(*a, **k):
+        t = time.perf_counter()
+        try:
+            return real_run(*a, **k)
+        finally:
+            spent["run"] += time.perf_counter() - t
+
+    seq.run = timed_run
+    spec = ExperimentSpec(trial="vareval.experiment._demo:trivial_trial",
+                          factors={"model": ["a", "b"]}, seeds=EVERY, entropy=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        t_check = timed(seq.trial_provenance, spec)[0]
+        t, out = timed(seq.run_until_settled, spec, Path(tmp) / "s.db", compare=("a", "b"),
+                       metric="x", bounds=(0, 1), budget=N, batch=EVERY, engine="serial",
+                       progress=False)
+    seq.run = real_run
+    looks = t - spent["run"] - t_check
+    print(f"3. run_until_settled to {out.pairs:,} pairs ({out.trials_run:,} trials, a look every "
+          f"{EVERY}): {t:.2f} s in all; the runner {spent['run']:.2f} s, the looks {looks:.2f} s "
+          f"(target < 5 s), the trial's import check {t_check:.2f} s")
+
+
+def old_versus_new(args):
     old = old_module()
     g = np.random.default_rng(0)
     x = (g.binomial(1, 0.62, N) - g.binomial(1, 0.60, N)).astype(float)

@@ -71,6 +71,50 @@ def test_growing_configs_and_reruns_and_a_factor_level(tmp_path, make_spec):
     assert report.trials == 81 and report.ran == 0 and report.added == 0
 
 
+@pytest.mark.parametrize("nested", [True, False])
+def test_growing_inserts_only_new_trials_exactly_as_the_whole_grid_would(
+    tmp_path, make_spec, monkeypatch, nested
+):
+    """Growth (seeds, configs, reruns, levels in random order) builds only the new rows;
+    the store equals one where every prepare re-inserted the whole grid (the old path)."""
+    rng = np.random.default_rng(3)
+    steps = [dict(seeds=1, configs=1, reruns=1, factors={"model": ["a"], "opt": ["x"]})]
+    for _ in range(6):
+        step = dict(steps[-1])
+        grow = rng.choice(["seeds", "configs", "reruns", "model", "opt"])
+        if grow in ("model", "opt"):
+            levels = {**step["factors"]}
+            levels[grow] = [*levels[grow], f"{grow[0]}{len(levels[grow])}"]
+            step["factors"] = levels
+        else:
+            step[grow] += int(rng.integers(1, 3))
+        steps.append(step)
+    new, old = tmp_path / "new.db", tmp_path / "old.db"
+    for step in steps:
+        spec = make_spec(nested=nested, **step)
+        with Store(new, create=True) as st:
+            st.prepare(spec)
+        with monkeypatch.context() as m, Store(old, create=True) as st:
+            m.setattr(Store, "_complete", lambda self, stored: None)
+            st.prepare(spec)
+        assert _rows(new) == _rows(old)
+        assert len(_rows(new)) == spec.n_trials
+
+
+def test_a_store_missing_trials_gets_the_whole_grid_again(tmp_path, make_spec):
+    path = tmp_path / "runs.db"
+    with Store(path, create=True) as st:
+        st.prepare(make_spec())
+    full = _rows(path)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM trials WHERE id = 3")
+    con.commit()
+    con.close()
+    with Store(path) as st:
+        st.prepare(make_spec(seeds=4))
+    assert {r[1:] for r in full} <= {r[1:] for r in _rows(path)}
+
+
 @pytest.mark.parametrize(
     ("change", "named"),
     [

@@ -81,9 +81,32 @@ def reseeding_design(
             "config": config_label(seed, config, nested),
             "rerun": rerun,
         }
-        for levels in itertools.product(*factors.values())
-        for seed in range(seeds)
-        for config in range(configs)
-        for rerun in range(reruns)
+        for levels, seed, config, rerun in design_cells(factors, seeds, configs, reruns)
     ]
     return pd.DataFrame(rows)
+
+
+def design_cells(factors: Mapping[str, Sequence], seeds: int, configs: int, reruns: int,
+                 *, outside=None):
+    """Yield ``(levels, seed, config, rerun)`` of every trial, in the design's row order.
+
+    ``outside``, a smaller design ``(factors, seeds, configs, reruns)``, skips
+    the cells that design already has: growing a store then costs what the new
+    trials add, not the whole grid again.
+    """
+    old_levels = old_seeds = old_configs = old_reruns = None
+    if outside is not None:
+        old_factors, old_seeds, old_configs, old_reruns = outside
+        old_levels = {name: set(map(str, old_factors.get(name, ()))) for name in factors}
+    for levels in itertools.product(*factors.values()):
+        old = outside is not None and all(
+            str(v) in old_levels[name] for name, v in zip(factors, levels, strict=True)
+        )
+        for seed in range(seeds):
+            old_seed = old and seed < old_seeds
+            if old_seed and configs <= old_configs and reruns <= old_reruns:
+                continue
+            for config in range(configs):
+                for rerun in range(reruns):
+                    if not (old_seed and config < old_configs and rerun < old_reruns):
+                        yield levels, seed, config, rerun

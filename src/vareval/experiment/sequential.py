@@ -184,27 +184,34 @@ def run_until_settled(
         spec = spec.with_trial(run_options.pop("trial"))
     checked = trial_provenance(spec)  # once, not before every batch
     state, known = None, {}  # the sequence so far, and the finished seeds' differences
-    while True:
-        report = run(dataclasses.replace(spec, seeds=seeds), store, _provenance=checked,
-                     **run_options)
-        trials_run += report.ran
-        state, incomplete = _sequence(store, metric, a, b, settings, seeds, state, known)
-        n_pairs = state.x.size
-        if not looks or looks[-1] != n_pairs:
-            looks.append(n_pairs)
-        cs = state.sequence(margin=settings["margin"],
-                            looks=[n for n in looks if n <= n_pairs] or None)
-        reason = cs.reason if cs.reason in SETTLED else ("budget" if seeds >= budget else None)
-        cs = dataclasses.replace(cs, budget=budget)
-        if reason == "budget":
-            cs = dataclasses.replace(cs, stop=n_pairs, reason="budget")
-        _write(store, metric, a, b, settings, cs, reason, looks, incomplete)
-        if on_look is not None:
-            on_look(cs)
-        if reason is not None:
-            return _result(store, metric, a, b, cs, reason, seeds, incomplete, trials_run,
-                           budget)
-        seeds = min(seeds + batch, budget)
+    held = None  # one connection for every look: closing the last one checkpoints the log
+    try:
+        while True:
+            report = run(dataclasses.replace(spec, seeds=seeds), store, _provenance=checked,
+                         **run_options)
+            trials_run += report.ran
+            held = held or Store(store)
+            state, incomplete = _sequence(held, metric, a, b, settings, seeds, state, known)
+            n_pairs = state.x.size
+            if not looks or looks[-1] != n_pairs:
+                looks.append(n_pairs)
+            cs = state.sequence(margin=settings["margin"],
+                                looks=[n for n in looks if n <= n_pairs] or None)
+            reason = cs.reason if cs.reason in SETTLED else (
+                "budget" if seeds >= budget else None)
+            cs = dataclasses.replace(cs, budget=budget)
+            if reason == "budget":
+                cs = dataclasses.replace(cs, stop=n_pairs, reason="budget")
+            _write(held, metric, a, b, settings, cs, reason, looks, incomplete)
+            if on_look is not None:
+                on_look(cs)
+            if reason is not None:
+                return _result(store, metric, a, b, cs, reason, seeds, incomplete,
+                               trials_run, budget)
+            seeds = min(seeds + batch, budget)
+    finally:
+        if held is not None:
+            held.close()
 
 
 def _recorded_method(record) -> str | None:
@@ -319,12 +326,18 @@ def paired_seed_differences(
     incomplete : list of int
         Seeds (below ``seeds``) with a failed or unfinished trial.
     """
-    with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
-        rows = st.con.execute(
-            "SELECT id, experiment, seed, config_index, rerun, status, metrics FROM trials "
-            "WHERE experiment IN (?, ?) AND seed >= ? ORDER BY seed, config_index, rerun, id",
-            (a, b, from_seed),
-        ).fetchall()
+    st = store if isinstance(store, Store) else Store(store, readonly=True)
+    try:
+        with sqlite_errors(st.path, ExperimentError):
+            rows = st.con.execute(
+                "SELECT id, experiment, seed, config_index, rerun, status, metrics FROM trials"
+                " WHERE experiment IN (?, ?) AND seed >= ? ORDER BY seed, config_index, rerun,"
+                " id",
+                (a, b, from_seed),
+            ).fetchall()
+    finally:
+        if st is not store:
+            st.close()
     cells: dict[tuple, dict] = {}
     for tid, exp, seed, cidx, rerun, status, raw in rows:
         if seeds is not None and seed >= seeds:
@@ -393,7 +406,7 @@ def _sequence(store, metric, a, b, settings, seeds, state, known):
     return state.extend(diffs[state.x.size :]), incomplete
 
 
-def _write(store, metric, a, b, settings, cs, reason, looks, incomplete) -> None:
+def _write(st, metric, a, b, settings, cs, reason, looks, incomplete) -> None:
     sequence = {
         "n": cs.n.tolist(),
         "estimate": cs.estimate.tolist(),
@@ -403,7 +416,7 @@ def _write(store, metric, a, b, settings, cs, reason, looks, incomplete) -> None
         "incomplete": list(incomplete),
         "method": cs.method,
     }
-    with Store(store) as st, sqlite_errors(store, ExperimentError):
+    with sqlite_errors(st.path, ExperimentError):
         st.record_sequence(
             metric,
             a,

@@ -81,9 +81,15 @@ from vareval.data.store_table import (
     tidy_frame,
 )
 from vareval.errors import ExperimentError
-from vareval.experiment.design import reseeding_design
+from vareval.experiment.design import config_label as grid_label
+from vareval.experiment.design import design_cells
 from vareval.experiment.spec import ExperimentSpec
-from vareval.experiment.streams import CONFIG_SCHEME, configurations, trial_seeds
+from vareval.experiment.streams import (
+    CONFIG_SCHEME,
+    configuration,
+    configurations,
+    trial_seeds,
+)
 
 ARTIFACT_INLINE_LIMIT = 1 << 20  # bytes kept inside the store; larger go beside it
 
@@ -355,6 +361,7 @@ class Store:
         """
         with self.transaction():
             raw = self.meta("spec")
+            stored = None
             if raw is None:
                 if spec.entropy is None:
                     spec = spec.with_entropy(int(np.random.SeedSequence().entropy))
@@ -375,9 +382,16 @@ class Store:
                 "INSERT OR IGNORE INTO trials (factors, experiment, seed, "
                 "config_index, "
                 "config_label, config, rerun, seeds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                _grid_rows(spec, self.config_scheme()),
+                _grid_rows(spec, self.config_scheme(), self._complete(stored)),
             )
         return spec
+
+    def _complete(self, stored: ExperimentSpec | None) -> ExperimentSpec | None:
+        """``stored`` if the store holds all its trials (so only new ones need inserting)."""
+        if stored is None:
+            return None
+        have = self.con.execute("SELECT count(*) FROM trials").fetchone()[0]
+        return stored if have == stored.n_trials else None
 
     def _grow(self, stored: ExperimentSpec, spec: ExperimentSpec) -> ExperimentSpec:
         """The union of the stored design and ``spec``, or an error naming what differs."""
@@ -831,49 +845,50 @@ class _Immediate:
         return False
 
 
-def _grid_rows(spec: ExperimentSpec, scheme: int = CONFIG_SCHEME):
-    """The design's trials as rows for the trials table."""
-    design = reseeding_design(
-        {k: list(v) for k, v in spec.factors.items()},
-        seeds=spec.seeds,
-        configs=spec.configs,
-        reruns=spec.reruns,
-        nested=spec.nested,
-    )
-    configs_of: dict[tuple, dict] = {}  # JSON per search space (experiments may differ)
+def _grid_rows(spec: ExperimentSpec, scheme: int = CONFIG_SCHEME,
+               stored: ExperimentSpec | None = None):
+    """The design's trials as rows for the trials table; with ``stored``, only those it lacks."""
+    outside = None
+    if stored is not None:
+        outside = (stored.factors, stored.seeds, stored.configs, stored.reruns)
     names = list(spec.factors)
-    seeds_cache: dict[tuple[int, int], str] = {}
-    level_of = {
-        name: {str(v): v for v in levels} for name, levels in spec.factors.items()
-    }
-    for row in design.itertuples(index=False):
-        rec = row._asdict()
-        seed, cidx, rerun = (
-            int(rec["seed"]),
-            int(rec["config_index"]),
-            int(rec["rerun"]),
-        )
-        factors = {n: _plain(level_of[n].get(str(rec[n]), rec[n])) for n in names}
+    configs_of: dict[tuple, object] = {}  # per search space (experiments may differ)
+    seeds_json: dict[tuple[int, int], str] = {}
+    for levels, seed, cidx, rerun in design_cells(
+        spec.factors, spec.seeds, spec.configs, spec.reruns, outside=outside
+    ):
+        factors = {n: _plain(v) for n, v in zip(names, levels, strict=True)}
         space_key = tuple(str(factors[f]) for f in spec.level_spaces)
         if space_key not in configs_of:
-            configs_of[space_key] = {
-                s: [json.dumps(c) for c in cs]
-                for s, cs in configurations(spec, factors, scheme=scheme).items()
-            }
-        configs = configs_of[space_key]
+            configs_of[space_key] = _config_json(spec, factors, scheme)
         key = (seed, rerun)
-        if key not in seeds_cache:
-            seeds_cache[key] = json.dumps(trial_seeds(spec, seed, rerun))
+        if key not in seeds_json:
+            seeds_json[key] = json.dumps(trial_seeds(spec, seed, rerun))
         yield (
             json.dumps(factors),
-            str(rec["experiment"]),
+            "_".join(map(str, levels)),
             seed,
             cidx,
-            str(rec["config"]),
-            configs[seed][cidx],
+            grid_label(seed, cidx, spec.nested),
+            configs_of[space_key](seed, cidx),
             rerun,
-            seeds_cache[key],
+            seeds_json[key],
         )
+
+
+def _config_json(spec: ExperimentSpec, factors: dict, scheme: int):
+    """``(seed, j) -> JSON`` of configuration ``j``, drawn on first use (scheme 2)."""
+    if scheme != CONFIG_SCHEME:  # scheme 1 draws each seed's configurations as one sequence
+        table = configurations(spec, factors, scheme=scheme)
+        return lambda seed, j: json.dumps(table[seed][j])
+    cache: dict[tuple[int, int], str] = {}
+
+    def config_json(seed, j):
+        if (seed, j) not in cache:
+            cache[seed, j] = json.dumps(configuration(spec, seed, j, factors))
+        return cache[seed, j]
+
+    return config_json
 
 
 def _level_space(spec: ExperimentSpec, factor: str, level) -> dict:
