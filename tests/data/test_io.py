@@ -106,3 +106,36 @@ def test_arrow_reader_gives_the_pandas_readers_table(tmp_path, sep, suffix, monk
             m.setattr(io, "_read_csv_arrow", lambda *a: None)
             slow = read_table(path)
         pd.testing.assert_frame_equal(fast, slow)
+
+
+def test_arrow_spelling_check_is_pythons_repr_rule_on_every_magnitude():
+    """The vectorised float check (arrow's spelling where both write fixed notation,
+    Python's repr elsewhere) decides each cell as the pandas path's repr rule does."""
+    pa = pytest.importorskip("pyarrow")
+    import numpy as np
+
+    from vareval.data import io
+
+    rng = np.random.default_rng(11)
+    values = rng.random(200) * 10.0 ** rng.integers(-12, 21, 200)
+    values *= rng.choice([-1, 1], 200)
+    spellings = [repr, str, "{:.6g}".format, "{:.17g}".format, "{:.4f}".format,
+                 lambda v: f"{v:.15e}", lambda v: repr(v) + "0",
+                 lambda v: pa.array([v]).cast(pa.string())[0].as_py()]
+    cells = [spell(v) for v in values.tolist() for spell in spellings]
+    cells += ["0.1", "0.30000000000000004", "1e-05", "0.00001", "123456789.5",
+              "1234567890.5", "1.0000000000000005e+15", "1000000000000000.5", "-0.5"]
+    for cell in cells:
+        column = pa.chunked_array([pa.array([cell])])
+        expected = io._lossless_numbers(pd.Series([cell])) is not None
+        assert isinstance(io._arrow_lossless(column), np.ndarray) == expected, cell
+    canonical = [c for c in cells if io._lossless_numbers(pd.Series([c])) is not None]
+    for trial in range(20):  # whole columns: numbers only when every cell is canonical
+        column = list(rng.choice(canonical, 500))
+        if trial % 2:
+            column[int(rng.integers(500))] = str(rng.choice(cells))
+        got = io._arrow_lossless(pa.chunked_array([pa.array(column)]))
+        expected = io._lossless_numbers(pd.Series(column))
+        assert isinstance(got, np.ndarray) == (expected is not None)
+        if expected is not None:
+            np.testing.assert_array_equal(got, expected.to_numpy())

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -261,9 +263,10 @@ def _read_csv_arrow(path, sep, header) -> pd.DataFrame | None:
         return None
     if table.column_names != header:
         return None
-    return pd.DataFrame(
-        {name: _arrow_lossless(table.column(i)) for i, name in enumerate(header)}
-    )
+    # arrow's kernels release the GIL: the columns' checks run side by side
+    with ThreadPoolExecutor(min(len(header), os.cpu_count() or 1)) as pool:
+        columns = list(pool.map(_arrow_lossless, table.columns))
+    return pd.DataFrame(dict(zip(header, columns, strict=True)))
 
 
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
@@ -280,10 +283,7 @@ def _arrow_lossless(column):
 
     if column.null_count or not len(column):
         return column.to_pandas()
-    try:
-        ints = column.cast(pa.int64())
-    except pa.ArrowInvalid:  # not all ints, or out of the int64 range
-        ints = None
+    ints = _cast(column, pa.int64())
     if ints is not None:
         # The parse took an optional sign and leading zeros, so the cell is
         # the int's decimal form exactly when it has that form's length.
@@ -291,15 +291,54 @@ def _arrow_lossless(column):
         digits = 1 + np.searchsorted(_POWERS_OF_TEN, np.abs(values).astype(np.uint64), "right")
         lengths = pc.binary_length(column).to_numpy()
         return values if np.array_equal(digits + (values < 0), lengths) else column.to_pandas()
-    try:
-        values = column.cast(pa.float64()).to_numpy()
-    except pa.ArrowInvalid:
+    floats = _cast(column, pa.float64())
+    if floats is None:
         return column.to_pandas()
-    if np.isfinite(values).all() and not (values == np.round(values)).all():
-        text = column.to_numpy(zero_copy_only=False).astype(object)
-        if (np.array(list(map(repr, values.tolist())), dtype=object) == text).all():
-            return values
+    values = floats.to_numpy()
+    if (
+        np.isfinite(values).all()
+        and not (values == np.round(values)).all()
+        and _spelled_as_repr(column, floats, values)
+    ):
+        return values
     return column.to_pandas()
+
+
+def _cast(column, to):
+    """``column`` cast to the arrow type ``to``, or None where a cell does not parse.
+
+    The first cells are tried alone: a text column then fails at once, not
+    after the whole column was scanned.
+    """
+    import pyarrow as pa
+
+    try:
+        column.slice(0, 256).cast(to)
+        return column.cast(to)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _spelled_as_repr(column, floats, values) -> bool:
+    """Whether every cell is written as its float's ``repr``, Python's shortest spelling.
+
+    Arrow's shortest spelling is the same string wherever both write a
+    non-integer in fixed notation (Python does for 1e-4 <= |v| < 1e16, arrow
+    for 1e-6 <= |v| < 1e10); only the other cells are formatted by Python.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    magnitude = np.abs(values)
+    agree = (
+        pc.equal(floats.cast(pa.string()), column).to_numpy(zero_copy_only=False)
+        & (magnitude >= 1e-4) & (magnitude < 1e9) & (values != np.round(values))
+    )
+    rest = np.flatnonzero(~agree)
+    if not rest.size:
+        return True
+    text = column.take(pa.array(rest)).to_pylist()
+    return all(repr(v) == t for v, t in zip(values[rest].tolist(), text, strict=True))
 
 
 def _json_cell(value, key, lineno, path):
