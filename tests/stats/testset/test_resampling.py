@@ -235,3 +235,20 @@ def test_short_text_labels_encode_as_by_sorting(width):
     ref, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
     np.testing.assert_array_equal(classes, ref)
     np.testing.assert_array_equal(np.concatenate(codes), inverse.reshape(-1))
+
+
+@pytest.mark.parametrize("high", [1, 7, 3571, 3 << 30])
+def test_uniform_integers_are_uniform(high):
+    # Lemire's multiply-shift with rejection (3 << 30 rejects a quarter of the
+    # draws, so the redraws are exercised): uniform on [0, high), by a
+    # chi-square test against scipy, and MT19937 falls back to rng.integers
+    from scipy import stats as sst
+
+    for bits in (np.random.PCG64(5), np.random.MT19937(5)):
+        x = rs.uniform_integers(np.random.Generator(bits), high, 60_000)
+        assert x.dtype == np.int64 and x.shape == (60_000,)
+        assert x.min() >= 0 and x.max() < high
+        if high > 1:
+            cells = min(high, 16)
+            observed = np.bincount(x * cells // high, minlength=cells)
+            assert sst.chisquare(observed).pvalue > 1e-3

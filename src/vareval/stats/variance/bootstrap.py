@@ -48,6 +48,7 @@ from vareval.stats.variance.intervals import (
     ratio_value,
 )
 from vareval.stats.variance.sparse import row_pairs
+from vareval.stats.variance.strata import Strata
 
 _CHUNK = 4_000_000  # entries of the n x B block of simulated responses
 
@@ -279,6 +280,32 @@ class _Batch:
 
 
 _USE_BLOCKS = True  # False: the dense r x r path for every design (benchmark anchor)
+_USE_STRATA = True  # False: orthogonal designs take the Schur path too (the old path)
+
+
+class _StrataBatch(_Batch):
+    """:class:`_Batch` for an orthogonal design: the deviance from the strata's sums of squares.
+
+    The same function of ``gamma`` as the Schur complement's (see
+    :mod:`vareval.stats.variance.strata`), at O(strata) per replicate.
+    """
+
+    def __init__(self, strata, cp, stats, reml):
+        self.cp, self.reml, self.strata = cp, reml, strata
+        self.B = stats["yty"].size
+        self.ss = strata.sums_of_squares(stats["zty"], stats["xty"], stats["yty"])
+
+    def deviance(self, gamma, rows=None):
+        ss = self.ss if rows is None else self.ss[rows]
+        return self.strata.deviance(gamma, ss, self.reml)
+
+
+def _make_batch(st, stats, reml):
+    """The batched deviance of the model of state ``st``: by strata when orthogonal."""
+    strata = Strata.of(st.X, st.cp.groups) if _USE_STRATA else None
+    if strata is None:
+        return _Batch(st.cp, stats, reml)
+    return _StrataBatch(strata, st.cp, stats, reml)
 
 
 class _BlockPairs:
@@ -355,9 +382,9 @@ def _left(A, X):
     return np.moveaxis(np.asarray(Y).reshape(-1, B, m), 1, 0)
 
 
-def _refit_batch(cp, stats, reml, gamma0):
-    """Variances (B, k + 1) of the model ``cp`` refitted to simulated responses."""
-    batch = _Batch(cp, stats, reml)
+def _refit_batch(st, stats, reml, gamma0):
+    """Variances (B, k + 1) of the model of state ``st`` refitted to simulated responses."""
+    batch = _make_batch(st, stats, reml)
     gamma, s2 = batch.fit(gamma0)
     return gamma, s2, batch
 
@@ -442,7 +469,7 @@ def _component_draws(fit, st, B, rng):
     if not fit.group_names:
         raise ArgumentError("`fit` has no random effects to give intervals for.")
     (stats,) = _simulate_stats(fit, B, _rng(rng), [st.cp])
-    gamma, s2, _ = _refit_batch(st.cp, stats, fit.reml, fit.theta**2)
+    gamma, s2, _ = _refit_batch(st, stats, fit.reml, fit.theta**2)
     return gamma, s2
 
 
@@ -544,16 +571,16 @@ def bootstrap_lrt(
     keep = [m for m in range(len(names)) if m != j]
     reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
     stat = _lrt_statistic(fit, reduced, float(fit.variance[j]))
-    full_cp, red_cp = _state(fit).cp, _state(reduced).cp
-    s_full, s_red = _simulate_stats(reduced, B, _rng(rng), [full_cp, red_cp])
+    full, red = _state(fit), _state(reduced)
+    s_full, s_red = _simulate_stats(reduced, B, _rng(rng), [full.cp, red.cp])
     # start the full model's refits both at the null (the simulated truth) and
     # at the observed fit, and keep the better of the two
     g0 = np.insert(reduced.theta**2, j, 0.0)
-    b_full = _Batch(full_cp, s_full, fit.reml)
+    b_full = _make_batch(full, s_full, fit.reml)
     ga, _ = b_full.fit(g0)
     gb, _ = b_full.fit(np.maximum(fit.theta**2, 1e-2))
     dev_full = np.minimum(b_full.deviance(ga)[0], b_full.deviance(gb)[0])
-    b_red = _Batch(red_cp, s_red, fit.reml)
+    b_red = _make_batch(red, s_red, fit.reml)
     g_red, _ = b_red.fit(reduced.theta**2)
     null = np.maximum(b_red.deviance(g_red)[0] - dev_full, 0.0)
     naive = float(sst.chi2.sf(stat, 1))

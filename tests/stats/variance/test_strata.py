@@ -1,0 +1,114 @@
+"""The strata deviance of orthogonal designs against the Schur-complement one.
+
+The bootstrap refits of a balanced nested or crossed design take the deviance
+from the strata's sums of squares (vareval.stats.variance.strata); the
+reference is the general path's batched deviance (_Batch), which the other
+tests check against lme4 and single fits.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from vareval.errors import VarevalWarning
+from vareval.stats import bootstrap_components, fit_mixed
+from vareval.stats.variance import bootstrap as boot
+from vareval.stats.variance.fit import _state
+from vareval.stats.variance.strata import Strata
+
+
+def _nested(rng):
+    """Seeds > configurations, crossed with experiments (allocation's pilot)."""
+    ns, nc, ne, nr = rng.integers(3, 7), rng.integers(2, 5), rng.integers(1, 4), rng.integers(1, 4)
+    seed = np.repeat(np.arange(ns), nc * ne * nr)
+    config = seed * nc + np.tile(np.repeat(np.arange(nc), ne * nr), ns)
+    exp = np.tile(np.repeat(np.arange(ne), nr), ns * nc)
+    factors = [seed, config, seed * ne + exp, config * ne + exp]
+    keep = [0, 1] + ([2, 3] if ne > 1 and nr > 1 else [])
+    X = np.column_stack([np.ones(seed.size)] + [exp == e for e in range(1, ne)])
+    return X, [factors[j] for j in keep]
+
+
+def _crossed(rng):
+    """Rows x columns with reruns (and their interaction), a fixed treatment crossed."""
+    nrow, ncol, nt, nr = rng.integers(3, 6), rng.integers(3, 6), rng.integers(1, 3), 2
+    shape = (nrow, ncol, nt, nr)
+    r, c, t, _ = (x.ravel() for x in np.indices(shape))
+    X = np.column_stack([np.ones(r.size)] + [t == e for e in range(1, nt)])
+    return X, [r, c, r * ncol + c]
+
+
+def _random_codes(g, rng):
+    """The same partition under arbitrary level labels."""
+    return rng.permutation(g.max() + 1)[g]
+
+
+@pytest.mark.parametrize("reml", [True, False])
+@pytest.mark.parametrize("make", [_nested, _crossed])
+def test_strata_deviance_equals_schur_deviance(make, reml):
+    rng = np.random.default_rng(11)
+    for _ in range(6):
+        X, groups = make(rng)
+        groups = [_random_codes(g, rng) for g in groups]
+        order = rng.permutation(X.shape[0])  # rows in any order
+        X, groups = X[order], [g[order] for g in groups]
+        y = X @ rng.normal(size=X.shape[1]) + rng.normal(size=X.shape[0])
+        for g in groups:
+            y = y + rng.exponential() * rng.normal(size=g.max() + 1)[g]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VarevalWarning)
+            fit = fit_mixed(y, X, groups, reml=reml)
+        st = _state(fit)
+        assert Strata.of(st.X, st.cp.groups) is not None
+        (stats,) = boot._simulate_stats(fit, 9, np.random.default_rng(1), [st.cp])
+        fast, old = boot._make_batch(st, stats, reml), boot._Batch(st.cp, stats, reml)
+        assert isinstance(fast, boot._StrataBatch)
+        gamma = rng.exponential(2.0, (9, len(groups))) * (rng.random((9, len(groups))) > 0.3)
+        f1, s1 = fast.deviance(gamma)
+        f0, s0 = old.deviance(gamma)
+        np.testing.assert_allclose(f1, f0, rtol=1e-10, atol=1e-8)
+        np.testing.assert_allclose(s1, s0, rtol=1e-9)
+        rows = np.array([1, 4])
+        np.testing.assert_allclose(fast.deviance(gamma[rows], rows)[0], f0[rows], atol=1e-8)
+
+
+def test_strata_bootstrap_equals_schur_bootstrap():
+    """The same draws refitted both ways: equal to the optimiser's tolerance."""
+    rng = np.random.default_rng(3)
+    X, groups = _nested(np.random.default_rng(5))
+    y = X @ rng.normal(size=X.shape[1]) + rng.normal(size=X.shape[0])
+    for g in groups:
+        y = y + 0.7 * rng.normal(size=g.max() + 1)[g]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = fit_mixed(y, X, groups)
+    new = bootstrap_components(fit, n_resamples=40, rng=2)
+    boot._USE_STRATA = False
+    try:
+        old = bootstrap_components(fit, n_resamples=40, rng=2)
+    finally:
+        boot._USE_STRATA = True
+    scale = new.std(axis=0)  # the bootstrap's own spread
+    assert np.max(np.abs(new - old) / scale) < 0.02
+
+
+def test_non_orthogonal_designs_take_the_general_path():
+    rng = np.random.default_rng(0)
+    X, groups = _nested(np.random.default_rng(5))
+    n = X.shape[0]
+    assert Strata.of(X, groups) is not None
+    drop = np.arange(n) != 3  # one row missing: unbalanced
+    assert Strata.of(X[drop], [g[drop] for g in groups]) is None
+    covariate = np.column_stack([X, rng.normal(size=n)])  # a slope: not saturated
+    assert Strata.of(covariate, groups) is None
+    unequal = groups[0].copy()
+    unequal[unequal == 1] = 0  # seeds of different sizes
+    assert Strata.of(X, [unequal, *groups[1:]]) is None
+    # balanced but not orthogonal: a second factor's levels straddle the first's
+    half = np.repeat(np.arange(8), 3)
+    off = (np.arange(24) + 1) % 24 // 3
+    assert Strata.of(np.ones((24, 1)), [half, off]) is None
+    outside = groups[0].copy()
+    outside[:2] = -1
+    assert Strata.of(X, [outside]) is None
