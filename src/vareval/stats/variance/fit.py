@@ -126,17 +126,24 @@ class _DenseFactor:
     def __init__(self, S):
         self.cS = sla.cho_factor(S, lower=True, check_finite=False)
         self.logdet = 2.0 * float(np.sum(np.log(np.diag(self.cS[0]))))
-        self._inv = None
+        self._inv = self._low = None
 
     def solve(self, rhs):
         return sla.cho_solve(self.cS, rhs, check_finite=False)
 
-    def inverse(self):
-        if self._inv is None:  # from the factor (LAPACK potri): a third of a solve's flops
-            inv, info = sla.lapack.dpotri(self.cS[0], lower=1)
+    def lower_inverse(self):
+        """``S^-1`` in the lower triangle (LAPACK potri); the upper one is not it."""
+        if self._low is None:  # from the factor: a third of a solve's flops
+            low, info = sla.lapack.dpotri(self.cS[0], lower=1)
             if info:
                 raise np.linalg.LinAlgError("potri failed")
-            self._inv = np.tril(inv) + np.tril(inv, -1).T
+            self._low = low
+        return self._low
+
+    def inverse(self):
+        if self._inv is None:
+            low = self.lower_inverse()
+            self._inv = np.tril(low) + np.tril(low, -1).T
         return self._inv
 
     def rowdot(self, M):
@@ -198,6 +205,7 @@ class _Crossprods:
         self.XyXy = Xy.T @ Xy
         self.groups = groups
         self.sparse = False
+        self.fast_traces = True  # False: the gradient's traces from the full S^-1
         if self.k == 0:
             self.big = None
             self.rest = []
@@ -300,6 +308,8 @@ class _Crossprods:
                 (val, (inv.ravel(), row)), shape=(self.pair_key.size, self.q[b])
             )
             self.pair_mat.sum_duplicates()
+            col, row = np.divmod(self.pair_key, self.r)
+            self.pair_lo, self.pair_hi = np.minimum(row, col), np.maximum(row, col)
         elif self.q[b] * self.r <= _DENSE_LIMIT:
             self.mode = "dense"
         self.blocks = _independent_blocks(self.N_rr, self.N_br)
@@ -467,10 +477,8 @@ class _Crossprods:
                 # no S^-1 to take traces from: log|A|'s derivatives by the complex step
                 dA = self.schur.grad_logdet_a(theta)
             else:
-                F = self._ndn(1.0 / d**2)
-                LFL = lam[:, None] * F * lam[None, :]
-                dA[b] -= 2.0 * tb * float(np.sum(cS.rowdot(LFL)))
-                rowtr = cS.rowdot((lam[:, None] * E).T)
+                tr_f, rowtr = self._log_det_traces(cS, E, lam, d)
+                dA[b] -= 2.0 * tb * tr_f
                 for j, sl in rest:
                     dA[j] = 2.0 * float(np.sum(rowtr[sl]))
         g = dA + dr2 * nn / r2
@@ -479,6 +487,24 @@ class _Crossprods:
         out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG)
         out["grad"] = g
         return out
+
+    def _log_det_traces(self, cS, E, lam, d):
+        """``tr(S^-1 Lambda F Lambda)``, ``F = N_br' D^-2 N_br``, and ``(S^-1 Lambda E)_ll``.
+
+        The pieces of ``d log|S| / d theta``. In the pairs mode with one dense
+        factor and every ``lambda >= 1e-3`` they need only ``S^-1``'s lower
+        triangle: the trace on ``F``'s non-zeros, and, from
+        ``S^-1 Lambda E Lambda = I - S^-1``, ``(S^-1 Lambda E)_ll =
+        (1 - S^-1_ll) / lambda_l``; otherwise the full inverse.
+        """
+        if self.fast_traces and self.mode == "pairs" and self.blocks is None and (
+            np.min(lam) >= 1e-3
+        ):
+            low = cS.lower_inverse()
+            f = (self.pair_mat @ (1.0 / d**2)) * lam[self.pair_lo] * lam[self.pair_hi]
+            return float(f @ low[self.pair_hi, self.pair_lo]), (1.0 - np.diag(low)) / lam
+        LFL = lam[:, None] * self._ndn(1.0 / d**2) * lam[None, :]
+        return float(np.sum(cS.rowdot(LFL))), cS.rowdot((lam[:, None] * E).T)
 
     def blups(self, theta, ev):
         """Conditional modes (BLUPs) b_j = theta_j u_j, one array per factor."""
