@@ -407,6 +407,12 @@ def test_fast_log_det_traces_equal_full_inverse(seed):
     cp = _Crossprods(y, X, groups, [int(g.max()) + 1 for g in groups])
     assert cp.mode == "pairs" and cp.blocks is None
     for theta in (rng.uniform(0.05, 2.0, 3), np.array([0.3, 0.002, 1.1])):
+        # E scattered on N_br' D^-1 N_br's non-zeros equals the dense product's
+        tb = theta[cp.big]
+        dd = tb * tb * cp.n_b + 1.0
+        lam = np.repeat(theta[cp.rest], [cp.q[j] for j in cp.rest])
+        E = cp.schur_factor(theta, dd, lam)[1]
+        np.testing.assert_array_equal(E, cp.N_rr - tb * tb * cp._ndn(1.0 / dd))
         for reml in (True, False):
             a = cp.evaluate(theta, reml=reml, grad=True)
             cp.fast_traces = False

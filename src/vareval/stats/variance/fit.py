@@ -36,7 +36,7 @@ import scipy.linalg as sla
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._result import Result
-from vareval.stats.variance.sparse import SparseSchur, row_pairs
+from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
@@ -303,9 +303,9 @@ class _Crossprods:
             self.mode = "pairs"
             key, val, row = row_pairs(self.N_br)
             # N_br' diag(w) N_br on its distinct entries is a sparse product
-            self.pair_key, inv = np.unique(key, return_inverse=True)
+            self.pair_key, inv = unique_inverse(key, self.r * self.r)
             self.pair_mat = sp.csr_matrix(
-                (val, (inv.ravel(), row)), shape=(self.pair_key.size, self.q[b])
+                (val, (inv, row)), shape=(self.pair_key.size, self.q[b])
             )
             self.pair_mat.sum_duplicates()
             col, row = np.divmod(self.pair_key, self.r)
@@ -329,8 +329,13 @@ class _Crossprods:
             except np.linalg.LinAlgError:
                 raise FitError(_NOT_PD) from None
         tb = theta[self.big]
-        E = self.N_rr - tb * tb * self._ndn(1.0 / d)
-        S = lam[:, None] * E * lam[None, :]
+        if self.mode == "pairs":  # N_br' D^-1 N_br only on its non-zeros
+            E = self.N_rr.copy()
+            E.ravel()[self.pair_key] -= tb * tb * (self.pair_mat @ (1.0 / d))
+        else:
+            E = self.N_rr - tb * tb * self._ndn(1.0 / d)
+        S = np.multiply(lam[:, None], E)
+        S *= lam[None, :]
         S[np.diag_indices_from(S)] += 1.0
         return self.factor(S), E
 
