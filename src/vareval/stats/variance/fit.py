@@ -308,6 +308,14 @@ class _Crossprods:
                 (val, (inv, row)), shape=(self.pair_key.size, self.q[b])
             )
             self.pair_mat.sum_duplicates()
+            # the fit's weights are functions of the counts n_b (D = theta_b^2 n_b + 1):
+            # the columns of levels with equal counts summed once
+            self.count_vals, of = np.unique(self.n_b, return_inverse=True)
+            G = sp.csr_matrix(
+                (np.ones(of.size), (np.arange(of.size), of)),
+                shape=(of.size, self.count_vals.size),
+            )
+            self.pair_cnt = (self.pair_mat @ G).tocsr()
             col, row = np.divmod(self.pair_key, self.r)
             self.pair_lo, self.pair_hi = np.minimum(row, col), np.maximum(row, col)
         elif self.q[b] * self.r <= _DENSE_LIMIT:
@@ -331,7 +339,7 @@ class _Crossprods:
         tb = theta[self.big]
         if self.mode == "pairs":  # N_br' D^-1 N_br only on its non-zeros
             E = self.N_rr.copy()
-            E.ravel()[self.pair_key] -= tb * tb * (self.pair_mat @ (1.0 / d))
+            E.ravel()[self.pair_key] -= tb * tb * self._pairs_of_counts(tb, 1)
         else:
             E = self.N_rr - tb * tb * self._ndn(1.0 / d)
         S = np.multiply(lam[:, None], E)
@@ -357,6 +365,10 @@ class _Crossprods:
             ix = (idx[:, :, None], idx[:, None, :])
             out[ix] = A[ix] @ B[ix]
         return out
+
+    def _pairs_of_counts(self, tb, power):
+        """``N_br' D^-power N_br`` on its non-zeros (pairs mode), ``D = theta_b^2 n_b + 1``."""
+        return self.pair_cnt @ (1.0 / (tb * tb * self.count_vals + 1.0) ** power)
 
     def _ndn(self, w):
         """N_br' diag(w) N_br as a dense r x r matrix."""
@@ -482,7 +494,7 @@ class _Crossprods:
                 # no S^-1 to take traces from: log|A|'s derivatives by the complex step
                 dA = self.schur.grad_logdet_a(theta)
             else:
-                tr_f, rowtr = self._log_det_traces(cS, E, lam, d)
+                tr_f, rowtr = self._log_det_traces(cS, E, lam, d, tb)
                 dA[b] -= 2.0 * tb * tr_f
                 for j, sl in rest:
                     dA[j] = 2.0 * float(np.sum(rowtr[sl]))
@@ -493,7 +505,7 @@ class _Crossprods:
         out["grad"] = g
         return out
 
-    def _log_det_traces(self, cS, E, lam, d):
+    def _log_det_traces(self, cS, E, lam, d, tb):
         """``tr(S^-1 Lambda F Lambda)``, ``F = N_br' D^-2 N_br``, and ``(S^-1 Lambda E)_ll``.
 
         The pieces of ``d log|S| / d theta``. In the pairs mode with one dense
@@ -506,7 +518,8 @@ class _Crossprods:
             np.min(lam) >= 1e-3
         ):
             low = cS.lower_inverse()
-            f = (self.pair_mat @ (1.0 / d**2)) * lam[self.pair_lo] * lam[self.pair_hi]
+            f = self._pairs_of_counts(tb, 2)
+            f = f * lam[self.pair_lo] * lam[self.pair_hi]
             return float(f @ low[self.pair_hi, self.pair_lo]), (1.0 - np.diag(low)) / lam
         LFL = lam[:, None] * self._ndn(1.0 / d**2) * lam[None, :]
         return float(np.sum(cS.rowdot(LFL))), cS.rowdot((lam[:, None] * E).T)
