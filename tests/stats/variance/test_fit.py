@@ -388,3 +388,35 @@ def test_block_factorisation_equals_dense():
         cp.blocks = blocks
         assert a["dev"] == pytest.approx(b["dev"], rel=1e-13)
         np.testing.assert_allclose(a["grad"], b["grad"], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fast_log_det_traces_equal_full_inverse(seed):
+    # the gradient's traces from S^-1's lower triangle on F's non-zeros (pairs
+    # mode) against the full inverse, on random crossed designs and theta
+    from vareval.stats.variance.fit import _Crossprods
+
+    rng = np.random.default_rng(seed)
+    n = 600
+    s = rng.integers(0, 150, n)
+    d = rng.integers(0, 40, n)
+    dept = d % 7
+    X = np.column_stack([np.ones(n), rng.integers(0, 2, n)])
+    y = X @ [1.0, 0.2] + rng.normal(size=150)[s] + rng.normal(size=40)[d] + rng.normal(size=n)
+    groups = [np.unique(g, return_inverse=True)[1] for g in (s, d, dept)]
+    cp = _Crossprods(y, X, groups, [int(g.max()) + 1 for g in groups])
+    assert cp.mode == "pairs" and cp.blocks is None
+    for theta in (rng.uniform(0.05, 2.0, 3), np.array([0.3, 0.002, 1.1])):
+        # E scattered on N_br' D^-1 N_br's non-zeros equals the dense product's
+        tb = theta[cp.big]
+        dd = tb * tb * cp.n_b + 1.0
+        lam = np.repeat(theta[cp.rest], [cp.q[j] for j in cp.rest])
+        E = cp.schur_factor(theta, dd, lam)[1]
+        np.testing.assert_allclose(E, cp.N_rr - tb * tb * cp._ndn(1.0 / dd), rtol=1e-13, atol=1e-12)
+        for reml in (True, False):
+            a = cp.evaluate(theta, reml=reml, grad=True)
+            cp.fast_traces = False
+            b = cp.evaluate(theta, reml=reml, grad=True)
+            cp.fast_traces = True
+            assert a["dev"] == b["dev"]
+            np.testing.assert_allclose(a["grad"], b["grad"], rtol=1e-9, atol=1e-9)

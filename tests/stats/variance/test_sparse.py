@@ -158,3 +158,17 @@ def test_twenty_thousand_crossed_levels_are_analysed():
     assert np.isfinite(kr.ddf) and np.isfinite(sat.ddf)
     assert kr.ddf == pytest.approx(sat.ddf, rel=0.05)
     assert np.all(np.isfinite(a.pairs.df)) and len(a.pairs.labels) == 15
+
+
+@pytest.mark.parametrize("size", [50, 10_000, 9_000_000])
+def test_unique_inverse_equals_numpy(size):
+    # the marking table (and, past its limit, the sort) against np.unique
+    from vareval.stats.variance.sparse import unique_inverse
+
+    rng = np.random.default_rng(size)
+    key = rng.integers(0, size, 5000).astype(np.int64)
+    uniq, inv = unique_inverse(key, size)
+    ref_u, ref_inv = np.unique(key, return_inverse=True)
+    np.testing.assert_array_equal(uniq, ref_u)
+    np.testing.assert_array_equal(inv, ref_inv)
+    assert uniq.dtype == key.dtype

@@ -36,7 +36,7 @@ import scipy.linalg as sla
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._result import Result
-from vareval.stats.variance.sparse import SparseSchur, row_pairs
+from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
@@ -126,17 +126,24 @@ class _DenseFactor:
     def __init__(self, S):
         self.cS = sla.cho_factor(S, lower=True, check_finite=False)
         self.logdet = 2.0 * float(np.sum(np.log(np.diag(self.cS[0]))))
-        self._inv = None
+        self._inv = self._low = None
 
     def solve(self, rhs):
         return sla.cho_solve(self.cS, rhs, check_finite=False)
 
-    def inverse(self):
-        if self._inv is None:  # from the factor (LAPACK potri): a third of a solve's flops
-            inv, info = sla.lapack.dpotri(self.cS[0], lower=1)
+    def lower_inverse(self):
+        """``S^-1`` in the lower triangle (LAPACK potri); the upper one is not it."""
+        if self._low is None:  # from the factor: a third of a solve's flops
+            low, info = sla.lapack.dpotri(self.cS[0], lower=1)
             if info:
                 raise np.linalg.LinAlgError("potri failed")
-            self._inv = np.tril(inv) + np.tril(inv, -1).T
+            self._low = low
+        return self._low
+
+    def inverse(self):
+        if self._inv is None:
+            low = self.lower_inverse()
+            self._inv = np.tril(low) + np.tril(low, -1).T
         return self._inv
 
     def rowdot(self, M):
@@ -198,6 +205,7 @@ class _Crossprods:
         self.XyXy = Xy.T @ Xy
         self.groups = groups
         self.sparse = False
+        self.fast_traces = True  # False: the gradient's traces from the full S^-1
         if self.k == 0:
             self.big = None
             self.rest = []
@@ -295,11 +303,21 @@ class _Crossprods:
             self.mode = "pairs"
             key, val, row = row_pairs(self.N_br)
             # N_br' diag(w) N_br on its distinct entries is a sparse product
-            self.pair_key, inv = np.unique(key, return_inverse=True)
+            self.pair_key, inv = unique_inverse(key, self.r * self.r)
             self.pair_mat = sp.csr_matrix(
-                (val, (inv.ravel(), row)), shape=(self.pair_key.size, self.q[b])
+                (val, (inv, row)), shape=(self.pair_key.size, self.q[b])
             )
             self.pair_mat.sum_duplicates()
+            # the fit's weights are functions of the counts n_b (D = theta_b^2 n_b + 1):
+            # the columns of levels with equal counts summed once
+            self.count_vals, of = np.unique(self.n_b, return_inverse=True)
+            G = sp.csr_matrix(
+                (np.ones(of.size), (np.arange(of.size), of)),
+                shape=(of.size, self.count_vals.size),
+            )
+            self.pair_cnt = (self.pair_mat @ G).tocsr()
+            col, row = np.divmod(self.pair_key, self.r)
+            self.pair_lo, self.pair_hi = np.minimum(row, col), np.maximum(row, col)
         elif self.q[b] * self.r <= _DENSE_LIMIT:
             self.mode = "dense"
         self.blocks = _independent_blocks(self.N_rr, self.N_br)
@@ -319,8 +337,13 @@ class _Crossprods:
             except np.linalg.LinAlgError:
                 raise FitError(_NOT_PD) from None
         tb = theta[self.big]
-        E = self.N_rr - tb * tb * self._ndn(1.0 / d)
-        S = lam[:, None] * E * lam[None, :]
+        if self.mode == "pairs":  # N_br' D^-1 N_br only on its non-zeros
+            E = self.N_rr.copy()
+            E.ravel()[self.pair_key] -= tb * tb * self._pairs_of_counts(tb, 1)
+        else:
+            E = self.N_rr - tb * tb * self._ndn(1.0 / d)
+        S = np.multiply(lam[:, None], E)
+        S *= lam[None, :]
         S[np.diag_indices_from(S)] += 1.0
         return self.factor(S), E
 
@@ -342,6 +365,10 @@ class _Crossprods:
             ix = (idx[:, :, None], idx[:, None, :])
             out[ix] = A[ix] @ B[ix]
         return out
+
+    def _pairs_of_counts(self, tb, power):
+        """``N_br' D^-power N_br`` on its non-zeros (pairs mode), ``D = theta_b^2 n_b + 1``."""
+        return self.pair_cnt @ (1.0 / (tb * tb * self.count_vals + 1.0) ** power)
 
     def _ndn(self, w):
         """N_br' diag(w) N_br as a dense r x r matrix."""
@@ -467,10 +494,8 @@ class _Crossprods:
                 # no S^-1 to take traces from: log|A|'s derivatives by the complex step
                 dA = self.schur.grad_logdet_a(theta)
             else:
-                F = self._ndn(1.0 / d**2)
-                LFL = lam[:, None] * F * lam[None, :]
-                dA[b] -= 2.0 * tb * float(np.sum(cS.rowdot(LFL)))
-                rowtr = cS.rowdot((lam[:, None] * E).T)
+                tr_f, rowtr = self._log_det_traces(cS, E, lam, d, tb)
+                dA[b] -= 2.0 * tb * tr_f
                 for j, sl in rest:
                     dA[j] = 2.0 * float(np.sum(rowtr[sl]))
         g = dA + dr2 * nn / r2
@@ -479,6 +504,25 @@ class _Crossprods:
         out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG)
         out["grad"] = g
         return out
+
+    def _log_det_traces(self, cS, E, lam, d, tb):
+        """``tr(S^-1 Lambda F Lambda)``, ``F = N_br' D^-2 N_br``, and ``(S^-1 Lambda E)_ll``.
+
+        The pieces of ``d log|S| / d theta``. In the pairs mode with one dense
+        factor and every ``lambda >= 1e-3`` they need only ``S^-1``'s lower
+        triangle: the trace on ``F``'s non-zeros, and, from
+        ``S^-1 Lambda E Lambda = I - S^-1``, ``(S^-1 Lambda E)_ll =
+        (1 - S^-1_ll) / lambda_l``; otherwise the full inverse.
+        """
+        if self.fast_traces and self.mode == "pairs" and self.blocks is None and (
+            np.min(lam) >= 1e-3
+        ):
+            low = cS.lower_inverse()
+            f = self._pairs_of_counts(tb, 2)
+            f = f * lam[self.pair_lo] * lam[self.pair_hi]
+            return float(f @ low[self.pair_hi, self.pair_lo]), (1.0 - np.diag(low)) / lam
+        LFL = lam[:, None] * self._ndn(1.0 / d**2) * lam[None, :]
+        return float(np.sum(cS.rowdot(LFL))), cS.rowdot((lam[:, None] * E).T)
 
     def blups(self, theta, ev):
         """Conditional modes (BLUPs) b_j = theta_j u_j, one array per factor."""

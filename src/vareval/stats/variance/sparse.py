@@ -55,6 +55,28 @@ def row_pairs(N):
     cols, vals = N.indices, N.data
     key = cols[first].astype(np.int64) * N.shape[1] + cols[partner]
     return key, vals[first] * vals[partner], row_of[first]
+
+
+_MARK_LIMIT = 8_000_000  # key range below which unique_inverse marks instead of sorting
+
+
+def unique_inverse(key, size):
+    """``np.unique(key, return_inverse=True)`` for integer keys in ``[0, size)``.
+
+    Below ``_MARK_LIMIT`` by marking the keys present in a table (O(n + size))
+    rather than sorting them; the same arrays either way.
+    """
+    if size > _MARK_LIMIT:
+        uniq, inv = np.unique(key, return_inverse=True)
+        return uniq, inv.ravel()
+    present = np.zeros(size, dtype=bool)
+    present[key] = True
+    uniq = np.flatnonzero(present)
+    pos = np.empty(size, dtype=np.int32 if uniq.size < 2**31 else np.int64)
+    pos[uniq] = np.arange(uniq.size)
+    return uniq.astype(np.asarray(key).dtype), pos[key].astype(np.intp)
+
+
 _LU_OPTIONS = {"SymmetricMode": True}
 
 

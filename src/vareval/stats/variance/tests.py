@@ -332,8 +332,7 @@ def _richardson_jacobian(f, x, d=1e-4, r=4):
     numDeriv's default method (which lmerTest uses).
     """
     x = np.asarray(x, dtype=float)
-    f0 = np.atleast_1d(f(x))
-    J = np.empty((f0.size, x.size))
+    cols = []
     for i in range(x.size):
         h = d * abs(x[i]) if abs(x[i]) > 1e-8 else d
         est = []
@@ -347,8 +346,8 @@ def _richardson_jacobian(f, x, d=1e-4, r=4):
             est = [
                 (four * est[k + 1] - est[k]) / (four - 1) for k in range(len(est) - 1)
             ]
-        J[:, i] = est[0]
-    return J
+        cols.append(est[0])
+    return np.column_stack(cols) if cols else np.zeros((0, 0))
 
 
 def _richardson_hessian(f, x, d=0.1, eps=1e-4, r=4):
@@ -410,9 +409,11 @@ class _Satterthwaite:
         self.n, self.p, self.k = cp.n, cp.p, cp.k
         # unit: sigma (or, for a perfect fit, the SD of y)
         self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
-        self._set_vcov_varpar(self._hessian_vp(cp, fit.theta, fit.sigma / np.sqrt(self.unit2)))
+        ev = cp.evaluate(fit.theta, reml=fit.reml, grad=True, gram=True)
+        self._set_vcov_varpar(
+            self._hessian_vp(cp, fit.theta, fit.sigma / np.sqrt(self.unit2), ev)
+        )
         # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
-        ev = cp.evaluate(fit.theta, reml=fit.reml, gram=True)
         RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
         C = RXi @ RXi.T
         s2 = fit.sigma**2 / self.unit2
@@ -439,7 +440,7 @@ class _Satterthwaite:
             )
         self.vcov_varpar = 2.0 * (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
 
-    def _hessian_vp(self, cp, theta, sigma):
+    def _hessian_vp(self, cp, theta, sigma, ev):
         """Hessian of lmerTest's deviance in (theta, sigma) (sigma in units of ``unit``).
 
         The deviance is ``log|A| (+ log|R_X|^2) + r2 / sigma^2 + m log sigma^2``
@@ -456,7 +457,6 @@ class _Satterthwaite:
             return g + ev["dlogdetRX2"] if self.reml else g
 
         k = theta.size
-        ev = cp.evaluate(theta, reml=self.reml, grad=True)
         H = np.empty((k + 1, k + 1))
         H[:k, :k] = _richardson_jacobian(grad_theta, theta, r=1)
         H[:k, k] = H[k, :k] = -2.0 * ev["dr2"] / (s2u * sigma)
