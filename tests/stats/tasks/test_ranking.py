@@ -367,3 +367,15 @@ def test_pairwise_wilcoxon_in_chunks_equals_one_pass():
         some = rng.choice(len(pairs[0]), 40, replace=False)
         slow = [stats.wilcoxon(x[:, pairs[0][s]], x[:, pairs[1][s]]).pvalue for s in some]
         np.testing.assert_allclose(fast[some], slow, rtol=1e-12, atol=1e-15)
+
+
+def test_ranks_equal_scipy_rankdata_on_random_tables():
+    rng = np.random.default_rng(12)
+    for trial in range(60):
+        n, k = int(rng.integers(1, 40)), int(rng.integers(2, 30))
+        x = np.round(rng.normal(size=(n, k)), trial % 3)  # ties in most tables
+        scale = np.abs(x).max(axis=1, keepdims=True)
+        scale[scale == 0] = 1
+        for higher in (True, False):
+            ref = stats.rankdata(np.round(x / scale, 12) * (-1 if higher else 1), axis=1)
+            np.testing.assert_array_equal(ranks(x, higher_is_better=higher), ref)

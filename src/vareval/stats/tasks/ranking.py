@@ -185,7 +185,18 @@ def ranks(scores, *, higher_is_better: bool = True) -> np.ndarray:
     scale = np.abs(x).max(axis=1, keepdims=True)
     scale[scale == 0] = 1.0
     x = np.round(x / scale, 12)
-    return stats.rankdata(-x if higher_is_better else x, axis=1)
+    x = -x if higher_is_better else x
+    order = np.argsort(x, axis=1)  # mid-ranks as scipy.stats.rankdata, every row by one sort
+    x = np.take_along_axis(x, order, axis=1)
+    sorted_ranks = np.broadcast_to(np.arange(1.0, x.shape[1] + 1), x.shape).copy()
+    same = x[:, 1:] == x[:, :-1]
+    tied = np.flatnonzero(same.any(axis=1))
+    if tied.size:
+        first, last = _runs(same[tied])
+        sorted_ranks[tied] = 0.5 * (first + last) + 1.0
+    out = np.empty(x.shape)
+    np.put_along_axis(out, order, sorted_ranks, axis=1)
+    return out
 
 
 def friedman(scores, *, higher_is_better: bool = True) -> FriedmanResult:
@@ -247,16 +258,18 @@ def _range_integrals(q, k: int, density: bool = False):
     q = np.asarray(q, dtype=float)
     weight = _W * _PHI ** (k - 1)
     keep = weight > 0  # nodes whose weight underflows add exactly 0: skip them
-    z, phi = _Z[keep], _PHI[keep]
-    b = special.ndtr(z - q[..., None])
+    z, phi, weight = _Z[keep], _PHI[keep], weight[keep]
+    shifted = z - q[..., None]
+    log_rest = special.ndtr(shifted)
+    log_rest /= -phi
     with np.errstate(divide="ignore"):
-        log_ratio = np.log1p(-b / phi)
-        sf = np.clip(k * np.sum(weight[keep] * -np.expm1((k - 1) * log_ratio), axis=-1), 0, 1)
-        if not density:
-            return sf
+        np.log1p(log_rest, out=log_rest)  # log(1 - Phi(z - q) / Phi(z))
+    sf = np.clip(-k * np.einsum("...j,j->...", np.expm1((k - 1) * log_rest), weight), 0, 1)
+    if not density:
+        return sf
     # k (k - 1) int phi(z) phi(z - q) (Phi(z) - Phi(z - q))^(k - 2) dz
-    kernel = np.exp(-0.5 * (z - q[..., None]) ** 2) * (1 - b / phi) ** (k - 2)
-    return sf, k * (k - 1) / np.sqrt(2 * np.pi) * np.sum(weight[keep] / phi * kernel, axis=-1)
+    kernel = np.exp(-0.5 * shifted**2) * np.exp(log_rest) ** (k - 2)
+    return sf, k * (k - 1) / np.sqrt(2 * np.pi) * np.einsum("...j,j->...", kernel, weight / phi)
 
 
 def range_sf(q, k: int) -> np.ndarray:
@@ -315,15 +328,15 @@ def range_isf(alpha: float, k: int) -> float:
     ``q_0`` (``P(R > q_0) <= alpha``: ``q_0`` is right of the root). R's
     density is log-concave (Prekopa: the joint density of the minimum and
     the maximum is), so ``log P(R > q)`` is concave and the steps decrease
-    monotonically to the root; they stop when one moves ``q`` by less than
-    1e-14 of it.
+    monotonically to the root, the error squaring at each; they stop after
+    one that moves ``q`` by less than 1e-8 of it.
     """
     q = -np.sqrt(2) * special.ndtri(alpha / (k * (k - 1)))
     for _ in range(100):
         sf, pdf = _range_integrals(q, k, density=True)
         step = (np.log(sf) - np.log(alpha)) * sf / pdf
         q += step
-        if abs(step) <= 1e-14 * q:
+        if abs(step) <= 1e-8 * q:  # quadratic convergence: q is then exact to ~1e-16
             break
     return float(q)
 
@@ -357,7 +370,7 @@ def _cliques(sorted_ranks: np.ndarray, cd: float) -> list:
 _LAST_BIT = np.uint64(1)
 _ABS_BUT_LAST = np.uint64(0x7FFF_FFFF_FFFF_FFFE)
 _INF_BITS = np.float64(np.inf).view(np.uint64)
-_CHUNK = 1 << 16  # differences per step of pairwise_wilcoxon_pvalues: temporaries stay in cache
+_CHUNK = 1 << 15  # differences per step of pairwise_wilcoxon_pvalues: temporaries stay in cache
 
 
 def _signed_ranks(d: np.ndarray):
@@ -379,16 +392,31 @@ def _signed_ranks(d: np.ndarray):
     positions = np.arange(1, n + 1, dtype=np.uint64)
     r_plus = n * (n + 1) / 2 - np.einsum("ij,j->i", key & _LAST_BIT, positions).astype(float)
     # an infinite |d| (a difference that overflowed) is a NaN key, sorted last
-    overflow = np.flatnonzero(key[:, -1] >= _INF_BITS)
+    slow = key[:, -1] >= _INF_BITS
     key >>= _LAST_BIT
+    slow |= key[:, 0] == 0
     flat = key.ravel()
-    near = np.flatnonzero(flat[1:] == flat[:-1])  # across a row's end too: only a recheck
-    slow = np.union1d(near // n, np.flatnonzero(key[:, 0] == 0))
-    slow = np.union1d(slow, overflow)
+    slow[np.flatnonzero(flat[1:] == flat[:-1]) // n] = True  # across a row's end: a recheck
+    slow = np.flatnonzero(slow)
     count, ties = np.full(rows, n), np.zeros(rows)
     if slow.size:
         r_plus[slow], count[slow], ties[slow] = _signed_ranks_exact(d[slow])
     return r_plus, count, ties
+
+
+def _runs(same: np.ndarray):
+    """Per position of sorted rows: the first and last position of its run of equal values.
+
+    ``same[:, t]`` says whether positions ``t`` and ``t + 1`` are equal.
+    """
+    n = same.shape[1] + 1
+    runs, cols = np.ones((same.shape[0], n), dtype=bool), np.arange(n)  # first of a run
+    runs[:, 1:] = ~same
+    last_of_run = np.ones(runs.shape, dtype=bool)
+    last_of_run[:, :-1] = runs[:, 1:]
+    first = np.maximum.accumulate(np.where(runs, cols, 0), axis=1)
+    last = np.minimum.accumulate(np.where(last_of_run, cols, n)[:, ::-1], axis=1)[:, ::-1]
+    return first, last
 
 
 def _signed_ranks_exact(d: np.ndarray):
@@ -413,12 +441,7 @@ def _signed_ranks_exact(d: np.ndarray):
     same = key[:, 1:] == key[:, :-1]
     tied = np.flatnonzero(same.any(axis=1))  # rows with a run of equal |d|: mid-ranks
     if tied.size:
-        runs, cols = np.ones((tied.size, n), dtype=bool), np.arange(n)  # first of a run
-        runs[:, 1:] = ~same[tied]
-        last_of_run = np.ones(runs.shape, dtype=bool)
-        last_of_run[:, :-1] = runs[:, 1:]
-        first = np.maximum.accumulate(np.where(runs, cols, 0), axis=1)
-        last = np.minimum.accumulate(np.where(last_of_run, cols, n)[:, ::-1], axis=1)[:, ::-1]
+        first, last = _runs(same[tied])
         rank = 0.5 * (first + last) + 1.0 - zeros[tied, None]
         r_plus[tied] = (rank * positive[tied]).sum(axis=1)
         size = (last - first + 1).astype(np.int64)
@@ -431,7 +454,7 @@ def _exact_signed_rank_cdf(n: int) -> np.ndarray:
     counts = np.zeros(n * (n + 1) // 2 + 1)
     counts[0] = 1.0
     for i in range(1, n + 1):  # subsets of {1..i} by sum: exact integers below 2^53 for n <= 52
-        counts[i:] = counts[i:] + counts[: counts.size - i].copy()
+        np.add(counts[i:], counts[: counts.size - i], out=counts[i:])  # overlap: numpy buffers
     return np.cumsum(counts) / 2.0**n
 
 
