@@ -22,6 +22,7 @@ data sets do not matter:
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 from scipy import special, stats
@@ -321,6 +322,7 @@ def _range_sf_many(q: np.ndarray, k: int) -> np.ndarray:
     return np.minimum(out, 1.0)
 
 
+@functools.lru_cache(maxsize=256)
 def range_isf(alpha: float, k: int) -> float:
     """The upper ``alpha`` quantile of the range of ``k`` standard normals (:func:`range_sf`).
 
@@ -329,7 +331,8 @@ def range_isf(alpha: float, k: int) -> float:
     density is log-concave (Prekopa: the joint density of the minimum and
     the maximum is), so ``log P(R > q)`` is concave and the steps decrease
     monotonically to the root, the error squaring at each; they stop after
-    one that moves ``q`` by less than 1e-8 of it.
+    one that moves ``q`` by less than 1e-8 of it. A constant per ``(alpha, k)``:
+    kept once computed, as autorank keeps statsmodels' table.
     """
     q = -np.sqrt(2) * special.ndtri(alpha / (k * (k - 1)))
     for _ in range(100):
@@ -346,11 +349,10 @@ def _check_alpha(alpha):
         raise ArgumentError(f"`alpha` must be strictly between 0 and 1; got {alpha!r}.")
 
 
-def _nemenyi_pvalues(mean_ranks: np.ndarray, n: int) -> np.ndarray:
+def _nemenyi_pvalues(mean_ranks: np.ndarray, n: int, iu) -> np.ndarray:
     k = mean_ranks.size
     q = np.abs(mean_ranks[:, None] - mean_ranks[None, :]) / np.sqrt(k * (k + 1) / (12 * n))
     p = np.ones((k, k))
-    iu = np.triu_indices(k, 1)
     values, where = np.unique(q[iu], return_inverse=True)  # equal rank gaps: one integral
     p[iu] = p.T[iu] = _range_sf_many(values, k)[where]
     return p
@@ -449,13 +451,19 @@ def _signed_ranks_exact(d: np.ndarray):
     return r_plus, n - zeros, ties
 
 
+@functools.lru_cache(maxsize=64)
 def _exact_signed_rank_cdf(n: int) -> np.ndarray:
-    """``P(R+ <= k)`` for ``k = 0 .. n (n + 1) / 2`` under the null, no ties (exact counts)."""
+    """``P(R+ <= k)`` for ``k = 0 .. n (n + 1) / 2`` under the null, no ties (exact counts).
+
+    A constant table per ``n`` (at most 50 are used), kept once built and read-only.
+    """
     counts = np.zeros(n * (n + 1) // 2 + 1)
     counts[0] = 1.0
     for i in range(1, n + 1):  # subsets of {1..i} by sum: exact integers below 2^53 for n <= 52
-        np.add(counts[i:], counts[: counts.size - i], out=counts[i:])  # overlap: numpy buffers
-    return np.cumsum(counts) / 2.0**n
+        counts[i:] += counts[: counts.size - i].copy()
+    cdf = np.cumsum(counts) / 2.0**n
+    cdf.flags.writeable = False
+    return cdf
 
 
 def pairwise_wilcoxon_pvalues(x: np.ndarray, pairs) -> np.ndarray:
@@ -549,7 +557,7 @@ def rank_methods(
         order=order,
         friedman=fr,
         critical_difference=cd,
-        nemenyi_pvalue=_nemenyi_pvalues(fr.mean_ranks, n),
+        nemenyi_pvalue=_nemenyi_pvalues(fr.mean_ranks, n, iu),
         wilcoxon_pvalue=wil,
         wilcoxon_pvalue_holm=holm,
         cliques=[[int(order[i]) for i in c] for c in _cliques(fr.mean_ranks[order], cd)],
