@@ -571,14 +571,13 @@ def _gamma_columns(rng, prior: float, size: int, m: int, first: int) -> np.ndarr
 
     Normalised, each column is a draw of ``Dirichlet(prior, 1, ..., 1)`` with the
     prior's weight in row ``first``; rows are data sets, so sums over them add whole rows.
-    The exponentials fill the other rows in order (drawn into rows 1.., the first
-    ``first`` moved up one).
+    The exponentials fill the other rows in order, drawn in place into the rows
+    before ``first`` and then those after (one stream, so the same numbers).
     """
     g = np.empty((size, m))
-    gamma = rng.standard_gamma(prior, m)
-    rng.standard_exponential(out=g[1:])
-    g[:first] = g[1 : first + 1]
-    g[first] = gamma
+    g[first] = rng.standard_gamma(prior, m)
+    rng.standard_exponential(out=g[:first])
+    rng.standard_exponential(out=g[first + 1 :])
     return g
 
 
