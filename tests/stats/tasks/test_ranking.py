@@ -298,3 +298,84 @@ def test_signed_rank_suffix_sums_equal_the_quadratic_form():
         wins, means = _signed_rank_by_matrix(a, b, rope, prior, 2000, trial)
         np.testing.assert_allclose([r.p_left, r.p_rope, r.p_right], wins, atol=1e-12)
         np.testing.assert_allclose([r.mean_left, r.mean_rope, r.mean_right], means, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 5, 20, 100, 1000])
+def test_range_interpolant_equals_the_quadrature_on_rank_gaps(k):
+    # Nemenyi's gaps lie on a lattice of step 1 / (2 N) in mean rank: many values per unit of q
+    from vareval.stats.tasks.ranking import _range_sf_many, range_sf
+
+    rng = np.random.default_rng(k)
+    for n in (10, 100, 1000):
+        step = 0.5 / n / np.sqrt(k * (k + 1) / (12 * n))
+        top = min(25.0, 2 * (k - 1) * np.sqrt(12 * n / (k * (k + 1))))
+        q = np.unique(rng.integers(0, int(top / step) + 1, 4000)) * step
+        ref = range_sf(q, k)
+        np.testing.assert_allclose(_range_sf_many(q, k), ref, rtol=1e-11, atol=1e-300)
+    q = np.linspace(0.05, 9, 2000)  # and against scipy
+    np.testing.assert_allclose(
+        _range_sf_many(q, k)[::80], stats.studentized_range.sf(q[::80], k, np.inf),
+        rtol=1e-6, atol=1e-13,
+    )
+
+
+def test_range_quantile_by_newton_equals_bracketing():
+    from scipy.optimize import brentq
+
+    from vareval.stats.tasks.ranking import range_isf, range_sf
+
+    rng = np.random.default_rng(9)
+    for k, alpha in zip(rng.integers(2, 500, 12), 10 ** rng.uniform(-8, -0.1, 12), strict=True):
+        ref = brentq(lambda q, k=k, a=alpha: range_sf(q, k) - a, 0.0, 20.0, xtol=1e-13)
+        assert range_isf(alpha, int(k)) == pytest.approx(ref, rel=1e-12, abs=2e-13)
+
+
+def test_fast_signed_ranks_equal_the_exact_path():
+    # continuous rows (fast path), ties, zeros, -0.0, the smallest subnormals and
+    # |d| differing only in the last bit (the bit the fast key gives to the sign)
+    from vareval.stats.tasks.ranking import _signed_ranks, _signed_ranks_exact
+
+    rng = np.random.default_rng(10)
+    d = rng.normal(size=(400, 37))
+    d[::7, :5] = np.round(d[::7, :5])
+    d[1::9, 3] = 0.0
+    d[2::9, 4] = -0.0
+    d[3::9, :2] = [5e-324, -5e-324]
+    d[4::9, 1] = np.nextafter(np.abs(d[4::9, 0]), np.inf)
+    d[5::9, 1] = -d[5::9, 0]
+    d[6::9, 2] = np.where(d[6::9, 2] < 0, -np.inf, np.inf)  # differences that overflowed
+    for fast, exact in zip(_signed_ranks(d), _signed_ranks_exact(d), strict=True):
+        np.testing.assert_array_equal(fast, exact)
+
+
+def test_pairwise_wilcoxon_in_chunks_equals_one_pass():
+    # enough pairs for several chunks: every chunk's p equals the exact path's on all at once
+    from vareval.stats.tasks import ranking
+
+    rng = np.random.default_rng(11)
+    for n in (20, 80):
+        x = rng.normal(size=(n, 70))
+        x[:, :10] = np.round(x[:, :10], 1)
+        pairs = np.triu_indices(70, 1)
+        fast = ranking.pairwise_wilcoxon_pvalues(x, pairs)
+        r_plus, count, ties = ranking._signed_ranks_exact(x.T[pairs[0]] - x.T[pairs[1]])
+        normal = (count == n) & (ties == 0) if n > 50 else np.zeros(count.size, dtype=bool)
+        c = count[normal].astype(float)
+        se = np.sqrt((c * (c + 1) * (2 * c + 1) - ties[normal] / 2) / 24)
+        z = (r_plus[normal] - c * (c + 1) / 4) / se
+        np.testing.assert_allclose(fast[normal], 2 * stats.norm.sf(np.abs(z)), rtol=1e-12)
+        some = rng.choice(len(pairs[0]), 40, replace=False)
+        slow = [stats.wilcoxon(x[:, pairs[0][s]], x[:, pairs[1][s]]).pvalue for s in some]
+        np.testing.assert_allclose(fast[some], slow, rtol=1e-12, atol=1e-15)
+
+
+def test_ranks_equal_scipy_rankdata_on_random_tables():
+    rng = np.random.default_rng(12)
+    for trial in range(60):
+        n, k = int(rng.integers(1, 40)), int(rng.integers(2, 30))
+        x = np.round(rng.normal(size=(n, k)), trial % 3)  # ties in most tables
+        scale = np.abs(x).max(axis=1, keepdims=True)
+        scale[scale == 0] = 1
+        for higher in (True, False):
+            ref = stats.rankdata(np.round(x / scale, 12) * (-1 if higher else 1), axis=1)
+            np.testing.assert_array_equal(ranks(x, higher_is_better=higher), ref)
