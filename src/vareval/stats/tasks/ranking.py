@@ -28,6 +28,7 @@ import numpy as np
 from scipy import special, stats
 
 from vareval.errors import ArgumentError
+from vareval.stats._blas import one_blas_thread
 from vareval.stats._checks import as_positive_int, as_rng, check_size, renamed_keywords
 from vareval.stats._result import Result, renamed
 
@@ -663,7 +664,6 @@ def _signed_rank_posteriors(diffs, gens, rope, prior, n_samples, progress=False)
     half) and its mirror image, are one matrix product per chunk of draws.
     """
     from vareval.stats._progress import progress_bar
-    from vareval.stats.variance.fit import _one_blas_thread  # threads only add contention
 
     d = np.concatenate([np.zeros((diffs.shape[0], 1)), diffs], axis=1)
     n_pairs, size = d.shape
@@ -678,7 +678,7 @@ def _signed_rank_posteriors(diffs, gens, rope, prior, n_samples, progress=False)
     rows = max(1, (1 << 18) // size)  # draws per chunk (the draws' order on each stream)
     post = np.empty((n_pairs, 3, n_samples))
     bar = progress_bar(n_pairs * n_samples, "Bayesian signed rank", progress)
-    with bar as bar, _one_blas_thread():
+    with bar as bar, one_blas_thread():
         for pair in range(n_pairs):
             for start in range(0, n_samples, rows):
                 m = min(rows, n_samples - start)

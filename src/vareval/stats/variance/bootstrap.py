@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from scipy import stats as sst
 
 from vareval.errors import ArgumentError, FitError
+from vareval.stats._blas import single_blas_thread
 from vareval.stats._checks import as_confidence
 from vareval.stats._result import Result
 from vareval.stats.variance import fit as _mixed
@@ -39,7 +40,6 @@ from vareval.stats.variance.fit import (
     MixedModelFit,
     _Crossprods,
     _state,
-    single_blas_thread,
 )
 from vareval.stats.variance.intervals import (
     VarianceIntervals,

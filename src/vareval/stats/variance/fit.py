@@ -26,15 +26,14 @@ mixed-effects models using lme4. *Journal of Statistical Software* 67(1).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
 import warnings
 
 import numpy as np
 import scipy.linalg as sla
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
+from vareval.stats._blas import single_blas_thread
 from vareval.stats._result import Result
 from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
 
@@ -52,42 +51,6 @@ _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
 
 
 # --------------------------------------------------------------------------
-# BLAS threads: a fit is thousands of tiny products, for which OpenBLAS's
-# threads only add contention (10-50x slower on a busy 2-core machine), so the
-# fit runs with one BLAS thread through threadpoolctl (a dependency); should it
-# be unusable on some platform, nothing changes.
-
-_CONTROLLER = None
-
-
-@contextlib.contextmanager
-def _one_blas_thread():
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            _CONTROLLER = ThreadpoolController()
-        except Exception:  # not installed or unusable: leave BLAS alone
-            _CONTROLLER = False
-    if _CONTROLLER is False:
-        yield
-        return
-    with _CONTROLLER.limit(limits=1, user_api="blas"):
-        yield
-
-
-def single_blas_thread(func):
-    """Run ``func`` with one BLAS thread (see :func:`_one_blas_thread`)."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with _one_blas_thread():
-            return func(*args, **kwargs)
-
-    return wrapper
-
-
 # --------------------------------------------------------------------------
 # the Schur complement's factorisation: dense, or by independent blocks
 

@@ -28,6 +28,7 @@ import scipy.optimize as sopt
 from scipy import stats as sst
 
 from vareval.errors import ArgumentError, FitError
+from vareval.stats._blas import single_blas_thread
 from vareval.stats._checks import as_confidence
 from vareval.stats._result import Result
 from vareval.stats.variance.fit import (
@@ -35,7 +36,6 @@ from vareval.stats.variance.fit import (
     _nesting,
     _refit_as,
     _state,
-    single_blas_thread,
 )
 
 _LOG2PI = np.log(2.0 * np.pi)

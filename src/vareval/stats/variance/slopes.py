@@ -30,13 +30,13 @@ import numpy as np
 import scipy.linalg as sla
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
+from vareval.stats._blas import single_blas_thread
 from vareval.stats.variance.fit import (
     SINGULAR_TOL,
     ZERO_TOL,
     MixedModelFit,
     _check_rank,
     information_criteria,
-    single_blas_thread,
 )
 
 MAX_SLOPE_LEVELS = 3000  # levels x 2 random effects in the dense factorisation

@@ -40,6 +40,7 @@ import scipy.linalg as sla
 from scipy import stats as sst
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
+from vareval.stats._blas import single_blas_thread
 from vareval.stats._checks import as_confidence
 from vareval.stats._result import ConfidenceInterval, Result, t_interval_at
 from vareval.stats.variance.fit import (
@@ -50,7 +51,6 @@ from vareval.stats.variance.fit import (
     _refit_as,
     _state,
     fit_mixed,
-    single_blas_thread,
 )
 from vareval.stats.variance.slopes import _SlopeModel, _SlopeState
 
