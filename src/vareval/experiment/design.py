@@ -21,6 +21,11 @@ from vareval.stats._checks import as_positive_int
 DESIGN_COLUMNS = ("experiment", "seed", "config", "rerun")
 
 
+def experiment_name(levels) -> str:
+    """Name the experiment of one combination of factor levels: the levels joined with ``_``."""
+    return "_".join(map(str, levels))
+
+
 def config_label(seed: int, config: int, nested: bool) -> str:
     """Name a configuration: ``s{seed}_c{config}`` when nested in the seed, else ``c{config}``."""
     return f"s{seed}_c{config}" if nested else f"c{config}"
@@ -75,7 +80,7 @@ def reseeding_design(
     rows = [
         {
             **dict(zip(names, levels, strict=True)),
-            "experiment": "_".join(map(str, levels)),
+            "experiment": experiment_name(levels),
             "seed": seed,
             "config_index": config,
             "config": config_label(seed, config, nested),

@@ -35,6 +35,7 @@ import numpy as np
 from vareval.data.sequential import difference_bounds
 from vareval.data.store_table import sqlite_errors
 from vareval.errors import ExperimentError
+from vareval.experiment.design import experiment_name
 from vareval.experiment.runner import _as_spec, _spec_of_store, run, trial_provenance
 from vareval.experiment.store import Store
 from vareval.stats._result import Result
@@ -232,7 +233,7 @@ def _sequential_iv(spec, compare, bounds, budget, batch, method):
     import itertools
 
     levels = itertools.product(*spec.factors.values())
-    experiments = ["_".join(map(str, combination)) for combination in levels]
+    experiments = [experiment_name(combination) for combination in levels]
     for name in (a, b):
         if name not in experiments:
             raise ExperimentError(
@@ -270,7 +271,7 @@ def _only(spec, experiments):
     used = [
         combination
         for combination in itertools.product(*spec.factors.values())
-        if "_".join(map(str, combination)) in experiments
+        if experiment_name(combination) in experiments
     ]
     factors = {
         name: tuple(v for v in levels if any(c[i] == v for c in used))

@@ -57,6 +57,7 @@ recorded twice.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -82,7 +83,7 @@ from vareval.data.store_table import (
 )
 from vareval.errors import ExperimentError
 from vareval.experiment.design import config_label as grid_label
-from vareval.experiment.design import design_cells
+from vareval.experiment.design import design_cells, experiment_name
 from vareval.experiment.spec import ExperimentSpec
 from vareval.experiment.streams import (
     CONFIG_SCHEME,
@@ -866,7 +867,7 @@ def _grid_rows(spec: ExperimentSpec, scheme: int = CONFIG_SCHEME,
             seeds_json[key] = json.dumps(trial_seeds(spec, seed, rerun))
         yield (
             json.dumps(factors),
-            "_".join(map(str, levels)),
+            experiment_name(levels),
             seed,
             cidx,
             grid_label(seed, cidx, spec.nested),
@@ -881,14 +882,7 @@ def _config_json(spec: ExperimentSpec, factors: dict, scheme: int):
     if scheme != CONFIG_SCHEME:  # scheme 1 draws each seed's configurations as one sequence
         table = configurations(spec, factors, scheme=scheme)
         return lambda seed, j: json.dumps(table[seed][j])
-    cache: dict[tuple[int, int], str] = {}
-
-    def config_json(seed, j):
-        if (seed, j) not in cache:
-            cache[seed, j] = json.dumps(configuration(spec, seed, j, factors))
-        return cache[seed, j]
-
-    return config_json
+    return functools.cache(lambda seed, j: json.dumps(configuration(spec, seed, j, factors)))
 
 
 def _level_space(spec: ExperimentSpec, factor: str, level) -> dict:
