@@ -252,3 +252,10 @@ def test_uniform_integers_are_uniform(high):
             cells = min(high, 16)
             observed = np.bincount(x * cells // high, minlength=cells)
             assert sst.chisquare(observed).pvalue > 1e-3
+
+
+def test_uniform_integers_repeat_with_the_same_generator_state():
+    # the same seed gives the same draws (rejections included); another seed others
+    draw = lambda seed: rs.uniform_integers(np.random.default_rng(seed), 3 << 30, 5_000)  # noqa: E731
+    np.testing.assert_array_equal(draw(11), draw(11))
+    assert not np.array_equal(draw(11), draw(12))
