@@ -213,17 +213,16 @@ class _Crossprods:
             self.N_br.sum_duplicates()
             self.N_brT = self.N_br.T.tocsr()
             self.N_rr = self._rest_table(groups, inside, offs)
+            # which rest factor each rest level belongs to
+            self.rest_block = np.repeat(
+                np.arange(len(self.rest)), [self.q[j] for j in self.rest]
+            )
             if self.sparse:
-
                 self.mode = "sparse-schur"
                 self.schur = SparseSchur(self)
             else:
                 self._dense_setup()
             self.ZtXy_r = np.vstack([self.ZtXy[j] for j in self.rest])
-            # which rest factor each rest level belongs to
-            self.rest_block = np.repeat(
-                np.arange(len(self.rest)), [self.q[j] for j in self.rest]
-            )
 
     def _rest_table(self, groups, inside, offs):
         """N_rr: co-occurrence counts of the smaller factors' levels (r x r).
@@ -454,8 +453,8 @@ class _Crossprods:
             for j, sl in rest:
                 _terms(j, H_r[sl], theta[j])
             if self.sparse:
-                # no S^-1 to take traces from: log|A|'s derivatives by the complex step
-                dA = self.schur.grad_logdet_a(theta)
+                # S^-1 on the sparse pattern only: log|A|'s derivatives from it
+                dA = self.schur.grad_logdet_a(theta, cS)
             else:
                 tr_f, rowtr = self._log_det_traces(cS, E, lam, d, tb)
                 dA[b] -= 2.0 * tb * tr_f
@@ -816,7 +815,7 @@ def _optimise(cp, reml, start=None):
 
     x0 = np.ones(k) if start is None else np.asarray(start, float)
     # moderate tolerances: the Newton polish below supplies the last digits
-    opts = {"ftol": 1e-12, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
+    opts = {"ftol": 1e-10, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
     res = sopt.minimize(
         fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
     )

@@ -5,39 +5,32 @@ the most levels (its block of ``A = Lambda Z'Z Lambda + I`` is diagonal) and
 factors the Schur complement ``S`` on the other factors' ``r`` levels. While
 ``r`` is moderate ``S`` is dense; beyond ``mixed.SPARSE_LEVELS`` it is kept here
 as a sparse matrix with a fixed pattern (that of ``N_rr + N_br'N_br``) and
-factored by SuperLU with a fill-reducing ordering computed once and diagonal
-pivots only: for a symmetric positive definite matrix that is a Cholesky
-factorisation in LU form, whose pivots give ``log|S|``.
+factored by a supernodal Cholesky (:mod:`vareval.stats.variance.supernodal`)
+whose ordering and structure are computed once.
 
 Everything else the fit and the tests need is either a solve (the criterion,
 ``beta``, the BLUPs, Kenward-Roger's ``P_i`` and ``Q_ij``, the gradient's
-``r^2`` and ``|R_X|`` terms) or a derivative of ``log|A|``, which dense code
-takes from ``S^-1``. Here those derivatives come from log-determinants alone:
+``r^2`` and ``|R_X|`` terms) or a derivative of ``log|A|``. Dense code takes
+those from ``S^-1``; here they come from ``S^-1`` on ``S``'s own pattern (the
+selected inverse, as cheap as the factorisation), since every derivative of
+``S`` has that pattern:
 
-- first derivatives by the complex step, ``Im f(x + ih) / h`` (Squire &
-  Trapp 1998): ``log|A|`` is analytic in the variance parameters, SuperLU
-  factors complex matrices, and the step has no subtraction, so the
-  derivative is exact to rounding;
+- first derivatives exactly, ``d log|S| = tr(S^-1 dS)`` summed over the pattern;
 - Kenward-Roger's ``tr(Sigma^-1 G_i Sigma^-1 G_j) = -d^2 log|Sigma| /
   d gamma_i d gamma_j`` by central differences of those exact first
   derivatives (relative error ~1e-8).
-
-References
-----------
-Squire, W. and Trapp, G. (1998). Using complex variables to estimate
-derivatives of real functions. *SIAM Review* 40(1), 110-112.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import splu
 
 from vareval.errors import FitError
+from vareval.stats.variance.supernodal import SparseCholesky
 
-MAX_FACTOR_NNZ = 60_000_000  # entries of the sparse factor (~1 GB as complex)
-_STEP = 1e-20  # complex step: far below rounding, so exact to rounding
+MAX_FACTOR_NNZ = 60_000_000  # entries of the sparse factor (~0.5 GB)
+_KEPT = 8  # gradients kept by theta
 
 
 def row_pairs(N):
@@ -77,28 +70,6 @@ def unique_inverse(key, size):
     return uniq.astype(np.asarray(key).dtype), pos[key].astype(np.intp)
 
 
-_LU_OPTIONS = {"SymmetricMode": True}
-
-
-class _SparseFactor:
-    """SuperLU factor of a sparse symmetric positive definite S (pattern permuted)."""
-
-    def __init__(self, lu, perm):
-        self.lu, self.perm = lu, perm
-        diag = lu.U.diagonal()
-        if np.iscomplexobj(diag):
-            self.logdet = complex(np.sum(np.log(diag)))
-        else:
-            if not np.all(diag > 0):
-                raise np.linalg.LinAlgError("not positive definite")
-            self.logdet = float(np.sum(np.log(diag)))
-
-    def solve(self, rhs):
-        out = np.empty(rhs.shape, dtype=np.result_type(rhs, self.lu.U.dtype))
-        out[self.perm] = self.lu.solve(np.ascontiguousarray(rhs[self.perm]))
-        return out
-
-
 class SparseSchur:
     """``S = Lambda_r (N_rr - theta_b^2 N_br' D^-1 N_br) Lambda_r + I`` on a fixed pattern.
 
@@ -123,7 +94,7 @@ class SparseSchur:
                 np.arange(r, dtype=np.int64) * (r + 1),
             ]
         )
-        uniq, inv = np.unique(keys, return_inverse=True)
+        uniq, inv = unique_inverse(keys, r * r)
         n_u = uniq.size
         self.col, self.row = np.divmod(uniq, r)
         self.is_diag = self.row == self.col
@@ -133,93 +104,116 @@ class SparseSchur:
             (pval, (inv[n1 : n1 + n2], prow)), shape=(n_u, Nb.shape[0])
         )
         self.pairs.sum_duplicates()
-        # a fill-reducing ordering, once: SuperLU's minimum degree on S's pattern
-        probe = sp.csc_matrix(
-            (np.where(self.is_diag, 1.0 + n_u, 1.0), (self.row, self.col)), shape=(r, r)
-        )
-        lu = splu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                  options=_LU_OPTIONS)  # fmt: skip
-        pinv = np.asarray(lu.perm_c, dtype=np.int64)  # level -> its position
-        self.perm = np.argsort(pinv)  # position -> level
-        # the permuted pattern in CSC order, and where each entry goes in it
-        pkeys = pinv[self.col] * r + pinv[self.row]
-        order = np.argsort(pkeys, kind="stable")
-        self.slot = np.empty(n_u, dtype=np.int64)
-        self.slot[order] = np.arange(n_u)
-        pc, pr = np.divmod(pkeys[order], r)
-        self.indices = pr.astype(np.int32)
-        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(pc, minlength=r))])
-        self.indptr = self.indptr.astype(np.int32)
+        self.block = cp.rest_block[self.row]  # the factor of each entry's row
+        self.chol = SparseCholesky(self.row, self.col, r)
+        if self.chol.factor_nnz > MAX_FACTOR_NNZ:
+            raise FitError(
+                f"the {r} levels of the grouping factors other than the largest "
+                f"cross so densely that their sparse factor would hold "
+                f"{self.chol.factor_nnz:,} entries (limit {MAX_FACTOR_NNZ:,}); "
+                "merge levels or drop a factor."
+            )
         self.r = r
+        self._grads = {}
+        self._last = (None, None)
 
-    def factor(self, theta):
-        """The factor of ``S`` at ``theta`` (real or complex)."""
+    def _entries(self, theta):
+        """``E`` on the pattern, ``lambda`` per level and ``D`` at ``theta``."""
         cp = self.cp
         tb = theta[cp.big]
         d = tb * tb * cp.n_b + 1.0
         lam = np.repeat(theta[cp.rest], [cp.q[j] for j in cp.rest])
-        E = self.nrr - tb * tb * (self.pairs @ (1.0 / d))
-        data = lam[self.row] * E * lam[self.col] + self.is_diag
-        vals = np.empty_like(data)
-        vals[self.slot] = data
-        S = sp.csc_matrix((vals, self.indices, self.indptr), shape=(self.r, self.r))
-        try:
-            lu = splu(S, permc_spec="NATURAL", diag_pivot_thresh=0.0,
-                      options=_LU_OPTIONS)  # fmt: skip
-        except MemoryError:
-            raise FitError(self._too_dense()) from None
-        except RuntimeError:  # a zero pivot: S is singular
-            raise np.linalg.LinAlgError("singular") from None
-        if lu.L.nnz + lu.U.nnz > MAX_FACTOR_NNZ:
-            raise FitError(self._too_dense())
-        return _SparseFactor(lu, self.perm)
+        return self.nrr - tb * tb * (self.pairs @ (1.0 / d)), lam, d
 
-    def _too_dense(self):
-        return (
-            f"the {self.r} levels of the grouping factors other than the largest "
-            f"cross so densely that their sparse factor exceeds {MAX_FACTOR_NNZ:,} "
-            "entries; merge levels or drop a factor."
-        )
+    def factor(self, theta):
+        """The Cholesky factor of ``S`` at ``theta``.
 
-    def logdet_a(self, theta):
-        """``log|A|`` at ``theta`` (complex ``theta`` allowed: the complex step)."""
-        tb = theta[self.cp.big]
-        d = tb * tb * self.cp.n_b + 1.0
-        return np.sum(np.log(d)) + self.factor(theta).logdet
-
-    def grad_logdet_a(self, theta):
-        """``d log|A| / d theta_j`` for every factor, by the complex step."""
+        The last one is kept: the fit's final evaluation and the tests'
+        first one repeat the optimiser's last point.
+        """
         theta = np.asarray(theta, dtype=float)
+        key = theta.tobytes()
+        if self._last[0] != key:
+            E, lam, _ = self._entries(theta)
+            values = lam[self.row] * E * lam[self.col] + self.is_diag
+            self._last = (key, self.chol.factor(values))
+        return self._last[1]
+
+    def grad_logdet_a(self, theta, factor=None):
+        """``d log|A| / d theta_j`` for every factor: ``tr(S^-1 dS)`` on the pattern.
+
+        ``factor`` is ``S``'s factor at ``theta`` when the caller has it.
+        Kept for the last few ``theta``: Satterthwaite's and Kenward-Roger's
+        differences evaluate it at the same points.
+        """
+        theta = np.asarray(theta, dtype=float)
+        key = theta.tobytes()
+        if key not in self._grads:
+            if len(self._grads) >= _KEPT:
+                self._grads.pop(next(iter(self._grads)))
+            self._grads[key] = self._gradient(theta, factor or self.factor(theta))
+        return self._grads[key].copy()
+
+    def _gradient(self, theta, factor):
+        cp = self.cp
+        E, lam, d = self._entries(theta)
+        Z = factor.inverse_on_pattern()  # S^-1 on the pattern; tr(S^-1 M) = sum Z * M
+        tb = theta[cp.big]
         out = np.empty(theta.size)
-        for j in range(theta.size):
-            t = theta.astype(complex)
-            t[j] += 1j * _STEP
-            out[j] = self.logdet_a(t).imag / _STEP
+        # S = lam lam' E + I with E = N_rr - tb^2 N_br' D^-1 N_br, d(tb^2 / D)/d tb = 2 tb / D^2
+        dE_b = self.pairs @ (-2.0 * tb / d**2)
+        out[cp.big] = 2.0 * tb * np.sum(cp.n_b / d) + Z @ (lam[self.row] * lam[self.col] * dE_b)
+        # a rest factor scales its rows and columns: both triangles, hence twice the rows'
+        per = np.bincount(self.block, weights=Z * E * lam[self.col], minlength=len(cp.rest))
+        out[cp.rest] = 2.0 * per
         return out
 
     def _grad_in_s(self, s):
-        """``d log|A| / d s_j`` with ``s = theta^2``, by the complex step in ``s``.
+        """``d log|A| / d s_j`` with ``s = theta^2``.
 
-        ``log|A|`` depends on ``theta`` only through ``s`` (``|I + Lambda N
-        Lambda| = |I + N Lambda^2|``), so ``theta = sqrt(s + ih)`` is a valid
-        complex step in ``s``, at ``s_j = 0`` too.
+        The gradient in ``theta`` over ``2 theta``; at ``s_j = 0`` (where that
+        is 0 / 0) quadratic extrapolation from ``s_j = h, 2h, 3h``, exact to
+        ``O(h^3)`` because ``log|A|`` is analytic in ``s``.
         """
-        out = np.empty(s.size)
-        for j in range(s.size):
-            t = s.astype(complex)
-            t[j] += 1j * _STEP
-            out[j] = self.logdet_a(np.sqrt(t)).imag / _STEP
+        s = np.asarray(s, dtype=float)
+        theta = np.sqrt(s)
+        pos = s > 0
+        out = self.grad_logdet_a(theta)
+        out[pos] /= 2.0 * theta[pos]
+        for j in np.flatnonzero(~pos):
+            at = [self._grad_in_s(np.where(np.arange(s.size) == j, m * 1e-6, s))[j]
+                  for m in (1, 2, 3)]  # fmt: skip
+            out[j] = 3.0 * at[0] - 3.0 * at[1] + at[2]
         return out
 
-    def traces(self, theta, n, s2):
+    def traces(self, theta, n, s2, hess_theta=None):
         """``tr(Sigma^-1 G_i Sigma^-1 G_j)`` for ``G = (Z_1 Z_1', ..., Z_k Z_k', I)``.
 
         ``Sigma = s2 (sum_j s_j Z_j Z_j' + I)``, ``log|Sigma| = n log s2 + log|A(s)|``;
         the traces are minus its Hessian in the variances ``(s2 s_1, ..., s2)``.
-        Central differences of the complex-step gradient in ``s`` (one-sided,
+        With every ``theta_j > 0`` that Hessian comes from ``hess_theta``, the
+        Jacobian of :meth:`grad_logdet_a` in ``theta`` (``s = theta^2``);
+        otherwise from central differences of the gradient in ``s`` (one-sided,
         second order, at ``s_j = 0``).
         """
-        s = np.asarray(theta, dtype=float) ** 2
+        theta = np.asarray(theta, dtype=float)
+        s = theta**2
+        k = s.size
+        if hess_theta is not None and np.all(theta > 0):
+            # d/dtheta = 2 theta d/ds, d2/dtheta2 = 4 theta theta' d2/ds2 + 2 diag(d/ds)
+            g = self.grad_logdet_a(theta) / (2.0 * theta)
+            H = (hess_theta - np.diag(2.0 * g)) / (4.0 * np.outer(theta, theta))
+        else:
+            g, H = self._hessian_in_s(s)
+        H = 0.5 * (H + H.T)
+        out = np.empty((k + 1, k + 1))
+        out[:k, :k] = -H
+        out[:k, k] = out[k, :k] = g + H @ s
+        out[k, k] = n - 2.0 * g @ s - s @ H @ s
+        return out / s2**2
+
+    def _hessian_in_s(self, s):
+        """Gradient and Hessian of ``log|A|`` in ``s`` by differences in ``s``."""
         k = s.size
         g = self._grad_in_s(s)
         H = np.empty((k, k))
@@ -233,9 +227,4 @@ class SparseSchur:
                 H[:, j] = (
                     -3 * g + 4 * self._grad_in_s(s + e) - self._grad_in_s(s + 2 * e)
                 ) / (2 * h)
-        H = 0.5 * (H + H.T)
-        out = np.empty((k + 1, k + 1))
-        out[:k, :k] = -H
-        out[:k, k] = out[k, :k] = g + H @ s
-        out[k, k] = n - 2.0 * g @ s - s @ H @ s
-        return out / s2**2
+        return g, H

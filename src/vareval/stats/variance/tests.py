@@ -592,7 +592,11 @@ class _Schur:
         """
         cp, qb, r, k = self.cp, self.qb, self.r, self.cp.k
         if r and cp.sparse:  # from log-determinants (mixed_sparse)
-            return cp.schur.traces(self.theta, n, s2)
+            # at the points of Satterthwaite's Hessian, whose gradients are kept
+            H = None
+            if np.all(self.theta > 0):
+                H = _richardson_jacobian(cp.schur.grad_logdet_a, self.theta, r=1)
+            return cp.schur.traces(self.theta, n, s2, hess_theta=H)
         b = cp.big
         tb2 = self.tb**2
         d = self.d
