@@ -261,7 +261,7 @@ def _never_converge(monkeypatch):
     import vareval.stats.variance.fit as mixed
 
     def no_polish(cp, reml, x, f, g, counter, steps=6):
-        return x, f, g, np.inf
+        return x, f, g, np.inf, None
 
     monkeypatch.setattr(mixed, "_newton_polish", no_polish)
 

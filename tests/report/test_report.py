@@ -581,7 +581,7 @@ def test_variance_section_withholds_tests_of_a_fit_that_did_not_converge(
     from vareval.data.variance import WITHHELD
 
     def no_polish(cp, reml, x, f, g, counter, steps=6):
-        return x, f, g, np.inf  # as if the Newton step were unusable
+        return x, f, g, np.inf, None  # as if the Newton step were unusable
 
     monkeypatch.setattr(mixed, "_newton_polish", no_polish)
     html = build_report(

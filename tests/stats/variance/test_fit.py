@@ -356,7 +356,7 @@ def test_non_convergence_is_reported(penicillin, monkeypatch):
     import vareval.stats.variance.fit as mixed
 
     def no_polish(cp, reml, x, f, g, counter, steps=6):
-        return x, f, g, np.inf  # as if the Newton step were unusable
+        return x, f, g, np.inf, None  # as if the Newton step were unusable
 
     monkeypatch.setattr(mixed, "_newton_polish", no_polish)
     with pytest.warns(VarevalWarning, match="did not converge"):

@@ -329,7 +329,7 @@ def test_penicillin_satterthwaite_df(monkeypatch):
     monkeypatch.setattr(
         mixed,
         "_optimise",
-        lambda cp, reml, start=None: (np.array([1.539676, 3.512519]), True, "", 0),
+        lambda cp, reml, start=None: (np.array([1.539676, 3.512519]), True, "", 0, None),
     )
     st = f._state
     at_lme4 = mixed._fit_from_crossprods(

@@ -805,7 +805,7 @@ def _optimise(cp, reml, start=None):
 
     k = cp.k
     if k == 0:
-        return np.zeros(0), True, "no random effects", 1
+        return np.zeros(0), True, "no random effects", 1, None
     counter = [0]
 
     def fun(th):
@@ -851,7 +851,7 @@ def _optimise(cp, reml, start=None):
             best = res2
         else:
             break
-    x, f, g, scaled = _newton_polish(
+    x, f, g, scaled, jac = _newton_polish(
         cp, reml, np.asarray(best.x), float(best.fun), np.asarray(best.jac), counter
     )
     x = _snap_zero(cp, reml, x, f)
@@ -861,7 +861,7 @@ def _optimise(cp, reml, start=None):
     # lme4 does, by the Newton step (gradient scaled by the Hessian) on the free
     # coordinates.
     converged = bool(scaled < 1e-4)
-    return x, converged, msg, counter[0]
+    return x, converged, msg, counter[0], jac
 
 
 def _snap_zero(cp, reml, x, f):
@@ -880,14 +880,60 @@ def _snap_zero(cp, reml, x, f):
     return x
 
 
+@dataclasses.dataclass(frozen=True)
+class _Jacobians:
+    """Central differences at ``theta`` of the deviance gradient's parts.
+
+    Steps ``1e-4 theta_i``, Satterthwaite's: the Newton polish computes them,
+    and Satterthwaite's and (on the sparse path) Kenward-Roger's second
+    derivatives reuse them when the fit ends next to ``theta`` (its last
+    Newton steps are ~1e-7 relative; lmerTest differentiates at lme4's optimum,
+    itself ~1e-6 from the exact one).
+    """
+
+    theta: np.ndarray
+    logdet_a: np.ndarray  # Jacobian of d log|A| / d theta
+    r2: np.ndarray  # of d r^2 / d theta
+    rx: np.ndarray  # of d log|R_X|^2 / d theta
+
+    def near(self, theta) -> bool:
+        """Within ``1e-6`` relative in every coordinate (the Jacobians move by as much)."""
+        theta = np.asarray(theta, dtype=float)
+        return theta.shape == self.theta.shape and bool(
+            np.all(np.abs(theta - self.theta) <= 1e-6 * self.theta)
+        )
+
+
+def _difference_hessian(cp, reml, x, free, counter):
+    """The gradient's Jacobian on the free coordinates, and its parts' when all are free."""
+    cols = {}
+    for i in free:
+        h = 1e-4 * abs(x[i])  # as _richardson_jacobian(r=1), so its points coincide
+        e = np.zeros_like(x)
+        e[i] = h
+        ev = [cp.evaluate(x + e, reml=reml, grad=True), cp.evaluate(x - e, reml=reml, grad=True)]
+        counter[0] += 2
+        cols[i] = {
+            part: (ev[0][part] - ev[1][part]) / (2 * h)
+            for part in ("grad", "dlogdetA", "dr2", "dlogdetRX2")
+        }
+    H = np.column_stack([cols[i]["grad"][free] for i in free])
+    jac = None
+    if free.size == x.size:
+        part = {p: np.column_stack([cols[i][p] for i in free]) for p in cols[free[0]]}
+        jac = _Jacobians(x.copy(), part["dlogdetA"], part["dr2"], part["dlogdetRX2"])
+    return 0.5 * (H + H.T), jac
+
+
 def _newton_polish(cp, reml, x, f, g, counter, steps=6):
     """Newton steps on the free coordinates with a difference Hessian of the gradient.
 
-    Returns the point, its deviance and gradient, and the size of the last Newton
-    step (max |H^-1 g|; 0 when every coordinate is at its bound).
+    Returns the point, its deviance and gradient, the size of the last Newton
+    step (max |H^-1 g|; 0 when every coordinate is at its bound) and the
+    :class:`_Jacobians` of the last difference Hessian (or None).
     """
     scaled = 0.0
-    H, H_free = None, None
+    H, H_free, jac = None, None, None
     for _ in range(steps):
         free = np.flatnonzero(x > 0)
         if free.size == 0:
@@ -897,16 +943,7 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
         # steps, and the convergence check, need only its rough value
         if H is None or not np.array_equal(free, H_free) or scaled >= 1e-4:
             H_free = free
-            H = np.empty((free.size, free.size))
-            for a, i in enumerate(free):
-                h = 1e-5 * max(x[i], 1e-3)
-                e = np.zeros_like(x)
-                e[i] = h
-                gp = cp.evaluate(x + e, reml=reml, grad=True)["grad"]
-                gm = cp.evaluate(np.maximum(x - e, 0.0), reml=reml, grad=True)["grad"]
-                H[:, a] = (gp - gm)[free] / (h + min(h, x[i]))
-                counter[0] += 2
-            H = 0.5 * (H + H.T)
+            H, jac = _difference_hessian(cp, reml, x, free, counter)
         try:
             if np.any(np.linalg.eigvalsh(H) <= 0):
                 scaled = np.inf
@@ -926,7 +963,7 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
         if worse or np.linalg.norm(ev["grad"][free]) >= np.linalg.norm(g[free]):
             break
         x, f, g = xn, ev["dev"], ev["grad"]
-    return x, f, g, scaled
+    return x, f, g, scaled, jac
 
 
 @single_blas_thread
@@ -1006,7 +1043,7 @@ def fit_mixed(
 def _fit_from_crossprods(
     cp, y, X, codes, fixed_names, group_names, level_names, reml, start=None, warn=True
 ):
-    theta, converged, msg, nev = _optimise(cp, reml, start)
+    theta, converged, msg, nev, jacobians = _optimise(cp, reml, start)
     ev = cp.evaluate(theta, reml=reml)
     n, p, k = cp.n, cp.p, cp.k
     nn = n - p if reml else n
@@ -1069,7 +1106,7 @@ def _fit_from_crossprods(
         n_evaluations=nev,
         message="; ".join(notes),
     )
-    object.__setattr__(fit, "_state", _State(cp, y, X, codes, level_names))
+    object.__setattr__(fit, "_state", _State(cp, y, X, codes, level_names, jacobians))
     return fit
 
 
@@ -1095,6 +1132,7 @@ class _State:
     X: np.ndarray
     codes: list
     level_names: tuple
+    jacobians: _Jacobians | None = None  # from the fit's Newton polish
 
 
 def _state(fit: MixedModelFit) -> _State:

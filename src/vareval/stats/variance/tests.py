@@ -411,7 +411,7 @@ class _Satterthwaite:
         self.unit2 = fit.sigma**2 if fit.sigma > 0 else float(np.var(st.y)) or 1.0
         ev = cp.evaluate(fit.theta, reml=fit.reml, grad=True, gram=True)
         self._set_vcov_varpar(
-            self._hessian_vp(cp, fit.theta, fit.sigma / np.sqrt(self.unit2), ev)
+            self._hessian_vp(cp, fit.theta, fit.sigma / np.sqrt(self.unit2), ev, st.jacobians)
         )
         # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
         RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
@@ -440,13 +440,14 @@ class _Satterthwaite:
             )
         self.vcov_varpar = 2.0 * (evecs[:, pos] / evals[pos]) @ evecs[:, pos].T
 
-    def _hessian_vp(self, cp, theta, sigma, ev):
+    def _hessian_vp(self, cp, theta, sigma, ev, jacobians=None):
         """Hessian of lmerTest's deviance in (theta, sigma) (sigma in units of ``unit``).
 
         The deviance is ``log|A| (+ log|R_X|^2) + r2 / sigma^2 + m log sigma^2``
         (up to constants), so only its theta-theta block needs differences:
         central differences of the analytic gradient in theta (relative step
-        1e-4, error ~1e-8); the sigma row is analytic.
+        1e-4, error ~1e-8), those of the fit's Newton polish when it ended next
+        to ``theta``; the sigma row is analytic.
         """
         s2u = sigma * sigma * self.unit2
         m = self.n - self.p if self.reml else self.n
@@ -458,7 +459,11 @@ class _Satterthwaite:
 
         k = theta.size
         H = np.empty((k + 1, k + 1))
-        H[:k, :k] = _richardson_jacobian(grad_theta, theta, r=1)
+        if jacobians is not None and jacobians.near(theta):
+            J = jacobians.logdet_a + jacobians.r2 / s2u
+            H[:k, :k] = J + jacobians.rx if self.reml else J
+        else:
+            H[:k, :k] = _richardson_jacobian(grad_theta, theta, r=1)
         H[:k, k] = H[k, :k] = -2.0 * ev["dr2"] / (s2u * sigma)
         H[k, k] = 6.0 * ev["r2"] / (s2u * sigma * sigma) - 2.0 * m / sigma**2
         return H
@@ -582,19 +587,22 @@ class _Schur:
         out_b = out_b + cp.N_br @ a[qb:]
         return np.vstack([out_b, cp.N_brT @ a[:qb] + cp.N_rr @ a[qb:]])
 
-    def traces(self, n, s2):
+    def traces(self, n, s2, jacobians=None):
         """``tr(S G_i S G_j)`` for ``G = (Z_1 Z_1', ..., Z_k Z_k', I)``, ``S = Sigma^-1``.
 
         Everything is an r x r matrix over the smaller factors' levels, by
         Woodbury on ``V = V_b + Z_r Lambda_r^2 Z_r'`` with ``V_b = I + theta_b^2
         Z_b Z_b'`` (whose inverse is diagonal in the largest factor's levels);
-        with a sparse Schur complement, minus the Hessian of ``log|Sigma|``.
+        with a sparse Schur complement, minus the Hessian of ``log|Sigma|``,
+        from the fit's ``jacobians`` when they were taken next to ``theta``.
         """
         cp, qb, r, k = self.cp, self.qb, self.r, self.cp.k
-        if r and cp.sparse:  # from log-determinants (mixed_sparse)
-            # at the points of Satterthwaite's Hessian, whose gradients are kept
+        if r and cp.sparse:  # from the gradient of log|A| (stats/variance/sparse.py)
+            # else at the points of Satterthwaite's Hessian, whose gradients are kept
             H = None
-            if np.all(self.theta > 0):
+            if jacobians is not None and jacobians.near(self.theta):
+                H = jacobians.logdet_a
+            elif np.all(self.theta > 0):
                 H = _richardson_jacobian(cp.schur.grad_logdet_a, self.theta, r=1)
             return cp.schur.traces(self.theta, n, s2, hess_theta=H)
         b = cp.big
@@ -701,7 +709,7 @@ class _KenwardRoger:
                 Q[i, j] = ZSX[sl[i]].T @ ZSZO[j][sl[i]]
             Q[i, k] = ZSX[sl[i]].T @ ZSSX[sl[i]]
         Q[k, k] = inner(a0, c0, a1, c1)
-        self._adjusted(Phi, P, Q, sy.traces(n, s2e))
+        self._adjusted(Phi, P, Q, sy.traces(n, s2e, _state(fit).jacobians))
 
     def _adjusted(self, Phi, P, Q, Ktr):
         """Phi_A = Phi + 2 Phi U Phi and W from P_i, Q_ij and tr(S G_i S G_j)."""
