@@ -169,6 +169,7 @@ class _Crossprods:
         self.groups = groups
         self.sparse = False
         self.fast_traces = True  # False: the gradient's traces from the full S^-1
+        self._last = (None, None)  # the last evaluation, by (theta, reml)
         if self.k == 0:
             self.big = None
             self.rest = []
@@ -344,8 +345,20 @@ class _Crossprods:
 
     # -- one evaluation ----------------------------------------------------
     def evaluate(self, theta, reml=True, grad=False, gram=False):
-        """Profiled deviance at ``theta`` and the pieces the fit needs."""
+        """Profiled deviance at ``theta`` and the pieces the fit needs.
+
+        With the gradient comes ``gram`` (``G_j'G_j``, cheap). The last
+        evaluation is kept: the fit's final one, and the tests' first, repeat
+        the optimiser's last point.
+        """
         theta = np.asarray(theta, dtype=float)
+        key = (theta.tobytes(), bool(reml))
+        last_key, last = self._last
+        if last_key != key or ((grad or gram) and "grad" not in last):
+            self._last = (key, self._evaluate(theta, reml, grad or gram))
+        return self._last[1]
+
+    def _evaluate(self, theta, reml, grad):
         n, p = self.n, self.p
         out = {}
         if self.k == 0:
@@ -413,7 +426,7 @@ class _Crossprods:
         if self.r:
             u_r = W_r @ coef
             out["u_r"] = u_r
-        if not (grad or gram):
+        if not grad:
             return out
         # gradient: d/dtheta_j = dlogdetA_j - c * 2 theta_j |G_j RX^-1|^2
         #           - nn * 2 theta_j |g_j|^2 / r2,
@@ -438,8 +451,7 @@ class _Crossprods:
             GR = G @ RXi
             dRX[j] = -2.0 * th * float(np.sum(GR * GR))
             dr2[j] = -2.0 * th * float(gv @ gv)
-            if gram:
-                GG[j] = G.T @ G
+            GG[j] = G.T @ G
 
         dA[b] = 2.0 * tb * float(np.sum(self.n_b / d))
         _terms(b, H_b, tb)
