@@ -172,3 +172,21 @@ def test_unique_inverse_equals_numpy(size):
     np.testing.assert_array_equal(uniq, ref_u)
     np.testing.assert_array_equal(inv, ref_inv)
     assert uniq.dtype == key.dtype
+
+
+def test_row_pairs_sum_to_the_weighted_cross_product():
+    # N' diag(w) N from the pairs of non-zeros sharing a row, for rows of every
+    # length (0 included) and counts above 1, against scipy's product
+    import scipy.sparse as sp
+
+    from vareval.stats.variance.sparse import row_pairs
+
+    rng = np.random.default_rng(3)
+    for shape, density in (((60, 30), 0.2), ((200, 7), 0.5), ((40, 40), 0.0), ((3, 5), 1.0)):
+        N = sp.random(*shape, density=density, format="csr", random_state=rng)
+        N.data = rng.integers(1, 4, N.nnz).astype(float)
+        w = rng.random(shape[0])
+        key, value, row = row_pairs(N)
+        got = np.bincount(key, value * w[row], minlength=shape[1] ** 2)
+        ref = (N.T @ sp.diags(w) @ N).toarray()
+        np.testing.assert_allclose(got.reshape(shape[1], shape[1]), ref, rtol=1e-12)

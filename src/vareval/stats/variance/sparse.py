@@ -37,17 +37,29 @@ def row_pairs(N):
     """Pairs of non-zeros of a CSR matrix sharing a row: ``N' diag(w) N`` as a sum.
 
     Returns ``(key, value, row)``: ``N' diag(w) N`` is
-    ``bincount(key, value * w[row])`` reshaped to (columns, columns).
+    ``bincount(key, value * w[row])`` reshaped to (columns, columns). Rows
+    with the same number of non-zeros ``c`` give their ``c x c`` pairs as one
+    broadcast, so no temporary is larger than the result (fresh memory is
+    what such a setup pays for most).
     """
+    N = sp.csr_matrix(N)
+    N.sort_indices()
     per_row = np.diff(N.indptr)
-    row_of = np.repeat(np.arange(N.shape[0]), per_row)
-    reps = per_row[row_of]
-    first = np.repeat(np.arange(row_of.size), reps)
-    starts = np.repeat(np.cumsum(reps) - reps, reps)
-    partner = N.indptr[row_of[first]] + (np.arange(first.size) - starts)
-    cols, vals = N.indices, N.data
-    key = cols[first].astype(np.int64) * N.shape[1] + cols[partner]
-    return key, vals[first] * vals[partner], row_of[first]
+    n_pairs = int(np.sum(per_row.astype(np.int64) ** 2))
+    key = np.empty(n_pairs, dtype=np.int64)
+    value = np.empty(n_pairs)
+    row = np.empty(n_pairs, dtype=np.int64)
+    at = 0
+    for c in np.unique(per_row[per_row > 0]):
+        rows = np.flatnonzero(per_row == c)
+        take = N.indptr[rows][:, None] + np.arange(c)  # (rows, c) entry indices
+        cols, vals = N.indices[take].astype(np.int64), N.data[take]
+        end = at + rows.size * c * c
+        key[at:end].reshape(-1, c, c)[...] = cols[:, :, None] * N.shape[1] + cols[:, None, :]
+        np.multiply(vals[:, :, None], vals[:, None, :], out=value[at:end].reshape(-1, c, c))
+        row[at:end].reshape(-1, c * c)[...] = rows[:, None]
+        at = end
+    return key, value, row
 
 
 _MARK_LIMIT = 8_000_000  # key range below which unique_inverse marks instead of sorting
