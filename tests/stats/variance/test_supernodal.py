@@ -7,7 +7,10 @@ complement), each with the fundamental supernodes, as amalgamated by default,
 and as wide as allowed: ``log|S|``, solves, ``S^-1`` on the pattern (both
 triangles), and the symbolic fill (``nnz(L)``) against a dense Cholesky of
 the permuted matrix. The values are not diagonally dominant, so ``S^-1`` is
-far from diagonal and a wrong term of the Takahashi equations shows.
+far from diagonal and a wrong term of the Takahashi equations shows. The
+symbolic steps are also checked against simple references: the postorder and
+subtree sizes against a recursive walk, and the structure of ``L`` read off
+SuperLU's factor against the column-by-column elimination (the fallback).
 """
 
 import sys
@@ -202,10 +205,7 @@ def test_partition_ranges_are_valid(cost, rng):
         parent = np.array([rng.integers(j + 1, n + 1) if j < n - 1 else n for j in range(n)])
         parent[rng.random(n) < 0.05] = n  # a forest
         parent[parent == n] = -1
-        kids = [[] for _ in range(n)]
-        for j in np.flatnonzero(parent >= 0):
-            kids[parent[j]].append(j)
-        post = supernodal._postorder(parent, kids)
+        post = supernodal._postorder(parent)
         new = np.empty(n, dtype=np.int64)
         new[post] = np.arange(n)
         parent = np.where(parent[post] >= 0, new[parent[post]], -1)
@@ -217,6 +217,87 @@ def test_partition_ranges_are_valid(cost, rng):
         for a, b in zip(starts, ends, strict=True):
             out = {int(p) for p in parent[a:b] if p < 0 or p >= b}
             assert len(out) == 1, (a, b, out)
+
+
+def _reference_postorder(parent):
+    """Depth first, children largest subtree first (ties by index), roots in index order."""
+    n = parent.size
+    kids = [[] for _ in range(n)]
+    size = np.ones(n, dtype=np.int64)
+    for j in range(n):  # parents follow their children
+        if parent[j] >= 0:
+            kids[parent[j]].append(j)
+            size[parent[j]] += size[j]
+    out = []
+
+    def visit(v):
+        for c in sorted(kids[v], key=lambda x: -size[x]):
+            visit(c)
+        out.append(v)
+
+    for root in np.flatnonzero(parent < 0):
+        visit(root)
+    return np.array(out), size
+
+
+def test_postorder_and_subtree_sizes(rng):
+    for _ in range(30):
+        n = int(rng.integers(1, 300))
+        parent = np.array([rng.integers(j + 1, n + 1) for j in range(n)])
+        parent[rng.random(n) < 0.05] = n  # a forest
+        if rng.random() < 0.3:  # long chains
+            parent = np.where(rng.random(n) < 0.9, np.arange(1, n + 1), parent)
+        parent[parent == n] = -1
+        post, size = _reference_postorder(parent)
+        np.testing.assert_array_equal(supernodal._subtree_sizes(parent), size)
+        np.testing.assert_array_equal(supernodal._postorder(parent), post)
+
+
+def _random_pattern(rng, n, density):
+    """The lower triangle (with the diagonal) of a random symmetric pattern."""
+    P = sp.random(n, n, density=density, random_state=rng) != 0
+    return sp.tril(P + P.T + sp.eye(n, dtype=bool)).nonzero()
+
+
+@pytest.mark.parametrize("density", [0.005, 0.02, 0.1])
+def test_superlu_structure_is_the_exact_fill(density, rng):
+    """The structure read off SuperLU's factor is the column-by-column fallback's."""
+    for _ in range(5):
+        n = int(rng.integers(2, 300))
+        lo, hi, _, _ = supernodal._unique_pairs(*_random_pattern(rng, n, density), n)
+        perm, ptr, ind = supernodal._minimum_degree(lo, hi, n)
+        assert ptr is not None
+        pinv = np.argsort(perm)
+        r, c = np.maximum(pinv[lo], pinv[hi]), np.minimum(pinv[lo], pinv[hi])
+        want_ptr, want_ind = supernodal._elimination(r[r > c], c[r > c], n)
+        np.testing.assert_array_equal(ptr, want_ptr)
+        cols = np.repeat(np.arange(n), np.diff(ptr))
+        np.testing.assert_array_equal(np.sort(cols * n + ind), cols * n + want_ind)
+
+
+@pytest.mark.parametrize("name", ["random", "blocks", "star", "crossed"])
+def test_fallback_structure(name, monkeypatch):
+    """When SuperLU's factor may have lost entries, the fallback gives the same analysis."""
+    S = MATRICES[name]
+    row, col, val = _entries(S, np.random.default_rng(8))
+    want = SparseCholesky(row, col, S.shape[0])
+    calls = []
+    elimination = supernodal._elimination
+
+    def spy(r, c, n):
+        calls.append(n)
+        return elimination(r, c, n)
+
+    monkeypatch.setattr(supernodal, "_elimination", spy)
+    monkeypatch.setattr(supernodal, "_PROBE_SMALLEST", np.inf)  # every entry suspect
+    got = SparseCholesky(row, col, S.shape[0])
+    assert calls == [S.shape[0]]
+    np.testing.assert_array_equal(got.perm, want.perm)
+    for attr in ("nnz_l", "factor_nnz", "n_fundamental", "_start"):
+        assert getattr(got, attr) == getattr(want, attr)
+    for a, b in zip(got._rows, want._rows, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert got.factor(val).logdet == want.factor(val).logdet
 
 
 def test_lower_triangle_only():

@@ -6,9 +6,10 @@ same pattern, and the gradient of ``log|S|`` needs ``tr(S^-1 dS)``, i.e.
 ``S^-1`` on the pattern of ``S`` only. This module does both in numpy/scipy:
 
 - :class:`SparseCholesky` analyses the pattern once: a fill-reducing ordering
-  (SuperLU's minimum degree on ``A + A'``), the elimination tree, a postorder,
-  the structure of every column of ``L``, and a partition of the columns into
-  *supernodes* (contiguous columns treated as one dense block). The partition
+  (SuperLU's minimum degree on ``A + A'``) and the structure of every column
+  of ``L``, both from SuperLU's LU factorisation of a probe matrix with the
+  pattern, the elimination tree, a postorder, and a partition of the columns
+  into *supernodes* (contiguous columns treated as one dense block). The partition
   is relaxed (Ashcraft & Grimes 1989): a supernode may hold explicit zeros,
   chosen by dynamic programming over the postorder to minimise a model of the
   time, since the numeric phase pays a fixed Python cost per supernode (tens
@@ -66,6 +67,17 @@ _PER_SUPERNODE = 30e-6
 _PER_FLOP = 0.2e-9
 _PER_ENTRY = 3e-9
 _MAX_COLUMNS = 256  # columns of a supernode, at most
+_SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
+# L's structure is read off SuperLU's factor of a probe with the pattern, an
+# M-matrix (off-diagonal -1, diagonal the degree plus a shift): its pivots are
+# positive and its entries below the diagonal negative, each a sum of
+# same-signed products of earlier ones, so none cancels to zero, and none
+# underflows unless a product of two others does, which entries of at least
+# _PROBE_SMALLEST rule out. Entries decay geometrically with the shift along
+# paths through eliminated columns (to 1e-206 on the crossed design's 50,000
+# levels with a shift of 1, 4e-14 with this one), so it is small.
+_PROBE_SHIFT = 1e-3
+_PROBE_SMALLEST = 1e-100
 
 
 def _unique_pairs(row, col, n):
@@ -100,70 +112,113 @@ def _unique_pairs(row, col, n):
 
 
 def _minimum_degree(lo, hi, n):
-    """SuperLU's multiple minimum degree ordering of the pattern: position -> index."""
+    """SuperLU's multiple minimum degree ordering, and the structure of ``L`` in it.
+
+    ``(lo, hi)`` are the pairs as :func:`_unique_pairs` gives them, sorted.
+    Returns ``(perm, ptr, ind)``: position -> index, and the strictly lower
+    structure of the Cholesky factor of the permuted pattern as CSC arrays
+    (a column's rows in any order), read off SuperLU's factor of a probe
+    matrix with the pattern; ``ptr = ind = None`` when that factor may not
+    show all of it.
+    """
     off = lo != hi
-    if not off.any():
-        return np.arange(n)
     r, c = lo[off], hi[off]
+    if not r.size:
+        return np.arange(n), np.zeros(n + 1, dtype=np.int64), r
     diag = np.arange(n)
-    probe = sp.csc_matrix(
+    ones = np.full(r.size, -1.0)
+    degree = np.bincount(np.concatenate([r, c]), minlength=n)
+    # the upper entries, the diagonal, the lower ones: each column's rows come
+    # out sorted, so neither scipy nor SuperLU sorts them again
+    probe = sp.coo_matrix(
         (
-            np.concatenate([np.ones(2 * r.size), np.full(n, 2.0 * r.size + 1.0)]),
-            (np.concatenate([r, c, diag]), np.concatenate([c, r, diag])),
+            np.concatenate([ones, degree + _PROBE_SHIFT, ones]),
+            (np.concatenate([c, diag, r]), np.concatenate([r, diag, c])),
         ),
         shape=(n, n),
-    )  # diagonally dominant: SuperLU's diagonal pivots all succeed
-    lu = splu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+    ).tocsc()
+    lu = splu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, relax=1,
               options={"SymmetricMode": True})  # fmt: skip
-    return np.argsort(np.asarray(lu.perm_c, dtype=np.int64))
+    perm = np.argsort(np.asarray(lu.perm_c, dtype=np.int64))
+    if not np.array_equal(lu.perm_r, lu.perm_c):  # a pivot off the diagonal
+        return perm, None, None
+    L = lu.L  # of the permuted probe; relax=1: SuperLU pads no supernode with zeros
+    ptr = L.indptr.astype(np.int64)
+    if not (
+        np.array_equal(L.indices[ptr[:-1]], diag)  # each column's diagonal comes first
+        and np.count_nonzero(L.data <= -_PROBE_SMALLEST) == L.nnz - n
+    ):
+        return perm, None, None
+    return perm, ptr - np.arange(n + 1), np.delete(L.indices, ptr[:-1])
 
 
 def _elimination(r, c, n):
-    """Elimination tree and the row structure of every column of ``L``.
+    """The strictly lower structure of ``L`` as CSC arrays, column by column.
 
     ``(r, c)`` is the strictly lower pattern (``r > c``). Column ``j`` of ``L``
     holds ``A``'s column ``j`` and its children's columns below ``j``; its
-    parent is its first row below the diagonal (Liu 1990).
+    parent is its first row below the diagonal (Liu 1990). The fallback for
+    when SuperLU's factor does not show the structure.
     """
     A = sp.csc_matrix((np.ones(r.size), (r, c)), shape=(n, n))
     A.sum_duplicates()  # sorted rows: a column's first is its parent
     ptr, ind = A.indptr, A.indices.astype(np.int64)
     kids = [[] for _ in range(n)]
     struct = [None] * n
-    parent = np.full(n, -1, dtype=np.int64)
     for j in range(n):
         rows = ind[ptr[j] : ptr[j + 1]]
         if kids[j]:
             rows = np.unique(np.concatenate([rows] + [struct[c][1:] for c in kids[j]]))
         struct[j] = rows
         if rows.size:
-            parent[j] = rows[0]
             kids[rows[0]].append(j)
-    return parent, struct, kids
+    counts = np.array([x.size for x in struct], dtype=np.int64)
+    return np.concatenate([[0], np.cumsum(counts)]), np.concatenate(struct)
 
 
-def _postorder(parent, kids):
+def _subtree_sizes(parent):
+    """Nodes in each node's subtree, by doubling: ``log2(depth)`` passes over the forest.
+
+    After pass ``i``, ``size[v]`` counts the nodes below ``v`` by fewer than
+    ``2**i`` edges and ``up[v]`` is ``v``'s ancestor ``2**i`` edges up.
+    """
+    size = np.ones(parent.size)
+    up = parent.copy()
+    while True:
+        has = np.flatnonzero(up >= 0)
+        if not has.size:
+            return size.astype(np.int64)
+        size += np.bincount(up[has], weights=size[has], minlength=parent.size)
+        up[has] = up[up[has]]
+
+
+def _postorder(parent):
     """A postorder of the forest: position -> node.
 
-    Each node's children are visited largest subtree first, so the small
-    subtrees end next to their parent, where a supernode can take them in.
+    Each node's children are visited largest subtree first (ties and roots
+    in index order), so the small subtrees end next to their parent, where a
+    supernode can take them in. A subtree's first position is its parent's
+    plus the sizes of the siblings visited before it: summed up the tree by
+    doubling.
     """
     n = parent.size
-    size = np.ones(n, dtype=np.int64)
-    for j in range(n):  # an elimination tree's parents follow their children
-        if parent[j] >= 0:
-            size[parent[j]] += size[j]
-    kids = [sorted(c, key=lambda x: -size[x]) for c in kids]
-    out = []
-    stack = [(int(j), 0) for j in np.flatnonzero(parent < 0)[::-1]]
-    while stack:
-        node, i = stack.pop()
-        if i < len(kids[node]):
-            stack.append((node, i + 1))
-            stack.append((kids[node][i], 0))
-        else:
-            out.append(node)
-    return np.array(out, dtype=np.int64)
+    size = _subtree_sizes(parent)
+    order = np.lexsort((np.where(parent >= 0, -size, 0), parent))  # siblings in visit order
+    s = size[order]
+    before = np.cumsum(s) - s
+    group = np.concatenate([[True], parent[order][1:] != parent[order][:-1]])
+    begin = np.empty(n, dtype=np.int64)
+    begin[order] = before - np.maximum.accumulate(np.where(group, before, 0))
+    up = parent.copy()
+    while True:
+        has = np.flatnonzero(up >= 0)
+        if not has.size:
+            break
+        begin[has] += begin[up[has]]
+        up[has] = up[up[has]]
+    post = np.empty(n, dtype=np.int64)
+    post[begin + size - 1] = np.arange(n)
+    return post
 
 
 def _partition(parent, below, per_supernode):
@@ -178,29 +233,58 @@ def _partition(parent, below, per_supernode):
     ``b``'s subtree, else at most ``P`` and ``P``'s rows); the cheapest partition of
     ``[0, b]`` is the cheapest of ``[0, a)`` plus ``[a, b]`` over the ranges
     allowed.
+
+    The model's flops, ``k^3/3 + m k^2 + m^2 k = ((k + m)^3 - m^3) / 3``, depend
+    on ``a`` only through ``t - a`` with ``t = b + 1 + m``, and ``t`` stays the
+    same along a chain of nested columns (``m`` one less at each): there the
+    candidates' costs do not change, so the cheapest start in ``b``'s subtree
+    is the previous column's or ``b``, and the window is scanned only where
+    ``t`` changes (or the previous cheapest start leaves it).
     """
     n = parent.size
-    size = np.ones(n, dtype=np.int64)
-    for j in range(n):  # children precede parents in a postorder
-        if parent[j] >= 0:
-            size[parent[j]] += size[j]
-    first = np.arange(n) - size + 1  # each subtree's first column
-    k = np.arange(_MAX_COLUMNS, 0, -1, dtype=float)  # widths of ranges ending at b
-    k3, k2, k1 = _PER_FLOP * k**3 / 3, _PER_FLOP * k**2, _PER_FLOP * k
-    best = np.zeros(n + 1)
-    start = np.empty(n, dtype=np.int64)
-    m = np.empty(_MAX_COLUMNS)
-    for b in range(n):
-        p = parent[b]
-        a = max(first[p] if p >= 0 else 0, b - _MAX_COLUMNS + 1)
-        w = _MAX_COLUMNS - (b - a + 1)
-        mb = m[w:]
-        mb[:] = below[p] + 1.0 if p >= 0 else 0.0  # siblings' subtrees merged
-        mb[max(first[b] - a, 0) :] = below[b]  # inside b's subtree
-        cost = best[a : b + 1] + k3[w:] + mb * (k2[w:] + mb * (k1[w:] + _PER_ENTRY))
-        i = int(cost.argmin())
-        best[b + 1] = cost[i] + per_supernode
-        start[b] = a + i
+    col = np.arange(n)
+    has = parent >= 0
+    p = np.where(has, parent, 0)
+    first = col - _subtree_sizes(parent) + 1  # each subtree's first column
+    low = np.maximum(np.where(has, first[p], 0), col - _MAX_COLUMNS + 1)  # ranges [a, b]: a >= low
+    inner = np.maximum(first, low)  # a >= inner: in b's subtree
+    m_in, m_out = below.astype(float), np.where(has, below[p] + 1.0, 0.0)  # siblings' merged
+    const = [  # the rest of a range's cost, given m
+        (per_supernode + _PER_ENTRY * m**2 - _PER_FLOP * m**3 / 3).tolist() for m in (m_in, m_out)
+    ]
+    t_in, t_out = (col + 1 + m_in).astype(np.int64), (col + 1 + m_out).astype(np.int64)
+    top = _MAX_COLUMNS + int(max(m_in.max(), m_out.max())) + 1  # t - a <= top
+    cube = _PER_FLOP / 3 * (top - np.arange(top + 1.0)) ** 3  # PF (t - a)^3 / 3 at top - t + a
+    cubes, costs, best = cube.tolist(), [0.0], np.zeros(n + 1)  # best[b]: of [0, b)
+
+    def cheapest(t, a0, a1):
+        """The least ``best[a] + PF (t - a)^3 / 3`` over ``[a0, a1)``, and the first such ``a``."""
+        if a1 - a0 == 1:
+            return costs[a0] + cubes[top - t + a0], a0
+        if a1 - a0 <= _SMALL_WINDOW:  # cheaper in Python than in numpy
+            return min((costs[a] + cubes[top - t + a], a) for a in range(a0, a1))
+        seg = best[a0:a1] + cube[top - t + a0 : top - t + a1]
+        i = int(seg.argmin())
+        return float(seg[i]), a0 + i
+
+    start = [0] * n
+    t_cur = a_cur = arg = val = 0  # for t_cur, the cheapest start in [a_cur, b - 1]: arg, val
+    lists = (t_in.tolist(), inner.tolist(), low.tolist(), t_out.tolist(), *const)
+    for b, (t, a_in, a_low, t2, c_in, c_out) in enumerate(zip(*lists, strict=True)):
+        if t == t_cur and a_in >= a_cur and arg >= a_in:  # the same costs, and b's
+            v = costs[b] + cubes[top - t + b]
+            if v < val:
+                val, arg = v, b
+        else:
+            (val, arg), t_cur, a_cur = cheapest(t, a_in, b + 1), t, a_in
+        cost, a = val + c_in, arg
+        if a_low < a_in:  # ranges from earlier siblings' subtrees
+            v, i = cheapest(t2, a_low, a_in)
+            if v + c_out <= cost:  # the lower start, as argmin over [low, b]
+                cost, a = v + c_out, i
+        costs.append(cost)
+        best[b + 1] = cost
+        start[b] = a
     starts = []
     b = n - 1
     while b >= 0:
@@ -249,31 +333,37 @@ class SparseCholesky:
             raise ValueError("n must be positive")
         lo, hi, take, where = _unique_pairs(row, col, n)
         self.n, self.n_entries = n, where.size
-        perm = _minimum_degree(lo, hi, n)
+        perm, ptr, ind = _minimum_degree(lo, hi, n)
         pinv = np.empty(n, dtype=np.int64)
         pinv[perm] = np.arange(n)
         r, c = pinv[lo], pinv[hi]
         r, c = np.maximum(r, c), np.minimum(r, c)
-        off = r > c
-        parent, struct, kids = _elimination(r[off], c[off], n)
-        # renumber in postorder (ancestors keep their order: structures stay sorted)
-        post = _postorder(parent, kids)
+        if ptr is None:
+            off = r > c
+            ptr, ind = _elimination(r[off], c[off], n)
+        parent = np.full(n, -1, dtype=np.int64)
+        has = ptr[1:] > ptr[:-1]
+        parent[has] = np.minimum.reduceat(ind, ptr[:-1][has])  # the first row below the diagonal
+        # renumber in postorder (L's columns stay where they are in ind)
+        post = _postorder(parent)
         new = np.empty(n, dtype=np.int64)
         new[post] = np.arange(n)
         parent = np.where(parent[post] >= 0, new[parent[post]], -1)
-        struct = [new[struct[j]] for j in post]
         self.perm = perm[post]
         r, c = new[r], new[c]
-        below = np.array([x.size for x in struct], dtype=np.int64)
-        self.nnz_l = int(below.sum()) + n
+        below = np.diff(ptr)[post]
+        self.nnz_l = int(ptr[-1]) + n
         fundamental = _fundamental(parent, below)
         self.n_fundamental = fundamental.size
         starts = _partition(parent, below, supernode_cost) if relax else fundamental
-        self._supernodes(starts, parent, struct)
+        self._supernodes(starts, parent, ptr[post], below, new[ind])
         self._maps(r, c, take, where)
 
-    def _supernodes(self, starts, parent, struct):
-        """Columns, rows below, parent and children of each supernode."""
+    def _supernodes(self, starts, parent, begin, below, ind):
+        """Columns, rows below, parent and children of each supernode.
+
+        Column ``j``'s rows below the diagonal are ``ind[begin[j] : begin[j] + below[j]]``.
+        """
         n = self.n
         ends = np.append(starts[1:], n)
         ns = starts.size
@@ -283,10 +373,13 @@ class SparseCholesky:
         self._k = (ends - starts).tolist()
         # rows below: those of the columns whose parent is outside the supernode
         exits = np.flatnonzero((parent < 0) | (parent >= ends[sup]))
-        self._rows = [None] * ns
-        for j, cols in enumerate(np.split(exits, np.searchsorted(sup[exits], np.arange(1, ns)))):
-            rows = [struct[x] for x in cols]
-            self._rows[j] = rows[0] if len(rows) == 1 else np.unique(np.concatenate(rows))
+        count = below[exits]
+        at = np.repeat(begin[exits] - (np.cumsum(count) - count), count) + np.arange(count.sum())
+        key = np.sort(np.repeat(sup[exits] * n, count) + ind[at])
+        distinct = np.ones(key.size, dtype=bool)
+        distinct[1:] = key[1:] != key[:-1]
+        owner, rows = np.divmod(key[distinct], n)
+        self._rows = np.split(rows, np.searchsorted(owner, np.arange(1, ns)))
         self._m = [x.size for x in self._rows]
         self._parent = [int(sup[x[0]]) if x.size else -1 for x in self._rows]
         self._kids = [[] for _ in range(ns)]
@@ -296,10 +389,11 @@ class SparseCholesky:
         k, m = np.array(self._k), np.array(self._m)
         self.factor_nnz = int(np.sum(k * (k + 1) // 2 + k * m))
         # the factor's storage: supernode j's [L11' | L21'] (k x (k + m), Fortran)
-        self._offset = np.concatenate([[0], np.cumsum(k * (k + m))]).tolist()
-        self._diag = np.concatenate(
-            [o + np.arange(kj) * (kj + 1) for o, kj in zip(self._offset[:-1], self._k, strict=True)]
-        )
+        offset = np.concatenate([[0], np.cumsum(k * (k + m))])
+        self._offset = offset.tolist()
+        # column i of supernode j: L11's diagonal at offset[j] + (i - start[j]) (k + 1)
+        step = np.repeat(k + 1, k)
+        self._diag = np.repeat(offset[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * step
 
     def _maps(self, r, c, take, where):
         """Where each value goes in its front, and the fronts' scatter/gather maps."""
@@ -308,41 +402,51 @@ class SparseCholesky:
             np.concatenate([np.arange(self._start[j], self._end[j]), self._rows[j]])
             for j in range(ns)
         ]
-        sup = np.repeat(np.arange(ns), self._k)
-        order = np.lexsort((r, c))  # pairs by column: grouped by supernode
-        bounds = np.searchsorted(sup[c[order]], np.arange(ns + 1))
+        sup = np.repeat(np.arange(ns), self._k)[c]  # each pair's supernode
+        order = np.argsort(sup, kind="stable")  # pairs grouped by supernode
+        bounds = np.searchsorted(sup[order], np.arange(ns + 1))
         self._bounds = bounds.tolist()
         self._source = take[order]  # sorted position -> entry whose value it takes
         pos = np.empty(order.size, dtype=np.intp)
         pos[order] = np.arange(order.size)
         self._result = pos[where]  # entry -> sorted position (the inverse's output)
-        # value (row i >= column j) -> [F11 | F12][j, i]: the upper triangle
-        self._assemble = []
-        for j in range(ns):
-            sel = order[bounds[j] : bounds[j + 1]]
-            at = np.searchsorted(fronts[j], r[sel])
-            self._assemble.append((c[sel] - self._start[j]) + at * self._k[j])
+        # value (row i >= column j) -> [F11 | F12][j, i]: the upper triangle, i's
+        # position in the front among the columns, or after them among the rows below
+        sup, r, c = sup[order], r[order], c[order]
+        start, k = np.array(self._start)[sup], np.array(self._k)[sup]
+        at = r - start
+        out = np.flatnonzero(at >= k)
+        m = np.array(self._m)
+        below = np.repeat(np.arange(ns) * self.n, m) + np.concatenate(self._rows)  # sorted
+        key = sup[out] * self.n + r[out]
+        i = np.searchsorted(below, key)
+        if not np.array_equal(below.take(i, mode="clip"), key):
+            raise AssertionError("a value's row is missing from its front")
+        at[out] = k[out] + i - (np.cumsum(m) - m)[sup[out]]
+        self._assemble = np.split(c - start + at * k, bounds[1:-1])
         # child -> parent: the lower triangle of the child's update (m x m) into
         # the parent's [F11 | F12] (k x s, mirrored to its upper triangle) and
         # F22 (m x m, lower), the upper triangle into a last, discarded slot;
-        # the inverse reads the same entries, both triangles
+        # the inverse reads the same entries, both triangles. Built as [b, a]
+        # for row a and column b (Fortran order flattened) of the parent's
+        # front, whose positions increase with the rows.
+        above = np.tri(max(self._m), k=-1, dtype=bool)  # [b, a]: a < b
         self._scatter, self._gather = [None] * ns, [None] * ns
         for j in range(ns):
             p = self._parent[j]
             if p < 0:
                 continue
-            kp, sp_ = self._k[p], self._k[p] + self._m[p]
+            kp, sp_, m = self._k[p], self._k[p] + self._m[p], self._m[j]
             rel = np.searchsorted(fronts[p], self._rows[j])
             if not np.array_equal(fronts[p].take(rel, mode="clip"), self._rows[j]):
                 raise AssertionError("a supernode's rows are missing from its parent's front")
-            a, b = rel[:, None], rel[None, :]  # a: row, b: column (Fortran order)
-            lo, hi = np.minimum(a, b), np.maximum(a, b)
-            in22 = lo >= kp
-            f22 = kp * sp_ + (a - kp) + (b - kp) * (sp_ - kp)
-            upper = lo + hi * kp
+            mirror = np.add.outer(rel, kp * rel)  # min(a, b) + max(a, b) kp where a >= b
+            gather = np.where(above[:m, :m], mirror.T, mirror)
+            q = np.searchsorted(rel, kp)  # rows from q on are in F22
+            np.add.outer((rel[q:] - kp) * (sp_ - kp), rel[q:] + kp * (sp_ - 1), out=gather[q:, q:])
             trash = kp * sp_ + (sp_ - kp) ** 2
-            self._gather[j] = np.where(in22, f22, upper).ravel(order="F")
-            self._scatter[j] = np.where(a < b, trash, np.where(in22, f22, upper)).ravel(order="F")
+            self._gather[j] = gather.ravel()
+            self._scatter[j] = np.where(above[:m, :m], trash, gather).ravel()
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
