@@ -307,3 +307,27 @@ def test_no_pairs_by_level_from_a_fit_that_did_not_converge(decovac, monkeypatch
         )
     assert list(a.pairs.labels) == ["mA - mB", "mA - mC", "mB - mC"]
     assert np.isnan(a.pairs.pvalue_holm).all() and np.isnan(a.pairs.estimate).all()
+
+
+def test_cells_equal_numpys_unique_rows():
+    # the cells of the fixed factors by one integer key per row, as np.unique(axis=0)
+    from vareval.data.variance import _cells
+
+    rng = np.random.default_rng(0)
+    for sizes in ([3], [2, 5], [4, 1, 3], [7, 7]):
+        codes = [rng.integers(0, s, 300) for s in sizes]
+        cells, first = _cells(codes, sizes)
+        ref, ref_first = np.unique(np.column_stack(codes), axis=0, return_index=True)
+        np.testing.assert_array_equal(cells, ref)
+        np.testing.assert_array_equal(first, ref_first)
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+def test_factor_levels_sort_the_same_for_text_and_objects(dtype):
+    # pandas' sort of one-type columns and Python's sort of objects give one order
+    from vareval.data.variance import _factor
+
+    values = ["b", "a", "1.10", "01", "NA", "é", "É", "a", "10", "9"]
+    codes, levels = _factor(pd.DataFrame({"c": pd.Series(values, dtype=dtype)}), "c", "x")
+    assert levels == sorted(set(values))
+    assert [levels[c] for c in codes] == values

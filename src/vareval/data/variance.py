@@ -285,8 +285,12 @@ def _factor(df: pd.DataFrame, col: str, role: str):
             f"{role} column {col!r} has missing values in data row(s) "
             f"{rows}; fill or remove those rows explicitly."
         )
-    levels = sorted(pd.unique(s), key=lambda v: (str(type(v)), v))
-    codes = pd.Categorical(s, categories=levels).codes.astype(np.intp)
+    if s.dtype.kind in "biuf" or isinstance(s.dtype, pd.StringDtype):
+        codes, levels = pd.factorize(s, sort=True)  # one type: sorted as Python sorts
+        codes = codes.astype(np.intp)
+    else:  # objects of maybe several types, categories: by type, then value
+        levels = sorted(pd.unique(s), key=lambda v: (str(type(v)), v))
+        codes = pd.Categorical(s, categories=levels).codes.astype(np.intp)
     return codes, list(label_text(pd.Series(levels, dtype=s.dtype), col, role))
 
 
@@ -418,6 +422,21 @@ def _hypotheses(coded, terms_list, X_t, names_t, terms_t, X, terms):
     return out
 
 
+def _cells(codes, sizes):
+    """The distinct combinations of factor codes (sorted) and a row of each.
+
+    As ``np.unique(np.column_stack(codes), axis=0, return_index=True)``, by
+    one integer key per row where the combinations fit in 62 bits (no sort of
+    rows); no factors at all make one cell.
+    """
+    if not codes:
+        return np.zeros((1, 0), dtype=int), np.zeros(1, dtype=int)
+    if np.prod(sizes, dtype=float) >= 2.0**62:
+        return np.unique(np.column_stack(codes), axis=0, return_index=True)
+    u, first = np.unique(np.ravel_multi_index(codes, sizes), return_index=True)
+    return np.column_stack(np.unravel_index(u, sizes)), first
+
+
 def _fixed_design(df, fixed, interaction, contrasts, covariate=None):
     """X with named columns, terms, hypotheses, cell-mean rows, dropped columns.
 
@@ -456,8 +475,7 @@ def _fixed_design(df, fixed, interaction, contrasts, covariate=None):
     hyp = _hypotheses(coded, terms_list, X_t, names_t, terms_t, X, terms)
     # cells: every observed combination of the fixed factors; its mean is the
     # row of X of any of its observations
-    cell_codes = np.column_stack([coded[c][0] for c in fixed] + [np.zeros(len(df), int)])
-    uniq, first = np.unique(cell_codes, axis=0, return_index=True)
+    uniq, first = _cells([coded[c][0] for c in fixed], [len(coded[c][1]) for c in fixed])
     cell_means = X[first]
     if covariate is not None:  # cells are compared at the same covariate value
         cell_means[:, terms[covariate]] = 0.0
