@@ -97,12 +97,15 @@ class SparseSchur:
         self.cp = cp
         Nrr = sp.coo_matrix(cp.N_rr)
         Nb = sp.csr_matrix(cp.N_br)
-        # pairs of non-zeros of N_br sharing a row: N_br' diag(w) N_br = M_pair @ w
-        pkey, pval, prow = row_pairs(Nb)  # symmetric: both orders are listed
+        # pairs of non-zeros of N_br sharing a row: N_br' diag(w) N_br = M_pair @ w;
+        # S is symmetric, so only its lower triangle (row >= col) is kept
+        pkey, pval, prow = row_pairs(Nb)
+        plow = pkey // r <= pkey % r
+        rlow = Nrr.col <= Nrr.row
         keys = np.concatenate(
             [
-                Nrr.col.astype(np.int64) * r + Nrr.row,
-                pkey,
+                Nrr.col[rlow].astype(np.int64) * r + Nrr.row[rlow],
+                pkey[plow],
                 np.arange(r, dtype=np.int64) * (r + 1),
             ]
         )
@@ -110,13 +113,15 @@ class SparseSchur:
         n_u = uniq.size
         self.col, self.row = np.divmod(uniq, r)
         self.is_diag = self.row == self.col
-        n1, n2 = Nrr.nnz, pkey.size
-        self.nrr = np.bincount(inv[:n1], weights=Nrr.data, minlength=n_u)
+        self.weight = np.where(self.is_diag, 1.0, 2.0)  # tr(Z M) = sum weight * Z * M
+        n1, n2 = int(rlow.sum()), int(plow.sum())
+        self.nrr = np.bincount(inv[:n1], weights=Nrr.data[rlow], minlength=n_u)
         self.pairs = sp.csr_matrix(
-            (pval, (inv[n1 : n1 + n2], prow)), shape=(n_u, Nb.shape[0])
+            (pval[plow], (inv[n1 : n1 + n2], prow[plow])), shape=(n_u, Nb.shape[0])
         )
         self.pairs.sum_duplicates()
         self.block = cp.rest_block[self.row]  # the factor of each entry's row
+        self.block_col = cp.rest_block[self.col]  # and column
         self.chol = SparseCholesky(self.row, self.col, r)
         if self.chol.factor_nnz > MAX_FACTOR_NNZ:
             raise FitError(
@@ -169,15 +174,18 @@ class SparseSchur:
     def _gradient(self, theta, factor):
         cp = self.cp
         E, lam, d = self._entries(theta)
-        Z = factor.inverse_on_pattern()  # S^-1 on the pattern; tr(S^-1 M) = sum Z * M
+        # S^-1 on the lower pattern: tr(S^-1 M) = sum weight * Z * M for symmetric M
+        Z = factor.inverse_on_pattern() * self.weight
         tb = theta[cp.big]
         out = np.empty(theta.size)
         # S = lam lam' E + I with E = N_rr - tb^2 N_br' D^-1 N_br, d(tb^2 / D)/d tb = 2 tb / D^2
         dE_b = self.pairs @ (-2.0 * tb / d**2)
         out[cp.big] = 2.0 * tb * np.sum(cp.n_b / d) + Z @ (lam[self.row] * lam[self.col] * dE_b)
-        # a rest factor scales its rows and columns: both triangles, hence twice the rows'
-        per = np.bincount(self.block, weights=Z * E * lam[self.col], minlength=len(cp.rest))
-        out[cp.rest] = 2.0 * per
+        # a rest factor scales its rows and its columns
+        ZE, m = Z * E, len(cp.rest)
+        out[cp.rest] = np.bincount(self.block, ZE * lam[self.col], minlength=m) + np.bincount(
+            self.block_col, ZE * lam[self.row], minlength=m
+        )
         return out
 
     def _grad_in_s(self, s):
