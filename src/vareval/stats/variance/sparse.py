@@ -168,7 +168,8 @@ class SparseSchur:
         if key not in self._grads:
             if len(self._grads) >= _KEPT:
                 self._grads.pop(next(iter(self._grads)))
-            self._grads[key] = self._gradient(theta, factor or self.factor(theta))
+            factor = self.factor(theta) if factor is None else factor
+            self._grads[key] = self._gradient(theta, factor)
         return self._grads[key].copy()
 
     def _gradient(self, theta, factor):
