@@ -190,3 +190,29 @@ def test_row_pairs_sum_to_the_weighted_cross_product():
         got = np.bincount(key, value * w[row], minlength=shape[1] ** 2)
         ref = (N.T @ sp.diags(w) @ N).toarray()
         np.testing.assert_allclose(got.reshape(shape[1], shape[1]), ref, rtol=1e-12)
+
+
+def test_three_factors_sparse_path_equals_dense_path(monkeypatch):
+    # two factors outside the largest: the gradient's cross terms between them and
+    # Kenward-Roger's traces (also with one variance at 0) as on the dense path
+    rng = np.random.default_rng(2)
+    n = 1500
+    a = rng.integers(0, 120, n)
+    b = (a // 10 * 7 + rng.integers(0, 14, n)) % 90
+    c = rng.integers(0, 25, n)
+    y = rng.normal(size=120)[a] * 0.3 + rng.normal(size=90)[b] * 0.5 + rng.normal(size=n)
+    codes = [a, b, c]
+    levels = [120, 90, 25]
+    X = np.column_stack([np.ones(n), np.arange(n) % 3 == 1]).astype(float)
+    dense = _Crossprods(y, X, codes, levels)
+    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
+    sparse = _Crossprods(y, X, codes, levels)
+    assert sparse.mode == "sparse-schur" and len(sparse.rest) == 2
+    for theta in ([0.4, 0.6, 0.3], [0.0, 0.6, 0.3], [0.4, 0.6, 0.0], [0.4, 0.0, 0.2]):
+        theta = np.array(theta)
+        ga = dense.evaluate(theta, grad=True)["grad"]
+        gb = sparse.evaluate(theta, grad=True)["grad"]
+        np.testing.assert_allclose(gb, ga, rtol=1e-9, atol=1e-9)
+        ta = _Schur(dense, theta).traces(n, 1.3)
+        tb = _Schur(sparse, theta).traces(n, 1.3)
+        np.testing.assert_allclose(tb, ta, rtol=1e-6, atol=1e-6 * np.abs(ta).max())
