@@ -216,3 +216,19 @@ def test_three_factors_sparse_path_equals_dense_path(monkeypatch):
         ta = _Schur(dense, theta).traces(n, 1.3)
         tb = _Schur(sparse, theta).traces(n, 1.3)
         np.testing.assert_allclose(tb, ta, rtol=1e-6, atol=1e-6 * np.abs(ta).max())
+
+
+def test_too_dense_a_crossing_is_refused_before_any_factorisation(small, monkeypatch):
+    # the factor's size is known from the pattern's analysis: past the cap the
+    # design is refused with one clear line, and no numeric factorisation runs
+    from vareval.stats.variance import sparse, supernodal
+
+    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
+    monkeypatch.setattr(sparse, "MAX_FACTOR_NNZ", 1_000)
+
+    def no_factor(*args, **kwargs):
+        raise AssertionError("a numeric factorisation ran")
+
+    monkeypatch.setattr(supernodal.SparseCholesky, "factor", no_factor)
+    with pytest.raises(FitError, match=r"cross so densely that their sparse factor would hold"):
+        _analyse(small)
