@@ -382,9 +382,10 @@ def test_block_factorisation_equals_dense():
     assert cp.blocks is not None and len(cp.blocks) == 1  # 3 blocks of 6 levels
     theta = np.array([0.7, 1.3, 0.4])
     for reml in (True, False):
-        a = cp.evaluate(theta, reml=reml, grad=True)
+        # _evaluate: evaluate() keeps its last result, which would make b a's copy
+        a = cp._evaluate(theta, reml, grad=True)
         blocks, cp.blocks = cp.blocks, None
-        b = cp.evaluate(theta, reml=reml, grad=True)
+        b = cp._evaluate(theta, reml, grad=True)
         cp.blocks = blocks
         assert a["dev"] == pytest.approx(b["dev"], rel=1e-13)
         np.testing.assert_allclose(a["grad"], b["grad"], rtol=1e-10, atol=1e-12)
@@ -414,9 +415,9 @@ def test_fast_log_det_traces_equal_full_inverse(seed):
         E = cp.schur_factor(theta, dd, lam)[1]
         np.testing.assert_allclose(E, cp.N_rr - tb * tb * cp._ndn(1.0 / dd), rtol=1e-13, atol=1e-12)
         for reml in (True, False):
-            a = cp.evaluate(theta, reml=reml, grad=True)
+            a = cp._evaluate(theta, reml, grad=True)  # not the kept last evaluation
             cp.fast_traces = False
-            b = cp.evaluate(theta, reml=reml, grad=True)
+            b = cp._evaluate(theta, reml, grad=True)
             cp.fast_traces = True
             assert a["dev"] == b["dev"]
             np.testing.assert_allclose(a["grad"], b["grad"], rtol=1e-9, atol=1e-9)
