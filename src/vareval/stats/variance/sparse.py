@@ -133,14 +133,21 @@ class SparseSchur:
         self.r = r
         self._grads = {}
         self._last = (None, None)
+        self._last_entries = (None, None)
 
     def _entries(self, theta):
-        """``E`` on the pattern, ``lambda`` per level and ``D`` at ``theta``."""
-        cp = self.cp
-        tb = theta[cp.big]
-        d = tb * tb * cp.n_b + 1.0
-        lam = np.repeat(theta[cp.rest], [cp.q[j] for j in cp.rest])
-        return self.nrr - tb * tb * (self.pairs @ (1.0 / d)), lam, d
+        """``E`` on the pattern, ``lambda`` per level and ``D`` at ``theta``.
+
+        Kept for the last ``theta``: the factor and the gradient both need them.
+        """
+        key = np.asarray(theta, dtype=float).tobytes()
+        if self._last_entries[0] != key:
+            cp = self.cp
+            tb = theta[cp.big]
+            d = tb * tb * cp.n_b + 1.0
+            lam = np.repeat(theta[cp.rest], [cp.q[j] for j in cp.rest])
+            self._last_entries = (key, (self.nrr - tb * tb * (self.pairs @ (1.0 / d)), lam, d))
+        return self._last_entries[1]
 
     def factor(self, theta):
         """The Cholesky factor of ``S`` at ``theta``.
