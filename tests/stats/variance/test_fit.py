@@ -13,6 +13,7 @@ import pytest
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats import fit_mixed, random_effect_lrt
+from vareval.stats.variance import fit as mixed
 from vareval.stats.variance.fit import _Crossprods
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "lme4"
@@ -353,7 +354,6 @@ def test_many_levels_nested_and_crossed(rng):
 
 
 def test_non_convergence_is_reported(penicillin, monkeypatch):
-    import vareval.stats.variance.fit as mixed
 
     def no_polish(cp, reml, x, f, g, counter, steps=6):
         return x, f, g, np.inf, None  # as if the Newton step were unusable
@@ -421,3 +421,96 @@ def test_fast_log_det_traces_equal_full_inverse(seed):
             cp.fast_traces = True
             assert a["dev"] == b["dev"]
             np.testing.assert_allclose(a["grad"], b["grad"], rtol=1e-9, atol=1e-9)
+
+
+def _average_information_by_p(y, X, groups, theta, reml):
+    """The average information from the dense projection ``P`` (the oracle)."""
+    n, p = X.shape
+    Z = [np.eye(g.max() + 1)[g] for g in groups]
+    V = np.eye(n) + sum(t**2 * z @ z.T for t, z in zip(theta, Z, strict=True))
+    Vi = np.linalg.inv(V)
+    P = Vi - Vi @ X @ np.linalg.solve(X.T @ Vi @ X, X.T @ Vi)
+    Py = P @ y
+    w = np.column_stack([z @ (z.T @ Py) for z in Z])  # V_j P y
+    r2, q, Q = y @ Py, w.T @ Py, w.T @ P @ w
+    nn = n - p if reml else n
+    return (2 * nn - (n - p)) * Q / r2 - nn * np.outer(q, q) / r2**2
+
+
+@pytest.mark.parametrize("reml", [True, False])
+@pytest.mark.parametrize("layout", ["one factor", "two crossed", "three crossed", "sparse"])
+def test_average_information_equals_its_formula(layout, reml, monkeypatch):
+    rng = np.random.default_rng(7)
+    n = 150
+    sizes = {"one factor": (12,), "two crossed": (15, 6), "three crossed": (15, 6, 4),
+             "sparse": (20, 18)}[layout]  # fmt: skip
+    groups = [rng.integers(0, m, n) for m in sizes]
+    for g, m in zip(groups, sizes, strict=True):
+        g[:m] = np.arange(m)  # every level present
+    X = np.column_stack([np.ones(n), rng.normal(size=n)])
+    y = X @ [1.0, 0.3] + sum(rng.normal(size=m)[g] for g, m in zip(groups, sizes, strict=True))
+    y = y + rng.normal(size=n)
+    if layout == "sparse":
+        monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
+    cp = mixed._Crossprods(y, X, groups, list(sizes))
+    assert cp.sparse == (layout == "sparse")
+    theta = np.linspace(0.6, 1.4, len(sizes))
+    got = cp.average_information(theta, cp.evaluate(theta, reml=reml, grad=True), reml)
+    want = _average_information_by_p(y, X, groups, theta, reml)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+
+
+def _designs(rng):
+    """(y, X, groups): crossed, nested, three factors, a variance near 0, ML-worthy."""
+    out = []
+    for sizes, sds in [((30, 8), (1.0, 0.5)), ((40, 12, 5), (1.0, 0.7, 0.3)),
+                       ((25, 10), (0.05, 1.0)), ((60,), (0.4,))]:  # fmt: skip
+        n = 400
+        groups = [rng.integers(0, m, n) for m in sizes]
+        y = sum(s * rng.normal(size=m)[g] for g, m, s in zip(groups, sizes, sds, strict=True))
+        out.append((y + rng.normal(size=n), np.ones((n, 1)), groups))
+    seed = np.repeat(np.arange(20), 12)  # configurations nested in seeds
+    config = seed * 3 + np.tile(np.arange(3), 80)
+    y = rng.normal(size=20)[seed] + 0.5 * rng.normal(size=60)[config] + rng.normal(size=240)
+    out.append((y, np.ones((240, 1)), [seed, config]))
+    return out
+
+
+@pytest.mark.parametrize("reml", [True, False])
+def test_average_information_newton_finds_the_bounded_optimum(reml, monkeypatch):
+    """The Newton path and L-BFGS-B (forced) reach the same optimum, in fewer evaluations."""
+    for y, X, groups in _designs(np.random.default_rng(3)):
+        newton = fit_mixed(y, X, groups, reml=reml)
+        with monkeypatch.context() as m:
+            m.setattr(mixed, "_ai_newton", lambda *a, **k: None)
+            bounded = fit_mixed(y, X, groups, reml=reml)
+        assert newton.converged and bounded.converged
+        assert newton.criterion == pytest.approx(bounded.criterion, rel=1e-12, abs=1e-9)
+        np.testing.assert_allclose(newton.theta, bounded.theta, rtol=1e-6, atol=1e-7)
+        assert newton.n_evaluations <= bounded.n_evaluations
+
+
+def test_average_information_newton_leaves_a_zero_variance_to_the_bound(monkeypatch):
+    """A variance whose optimum is 0: the Newton path gives up, L-BFGS-B finds the 0."""
+    rng = np.random.default_rng(5)
+    n = 300
+    g1, g2 = rng.integers(0, 30, n), rng.integers(0, 10, n)
+    y = rng.normal(size=30)[g1] + rng.normal(size=n)  # g2 has no variance
+    cp = mixed._Crossprods(y, np.ones((n, 1)), [g1, g2], [30, 10])
+    counter = [0]
+    theta0 = mixed._optimise(cp, True)[0]
+    if theta0[1] == 0:  # an optimum on the bound: Newton cannot end there
+        assert mixed._ai_newton(cp, True, np.ones(2), counter) is None
+    calls = []
+    real = mixed._ai_newton
+
+    def spy(*a, **k):
+        calls.append(real(*a, **k))
+        return calls[-1]
+
+    monkeypatch.setattr(mixed, "_ai_newton", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        f = fit_mixed(y, np.ones((n, 1)), [g1, g2])
+    assert calls and f.converged
+    assert (calls[0] is None) == (f.theta[1] < 1e-3)

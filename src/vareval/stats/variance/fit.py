@@ -39,6 +39,7 @@ from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
+_AI_FLOOR = 1e-3  # a theta below this on the Newton path: the bound may be the optimum
 _LOG2PI = np.log(2.0 * np.pi)
 # levels of all factors but the largest above which their Schur complement is a
 # sparse matrix (mixed_sparse) rather than a dense one
@@ -375,14 +376,13 @@ class _Crossprods:
                 cS, E = self.schur_factor(theta, d, lam)
                 logdetA += cS.logdet
                 V_r = lam[:, None] * self.ZtXy_r
-                t = V_b / d[:, None]
-                rhs = V_r - lam[:, None] * (tb * (self.N_brT @ t))
-                W_r = cS.solve(rhs)
-                W_b = (V_b - tb * (self.N_br @ (lam[:, None] * W_r))) / d[:, None]
+                W_b, W_r = self._solve_a(cS, V_b, V_r, tb, d, lam)
                 Q = V_b.T @ W_b + V_r.T @ W_r
+                out.update(factor=cS, lam=lam)
             else:
                 W_b = V_b / d[:, None]
                 Q = V_b.T @ W_b
+            out["d"] = d
         M = self.XyXy - Q
         M = 0.5 * (M + M.T)
         try:
@@ -447,7 +447,7 @@ class _Crossprods:
 
         def _terms(j, H, th):
             G = H[:, :p]
-            gv = H[:, p]
+            gv = H[:, p]  # Z_j' V^-1 (y - X beta)
             GR = G @ RXi
             dRX[j] = -2.0 * th * float(np.sum(GR * GR))
             dr2[j] = -2.0 * th * float(gv @ gv)
@@ -475,9 +475,64 @@ class _Crossprods:
         g = dA + dr2 * nn / r2
         if reml:
             g = g + dRX
-        out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG)
+        out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG, zr_b=H_b[:, p])
+        if self.r:
+            out["zr_r"] = H_r[:, p]
         out["grad"] = g
         return out
+
+    def _solve_a(self, cS, V_b, V_r, tb, d, lam):
+        """``A^-1 [V_b; V_r]`` by the Schur complement (``cS`` its factor)."""
+        t = V_b / d[:, None]
+        W_r = cS.solve(V_r - lam[:, None] * (tb * (self.N_brT @ t)))
+        return (V_b - tb * (self.N_br @ (lam[:, None] * W_r))) / d[:, None], W_r
+
+    def average_information(self, theta, ev, reml=True):
+        """The average-information approximation of the deviance's Hessian in ``s = theta^2``.
+
+        ``ev`` is the evaluation at ``theta`` with its gradient. With
+        ``P = V^-1 - V^-1 X (X' V^-1 X)^-1 X' V^-1`` (``V`` relative to
+        ``sigma^2``), ``r^2 = y'Py``, ``q_j = y'P V_j P y`` and
+        ``Q_ij = y'P V_i P V_j P y`` (``V_j = Z_j Z_j'``), the exact Hessian has
+        ``-tr(P V_i P V_j)``, whose expectation ``Q_ij (n - p) / r^2`` replaces it
+        (Gilmour, Thompson & Cullis 1995): what is left needs only solves,
+        ``nn (Q / r^2 - q q' / r^4)`` for REML (``nn = n - p``), positive
+        semi-definite. ``P V_j P y`` is ``P w_j`` with ``w_j = Z_j g_j`` and
+        ``g_j = Z_j' P y`` from the gradient, so ``Z' w_j``, ``X' w_j`` and
+        ``w_i' w_j`` come from the cross-products.
+        """
+        p, k, b = self.p, self.k, self.big
+        tb, d = theta[b], ev["d"]
+        Xb = self.ZtXy_b[:, :p]
+        G_b = np.zeros((self.q[b], k))  # column j: g_j on factor j's levels
+        G_b[:, b] = ev["zr_b"]
+        if self.r:
+            lam = ev["lam"]
+            G_r = np.zeros((self.r, k))
+            for i, j in enumerate(self.rest):
+                sl = slice(self.rest_offsets[i], self.rest_offsets[i + 1])
+                G_r[sl, j] = ev["zr_r"][sl]
+            ZW_b = self.n_b[:, None] * G_b + self.N_br @ G_r  # Z_b' w_j
+            ZW_r = self.N_brT @ G_b + self.N_rr @ G_r
+            V_b, V_r = tb * ZW_b, lam[:, None] * ZW_r
+            M_b, M_r = self._solve_a(ev["factor"], V_b, V_r, tb, d, lam)
+            WW = G_b.T @ ZW_b + G_r.T @ ZW_r - V_b.T @ M_b - V_r.T @ M_r  # w' V^-1 w
+            XW = Xb.T @ G_b + self.ZtXy_r[:, :p].T @ G_r  # X' V^-1 w next
+            XW -= tb * (Xb.T @ M_b) + (lam[:, None] * self.ZtXy_r[:, :p]).T @ M_r
+            q = np.sum(G_b**2, axis=0) + np.sum(G_r**2, axis=0)
+        else:
+            ZW_b = self.n_b[:, None] * G_b
+            M_b = tb * ZW_b / d[:, None]
+            WW = G_b.T @ ZW_b - tb * (ZW_b.T @ M_b)
+            XW = Xb.T @ G_b - tb * (Xb.T @ M_b)
+            q = np.sum(G_b**2, axis=0)
+        T = ev["RXi"].T @ XW
+        Q = WW - T.T @ T
+        r2 = ev["r2"]
+        nn = self.n - p if reml else self.n
+        # -tr(P V_i P V_j) ~ -Q (n - p) / r^2; the rest is exact
+        H = (2 * nn - (self.n - p)) * Q / r2 - nn * np.outer(q, q) / r2**2
+        return 0.5 * (H + H.T)
 
     def _log_det_traces(self, cS, E, lam, d, tb):
         """``tr(S^-1 Lambda F Lambda)``, ``F = N_br' D^-2 N_br``, and ``(S^-1 Lambda E)_ll``.
@@ -812,7 +867,13 @@ def _shares(variance, codes, n_levels):
 
 
 def _optimise(cp, reml, start=None):
-    """Minimise the profiled deviance over theta >= 0 with L-BFGS-B."""
+    """Minimise the profiled deviance over ``theta >= 0``.
+
+    Average-information Newton steps (:func:`_ai_newton`) find an interior
+    optimum; when a ``theta_j`` heads for 0, L-BFGS-B from ``x0`` with the
+    bound, and a probe of each zero coordinate. The Newton polish follows
+    either.
+    """
     import scipy.optimize as sopt
 
     k = cp.k
@@ -826,6 +887,11 @@ def _optimise(cp, reml, start=None):
         return ev["dev"], ev["grad"]
 
     x0 = np.ones(k) if start is None else np.asarray(start, float)
+    found = _ai_newton(cp, reml, x0, counter)
+    if found is not None:  # an interior optimum: no bound to probe
+        x, ev = found
+        best = sopt.OptimizeResult(x=x, fun=ev["dev"], jac=ev["grad"], message="converged")
+        return _finish(cp, reml, best, counter)
     # moderate tolerances: the Newton polish below supplies the last digits
     opts = {"ftol": 1e-10, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
     res = sopt.minimize(
@@ -863,6 +929,11 @@ def _optimise(cp, reml, start=None):
             best = res2
         else:
             break
+    return _finish(cp, reml, best, counter)
+
+
+def _finish(cp, reml, best, counter):
+    """The Newton polish and the zero snap after the optimiser's ``best``."""
     x, f, g, scaled, jac = _newton_polish(
         cp, reml, np.asarray(best.x), float(best.fun), np.asarray(best.jac), counter
     )
@@ -874,6 +945,56 @@ def _optimise(cp, reml, start=None):
     # coordinates.
     converged = bool(scaled < 1e-4)
     return x, converged, msg, counter[0], jac
+
+
+def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
+    """Newton steps in ``theta`` with the average-information Hessian, from ``x0 > 0``.
+
+    The Hessian in ``theta`` is ``4 theta theta' * H_s + 2 diag(g_s)`` with
+    ``H_s`` from :meth:`_Crossprods.average_information` and ``g_s`` the
+    gradient in ``s = theta^2``; a step that raises the deviance is halved.
+    It converges in a few steps to an interior optimum (near one, ``H_s`` is
+    close to the exact Hessian), against L-BFGS-B's many from a curvature it
+    has to learn. Returns ``(theta, evaluation)`` once a step is below ``tol``
+    relative to ``theta``, or None when a ``theta_j`` heads for its bound 0
+    (or the steps fail): L-BFGS-B, which handles the bound, takes over.
+    """
+    x = np.asarray(x0, dtype=float).copy()
+    if x.size == 0 or np.any(x < _AI_FLOOR):
+        return None
+    ev = cp.evaluate(x, reml=reml, grad=True)
+    counter[0] += 1
+    for _ in range(max_iter):
+        g = ev["grad"]
+        curv = 4.0 * np.outer(x, x) * cp.average_information(x, ev, reml)
+        H = curv + np.diag(g / x)  # 2 diag(g_s) with g_s = g / (2 theta)
+        if np.any(np.linalg.eigvalsh(H) <= 0):
+            H = curv  # positive definite (H_s is) while theta > 0
+        try:
+            step = -np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(step)):
+            return None
+        if np.max(np.abs(step) / x) < tol:
+            return x, ev
+        t, down = 1.0, step < 0
+        if np.any(down):  # at most 90 % of the way to 0 in one step
+            t = min(1.0, 0.9 * float(np.min(x[down] / -step[down])))
+        f = ev["dev"]
+        for _ in range(8):
+            xn = x + t * step
+            en = cp.evaluate(xn, reml=reml, grad=True)
+            counter[0] += 1
+            if en["dev"] <= f + 1e-10 * max(1.0, abs(f)):
+                break
+            t /= 2
+        else:
+            return None
+        x, ev = xn, en
+        if np.any(x < _AI_FLOOR):
+            return None
+    return None
 
 
 def _snap_zero(cp, reml, x, f):
