@@ -426,7 +426,7 @@ def test_fast_log_det_traces_equal_full_inverse(seed):
 def _average_information_by_p(y, X, groups, theta, reml):
     """The average information from the dense projection ``P`` (the oracle)."""
     n, p = X.shape
-    Z = [np.eye(g.max() + 1)[g] for g in groups]
+    Z = [np.eye(g.max() + 2)[g][:, :-1] for g in groups]  # code -1: a row of zeros
     V = np.eye(n) + sum(t**2 * z @ z.T for t, z in zip(theta, Z, strict=True))
     Vi = np.linalg.inv(V)
     P = Vi - Vi @ X @ np.linalg.solve(X.T @ Vi @ X, X.T @ Vi)
@@ -438,24 +438,31 @@ def _average_information_by_p(y, X, groups, theta, reml):
 
 
 @pytest.mark.parametrize("reml", [True, False])
-@pytest.mark.parametrize("layout", ["one factor", "two crossed", "three crossed", "sparse"])
+@pytest.mark.parametrize(
+    "layout", ["one factor", "two crossed", "three crossed", "sparse", "rows outside"]
+)
 def test_average_information_equals_its_formula(layout, reml, monkeypatch):
     rng = np.random.default_rng(7)
     n = 150
     sizes = {"one factor": (12,), "two crossed": (15, 6), "three crossed": (15, 6, 4),
-             "sparse": (20, 18)}[layout]  # fmt: skip
+             "sparse": (20, 18), "rows outside": (15, 6, 6)}[layout]  # fmt: skip
     groups = [rng.integers(0, m, n) for m in sizes]
     for g, m in zip(groups, sizes, strict=True):
         g[:m] = np.arange(m)  # every level present
+    if layout == "rows outside":  # a variance per group: each row in one of the last two
+        groups[2][groups[1] < 3] = -1
+        groups[1][groups[2] >= 0] = -1
     X = np.column_stack([np.ones(n), rng.normal(size=n)])
-    y = X @ [1.0, 0.3] + sum(rng.normal(size=m)[g] for g, m in zip(groups, sizes, strict=True))
+    y = X @ [1.0, 0.3] + sum(
+        np.append(rng.normal(size=m), 0.0)[g] for g, m in zip(groups, sizes, strict=True)
+    )
     y = y + rng.normal(size=n)
     if layout == "sparse":
         monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
     cp = mixed._Crossprods(y, X, groups, list(sizes))
     assert cp.sparse == (layout == "sparse")
     theta = np.linspace(0.6, 1.4, len(sizes))
-    got = cp.average_information(theta, cp.evaluate(theta, reml=reml, grad=True), reml)
+    got = cp.evaluate(theta, reml=reml, information=True)["information"]
     want = _average_information_by_p(y, X, groups, theta, reml)
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
 

@@ -345,21 +345,25 @@ class _Crossprods:
         return (self.N_brT @ self.N_br.multiply(w[:, None]).tocsr()).toarray()
 
     # -- one evaluation ----------------------------------------------------
-    def evaluate(self, theta, reml=True, grad=False, gram=False):
+    def evaluate(self, theta, reml=True, grad=False, gram=False, information=False):
         """Profiled deviance at ``theta`` and the pieces the fit needs.
 
-        With the gradient comes ``gram`` (``G_j'G_j``, cheap). The last
-        evaluation is kept: the fit's final one, and the tests' first, repeat
-        the optimiser's last point.
+        With the gradient comes ``gram`` (``G_j'G_j``, cheap); ``information``
+        adds the gradient and :meth:`average_information` (``"information"``).
+        The last evaluation is kept: the fit's final one, and the tests' first,
+        repeat the optimiser's last point.
         """
         theta = np.asarray(theta, dtype=float)
         key = (theta.tobytes(), bool(reml))
         last_key, last = self._last
-        if last_key != key or ((grad or gram) and "grad" not in last):
-            self._last = (key, self._evaluate(theta, reml, grad or gram))
+        grad = grad or gram or information
+        if last_key != key or (grad and "grad" not in last) or (
+            information and "information" not in last
+        ):
+            self._last = (key, self._evaluate(theta, reml, grad, information))
         return self._last[1]
 
-    def _evaluate(self, theta, reml, grad):
+    def _evaluate(self, theta, reml, grad, information=False):
         n, p = self.n, self.p
         out = {}
         if self.k == 0:
@@ -378,11 +382,9 @@ class _Crossprods:
                 V_r = lam[:, None] * self.ZtXy_r
                 W_b, W_r = self._solve_a(cS, V_b, V_r, tb, d, lam)
                 Q = V_b.T @ W_b + V_r.T @ W_r
-                out.update(factor=cS, lam=lam)
             else:
                 W_b = V_b / d[:, None]
                 Q = V_b.T @ W_b
-            out["d"] = d
         M = self.XyXy - Q
         M = 0.5 * (M + M.T)
         try:
@@ -475,9 +477,10 @@ class _Crossprods:
         g = dA + dr2 * nn / r2
         if reml:
             g = g + dRX
-        out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG, zr_b=H_b[:, p])
-        if self.r:
-            out["zr_r"] = H_r[:, p]
+        out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG)
+        if information:  # while the factor is at hand (kept in no result)
+            rest = (H_r[:, p], cS) if self.r else (None, None)
+            out["information"] = self._average_information(theta, out, H_b[:, p], *rest, reml)
         out["grad"] = g
         return out
 
@@ -487,10 +490,12 @@ class _Crossprods:
         W_r = cS.solve(V_r - lam[:, None] * (tb * (self.N_brT @ t)))
         return (V_b - tb * (self.N_br @ (lam[:, None] * W_r))) / d[:, None], W_r
 
-    def average_information(self, theta, ev, reml=True):
+    def _average_information(self, theta, ev, zr_b, zr_r, cS, reml):
         """The average-information approximation of the deviance's Hessian in ``s = theta^2``.
 
-        ``ev`` is the evaluation at ``theta`` with its gradient. With
+        ``ev`` is the evaluation at ``theta``, ``zr_b`` and ``zr_r`` the vectors
+        ``Z_j' V^-1 (y - X beta)`` of the largest factor and of the others
+        (stacked), ``cS`` the Schur complement's factor. With
         ``P = V^-1 - V^-1 X (X' V^-1 X)^-1 X' V^-1`` (``V`` relative to
         ``sigma^2``), ``r^2 = y'Py``, ``q_j = y'P V_j P y`` and
         ``Q_ij = y'P V_i P V_j P y`` (``V_j = Z_j Z_j'``), the exact Hessian has
@@ -502,20 +507,21 @@ class _Crossprods:
         ``w_i' w_j`` come from the cross-products.
         """
         p, k, b = self.p, self.k, self.big
-        tb, d = theta[b], ev["d"]
+        tb = theta[b]
+        d = tb * tb * self.n_b + 1.0
         Xb = self.ZtXy_b[:, :p]
         G_b = np.zeros((self.q[b], k))  # column j: g_j on factor j's levels
-        G_b[:, b] = ev["zr_b"]
+        G_b[:, b] = zr_b
         if self.r:
-            lam = ev["lam"]
+            lam = np.repeat(theta[self.rest], [self.q[j] for j in self.rest])
             G_r = np.zeros((self.r, k))
             for i, j in enumerate(self.rest):
                 sl = slice(self.rest_offsets[i], self.rest_offsets[i + 1])
-                G_r[sl, j] = ev["zr_r"][sl]
+                G_r[sl, j] = zr_r[sl]
             ZW_b = self.n_b[:, None] * G_b + self.N_br @ G_r  # Z_b' w_j
             ZW_r = self.N_brT @ G_b + self.N_rr @ G_r
             V_b, V_r = tb * ZW_b, lam[:, None] * ZW_r
-            M_b, M_r = self._solve_a(ev["factor"], V_b, V_r, tb, d, lam)
+            M_b, M_r = self._solve_a(cS, V_b, V_r, tb, d, lam)
             WW = G_b.T @ ZW_b + G_r.T @ ZW_r - V_b.T @ M_b - V_r.T @ M_r  # w' V^-1 w
             XW = Xb.T @ G_b + self.ZtXy_r[:, :p].T @ G_r  # X' V^-1 w next
             XW -= tb * (Xb.T @ M_b) + (lam[:, None] * self.ZtXy_r[:, :p]).T @ M_r
@@ -951,7 +957,7 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
     """Newton steps in ``theta`` with the average-information Hessian, from ``x0 > 0``.
 
     The Hessian in ``theta`` is ``4 theta theta' * H_s + 2 diag(g_s)`` with
-    ``H_s`` from :meth:`_Crossprods.average_information` and ``g_s`` the
+    ``H_s`` from :meth:`_Crossprods._average_information` and ``g_s`` the
     gradient in ``s = theta^2``; a step that raises the deviance is halved.
     It converges in a few steps to an interior optimum (near one, ``H_s`` is
     close to the exact Hessian), against L-BFGS-B's many from a curvature it
@@ -962,11 +968,11 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
     x = np.asarray(x0, dtype=float).copy()
     if x.size == 0 or np.any(x < _AI_FLOOR):
         return None
-    ev = cp.evaluate(x, reml=reml, grad=True)
+    ev = cp.evaluate(x, reml=reml, information=True)
     counter[0] += 1
     for _ in range(max_iter):
         g = ev["grad"]
-        curv = 4.0 * np.outer(x, x) * cp.average_information(x, ev, reml)
+        curv = 4.0 * np.outer(x, x) * ev["information"]
         H = curv + np.diag(g / x)  # 2 diag(g_s) with g_s = g / (2 theta)
         if np.any(np.linalg.eigvalsh(H) <= 0):
             H = curv  # positive definite (H_s is) while theta > 0
@@ -981,10 +987,10 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
         t, down = 1.0, step < 0
         if np.any(down):  # at most 90 % of the way to 0 in one step
             t = min(1.0, 0.9 * float(np.min(x[down] / -step[down])))
-        f = ev["dev"]
+        f, ev = ev["dev"], None  # its arrays freed before the next evaluation's
         for _ in range(8):
             xn = x + t * step
-            en = cp.evaluate(xn, reml=reml, grad=True)
+            en = cp.evaluate(xn, reml=reml, information=True)
             counter[0] += 1
             if en["dev"] <= f + 1e-10 * max(1.0, abs(f)):
                 break
