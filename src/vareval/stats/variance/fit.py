@@ -22,6 +22,9 @@ References
 ----------
 Bates, D., Maechler, M., Bolker, B. and Walker, S. (2015). Fitting linear
 mixed-effects models using lme4. *Journal of Statistical Software* 67(1).
+Gilmour, A. R., Thompson, R. and Cullis, B. R. (1995). Average information REML:
+an efficient algorithm for variance parameter estimation in linear mixed
+models. *Biometrics* 51(4), 1440-1450.
 """
 
 from __future__ import annotations

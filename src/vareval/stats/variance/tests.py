@@ -698,11 +698,10 @@ class _KenwardRoger:
         P.append(-inner(a0, c0, a0, c0))
         a1, c1 = apply_S(a0, c0)  # S S X
         ZSSX = zt(a1, c1)
-        ZSZO = []
+        a = np.zeros((q, k * p))  # Z_j Z_j' S X for every j: one solve
         for j in range(k):
-            a = np.zeros((q, p))
-            a[sl[j]] = ZSX[sl[j]]
-            ZSZO.append(zt(*apply_S(a, np.zeros((p, p)))))
+            a[sl[j], j * p : (j + 1) * p] = ZSX[sl[j]]
+        ZSZO = np.split(zt(*apply_S(a, np.zeros((p, k * p)))), k, axis=1)
         Q = {}
         for i in range(k):
             for j in range(i, k):
