@@ -259,3 +259,4 @@ def test_uniform_integers_repeat_with_the_same_generator_state():
     draw = lambda seed: rs.uniform_integers(np.random.default_rng(seed), 3 << 30, 5_000)  # noqa: E731
     np.testing.assert_array_equal(draw(11), draw(11))
     assert not np.array_equal(draw(11), draw(12))
+    assert rs.uniform_integers(np.random.default_rng(0), 3571, 0).shape == (0,)

@@ -597,9 +597,10 @@ def choose_path(types: PairedTypes, method: str = "auto") -> str:
 
 
 # A multinomial category costs numpy about as much as drawing this many item
-# indices (one binomial per type per resample), so with many types the rare
-# ones are cheaper to resample by item index.
-HEAVY_TYPE = 12
+# indices (one binomial per type per resample, ~150 ns, against ~4 ns an item:
+# the draw, its type and its count), so with many types the rarer ones are
+# cheaper to resample by item index.
+HEAVY_TYPE = 40
 
 
 def _bootstrap_path(types: PairedTypes, method: str) -> str:
@@ -654,9 +655,10 @@ def uniform_integers(rng, high: int, size: int) -> np.ndarray:
     x = np.multiply(bits.random_raw((size + 1) // 2).view(np.uint32)[:size], high,
                     dtype=np.int64)
     low = (1 << 32) % high
-    if low:
-        rejected = x.view(np.uint32)[0 if np.little_endian else 1 :: 2] < low
-        bad = np.flatnonzero(rejected) if rejected.any() else rejected[:0]
+    if low and size:
+        low_words = x.view(np.uint32)[0 if np.little_endian else 1 :: 2]
+        # a rejection is rare (high / 2**32 a draw): a minimum finds out cheaper than a mask
+        bad = np.flatnonzero(low_words < low) if low_words.min() < low else low_words[:0]
         while bad.size:
             x[bad] = rng.integers(0, 1 << 32, size=bad.size) * high
             bad = bad[(x[bad] & 0xFFFFFFFF) < low]
