@@ -899,7 +899,9 @@ def _optimise(cp, reml, start=None):
     found = _ai_newton(cp, reml, x0, counter)
     if found is not None:  # an interior optimum: no bound to probe
         x, ev = found
-        best = sopt.OptimizeResult(x=x, fun=ev["dev"], jac=ev["grad"], message="converged")
+        best = sopt.OptimizeResult(
+            x=x, fun=ev["dev"], jac=ev["grad"], message="Newton steps with the average information"
+        )
         return _finish(cp, reml, best, counter)
     # moderate tolerances: the Newton polish below supplies the last digits
     opts = {"ftol": 1e-10, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
