@@ -352,7 +352,7 @@ class _Crossprods:
         """Profiled deviance at ``theta`` and the pieces the fit needs.
 
         With the gradient comes ``gram`` (``G_j'G_j``, cheap); ``information``
-        adds the gradient and :meth:`average_information` (``"information"``).
+        adds the gradient and :meth:`_average_information` (``"information"``).
         The last evaluation is kept: the fit's final one, and the tests' first,
         repeat the optimiser's last point.
         """
@@ -482,8 +482,8 @@ class _Crossprods:
             g = g + dRX
         out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG)
         if information:  # while the factor is at hand (kept in no result)
-            rest = (H_r[:, p], cS) if self.r else (None, None)
-            out["information"] = self._average_information(theta, out, H_b[:, p], *rest, reml)
+            others = (H_r[:, p], cS) if self.r else (None, None)
+            out["information"] = self._average_information(theta, out, H_b[:, p], *others, reml)
         out["grad"] = g
         return out
 
