@@ -530,6 +530,7 @@ class CholeskyFactor:
 
     def __init__(self, symbolic, storage, views):
         self._sym, self._storage, self._views = symbolic, storage, views
+        self._rinv = None
         self.logdet = 2.0 * float(np.sum(np.log(storage[symbolic._diag])))
         if not np.isfinite(self.logdet):
             raise np.linalg.LinAlgError("the matrix is not positive definite")
@@ -545,22 +546,32 @@ class CholeskyFactor:
             return x.reshape(rhs.shape)
         start, end, below = sym._start, sym._end, sym._rows
         flat, xf = sym._flat_rows(x.shape[1]), x.reshape(-1)
-        trsm = blas.dtrsm
-        # each block's rows, transposed, are a Fortran array: solved in place
-        for j, (R, W) in enumerate(self._views):  # L y = b
+        rinv = self._block_inverses()
+        for j, (_, W) in enumerate(self._views):  # L y = b
             xj = x[start[j] : end[j]]
-            trsm(1.0, R, xj.T, side=1, lower=0, overwrite_b=1)  # y_J' = b_J' L11^-T
+            xj[...] = rinv[j].T @ xj  # y_J = L11^-1 b_J
             if W.shape[1]:
                 np.subtract.at(xf, flat[j], (W.T @ xj).ravel())  # b_I -= L21 y_J
         for j in range(sym.n_supernodes - 1, -1, -1):  # L' x = y
-            R, W = self._views[j]
+            W = self._views[j][1]
             xj = x[start[j] : end[j]]
             if W.shape[1]:
                 xj -= W @ x.take(below[j], axis=0)
-            trsm(1.0, R, xj.T, side=1, lower=0, trans_a=1, overwrite_b=1)
+            xj[...] = rinv[j] @ xj
         out = np.empty_like(x)
         out[sym.perm] = x
         return out.reshape(rhs.shape)
+
+    def _block_inverses(self):
+        """``R^-1 = L11^-T`` of each supernode, once: a product is cheaper than a solve.
+
+        Each is a small triangular inverse of a block of a positive definite
+        factor, so the products lose no more than ``dtrsm`` would.
+        """
+        if self._rinv is None:
+            trtri = lapack.dtrtri
+            self._rinv = [trtri(R, lower=0)[0] for R, _ in self._views]
+        return self._rinv
 
     def inverse_on_pattern(self):
         """The entries of ``S^-1`` on the pattern, one per entry given to the constructor.
@@ -572,17 +583,16 @@ class CholeskyFactor:
         sym = self._sym
         fronts = [None] * sym.n_supernodes
         out = np.empty(sym._source.size)
-        trtri, trmm = lapack.dtrtri, blas.dtrmm
+        trmm, rinv = blas.dtrmm, self._block_inverses()
         for j in range(sym.n_supernodes - 1, -1, -1):
-            R, W = self._views[j]
+            W = self._views[j][1]
             k, m = W.shape
             ks = k * (k + m)
             buf = np.empty(ks + m * m)  # [Z_JJ | Z_IJ'] (k x s, Fortran), Z_II
             Z = buf[:ks].reshape((k, k + m), order="F")
             G = np.empty((k, k + m), order="F")
             Ri = G[:, :k]
-            Ri[...] = R  # its lower triangle is zero
-            trtri(Ri, lower=0, overwrite_c=1)
+            Ri[...] = rinv[j]
             if m:
                 p = sym._parent[j]
                 Zii = buf[ks:].reshape((m, m), order="F")
