@@ -29,6 +29,10 @@ same pattern, and the gradient of ``log|S|`` needs ``tr(S^-1 dS)``, i.e.
   ``Z_JJ = (L11 L11')^-1 - Y' Z_IJ`` with ``Y = L21 L11^-1``; ``Z_II`` lies in
   the parent's front (the rows of ``J`` are among the parent's), so ``Z`` is
   only ever formed on the fronts, which cover the pattern of ``L``.
+- The inverses of the diagonal blocks ``L11^-1`` are formed once per factor
+  (the selected inverse needs them); :meth:`CholeskyFactor.solve` multiplies
+  by them rather than calling ``dtrsm`` per supernode, whose wrapper costs more
+  than the product at these sizes.
 
 Fronts are stored transposed, ``[F11 | F12]`` as a ``k x (k + m)``
 Fortran-ordered block (its upper triangle meaningful) followed by the
