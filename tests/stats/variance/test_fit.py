@@ -439,16 +439,19 @@ def _average_information_by_p(y, X, groups, theta, reml):
 
 @pytest.mark.parametrize("reml", [True, False])
 @pytest.mark.parametrize(
-    "layout", ["one factor", "two crossed", "three crossed", "sparse", "rows outside"]
+    "layout", ["one factor", "two crossed", "three crossed", "sparse", "rows outside", "nested"]
 )
 def test_average_information_equals_its_formula(layout, reml, monkeypatch):
     rng = np.random.default_rng(7)
     n = 150
     sizes = {"one factor": (12,), "two crossed": (15, 6), "three crossed": (15, 6, 4),
-             "sparse": (20, 18), "rows outside": (15, 6, 6)}[layout]  # fmt: skip
+             "sparse": (20, 18), "rows outside": (15, 6, 6),
+             "nested": (30, 10)}[layout]  # fmt: skip
     groups = [rng.integers(0, m, n) for m in sizes]
     for g, m in zip(groups, sizes, strict=True):
         g[:m] = np.arange(m)  # every level present
+    if layout == "nested":  # three configurations in each seed: a block-diagonal Schur
+        groups[1] = groups[0] // 3
     if layout == "rows outside":  # a variance per group: each row in one of the last two
         groups[2][groups[1] < 3] = -1
         groups[1][groups[2] >= 0] = -1
@@ -461,6 +464,7 @@ def test_average_information_equals_its_formula(layout, reml, monkeypatch):
         monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
     cp = mixed._Crossprods(y, X, groups, list(sizes))
     assert cp.sparse == (layout == "sparse")
+    assert cp.blocks is not None or layout != "nested"  # the block factor's solves too
     theta = np.linspace(0.6, 1.4, len(sizes))
     got = cp.evaluate(theta, reml=reml, information=True)["information"]
     want = _average_information_by_p(y, X, groups, theta, reml)
