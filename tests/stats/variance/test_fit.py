@@ -354,7 +354,6 @@ def test_many_levels_nested_and_crossed(rng):
 
 
 def test_non_convergence_is_reported(penicillin, monkeypatch):
-
     def no_polish(cp, reml, x, f, g, counter, steps=6):
         return x, f, g, np.inf, None  # as if the Newton step were unusable
 
@@ -508,10 +507,8 @@ def test_average_information_newton_leaves_a_zero_variance_to_the_bound(monkeypa
     g1, g2 = rng.integers(0, 30, n), rng.integers(0, 10, n)
     y = rng.normal(size=30)[g1] + rng.normal(size=n)  # g2 has no variance
     cp = mixed._Crossprods(y, np.ones((n, 1)), [g1, g2], [30, 10])
-    counter = [0]
-    theta0 = mixed._optimise(cp, True)[0]
-    if theta0[1] == 0:  # an optimum on the bound: Newton cannot end there
-        assert mixed._ai_newton(cp, True, np.ones(2), counter) is None
+    assert mixed._optimise(cp, True)[0][1] == 0  # an optimum on the bound
+    assert mixed._ai_newton(cp, True, np.ones(2), [0]) is None  # Newton cannot end there
     calls = []
     real = mixed._ai_newton
 

@@ -482,8 +482,8 @@ class _Crossprods:
             g = g + dRX
         out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG)
         if information:  # while the factor is at hand (kept in no result)
-            others = (H_r[:, p], cS) if self.r else (None, None)
-            out["information"] = self._average_information(theta, out, H_b[:, p], *others, reml)
+            others = (lam, cS, H_r[:, p]) if self.r else (None, None, None)
+            out["information"] = self._average_information(out, tb, d, H_b[:, p], *others, reml)
         out["grad"] = g
         return out
 
@@ -493,12 +493,13 @@ class _Crossprods:
         W_r = cS.solve(V_r - lam[:, None] * (tb * (self.N_brT @ t)))
         return (V_b - tb * (self.N_br @ (lam[:, None] * W_r))) / d[:, None], W_r
 
-    def _average_information(self, theta, ev, zr_b, zr_r, cS, reml):
+    def _average_information(self, ev, tb, d, zr_b, lam, cS, zr_r, reml):
         """The average-information approximation of the deviance's Hessian in ``s = theta^2``.
 
-        ``ev`` is the evaluation at ``theta``, ``zr_b`` and ``zr_r`` the vectors
-        ``Z_j' V^-1 (y - X beta)`` of the largest factor and of the others
-        (stacked), ``cS`` the Schur complement's factor. With
+        From the evaluation ``ev`` at ``theta`` and what it formed: ``tb``,
+        ``D`` (``d``), ``Lambda_r`` (``lam``), the Schur complement's factor
+        ``cS`` and ``Z_j' V^-1 (y - X beta)`` of the largest factor (``zr_b``)
+        and of the others, stacked (``zr_r``). With
         ``P = V^-1 - V^-1 X (X' V^-1 X)^-1 X' V^-1`` (``V`` relative to
         ``sigma^2``), ``r^2 = y'Py``, ``q_j = y'P V_j P y`` and
         ``Q_ij = y'P V_i P V_j P y`` (``V_j = Z_j Z_j'``), the exact Hessian has
@@ -510,13 +511,10 @@ class _Crossprods:
         ``w_i' w_j`` come from the cross-products.
         """
         p, k, b = self.p, self.k, self.big
-        tb = theta[b]
-        d = tb * tb * self.n_b + 1.0
         Xb = self.ZtXy_b[:, :p]
         G_b = np.zeros((self.q[b], k))  # column j: g_j on factor j's levels
         G_b[:, b] = zr_b
         if self.r:
-            lam = np.repeat(theta[self.rest], [self.q[j] for j in self.rest])
             G_r = np.zeros((self.r, k))
             for i, j in enumerate(self.rest):
                 sl = slice(self.rest_offsets[i], self.rest_offsets[i + 1])
