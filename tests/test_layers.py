@@ -21,6 +21,7 @@ LAYERS = {
     "vareval._format": 0,
     "vareval._moved": 0,
     "vareval._startup": 0,
+    "vareval._interrupts": 0,
     "vareval.plots": 1,
     "vareval.stats": 2,
     "vareval.data": 3,

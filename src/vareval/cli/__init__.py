@@ -8,15 +8,14 @@ and exits with status 2, never a traceback.
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import sys
-import threading
 import warnings
 
 import click
 
 from vareval import __version__
+from vareval._interrupts import as_keyboard_interrupt
 from vareval.errors import VarevalError, VarevalWarning
 
 
@@ -26,7 +25,8 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, **extra):
         extra.pop("standalone_mode", None)
         try:
-            with warnings.catch_warnings(), _sigterm_as_interrupt():
+            # from the first line on, SIGTERM stops a command as Ctrl-C does (see vareval._startup)
+            with warnings.catch_warnings(), as_keyboard_interrupt(signal.SIGINT, signal.SIGTERM):
                 warnings.showwarning = _show_warning
                 super().main(args, prog_name, standalone_mode=False, **extra)
         except _Interrupted:
@@ -67,26 +67,6 @@ class _Group(click.Group):
 
 class _Interrupted(Exception):
     """Ctrl-C or SIGTERM reached the command (its work, such as a run's claims, is cleaned up)."""
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """SIGTERM stops a command as Ctrl-C does, from its first line on, in the main thread."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt("SIGTERM")
-
-    # from here on Ctrl-C is Python's KeyboardInterrupt again (see vareval._startup)
-    previous = signal.signal(signal.SIGTERM, interrupt), signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous[0])
-        signal.signal(signal.SIGINT, previous[1])
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

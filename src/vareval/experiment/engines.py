@@ -39,6 +39,7 @@ from collections import deque
 from collections.abc import Mapping
 from multiprocessing.connection import wait
 
+from vareval._interrupts import held
 from vareval.errors import ExperimentError
 from vareval.experiment import provenance
 from vareval.experiment.spec import resolve_function
@@ -352,7 +353,8 @@ class _Worker:
         self.process = ctx.Process(
             target=_worker_main, args=(child, lifeline_r), daemon=True
         )
-        self.process.start()
+        with held():  # a Ctrl-C halfway through the hand-over: the forkserver's traceback
+            self.process.start()
         child.close()
         lifeline_r.close()
         self.conn = parent
@@ -552,7 +554,8 @@ def check_function(path: str, paths=(), timeout: float | None = None) -> dict:
     proc = ctx.Process(
         target=_check_main, args=(writer, path, list(paths)), daemon=True
     )
-    proc.start()
+    with held():
+        proc.start()
     writer.close()
     try:
         if not reader.poll(timeout):

@@ -27,7 +27,6 @@ compares the record with the present and says what differs.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import signal
@@ -37,6 +36,7 @@ import threading
 import time
 import uuid
 
+from vareval._interrupts import as_keyboard_interrupt
 from vareval.data.store_table import connect, sqlite_errors
 from vareval.errors import ExperimentError
 from vareval.experiment import provenance
@@ -291,7 +291,7 @@ def run(
     heartbeat_every = min(heartbeat_every, stale_after / 4)
     t_start = time.monotonic()
     token = uuid.uuid4().hex
-    with _sigterm_interrupts(), sqlite_errors(store, ExperimentError):
+    with as_keyboard_interrupt(signal.SIGTERM), sqlite_errors(store, ExperimentError):
         st = Store(store, create=True)
         try:
             changes = _check_code(st, now, accept_code_change)
@@ -483,23 +483,6 @@ def _quietly(step) -> None:
         step()
     except sqlite3.Error:
         pass
-
-
-@contextlib.contextmanager
-def _sigterm_interrupts():
-    """Within the block, SIGTERM raises KeyboardInterrupt (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt("SIGTERM")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 class _Heartbeat(threading.Thread):
