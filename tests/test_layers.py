@@ -20,7 +20,6 @@ LAYERS = {
     "vareval.errors": 0,
     "vareval._format": 0,
     "vareval._moved": 0,
-    "vareval._startup": 0,
     "vareval._interrupts": 0,
     "vareval.plots": 1,
     "vareval.stats": 2,

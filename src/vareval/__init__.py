@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 
-from vareval import _startup  # noqa: F401 - first: the command's signals during imports
+from vareval import _interrupts  # noqa: F401 - first: the command's signals during imports
 
 # isort: split
 from vareval import _moved

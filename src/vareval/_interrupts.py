@@ -1,12 +1,21 @@
-"""Ctrl-C and SIGTERM stop vareval's work as a KeyboardInterrupt, never halfway through an import.
+"""How Ctrl-C and SIGTERM stop vareval: at once while the command starts, then as KeyboardInterrupt.
 
-An interrupt raised inside an import can break more than the import: a
-pybind11 extension (scipy's HiGHS) turns it into ``ImportError:
-initialization failed``, a traceback; and when it escapes code that an
-extension runs through ``PyRun_String``, Python ends the process with SIGINT
-at exit (status -2), whatever the program then does. So :func:`interrupt`
-waits until the import is over, and :func:`held` holds interrupts over a step
-that must not be cut in two (handing a new process to Python's forkserver).
+While the ``vareval`` command (``vareval ...`` or ``python -m vareval ...``)
+is still importing, nothing is open to clean up, so either signal prints one
+line and ends the process (:func:`_stop`, installed when this module, the
+package's first, is imported; never in a notebook or a program that imports
+vareval: their signals stay theirs). From the command's first line on (and
+in :func:`vareval.experiment.run`), they raise KeyboardInterrupt, so the work
+is cleaned up (:func:`as_keyboard_interrupt`).
+
+Never halfway through an import, though: there an interrupt can break more
+than the import. A pybind11 extension (scipy's HiGHS) turns it into
+``ImportError: initialization failed``, a traceback; and when it escapes code
+that an extension runs through ``PyRun_String``, Python ends the process with
+SIGINT at exit (status -2), whatever the program then does. So
+:func:`interrupt` waits until the import is over, and :func:`held` holds
+interrupts over a step that must not be cut in two (handing a new process to
+Python's forkserver).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 
 _RETRY = 0.02  # seconds between looks at whether the import is over
@@ -78,3 +88,19 @@ def held():
             signal.signal(signum, handler)
     if caught:
         signal.raise_signal(caught[0])
+
+
+def _stop(signum, frame):
+    sys.stderr.write("error: aborted\n")
+    os._exit(1)
+
+
+def _is_command() -> bool:
+    """Whether this process runs the command (``-m`` is argv[0] while ``-m vareval`` loads)."""
+    first = sys.argv[0] if sys.argv else ""
+    return first == "-m" or os.path.basename(first) == "vareval"
+
+
+if _is_command():
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)

@@ -25,7 +25,7 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, **extra):
         extra.pop("standalone_mode", None)
         try:
-            # from the first line on, SIGTERM stops a command as Ctrl-C does (see vareval._startup)
+            # from its first line on, SIGTERM stops a command as Ctrl-C does (vareval._interrupts)
             with warnings.catch_warnings(), as_keyboard_interrupt(signal.SIGINT, signal.SIGTERM):
                 warnings.showwarning = _show_warning
                 super().main(args, prog_name, standalone_mode=False, **extra)
