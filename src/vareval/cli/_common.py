@@ -227,7 +227,7 @@ _PAIRED_TESTS = {"t": "training", "corrected": "data-sampling"}
 
 
 def paired_test_options(f):
-    """--test t|corrected and --test-fraction, shared by paired and report.
+    """--test t|corrected, --test-fraction and --train-fraction, shared by paired, plan, report.
 
     The command receives ``repeated`` as the Python layer names it
     (``"training"``, ``"data-sampling"`` or None).
@@ -248,6 +248,12 @@ def paired_test_options(f):
             test = new
         return f(*args, repeated=_PAIRED_TESTS.get(test), **kwargs)
 
+    command = click.option(
+        "--train-fraction", type=float, default=None,
+        help="Share of the data each model trained on (for --test corrected, which uses "
+        "test/train; default: the run store's train_size, else 1 - test - val_size, else "
+        "1 - test share).",
+    )(command)  # fmt: skip
     command = click.option(
         "--test-fraction", type=float, default=None,
         help="Share of the data in each re-drawn test split (for --test corrected; "
@@ -284,6 +290,7 @@ FLAG_OF_PARAMETER = {
     "rng": "--seed",
     "pair_on": "--pair-on",
     "test_fraction": "--test-fraction",
+    "train_fraction": "--train-fraction",
     "all_pairs": "--all-pairs",
     "ci": "--ci-method",
     "target_se": "--target-se",

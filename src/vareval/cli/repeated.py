@@ -271,7 +271,7 @@ def render_best_of_k(table, seed=None) -> str:
 @json_option
 def paired(
     results, metric, by, pair_on, a, b, baseline, all_pairs, confidence, resamples, repeated,
-    test_fraction, lower_is_better, seed, as_json,
+    test_fraction, train_fraction, lower_is_better, seed, as_json,
 ):  # fmt: skip
     """Mean paired difference A - B with SE, CIs and the variance decomposition.
 
@@ -279,85 +279,39 @@ def paired(
     --baseline, or --all-pairs; with several comparisons the p-values are
     Holm-adjusted within each metric.
     """
+    import vareval
     from vareval.stats._checks import check_size
 
     check_size(resamples, "--resamples")
-    metrics = split_columns(metric)
-    pairs = _comparisons(results, split_columns(by), a, b, baseline, all_pairs) or [(a, b)]
-    outcomes = [
-        _paired_family(
-            results, m, by, pair_on, pairs, confidence=confidence, n_resamples=resamples,
-            higher_is_better=not lower_is_better, repeated=repeated,
-            test_fraction=test_fraction, seed=seed,
-        )
-        for m in metrics
-    ]  # fmt: skip
-    emit(as_json, *per_metric(metrics, *map(list, zip(*outcomes, strict=True))))
-
-
-def _comparisons(df, by, a, b, baseline, all_pairs) -> list[tuple[str, str]] | None:
-    """The (A, B) pairs to compare; None for the two of --compare or the only two methods."""
-    from vareval.data.validate import labels
-
     chosen = [n for n, v in (("--compare", a or b), ("--baseline", baseline),
                              ("--all-pairs", all_pairs)) if v]  # fmt: skip
     if len(chosen) > 1:
         raise ArgumentError(f"give one of --compare, --baseline or --all-pairs; got {chosen}.")
-    if not (baseline or all_pairs):
-        return None
-    import pandas as pd
+    metrics = split_columns(metric)
+    outcomes = []
+    for m in metrics:
+        table = vareval.paired(
+            results, metric=m, by=split_columns(by), pair_on=split_columns(pair_on), a=a, b=b,
+            baseline=baseline, all_pairs=all_pairs, confidence=confidence,
+            n_resamples=resamples, higher_is_better=not lower_is_better, repeated=repeated,
+            test_fraction=test_fraction, train_fraction=train_fraction, rng=seed,
+        )  # fmt: skip
+        outcomes.append((_paired_payload(table, seed), render_paired(table, seed)))
+    emit(as_json, *per_metric(metrics, *map(list, zip(*outcomes, strict=True))))
 
-    names = [str(n) for n in pd.unique(labels(df, by, "method"))]
-    if all_pairs:
-        return [(x, y) for i, x in enumerate(names) for y in names[i + 1 :]]
-    if baseline not in names:
-        raise ArgumentError(
-            f"--baseline {baseline!r} is not a method; methods: {', '.join(names[:20])}."
-        )
-    return [(x, baseline) for x in names if x != baseline]
 
-
-def _paired_family(df, metric, by, pair_on, pairs, *, seed, **options):
-    """One metric's comparisons: each with its own random stream, p-values Holm-adjusted."""
-    import numpy as np
-
-    import vareval
-    from vareval.stats import adjust_pvalues
-
-    def one(a, b, rng):
-        return vareval.paired(
-            df, metric=metric, by=split_columns(by), pair_on=split_columns(pair_on), a=a, b=b,
-            rng=rng, **options,
-        )
-
-    if len(pairs) == 1:
-        table = one(*pairs[0], seed)
-        return _with_seed(table.to_dict(), seed, table), render_paired(table, seed)
-    streams = np.random.SeedSequence(seed).spawn(len(pairs))
-    tables = [one(a, b, np.random.default_rng(s)) for (a, b), s in zip(pairs, streams,
-                                                                         strict=True)]
-    results = {k: r for t in tables for k, r in t.results.items()}
-    p = np.array([r.pvalue for r in results.values()])
-    defined = np.isfinite(p)
-    holm = np.full(p.size, np.nan)
-    holm[defined] = adjust_pvalues(p[defined], "holm")
-    payload = {
-        k: {**r.to_dict(), "seed": seed, "pvalue_holm": None if np.isnan(h) else float(h),
-            **_design_payload(tables[0])}
-        for (k, r), h in zip(results.items(), holm, strict=True)
+def _paired_payload(table, seed) -> dict:
+    """Each comparison's JSON: its result, the seed, Holm's p with several, the design."""
+    holm = table.frame.get("pvalue_holm")
+    return {
+        k: {**r.to_dict(), "seed": seed, **_design_payload(table),
+            **({} if holm is None else {"pvalue_holm": _finite(holm[k])})}
+        for k, r in table.results.items()
     }  # fmt: skip
-    blocks = [render_paired(t, seed) for t in tables]
-    width = max(len(k) for k in results)
-    family = [
-        f"{metric}: {len(results)} comparisons, p-values Holm-adjusted within this metric "
-        f"(streams spawned from seed {seed})",
-        f"  {'comparison':<{width}}  {'p':>10}  {'p (Holm)':>10}",
-        *(
-            f"  {k:<{width}}  {_pv(r.pvalue):>10}  {_pv(h):>10}"
-            for (k, r), h in zip(results.items(), holm, strict=True)
-        ),
-    ]
-    return payload, "\n\n".join([*blocks, "\n".join(family)])
+
+
+def _finite(x):
+    return None if x != x else float(x)
 
 
 def _pv(p: float) -> str:
@@ -365,8 +319,24 @@ def _pv(p: float) -> str:
 
 
 def render_paired(table, seed=None) -> str:
-    """The paired comparison: the difference with its uncertainty, then what pairing saved."""
-    ((name, r),) = table.results.items()
+    """Each paired comparison (then, with several, the Holm-adjusted p-values)."""
+    blocks = [_render_comparison(table, name, r, seed) for name, r in table.results.items()]
+    if "pvalue_holm" not in table.frame:
+        return blocks[0]
+    f = table.frame
+    width = max(len(k) for k in f.index)
+    family = [
+        f"{len(f)} comparisons, p-values Holm-adjusted within this metric"
+        + (f" (streams spawned from seed {seed})" if seed is not None else ""),
+        f"  {'comparison':<{width}}  {'p':>10}  {'p (Holm)':>10}",
+        *(f"  {k:<{width}}  {_pv(p):>10}  {_pv(h):>10}"
+          for k, p, h in zip(f.index, f["pvalue"], f["pvalue_holm"], strict=True)),
+    ]  # fmt: skip
+    return "\n\n".join([*blocks, "\n".join(family)])
+
+
+def _render_comparison(table, name, r, seed=None) -> str:
+    """One comparison: the difference with its uncertainty, then what pairing saved."""
     pct = f"{r.confidence:.0%}"
     ends = (r.low, r.high, r.bootstrap_low, r.bootstrap_high)
     f = formatter(r.differences, ends, r.se_unpaired)
@@ -455,6 +425,7 @@ def plan(
     store,
     repeated,
     test_fraction,
+    train_fraction,
     as_json,
 ):
     """How many paired runs reach a target SE, CI half-width or power (from a pilot).
@@ -479,6 +450,7 @@ def plan(
         confidence=confidence,
         repeated=repeated,
         test_fraction=test_fraction,
+        train_fraction=train_fraction,
     )
     payload, text = table.to_dict(), render_plan(table)
     payload = {k: {**v, **_design_payload(table)} for k, v in payload.items()}

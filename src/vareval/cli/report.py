@@ -38,7 +38,8 @@ def _read_input(path: str):
     if Path(path).suffix.lower() not in STORE_SUFFIXES:
         from vareval.data import read_table
 
-        return read_table(path), {}
+        df = read_table(path)  # a file vareval wrote from a store carries its declaration
+        return df, store_context(df.attrs.get("spec") or {})
     read_store_table = _store_reader()
     if read_store_table is None:
         raise DataError(
@@ -130,7 +131,7 @@ def store_context(spec: dict) -> dict:
         ]
         from vareval.data.design import split_of
 
-        split = split_of(spec)[0]  # what the declaration says, never a source's name
+        split = split_of(spec).split  # what the declaration says, never a source's name
         if split != "unknown":
             out["repeated"] = "data-sampling" if split == "re-drawn" else "training"
     factors = spec.get("factors") or {}
@@ -156,7 +157,7 @@ def store_context(spec: dict) -> dict:
     if space:
         out["column_roles"] = {str(k): "hyper-parameter" for k in space}
         out["column_roles"].update({str(k): "fixed factor" for k in factors})
-    if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1:
+    if spec.get("seeds", 0) > 1 and spec.get("configs", 0) > 1 and not spec.get("selected"):
         # the table's config labels name one setting each (store_table), so
         # (1|config) nests them in the model wherever each model has its own space
         out["variance"] = {"random": ["seed", "config"], "fixed": None, "inferred": True}
@@ -312,6 +313,7 @@ def report(
     test_set,
     repeated,
     test_fraction,
+    train_fraction,
     search_effort,
     seed,
     random_effects,
@@ -406,8 +408,9 @@ def report(
         title=title,
         source=Path(input_path).name,
         test_set_held_out=test_set,
-        repeated=repeated or context.get("repeated"),
+        repeated=repeated,  # the store's own declaration is read by the sections
         test_fraction=test_fraction,
+        train_fraction=train_fraction,
         search_effort=search_effort or context.get("search_effort"),
         randomness=context.get("randomness"),
         seed=seed,

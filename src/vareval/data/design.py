@@ -37,14 +37,17 @@ class Design(Result):
     Attributes
     ----------
     source : {"store", "labels", "none"}
-        Where it came from: a run store's declaration, a table's labels, or
+        Where it came from: a run store's declaration (read from the store,
+        or carried by a file vareval wrote from it), a table's labels, or
         nowhere (rows are then treated as independent runs, and said so).
     unit : str or None
         Column of the replication unit (independent draws), e.g. ``"seed"``.
     units : int
         Number of units (0 without a unit).
-    configs : {"nested", "crossed"} or None
-        Configurations sampled anew in each unit, or shared across units.
+    configs : {"nested", "crossed", "chosen"} or None
+        Configurations sampled anew in each unit, or shared across units;
+        "chosen": one per unit and method, chosen on validation (a selection's
+        output, ``vareval select``).
     config_in : tuple of str
         The columns configurations are nested in (``("seed", "model")``).
     reruns : int
@@ -62,11 +65,21 @@ class Design(Result):
     test_fraction : float or None
         Share of the data in each test split (for the corrected t test).
     test_fraction_from : str
-        Where it was read.
+        Who declared it (the store, a flag).
+    train_fraction : float or None
+        Share of the data each model was trained on; the corrected test uses
+        ``test_fraction / train_fraction``.
+    train_fraction_from : str
+        Who declared it, or how it was derived (``1 - test share``).
     bounds : (float, float) or None
         The metric's range, when known.
     bounds_from : str
         Where the bounds came from.
+    carried_by : str
+        The file that carried the store's declaration ("" when read from the
+        store itself or from labels; see :mod:`vareval.data.carried`).
+    selected_on : str
+        The validation metric each unit's configuration was chosen on ("").
     """
 
     source: str
@@ -84,6 +97,10 @@ class Design(Result):
     test_fraction_from: str
     bounds: tuple | None
     bounds_from: str
+    train_fraction: float | None = None
+    train_fraction_from: str = ""
+    carried_by: str = ""
+    selected_on: str = ""
 
     _headline = ("source", "unit", "units")
 
@@ -94,7 +111,8 @@ class Design(Result):
 
     def statement(self) -> str:
         """The design in one line: ``design (run store): units: 6 seeds; ...``."""
-        where = {"store": "run store", "labels": "read from the labels"}
+        store = f"run store, carried by {self.carried_by}" if self.carried_by else "run store"
+        where = {"store": store, "labels": "read from the labels"}
         if self.unit is None:
             return (
                 "design: no seed column, so every row is taken as an independent run "
@@ -105,14 +123,27 @@ class Design(Result):
             parts.append(f"configurations nested in {' and '.join(self.config_in)}")
         elif self.configs == "crossed":
             parts.append("configurations crossed with " + self.unit)
+        elif self.configs == "chosen":
+            parts.append(f"one configuration per {' and '.join(self.config_in)}, chosen on "
+                         f"{self.selected_on!r}")
         if self.reruns > 1:
             what = {"same": " (same streams)", "independent": " (fresh streams)"}
             parts.append(f"{self.reruns} reruns each{what.get(self.rerun_mode, '')}")
         split = {"re-drawn": "splits re-drawn per seed", "fixed": "splits fixed"}
-        parts.append(split.get(self.split, "splits unknown (taken as fixed)"))
+        parts.append(split.get(self.split, "splits unknown (taken as fixed)") + self._shares())
         if self.bounds is not None:
             parts.append(f"bounds [{self.bounds[0]:g}, {self.bounds[1]:g}]")
         return f"design ({where[self.source]}): " + "; ".join(parts)
+
+
+    def _shares(self) -> str:
+        """`` (test 0.25 / train 0.5 = 0.5)``: the ratio the corrected test uses."""
+        test, train = self.test_fraction, self.train_fraction
+        if self.split != "re-drawn" or test is None:
+            return ""
+        if train is None:
+            return f" (test {test:g}, training share unknown)"
+        return f" (test {test:g} / train {train:g} = {test / train:.3g})"
 
 
 def metric_bounds(metric: str | None, bounds=None) -> tuple[tuple | None, str]:
@@ -134,30 +165,82 @@ def metric_bounds(metric: str | None, bounds=None) -> tuple[tuple | None, str]:
     return None, ""
 
 
-def split_of(spec: dict, repeated=None, test_fraction=None) -> tuple[str, str, float | None, str]:
-    """Whether the split was re-drawn and its test share, each with where it was read."""
+_TEST_KEYS = ("test_fraction", "test_size")
+_TRAIN_KEYS = ("train_fraction", "train_size")
+_VAL_KEYS = ("val_fraction", "val_size", "validation_fraction", "validation_size")
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """Whether each unit re-drew the split, and its test and training shares, each with who said so.
+
+    ``test``/``train`` are shares of the data (or, both read from a store,
+    counts of examples); only ``test / train`` enters the corrected test.
+    """
+
+    split: str
+    split_from: str
+    test: float | None
+    test_from: str
+    train: float | None
+    train_from: str
+
+
+def _declared(params: dict, keys, store: str):
+    """The first of ``keys`` in a store's ``[params]``: (value, who declared it)."""
+    key = next((k for k in keys if params.get(k) is not None), None)
+    if key is None:
+        return None, ""
+    return params[key], f"{store} [params] {key} = {params[key]!r}"
+
+
+def split_of(spec: dict, repeated=None, test_fraction=None, train_fraction=None) -> Split:
+    """Whether the split was re-drawn, its test and training shares, each with who declared it.
+
+    A flag or argument wins; else the store's declaration (``[randomness]
+    split``, ``[params]`` sizes: ``test_size``/``test_fraction``,
+    ``train_size``/``train_fraction``, ``val_size``/``validation_size``, all
+    shares of the whole data set); a training share declared nowhere is
+    ``1 - test - validation`` when a validation share is declared, else
+    ``1 - test`` (and said so).
+    """  # fmt: skip
     if repeated not in (None, *REPEATED):
         raise ArgumentError(
             f"`repeated` must be 'training', 'data-sampling' or None; got {repeated!r}."
         )
     params = spec.get("params") or {}
+    store = "the store's"  # the design line names a file that carried the declaration
     if repeated is not None:
-        split, where = ("re-drawn" if repeated == "data-sampling" else "fixed"), "you said"
+        flag = "corrected" if repeated == "data-sampling" else "t"
+        split, where = ("re-drawn" if repeated == "data-sampling" else "fixed"), (
+            f"given by the caller: --test {flag}"
+        )
     elif spec.get("split"):
         source = spec["split"]
         varied = source not in set(spec.get("fixed") or [])
         split = "re-drawn" if varied else "fixed"
-        where = f"the store's [randomness] split = {source!r}" + (
+        where = f"{store} [randomness] split = {source!r}" + (
             "" if varied else ", a fixed source"
         )
     else:
         split, where = "unknown", ""
-    frac_from = "you gave it"
-    if test_fraction is None:
-        key = next((k for k in ("test_fraction", "test_size") if k in params), None)
-        test_fraction = params.get(key)
-        frac_from = f"the store's [params] {key} = {test_fraction!r}" if key else ""
-    return split, where, test_fraction, frac_from
+    test, test_from = test_fraction, "given by the caller: --test-fraction"
+    if test is None:
+        test, test_from = _declared(params, _TEST_KEYS, store)
+    train, train_from = train_fraction, "given by the caller: --train-fraction"
+    if train is None:
+        train, train_from = _declared(params, _TRAIN_KEYS, store)
+    if train is None and _is_share(test):
+        val, val_from = _declared(params, _VAL_KEYS, store)
+        if _is_share(val) and test + val < 1:
+            train, train_from = 1 - test - val, f"1 - test - validation ({val_from})"
+        elif val is None:
+            train, train_from = 1 - test, "assumed 1 - test share: no training share declared"
+    return Split(split, where, test, test_from, train, train_from)
+
+
+def _is_share(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < 1
 
 
 def _nested_in(df: pd.DataFrame, inner: str, outer) -> bool:
@@ -174,6 +257,7 @@ def design_of(
     pair_on=None,
     repeated=None,
     test_fraction=None,
+    train_fraction=None,
     bounds=None,
 ) -> Design:
     """Derive the design of a results table or run store (see :class:`Design`).
@@ -193,6 +277,9 @@ def design_of(
         Overrides whether each unit re-drew the train/test split.
     test_fraction : float, optional
         Overrides the test share of each split.
+    train_fraction : float, optional
+        Overrides the training share of each split (default: the store's
+        ``[params]`` sizes, else ``1 - test - validation``, else ``1 - test``).
     bounds : (float, float), optional
         Overrides the metric's bounds (``--bounds``).
     """
@@ -202,7 +289,11 @@ def design_of(
     source = "store" if spec else ("labels" if unit else "none")
     units = int(df[unit].nunique()) if unit else 0
     configs, config_in = None, ()
-    if unit and "config" in df.columns and df["config"].nunique() > 1:
+    selected = spec.get("selected") or {}
+    if unit and selected:
+        configs = "chosen"  # a selection's output: the search's nesting is behind it
+        config_in = tuple(dict.fromkeys([*selected.get("unit", [unit]), *by]))
+    elif unit and "config" in df.columns and df["config"].nunique() > 1:
         if spec:
             nested = bool(spec.get("nested", True))
             owners = tuple(spec.get("level_spaces") or {})
@@ -226,7 +317,8 @@ def design_of(
     if pair_on is None:
         pair_on = (unit,) if unit else ()
     pair_on = (pair_on,) if isinstance(pair_on, str) else tuple(pair_on)
-    split, split_from, frac, frac_from = split_of(spec, repeated, test_fraction)
+    carrier = df.attrs.get("carried_by", "") if spec else ""
+    sp = split_of(spec, repeated, test_fraction, train_fraction)
     b, b_from = metric_bounds(metric, bounds)
     return Design(
         source=source,
@@ -238,10 +330,14 @@ def design_of(
         runs_per_unit=runs_per_unit,
         rerun_mode=spec.get("rerun_mode", "same") if spec else None,
         pair_on=pair_on,
-        split=split,
-        split_from=split_from,
-        test_fraction=frac,
-        test_fraction_from=frac_from,
+        split=sp.split,
+        split_from=sp.split_from,
+        test_fraction=sp.test,
+        test_fraction_from=sp.test_from,
         bounds=b,
         bounds_from=b_from,
+        train_fraction=sp.train,
+        train_fraction_from=sp.train_from,
+        carried_by=carrier,
+        selected_on=str(selected.get("validation", "")),
     )

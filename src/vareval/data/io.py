@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from vareval.data import carried
 from vareval.data.store_table import read_store_table
 from vareval.errors import DataError
 
@@ -81,7 +82,10 @@ def read_table(path, *, numbers=()) -> pd.DataFrame:
         If the file is missing, empty, of an unknown type or unparsable.
     """
     df = _read(path)
-    return _as_numbers(df, [numbers] if isinstance(numbers, str) else list(numbers))
+    attrs = dict(df.attrs)  # the design the file carried (vareval.data.carried)
+    out = _as_numbers(df, [numbers] if isinstance(numbers, str) else list(numbers))
+    out.attrs = attrs
+    return out
 
 
 def _read(path) -> pd.DataFrame:
@@ -107,7 +111,10 @@ def _read(path) -> pd.DataFrame:
     if df.shape[1] == 0 or len(df) == 0:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
     _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
-    return df.reset_index(drop=True)
+    df = df.reset_index(drop=True)
+    if fmt in ("csv", "tsv", "jsonl"):
+        carried.restore(df, carried.read_sidecar(path), path)
+    return df
 
 
 def _as_numbers(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -187,7 +194,10 @@ def _read_stdin() -> pd.DataFrame:
         path = Path(folder) / f"stdin{suffix}"
         path.write_bytes(data)
         try:
-            return read_table(path)
+            df = read_table(path)
+            if "carried_by" in df.attrs:
+                df.attrs["carried_by"] = "standard input"
+            return df
         except DataError as exc:
             raise DataError(str(exc).replace(f"file '{path}'", "standard input")) from None
 
@@ -197,19 +207,28 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
 
     CSV, TSV, JSON Lines (every number written exactly: pandas' ``to_json``
     rounds to 10 digits) or Parquet, which, being binary, needs a path.
+    A table from a run store (``df.attrs["spec"]``) carries its design: in a
+    Parquet file's schema metadata, else in a sidecar ``FILE.design.json``
+    (:mod:`vareval.data.carried`); text returned for standard output has none.
     """
     fmt = fmt or (_FORMATS.get(Path(path).suffix.lower()) if path else "csv")
     if fmt not in ("csv", "tsv", "jsonl", "parquet"):
         raise DataError(
             f"output '{path}': unknown table type; accepted: .csv, .tsv, .jsonl, .parquet."
         )
+    design = carried.payload(df)
     df = df.copy()
     df.attrs = {}
     if fmt == "parquet":
         if path is None:
             raise DataError("a Parquet table needs -o FILE (Parquet is binary).")
         _need_pyarrow(path)
-        df.to_parquet(path, index=False)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        meta = {**(table.schema.metadata or {}), **carried.parquet_metadata(design)}
+        pq.write_table(table.replace_schema_metadata(meta), path)
         return None
     if fmt == "jsonl":
         records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
@@ -218,7 +237,9 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
         text = df.to_csv(index=False, sep="\t" if fmt == "tsv" else ",")
     if path is None:
         return text
-    Path(path).write_text(text, encoding="utf-8")
+    data = text.encode("utf-8")
+    Path(path).write_bytes(data)
+    carried.write_sidecar(design, path, data)
     return None
 
 
@@ -395,8 +416,11 @@ def _read_parquet(path):
     _need_pyarrow(path)
     import pyarrow.parquet as pq
 
-    _refuse_duplicates(f"file '{path}'", pq.read_schema(path).names)
-    return pd.read_parquet(path)
+    schema = pq.read_schema(path)
+    _refuse_duplicates(f"file '{path}'", schema.names)
+    df = pd.read_parquet(path)
+    df.attrs = {}  # only the design vareval wrote, read below
+    return carried.restore(df, carried.read_parquet_design(schema.metadata, path), path)
 
 
 _READERS = {

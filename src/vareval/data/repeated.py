@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from fractions import Fraction
 
+import numpy as np
 import pandas as pd
 
 from vareval import stats
@@ -206,13 +207,13 @@ def _two_methods(df, by, a, b) -> tuple[str, str]:
     return str(names[0]), str(names[1])
 
 
-def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None:
+def split_sizes(df, repeated=None, test_fraction=None, train_fraction=None):
     """``(n_train, n_test)`` when each replication re-drew the train/test split, else None.
 
-    Whether it did and the test share are the design's
-    (:func:`vareval.data.design.design_of`): ``repeated`` and
-    ``test_fraction`` as given, else a run store's declaration
-    (``[randomness] split`` and ``[params] test_size``).
+    Whether it did and the shares are the design's
+    (:func:`vareval.data.design.design_of`): ``repeated``,
+    ``test_fraction`` and ``train_fraction`` as given, else a run store's
+    declaration (``[randomness] split``, ``[params]`` sizes).
 
     Raises
     ------
@@ -220,15 +221,20 @@ def split_sizes(df, repeated=None, test_fraction=None) -> tuple[int, int] | None
         If the split was re-drawn and no test fraction is known: the naive
         paired t test would then be anti-conservative.
     """
-    return sizes_of(design_of(df, repeated=repeated, test_fraction=test_fraction))
+    return sizes_of(design_of(df, repeated=repeated, test_fraction=test_fraction,
+                              train_fraction=train_fraction))  # fmt: skip
 
 
 def sizes_of(design) -> tuple[int, int] | None:
-    """The corrected test's ``(n_train, n_test)`` from a design, or None for fixed splits."""
+    """The corrected test's ``(n_train, n_test)`` from a design, or None for fixed splits.
+
+    Only their ratio ``n_test / n_train`` (the test share over the training
+    share) enters the test.
+    """
     if design.split != "re-drawn":
         return None
-    test_fraction = design.test_fraction
-    if test_fraction is None:
+    test, train = design.test_fraction, design.train_fraction
+    if test is None:
         raise DataError(
             f"each replication re-drew the train/test split ({design.split_from}), so "
             "replications share training data and the naive paired t test over them is "
@@ -236,14 +242,35 @@ def sizes_of(design) -> tuple[int, int] | None:
             "each test split (test_fraction=, --test-fraction) for the corrected "
             "resampled t test."
         )
-    if isinstance(test_fraction, bool) or not (
-        isinstance(test_fraction, int | float) and 0 < test_fraction < 1
-    ):
+    counts = all(_is_count(x) for x in (test, train))
+    for name, x, who in (("test_fraction", test, design.test_fraction_from),
+                         ("train_fraction", train, design.train_fraction_from)):  # fmt: skip
+        if x is not None and not counts and not _is_share(x):
+            raise ArgumentError(
+                f"`{name}` must be a share of the data in (0, 1) ({who}); got {x!r}"
+                + (" (a count needs the other size as a count too)." if _is_count(x) else ".")
+            )
+    if train is None:
         raise ArgumentError(
-            f"`test_fraction` must be a number in (0, 1); got {test_fraction!r}."
+            f"the training share of each re-drawn split is unknown (test share {test!r}, "
+            f"{design.test_fraction_from}); declare it (train_fraction=, --train-fraction, "
+            "or train_size in the experiment's [params])."
         )
-    frac = Fraction(float(test_fraction)).limit_denominator(10**6)
-    return frac.denominator - frac.numerator, frac.numerator
+    if not counts and test + train > 1 + 1e-9:
+        raise ArgumentError(
+            f"test share {test!r} ({design.test_fraction_from}) and training share "
+            f"{train!r} ({design.train_fraction_from}) add up to more than 1."
+        )
+    ratio = Fraction(test).limit_denominator(10**6) / Fraction(train).limit_denominator(10**6)
+    return ratio.denominator, ratio.numerator
+
+
+def _is_share(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < 1
+
+
+def _is_count(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
 
 def _split_notes(design) -> tuple:
@@ -257,7 +284,9 @@ def _split_notes(design) -> tuple:
     if design.split == "re-drawn":
         return (
             f"splits re-drawn ({design.split_from}); test share "
-            f"{design.test_fraction:g} ({design.test_fraction_from})",
+            f"{design.test_fraction:g} ({design.test_fraction_from}); training share "
+            f"{design.train_fraction:g} ({design.train_fraction_from}): the corrected "
+            f"test uses n_test/n_train = {design.test_fraction / design.train_fraction:.3g}",
         )
     return (f"splits fixed ({design.split_from})",)
 
@@ -292,6 +321,28 @@ def paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
     )
 
 
+def comparisons(df, by, a=None, b=None, baseline=None, all_pairs=False) -> list:
+    """The ``(A, B)`` pairs to compare: ``a`` and ``b``, each method against ``baseline``, or all.
+
+    Without any of them, the table's only two methods.
+    """
+    chosen = [n for n, v in (("a/b", a is not None or b is not None),
+                             ("baseline", baseline is not None),
+                             ("all_pairs", bool(all_pairs))) if v]  # fmt: skip
+    if len(chosen) > 1:
+        raise ArgumentError(f"give one of a/b, baseline or all_pairs; got {', '.join(chosen)}.")
+    if baseline is None and not all_pairs:
+        return [_two_methods(df, by, a, b)]
+    names = [str(n) for n in pd.unique(labels(df, by, "method"))]
+    if all_pairs:
+        return [(x, y) for i, x in enumerate(names) for y in names[i + 1 :]]
+    if str(baseline) not in names:
+        raise ArgumentError(
+            f"`baseline` {baseline!r} is not a method; methods: {', '.join(names[:20])}."
+        )
+    return [(x, str(baseline)) for x in names if x != str(baseline)]
+
+
 @keyword_only("metric", "by", "pair_on")
 @renamed_keywords(n_boot="n_resamples")
 def paired(
@@ -302,67 +353,84 @@ def paired(
     pair_on,
     a=None,
     b=None,
+    baseline=None,
+    all_pairs=False,
     confidence=0.95,
     n_resamples=10_000,
     higher_is_better=True,
     repeated=None,
     test_fraction=None,
+    train_fraction=None,
     rng=None,
 ) -> ResultTable:
     """Paired difference A - B over replications matched on ``pair_on`` (e.g. seed).
 
+    Two methods (``a`` and ``b``, or the table's only two), every method
+    against ``baseline``, or ``all_pairs``; with several comparisons each
+    draws its bootstrap from its own stream (spawned from ``rng``) and the
+    table's ``pvalue_holm`` holds Holm-adjusted p-values, as ``vareval
+    paired --baseline/--all-pairs`` prints.
+
     When each replication re-drew the train/test split (``repeated=
     "data-sampling"``, or a run store whose data-split source varies with
-    the seed), the test is the corrected resampled t test with the sizes
-    from ``test_fraction`` (or the store), and without them a refusal; see
-    :func:`split_sizes`.
+    the seed), the test is the corrected resampled t test with the ratio
+    ``test_fraction / train_fraction`` (given, or the store's ``[params]``
+    sizes), and without a test share a refusal; see :func:`sizes_of`.
     """
-    a, b = _two_methods(df, by, a, b)
+    pairs_of = comparisons(df, by, a, b, baseline, all_pairs)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
-        test_fraction=test_fraction,
+        test_fraction=test_fraction, train_fraction=train_fraction,
     )  # fmt: skip
-    xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
-    r = stats.paired_difference(
-        xa,
-        xb,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        higher_is_better=higher_is_better,
-        split_sizes=sizes_of(design),
-        rng=rng,
-    )
-    key = f"{a} - {b}"
-    frame = pd.DataFrame(
-        [
-            {
-                "comparison": key,
-                "pairs": r.k,
-                "estimate": r.estimate,
-                "se": r.se,
-                "t_ci_low": r.low,
-                "t_ci_high": r.high,
-                "boot_ci_low": r.bootstrap_low,
-                "boot_ci_high": r.bootstrap_high,
-                "test": r.test,
-                "pvalue": r.pvalue,
-                "correlation": r.correlation,
-                "var_a": r.var_a,
-                "var_b": r.var_b,
-                "cov": r.cov,
-                "var_diff": r.var_diff,
-                "se_unpaired": r.se_unpaired,
-                "selected_gap": r.selected_gap,
-            }
-        ]
-    ).set_index("comparison")
+    sizes = sizes_of(design)
+    streams = [rng] if len(pairs_of) == 1 else as_rng(rng).spawn(len(pairs_of))
+    results, rows, unit_note = {}, [], ()
+    for (x, y), stream in zip(pairs_of, streams, strict=True):
+        xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, x, y)
+        r = stats.paired_difference(
+            xa, xb, confidence=confidence, n_resamples=n_resamples,
+            higher_is_better=higher_is_better, split_sizes=sizes, rng=stream,
+        )  # fmt: skip
+        results[f"{x} - {y}"] = r
+        rows.append(_paired_row(f"{x} - {y}", r))
+    frame = pd.DataFrame(rows).set_index("comparison")
+    if len(pairs_of) > 1:
+        p = frame["pvalue"].to_numpy()
+        holm = np.full(p.size, np.nan)
+        defined = np.isfinite(p)
+        holm[defined] = stats.adjust_pvalues(p[defined], "holm")
+        frame.insert(frame.columns.get_loc("pvalue") + 1, "pvalue_holm", holm)
+    title = f"Paired difference in {metric!r}, matched on {pair_on}"
+    if len(pairs_of) > 1:
+        title += f" ({len(pairs_of)} comparisons, p-values Holm-adjusted)"
     return ResultTable(
-        f"Paired difference in {metric!r}, matched on {pair_on}",
-        {key: r},
-        frame,
-        design=design,
-        notes=unit_note + _split_notes(design),
+        title, results, frame, design=design, notes=unit_note + _split_notes(design)
     )
+
+
+def _paired_row(key: str, r) -> dict:
+    """One comparison's row: the SE that made the interval (``se_corrected``) beside it."""
+    return {
+        "comparison": key,
+        "pairs": r.k,
+        "estimate": r.estimate,
+        "se": r.se,
+        "se_corrected": r.se_corrected,
+        "test_train_ratio": r.test_train_ratio,
+        "t_ci_low": r.low,
+        "t_ci_high": r.high,
+        "boot_ci_low": r.bootstrap_low,
+        "boot_ci_high": r.bootstrap_high,
+        "test": r.test,
+        "pvalue": r.pvalue,
+        "correlation": r.correlation,
+        "var_a": r.var_a,
+        "var_b": r.var_b,
+        "cov": r.cov,
+        "var_diff": r.var_diff,
+        "se_unpaired": r.se_unpaired,
+        "selected_gap": r.selected_gap,
+    }
 
 
 @keyword_only("metric", "by", "pair_on")
@@ -382,6 +450,7 @@ def plan(
     confidence=0.95,
     repeated=None,
     test_fraction=None,
+    train_fraction=None,
 ) -> ResultTable:
     """Pairs needed for a target, using a pilot table's SD of paired differences.
 
@@ -393,7 +462,7 @@ def plan(
     a, b = _two_methods(df, by, a, b)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
-        test_fraction=test_fraction,
+        test_fraction=test_fraction, train_fraction=train_fraction,
     )  # fmt: skip
     xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
     sizes = sizes_of(design)

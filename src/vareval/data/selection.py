@@ -112,6 +112,25 @@ def _procedure(validation, test, unit, config, hib, ties, searched, per_config) 
     )
 
 
+def _selected_spec(attrs: dict, by, unit, config, validation, per_config) -> dict:
+    """A store's declaration amended for its selection output (empty for a plain table).
+
+    The selected table holds one configuration per method and unit, chosen
+    on ``validation``: the declaration says so (``selected``), and a
+    configuration's reruns averaged into one row leave one rerun each. The
+    rest (seeds, split and its sizes) is the store's, and travels with the
+    table (:mod:`vareval.data.carried`).
+    """
+    spec = attrs.get("spec")
+    if not spec:
+        return {}
+    averaged = per_config > 1 and "rerun" not in unit
+    selected = {"validation": validation, "by": by, "unit": unit, "config": config,
+                "reruns_averaged": per_config if averaged else 1}  # fmt: skip
+    out = {"spec": {**spec, "selected": selected, **({"reruns": 1} if averaged else {})}}
+    return out | {k: attrs[k] for k in ("carried_by",) if k in attrs}
+
+
 def select(
     df: pd.DataFrame,
     *,
@@ -192,6 +211,7 @@ def select(
         validation, test, unit, config, hib, ties, chosen.n_searched.tolist(), per_config
     )
     out["selection"] = procedure
+    out.attrs = _selected_spec(df.attrs, by, unit, config, validation, per_config)
     return SelectedTable(
         table=out,
         validation=validation,

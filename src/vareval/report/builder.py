@@ -85,6 +85,14 @@ def _report_iv(
     return used, runs, by, pair_on, confidence, table, sizes
 
 
+def _declared_repeated(df) -> str | None:
+    """What a store's declaration (read from it, or carried by a file) says was repeated."""
+    from vareval.data.design import split_of
+
+    split = split_of(df.attrs.get("spec") or {}).split
+    return {"re-drawn": "data-sampling", "fixed": "training"}.get(split)
+
+
 def _failures(df):
     """The rows of runs whose ``status`` is ``failed`` (None without a status column)."""
     if "status" not in getattr(df, "columns", ()):
@@ -105,6 +113,7 @@ def collect(
     test_set_held_out: bool | None = None,
     repeated: str | None = None,
     test_fraction: float | None = None,
+    train_fraction: float | None = None,
     search_effort: str | None = None,
     baseline: str | None = None,
     seed: int = 0,
@@ -154,8 +163,10 @@ def collect(
         title=title or f"vareval report: {metric}",
         source=source,
         test_set=test_set_held_out,
-        repeated=repeated,
+        repeated=repeated or _declared_repeated(df),
+        repeated_given=repeated,
         test_fraction=test_fraction,
+        train_fraction=train_fraction,
         search_effort=search_effort,
         baseline=None if baseline is None else str(baseline),
         seed=seed,
@@ -312,12 +323,17 @@ def build_report(df, **kwargs) -> str:
         None (default) reports it as unknown.
     repeated : {'training', 'data-sampling'} or None
         What each repetition re-drew: only training randomness on fixed data,
-        or the whole data-sampling pipeline; None reports it as not stated.
-        With 'data-sampling' the paired differences use the corrected
-        resampled t test, which needs ``test_fraction``.
+        or the whole data-sampling pipeline; None: what a run store's
+        declaration says (read from the store or carried by a file vareval
+        wrote from it), else not stated. With 'data-sampling' the paired
+        differences use the corrected resampled t test, which needs
+        ``test_fraction``.
     test_fraction : float, optional
         Share of the data in each re-drawn test split (default: a run
         store's ``test_fraction`` or ``test_size`` parameter).
+    train_fraction : float, optional
+        Share of the data each model trained on (default: a run store's
+        ``train_size``, else ``1 - test - val_size``, else ``1 - test``).
     search_effort : str, optional
         The hyper-parameter search behind the final runs, in words.
     baseline : str, optional

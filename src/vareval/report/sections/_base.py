@@ -83,8 +83,10 @@ class ReportData:
     title: str = "vareval report"
     source: str = ""
     test_set: bool | None = None
-    repeated: str | None = None  # "training" or "data-sampling"
+    repeated: str | None = None  # "training" or "data-sampling": given, else declared
     test_fraction: float | None = None  # share of data in each re-drawn test split
+    train_fraction: float | None = None  # share of data each model trained on
+    repeated_given: str | None = None  # what the caller said (None: the design decides)
     search_effort: str | None = None
     baseline: str | None = None
     seed: int = 0

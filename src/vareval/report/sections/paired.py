@@ -79,7 +79,8 @@ def build(data: ReportData) -> Section | None:
     # the design `vareval paired` reads: the same pairs and the same test
     design = design_of(
         data.df, by=data.by, metric=data.metric, pair_on=data.pair_on,
-        repeated=data.repeated, test_fraction=data.test_fraction,
+        repeated=data.repeated_given, test_fraction=data.test_fraction,
+        train_fraction=data.train_fraction,
     )  # fmt: skip
     sizes = sizes_of(design)
     n_boot = boot_resamples(data, len(pairs_of))

@@ -402,11 +402,18 @@ def plan_replications(
              "power": z(1 - alpha / 2) + z(power)}[target]  # fmt: skip
     room = (value / (scale * sd)) ** 2 - r  # 1/k must fit under it
     if room <= 0:
-        what = {"se": "SE", "halfwidth": "CI half-width", "power": "test's SE"}[target]
+        floor = sd * np.sqrt(r)
+        what = {
+            "se": "corrected SE",
+            "halfwidth": "corrected CI half-width",
+            "power": f"smallest effect the corrected test detects with power {power:g} at "
+            f"alpha {alpha:g}",
+        }[target]
+        why = "" if target == "se" else f"; its SE never falls below {floor:.4g}"
         raise ArgumentError(
-            f"the corrected {what} stays above {scale * sd * np.sqrt(r):.4g} for any number "
-            f"of pairs (re-drawn splits share training data: n_test/n_train = {r:.3g}); "
-            "larger test splits, not more pairs, would help."
+            f"the {what} stays above {scale * floor:.4g} for any number of pairs, so "
+            f"{value:g} is out of reach (re-drawn splits share training data: n_test/n_train "
+            f"= {r:.3g}{why}); larger test splits, not more pairs, would help."
         )
     k_normal = int(np.ceil(1 / room - 1e-9))
     if target == "se":
