@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import html
 import importlib
 import inspect
 import json
@@ -703,3 +704,23 @@ def test_data_layer_tables_show_small_numbers_and_pvalues():
     assert v.lrt[1].pvalue == 0 and "<1e-300" in text  # config's LRT underflows a double
     html = v._repr_html_()
     assert "0.000000" not in html
+
+
+def test_a_results_design_line_is_in_its_text_and_its_html(result):
+    """A result that assumed a design states it in every view: repr, notebook HTML, JSON."""
+    design = getattr(result, "design", None)
+    if not hasattr(design, "statement"):
+        pytest.skip("this result assumes no design")
+    line = design.statement()
+    assert line.startswith("design") and line in repr(result)
+    assert html.escape(line) in result._repr_html_()
+
+
+def test_every_table_level_result_with_a_design_has_one():
+    """The data layer's results over a runs table carry the design (so the test above runs)."""
+    for name in ("vareval.data.tables.ResultTable", "vareval.data.repeated.SummaryTable",
+                 "vareval.data.selection.SelectedTable"):  # fmt: skip
+        assert hasattr(EXAMPLES[name](None).design, "statement"), name
+    p = EXAMPLES["vareval.data.tables.ResultTable"](None)
+    page = p._repr_html_()
+    assert "design (read from the labels)" in page and "NOTE" in page

@@ -379,7 +379,7 @@ def _render_comparison(table, name, r, seed=None) -> str:
                 if r.sd > 0
                 else "pairing removed all the variance of the difference"
             ),
-            f"  selected: best A - best B = {number(r.selected_gap, signed=True)} (a selected "
+            f"  selected: best A - best B = {fs(r.selected_gap)} (a selected "
             "statistic, not an estimate of the difference)",
             *_design_lines(table),
         ]

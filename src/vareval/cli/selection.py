@@ -49,6 +49,7 @@ def render_selected(res) -> str:
             f"selection: {res.procedure}.",
             "",
             table_text(shown, index=False),
+            *([res.design.statement()] if res.design is not None else []),
         ]
     )
 

@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from vareval.data.design import design_of
 from vareval.data.tables import FrameResult
 from vareval.data.tuning import default_ks
 from vareval.data.validate import labels, metric_values, require_columns
@@ -67,6 +68,9 @@ class SelectedTable(FrameResult):
         ``rerun`` is not part of the unit); 1 when there is one row each.
     procedure : str
         The whole selection procedure in one sentence.
+    design : Design or None
+        The design of the chosen table (:func:`vareval.data.design.design_of`):
+        a run store's, carried with the table, or read from its labels.
     """
 
     table: pd.DataFrame
@@ -79,6 +83,7 @@ class SelectedTable(FrameResult):
     ties: str
     rows_per_config: int
     procedure: str
+    design: object = None
 
     def to_frame(self) -> pd.DataFrame:
         """The results table of the chosen configurations (a copy)."""
@@ -90,7 +95,8 @@ class SelectedTable(FrameResult):
                                                  "higher_is_better", "ties", "rows_per_config",
                                                  "procedure")}  # fmt: skip
         rows = self.table.astype(object).where(self.table.notna(), None)
-        return {**fields, "chosen": rows.to_dict(orient="records")}
+        design = {} if self.design is None else {"design": self.design.statement()}
+        return {**fields, **design, "chosen": rows.to_dict(orient="records")}
 
 
 def _procedure(validation, test, unit, config, hib, ties, searched, per_config) -> str:
@@ -223,6 +229,7 @@ def select(
         ties=ties,
         rows_per_config=per_config,
         procedure=procedure,
+        design=design_of(out, by=by, metric=test),
     )
 
 

@@ -82,6 +82,12 @@ def table_text(frame: pd.DataFrame, **kw) -> str:
     return frame.to_string(formatters=number_formatters(frame), **kw)
 
 
+def _design_line(result) -> list[str]:
+    """The statement of the design a result assumed (a ``design`` field), or nothing."""
+    design = getattr(result, "design", None)
+    return [design.statement()] if hasattr(design, "statement") else []
+
+
 @dataclasses.dataclass(frozen=True, repr=False)
 class FrameResult(Result):
     """A data-layer result shown as its scalar fields and its tidy table."""
@@ -91,11 +97,14 @@ class FrameResult(Result):
         table = table_text(
             self.to_frame(), index=False, max_rows=MAX_REPR_LINES - 6, max_cols=10
         )
-        return clip_lines(f"{type(self).__name__}({head})\n{table}")
+        design = "".join(f"{line}\n" for line in _design_line(self))
+        return clip_lines(f"{type(self).__name__}({head})\n{design}{table}")
 
     def _repr_html_(self) -> str:
         """The first table (the answer) in a few rows; the other parts folded beneath it."""
-        title = f"<p><b>{html.escape(type(self).__name__)}</b></p>"
+        title = f"<p><b>{html.escape(type(self).__name__)}</b></p>" + "".join(
+            f"<p><i>{html.escape(line)}</i></p>" for line in _design_line(self)
+        )
         parts = self.frames() if hasattr(self, "frames") else {"": self.to_frame()}
         parts = {name: f for name, f in parts.items() if len(f)}
         (first, answer), *others = parts.items()
@@ -141,12 +150,22 @@ class ResultTable(Result):
         """Return every result as plain Python values, keyed as the table."""
         return {str(k): v.to_dict() for k, v in self.results.items()}
 
+    def _design_lines(self) -> tuple[list[str], list[str]]:
+        """The design assumed (one line, or none) and the notes, shown around the table."""
+        return _design_line(self), [f"NOTE {n}." for n in self.notes]
+
     def __repr__(self) -> str:
         with pd.option_context("display.width", 120, "display.max_columns", 30):
-            text = f"{self.title}\n{table_text(self.frame)}"
-        if self.design is not None:
-            text = f"{self.title}\n{self.design.statement()}\n{table_text(self.frame)}"
-        return clip_lines(text)
+            table = table_text(self.frame)
+        design, notes = self._design_lines()
+        return clip_lines("\n".join([self.title, *design, table, *notes]))
 
     def _repr_html_(self) -> str:
-        return f"<p><b>{html.escape(self.title)}</b></p>" + frame_html(self.frame)
+        """The title, the design line, the table, then the notes."""
+        design, notes = self._design_lines()
+        return (
+            f"<p><b>{html.escape(self.title)}</b></p>"
+            + "".join(f"<p><i>{html.escape(t)}</i></p>" for t in design)
+            + frame_html(self.frame)
+            + "".join(f"<p>{html.escape(t)}</p>" for t in notes)
+        )

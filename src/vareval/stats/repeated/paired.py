@@ -265,7 +265,7 @@ def paired_difference(
         var_diff=var_diff,
         se_unpaired=float(np.sqrt((var_a + var_b) / k)),
         variance_ratio=float(ratio),
-        selected_gap=float(best(a) - best(b)),
+        selected_gap=_gap(best(a), best(b)),
         confidence=confidence,
         differences=d,
         bootstrap_note=note,
@@ -443,6 +443,12 @@ def plan_replications(
         alpha=alpha,
         test_train_ratio=r,
     )
+
+
+def _gap(x: float, y: float) -> float:
+    """``x - y``, 0 when the two differ by rounding only (best runs that tie, as seed means)."""
+    gap = float(x - y)
+    return 0.0 if abs(gap) <= 8 * np.finfo(float).eps * max(abs(x), abs(y)) else gap
 
 
 def _plan_iv(sd_diff, target_se, target_halfwidth, effect):
