@@ -370,11 +370,14 @@ def status(store, as_json):
     help="Export the learning curves (trial.report): one row per trial and step.",
 )
 def export(store, fmt, output, done_only, curves):
-    """Export a run store as a tidy table.
+    """Export a run store as a tidy table, its design with it.
 
     One row per trial; one column per factor, configuration key and metric
     (a parameter a trial's search space lacks is left empty). With --curves,
-    one row per (trial, step) and a column per reported metric.
+    one row per (trial, step) and a column per reported metric. The store's
+    declaration (seeds, nesting, reruns, split and its sizes) travels with an
+    -o file: in a Parquet file's metadata, beside a text table as
+    FILE.design.json; every vareval command reading the file uses it.
     """
     from vareval.data.io import write_table
     from vareval.data.store_table import sqlite_errors
@@ -390,10 +393,18 @@ def export(store, fmt, output, done_only, curves):
                 df = df[df["trial_id"].isin(done)].reset_index(drop=True)
         else:
             df = st.frame(status="done" if done_only else None)
+        spec = st.spec()
+        if spec is not None:  # the design travels with the table
+            df.attrs["spec"] = spec.to_dict()
     with writing(output, "-o"):
         text = write_table(df, output, fmt)
     if text is not None:
         click.echo(text, nl=False)
+        click.echo(
+            "note: the store's design (seeds, nesting, reruns, split sizes) is not written to "
+            "standard output; export with -o FILE to keep it beside the table.",
+            err=True,
+        )
 
 
 @click.command()

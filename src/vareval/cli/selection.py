@@ -98,6 +98,9 @@ def select(results, validation, test, by, unit, config, lower_is_better, ties, o
     )  # fmt: skip
     if output == "-":
         click.echo(write_table(res.table), nl=False)
+        if res.table.attrs.get("spec"):
+            click.echo("note: the store's design is not written to standard output; use "
+                       "-o FILE to keep it beside the table.", err=True)  # fmt: skip
         return
     text = render_selected(res)
     if output:
