@@ -24,3 +24,19 @@ def curved(trial):
     for step in (1, 2):
         trial.report(step, accuracy=out["accuracy"] - 0.01 / step)
     return out
+
+
+def deterministic(trial):
+    """:func:`scored` without the rerun noise: a rerun repeats its trial bit for bit."""
+    seed_effect = 0.02 * trial.rng("init").standard_normal()
+    u = [v for v in trial.config.values() if isinstance(v, float)]
+    config_effect = 0.03 * (float(np.mean(u)) - 0.5) if u else 0.0
+    acc = 0.85 + MODEL[trial.factors["model"]] + seed_effect + config_effect
+    return {"accuracy": float(acc), "val_accuracy": float(acc + 0.01 * u[0] if u else acc)}
+
+
+def flaky(trial):
+    """:func:`scored`, except that the third trial fails (a crash the store records)."""
+    if trial.trial_id == 3:
+        raise RuntimeError("out of memory (a failure the analysis must count, not drop)")
+    return scored(trial)

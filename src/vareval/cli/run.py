@@ -357,7 +357,8 @@ def status(store, as_json):
     "--output",
     type=output_path(),
     default=None,
-    help="Output file [default: standard output; required for parquet].",
+    help="Output file, the store's design beside it [default: standard output, without the "
+    "design; required for parquet].",
 )
 @click.option(
     "--done-only",
@@ -377,7 +378,8 @@ def export(store, fmt, output, done_only, curves):
     one row per (trial, step) and a column per reported metric. The store's
     declaration (seeds, nesting, reruns, split and its sizes) travels with an
     -o file: in a Parquet file's metadata, beside a text table as
-    FILE.design.json; every vareval command reading the file uses it.
+    FILE.design.json; every vareval command reading the file uses it (standard
+    output has no room for it: use -o).
     """
     from vareval.data.io import write_table
     from vareval.data.store_table import sqlite_errors
@@ -400,11 +402,6 @@ def export(store, fmt, output, done_only, curves):
         text = write_table(df, output, fmt)
     if text is not None:
         click.echo(text, nl=False)
-        click.echo(
-            "note: the store's design (seeds, nesting, reruns, split sizes) is not written to "
-            "standard output; export with -o FILE to keep it beside the table.",
-            err=True,
-        )
 
 
 @click.command()

@@ -73,7 +73,8 @@ def render_selected(res) -> str:
 @click.option(
     "-o", "--output", type=output_path(allow_dash=True), default=None,
     help="Write the chosen configurations' results table here (.csv, .tsv, .jsonl, "
-    ".parquet; - for CSV on stdout), for summarize, paired, report ...",
+    ".parquet; - for CSV on stdout), for summarize, paired, report ...; a store's design "
+    "travels with a file (Parquet metadata, else FILE.design.json), not with stdout.",
 )  # fmt: skip
 @json_option
 def select(results, validation, test, by, unit, config, lower_is_better, ties, output, as_json):
@@ -98,9 +99,6 @@ def select(results, validation, test, by, unit, config, lower_is_better, ties, o
     )  # fmt: skip
     if output == "-":
         click.echo(write_table(res.table), nl=False)
-        if res.table.attrs.get("spec"):
-            click.echo("note: the store's design is not written to standard output; use "
-                       "-o FILE to keep it beside the table.", err=True)  # fmt: skip
         return
     text = render_selected(res)
     if output:

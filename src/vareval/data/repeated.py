@@ -378,6 +378,7 @@ def paired(
     sizes), and without a test share a refusal; see :func:`sizes_of`.
     """
     pairs_of = comparisons(df, by, a, b, baseline, all_pairs)
+    df, survivors = _finished(df, metric, by)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction, train_fraction=train_fraction,
@@ -404,8 +405,19 @@ def paired(
     if len(pairs_of) > 1:
         title += f" ({len(pairs_of)} comparisons, p-values Holm-adjusted)"
     return ResultTable(
-        title, results, frame, design=design, notes=unit_note + _split_notes(design)
-    )
+        title, results, frame, design=design,
+        notes=survivors + unit_note + _split_notes(design),
+    )  # fmt: skip
+
+
+def _finished(df, metric, by) -> tuple:
+    """The finished runs (a ``status`` column or a store says which), and what was left out.
+
+    A store leaves its failed trials out when read; its export keeps them as
+    rows with a ``status``: both give the paired analysis the same runs.
+    """
+    used, runs = usable_runs(df, metric, by, min_runs=2)
+    return used, tuple(filter(None, (c.sentence(n, metric) for n, c in runs.items())))
 
 
 def _paired_row(key: str, r) -> dict:
@@ -460,6 +472,7 @@ def plan(
     the same test share, whose SE has a floor more pairs cannot lower.
     """
     a, b = _two_methods(df, by, a, b)
+    df, survivors = _finished(df, metric, by)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction, train_fraction=train_fraction,
@@ -490,7 +503,7 @@ def plan(
         {f"{a} - {b}": r},
         frame.set_index("pairs"),
         design=design,
-        notes=unit_note + _split_notes(design),
+        notes=survivors + unit_note + _split_notes(design),
     )
 
 
