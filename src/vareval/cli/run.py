@@ -350,7 +350,8 @@ def status(store, as_json):
 @click.command()
 @_store_argument
 @click.option(
-    "--format", "fmt", type=click.Choice(_FORMATS), default="csv", show_default=True
+    "--format", "fmt", type=click.Choice(_FORMATS), default=None,
+    help="Table format [default: from the -o file's extension, else csv].",
 )
 @click.option(
     "-o",
