@@ -27,11 +27,14 @@ def curved(trial):
 
 
 def deterministic(trial):
-    """:func:`scored` without the rerun noise: a rerun repeats its trial bit for bit."""
+    """:func:`scored` without the rerun noise (a rerun repeats its trial bit for bit), plus a
+    seed x model effect, so that the models' differences vary from seed to seed."""
     seed_effect = 0.02 * trial.rng("init").standard_normal()
+    model = list(MODEL).index(trial.factors["model"])
+    seed_model = 0.01 * np.random.default_rng([trial.seed, model]).standard_normal()
     u = [v for v in trial.config.values() if isinstance(v, float)]
     config_effect = 0.03 * (float(np.mean(u)) - 0.5) if u else 0.0
-    acc = 0.85 + MODEL[trial.factors["model"]] + seed_effect + config_effect
+    acc = 0.85 + MODEL[trial.factors["model"]] + seed_effect + seed_model + config_effect
     return {"accuracy": float(acc), "val_accuracy": float(acc + 0.01 * u[0] if u else acc)}
 
 
