@@ -135,7 +135,6 @@ class Design(Result):
             parts.append(f"bounds [{self.bounds[0]:g}, {self.bounds[1]:g}]")
         return f"design ({where[self.source]}): " + "; ".join(parts)
 
-
     def _shares(self) -> str:
         """`` (test 0.25 / train 0.5 = 0.5)``: the ratio the corrected test uses."""
         test, train = self.test_fraction, self.train_fraction
@@ -186,12 +185,12 @@ class Split:
     train_from: str
 
 
-def _declared(params: dict, keys, store: str):
+def _declared(params: dict, keys):
     """The first of ``keys`` in a store's ``[params]``: (value, who declared it)."""
     key = next((k for k in keys if params.get(k) is not None), None)
     if key is None:
         return None, ""
-    return params[key], f"{store} [params] {key} = {params[key]!r}"
+    return params[key], f"the store's [params] {key} = {params[key]!r}"
 
 
 def split_of(spec: dict, repeated=None, test_fraction=None, train_fraction=None) -> Split:
@@ -209,7 +208,6 @@ def split_of(spec: dict, repeated=None, test_fraction=None, train_fraction=None)
             f"`repeated` must be 'training', 'data-sampling' or None; got {repeated!r}."
         )
     params = spec.get("params") or {}
-    store = "the store's"  # the design line names a file that carried the declaration
     if repeated is not None:
         flag = "corrected" if repeated == "data-sampling" else "t"
         split, where = ("re-drawn" if repeated == "data-sampling" else "fixed"), (
@@ -219,27 +217,28 @@ def split_of(spec: dict, repeated=None, test_fraction=None, train_fraction=None)
         source = spec["split"]
         varied = source not in set(spec.get("fixed") or [])
         split = "re-drawn" if varied else "fixed"
-        where = f"{store} [randomness] split = {source!r}" + (
+        where = f"the store's [randomness] split = {source!r}" + (
             "" if varied else ", a fixed source"
         )
     else:
         split, where = "unknown", ""
     test, test_from = test_fraction, "given by the caller: --test-fraction"
     if test is None:
-        test, test_from = _declared(params, _TEST_KEYS, store)
+        test, test_from = _declared(params, _TEST_KEYS)
     train, train_from = train_fraction, "given by the caller: --train-fraction"
     if train is None:
-        train, train_from = _declared(params, _TRAIN_KEYS, store)
-    if train is None and _is_share(test):
-        val, val_from = _declared(params, _VAL_KEYS, store)
-        if _is_share(val) and test + val < 1:
+        train, train_from = _declared(params, _TRAIN_KEYS)
+    if train is None and is_share(test):
+        val, val_from = _declared(params, _VAL_KEYS)
+        if is_share(val) and test + val < 1:
             train, train_from = 1 - test - val, f"1 - test - validation ({val_from})"
         elif val is None:
             train, train_from = 1 - test, "assumed 1 - test share: no training share declared"
     return Split(split, where, test, test_from, train, train_from)
 
 
-def _is_share(x) -> bool:
+def is_share(x) -> bool:
+    """Whether ``x`` is a share of a data set: a number in (0, 1)."""
     return isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < 1
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from vareval import stats
-from vareval.data.design import design_of
+from vareval.data.design import design_of, is_share
 from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs
@@ -245,7 +245,7 @@ def sizes_of(design) -> tuple[int, int] | None:
     counts = all(_is_count(x) for x in (test, train))
     for name, x, who in (("test_fraction", test, design.test_fraction_from),
                          ("train_fraction", train, design.train_fraction_from)):  # fmt: skip
-        if x is not None and not counts and not _is_share(x):
+        if x is not None and not counts and not is_share(x):
             raise ArgumentError(
                 f"`{name}` must be a share of the data in (0, 1) ({who}); got {x!r}"
                 + (" (a count needs the other size as a count too)." if _is_count(x) else ".")
@@ -263,10 +263,6 @@ def sizes_of(design) -> tuple[int, int] | None:
         )
     ratio = Fraction(test).limit_denominator(10**6) / Fraction(train).limit_denominator(10**6)
     return ratio.denominator, ratio.numerator
-
-
-def _is_share(x) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < 1
 
 
 def _is_count(x) -> bool:
