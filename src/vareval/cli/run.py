@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from vareval.cli._common import check_output, emit, json_option, writing
@@ -9,7 +11,7 @@ from vareval.cli._paths import output_path
 from vareval.cli.sequential import cs_option
 
 _ENGINES = ("local", "serial", "ray")
-_FORMATS = ("csv", "parquet", "jsonl")
+_FORMATS = ("csv", "tsv", "parquet", "jsonl")
 
 
 def _store_argument(f):
@@ -388,6 +390,10 @@ def export(store, fmt, output, done_only, curves):
     from vareval.experiment.store import Store
 
     check_output(output, "-o")
+    if fmt is None:  # from the file's extension (x.parquet), else CSV (also for /dev/stdout)
+        suffix = Path(output).suffix.lower().lstrip(".") if output else ""
+        fmt = {"pq": "parquet", "tab": "tsv", "ndjson": "jsonl"}.get(suffix, suffix)
+        fmt = fmt if fmt in _FORMATS else "csv"
     with Store(store, readonly=True) as st, sqlite_errors(store, ExperimentError):
         if curves:
             df = st.curves()
