@@ -52,6 +52,8 @@ def _digest(data: bytes) -> str:
 def write_sidecar(design: dict | None, path, data: bytes) -> None:
     """Write (or, for a table without a design, remove) the sidecar of the text table ``path``."""
     side = sidecar(path)
+    if not Path(path).is_file():
+        return  # a device or pipe (-o /dev/stdout) has no "beside"
     if design is None:
         side.unlink(missing_ok=True)  # a sidecar left from an earlier table is not this one's
         return
