@@ -172,6 +172,16 @@ def _same(got: dict, want: dict, where: str) -> None:
                     where, job, m, key)
 
 
+def _same_report(path, paired: dict) -> None:
+    from vareval.report.builder import collect
+
+    data, *_ = collect(vareval.read_table(path), metric="accuracy", by="model",
+                       pair_on="seed", baseline="logreg")  # fmt: skip
+    r = data.facts["paired"]["forest \u2212 logreg"]
+    for key in ("estimate", "se_corrected", "low", "high", "pvalue"):
+        assert getattr(r, key) == pytest.approx(paired[key], rel=1e-9), (path, key)
+
+
 def _one_answer_per_path(case: int, tmp: Path) -> None:
     d = _design(case)
     store = _store(tmp, d)
@@ -185,6 +195,8 @@ def _one_answer_per_path(case: int, tmp: Path) -> None:
             _cli("export", store, "-o", tmp / name)
             _same(_answers(tmp / name, target), want, name)
             _same(_api(vareval.read_table(tmp / name), target), want, f"API on {name}")
+        for path in (store, tmp / "all.parquet"):  # the report's paired section
+            _same_report(path, want["paired"])
         # the selection's output: the command's CSV and Parquet, and the API's table
         sel = ("--validation", "val_accuracy", "--test", "accuracy", "--by", "model")
         chosen = vareval.select(vareval.read_table(store), validation="val_accuracy",
