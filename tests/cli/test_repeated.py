@@ -251,3 +251,29 @@ def test_summarize_several_metrics_and_no_runs(tmp_path):
     assert "\n\nerror: " in text
     hidden = run("summarize", path, "--metric", "accuracy", "--by", "method", "--no-runs").stdout
     assert "every run:" not in hidden and "selected" in hidden
+
+
+def test_summarize_caps_the_runs_it_prints(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from vareval.cli.repeated import RUNS_SHOWN
+
+    path = tmp_path / "many.csv"
+    scores = np.random.default_rng(0).random(RUNS_SHOWN + 7)
+    pd.DataFrame({"method": "a", "score": scores}).to_csv(path, index=False)
+    out = CliRunner().invoke(main, ["summarize", str(path), "--metric", "score", "--by", "method"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    line = lines[lines.index("every run:") + 1]
+    assert len(line.split()) == 1 + RUNS_SHOWN + 6 and "7 more (--runs shows all)" in line
+    full = CliRunner().invoke(
+        main, ["summarize", str(path), "--metric", "score", "--by", "method", "--runs"]
+    )
+    lines = full.output.splitlines()
+    line = lines[lines.index("every run:") + 1]
+    assert len(line.split()) == 1 + RUNS_SHOWN + 7 and "more" not in line
+    none = CliRunner().invoke(
+        main, ["summarize", str(path), "--metric", "score", "--by", "method", "--no-runs"]
+    )
+    assert "every run" not in none.output

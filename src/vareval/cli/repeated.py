@@ -54,6 +54,11 @@ def _pair_options(f):
     return pair_on_option(required=True)(command)
 
 
+# Runs printed per method when --runs is not given: a million-row table's every
+# run is megabytes of text nobody reads in a terminal.
+RUNS_SHOWN = 50
+
+
 @click.command()
 @results_file
 @metrics_option
@@ -61,7 +66,10 @@ def _pair_options(f):
 @confidence_option
 @lower_is_better_option
 @click.option(
-    "--runs/--no-runs", default=True, show_default=True, help="Show every run's score."
+    "--runs/--no-runs",
+    default=None,
+    help=f"Show every run's score, or none (default: every run up to {RUNS_SHOWN} a "
+    "method, else the first ones and how many more).",
 )
 @click.option(
     "--bounds",
@@ -99,7 +107,7 @@ def summarize(results, metric, by, confidence, lower_is_better, runs, bounds, as
     )
 
 
-def render_summary(table, metric: str, every_run: bool = True) -> str:
+def render_summary(table, metric: str, every_run: bool | None = None) -> str:
     """The per-method report: typical performance with spread, the best run as selected."""
     first = next(iter(table.results.values()))
     pct = f"{first.confidence:.0%}"
@@ -130,12 +138,14 @@ def render_summary(table, metric: str, every_run: bool = True) -> str:
         )
     lines += [table.design.statement()] if table.design is not None else []
     lines += render_runs(table)
-    if every_run:
+    if every_run is not False:
+        cap = None if every_run else RUNS_SHOWN
         lines.append("every run:")
-        lines += [
-            f"  {name[:13]:<13} " + " ".join(f(v) for v in s.scores)
-            for name, s in table.results.items()
-        ]
+        for name, s in table.results.items():
+            shown = s.scores if cap is None else s.scores[:cap]
+            more = len(s.scores) - len(shown)
+            tail = f" ... {more:,} more (--runs shows all)" if more else ""
+            lines.append(f"  {name[:13]:<13} " + " ".join(f(v) for v in shown) + tail)
     if any(s.median_ci_coverage < s.confidence for s in table.results.values()):
         lines.append(
             "(a % after a median interval: too few runs; [min, max] covers only that often)"

@@ -454,6 +454,7 @@ def significance(
         ci=ci,
         smooth=smooth,
         rng=rng,
+        progress=None,
     )
     first = comparison.results[0].test
     if test not in sig.CLASSICAL_TESTS:

@@ -142,6 +142,43 @@ def test_ld_bands_at_n_1_and_2_match_the_closed_form(confidence, method):
         assert 1 - 2 * alpha + gap**2 == pytest.approx(confidence, abs=1e-9)
 
 
+@pytest.mark.parametrize(("n", "method"), [(2501, "ld-hd"), (1500, "ld-et")])
+def test_grid_band_is_exact_and_close_to_the_full_band(monkeypatch, n, method):
+    """Past EXACT_N an LD band bounds a grid of order statistics only.
+
+    Its coverage is exact: the recursion over the grid equals the full
+    recursion over the band filled in between grid points (an independent
+    path through all n order statistics), and both equal the confidence. It is
+    at most a few per cent wider than the band that bounds every one.
+    """
+    from vareval.stats.tuning import bands
+
+    full = bands._order_statistic_band_cached.__wrapped__(n, 0.95, method)
+    monkeypatch.setattr(bands, "EXACT_N", 1000)
+    grid = bands._order_statistic_band_cached.__wrapped__(n, 0.95, method)
+    assert bands._first_half(n).size < (n + 1) // 4
+    assert grid.coverage == pytest.approx(0.95, abs=1e-9)
+    assert simultaneous_coverage(grid.lower, grid.upper) == pytest.approx(
+        grid.coverage, abs=1e-12
+    )
+    width, full_width = grid.upper - grid.lower, full.upper - full.lower
+    assert 1.0 <= width.mean() / full_width.mean() < 1.06
+    assert np.all(width / full_width < 1.12)
+    # the extremes, which set the curve at large k, are bounded one by one
+    assert grid.lower[-1] >= full.lower[-1] and grid.upper[0] <= full.upper[0]
+
+
+def test_ks_coverage_past_exact_n_is_kstwo(monkeypatch):
+    from vareval.stats.tuning import bands
+
+    monkeypatch.setattr(bands, "EXACT_N", 1000)
+    for method in ("ks", "dkw"):
+        band = bands._order_statistic_band_cached.__wrapped__(5000, 0.9, method)
+        assert band.coverage == pytest.approx(
+            simultaneous_coverage(band.lower, band.upper), abs=1e-9
+        )
+
+
 @pytest.mark.parametrize("n", [3, 10, 57, 300, 1000])
 @pytest.mark.parametrize("confidence", [0.5, 0.95])
 @pytest.mark.parametrize("method", ["ld-hd", "ld-et"])

@@ -45,6 +45,7 @@ from vareval.stats._checks import (
     as_scores,
     constant_differences,
 )
+from vareval.stats._progress import progress_bar
 from vareval.stats._result import LegacyIntervalMethod, Result, renamed
 from vareval.stats.testset import resampling as rs
 
@@ -975,6 +976,7 @@ def compare_systems(
     ci: str = "auto",
     smooth: bool = True,
     rng=None,
+    progress=False,
 ) -> SystemComparison:
     """Compare several systems on one test set with adjusted p-values.
 
@@ -1003,6 +1005,8 @@ def compare_systems(
     baseline : str, optional
     all_pairs : bool, default False
     correction : {"holm", "bonferroni", "none"}
+    progress : bool or None, default False
+        A tqdm bar over the pairs (None: on a terminal only, when there are several).
 
     Returns
     -------
@@ -1038,21 +1042,15 @@ def compare_systems(
         test, reason = choose_test(next(iter(lengths.values())))
     run = paired_bootstrap if test == "bootstrap" else paired_randomization
     streams = as_rng(rng).spawn(len(pairs))
-    results = tuple(
-        run(
-            gold,
-            preds[a],
-            preds[b],
-            metric=metric,
-            n_resamples=n_resamples,
-            alternative=alternative,
-            confidence=confidence,
-            ci=ci,
-            smooth=smooth,
-            rng=r,
-        )
-        for (a, b), r in zip(pairs, streams, strict=True)
-    )
+    results = []
+    with progress_bar(len(pairs), f"{test} tests", progress if len(pairs) > 1 else False) as bar:
+        for (a, b), r in zip(pairs, streams, strict=True):
+            results.append(run(
+                gold, preds[a], preds[b], metric=metric, n_resamples=n_resamples,
+                alternative=alternative, confidence=confidence, ci=ci, smooth=smooth, rng=r,
+            ))  # fmt: skip
+            bar.update()
+    results = tuple(results)
     return SystemComparison(
         systems=systems,
         scores=system_scores(systems, pairs, [(r.score_a, r.score_b) for r in results]),

@@ -329,7 +329,7 @@ class EmpiricalDistribution:
         """
         k, minimize = _as_k(k), _minimizing(higher_is_better)
         ys = self._unweighted_sorted("V-statistic", minimize)
-        return np.sum(_v_weights(self.n, k) * ys, axis=-1)[()]
+        return _weighted_sums(_v_weights, self.n, k, ys)
 
     @renamed_keywords(minimize=MINIMIZE)
     def naive_tuning_curve(self, k, *, higher_is_better: bool = True):
@@ -376,7 +376,21 @@ class EmpiricalDistribution:
         """
         k, minimize = _as_k(k, integer=True), _minimizing(higher_is_better)
         ys = self._unweighted_sorted("U-statistic", minimize)
-        return np.sum(_u_weights(self.n, k) * ys, axis=-1)[()]
+        return _weighted_sums(_u_weights, self.n, k, ys)
+
+
+def _weighted_sums(weights, n: int, k: np.ndarray, ys: np.ndarray):
+    """``sum_i weights(n, k)_i y_(i)`` for each ``k``, a few ``k`` at a time.
+
+    The weights of all ``k`` at once are ``k.size x n`` numbers: gigabytes at
+    a million scores, so they are formed in blocks of about 2^22.
+    """
+    flat = np.ravel(k)
+    per = max(1, (1 << 22) // max(n, 1))
+    out = np.concatenate(
+        [weights(n, flat[j : j + per]) @ ys for j in range(0, flat.size, per)]
+    )
+    return out.reshape(np.shape(k))[()]
 
 
 def _v_weights(n: int, k: np.ndarray) -> np.ndarray:

@@ -1,0 +1,148 @@
+"""Scaling table: every analysis command at 10^3 .. 10^6 rows, time and peak memory.
+
+Each command runs as its own process (``python -m vareval ...``, start-up and
+reading included) on synthetic tables of the shape it reads; the table gives
+wall seconds, CPU seconds (user + system, from the child's own rusage: the
+load of a shared machine moves wall time, CPU time much less) and the peak
+resident memory. A cell is ``-`` when the size is above the command's
+``--max`` or ``timeout`` when it ran past ``--timeout`` seconds, so the next
+size that falls over is visible.
+
+Run: PYTHONPATH=src python bench/bench_scaling.py [--sizes 1000,10000,100000,1000000]
+                                                  [--only tuning-curve,paired] [--timeout 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def runs_table(n, rng):
+    """Two methods paired by seed: ``n`` rows."""
+    seeds = n // 2
+    base = rng.normal(0.85, 0.02, seeds)
+    return pd.DataFrame({
+        "method": np.repeat(["a", "b"], seeds),
+        "seed": np.tile(np.arange(seeds), 2),
+        "accuracy": np.clip(np.r_[base + 0.002, base] + rng.normal(0, 0.01, 2 * seeds), 0, 1),
+    })  # fmt: skip
+
+
+def search_table(n, rng):
+    """One method's ``n`` random-search results."""
+    return pd.DataFrame({"method": "a", "accuracy": rng.beta(8, 2, n)})
+
+
+def predictions_table(n, rng, classes=10):
+    """``n`` items, gold and two systems' predictions over ``classes`` classes."""
+    gold = rng.integers(0, classes, n)
+    noisy = lambda p: np.where(rng.random(n) < p, gold, rng.integers(0, classes, n))  # noqa: E731
+    return pd.DataFrame({"item": np.arange(n), "gold": gold, "a": noisy(0.8), "b": noisy(0.78)})
+
+
+def tasks_table(n, rng, runs=10, methods=4):
+    """``methods`` methods x ``n / (methods x runs)`` tasks x ``runs`` runs."""
+    tasks = max(2, n // (methods * runs))
+    shape = (methods, tasks, runs)
+    level = rng.normal(0.6, 0.1, (1, tasks, 1)) + np.arange(methods)[:, None, None] * 0.01
+    score = np.clip(level + rng.normal(0, 0.02, shape), 0, 1)
+    m, t, r = np.indices(shape)
+    return pd.DataFrame({
+        "method": np.char.add("m", m.ravel().astype(str)),
+        "task": np.char.add("t", t.ravel().astype(str)),
+        "run": r.ravel(), "score": score.ravel(),
+    })  # fmt: skip
+
+
+def crossed_table(n, rng):
+    """Two experiments x seeds x 4 configurations (nested in seed), ``n`` rows."""
+    seeds = max(3, n // 8)
+    exp, seed, cfg = (a.ravel() for a in np.indices((2, seeds, 4)))
+    config = np.char.add(np.char.add("s", seed.astype(str)), np.char.add("c", cfg.astype(str)))
+    y = (0.8 + 0.01 * exp + rng.normal(0, 0.01, seeds)[seed]
+         + rng.normal(0, 0.01, seeds * 4)[seed * 4 + cfg] + rng.normal(0, 0.005, exp.size))
+    return pd.DataFrame({
+        "experiment": np.char.add("e", exp.astype(str)), "seed": seed,
+        "config": config, "y": y,
+    })  # fmt: skip
+
+
+# command, table maker, arguments after the file, largest size
+COMMANDS = {
+    "summarize": (runs_table, ["--metric", "accuracy", "--by", "method"], 10**6),
+    "paired": (runs_table, ["--metric", "accuracy", "--by", "method", "--pair-on", "seed",
+                            "--compare", "a,b"], 10**6),
+    "plan": (runs_table, ["--metric", "accuracy", "--by", "method", "--pair-on", "seed",
+                          "--compare", "a,b", "--effect", "0.002"], 10**6),
+    "best-of-k": (runs_table, ["--metric", "accuracy", "--by", "method"], 10**6),
+    "tuning-curve": (search_table, ["--metric", "accuracy", "--by", "method", "--bounds", "0,1"],
+                     10**6),
+    "significance": (predictions_table, ["--gold", "gold", "--item", "item", "--metric",
+                                         "macro-f1"], 10**6),
+    "metrics": (predictions_table, ["--gold", "gold", "--item", "item"], 10**6),
+    "aggregate": (tasks_table, ["--metric", "score", "--by", "method", "--task", "task"], 10**6),
+    "rank": (tasks_table, ["--metric", "score", "--by", "method", "--task", "task"], 10**6),
+    "variance": (crossed_table, ["--metric", "y", "--fixed", "experiment", "--random",
+                                 "seed,config"], 10**5),
+}
+
+
+def timed(argv, timeout):
+    """Wall, CPU (user + system) seconds and peak RSS (MB) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = start + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            return None
+        time.sleep(0.05)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        err = proc.stderr.read().decode(errors="replace").strip().splitlines()
+        raise SystemExit(f"{' '.join(argv[3:5])} failed: {err[-1] if err else status}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000,1000000")
+    parser.add_argument("--only", default="")
+    parser.add_argument("--timeout", type=float, default=600)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    names = [c for c in args.only.split(",") if c] or list(COMMANDS)
+    print(f"load average {os.getloadavg()[0]:.1f}; wall s / CPU s / peak MB per cell")
+    print(f"{'command':<14}" + "".join(f"{n:>24,}" for n in sizes))
+    with tempfile.TemporaryDirectory() as folder:
+        for name in names:
+            make, extra, largest = COMMANDS[name]
+            cells = []
+            for n in sizes:
+                if n > largest:
+                    cells.append("-")
+                    continue
+                path = Path(folder) / f"{name}-{n}.csv"
+                make(n, np.random.default_rng(n)).to_csv(path, index=False)
+                argv = [sys.executable, "-m", "vareval", name, str(path), *extra]
+                got = timed(argv, args.timeout)
+                cells.append("timeout" if got is None else "{:.1f} / {:.1f} / {:.0f}".format(*got))
+                path.unlink()
+            print(f"{name:<14}" + "".join(f"{c:>24}" for c in cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
