@@ -789,7 +789,7 @@ def make_engine(
     runtime_env=None,
     slurm=None,
 ):
-    """Build the named engine (``resources`` and ``runtime_env`` apply to Ray, ``slurm`` to Slurm)."""
+    """Build the named engine (``resources``, ``runtime_env``: Ray; ``slurm``: Slurm's options)."""
     if workers is not None and (
         isinstance(workers, bool)
         or not isinstance(workers, numbers.Integral)
