@@ -28,9 +28,8 @@ array task is still queued or running is waited for, and only the rest are
 submitted anew, so a trial is never counted twice. Ctrl-C (or SIGTERM)
 cancels (``scancel``) the jobs still running and says so.
 
-The engine calls Slurm's own commands (``sbatch``, ``squeue``, ``scancel``,
-and ``sacct`` where accounting is on) rather than a library: see
-docs/runner.md, "Clusters".
+The engine calls Slurm's own commands (``sbatch``, ``squeue``, ``scancel``)
+rather than a library: see docs/runner.md, "Clusters: Slurm".
 """
 
 from __future__ import annotations
