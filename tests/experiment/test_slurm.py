@@ -161,6 +161,16 @@ def test_slurm_flags_need_the_slurm_engine(tmp_path, experiment):
     ]
 
 
+def test_without_sbatch_one_line(tmp_path, experiment, monkeypatch):
+    write, _ = experiment
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(ExperimentError, match=r"^the slurm engine needs Slurm's `sbatch` "
+                       r"on PATH \(run on a login node of the cluster\), or use --engine "
+                       r"local\.$"):
+        run(write(seeds=1), tmp_path / "r.db", engine="slurm", progress=False)
+    assert not (tmp_path / "r.db").exists()  # refused before any work
+
+
 # -- a real cluster ---------------------------------------------------------------
 
 

@@ -48,6 +48,7 @@ from vareval.experiment.engines import (
     register,
     unregister,
 )
+from vareval.experiment.slurm import check_options, need_sbatch, run_dir
 from vareval.experiment.spec import ExperimentSpec, load_spec, resolve_function
 from vareval.experiment.store import Store, beat
 from vareval.stats._result import Result
@@ -289,12 +290,14 @@ def run(
     finished results are written, unfinished claims released, and
     ``KeyboardInterrupt`` is raised.
     """
+    slurm = _slurm_options(engine, slurm)  # before any work: a wrong flag is one line
     spec, now = _run_iv(
         spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
         flush_every, _provenance,
     )
     spec = spec.grown(seeds=seeds, configs=configs, reruns=reruns)
-    slurm = _slurm_options(spec, store, engine, slurm)
+    if engine == "slurm":
+        slurm = {**spec.slurm, **slurm, "folder": run_dir(store), "name": spec.name}
     heartbeat_every = min(heartbeat_every, stale_after / 4)
     t_start = time.monotonic()
     token = uuid.uuid4().hex
@@ -361,19 +364,17 @@ def run(
     )
 
 
-def _slurm_options(spec: ExperimentSpec, store, engine: str, options) -> dict | None:
-    """The slurm engine's options: the spec's ``[slurm]``, then ``options`` over it."""
-    from vareval.experiment.slurm import check_options, run_dir
-
+def _slurm_options(engine: str, options) -> dict:
+    """Check the slurm engine's options (and that ``sbatch`` is there) before any work."""
     options = check_options(options)
-    if engine != "slurm":
-        if options:
-            raise ExperimentError(
-                f"Slurm options ({', '.join(options)}) apply to the slurm engine only "
-                "(--engine slurm)."
-            )
-        return None
-    return {**spec.slurm, **options, "folder": run_dir(store), "name": spec.name}
+    if engine != "slurm" and options:
+        raise ExperimentError(
+            f"Slurm options ({', '.join(options)}) apply to the slurm engine only "
+            "(--engine slurm)."
+        )
+    if engine == "slurm":
+        need_sbatch()
+    return options
 
 
 def _check_code(st: Store, now: dict, accept: bool) -> list[str]:

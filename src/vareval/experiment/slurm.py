@@ -106,6 +106,15 @@ def check_options(raw) -> dict:
     return out
 
 
+def need_sbatch() -> None:
+    """Raise ExperimentError unless Slurm's ``sbatch`` is on PATH."""
+    if shutil.which("sbatch") is None:
+        raise ExperimentError(
+            "the slurm engine needs Slurm's `sbatch` on PATH (run on a login node "
+            "of the cluster), or use --engine local."
+        )
+
+
 def run_dir(store) -> Path:
     """The run directory of a store's Slurm submissions: ``<store>.slurm/``."""
     path = Path(store).resolve()
@@ -155,12 +164,10 @@ class SlurmEngine:
     name = "slurm"
 
     def __init__(self, workers: int | None = None, *, folder, name="experiment", **options):
-        if shutil.which("sbatch") is None:
-            raise ExperimentError(
-                "the slurm engine needs Slurm's `sbatch` on PATH (run on a login node "
-                "of the cluster), or use --engine local."
-            )
-        self.options = check_options({"max_running": workers, **options})
+        need_sbatch()
+        if workers is not None:
+            options["max_running"] = workers  # --workers over the spec's max_running
+        self.options = check_options(options)
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.job_name = f"vareval-{name}"[:64]
@@ -169,10 +176,11 @@ class SlurmEngine:
         self._subs: list[_Submission] = []
         self._old = self._previous()  # submissions of runs that ended without closing
         self._ready: list[dict] = []
-        self._tries: dict[int, int] = {}  # trial id -> array tasks it started in
+        self._tries: dict[int, int] = {}  # trial id -> array tasks that ended without it
         self._functions: dict = {}
         self._scanned = self._stated = 0.0
         self.tasks_submitted = 0
+        self._adopted: set = set()  # (job, index) of a previous run's live array tasks
 
     # -- the engine protocol ---------------------------------------------
     def add_function(self, label: str, fn) -> None:
@@ -201,9 +209,11 @@ class SlurmEngine:
                 sub.waiting[task["id"]] = task
                 if sub not in self._subs:
                     self._subs.append(sub)
+                self._adopted.add((sub.job, sub.index[task["id"]]))
                 continue
             fresh.append(task)
         self._submit(fresh)
+        self.workers = self.options.get("max_running", self.tasks_submitted + len(self._adopted))
 
     def poll(self, timeout: float) -> list[dict]:
         """Wait up to ``timeout`` seconds; return the results read from the nodes."""
@@ -285,7 +295,7 @@ class SlurmEngine:
         sub.waiting = {t["id"]: t for batch in batches for t in batch}
         self._subs.append(sub)
         self.tasks_submitted += len(batches)
-        self.workers = self.options.get("max_running", self.tasks_submitted)
+        self.workers = self.options.get("max_running", self.tasks_submitted + len(self._adopted))
 
     # -- collecting ----------------------------------------------------------
     def _take(self, sub: _Submission, task: dict) -> bool:
