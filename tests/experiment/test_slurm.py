@@ -293,3 +293,29 @@ def test_ctrl_c_cancels_the_jobs_and_says_so(tmp_path, experiment):
     assert proc.returncode == 0, err
     assert (_frame(store)["status"] == "done").all()
 
+
+
+@pytest.mark.slow
+@pytest.mark.slurm
+@cluster
+def test_a_notebook_function_with_curves_on_slurm(tmp_path, experiment):
+    _, name = experiment
+    namespace = {"__name__": "__main__"}  # as a notebook defines it: shipped by value
+    exec(compile(textwrap.dedent("""
+        OFFSET = 10.0
+
+        def train(trial):
+            trial.report(0, loss=1.0)
+            trial.artifact("note.txt", b"hello")
+            return {"x": OFFSET + float(trial.rng("init").normal())}
+        """), "<cell>", "exec"), namespace)  # noqa: S102 - a notebook cell
+    spec = ExperimentSpec(trial=namespace["train"], factors={"model": ["a", "b"]}, seeds=3,
+                          entropy=3, name=name)
+    local = run(spec, tmp_path / "local.db", engine="local", workers=2, progress=False)
+    slurm = run(spec, tmp_path / "slurm.db", engine="slurm", progress=False,
+                slurm={"trials_per_task": 6})
+    assert (local.done, slurm.done) == (6, 6)
+    a, b = _frame(tmp_path / "local.db"), _frame(tmp_path / "slurm.db")
+    assert a["x"].tolist() == b["x"].tolist()
+    with Store(tmp_path / "slurm.db", readonly=True) as st:
+        assert len(st.curves()) == 6 and st.artifact(3, "note.txt") == b"hello"
