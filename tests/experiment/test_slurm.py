@@ -277,7 +277,7 @@ def test_trials_that_fail_on_a_node(tmp_path, experiment):
 def test_ctrl_c_cancels_the_jobs_and_says_so(tmp_path, experiment):
     write, name = experiment
     path, store = write(seeds=2, sleep=2.0), tmp_path / "runs.db"
-    args = (path, "--store", store, "--engine", "slurm")
+    args = (path, "--store", store, "--engine", "slurm", "--trials-per-task", "4")
     proc = _cli(*args)
     _wait(lambda: bool(list(run_dir(store).glob("*/started/*"))), 180, "a trial to start")
     proc.send_signal(signal.SIGINT)

@@ -340,7 +340,9 @@ class SlurmEngine:
                 state = states.get((sub.job, i))
                 if state is not None:
                     sub.states[i] = state
-                if state in _ALIVE:
+                # opened by name: on NFS a fresh lookup sees a file that a cached
+                # listing may not show yet
+                if state in _ALIVE or self._take(sub, sub.waiting[tid]):
                     continue
                 ended[tid] = sub.states.get(i) or "ended"
             for tid, state in ended.items():
@@ -352,8 +354,7 @@ class SlurmEngine:
                 else:
                     (alone if started else retry).append(task)
         self._submit(retry)
-        for task in alone:  # a trial that may have killed its task runs by itself
-            self._submit([task], per=1)
+        self._submit(alone, per=1)  # a trial that may have killed its task runs by itself
 
     def _failure(self, sub: _Submission, task: dict, state: str, started: bool) -> dict:
         from vareval.experiment.engines import failure
