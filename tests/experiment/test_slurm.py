@@ -188,9 +188,7 @@ def test_same_store_as_the_local_engine(tmp_path, experiment):
     for col in ("score", "spread", "lr", "seed", "config", "rerun", "model"):
         assert a[col].tolist() == b[col].tolist(), col  # floats compared exactly
     assert b["host"].str.fullmatch(r".+ \(slurm \d+_[01]\)").all()  # the job id of each
-    assert not run_dir(tmp_path / "slurm.db").exists() or not any(
-        run_dir(tmp_path / "slurm.db").iterdir()
-    )  # a finished run leaves nothing behind
+    assert not run_dir(tmp_path / "slurm.db").exists()  # a finished run leaves nothing
 
 
 @pytest.mark.slow
@@ -319,3 +317,21 @@ def test_a_notebook_function_with_curves_on_slurm(tmp_path, experiment):
     assert a["x"].tolist() == b["x"].tolist()
     with Store(tmp_path / "slurm.db", readonly=True) as st:
         assert len(st.curves()) == 6 and st.artifact(3, "note.txt") == b"hello"
+
+
+@pytest.mark.slow
+@pytest.mark.slurm
+@cluster
+def test_a_job_slurm_refuses_is_one_line(tmp_path, experiment):
+    write, _ = experiment
+    store = tmp_path / "runs.db"
+    proc = _cli(write(seeds=1), "--store", store, "--engine", "slurm", "--partition", "nope")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    assert err.strip().splitlines() == [
+        "error: Slurm refused the array job: Invalid partition name specified; check the "
+        "partition, time limit, GPUs, memory and extra sbatch arguments asked for."
+    ]
+    with Store(store, readonly=True) as st:
+        assert st.counts()["pending"] == 4  # nothing claimed is left running
+    assert not run_dir(store).exists()

@@ -38,6 +38,7 @@ import json
 import numbers
 import os
 import pickle
+import re
 import shutil
 import socket
 import subprocess
@@ -284,9 +285,14 @@ class SlurmEngine:
         with held():  # a job submitted is a job recorded
             try:
                 job = _slurm(*args, str(script)).strip().split(";")[0]
-            except ExperimentError:
+            except ExperimentError as exc:
                 shutil.rmtree(folder, ignore_errors=True)
-                raise
+                why = re.sub(r"^`sbatch` failed: (sbatch: error: )?(Batch job submission "
+                             r"failed: )?", "", str(exc))
+                raise ExperimentError(
+                    f"Slurm refused the array job: {why.rstrip('.')}; check the partition, "
+                    "time limit, GPUs, memory and extra sbatch arguments asked for."
+                ) from None
             _write_json(folder / "manifest.json", {
                 "job": job, "batches": ids, "host": socket.gethostname(),
                 "pid": os.getpid(),
@@ -422,6 +428,10 @@ class SlurmEngine:
             ):
                 continue  # another runner's, still alive
             shutil.rmtree(sub.folder, ignore_errors=True)
+        try:
+            self.folder.rmdir()  # only if empty
+        except OSError:
+            pass
 
 
 def _pid_alive(pid) -> bool:
