@@ -335,3 +335,33 @@ def test_a_job_slurm_refuses_is_one_line(tmp_path, experiment):
     with Store(store, readonly=True) as st:
         assert st.counts()["pending"] == 4  # nothing claimed is left running
     assert not run_dir(store).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.slurm
+@cluster
+def test_a_preempted_and_requeued_task_skips_its_finished_trials(tmp_path, experiment):
+    write, name = experiment
+    path, store = write(seeds=5, sleep=0.5), tmp_path / "runs.db"
+    proc = _cli(path, "--store", store, "--engine", "slurm", "--trials-per-task", "10")
+    folder = run_dir(store)
+
+    def finished_in_task0():
+        return {int(p.name.split(".")[0]) for p in folder.glob("*/results/*")
+                if p.suffix in (".pkl", ".taken") and int(p.name.split(".")[0]) <= 10}
+
+    _wait(lambda: len(finished_in_task0()) >= 2, 180, "array task 0 to finish 2 trials")
+    job = json.loads(next(folder.glob("*/manifest.json")).read_text())["job"]
+    subprocess.run(["scontrol", "requeue", f"{job}_0"], check=True)  # as preemption does
+    finished = finished_in_task0()
+    # Slurm holds a requeued task for two minutes; let it start again at once
+    _wait(lambda: f"{job}_0 PENDING" in _alive(name), 60, "the requeued task to be pending")
+    subprocess.run(["scontrol", "update", f"JobId={job}_0", "StartTime=now"], check=True)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    df = _frame(store)
+    assert (df["status"] == "done").all() and len(df) == 20
+    ran = _runs(tmp_path)
+    assert all(ran.count(t) == 1 for t in finished)  # not run again after the requeue
+    assert sorted(set(ran)) == list(range(1, 21)) and len(ran) <= 21  # one ran twice at most
+    assert not _alive(name)
