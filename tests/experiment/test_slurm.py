@@ -122,7 +122,7 @@ def _done(store) -> int:
 def _alive(name) -> list[str]:
     out = subprocess.run(["squeue", "-h", "-r", f"--name=vareval-{name}", "-o", "%i %T"],
                          capture_output=True, text=True).stdout
-    return out.split("\n") if out.strip() else []
+    return out.splitlines()
 
 
 def _wait(condition, seconds, what):
@@ -220,7 +220,7 @@ def test_sigkill_of_the_runner_then_resume(tmp_path, experiment):
     # the queued and running array tasks were found again, not resubmitted: at most
     # the results read in the last moment before the kill ran twice
     assert sum(c > 1 for c in counts.values()) <= 4, counts
-    assert not _alive(name)
+    _wait(lambda: not _alive(name), 30, "the array tasks to leave the queue")
 
 
 @pytest.mark.slow
@@ -245,7 +245,7 @@ def test_scancel_of_a_running_array_task(tmp_path, experiment):
     assert (df["status"] == "done").all() and len(df) == 20
     hosts = df.loc[range(1, 11), "host"]
     assert (~hosts.str.contains(rf"slurm {job}_0\)")).any()  # resubmitted after scancel
-    assert not _alive(name)
+    _wait(lambda: not _alive(name), 30, "the array tasks to leave the queue")
 
 
 @pytest.mark.slow
@@ -266,7 +266,7 @@ def test_trials_that_fail_on_a_node(tmp_path, experiment):
                         r"2 times; see .+\.out", died["error"]), died["error"]
     # the trials after it in its batch were submitted again and finished
     assert (df[df["status"] == "done"]["model"].value_counts() == 3).all()
-    assert not _alive(name)
+    _wait(lambda: not _alive(name), 30, "the array tasks to leave the queue")
 
 
 @pytest.mark.slow
@@ -364,4 +364,4 @@ def test_a_preempted_and_requeued_task_skips_its_finished_trials(tmp_path, exper
     ran = _runs(tmp_path)
     assert all(ran.count(t) == 1 for t in finished)  # not run again after the requeue
     assert sorted(set(ran)) == list(range(1, 21)) and len(ran) <= 21  # one ran twice at most
-    assert not _alive(name)
+    _wait(lambda: not _alive(name), 30, "the array tasks to leave the queue")
