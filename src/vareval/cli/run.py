@@ -10,8 +10,27 @@ from vareval.cli._common import check_output, emit, json_option, writing
 from vareval.cli._paths import output_path
 from vareval.cli.sequential import cs_option
 
-_ENGINES = ("local", "serial", "ray")
+_ENGINES = ("local", "serial", "ray", "slurm")
 _FORMATS = ("csv", "tsv", "parquet", "jsonl")
+
+
+def _slurm_flags(f):
+    """The slurm engine's flags (over the spec's [slurm] table; docs/runner.md, "Clusters")."""
+    flags = [
+        ("--partition", str, "Slurm partition (--engine slurm)."),
+        ("--time", str, "Slurm time limit per array task, e.g. 01:00:00."),
+        ("--gpus-per-trial", int, "GPUs per trial (Slurm: --gres=gpu:N per array task)."),
+        ("--cpus-per-trial", int, "CPUs per trial (Slurm: --cpus-per-task)."),
+        ("--mem", str, "Slurm memory per array task, e.g. 8G."),
+        ("--trials-per-task", int, "Trials run one after another in each Slurm array task."),
+        ("--max-attempts", int, "Slurm: times a trial is submitted before it fails [3]."),
+    ]
+    for name, kind, text in reversed(flags):
+        f = click.option(name, type=kind, default=None, help=text)(f)
+    return click.option(
+        "--sbatch-arg", "sbatch_args", multiple=True,
+        help="An extra sbatch argument (repeatable), e.g. --sbatch-arg=--qos=high.",
+    )(f)
 
 
 def _store_argument(f):
@@ -41,7 +60,8 @@ def _store_argument(f):
     type=click.Choice(_ENGINES),
     default="local",
     show_default=True,
-    help="serial: in process (debugging); local: worker processes; ray: Ray.",
+    help="serial: in process (debugging); local: worker processes; ray: Ray; "
+    "slurm: Slurm job arrays.",
 )
 @click.option(
     "--address",
@@ -80,6 +100,7 @@ def _store_argument(f):
               help="With --until-settled: the sequence's simultaneous level.")
 @click.option("--batch", type=int, default=10, show_default=True,
               help="With --until-settled: seeds added between looks.")
+@_slurm_flags
 def run(
     experiment,
     store,
@@ -102,6 +123,8 @@ def run(
     budget,
     confidence,
     batch,
+    sbatch_args,
+    **slurm,
 ):
     """Run (or resume) EXPERIMENT.toml into a SQLite store, one row per trial.
 
@@ -116,13 +139,17 @@ def run(
     from vareval.experiment.runner import run as run_experiment
     from vareval.experiment.store import Store
 
+    slurm = {k: v for k, v in slurm.items() if v is not None}
+    if sbatch_args:
+        slurm["sbatch_args"] = list(sbatch_args)
     if until_settled:
         return _run_until_settled(
             experiment, store, compare, metric, bounds, cs_method, margin, budget, confidence,
             batch,
             dict(accept_code_change=accept_code_change, engine=engine, workers=workers,
                  address=address, retry_failed=retry_failed,
-                 progress=False if no_progress else None, stale_after=stale_after),
+                 progress=False if no_progress else None, stale_after=stale_after,
+                 slurm=slurm),
             seeds or configs or reruns,
         )
     if compare or metric:
@@ -140,6 +167,7 @@ def run(
         retry_failed=retry_failed,
         progress=False if no_progress else None,
         stale_after=stale_after,
+        slurm=slurm,
     )
     c = report.counts
     _say_larger_store(store, seeds=seeds, configs=configs, reruns=reruns)

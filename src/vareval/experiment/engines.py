@@ -45,7 +45,7 @@ from vareval.experiment import provenance
 from vareval.experiment.spec import resolve_function
 from vareval.experiment.streams import Trial
 
-ENGINES = ("serial", "local", "ray")
+ENGINES = ("serial", "local", "ray", "slurm")
 _HOST = socket.gethostname()
 _FUNCTIONS: dict = {}
 _CALLABLES: dict = {}  # label -> a trial given as a Python callable
@@ -787,8 +787,9 @@ def make_engine(
     *,
     resources=None,
     runtime_env=None,
+    slurm=None,
 ):
-    """Build the named engine (``resources`` and ``runtime_env`` apply to Ray)."""
+    """Build the named engine (``resources``, ``runtime_env``: Ray; ``slurm``: Slurm's options)."""
     if workers is not None and (
         isinstance(workers, bool)
         or not isinstance(workers, numbers.Integral)
@@ -805,4 +806,8 @@ def make_engine(
         return LocalEngine(workers)
     if engine == "ray":
         return RayEngine(workers, address, resources, runtime_env)
+    if engine == "slurm":
+        from vareval.experiment.slurm import SlurmEngine
+
+        return SlurmEngine(workers, **(slurm or {}))
     raise ExperimentError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}.")

@@ -48,6 +48,7 @@ from vareval.experiment.engines import (
     register,
     unregister,
 )
+from vareval.experiment.slurm import check_options, need_sbatch, run_dir
 from vareval.experiment.spec import ExperimentSpec, load_spec, resolve_function
 from vareval.experiment.store import Store, beat
 from vareval.stats._result import Result
@@ -228,6 +229,7 @@ def run(
     stale_after: float = 120.0,
     heartbeat_every: float = 10.0,
     flush_every: float = 0.25,
+    slurm=None,
     _provenance: dict | None = None,
 ) -> RunReport:
     """Run (or resume) an experiment into a store.
@@ -253,8 +255,9 @@ def run(
     accept_code_change : bool, default False
         Run although the trial's code differs from the previous run's (its
         results would then mix two versions of the code).
-    engine : {"local", "serial", "ray"}, default "local"
-        Where trials run (see :mod:`vareval.experiment.engines`).
+    engine : {"local", "serial", "ray", "slurm"}, default "local"
+        Where trials run (see :mod:`vareval.experiment.engines` and
+        :mod:`vareval.experiment.slurm`).
     workers : int, optional
         Parallel workers; default one per core.
     address : str, optional
@@ -271,6 +274,10 @@ def run(
         of ``stale_after``, so a live runner's claim never looks stale.
     flush_every : float, default 0.25
         Longest time a finished trial waits before it is written.
+    slurm : mapping, optional
+        Options of the slurm engine, over the spec's ``[slurm]`` table
+        (``partition``, ``time``, ``gpus_per_trial``, ``trials_per_task`` ...).
+        Its submissions live in ``<store>.slurm/`` beside the store.
 
     Returns
     -------
@@ -283,11 +290,14 @@ def run(
     finished results are written, unfinished claims released, and
     ``KeyboardInterrupt`` is raised.
     """
+    slurm = _slurm_options(engine, slurm)  # before any work: a wrong flag is one line
     spec, now = _run_iv(
         spec, store, trial, engine, workers, address, stale_after, heartbeat_every,
         flush_every, _provenance,
     )
     spec = spec.grown(seeds=seeds, configs=configs, reruns=reruns)
+    if engine == "slurm":
+        slurm = {**spec.slurm, **slurm, "folder": run_dir(store), "name": spec.name}
     heartbeat_every = min(heartbeat_every, stale_after / 4)
     t_start = time.monotonic()
     token = uuid.uuid4().hex
@@ -313,6 +323,7 @@ def run(
                     address,
                     resources=spec.resources,
                     runtime_env=spec.runtime_env,
+                    slurm=slurm,
                 )
                 if spec.callable is not None:
                     eng.add_function(spec.trial, spec.callable)
@@ -351,6 +362,19 @@ def run(
         added=added,
         changes=tuple(changes),
     )
+
+
+def _slurm_options(engine: str, options) -> dict:
+    """Check the slurm engine's options (and that ``sbatch`` is there) before any work."""
+    options = check_options(options)
+    if engine != "slurm" and options:
+        raise ExperimentError(
+            f"Slurm options ({', '.join(options)}) apply to the slurm engine only "
+            "(--engine slurm)."
+        )
+    if engine == "slurm":
+        need_sbatch()
+    return options
 
 
 def _check_code(st: Store, now: dict, accept: bool) -> list[str]:

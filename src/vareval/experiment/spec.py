@@ -50,6 +50,11 @@ The TOML form::
 
     [runtime_env]                 # Ray's runtime_env for the run
     pip = ["scikit-learn"]
+
+    [slurm]                       # for the slurm engine (docs/runner.md, "Clusters")
+    partition = "gpu"
+    time = "01:00:00"
+    gpus_per_trial = 1
 """
 
 from __future__ import annotations
@@ -174,6 +179,9 @@ class ExperimentSpec:
         ``memory`` (bytes, or a string such as ``"8GB"`` or ``"512MiB"``).
     runtime_env : mapping
         Ray's ``runtime_env`` for the run (``pip``, ``env_vars``, ``working_dir`` ...).
+    slurm : mapping
+        Options of the slurm engine (``partition``, ``time``, ``gpus_per_trial``,
+        ``trials_per_task`` ...; see :mod:`vareval.experiment.slurm`).
 
     The trial may also be a Python callable (a function defined in a script
     or notebook): it is recorded under ``module:qualname`` and shipped to the
@@ -199,6 +207,7 @@ class ExperimentSpec:
     name: str = "experiment"
     resources: Mapping = dataclasses.field(default_factory=dict)
     runtime_env: Mapping = dataclasses.field(default_factory=dict)
+    slurm: Mapping = dataclasses.field(default_factory=dict)
     _callable: object = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -262,6 +271,7 @@ class ExperimentSpec:
             "paths": list(self.paths),
             **({"resources": dict(self.resources)} if self.resources else {}),
             **({"runtime_env": dict(self.runtime_env)} if self.runtime_env else {}),
+            **({"slurm": dict(self.slurm)} if self.slurm else {}),
         }
 
     @classmethod
@@ -283,7 +293,7 @@ class ExperimentSpec:
     def identity(self) -> dict:
         """The fields that define the trials (a store takes a spec if they match)."""
         d = self.to_dict()
-        for key in ("name", "timeout", "paths", "resources", "runtime_env", "split"):
+        for key in ("name", "timeout", "paths", "resources", "runtime_env", "slurm", "split"):
             d.pop(key, None)
         d.setdefault("level_spaces", {})
         return d
@@ -435,6 +445,9 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
             f"`runtime_env` must be a table (Ray's runtime_env); got {spec.runtime_env!r}."
         )
     out["runtime_env"] = dict(spec.runtime_env)
+    from vareval.experiment.slurm import check_options
+
+    out["slurm"] = check_options(spec.slurm)
     return out
 
 
@@ -683,7 +696,9 @@ def _check_distribution(name: str, d: Distribution) -> None:
 
 # -- TOML --------------------------------------------------------------
 
-_TOP = {"experiment", "factors", "space", "randomness", "params", "resources", "runtime_env"}
+_TOP = {
+    "experiment", "factors", "space", "randomness", "params", "resources", "runtime_env", "slurm"
+}
 _EXPERIMENT_KEYS = {
     "name",
     "trial",
@@ -829,6 +844,7 @@ def _spec_from_toml(doc: dict, base) -> ExperimentSpec:
         name=str(exp.get("name", "experiment")),
         resources=doc.get("resources", {}),
         runtime_env=doc.get("runtime_env", {}),
+        slurm=doc.get("slurm", {}),
     )
 
 
