@@ -106,3 +106,17 @@ def test_paired_t_interval_coverage(scaled, rng):
     hits = sum(lo <= 0.3 <= hi for lo, hi in (r.confidence_interval() for r in intervals))
     ci = stats.binomtest(hits, sims).proportion_ci(0.999)
     assert ci.low <= 0.95 <= ci.high
+
+
+def test_no_bootstrap_draws_past_the_most_pairs(monkeypatch):
+    """Past MAX_BOOTSTRAP_PAIRS the bootstrap is not drawn, and the note says why."""
+    from vareval.stats.repeated import paired as module
+
+    monkeypatch.setattr(module, "MAX_BOOTSTRAP_PAIRS", 50)
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0, 1, 60), rng.normal(0, 1, 60)
+    r = module.paired_difference(a, b, rng=0)
+    assert np.isnan(r.bootstrap_ci).all() and "60 pairs" in r.bootstrap_note
+    assert np.isfinite(r.confidence_interval()).all()
+    kept = module.paired_difference(a[:50], b[:50], rng=0)
+    assert np.isfinite(kept.bootstrap_ci).all() and kept.bootstrap_note == ""

@@ -41,6 +41,10 @@ _BOOT_CHUNK = 2_000_000  # resampled values held in memory at once
 # Fewer pairs than this have too few distinct bootstrap resamples (C(2k-1, k):
 # 10 for three pairs) for a percentile interval that means anything.
 MIN_BOOTSTRAP_PAIRS = 10
+# Above this many pairs the bootstrap interval of the mean is not drawn: it would
+# cost n_resamples x k draws (minutes at 10^6 pairs) to repeat the t interval,
+# which the central limit theorem makes equal to it within Monte Carlo error there.
+MAX_BOOTSTRAP_PAIRS = 20_000
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -153,8 +157,10 @@ def paired_difference(
     Estimand: the mean of ``X^A - X^B`` over matched replications. The t
     interval assumes roughly normal differences (or enough pairs); the
     percentile bootstrap interval resamples pairs and is reported beside it,
-    from ``MIN_BOOTSTRAP_PAIRS`` pairs on (fewer pairs have too few distinct
-    resamples: its interval is then NaN and ``bootstrap_note`` says why).
+    from ``MIN_BOOTSTRAP_PAIRS`` to ``MAX_BOOTSTRAP_PAIRS`` pairs (fewer pairs
+    have too few distinct resamples; past the most, it equals the t interval
+    within Monte Carlo error and costs minutes: its interval is then NaN and
+    ``bootstrap_note`` says why).
 
     When each replication re-drew the train/test split (``split_sizes``),
     replications share training data, the differences are positively
@@ -243,6 +249,11 @@ def paired_difference(
         note = (
             f"{k} pairs have only {math.comb(2 * k - 1, k)} distinct bootstrap "
             f"resamples; a bootstrap interval needs at least {MIN_BOOTSTRAP_PAIRS} pairs"
+        )
+    elif k > MAX_BOOTSTRAP_PAIRS:
+        note = (
+            f"with {k:,} pairs the bootstrap interval of the mean equals the t interval "
+            f"within Monte Carlo error, so it is drawn only up to {MAX_BOOTSTRAP_PAIRS:,} pairs"
         )
     else:
         boot_ci = _bootstrap_mean_ci(d, confidence, n_boot, rng)
