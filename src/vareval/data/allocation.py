@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from vareval.data.design import analysed_rows
 from vareval.data.validate import label_text, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.budget.allocation import Allocation, allocate
@@ -178,17 +179,23 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
         pilot["seed:experiment"] = pilot["seed"] + "\x1f" + pilot["experiment"]
         pilot["config:experiment"] = pilot["config"] + "\x1f" + pilot["experiment"]
         random += ["seed:experiment", "config:experiment"]
+    pilot = analysed_rows(pilot, metric, "experiment", keep_reruns=True)
+    cell = _cell_term(pilot, random)
+    fitted = [r for r in random if r != cell]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="singular fit", category=VarevalWarning)
         fixed = ["experiment"] if pilot["experiment"].nunique() > 1 else []
         # the fit alone: the analysis's tests (refits, F tests) are not needed here
-        d = design_arrays(pilot, metric=metric, fixed=fixed, random=random)
+        d = design_arrays(pilot, metric=metric, fixed=fixed, random=fitted)
         fit = fit_mixed(d.y, d.X, d.groups, fixed_names=d.fixed_names,
                         group_names=d.group_names, level_names=d.level_names)  # fmt: skip
     if not fit.converged:
         raise DataError(f"the mixed model of the pilot did not converge: {fit.message}")
-    names = [*random, "residual"]
+    names = [*fitted, "residual"]
     components = dict(zip(names, map(float, fit.variance), strict=True))
+    if cell is not None:  # identical reruns: what is left is the cell's; nondeterminism 0
+        components = {**components, cell: components["residual"], "residual": 0.0}
+        names = [*fitted, cell, "residual"]
     if not interactions and pilot["experiment"].nunique() == 2:
         # separate seeds per experiment: all seed/config variance is the experiment's own
         components["seed:experiment"] = components.pop("seed")
@@ -197,7 +204,27 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
     if n_resamples == 0:
         return components, None
     v = bootstrap_components(fit, n_resamples=n_resamples, rng=rng)
+    if cell is not None:
+        v = np.column_stack([v[:, :-1], v[:, -1], np.zeros(len(v))])
     return components, dict(zip(names, v.T, strict=True))
+
+
+def _cell_term(pilot, random) -> str | None:
+    """The configuration term left with one row per level when identical reruns were read once.
+
+    Its variance and the residual's are then one (the cell's); the reruns
+    showed the residual, nondeterminism, to be zero, so the cell's variance
+    is the configuration term's. None otherwise (and for crossed
+    configurations, whose cells are not one configuration's).
+    """
+    reading = pilot.attrs.get("reruns")
+    if reading is None or reading.read_as != "once":
+        return None
+    n = len(pilot)
+    for term in reversed(random):
+        if term.startswith("config") and pilot[term].nunique() == n:
+            return term
+    return None
 
 
 def _cost(pilot, compare, cost, required) -> float | None:

@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from vareval.data.design import analysed_rows
 from vareval.data.tables import FrameResult
 from vareval.data.tuning import default_ks
 from vareval.data.validate import labels, metric_values, require_columns
@@ -166,6 +167,8 @@ def select(
     require_columns(df, by, "method")
     require_columns(df, unit, "unit")
     require_columns(df, [config], "config")
+    if "rerun" not in unit:  # reruns read as the design says; [seed, rerun] keeps them apart
+        df = analysed_rows(df, [validation, test], by)
     if df.empty:
         raise DataError("the search table has no rows; expected one row per trial.")
     work = pd.DataFrame(
@@ -293,6 +296,7 @@ def selection_curves(
         raise ArgumentError(
             f"`validation` and `test` are the same column {test!r}; give two metrics."
         )
+    df = analysed_rows(df, [validation, test], by)  # one search result per cell
     val, tst = metric_values(df, validation), metric_values(df, test)
     names = labels(df, by, "method")
     methods = [str(m) for m in pd.unique(names)]
