@@ -32,7 +32,7 @@ def cli(*args, code=0) -> str:
     return res.stdout
 
 
-def make_store(tmp, *, reruns, trial="deterministic", mode="same", seeds=4, configs=3) -> Path:
+def make_store(tmp, *, reruns, trial="deterministic", mode="same", seeds=3, configs=2) -> Path:
     toml = tmp / f"{trial}-{mode}-{reruns}.toml"
     toml.write_text(textwrap.dedent(f"""
         [experiment]
@@ -77,15 +77,15 @@ def test_identical_reruns_are_read_once_and_said_so(stores):
     two, _, ran = stores
     df = vareval.read_store_table(two)
     r = reruns_of(df, "accuracy", "model")
-    assert (r.read_as, r.cells, r.differ, r.counts) == ("once", 24, 0, (2, 2.0, 2))
+    assert (r.read_as, r.cells, r.differ, r.counts) == ("once", 12, 0, (2, 2.0, 2))
     line = design_of(df, by="model", metric="accuracy").statement()
     assert "2 reruns each (same streams), identical: nondeterminism 0; analysed once" in line
-    assert len(analysed_rows(df, "accuracy", "model")) == 24
-    assert "reruns: accuracy identical in 24 of 24 cells, differing in 0" in ran
+    assert len(analysed_rows(df, "accuracy", "model")) == 12
+    assert "reruns: accuracy identical in 12 of 12 cells, differing in 0" in ran
     status = cli("status", two)
-    assert "accuracy identical in 24 of 24 cells" in status
+    assert "accuracy identical in 12 of 12 cells" in status
     payload = json.loads(cli("status", two, "--json"))
-    assert payload["reruns_read"]["accuracy"]["identical"] == 24
+    assert payload["reruns_read"]["accuracy"]["identical"] == 12
 
 
 def _numbers(payload):
@@ -166,9 +166,10 @@ def test_the_api_answers_as_on_one_rerun(stores):
     pd.testing.assert_frame_equal(va.pairs_frame(), vb.pairs_frame(), rtol=1e-6)
     # tuning curves count search results, one per (seed, configuration) cell
     t = vareval.tuning_curve(a, metric="accuracy", by="model", bounds=(0, 1))
-    assert t.cdf_bands["logreg"].n == 12
+    assert t.cdf_bands["logreg"].n == 6
 
 
+@pytest.mark.slow  # two reports, each with its profile intervals: about 20 s apiece
 def test_the_report_answers_as_on_one_rerun(stores, tmp_path):
     two, one, _ = stores
     pages = []
@@ -193,3 +194,81 @@ def _numbers_of(page: str, section: str) -> list[str]:
     end = page.find("<section", start)
     body = re.sub(r"<svg.*?</svg>", "", page[start:end], flags=re.S)
     return re.findall(r"[-+]?\d+\.\d+(?:e[-+]?\d+)?", re.sub(r"<[^>]+>", " ", body))
+
+
+@pytest.fixture(scope="module")
+def noisy(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("noisy")
+    same, ran = make_store(tmp, reruns=2, trial="noisy")
+    fresh, ran_fresh = make_store(tmp, reruns=2, trial="noisy", mode="independent")
+    return same, fresh, (ran, ran_fresh)
+
+
+def test_same_stream_reruns_that_differ_are_nested_in_their_cell(noisy):
+    same, _, (ran, _) = noisy
+    df = vareval.read_store_table(same)
+    r = reruns_of(df, "accuracy", "model")
+    assert (r.read_as, r.cells, r.differ) == ("nested", 12, 12)
+    assert "accuracy identical in 0 of 12 cells, differing in 12" in ran
+    # summaries, paired differences and curves take each cell's mean ...
+    cells = df.groupby(["model", "seed", "config"], sort=False, as_index=False)["accuracy"].mean()
+    s = vareval.summarize(df, metric="accuracy", by="model")
+    ref = vareval.summarize(cells.assign(rerun=0), metric="accuracy", by="model")
+    cols = ["n", "mean", "se", "mean_ci_low", "mean_ci_high", "median", "sd"]
+    pd.testing.assert_frame_equal(s.frame[cols], ref.frame[cols])
+    assert s.frame.loc["logreg", "n"] == 6
+    assert "nested in each method's (seed, config) cell; each cell analysed as its mean" in str(s)
+    t = vareval.tuning_curve(df, metric="accuracy", by="model", bounds=(0, 1))
+    ref_t = vareval.tuning_curve(cells, metric="accuracy", by="model", bounds=(0, 1))
+    assert t.cdf_bands["forest"].n == 6
+    np.testing.assert_allclose(t.v_statistic["forest"], ref_t.v_statistic["forest"])
+    # ... the mixed model keeps the reruns as the level within the cell (the residual)
+    v = vareval.variance(df, metric="accuracy", fixed=["model"], random=["seed", "config"])
+    assert v.fit.n_obs == 24
+    out = cli("variance", same, "--metric", "accuracy", "--fixed", "model",
+              "--random", "seed,config")
+    assert "kept as the rerun level within the cell" in out.splitlines()[0]
+
+
+def test_independent_reruns_are_replications(noisy):
+    _, fresh, (_, ran) = noisy
+    df = vareval.read_store_table(fresh)
+    r = reruns_of(df, "accuracy", "model")
+    assert (r.read_as, r.mode) == ("replications", "independent")
+    assert "replications" in ran
+    assert len(analysed_rows(df, "accuracy", "model")) == 24
+    s = vareval.summarize(df, metric="accuracy", by="model")
+    assert s.frame.loc["logreg", "n"] == 12
+    assert "2 reruns each (fresh streams): replications" in str(s)
+
+
+def test_a_table_with_a_rerun_column_has_same_stream_reruns():
+    # some cells identical, some not: the reruns still measure nondeterminism
+    df = pd.DataFrame({
+        "model": ["a"] * 6 + ["b"] * 6,
+        "seed": [0, 0, 1, 1, 2, 2] * 2,
+        "config": ["c0"] * 12,
+        "rerun": [0, 1] * 6,
+        "acc": [0.8, 0.8, 0.7, 0.7, 0.9, 0.9, 0.6, 0.62, 0.5, 0.5, 0.7, 0.7],
+    })
+    r = reruns_of(df, "acc", "model")
+    assert (r.read_as, r.cells, r.differ, r.mode) == ("nested", 6, 1, "same")
+    rows = analysed_rows(df, "acc", "model")
+    assert rows["acc"].tolist() == pytest.approx([0.8, 0.7, 0.9, 0.61, 0.5, 0.7])
+    # identical everywhere: once, the lowest rerun's row
+    df.loc[7, "acc"] = 0.6
+    assert reruns_of(df, "acc", "model").read_as == "once"
+    assert analysed_rows(df, "acc", "model")["rerun"].tolist() == [0] * 6
+    # without a rerun column, repeated rows are taken as given
+    assert reruns_of(df.drop(columns="rerun"), "acc", "model").read_as == "rows"
+
+
+def test_the_design_line_states_what_is_there():
+    # 1-3 reruns per cell, most cells one: not "3 reruns each"
+    rows = [("a", s, f"c{c}", r, 0.5 + 0.01 * s + 0.001 * r)
+            for s in range(4) for c in range(4) for r in range(3 if (s, c) == (0, 0) else 1)]
+    rows += [("a", 0, "c1", 1, 0.51)]
+    df = pd.DataFrame(rows, columns=["model", "seed", "config", "rerun", "acc"])
+    line = design_of(df, by="model", metric="acc").statement()
+    assert "1-3 reruns, median 1 (same streams), differing in 2 of 2 cells" in line
+    assert "3 reruns each" not in line

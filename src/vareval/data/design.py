@@ -181,8 +181,9 @@ class Reruns(Result):
             f"{high} {noun} each" if low == high
             else f"{low}-{high} {noun}, median {median:g}"
         )  # fmt: skip
+        cell = ", ".join(c for c in self.cell if c in ("seed", "config"))
         if self.read_as == "rows":
-            return f"{count} per ({', '.join(self.cell)}) cell"
+            return f"{count} per method and ({cell}) cell"
         if self.read_as == "replications":
             return f"{count} (fresh streams): replications"
         if self.read_as == "once":
@@ -193,7 +194,7 @@ class Reruns(Result):
         )  # fmt: skip
         return (
             f"{count} (same streams), differing in {self.differ} of {self.cells} cells: "
-            f"nondeterminism, nested in the ({', '.join(self.cell)}) cell; {how}"
+            f"nondeterminism, nested in each method's ({cell}) cell; {how}"
         )
 
 
