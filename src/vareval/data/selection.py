@@ -194,7 +194,12 @@ def select(
     procedure = _procedure(
         validation, test, unit, config, hib, ties, chosen.n_searched.tolist(), per_config
     )
+    reading = df.attrs.get("reruns")
+    if reading is not None and reading.read_as in ("once", "nested"):
+        procedure += f"; reruns: {reading.statement()}"
     out["selection"] = procedure
+    # one row per unit: its reruns were read when choosing, not to be read again
+    out.attrs = {**df.attrs, "reruns_read": True}
     return SelectedTable(
         table=out,
         validation=validation,
