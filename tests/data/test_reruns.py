@@ -272,3 +272,21 @@ def test_the_design_line_states_what_is_there():
     line = design_of(df, by="model", metric="acc").statement()
     assert "1-3 reruns, median 1 (same streams), differing in 2 of 2 cells" in line
     assert "3 reruns each" not in line
+
+
+def test_allocation_learns_from_identical_reruns_that_nondeterminism_is_zero(stores):
+    # one rerun cannot separate the configuration from the residual; identical reruns
+    # show the residual (nondeterminism) is zero, so what is left is the configuration's
+    two, one, _ = stores
+    a = vareval.read_store_table(two)
+    plan = vareval.allocation(a, metric="accuracy", compare=("logreg",), budget=24,
+                              n_resamples=0)  # fmt: skip
+    logreg = vareval.read_store_table(one).query("model == 'logreg'")
+    ref = vareval.variance(logreg, metric="accuracy", fixed=[], random=["seed"]).fit
+    assert plan.components["residual"] == 0
+    assert (plan.components["seed"], plan.components["config"]) == pytest.approx(
+        tuple(ref.variance), rel=1e-6
+    )
+    with pytest.raises(vareval.VarevalError, match="confounded with the residual"):
+        vareval.allocation(vareval.read_store_table(one), metric="accuracy",
+                           compare=("logreg",), budget=24, n_resamples=0)  # fmt: skip

@@ -180,8 +180,8 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
         pilot["config:experiment"] = pilot["config"] + "\x1f" + pilot["experiment"]
         random += ["seed:experiment", "config:experiment"]
     pilot = analysed_rows(pilot, metric, "experiment", keep_reruns=True)
-    cell = _cell_term(pilot, random)
-    fitted = [r for r in random if r != cell]
+    cells = _cell_terms(pilot, random)
+    fitted = [r for r in random if r not in cells]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="singular fit", category=VarevalWarning)
         fixed = ["experiment"] if pilot["experiment"].nunique() > 1 else []
@@ -193,9 +193,11 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
         raise DataError(f"the mixed model of the pilot did not converge: {fit.message}")
     names = [*fitted, "residual"]
     components = dict(zip(names, map(float, fit.variance), strict=True))
-    if cell is not None:  # identical reruns: what is left is the cell's; nondeterminism 0
-        components = {**components, cell: components["residual"], "residual": 0.0}
-        names = [*fitted, cell, "residual"]
+    if cells:  # identical reruns: what is left is the cell's; nondeterminism 0
+        shared = dict.fromkeys(cells[:-1], 0.0)  # aliased with the cell: nothing shared
+        components = {**components, **shared, cells[-1]: components["residual"],
+                      "residual": 0.0}  # fmt: skip
+        names = [*fitted, *cells, "residual"]
     if not interactions and pilot["experiment"].nunique() == 2:
         # separate seeds per experiment: all seed/config variance is the experiment's own
         components["seed:experiment"] = components.pop("seed")
@@ -204,27 +206,27 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
     if n_resamples == 0:
         return components, None
     v = bootstrap_components(fit, n_resamples=n_resamples, rng=rng)
-    if cell is not None:
-        v = np.column_stack([v[:, :-1], v[:, -1], np.zeros(len(v))])
+    if cells:
+        zeros = np.zeros((len(v), len(cells) - 1))
+        v = np.column_stack([v[:, :-1], zeros, v[:, -1], np.zeros(len(v))])
     return components, dict(zip(names, v.T, strict=True))
 
 
-def _cell_term(pilot, random) -> str | None:
-    """The configuration term left with one row per level when identical reruns were read once.
+def _cell_terms(pilot, random) -> list:
+    """The configuration terms left with one row per level when identical reruns were read once.
 
-    Its variance and the residual's are then one (the cell's); the reruns
+    Their variance and the residual's are then one (the cell's); the reruns
     showed the residual, nondeterminism, to be zero, so the cell's variance
-    is the configuration term's. None otherwise (and for crossed
-    configurations, whose cells are not one configuration's).
+    is the last such term's (``config:experiment`` under common random
+    numbers; a configuration that is already one model's shares nothing, so
+    an aliased ``config`` gets 0). Empty otherwise, and for crossed
+    configurations, whose cells are not one configuration's.
     """
     reading = pilot.attrs.get("reruns")
     if reading is None or reading.read_as != "once":
-        return None
+        return []
     n = len(pilot)
-    for term in reversed(random):
-        if term.startswith("config") and pilot[term].nunique() == n:
-            return term
-    return None
+    return [t for t in random if t.startswith("config") and pilot[t].nunique() == n]
 
 
 def _cost(pilot, compare, cost, required) -> float | None:
