@@ -106,7 +106,7 @@ def _numbers(payload):
         elif isinstance(v, bool | int | float) and v is not None:
             out.append(float(v))
         elif isinstance(v, str):
-            out.append(v)
+            out.append(float(v) if v in ("inf", "-inf", "nan") else v)
     walk(payload)
     return out
 
@@ -124,6 +124,8 @@ COMMANDS = {
                         "--test", "accuracy", "--by", "model"],
     "select": ["select", "{s}", "--validation", "val_accuracy", "--test", "accuracy",
                "--by", "model"],
+    "sequential": ["sequential", "{s}", "--metric", "accuracy", "--compare", "forest,logreg",
+                   "--by", "model", "--pair-on", "seed,config", "--bounds", "0,1"],
     "best-of-k": ["best-of-k", "{s}", "--metric", "accuracy", "--by", "model",
                   "--resamples", "2000", "--seed", "1"],
 }
