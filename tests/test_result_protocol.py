@@ -207,6 +207,14 @@ def _evals():
     return score, q, q // 4, model
 
 
+def _reruns_example():
+    from vareval.data.design import reruns_of
+
+    df = pd.DataFrame({"m": ["a"] * 4, "seed": [0, 0, 1, 1], "config": ["c"] * 4,
+                       "rerun": [0, 1] * 2, "acc": [0.5, 0.5, 0.6, 0.61]})  # fmt: skip
+    return reruns_of(df, "acc", "m")
+
+
 def _summary_table():
     return vareval.summarize(_runs(), metric="accuracy", by="method")
 
@@ -310,6 +318,7 @@ EXAMPLES = {
     ),
     "vareval.data.repeated.SummaryTable": lambda tmp: _summary_table(),
     "vareval.data.design.Design": lambda tmp: _summary_table().design,
+    "vareval.data.design.Reruns": lambda tmp: _reruns_example(),
     "vareval.data.runs.RunCount": lambda tmp: _summary_table().runs["mlp"],
     "vareval.data.significance.SignificanceReport": lambda tmp: vareval.significance(
         _predictions(), gold="gold", item="item", n_resamples=300, rng=0

@@ -431,9 +431,11 @@ def writing(path, option: str):
         ) from None
 
 
-def with_design(df, payload: dict, text: str, *, by=None, metric=None) -> tuple[dict, str]:
+def with_design(
+    df, payload: dict, text: str, *, by=None, metric=None, rerun_level=False
+) -> tuple[dict, str]:
     """The output with the design it assumed: a ``design`` key and a last line."""
     from vareval.data.design import design_of
 
-    line = design_of(df, by=by, metric=metric).statement()
+    line = design_of(df, by=by, metric=metric, rerun_level=rerun_level).statement()
     return {**payload, "design": line}, f"{text}\n{line}"

@@ -158,7 +158,8 @@ def allocate(results, metric, compare, budget, target_se, target_halfwidth, effe
         store = shlex.quote(str(click.get_current_context().params["results"]))
         text += f"\nwrote {extend}: {note}; run it with: vareval run {extend} --store {store}"
         payload["extend"] = {"path": extend, "note": note}
-    emit(as_json, *with_design(results, payload, text, by="experiment", metric=metric))
+    emit(as_json, *with_design(results, payload, text, by="experiment", metric=metric,
+                                     rerun_level=True))
 
 
 COMMANDS = (allocate,)

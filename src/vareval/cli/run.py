@@ -186,6 +186,9 @@ def run(
         "failed, "
         f"{c['pending']} pending, {c['running']} running (entropy {report.entropy})."
     )
+    reruns = _reruns_payload(store)
+    if reruns:
+        click.echo(f"reruns: {_reruns_text(reruns)}.")
     if report.not_written:
         click.echo(
             f"note: {report.not_written} results were not written: another runner "
@@ -248,6 +251,40 @@ def _run_until_settled(experiment, store, compare, metric, bounds, cs_method, ma
     click.echo(f"stopped: {r.reason}; the store records the sequence and keeps every trial.")
 
 
+def _reruns_payload(store) -> dict:
+    """Per metric, how the store's reruns are read (:func:`vareval.data.design.reruns_of`).
+
+    Empty when no (method, seed, configuration) cell holds two done reruns.
+    """
+    from vareval.data.design import reruns_of
+    from vareval.data.store_table import read_store_table
+
+    df = read_store_table(store)
+    out = {}
+    for metric in df.attrs.get("metrics") or []:
+        r = reruns_of(df, metric, "experiment")
+        if r.cells:
+            out[metric] = {
+                "cells": r.cells, "identical": r.cells - r.differ, "differ": r.differ,
+                "mode": r.mode, "read_as": r.read_as, "statement": r.statement(),
+            }  # fmt: skip
+    return out
+
+
+def _reruns_text(reruns: dict) -> str:
+    """``accuracy identical in 24 of 24 cells (analysed once); ...``."""
+    how = {
+        "once": "nondeterminism 0; analysed once",
+        "nested": "nondeterminism: nested in each cell",
+        "replications": "independent reruns: replications",
+    }
+    return "; ".join(
+        f"{m} identical in {r['identical']} of {r['cells']} cells, differing in "
+        f"{r['differ']} ({how.get(r['read_as'], r['read_as'])})"
+        for m, r in reruns.items()
+    )
+
+
 def _status_payload(store) -> dict:
     from vareval.data.store_table import sqlite_errors
     from vareval.errors import ExperimentError
@@ -295,6 +332,7 @@ def _status_payload(store) -> dict:
         "total_trial_seconds": timing[1],
         "failures": failures,
         "last_run": last_run,
+        "reruns_read": _reruns_payload(store) if counts.get("done") else {},
         "spaces": {
             "shared": list(spec.space),
             **{
@@ -320,6 +358,8 @@ def _status_text(p: dict) -> str:
         f"trials       {p['trials']}: {c['done']} done, {c['failed']} failed, "
         f"{c['pending']} pending, {c['running']} running",
     ]
+    if p.get("reruns_read"):
+        lines.append(f"reruns       {_reruns_text(p['reruns_read'])}")
     if p["mean_trial_seconds"] is not None:
         lines.append(
             f"trial time   mean {p['mean_trial_seconds']:.3g} s, "

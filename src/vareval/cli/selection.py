@@ -15,6 +15,7 @@ from vareval.cli._common import (
     parse_ints,
     results_file,
     split_columns,
+    with_design,
     writing,
 )
 from vareval.cli._paths import output_path
@@ -172,7 +173,8 @@ def selection_curve(results, validation, test, by, lower_is_better, confidence, 
         by=split_columns(by), ks=parse_ints(ks_text, "--ks") if ks_text else None,
         higher_is_better=not lower_is_better, confidence=confidence,
     )  # fmt: skip
-    emit(as_json, res.to_dict(), render_curves(res))
+    emit(as_json, *with_design(results, res.to_dict(), render_curves(res),
+                               by=split_columns(by), metric=[test, validation]))
 
 
 COMMANDS = [select, selection_curve]

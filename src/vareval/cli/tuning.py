@@ -195,8 +195,9 @@ def tuning_curve(
                 f"--project needs exactly two methods; found {len(result.methods)}."
             )
         from vareval.data import groups
+        from vareval.data.design import analysed_rows
 
-        scores = groups(df, metric, columns)
+        scores = groups(analysed_rows(df, metric, columns), metric, columns)
         xa, xb = (scores[m] for m in result.methods)
         projection = project_iterations(
             xa, xb, project_k, a=a, b=b, confidence=confidence, method=method, q=q,
@@ -331,6 +332,7 @@ def parametric_curve(results, metric, by, lower_is_better, confidence, ks_text, 
     import numpy as np
 
     from vareval.data import groups
+    from vareval.data.design import analysed_rows
     from vareval.stats import parametric_tuning_curve
 
     check_output(plot_file, "--plot", plot=True)
@@ -339,7 +341,10 @@ def parametric_curve(results, metric, by, lower_is_better, confidence, ks_text, 
     if bounds:
         lo, hi = _parse_bounds(bounds)
         constraints = {"a": (lo, np.inf), "b": (-np.inf, hi)}
-    scores = groups(results, metric, split_columns(by), min_runs=3)
+    scores = groups(
+        analysed_rows(results, metric, split_columns(by)), metric, split_columns(by),
+        min_runs=3,
+    )
     seeds = np.random.SeedSequence(seed).spawn(len(scores))
     curves = {
         name: parametric_tuning_curve(

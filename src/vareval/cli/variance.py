@@ -331,7 +331,10 @@ def variance(
     from vareval.errors import VarevalWarning
 
     table = results
-    note = design_of(table, by=split_columns(fixed) if fixed.strip() else None).statement()
+    note = design_of(
+        table, by=split_columns(fixed) if fixed.strip() else None, metric=metric,
+        rerun_level="rerun" not in split_columns(random_),
+    ).statement()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", VarevalWarning)
         a = analyse(

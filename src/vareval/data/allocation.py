@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from vareval.data.design import analysed_rows
 from vareval.data.validate import label_text, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats.budget.allocation import Allocation, allocate
@@ -178,17 +179,25 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
         pilot["seed:experiment"] = pilot["seed"] + "\x1f" + pilot["experiment"]
         pilot["config:experiment"] = pilot["config"] + "\x1f" + pilot["experiment"]
         random += ["seed:experiment", "config:experiment"]
+    pilot = analysed_rows(pilot, metric, "experiment", keep_reruns=True)
+    cells = _cell_terms(pilot, random)
+    fitted = [r for r in random if r not in cells]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="singular fit", category=VarevalWarning)
         fixed = ["experiment"] if pilot["experiment"].nunique() > 1 else []
         # the fit alone: the analysis's tests (refits, F tests) are not needed here
-        d = design_arrays(pilot, metric=metric, fixed=fixed, random=random)
+        d = design_arrays(pilot, metric=metric, fixed=fixed, random=fitted)
         fit = fit_mixed(d.y, d.X, d.groups, fixed_names=d.fixed_names,
                         group_names=d.group_names, level_names=d.level_names)  # fmt: skip
     if not fit.converged:
         raise DataError(f"the mixed model of the pilot did not converge: {fit.message}")
-    names = [*random, "residual"]
+    names = [*fitted, "residual"]
     components = dict(zip(names, map(float, fit.variance), strict=True))
+    if cells:  # identical reruns: what is left is the cell's; nondeterminism 0
+        shared = dict.fromkeys(cells[:-1], 0.0)  # aliased with the cell: nothing shared
+        components = {**components, **shared, cells[-1]: components["residual"],
+                      "residual": 0.0}  # fmt: skip
+        names = [*fitted, *cells, "residual"]
     if not interactions and pilot["experiment"].nunique() == 2:
         # separate seeds per experiment: all seed/config variance is the experiment's own
         components["seed:experiment"] = components.pop("seed")
@@ -197,7 +206,27 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
     if n_resamples == 0:
         return components, None
     v = bootstrap_components(fit, n_resamples=n_resamples, rng=rng)
+    if cells:
+        zeros = np.zeros((len(v), len(cells) - 1))
+        v = np.column_stack([v[:, :-1], zeros, v[:, -1], np.zeros(len(v))])
     return components, dict(zip(names, v.T, strict=True))
+
+
+def _cell_terms(pilot, random) -> list:
+    """The configuration terms left with one row per level when identical reruns were read once.
+
+    Their variance and the residual's are then one (the cell's); the reruns
+    showed the residual, nondeterminism, to be zero, so the cell's variance
+    is the last such term's (``config:experiment`` under common random
+    numbers; a configuration that is already one model's shares nothing, so
+    an aliased ``config`` gets 0). Empty otherwise, and for crossed
+    configurations, whose cells are not one configuration's.
+    """
+    reading = pilot.attrs.get("reruns")
+    if reading is None or reading.read_as != "once":
+        return []
+    n = len(pilot)
+    return [t for t in random if t.startswith("config") and pilot[t].nunique() == n]
 
 
 def _cost(pilot, compare, cost, required) -> float | None:

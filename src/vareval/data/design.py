@@ -8,6 +8,14 @@ store's design is read from its declaration (``df.attrs["spec"]``); a plain
 table's is inferred from its labels (``seed``, ``config``, ``rerun``) and
 said so; arguments override both. Every analysis states the design it
 assumed in one line, :meth:`Design.statement`.
+
+Reruns are read as the design says they are (:func:`reruns_of`), and every
+command takes its rows through :func:`analysed_rows`: reruns that repeat the
+same streams and are bit-identical in the analysed metric in every
+(method, seed, configuration) cell are one observation (analysed once);
+same-stream reruns that differ anywhere measure nondeterminism and are
+nested in their cell (each cell enters as its mean, or the mixed model keeps
+them as the rerun level within it); independent reruns are replications.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import numpy as np
 import pandas as pd
 
 from vareval.errors import ArgumentError
@@ -51,11 +60,14 @@ class Design(Result):
     config_in : tuple of str
         The columns configurations are nested in (``("seed", "model")``).
     reruns : int
-        Runs of each (unit, configuration, method).
+        Most runs one (method, unit, configuration) cell holds.
     runs_per_unit : int
         Most rows one method has in one unit (1: the runs are the units).
     rerun_mode : {"same", "independent"} or None
         Whether reruns repeat the same streams (nondeterminism only).
+    rerun_reading : Reruns or None
+        What is there and how it is read (:func:`reruns_of`); None without
+        a metric to read it in.
     pair_on : tuple of str
         Columns matching one method's runs with another's.
     split : {"re-drawn", "fixed", "unknown"}
@@ -90,6 +102,7 @@ class Design(Result):
     reruns: int
     runs_per_unit: int
     rerun_mode: str | None
+    rerun_reading: object
     pair_on: tuple
     split: str
     split_from: str
@@ -126,7 +139,10 @@ class Design(Result):
         elif self.configs == "chosen":
             parts.append(f"one configuration per {' and '.join(self.config_in)}, chosen on "
                          f"{self.selected_on!r}")
-        if self.reruns > 1:
+        if self.rerun_reading is not None:
+            if self.rerun_reading.statement():
+                parts.append(self.rerun_reading.statement())
+        elif self.reruns > 1:
             what = {"same": " (same streams)", "independent": " (fresh streams)"}
             parts.append(f"{self.reruns} reruns each{what.get(self.rerun_mode, '')}")
         split = {"re-drawn": "splits re-drawn per seed", "fixed": "splits fixed"}
@@ -143,6 +159,189 @@ class Design(Result):
         if train is None:
             return f" (test {test:g}, training share unknown)"
         return f" (test {test:g} / train {train:g} = {test / train:.3g})"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Reruns(Result):
+    """What the reruns of a table are and how every analysis reads them.
+
+    No figure: read from its fields or :meth:`statement`.
+
+    Attributes
+    ----------
+    cell : tuple of str
+        The columns of one cell: method, unit (seed) and configuration.
+    counts : (int, float, int)
+        Fewest, median and most usable runs (done, finite metric) per cell.
+    cells : int
+        Cells holding two or more runs.
+    differ : int
+        Of those, the cells whose runs differ in an analysed metric.
+    mode : {"same", "independent"} or None
+        Whether the reruns repeat the same streams (a store's
+        ``rerun_mode``; a table with a ``rerun`` column: the same); None when
+        the rows are not named as reruns.
+    read_as : {"once", "nested", "replications", "rows"}
+        ``once``: same streams, identical in every cell: one observation per
+        cell (the lowest rerun's row). ``nested``: same streams, differing in
+        at least one cell: nondeterminism nested in the cell, which enters as
+        its mean (or as a level of the mixed model, ``kept``). ``replications``:
+        independent reruns, each a row. ``rows``: no reruns to read (one run
+        per cell, or rows not named as reruns), taken as given.
+    metrics : tuple of str
+        The metrics the identity was checked in.
+    kept : bool
+        Nested reruns kept as the rerun level within the cell (the mixed model).
+    """
+
+    cell: tuple
+    counts: tuple
+    cells: int
+    differ: int
+    mode: str | None
+    read_as: str
+    metrics: tuple
+    kept: bool = False
+
+    _headline = ("read_as", "cells", "differ")
+
+    def statement(self) -> str:
+        """The reruns in words, e.g. ``2 reruns each (same streams), identical ...``."""
+        low, median, high = self.counts
+        if high <= 1:
+            return ""
+        noun = "reruns" if self.mode else "runs"
+        count = (
+            f"{high} {noun} each" if low == high
+            else f"{low}-{high} {noun}, median {median:g}"
+        )  # fmt: skip
+        cell = ", ".join(c for c in self.cell if c in ("seed", "config"))
+        if self.read_as == "rows":
+            return f"{count} per method and ({cell}) cell"
+        if self.read_as == "replications":
+            return f"{count} (fresh streams): replications"
+        if self.read_as == "once":
+            return f"{count} (same streams), identical: nondeterminism 0; analysed once"
+        how = (
+            "kept as the rerun level within the cell" if self.kept
+            else "each cell analysed as its mean"
+        )  # fmt: skip
+        return (
+            f"{count} (same streams), differing in {self.differ} of {self.cells} cells: "
+            f"nondeterminism, nested in each method's ({cell}) cell; {how}"
+        )
+
+
+def _cell_columns(df: pd.DataFrame, by, spec: dict) -> list[str]:
+    """The columns of one (method, seed, configuration) cell present in ``df``."""
+    by = [by] if isinstance(by, str) else list(by or [])
+    method = ["experiment"] if spec and "experiment" in df.columns else []
+    cols = [*by, *method, "seed", "config"]
+    return [c for c in dict.fromkeys(cols) if c in df.columns]
+
+
+def _usable(df: pd.DataFrame, metrics) -> np.ndarray:
+    """Rows that are done (``status``) with a finite value in every metric."""
+    ok = np.ones(len(df), dtype=bool)
+    if "status" in df.columns:
+        ok &= (df["status"].astype(str) == "done").to_numpy()
+    for m in metrics:
+        values = pd.to_numeric(df[m], errors="coerce").to_numpy(dtype=float)
+        ok &= np.isfinite(values)
+    return ok
+
+
+def reruns_of(df: pd.DataFrame, metrics, by=None) -> Reruns:
+    """Read a table's reruns as its design says they are (see :class:`Reruns`).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per run; a run store's declaration in ``df.attrs["spec"]``
+        (its ``rerun_mode``). A table with a ``rerun`` column and no store
+        has reruns of the same streams.
+    metrics : str or sequence of str
+        The analysed metric(s): reruns are identical when every metric is.
+    by : str or list of str, optional
+        The method column(s).
+
+    Notes
+    -----
+    Identical means bit-identical (``==``) in every analysed metric within
+    every cell that holds two or more usable runs. When only some cells are
+    identical, the reruns still measure nondeterminism (an identical cell
+    is one draw of it, zero), so the whole table is read as ``nested``. The
+    rule needs a cell: without a seed and a configuration column the rows
+    are taken as given.
+    """
+    known = df.attrs.get("reruns")
+    wanted = {metrics} if isinstance(metrics, str) else set(metrics or ())
+    if isinstance(known, Reruns) and wanted <= set(known.metrics):
+        return known  # read before, on the rows as they came (analysed_rows)
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics or ())
+    metrics = tuple(m for m in metrics if m in df.columns)
+    spec = df.attrs.get("spec") or {}
+    cell = _cell_columns(df, by, spec)
+    ok = _usable(df, metrics)
+    rows = df.loc[ok]
+    if rows.empty or not {"seed", "config"} & set(cell):
+        sizes = pd.Series([1]) if rows.empty or not cell else rows.groupby(cell).size()
+    else:
+        sizes = rows.groupby(cell, sort=False).size()
+    counts = (int(sizes.min()), float(sizes.median()), int(sizes.max()))
+    mode = spec.get("rerun_mode", "same") if spec else (
+        "same" if "rerun" in df.columns else None
+    )  # fmt: skip
+    multi = int((sizes > 1).sum())
+    named = mode is not None and bool({"seed", "config"} & set(cell))
+    differ = 0
+    if named and multi and metrics:
+        spread = rows.groupby(cell, sort=False)[list(metrics)].nunique()
+        differ = int((spread > 1).any(axis=1).sum())
+    if not named or not multi:
+        read_as = "rows"
+    elif mode == "independent":
+        read_as = "replications"
+    else:
+        read_as = "nested" if differ else "once"
+    return Reruns(
+        cell=tuple(cell), counts=counts, cells=multi, differ=differ, mode=mode,
+        read_as=read_as, metrics=metrics,
+    )  # fmt: skip
+
+
+def analysed_rows(df: pd.DataFrame, metrics, by=None, *, keep_reruns: bool = False):
+    """The rows an analysis takes, its reruns read as the design says (:func:`reruns_of`).
+
+    Identical same-stream reruns leave one row per cell (the lowest
+    rerun's); differing same-stream reruns leave one row per cell with the
+    cell's mean in each metric, unless ``keep_reruns`` (the mixed model, which
+    keeps them as the rerun level within the cell); independent reruns and
+    rows not named as reruns are returned as given. Rows that are not usable
+    (failed, non-finite) are left in place for the analysis to count. The
+    reading travels in ``attrs["reruns"]`` (read on the rows as they came),
+    and collapsed rows carry ``attrs["reruns_read"]``: reading again changes
+    nothing.
+    """
+    reading = reruns_of(df, metrics, by)
+    if df.attrs.get("reruns_read"):
+        return df  # already one row per cell
+    out = df.copy(deep=False)
+    out.attrs = {**df.attrs, "reruns": reading}
+    if not (reading.read_as == "once" or (reading.read_as == "nested" and not keep_reruns)):
+        return out
+    ok = _usable(df, reading.metrics)
+    rows = df.loc[ok]
+    if "rerun" in rows.columns:
+        rows = rows.sort_values("rerun", kind="stable")
+    if reading.read_as == "nested":
+        values = rows[list(reading.metrics)].apply(pd.to_numeric, errors="coerce")
+        means = values.groupby([rows[c] for c in reading.cell], sort=False).transform("mean")
+        rows = rows.assign(**{m: means[m] for m in reading.metrics})
+    first = ~rows.duplicated(list(reading.cell), keep="first")
+    keep = pd.concat([rows.loc[first], df.loc[~ok]]).sort_index(kind="stable")
+    keep.attrs = {**out.attrs, "reruns_read": True}
+    return keep
 
 
 def metric_bounds(metric: str | None, bounds=None) -> tuple[tuple | None, str]:
@@ -258,6 +457,7 @@ def design_of(
     test_fraction=None,
     train_fraction=None,
     bounds=None,
+    rerun_level: bool = False,
 ) -> Design:
     """Derive the design of a results table or run store (see :class:`Design`).
 
@@ -268,8 +468,9 @@ def design_of(
         carries its declaration in ``df.attrs["spec"]``.
     by : str or list of str, optional
         The method column(s) (a store: ``experiment``).
-    metric : str, optional
-        The metric, for its bounds.
+    metric : str or list of str, optional
+        The metric(s): the first for its bounds, all for reading the reruns
+        (:func:`reruns_of`).
     pair_on : str or list of str, optional
         Columns pairing the methods' runs (default: the unit).
     repeated : {"training", "data-sampling"}, optional
@@ -281,6 +482,9 @@ def design_of(
         ``[params]`` sizes, else ``1 - test - validation``, else ``1 - test``).
     bounds : (float, float), optional
         Overrides the metric's bounds (``--bounds``).
+    rerun_level : bool, default False
+        The analysis keeps differing same-stream reruns as a level (the
+        mixed model) rather than as each cell's mean: said so in the statement.
     """
     spec = df.attrs.get("spec") or {}
     by = [by] if isinstance(by, str) else list(by or [])
@@ -304,8 +508,14 @@ def design_of(
         config_in = ((unit,) if nested else ()) + owners
         if not nested and owners:
             configs = "nested"  # each method's own settings, shared across seeds
+    metrics = [metric] if isinstance(metric, str) else list(metric or [])
+    reading = reruns_of(df, metrics, by) if metrics else None
+    if reading is not None:
+        reading = dataclasses.replace(reading, kept=rerun_level and reading.read_as == "nested")
     keys = [c for c in (*by, unit, "config") if c and c in df.columns]
-    if spec:
+    if reading is not None:
+        reruns = reading.counts[2]
+    elif spec:
         reruns = int(spec.get("reruns", 1))
     elif "rerun" in df.columns:
         reruns = int(df["rerun"].nunique())
@@ -318,7 +528,7 @@ def design_of(
     pair_on = (pair_on,) if isinstance(pair_on, str) else tuple(pair_on)
     carrier = df.attrs.get("carried_by", "") if spec else ""
     sp = split_of(spec, repeated, test_fraction, train_fraction)
-    b, b_from = metric_bounds(metric, bounds)
+    b, b_from = metric_bounds(metrics[0] if metrics else None, bounds)
     return Design(
         source=source,
         unit=unit,
@@ -327,7 +537,10 @@ def design_of(
         config_in=config_in,
         reruns=max(reruns, 1),
         runs_per_unit=runs_per_unit,
-        rerun_mode=spec.get("rerun_mode", "same") if spec else None,
+        rerun_mode=spec.get("rerun_mode", "same") if spec else (
+            "same" if "rerun" in df.columns else None
+        ),
+        rerun_reading=reading,
         pair_on=pair_on,
         split=sp.split,
         split_from=sp.split_from,

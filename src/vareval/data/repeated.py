@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from vareval import stats
-from vareval.data.design import design_of, is_share
+from vareval.data.design import analysed_rows, design_of, is_share
 from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs
@@ -60,7 +60,8 @@ def summarize(
     with the metric's bounds (known from its name, or ``bounds``).
     """
     used, runs = usable_runs(df, metric, by, min_runs=2)
-    design = design_of(df, by=by, metric=metric, bounds=bounds)
+    used = analysed_rows(used, metric, by)  # runs are counted as trials, summarised as read
+    design = design_of(used, by=by, metric=metric, bounds=bounds)
     per = groups(used, metric, by, min_runs=2)
     clusters = _clusters(used, by, design) if design.clustered else {}
     results = {
@@ -157,6 +158,7 @@ def best_of_k(
     rng=None,
 ) -> ResultTable:
     """The best-of-k illusion for each method's pooled runs (or one ``method``'s)."""
+    df = analysed_rows(df, metric, by)
     table = (
         {"all runs": metric_values(df, metric)}
         if by is None
@@ -374,7 +376,7 @@ def paired(
     sizes), and without a test share a refusal; see :func:`sizes_of`.
     """
     pairs_of = comparisons(df, by, a, b, baseline, all_pairs)
-    df, survivors = _finished(df, metric, by)
+    df, survivors = _finished(analysed_rows(df, metric, by), metric, by)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction, train_fraction=train_fraction,
@@ -468,7 +470,7 @@ def plan(
     the same test share, whose SE has a floor more pairs cannot lower.
     """
     a, b = _two_methods(df, by, a, b)
-    df, survivors = _finished(df, metric, by)
+    df, survivors = _finished(analysed_rows(df, metric, by), metric, by)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction, train_fraction=train_fraction,
@@ -519,7 +521,7 @@ def ranking_stability(
 ) -> ResultTable:
     """How often best-, mean- and median-of-k rank two methods as their full means do."""
     a, b = _two_methods(df, by, a, b)
-    table = groups(df, metric, by, min_runs=2)
+    table = groups(analysed_rows(df, metric, by), metric, by, min_runs=2)
     for m in (a, b):
         if m not in table:
             raise DataError(f"method {m!r} not found (methods: {', '.join(table)}).")

@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from vareval.data.design import design_of
+from vareval.data.design import analysed_rows, design_of
 from vareval.data.tables import FrameResult
 from vareval.data.tuning import default_ks
 from vareval.data.validate import labels, metric_values, require_columns
@@ -191,6 +191,8 @@ def select(
     require_columns(df, by, "method")
     require_columns(df, unit, "unit")
     require_columns(df, [config], "config")
+    if "rerun" not in unit:  # reruns read as the design says; [seed, rerun] keeps them apart
+        df = analysed_rows(df, [validation, test], by)
     if df.empty:
         raise DataError("the search table has no rows; expected one row per trial.")
     work = pd.DataFrame(
@@ -216,8 +218,13 @@ def select(
     procedure = _procedure(
         validation, test, unit, config, hib, ties, chosen.n_searched.tolist(), per_config
     )
+    reading = df.attrs.get("reruns")
+    if reading is not None and reading.read_as in ("once", "nested"):
+        procedure += f"; reruns: {reading.statement()}"
     out["selection"] = procedure
-    out.attrs = _selected_spec(df.attrs, by, unit, config, validation, per_config)
+    # one row per unit: its reruns were read when choosing, not to be read again
+    out.attrs = {**_selected_spec(df.attrs, by, unit, config, validation, per_config),
+                 "reruns_read": True}
     return SelectedTable(
         table=out,
         validation=validation,
@@ -320,6 +327,7 @@ def selection_curves(
         raise ArgumentError(
             f"`validation` and `test` are the same column {test!r}; give two metrics."
         )
+    df = analysed_rows(df, [validation, test], by)  # one search result per cell
     val, tst = metric_values(df, validation), metric_values(df, test)
     names = labels(df, by, "method")
     methods = [str(m) for m in pd.unique(names)]

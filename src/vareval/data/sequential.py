@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vareval.data.design import analysed_rows
 from vareval.data.validate import pairs
 from vareval.errors import ArgumentError, DataError
 from vareval.stats.budget.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
@@ -54,7 +55,7 @@ def sequence(
             f"normal-mixture sequence is the only one); got {method!r}"
             + ("" if bounds is not None else " and no --bounds") + "."
         )
-    xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+    xa, xb, _ = pairs(analysed_rows(df, metric, by), metric, by, pair_on, a, b)
     if bounds is not None:
         low, high = difference_bounds(bounds)[1] * np.array([0, 1]) + float(bounds[0])
         for name, x in ((a, xa), (b, xb)):

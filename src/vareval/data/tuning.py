@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from vareval.data.design import analysed_rows
 from vareval.data.tables import FrameResult
 from vareval.data.validate import groups, metric_values
 from vareval.errors import ArgumentError, DataError, VarevalWarning
@@ -189,7 +190,9 @@ def tuning_curve(
 ) -> TuningCurves:
     """Tuning curves with exact simultaneous confidence bands, per method.
 
-    Each row of ``df`` is one random-search iteration. For each method
+    Each row of ``df`` is one random-search iteration (reruns of one
+    configuration read as :func:`vareval.data.design.analysed_rows` says:
+    one search result per cell). For each method
     (``by``) this returns the ``q``-quantile (median) tuning curve with a
     simultaneous band from the CDF band ``method`` (exact for continuous
     scores; see :func:`vareval.stats.cdf_band`), the V- and U-statistic
@@ -225,6 +228,7 @@ def tuning_curve(
     """
     (a, b), ks = _tuning_curve_iv(bounds, ks)
     higher_is_better = as_bool(higher_is_better, "higher_is_better")
+    df = analysed_rows(df, metric, by)  # a search result is a cell, not each of its reruns
     try:
         scores = groups(df, metric, by, min_runs=2)
     except DataError as exc:

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from vareval.data.design import analysed_rows
 from vareval.data.tables import FrameResult, clip_lines, table_text
 from vareval.data.validate import label_text, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
@@ -579,6 +580,8 @@ def design_arrays(
     """
     fixed = [fixed] if isinstance(fixed, str) else list(fixed or [])
     random = [random] if isinstance(random, str) else list(random or [])
+    if metric in df.columns and "rerun" not in random:  # identical reruns: one observation
+        df = analysed_rows(df, metric, fixed, keep_reruns=True)
     if contrasts not in ("treatment", "sum"):
         raise ArgumentError(
             f"`contrasts` must be 'treatment' or 'sum'; got {contrasts!r}."

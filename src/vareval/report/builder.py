@@ -44,6 +44,7 @@ def _report_iv(
     import pandas as pd
 
     from vareval.data import groups
+    from vareval.data.design import analysed_rows
     from vareval.data.runs import usable_runs
     from vareval.stats._checks import as_confidence, as_positive_int
 
@@ -67,7 +68,9 @@ def _report_iv(
             f"`test_set_held_out` must be True, False or None; got {test_set!r}."
         )
     used, runs = usable_runs(df, metric, by, min_runs=2)
-    table = groups(used, metric, by, min_runs=2)
+    # identical reruns are one row from here on; differing ones stay for the mixed model
+    used = analysed_rows(used, metric, by, keep_reruns=True)
+    table = groups(analysed_rows(used, metric, by), metric, by, min_runs=2)
     if baseline is not None and str(baseline) not in table:
         raise ArgumentError(
             f"`baseline` {baseline!r} is not a method; methods: "

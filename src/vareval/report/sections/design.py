@@ -125,6 +125,21 @@ def _failure_blocks(data: ReportData) -> list:
     ]
 
 
+def _rerun_blocks(df) -> list:
+    """How the reruns were read (:func:`vareval.data.design.reruns_of`), when there are any."""
+    reading = df.attrs.get("reruns")
+    text = reading.statement() if reading is not None else ""
+    if not text:
+        return []
+    if reading.read_as == "nested":
+        text = text.replace(
+            "each cell analysed as its mean",
+            "each cell enters the summaries, paired differences and curves as its mean; "
+            "the mixed model keeps them as the rerun level within the cell",
+        )
+    return [Paragraph(f"Reruns: {text}.")]
+
+
 def build(data: ReportData) -> Section:
     """Build this section from ``data``, or None when its data is absent."""
     df = data.df
@@ -132,16 +147,18 @@ def build(data: ReportData) -> Section:
     counts = [len(v) for v in data.groups.values()]
     lo, hi = min(counts), max(counts)
     per = f"{lo}" if lo == hi else f"{lo} to {hi}"
-    planned = sum(c.planned for c in data.runs.values()) or len(df)
-    out_of = f" (of {planned} planned)" if planned != len(df) else ""
+    runs = sum(c.summarised for c in data.runs.values()) or len(df)  # trials, not cells
+    planned = sum(c.planned for c in data.runs.values()) or runs
+    out_of = f" (of {planned} planned)" if planned != runs else ""
     blocks = [
         Paragraph(
-            f"{plural(len(df), 'run')}{out_of} of {plural(n_methods, 'method')} "
+            f"{plural(runs, 'run')}{out_of} of {plural(n_methods, 'method')} "
             f"({per} runs per method) from {data.source or 'the given table'}; "
             f"metric {data.metric!r}, {data.direction}."
         ),
         *_run_blocks(data),
         Paragraph("What was repeated: " + REPEATED_TEXT[data.repeated]),
+        *_rerun_blocks(df),
     ]
     if data.extras.get("design_note"):
         blocks.append(Paragraph(data.extras["design_note"]))

@@ -48,6 +48,7 @@ def _aligned(data: ReportData, design, methods, a: str, b: str):
     the pairing, it is asked again on the whole table so that its message
     names the user's row numbers.
     """
+    from vareval.data.design import analysed_rows
     from vareval.data.repeated import paired_units
     from vareval.errors import DataError
 
@@ -55,9 +56,10 @@ def _aligned(data: ReportData, design, methods, a: str, b: str):
     rows = (codes == index[a]) | (codes == index[b])
     args = (data.metric, data.by, data.pair_on, design, a, b)
     try:
-        return paired_units(data.df[rows].reset_index(drop=True), *args)
+        mine = data.df[rows].reset_index(drop=True)
+        return paired_units(analysed_rows(mine, data.metric, data.by), *args)
     except DataError:
-        paired_units(data.df, *args)
+        paired_units(analysed_rows(data.df, data.metric, data.by), *args)
         raise
 
 
