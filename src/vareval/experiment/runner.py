@@ -40,6 +40,7 @@ from vareval._interrupts import as_keyboard_interrupt
 from vareval.data.store_table import connect, sqlite_errors
 from vareval.errors import ExperimentError
 from vareval.experiment import provenance
+from vareval.experiment.devices import gpu_slots
 from vareval.experiment.engines import (
     ENGINES,
     check_function,
@@ -90,6 +91,10 @@ class RunReport(Result):
         Trials this call appended to an existing store (growing its design).
     changes : tuple of str
         What differs from the previous run's provenance (packages, host ...).
+    threads : int or None
+        Native threads each trial was given (None: not limited, serial engine).
+    slots : tuple of str
+        The GPU devices of each concurrent trial (empty without GPUs).
     """
 
     store: str
@@ -107,6 +112,8 @@ class RunReport(Result):
     entropy: int
     added: int = 0
     changes: tuple = ()
+    threads: int | None = None
+    slots: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -205,10 +212,34 @@ def _run_iv(spec, store, trial, engine, workers, address, stale_after, heartbeat
 
 
 def trial_provenance(spec: ExperimentSpec) -> dict:
-    """Check that the trial function imports (in a worker) and return its provenance."""
+    """Check that the trial function imports (in a worker) and return its provenance.
+
+    For a command trial: check that its program exists, and hash the command
+    and the files it names.
+    """
+    if spec.command is not None:
+        _check_program(spec.command[0], spec.cwd)
+        return provenance.capture(None, command=spec.command, cwd=spec.cwd)
     if spec.callable is not None:
         return provenance.capture(spec.callable)
     return check_function(spec.trial, spec.paths, spec.timeout)
+
+
+def _check_program(program: str, cwd: str | None) -> None:
+    """Refuse before any trial a command whose program cannot be found."""
+    import shutil
+
+    if "{" in program:
+        return  # filled per trial
+    where = os.path.join(cwd or os.getcwd(), program) if os.sep in program else None
+    found = os.access(where, os.X_OK) if where else shutil.which(program) is not None
+    if not found:
+        raise ExperimentError(
+            f"`trial` command: program {program!r} "
+            + (f"is not an executable file in '{cwd or os.getcwd()}'" if where
+               else "is not on PATH")
+            + "; give its full path, or \"{python}\" for this Python."
+        )
 
 
 def run(
@@ -228,6 +259,7 @@ def run(
     stale_after: float = 120.0,
     heartbeat_every: float = 10.0,
     flush_every: float = 0.25,
+    gpus=None,
     _provenance: dict | None = None,
 ) -> RunReport:
     """Run (or resume) an experiment into a store.
@@ -271,6 +303,11 @@ def run(
         of ``stale_after``, so a live runner's claim never looks stale.
     flush_every : float, default 0.25
         Longest time a finished trial waits before it is written.
+    gpus : str or sequence, optional
+        GPU devices for the serial and local engines: ``"0,1,2,3"``, a list,
+        or ``"all"`` (what ``nvidia-smi -L`` lists). Each running trial gets
+        ``[resources] gpus_per_trial`` (default 1) of them through
+        ``CUDA_VISIBLE_DEVICES``; never two running trials on one device.
 
     Returns
     -------
@@ -288,6 +325,11 @@ def run(
         flush_every, _provenance,
     )
     spec = spec.grown(seeds=seeds, configs=configs, reruns=reruns)
+    slots = None
+    if engine != "ray":
+        slots = gpu_slots(gpus, spec.resources.get("gpus_per_trial"))
+    elif gpus is not None:
+        slots = gpu_slots(gpus, None)  # refused by the Ray engine, with what to do
     heartbeat_every = min(heartbeat_every, stale_after / 4)
     t_start = time.monotonic()
     token = uuid.uuid4().hex
@@ -313,6 +355,7 @@ def run(
                     address,
                     resources=spec.resources,
                     runtime_env=spec.runtime_env,
+                    slots=slots,
                 )
                 if spec.callable is not None:
                     eng.add_function(spec.trial, spec.callable)
@@ -350,6 +393,8 @@ def run(
         entropy=spec.entropy,
         added=added,
         changes=tuple(changes),
+        threads=getattr(eng, "threads", None),
+        slots=tuple(slots or ()),
     )
 
 
@@ -371,12 +416,7 @@ def _loop(
     st, eng, spec, token, total, progress, stale_after, heartbeat_every, flush_every
 ):
     """Claim, run and write until nothing is left; then release unfinished claims."""
-    extra = {
-        "fn": spec.trial,
-        "paths": list(spec.paths),
-        "params": dict(spec.params),
-        "timeout": spec.timeout,
-    }
+    extra = task_fields(spec)
     if progress is None:
         progress = sys.stderr.isatty() or in_notebook()
     bar = progress_bar(
@@ -450,6 +490,19 @@ def _loop(
             st.release(token)
         bar.close()
     return stats
+
+
+def task_fields(spec: ExperimentSpec) -> dict:
+    """What every task of a run carries besides its trial's own fields."""
+    extra = {
+        "fn": spec.trial,
+        "paths": list(spec.paths),
+        "params": dict(spec.params),
+        "timeout": spec.timeout,
+    }
+    if spec.command is not None:
+        extra.update(command=list(spec.command), cwd=spec.cwd)
+    return extra
 
 
 def in_notebook() -> bool:
@@ -546,7 +599,9 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
             raise ExperimentError(f"store '{store}' holds no experiment yet.")
         rec = st.trial(trial_id)
         then = st.provenance(rec["run_id"]) if rec.get("run_id") else None
-    if trial is not None:
+    if spec.command is not None:
+        fn = None
+    elif trial is not None:
         register(spec.trial, trial)
         fn = trial
     else:
@@ -566,10 +621,8 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
         "config_label": rec["config_label"],
         "rerun": rec["rerun"],
         "seeds": rec["seeds"],
-        "fn": spec.trial,
-        "paths": list(spec.paths),
-        "params": dict(spec.params),
-        "timeout": spec.timeout,
+        **task_fields(spec),
+        **_execution_fields(rec),
     }
     try:
         res = execute(task, alarm=True)
@@ -578,7 +631,12 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
             unregister(spec.trial)
     comparable, differences = None, []
     if then is not None:
-        comparable, differences = provenance.compare(then, provenance.capture(fn))
+        now = (
+            provenance.capture(None, command=spec.command, cwd=spec.cwd)
+            if spec.command is not None
+            else provenance.capture(fn)
+        )
+        comparable, differences = provenance.compare(then, now)
     stored = rec["metrics"] or {}
     replayed = res["metrics"] or {}
     identical = (
@@ -598,6 +656,12 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
         comparable=comparable,
         differences=tuple(differences),
     )
+
+
+def _execution_fields(rec: dict) -> dict:
+    """The threads and devices a stored trial ran with, to replay it the same way."""
+    ran = rec.get("execution") or {}
+    return {"threads": ran.get("threads"), "devices": ran.get("devices")}
 
 
 def _same(a, b) -> bool:
