@@ -254,6 +254,9 @@ def _status_payload(store) -> dict:
             "WHERE status = 'done'"
         ).fetchone()
         failures = st.failures(10)
+        if spec.command is not None:  # a script's failure is explained by its stderr
+            for f in failures:
+                f["stderr"] = st.trial(f["id"])["traceback"]
         last_run = st.provenance()
     experiments: dict[str, dict] = {}
     for exp, status, n in per:
@@ -336,7 +339,14 @@ def _status_text(p: dict) -> str:
                 f"  trial {f['id']} ({f['experiment']}, seed {f['seed']}, "
                 f"{f['config']}, rerun {f['rerun']}): {f['error']}"
             )
+            tail = (f.get("stderr") or "").splitlines()[-STDERR_SHOWN:]
+            if tail:
+                lines.append(f"    stderr (last {len(tail)} lines; all kept: --json):")
+                lines += [f"    | {ln}" for ln in tail]
     return "\n".join(lines)
+
+
+STDERR_SHOWN = 10  # lines of a failed command's stderr in the text status
 
 
 def _say_larger_store(store, **asked) -> None:
