@@ -180,14 +180,14 @@ def test_replay_of_a_command_trial(tmp_path):
 
 
 def test_command_spec_from_toml_and_bad_declarations(tmp_path):
-    text = f"""
+    text = """
 [experiment]
-trial = {{ command = ["python", "train.py", "--lr", "{{lr}}", "--epochs", "{{epochs}}"] }}
+trial = { command = ["python", "train.py", "--lr", "{lr}", "--epochs", "{epochs}"] }
 seeds = 2
 [factors]
 model = ["a"]
 [space]
-lr = {{ distribution = "uniform", low = 0.1, high = 0.2 }}
+lr = { distribution = "uniform", low = 0.1, high = 0.2 }
 [params]
 epochs = 3
 [resources]
@@ -269,7 +269,8 @@ def test_gpu_slots_and_cli_errors(tmp_path, monkeypatch):
     with pytest.raises(ExperimentError, match=r"no GPU found \(nvidia-smi is not installed\)"):
         parse_gpus("all")
     fake = tmp_path / "nvidia-smi"
-    fake.write_text("#!/bin/sh\necho 'GPU 0: A100 (UUID: GPU-1)'\necho 'GPU 1: A100 (UUID: GPU-2)'\n")
+    fake.write_text("#!/bin/sh\necho 'GPU 0: A100 (UUID: GPU-1)'\n"
+                    "echo 'GPU 1: A100 (UUID: GPU-2)'\n")
     fake.chmod(0o755)
     assert parse_gpus("all") == ["0", "1"]
     monkeypatch.undo()
