@@ -315,7 +315,7 @@ class LocalEngine:
 
     def _replace(self, w: _Worker, results: list, error: str | None) -> None:
         """Kill ``w``, fail its current trial, requeue the rest, start a new worker."""
-        _stop(w.process)
+        _stop(w)
         w.process.join(5)
         w.conn.close()
         w.lifeline.close()
@@ -395,7 +395,7 @@ class LocalEngine:
         end = time.monotonic() + 1.0
         for w in self._pool:
             w.process.join(max(0.0, end - time.monotonic()))
-            _stop(w.process)
+            _stop(w)
             w.conn.close()
             w.lifeline.close()
 
@@ -409,9 +409,14 @@ def _limit(task) -> float | None:
 COMMAND_GRACE = KILL_GRACE + 5.0  # the worker kills a command's group itself before
 
 
-def _stop(process) -> None:
-    """End a worker: SIGTERM (it kills a running command's group), then SIGKILL."""
-    if process.is_alive():
+def _stop(w: _Worker) -> None:
+    """End a worker: SIGKILL; a worker running a command first gets SIGTERM.
+
+    On SIGTERM the worker kills its command's process group, which would
+    outlive a worker killed outright (the command runs in its own session).
+    """
+    process = w.process
+    if process.is_alive() and w.queue and w.queue[0].get("command"):
         process.terminate()
         process.join(0.5)
     if process.is_alive():

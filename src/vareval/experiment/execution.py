@@ -36,6 +36,9 @@ and ``HIP_VISIBLE_DEVICES``. Both are recorded in the result's
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import json
 import numbers
 import os
@@ -438,7 +441,8 @@ def _run_command(task: Mapping, on_start) -> dict:
                 return result
             _RUNNING["group"] = proc.pid
             try:
-                code = proc.wait(timeout)
+                with _no_parent_death_signal():
+                    code = proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 reason = f"timed out after {timeout:g} s; its process group was killed"
                 _stop_group(proc)
@@ -475,6 +479,41 @@ def _run_command(task: Mapping, on_start) -> dict:
     result["finished"] = time.time()
     result["own"] = time.perf_counter() - t0
     return result
+
+
+@contextlib.contextmanager
+def _no_parent_death_signal():
+    """Lift this process's parent-death SIGKILL while it waits for a command.
+
+    A local worker is SIGKILLed when its parent dies (``PR_SET_PDEATHSIG``),
+    which would leave its command's process group running. While it only
+    waits (the GIL released), its lifeline thread sees the runner go and
+    kills the group first (:func:`kill_running_group`), so the signal is
+    not needed then; it is restored afterwards.
+    """
+    prctl = _prctl()
+    if prctl is None:
+        yield
+        return
+    previous = ctypes.c_int(0)
+    prctl(2, ctypes.byref(previous))  # PR_GET_PDEATHSIG
+    if previous.value:
+        prctl(1, 0)  # PR_SET_PDEATHSIG
+    try:
+        yield
+    finally:
+        if previous.value:
+            prctl(1, previous.value)
+
+
+@functools.cache
+def _prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
 
 
 def _stop_group(proc) -> None:
