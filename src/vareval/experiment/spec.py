@@ -13,6 +13,7 @@ The TOML form::
     [experiment]
     name = "mlp-vs-logreg"
     trial = "trial:run"           # module:function; the file's folder is on the path
+    # or any script: trial = { command = ["python", "train.py", "--lr", "{learning_rate}"] }
     seeds = 3
     configs = 2                   # per seed (nested = true) or shared
     nested = true
@@ -43,8 +44,10 @@ The TOML form::
     [params]                      # constants passed to every trial
     epochs = 10
 
-    [resources]                   # per trial, for the ray engine
-    num_cpus = 1
+    [resources]                   # per trial
+    threads_per_trial = 1         # native threads (default: the worker's share of cores)
+    gpus_per_trial = 1            # devices of --gpus per running trial
+    num_cpus = 1                  # for the ray engine
     num_gpus = 0
     memory = "2GB"
 
@@ -128,8 +131,11 @@ class ExperimentSpec:
 
     Parameters
     ----------
-    trial : str
-        The trial function, ``package.module:function``.
+    trial : str or mapping
+        The trial function, ``package.module:function``, or a command:
+        ``{"command": ["python", "train.py", "--lr", "{lr}"]}`` (see
+        :mod:`vareval.experiment.execution`); a command is stored as that
+        mapping and ``trial`` then holds its label ``command: python ...``.
     factors : mapping of str to sequence
         Fixed factors and their levels; every combination is an experiment.
     seeds : int
@@ -171,7 +177,9 @@ class ExperimentSpec:
     name : str
         A label for people.
     resources : mapping
-        Per-trial resources for the ray engine: ``num_cpus``, ``num_gpus``,
+        Per-trial resources: ``threads_per_trial`` (native threads; default
+        each worker's share of the cores), ``gpus_per_trial`` (devices per
+        running trial); for the ray engine ``num_cpus``, ``num_gpus``,
         ``memory`` (bytes, or a string such as ``"8GB"`` or ``"512MiB"``).
     runtime_env : mapping
         Ray's ``runtime_env`` for the run (``pip``, ``env_vars``, ``working_dir`` ...).
