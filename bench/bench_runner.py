@@ -99,7 +99,7 @@ def bench_provenance(repeats: int = 5) -> float:
 SCRIPT = 'import json, os; print(json.dumps({"x": int(os.environ.get("N", "1"))}))'
 
 
-def bench_commands(n: int, rounds: int = 2) -> float:
+def bench_commands(n: int, rounds: int = 3) -> float:
     """Command trials against ``subprocess.run`` of the same script, alternating."""
     argv = [sys.executable, "-I", "-S", "-c", SCRIPT]
     spec = ExperimentSpec(
