@@ -3,9 +3,12 @@
 An engine takes *tasks* (one claimed trial each, a plain dict) and hands back
 *results* (plain dicts: ``id``, ``status``, ``metrics``, ``started``,
 ``finished``, ``host``, ``error``, ``traceback``, ``own``: the trial's own
-seconds). It never touches the store: the runner claims, submits, polls and
-writes. Every engine runs the same :func:`execute`, so a trial gives the same
-metrics whichever engine ran it.
+seconds, ``execution``: threads and devices). It never touches the store: the
+runner claims, submits, polls and writes. Every engine runs the same
+:func:`vareval.experiment.execution.run_trial` (``execute`` here), callable or
+command, so a trial gives the same metrics whichever engine ran it. Each
+engine sets a task's ``threads`` (its worker's share of the cores, or
+``[resources] threads_per_trial``) and ``devices`` (its worker's GPU set).
 
 - ``serial``: in this process, one at a time, for debugging; the timeout is
   enforced with ``SIGALRM`` (main thread only, and only where the trial
