@@ -180,3 +180,23 @@ def ticking(trial):
     finally:
         os.close(fd)
     return {"x": float(trial.rng("init").normal())}
+
+
+def devices_seen(trial):
+    """The GPU devices and thread limit this trial was given, and when it ran."""
+    from threadpoolctl import threadpool_info
+
+    t0 = time.time()
+    time.sleep(trial.params.get("sleep", 0.0))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    pools = [p["num_threads"] for p in threadpool_info()]
+    return {
+        "n_devices": len([d for d in visible.split(",") if d]),
+        "device": float(visible) if visible.isdigit() else -1.0,
+        "hip_same": float(os.environ.get("HIP_VISIBLE_DEVICES") == visible),
+        "omp": float(os.environ.get("OMP_NUM_THREADS", "0")),
+        "max_pool_threads": float(max(pools, default=0)),
+        "t0": t0,
+        "t1": time.time(),
+        "init_seed": float(trial.int_seed("init")),
+    }

@@ -131,3 +131,21 @@ def test_a_notebook_function_runs_on_the_cluster(cluster, tmp_path):
     with Store(path) as st:
         assert st.spec().trial == "__main__:train"
         assert sorted(st.frame()["seed"]) == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_a_command_trial_runs_on_the_cluster(cluster, tmp_path):
+    """The same run_trial as every engine: placeholders, seeds, threads, stdout metrics."""
+    script = ("import json, os, sys; print(json.dumps({{'seed': int(sys.argv[1]), "
+              "'init': int(os.environ['VAREVAL_SEED_INIT']), "
+              "'omp': int(os.environ['OMP_NUM_THREADS'])}}))")
+    path = tmp_path / "cmd.db"
+    spec = _spec(trial={"command": [sys.executable, "-c", script, "{seed}"]})
+    report = run(spec, path, engine="ray", address=cluster, progress=False)
+    assert report.done == 8 and report.failed == 0 and report.threads == 1
+    with Store(path) as st:
+        df = st.frame()
+        from vareval.experiment.execution import make_trial
+
+        rec = st.trial(3)
+        assert rec["metrics"]["init"] == make_trial({**rec, "params": {}}).int_seed("init")
+    assert sorted(df["seed"]) == [0, 0, 1, 1, 2, 2, 3, 3] and (df["omp"] == 1).all()

@@ -177,7 +177,7 @@ def test_a_version_2_store_is_read_as_it_is_and_migrated_by_a_run(tmp_path):
     run_until_settled(toml, store, compare=("a", "b"), metric="score", budget=5, batch=5,
                       engine="serial", progress=False)
     with Store(store, readonly=True) as st:
-        assert st.con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert st.con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         assert len(st.sequences()) == 1
 
 

@@ -46,8 +46,32 @@ def _read_input(path: str):
             f"file '{path}' looks like a run store, but this vareval cannot read "
             "stores (vareval.data.store_table is missing); export it to CSV first."
         )
-    df = read_store_table(path)
+    df = read_store_table(path, status="all")  # failed trials are listed with their error
+    df = _with_stderr(path, df)
     return df, {**store_context(df.attrs.get("spec") or {}), **_store_sequences(path)}
+
+
+def _with_stderr(path, df):
+    """A failed command trial's error followed by the end of its stderr (kept in the store)."""
+    from vareval.experiment.store import Store
+
+    spec = df.attrs.get("spec") or {}
+    failed = df.index[df["status"] == "failed"]
+    if not isinstance(spec.get("trial"), dict) or not len(failed):
+        return df
+    shown = REPORT_STDERR_LINES
+    with Store(path, readonly=True) as st:
+        for i in failed:
+            tail = (st.trial(int(df.at[i, "trial_id"]))["traceback"] or "").splitlines()
+            if tail:
+                df.at[i, "error"] = (
+                    f"{df.at[i, 'error']}\nstderr, last {min(shown, len(tail))} lines:\n"
+                    + "\n".join(tail[-shown:])
+                )
+    return df
+
+
+REPORT_STDERR_LINES = 20  # of the 50 the store keeps; the report cuts an error at 2000 chars
 
 
 def _store_sequences(path) -> dict:

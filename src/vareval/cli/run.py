@@ -72,6 +72,12 @@ def _store_argument(f):
 @click.option(
     "--workers", type=int, default=None, help="Parallel workers [default: cores]."
 )
+@click.option(
+    "--gpus",
+    default=None,
+    help="GPU devices, one set per running trial ([resources] gpus_per_trial, default "
+    "1): 0,1,2,3 or all (nvidia-smi -L); local and serial engines.",
+)
 @click.option("--retry-failed", is_flag=True, help="Run failed trials again.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @click.option(
@@ -111,6 +117,7 @@ def run(
     engine,
     address,
     workers,
+    gpus,
     retry_failed,
     no_progress,
     stale_after,
@@ -147,7 +154,7 @@ def run(
             experiment, store, compare, metric, bounds, cs_method, margin, budget, confidence,
             batch,
             dict(accept_code_change=accept_code_change, engine=engine, workers=workers,
-                 address=address, retry_failed=retry_failed,
+                 address=address, retry_failed=retry_failed, gpus=gpus,
                  progress=False if no_progress else None, stale_after=stale_after,
                  slurm=slurm),
             seeds or configs or reruns,
@@ -168,6 +175,7 @@ def run(
         progress=False if no_progress else None,
         stale_after=stale_after,
         slurm=slurm,
+        gpus=gpus,
     )
     c = report.counts
     _say_larger_store(store, seeds=seeds, configs=configs, reruns=reruns)
@@ -178,7 +186,7 @@ def run(
     click.echo(
         f"ran {report.ran} trials ({report.done} done, {report.failed} failed) in "
         f"{report.seconds:.1f} s on the {report.engine} engine ({report.workers} "
-        "workers); "
+        f"workers{_resources_note(report)}); "
         f"{report.skipped} already done."
     )
     click.echo(
@@ -211,6 +219,14 @@ def run(
             "then rerun "
             "with --retry-failed."
         )
+
+
+def _resources_note(report) -> str:
+    """``, 1 thread and GPU 0|1 per trial`` for the run's summary line."""
+    parts = [f"{report.threads} thread{'s' * (report.threads != 1)}"] if report.threads else []
+    if report.slots:
+        parts.append(f"GPU {' | '.join(report.slots)}")
+    return f", {' and '.join(parts)} per trial" if parts and report.ran else ""
 
 
 def _run_until_settled(experiment, store, compare, metric, bounds, cs_method, margin, budget,
@@ -305,6 +321,9 @@ def _status_payload(store) -> dict:
             "WHERE status = 'done'"
         ).fetchone()
         failures = st.failures(10)
+        if spec.command is not None:  # a script's failure is explained by its stderr
+            for f in failures:
+                f["stderr"] = st.trial(f["id"])["traceback"]
         last_run = st.provenance()
     experiments: dict[str, dict] = {}
     for exp, status, n in per:
@@ -390,7 +409,14 @@ def _status_text(p: dict) -> str:
                 f"  trial {f['id']} ({f['experiment']}, seed {f['seed']}, "
                 f"{f['config']}, rerun {f['rerun']}): {f['error']}"
             )
+            tail = (f.get("stderr") or "").splitlines()[-STDERR_SHOWN:]
+            if tail:
+                lines.append(f"    stderr (last {len(tail)} lines; all kept: --json):")
+                lines += [f"    | {ln}" for ln in tail]
     return "\n".join(lines)
+
+
+STDERR_SHOWN = 10  # lines of a failed command's stderr in the text status
 
 
 def _say_larger_store(store, **asked) -> None:

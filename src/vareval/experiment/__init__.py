@@ -1,6 +1,7 @@
 """Experiment layer: declare a re-seeding design, run it, store every trial."""
 
 from vareval.experiment.design import reseeding_design
+from vareval.experiment.execution import run_trial, trial_seeds
 from vareval.experiment.runner import ReplayResult, RunReport, replay, run
 from vareval.experiment.simulate import simulate_responses
 from vareval.experiment.spec import Distribution, ExperimentSpec, load_spec, loads_spec
@@ -19,6 +20,8 @@ __all__ = [
     "replay",
     "reseeding_design",
     "run",
+    "run_trial",
     "seed_everything",
     "simulate_responses",
+    "trial_seeds",
 ]

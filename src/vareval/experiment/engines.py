@@ -3,9 +3,12 @@
 An engine takes *tasks* (one claimed trial each, a plain dict) and hands back
 *results* (plain dicts: ``id``, ``status``, ``metrics``, ``started``,
 ``finished``, ``host``, ``error``, ``traceback``, ``own``: the trial's own
-seconds). It never touches the store: the runner claims, submits, polls and
-writes. Every engine runs the same :func:`execute`, so a trial gives the same
-metrics whichever engine ran it.
+seconds, ``execution``: threads and devices). It never touches the store: the
+runner claims, submits, polls and writes. Every engine runs the same
+:func:`vareval.experiment.execution.run_trial` (``execute`` here), callable or
+command, so a trial gives the same metrics whichever engine ran it. Each
+engine sets a task's ``threads`` (its worker's share of the cores, or
+``[resources] threads_per_trial``) and ``devices`` (its worker's GPU set).
 
 - ``serial``: in this process, one at a time, for debugging; the timeout is
   enforced with ``SIGALRM`` (main thread only, and only where the trial
@@ -30,36 +33,35 @@ import numbers
 import os
 import pickle
 import signal
-import socket
 import sys
 import threading
 import time
-import traceback
 from collections import deque
-from collections.abc import Mapping
 from multiprocessing.connection import wait
 
 from vareval._interrupts import held
 from vareval.errors import ExperimentError
 from vareval.experiment import provenance
+from vareval.experiment.execution import (
+    _CALLABLES,
+    DEVICE_VARS,
+    KILL_GRACE,
+    check_metrics,
+    failure,
+    kill_running_group,
+    limit_threads,
+    make_trial,
+    mark_broken,
+    register,
+    run_trial,
+    unregister,
+)
 from vareval.experiment.spec import resolve_function
-from vareval.experiment.streams import Trial
+
+execute = run_trial  # the one function every engine runs a trial with
+__all__ = ["check_metrics", "execute", "failure", "make_trial", "register", "unregister"]
 
 ENGINES = ("serial", "local", "ray", "slurm")
-_HOST = socket.gethostname()
-_FUNCTIONS: dict = {}
-_CALLABLES: dict = {}  # label -> a trial given as a Python callable
-
-
-def register(label: str, fn) -> None:
-    """Make the callable ``fn`` the trial function named ``label`` in this process."""
-    _CALLABLES[label] = fn
-
-
-def unregister(label: str) -> None:
-    """Forget the callable registered as ``label``."""
-    _CALLABLES.pop(label, None)
-
 
 def pickled(fn) -> bytes:
     """``fn`` pickled for a worker: by value when it lives in ``__main__`` (cloudpickle)."""
@@ -81,153 +83,6 @@ def import_root(fn) -> list[str]:
     return [root]
 
 
-# -- running one trial (the same code in every engine) -----------------
-
-
-class _TrialTimeout(BaseException):
-    """Raised by the serial engine's alarm; a BaseException so trials don't catch it."""
-
-
-def check_metrics(out) -> dict[str, float]:
-    """Return the trial's metrics as ``{name: float}`` or raise ExperimentError.
-
-    A metric must be a real number (int, float or numpy scalar; not a bool);
-    NaN and infinities are kept, as they are results too (a diverged run).
-    """
-    if not isinstance(out, Mapping) or not out:
-        raise ExperimentError(
-            "the trial function must return a non-empty mapping of metric names to "
-            f"numbers; it returned {type(out).__name__} {_short(out)}."
-        )
-    metrics = {}
-    for name, value in out.items():
-        if not isinstance(name, str) or not name:
-            raise ExperimentError(f"metric name {name!r} must be a non-empty string.")
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ExperimentError(
-                f"metric {name!r} is {type(value).__name__} {_short(value)}; "
-                "expected a real number (int or float)."
-            )
-        metrics[name] = float(value)
-    return metrics
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def make_trial(task: Mapping) -> Trial:
-    """The :class:`Trial` a task describes."""
-    return Trial(
-        trial_id=task["id"],
-        factors=dict(task["factors"]),
-        config=dict(task["config"]),
-        params=dict(task.get("params", {})),
-        seed=task["seed"],
-        config_index=task["config_index"],
-        config_label=task["config_label"],
-        rerun=task["rerun"],
-        seeds=task["seeds"],
-    )
-
-
-def _function(path: str, paths):
-    fn = _CALLABLES.get(path)
-    if fn is not None:
-        return fn
-    if path in _BROKEN:
-        raise ExperimentError(_BROKEN[path])
-    key = (path, tuple(paths))
-    fn = _FUNCTIONS.get(key)
-    if fn is None:
-        fn = _FUNCTIONS[key] = resolve_function(path, paths)
-    return fn
-
-
-def execute(task: Mapping, *, alarm: bool = False, on_start=None) -> dict:
-    """Run one trial and return its result; never raises for the trial's own errors."""
-    started = time.time()
-    t0 = time.perf_counter()
-    result = {
-        "id": task["id"],
-        "host": _HOST,
-        "started": started,
-        "metrics": None,
-        "error": None,
-        "traceback": None,
-    }
-    timeout = task.get("timeout")
-    use_alarm = (
-        alarm
-        and timeout
-        and threading.current_thread() is threading.main_thread()
-        and hasattr(signal, "setitimer")
-    )
-    previous = None
-    trial = None
-    try:
-        key = (task["fn"], tuple(task.get("paths", ())))
-        if on_start is not None and key not in _FUNCTIONS:
-            on_start()  # importing the trial's module is subject to the timeout too
-        fn = _function(*key)
-        trial = make_trial(task)
-        if on_start is not None:
-            on_start()
-        if use_alarm:
-            previous = signal.signal(signal.SIGALRM, _raise_timeout)
-            signal.setitimer(signal.ITIMER_REAL, timeout)
-        try:
-            out = fn(trial)
-        finally:
-            if use_alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous)
-        result["metrics"] = check_metrics(out)
-        result["status"] = "done"
-    except KeyboardInterrupt:
-        raise
-    except _TrialTimeout:
-        result.update(
-            status="failed",
-            error=f"timed out after {timeout:g} s",
-            traceback=traceback.format_exc(),
-        )
-    except BaseException as exc:  # the trial's own failure, SystemExit included
-        text = str(exc).strip().splitlines()
-        result.update(
-            status="failed",
-            error=f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": "),
-            traceback=traceback.format_exc(),
-        )
-    if trial is not None and (trial._curves or trial._artifacts):
-        result["curves"] = trial._curves
-        result["artifacts"] = list(trial._artifacts.items())
-    result["finished"] = time.time()
-    result["own"] = time.perf_counter() - t0
-    return result
-
-
-def _raise_timeout(signum, frame):
-    raise _TrialTimeout
-
-
-def failure(task: Mapping, error: str, started: float | None = None) -> dict:
-    """A failed result for a trial that did not return (timeout, dead worker)."""
-    now = time.time()
-    return {
-        "id": task["id"],
-        "status": "failed",
-        "metrics": None,
-        "host": _HOST,
-        "started": started if started is not None else now,
-        "finished": now,
-        "error": error,
-        "traceback": None,
-        "own": 0.0,
-    }
-
-
 # -- serial ----------------------------------------------------------------
 
 
@@ -236,9 +91,12 @@ class SerialEngine:
 
     name = "serial"
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, *, slots=None, threads=None):
         self.workers = 1
         self._backlog: deque = deque()
+        # one trial at a time: no limit unless asked ([resources] threads_per_trial)
+        self.threads = threads
+        self.devices = slots[0] if slots else None
 
     def capacity(self) -> int:
         """How many tasks the runner should keep claimed (run one at a time)."""
@@ -254,7 +112,9 @@ class SerialEngine:
 
     def submit(self, tasks) -> None:
         """Queue tasks."""
-        self._backlog.extend(tasks)
+        self._backlog.extend(
+            {**t, "threads": self.threads, "devices": self.devices} for t in tasks
+        )
 
     def poll(self, timeout: float) -> list[dict]:
         """Run the next task (if any) and return its result."""
@@ -296,20 +156,28 @@ def _watch_runner(lifeline) -> None:
             lifeline.recv()
         except (EOFError, OSError):
             pass
+        kill_running_group()  # a command trial's processes go with the worker
         os._exit(1)
 
     threading.Thread(target=watch, name="vareval-lifeline", daemon=True).start()
 
 
-def _worker_main(conn, lifeline) -> None:
+def _worker_main(conn, lifeline, devices=None, threads=None) -> None:
     """A worker process: receive lists of tasks, send back one result per task.
 
     Interrupts go to the runner, which stops the workers itself: a Ctrl-C or a
     SIGTERM sent to the whole process group must not fail the running trials.
+    A SIGTERM does stop a running command trial's process group: the runner
+    sends it to a worker it is about to kill, so that no process of the
+    command outlives it. The worker's devices and thread limit are set before
+    any trial imports anything.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    signal.signal(signal.SIGTERM, lambda signum, frame: kill_running_group())
     _watch_runner(lifeline)
+    if devices is not None:
+        os.environ.update(dict.fromkeys(DEVICE_VARS, devices))
+    limit_threads(threads)
     while True:
         try:
             msg = conn.recv()
@@ -323,7 +191,7 @@ def _worker_main(conn, lifeline) -> None:
             try:
                 register(label, pickle.loads(blob))
             except Exception as exc:  # noqa: BLE001 - reported per trial below
-                _BROKEN[label] = f"the trial function could not be unpickled: {exc!r}"
+                mark_broken(label, f"the trial function could not be unpickled: {exc!r}")
             continue
         for task in msg:
             # with a timeout, say when the trial function starts (after imports)
@@ -337,9 +205,6 @@ def _worker_main(conn, lifeline) -> None:
                 return
 
 
-_BROKEN: dict = {}
-
-
 def _add_paths(paths) -> None:
     for p in reversed(tuple(paths)):
         if p not in sys.path:
@@ -347,11 +212,12 @@ def _add_paths(paths) -> None:
 
 
 class _Worker:
-    def __init__(self, ctx):
+    def __init__(self, ctx, devices=None, threads=None):
         parent, child = ctx.Pipe(duplex=True)
         lifeline_r, self.lifeline = ctx.Pipe(duplex=False)
+        self.devices, self.threads = devices, threads
         self.process = ctx.Process(
-            target=_worker_main, args=(child, lifeline_r), daemon=True
+            target=_worker_main, args=(child, lifeline_r, devices, threads), daemon=True
         )
         with held():  # a Ctrl-C halfway through the hand-over: the forkserver's traceback
             self.process.start()
@@ -377,14 +243,35 @@ class LocalEngine:
         worker, so starting and replacing workers is fast and safe with
         threads in the runner), else ``spawn``. Workers import the trial
         module once.
+    slots : list of str, optional
+        GPU devices, one entry per concurrent trial (``["0", "1"]``, or
+        ``["0,1", "2,3"]`` for two devices per trial). Worker ``i`` sees only
+        ``slots[i]`` for its whole life, so two trials never share a device;
+        there are at most ``len(slots)`` workers.
+    threads : int, optional
+        Native threads per trial; default the worker's share of the cores
+        (``os.cpu_count() // workers``, at least 1).
     """
 
     name = "local"
 
-    def __init__(self, workers: int | None = None, *, start_method: str | None = None):
-        self.workers = int(workers or os.cpu_count() or 1)
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        start_method: str | None = None,
+        slots=None,
+        threads: int | None = None,
+    ):
+        self.workers = int(workers or (len(slots) if slots else os.cpu_count()) or 1)
+        if slots:
+            self.workers = min(self.workers, len(slots))
+        self.threads = threads or max(1, (os.cpu_count() or 1) // self.workers)
+        self._slots = list(slots) if slots else [None] * self.workers
         self._ctx = _context(start_method)
-        self._pool = [_Worker(self._ctx) for _ in range(self.workers)]
+        self._pool = [
+            _Worker(self._ctx, self._slots[i], self.threads) for i in range(self.workers)
+        ]
         self._backlog: deque = deque()
         self._depth = 1
         self._mean = None
@@ -415,7 +302,8 @@ class LocalEngine:
             if room <= 0 or not self._backlog:
                 continue
             chunk = [
-                self._backlog.popleft() for _ in range(min(room, len(self._backlog)))
+                {**self._backlog.popleft(), "threads": w.threads, "devices": w.devices}
+                for _ in range(min(room, len(self._backlog)))
             ]
             if not w.queue:
                 w.since = now
@@ -430,8 +318,7 @@ class LocalEngine:
 
     def _replace(self, w: _Worker, results: list, error: str | None) -> None:
         """Kill ``w``, fail its current trial, requeue the rest, start a new worker."""
-        if w.process.is_alive():
-            w.process.kill()
+        _stop(w)
         w.process.join(5)
         w.conn.close()
         w.lifeline.close()
@@ -441,7 +328,7 @@ class LocalEngine:
             results.append(failure(current, error, started))
             self._backlog.extendleft(reversed(w.queue))
             w.queue.clear()
-        self._pool[self._pool.index(w)] = _Worker(self._ctx)
+        self._pool[self._pool.index(w)] = _Worker(self._ctx, w.devices, w.threads)
 
     def poll(self, timeout: float) -> list[dict]:
         """Wait up to ``timeout`` seconds and return the results that arrived."""
@@ -479,7 +366,7 @@ class LocalEngine:
                     "while running this trial",
                 )
             elif w.queue and w.running:
-                limit = w.queue[0].get("timeout")
+                limit = _limit(w.queue[0])
                 if limit and now - w.since > limit:
                     self._replace(
                         w,
@@ -495,7 +382,7 @@ class LocalEngine:
     def _next_deadline(self):
         now = time.monotonic()
         left = [
-            w.queue[0]["timeout"] - (now - w.since)
+            _limit(w.queue[0]) - (now - w.since)
             for w in self._pool
             if w.queue and w.running and w.queue[0].get("timeout")
         ]
@@ -511,11 +398,33 @@ class LocalEngine:
         end = time.monotonic() + 1.0
         for w in self._pool:
             w.process.join(max(0.0, end - time.monotonic()))
-            if w.process.is_alive():
-                w.process.kill()
-                w.process.join(5)
+            _stop(w)
             w.conn.close()
             w.lifeline.close()
+
+
+def _limit(task) -> float | None:
+    """When the engine kills a trial's worker: a command's own timeout acts first."""
+    limit = task.get("timeout")
+    return limit + COMMAND_GRACE if limit and task.get("command") else limit
+
+
+COMMAND_GRACE = KILL_GRACE + 5.0  # the worker kills a command's group itself before
+
+
+def _stop(w: _Worker) -> None:
+    """End a worker: SIGKILL; a worker running a command first gets SIGTERM.
+
+    On SIGTERM the worker kills its command's process group, which would
+    outlive a worker killed outright (the command runs in its own session).
+    """
+    process = w.process
+    if process.is_alive() and w.queue and w.queue[0].get("command"):
+        process.terminate()
+        process.join(0.5)
+    if process.is_alive():
+        process.kill()
+    process.join(5)
 
 
 def _context(start_method: str | None = None):
@@ -629,6 +538,7 @@ class RayEngine:
         address: str | None = None,
         resources=None,
         runtime_env=None,
+        threads=None,
     ):
         try:
             import ray
@@ -647,17 +557,14 @@ class RayEngine:
                 runtime_env["env_vars"] = {**env, **runtime_env.get("env_vars", {})}
             if runtime_env:
                 kwargs["runtime_env"] = runtime_env
-            try:
-                if address:
-                    ray.init(address=address, **kwargs)
-                else:
-                    ray.init(num_cpus=int(workers or os.cpu_count() or 1), **kwargs)
-            except ConnectionError as exc:
-                raise ExperimentError(
-                    f"could not connect to Ray at {address!r}: {exc}"
-                ) from None
+            if address:
+                kwargs["address"] = address
+            else:
+                kwargs["num_cpus"] = int(workers or os.cpu_count() or 1)
+            start_ray(ray, address, kwargs)
             self._started = True
         options = ray_options(resources or {})
+        self.threads = threads or max(1, int(options["num_cpus"]))
         total = ray.cluster_resources()
         per = [total.get("CPU", 1) / max(options["num_cpus"], 1e-9)]
         if options.get("num_gpus"):
@@ -696,8 +603,8 @@ class RayEngine:
 
     def _dispatch(self) -> None:
         while self._backlog and len(self._refs) < self.workers:
-            task = self._backlog.popleft()
-            ref = self._remote.remote(dict(task), self._fn_refs.get(task["fn"]))
+            task = {**self._backlog.popleft(), "threads": self.threads}
+            ref = self._remote.remote(task, self._fn_refs.get(task["fn"]))
             self._refs[ref] = (
                 task,
                 time.monotonic(),
@@ -754,6 +661,46 @@ class RayEngine:
 
 
 RAY_GRACE = 30.0
+RAY_START_ATTEMPTS = 3  # a local Ray instance that times out starting gets two more waits
+
+
+def start_ray(ray, address, kwargs) -> None:
+    """``ray.init``, with a longer wait for a slow start and one line when it fails.
+
+    Ray gives up on a node that takes too long to start ("The current node
+    timed out during startup"), which happens on a loaded machine: such a
+    start is tried ``RAY_START_ATTEMPTS`` times in all, so it gets that many
+    times Ray's own wait. Any other failure, or the last, is one
+    ``ExperimentError`` saying what to try.
+    """
+    for attempt in range(1, RAY_START_ATTEMPTS + 1):
+        try:
+            ray.init(**kwargs)
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises plain Exception here
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            slow = "timed out" in first.lower()
+            _quiet_shutdown(ray)
+            if slow and attempt < RAY_START_ATTEMPTS:
+                continue
+            if address:
+                raise ExperimentError(
+                    f"could not connect to Ray at {address!r}: {first} Check that the "
+                    "cluster is up (`ray status`), or use --engine local."
+                ) from None
+            raise ExperimentError(
+                f"the local Ray instance did not start ({first}"
+                + (f"; tried {attempt} times" if slow else "")
+                + "): the machine may be too loaded; try again, start Ray yourself "
+                "(`ray start --head`) and pass --address auto, or use --engine local."
+            ) from None
+
+
+def _quiet_shutdown(ray) -> None:
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001 - nothing was started
+        pass
 
 
 def _ray_execute(task, blob=None):
@@ -773,8 +720,9 @@ def ray_options(resources) -> dict:
     from vareval.experiment.spec import memory_bytes
 
     options = {"num_cpus": resources.get("num_cpus", 1)}
-    if resources.get("num_gpus"):
-        options["num_gpus"] = resources["num_gpus"]
+    gpus = resources.get("num_gpus") or resources.get("gpus_per_trial")
+    if gpus:
+        options["num_gpus"] = gpus
     if "memory" in resources:
         options["memory"] = memory_bytes(resources["memory"])
     return options
@@ -787,9 +735,19 @@ def make_engine(
     *,
     resources=None,
     runtime_env=None,
+    slots=None,
     slurm=None,
 ):
-    """Build the named engine (``resources``, ``runtime_env``: Ray; ``slurm``: Slurm's options)."""
+    """Build the named engine (``runtime_env``: Ray; ``slots``: serial and local; ``slurm``: Slurm).
+
+    ``resources`` gives ``threads_per_trial`` (default: each worker's share of
+    the cores) and, for Ray, the per-trial ``num_cpus``, ``num_gpus`` (or
+    ``gpus_per_trial``) and ``memory``; ``slots`` are GPU devices per
+    concurrent trial (see :class:`LocalEngine`); ``slurm`` the Slurm engine's
+    options (see :mod:`vareval.experiment.slurm`).
+    """
+    resources = resources or {}
+    threads = resources.get("threads_per_trial")
     if workers is not None and (
         isinstance(workers, bool)
         or not isinstance(workers, numbers.Integral)
@@ -800,12 +758,17 @@ def make_engine(
         raise ExperimentError(
             "`address` applies to the ray engine only (--engine ray)."
         )
+    if slots is not None and engine in ("ray", "slurm"):
+        raise ExperimentError(
+            "--gpus applies to the local and serial engines; Ray and Slurm assign devices "
+            "themselves: set [resources] gpus_per_trial (Ray) or --gpus-per-trial (Slurm)."
+        )
     if engine == "serial":
-        return SerialEngine(workers)
+        return SerialEngine(workers, slots=slots, threads=threads)
     if engine == "local":
-        return LocalEngine(workers)
+        return LocalEngine(workers, slots=slots, threads=threads)
     if engine == "ray":
-        return RayEngine(workers, address, resources, runtime_env)
+        return RayEngine(workers, address, resources, runtime_env, threads=threads)
     if engine == "slurm":
         from vareval.experiment.slurm import SlurmEngine
 

@@ -47,6 +47,28 @@ def code_hash(fn) -> dict:
         return {"hash": hashlib.sha256(blob.encode()).hexdigest(), "of": "bytecode"}
 
 
+def command_hash(command, cwd: str | None) -> dict:
+    """The hash of a command trial: its argument templates and every file they name.
+
+    An argument that is an existing file (relative to ``cwd``), such as
+    ``train.py``, is hashed by content, so editing the script changes the
+    hash as editing a trial module does.
+
+    Returns
+    -------
+    dict
+        ``{"hash": sha256 hex, "of": the files hashed (or "command")}``.
+    """
+    digest = hashlib.sha256("\0".join(command).encode())
+    files = []
+    for arg in command:
+        path = Path(cwd or os.getcwd(), arg)
+        if "{" not in arg and path.is_file() and path.stat().st_size < 1 << 26:
+            digest.update(path.read_bytes())
+            files.append(str(path.resolve()))
+    return {"hash": digest.hexdigest(), "of": ", ".join(files) or "command"}
+
+
 def _git(folder: str) -> dict | None:
     """The commit and dirty state of the repository holding ``folder`` (None outside one).
 
@@ -114,8 +136,8 @@ def _gpus() -> list[str]:
     return names
 
 
-def capture(fn) -> dict:
-    """The provenance record of a run of the trial function ``fn``.
+def capture(fn, *, command=None, cwd: str | None = None) -> dict:
+    """The provenance record of a run of the trial function ``fn`` (or of ``command``).
 
     Returns
     -------
@@ -124,8 +146,12 @@ def capture(fn) -> dict:
         None), ``python``, ``platform``, ``packages`` (``{name: version}``),
         ``host``, ``cpu``, ``cpus``, ``gpus``.
     """
-    code = code_hash(fn)
-    folder = os.path.dirname(code["of"]) if os.path.isabs(code["of"]) else os.getcwd()
+    if command is not None:
+        code = command_hash(command, cwd)
+        folder = cwd or os.getcwd()
+    else:
+        code = code_hash(fn)
+        folder = os.path.dirname(code["of"]) if os.path.isabs(code["of"]) else os.getcwd()
     return {
         "trial": code,
         "git": _git(folder),

@@ -40,6 +40,7 @@ from vareval._interrupts import as_keyboard_interrupt
 from vareval.data.store_table import connect, sqlite_errors
 from vareval.errors import ExperimentError
 from vareval.experiment import provenance
+from vareval.experiment.devices import gpu_slots
 from vareval.experiment.engines import (
     ENGINES,
     check_function,
@@ -91,6 +92,10 @@ class RunReport(Result):
         Trials this call appended to an existing store (growing its design).
     changes : tuple of str
         What differs from the previous run's provenance (packages, host ...).
+    threads : int or None
+        Native threads each trial was given (None: not limited, serial engine).
+    slots : tuple of str
+        The GPU devices of each concurrent trial (empty without GPUs).
     """
 
     store: str
@@ -108,6 +113,8 @@ class RunReport(Result):
     entropy: int
     added: int = 0
     changes: tuple = ()
+    threads: int | None = None
+    slots: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -206,10 +213,34 @@ def _run_iv(spec, store, trial, engine, workers, address, stale_after, heartbeat
 
 
 def trial_provenance(spec: ExperimentSpec) -> dict:
-    """Check that the trial function imports (in a worker) and return its provenance."""
+    """Check that the trial function imports (in a worker) and return its provenance.
+
+    For a command trial: check that its program exists, and hash the command
+    and the files it names.
+    """
+    if spec.command is not None:
+        _check_program(spec.command[0], spec.cwd)
+        return provenance.capture(None, command=spec.command, cwd=spec.cwd)
     if spec.callable is not None:
         return provenance.capture(spec.callable)
     return check_function(spec.trial, spec.paths, spec.timeout)
+
+
+def _check_program(program: str, cwd: str | None) -> None:
+    """Refuse before any trial a command whose program cannot be found."""
+    import shutil
+
+    if "{" in program:
+        return  # filled per trial
+    where = os.path.join(cwd or os.getcwd(), program) if os.sep in program else None
+    found = os.access(where, os.X_OK) if where else shutil.which(program) is not None
+    if not found:
+        raise ExperimentError(
+            f"`trial` command: program {program!r} "
+            + (f"is not an executable file in '{cwd or os.getcwd()}'" if where
+               else "is not on PATH")
+            + "; give its full path, or \"{python}\" for this Python."
+        )
 
 
 def run(
@@ -230,6 +261,7 @@ def run(
     heartbeat_every: float = 10.0,
     flush_every: float = 0.25,
     slurm=None,
+    gpus=None,
     _provenance: dict | None = None,
 ) -> RunReport:
     """Run (or resume) an experiment into a store.
@@ -278,6 +310,11 @@ def run(
         Options of the slurm engine, over the spec's ``[slurm]`` table
         (``partition``, ``time``, ``gpus_per_trial``, ``trials_per_task`` ...).
         Its submissions live in ``<store>.slurm/`` beside the store.
+    gpus : str or sequence, optional
+        GPU devices for the serial and local engines: ``"0,1,2,3"``, a list,
+        or ``"all"`` (what ``nvidia-smi -L`` lists). Each running trial gets
+        ``[resources] gpus_per_trial`` (default 1) of them through
+        ``CUDA_VISIBLE_DEVICES``; never two running trials on one device.
 
     Returns
     -------
@@ -298,6 +335,11 @@ def run(
     spec = spec.grown(seeds=seeds, configs=configs, reruns=reruns)
     if engine == "slurm":
         slurm = {**spec.slurm, **slurm, "folder": run_dir(store), "name": spec.name}
+    slots = None
+    if engine in ("serial", "local"):
+        slots = gpu_slots(gpus, spec.resources.get("gpus_per_trial"))
+    elif gpus is not None:
+        slots = gpu_slots(gpus, None)  # refused by the Ray and Slurm engines, with what to do
     heartbeat_every = min(heartbeat_every, stale_after / 4)
     t_start = time.monotonic()
     token = uuid.uuid4().hex
@@ -323,6 +365,7 @@ def run(
                     address,
                     resources=spec.resources,
                     runtime_env=spec.runtime_env,
+                    slots=slots,
                     slurm=slurm,
                 )
                 if spec.callable is not None:
@@ -361,6 +404,8 @@ def run(
         entropy=spec.entropy,
         added=added,
         changes=tuple(changes),
+        threads=getattr(eng, "threads", None),
+        slots=tuple(slots or ()),
     )
 
 
@@ -395,12 +440,7 @@ def _loop(
     st, eng, spec, token, total, progress, stale_after, heartbeat_every, flush_every
 ):
     """Claim, run and write until nothing is left; then release unfinished claims."""
-    extra = {
-        "fn": spec.trial,
-        "paths": list(spec.paths),
-        "params": dict(spec.params),
-        "timeout": spec.timeout,
-    }
+    extra = task_fields(spec)
     if progress is None:
         progress = sys.stderr.isatty() or in_notebook()
     bar = progress_bar(
@@ -474,6 +514,19 @@ def _loop(
             st.release(token)
         bar.close()
     return stats
+
+
+def task_fields(spec: ExperimentSpec) -> dict:
+    """What every task of a run carries besides its trial's own fields."""
+    extra = {
+        "fn": spec.trial,
+        "paths": list(spec.paths),
+        "params": dict(spec.params),
+        "timeout": spec.timeout,
+    }
+    if spec.command is not None:
+        extra.update(command=list(spec.command), cwd=spec.cwd)
+    return extra
 
 
 def in_notebook() -> bool:
@@ -570,7 +623,9 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
             raise ExperimentError(f"store '{store}' holds no experiment yet.")
         rec = st.trial(trial_id)
         then = st.provenance(rec["run_id"]) if rec.get("run_id") else None
-    if trial is not None:
+    if spec.command is not None:
+        fn = None
+    elif trial is not None:
         register(spec.trial, trial)
         fn = trial
     else:
@@ -590,10 +645,8 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
         "config_label": rec["config_label"],
         "rerun": rec["rerun"],
         "seeds": rec["seeds"],
-        "fn": spec.trial,
-        "paths": list(spec.paths),
-        "params": dict(spec.params),
-        "timeout": spec.timeout,
+        **task_fields(spec),
+        **_execution_fields(rec),
     }
     try:
         res = execute(task, alarm=True)
@@ -602,7 +655,12 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
             unregister(spec.trial)
     comparable, differences = None, []
     if then is not None:
-        comparable, differences = provenance.compare(then, provenance.capture(fn))
+        now = (
+            provenance.capture(None, command=spec.command, cwd=spec.cwd)
+            if spec.command is not None
+            else provenance.capture(fn)
+        )
+        comparable, differences = provenance.compare(then, now)
     stored = rec["metrics"] or {}
     replayed = res["metrics"] or {}
     identical = (
@@ -622,6 +680,12 @@ def replay(store, trial_id: int, *, trial=None) -> ReplayResult:
         comparable=comparable,
         differences=tuple(differences),
     )
+
+
+def _execution_fields(rec: dict) -> dict:
+    """The threads and devices a stored trial ran with, to replay it the same way."""
+    ran = rec.get("execution") or {}
+    return {"threads": ran.get("threads"), "devices": ran.get("devices")}
 
 
 def _same(a, b) -> bool:

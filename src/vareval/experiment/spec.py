@@ -13,6 +13,7 @@ The TOML form::
     [experiment]
     name = "mlp-vs-logreg"
     trial = "trial:run"           # module:function; the file's folder is on the path
+    # or any script: trial = { command = ["python", "train.py", "--lr", "{learning_rate}"] }
     seeds = 3
     configs = 2                   # per seed (nested = true) or shared
     nested = true
@@ -43,8 +44,10 @@ The TOML form::
     [params]                      # constants passed to every trial
     epochs = 10
 
-    [resources]                   # per trial, for the ray engine
-    num_cpus = 1
+    [resources]                   # per trial
+    threads_per_trial = 1         # native threads (default: the worker's share of cores)
+    gpus_per_trial = 1            # devices of --gpus per running trial
+    num_cpus = 1                  # for the ray engine
     num_gpus = 0
     memory = "2GB"
 
@@ -65,6 +68,7 @@ import json
 import math
 import numbers
 import re
+import shlex
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -132,8 +136,11 @@ class ExperimentSpec:
 
     Parameters
     ----------
-    trial : str
-        The trial function, ``package.module:function``.
+    trial : str or mapping
+        The trial function, ``package.module:function``, or a command:
+        ``{"command": ["python", "train.py", "--lr", "{lr}"]}`` (see
+        :mod:`vareval.experiment.execution`); a command is stored as that
+        mapping and ``trial`` then holds its label ``command: python ...``.
     factors : mapping of str to sequence
         Fixed factors and their levels; every combination is an experiment.
     seeds : int
@@ -175,7 +182,9 @@ class ExperimentSpec:
     name : str
         A label for people.
     resources : mapping
-        Per-trial resources for the ray engine: ``num_cpus``, ``num_gpus``,
+        Per-trial resources: ``threads_per_trial`` (native threads; default
+        each worker's share of the cores), ``gpus_per_trial`` (devices per
+        running trial); for the ray engine ``num_cpus``, ``num_gpus``,
         ``memory`` (bytes, or a string such as ``"8GB"`` or ``"512MiB"``).
     runtime_env : mapping
         Ray's ``runtime_env`` for the run (``pip``, ``env_vars``, ``working_dir`` ...).
@@ -209,11 +218,16 @@ class ExperimentSpec:
     runtime_env: Mapping = dataclasses.field(default_factory=dict)
     slurm: Mapping = dataclasses.field(default_factory=dict)
     _callable: object = dataclasses.field(default=None, compare=False, repr=False)
+    _command: tuple | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if callable(self.trial):
             object.__setattr__(self, "_callable", self.trial)
             object.__setattr__(self, "trial", callable_label(self.trial))
+        elif isinstance(self.trial, Mapping) or isinstance(self.trial, list | tuple):
+            command = _check_command(self.trial)
+            object.__setattr__(self, "_command", command)
+            object.__setattr__(self, "trial", command_label(command))
         checked = _spec_iv(self)
         for key, value in checked.items():
             object.__setattr__(self, key, value)
@@ -223,9 +237,19 @@ class ExperimentSpec:
         """The trial function when it was given as a Python callable, else None."""
         return self._callable
 
+    @property
+    def command(self) -> tuple | None:
+        """The trial's command (argument templates) when it is a script, else None."""
+        return self._command
+
+    @property
+    def cwd(self) -> str | None:
+        """Where a command trial runs: the experiment file's folder (the first path)."""
+        return self.paths[0] if self.paths else None
+
     def with_trial(self, fn) -> ExperimentSpec:
         """Return a copy whose trial is the callable ``fn``."""
-        return dataclasses.replace(self, trial=fn)
+        return dataclasses.replace(self, trial=fn, _command=None)
 
     def space_for(self, factors: Mapping) -> dict:
         """The search space of the experiment at these factor levels (shared first)."""
@@ -241,7 +265,7 @@ class ExperimentSpec:
         """Return the spec as JSON-ready values (the form stored in a run store)."""
         return {
             "name": self.name,
-            "trial": self.trial,
+            "trial": {"command": list(self._command)} if self._command else self.trial,
             "factors": {k: list(v) for k, v in self.factors.items()},
             "seeds": self.seeds,
             "configs": self.configs,
@@ -322,10 +346,12 @@ class ExperimentSpec:
 def _spec_iv(spec: ExperimentSpec) -> dict:
     """Validate every field of a spec and return the normalised values."""
     out = {}
-    if not isinstance(spec.trial, str) or not _FUNCTION.match(spec.trial):
+    if spec.command is None and (
+        not isinstance(spec.trial, str) or not _FUNCTION.match(spec.trial)
+    ):
         raise ExperimentError(
-            "`trial` must name a function as 'package.module:function'; got "
-            f"{spec.trial!r}."
+            "`trial` must name a function as 'package.module:function' or a command "
+            f"as {{ command = [\"python\", \"train.py\", ...] }}; got {spec.trial!r}."
         )
     if not isinstance(spec.factors, Mapping) or not spec.factors:
         raise ExperimentError(
@@ -440,6 +466,8 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
     out["paths"] = tuple(str(p) for p in spec.paths)
     _check_grid_size(factors, out["seeds"], out["configs"], out["reruns"])
     out["resources"] = _check_resources(spec.resources)
+    if spec.command is not None:
+        _check_placeholders(spec.command, factors, space, level_spaces, out["params"])
     if not isinstance(spec.runtime_env, Mapping):
         raise ExperimentError(
             f"`runtime_env` must be a table (Ray's runtime_env); got {spec.runtime_env!r}."
@@ -449,6 +477,55 @@ def _spec_iv(spec: ExperimentSpec) -> dict:
 
     out["slurm"] = check_options(spec.slurm)
     return out
+
+
+def _check_command(raw) -> tuple:
+    """``{command = [...]}`` (a list of arguments, or one string split as a shell would)."""
+    if isinstance(raw, Mapping):
+        extra = set(raw) - {"command"}
+        if extra or "command" not in raw:
+            raise ExperimentError(
+                "`trial` as a table takes one key, `command` (a list of arguments); got "
+                f"{sorted(raw)!r}."
+            )
+        raw = raw["command"]
+    if isinstance(raw, str):
+        raw = shlex.split(raw)
+    if (
+        not isinstance(raw, list | tuple)
+        or not raw
+        or not all(isinstance(a, str) for a in raw)
+    ):
+        raise ExperimentError(
+            "`trial` command must be a non-empty list of strings, e.g. "
+            f'["python", "train.py", "--lr", "{{learning_rate}}"]; got {raw!r}.'
+        )
+    return tuple(raw)
+
+
+def command_label(command) -> str:
+    """How a command trial is named for people: ``command: python train.py ...``."""
+    return "command: " + shlex.join(command)
+
+
+def _check_placeholders(command, factors, space, level_spaces, params) -> None:
+    """Every ``{name}`` of a command must be something a trial has a value for."""
+    from vareval.experiment.execution import BUILTIN_FIELDS, placeholders
+
+    try:
+        names = placeholders(command)
+    except ValueError as exc:
+        raise ExperimentError(
+            f"`trial` command: {exc} (write a literal brace as {{{{ or }}}})."
+        ) from None
+    known = {*factors, *space, *params, *BUILTIN_FIELDS}
+    known |= {n for levels in level_spaces.values() for sp in levels.values() for n in sp}
+    for name in names:
+        if name not in known:
+            raise ExperimentError(
+                f"`trial` command placeholder {{{name}}} names no factor, search-space "
+                f"parameter or param; known: {', '.join(sorted(known))}."
+            )
 
 
 def callable_label(fn) -> str:
@@ -521,6 +598,7 @@ def _check_level_spaces(raw, factors, shared) -> dict:
     return out
 
 
+RESOURCES = ("num_cpus", "num_gpus", "memory", "threads_per_trial", "gpus_per_trial")
 _MEMORY = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -542,12 +620,18 @@ def memory_bytes(value) -> int:
 def _check_resources(raw) -> dict:
     if not isinstance(raw, Mapping):
         raise ExperimentError(f"[resources] must be a table; got {raw!r}.")
-    bad = set(raw) - {"num_cpus", "num_gpus", "memory"}
+    bad = set(raw) - set(RESOURCES)
     if bad:
         raise ExperimentError(
-            f"[resources] unknown key {sorted(bad)[0]!r}; accepted: num_cpus, num_gpus, memory."
+            f"[resources] unknown key {sorted(bad)[0]!r}; accepted: {', '.join(RESOURCES)}."
         )
     out = dict(raw)
+    for key in ("threads_per_trial", "gpus_per_trial"):
+        v = out.get(key)
+        if v is not None and (
+            isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= v < 1e6
+        ):
+            raise ExperimentError(f"[resources] {key} must be an integer >= 1; got {v!r}.")
     for key in ("num_cpus", "num_gpus"):
         v = out.get(key)
         if v is not None and (

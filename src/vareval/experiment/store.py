@@ -1,6 +1,6 @@
 """The run store: one SQLite file (WAL mode), one row per trial.
 
-Schema (version 3, ``PRAGMA user_version``; ``PRAGMA application_id`` is
+Schema (version 4, ``PRAGMA user_version``; ``PRAGMA application_id`` is
 ``0x56524556``, "VREV", so a database from another program is recognised):
 
 ``meta(key, value)``
@@ -30,12 +30,16 @@ Schema (version 3, ``PRAGMA user_version``; ``PRAGMA application_id`` is
     source the exact ``entropy`` and ``spawn_key`` of its stream); ``status``
     (pending, running, done, failed), ``attempts``, ``metrics`` (JSON of
     numbers), ``started``, ``finished`` (Unix seconds), ``host``, ``error``,
-    ``traceback``; the claim: ``runner`` (a token per run), ``runner_host``,
-    ``runner_pid`` and ``heartbeat``; ``run_id``, the run that wrote the result.
+    ``traceback`` (for a command trial, the last lines of its stderr); the
+    claim: ``runner`` (a token per run), ``runner_host``, ``runner_pid`` and
+    ``heartbeat``; ``run_id``, the run that wrote the result; ``execution``
+    (JSON: what the trial ran with: ``threads``, ``devices``, and for a
+    command its filled ``command`` and ``exit_code``).
 
 Older stores are migrated in place, additively, when opened for writing:
 version 1 (no ``runs``, ``curves``, ``artifacts``, ``run_id``) and version 2
-(no ``sequences``). Read-only readers open them as they are.
+(no ``sequences``) and version 3 (no ``trials.execution``). Read-only readers
+open them as they are.
 
 Growing: a store accepts a declaration with more seeds, configurations,
 reruns or factor levels and appends the new trials; every existing trial, its
@@ -120,6 +124,7 @@ CREATE TABLE trials (
     runner_pid INTEGER,
     heartbeat REAL,
     run_id INTEGER,
+    execution TEXT,
     UNIQUE (factors, seed, config_index, rerun)
 );
 CREATE INDEX trials_status ON trials (status, id);
@@ -305,6 +310,9 @@ class Store:
             for statement in (_SCHEMA_2 + _SCHEMA_3).split(";"):
                 if statement.strip():
                     self.con.execute(statement)
+            columns = {r[1] for r in self.con.execute("PRAGMA table_info(trials)")}
+            if "execution" not in columns:
+                self.con.execute("ALTER TABLE trials ADD COLUMN execution TEXT")
             self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _has_table(self, name: str) -> bool:
@@ -574,8 +582,8 @@ class Store:
             for r in results:
                 n = self.con.execute(
                     "UPDATE trials SET status = ?, metrics = ?, started = ?, finished = ?, "
-                    "host = ?, error = ?, traceback = ?, heartbeat = NULL, run_id = ? "
-                    "WHERE id = ? AND status = 'running' AND runner = ?",
+                    "host = ?, error = ?, traceback = ?, heartbeat = NULL, run_id = ?, "
+                    "execution = ? WHERE id = ? AND status = 'running' AND runner = ?",
                     (
                         r["status"],
                         None if r.get("metrics") is None else json.dumps(r["metrics"]),
@@ -585,6 +593,7 @@ class Store:
                         r.get("error"),
                         r.get("traceback"),
                         self.run_id,
+                        None if r.get("execution") is None else json.dumps(r["execution"]),
                         r["id"],
                         token,
                     ),
@@ -701,8 +710,8 @@ class Store:
                 f"{n})."
             )
         rec = dict(zip([c[0] for c in cur.description], row, strict=True))
-        for key in ("factors", "config", "seeds", "metrics"):
-            if rec[key] is not None:
+        for key in ("factors", "config", "seeds", "metrics", "execution"):
+            if rec.get(key) is not None:
                 rec[key] = self._loads(rec[key], trial_id, key)
         return rec
 
