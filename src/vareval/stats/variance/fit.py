@@ -42,6 +42,7 @@ from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
+FLAT_DEV = 1e-7  # a Newton step gaining less deviance than this: nothing left to gain
 _AI_FLOOR = 1e-3  # a theta below this on the Newton path: the bound may be the optimum
 _LOG2PI = np.log(2.0 * np.pi)
 # levels of all factors but the largest above which their Schur complement is a
@@ -1071,7 +1072,10 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
     """Newton steps on the free coordinates with a difference Hessian of the gradient.
 
     Returns the point, its deviance and gradient, the size of the last Newton
-    step (max |H^-1 g|; 0 when every coordinate is at its bound) and the
+    step (max |H^-1 g|; 0 when every coordinate is at its bound, or when the
+    step would lower the deviance by less than ``FLAT_DEV``: a variance heading
+    to 0 leaves the deviance flat in its ``theta_j``, so its Newton step stays
+    large relative to ``theta_j`` while nothing is left to gain) and the
     :class:`_Jacobians` of the last difference Hessian (or None).
     """
     scaled = 0.0
@@ -1101,10 +1105,21 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
         xn[free] = np.maximum(x[free] + step, 0.0)
         ev = cp.evaluate(xn, reml=reml, grad=True)
         counter[0] += 1
-        worse = ev["dev"] > f + 1e-10 * max(1.0, abs(f))
-        if worse or np.linalg.norm(ev["grad"][free]) >= np.linalg.norm(g[free]):
+        # take a step that lowers the deviance beyond its rounding, or one that
+        # keeps it and lowers the gradient (the last digits of an optimum)
+        tol = 1e-10 * max(1.0, abs(f))
+        lower = ev["dev"] < f - tol
+        flatter = ev["dev"] <= f + tol and (
+            np.linalg.norm(ev["grad"][free]) < np.linalg.norm(g[free])
+        )
+        if not (lower or flatter):
             break
         x, f, g = xn, ev["dev"], ev["grad"]
+    free = np.flatnonzero(x > 0)
+    if np.isfinite(scaled) and free.size and np.array_equal(free, H_free):
+        step = np.linalg.solve(H, g[free])  # at the final point
+        if 0.5 * float(g[free] @ step) < FLAT_DEV:
+            scaled = 0.0
     return x, f, g, scaled, jac
 
 
