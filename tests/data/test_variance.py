@@ -331,3 +331,35 @@ def test_factor_levels_sort_the_same_for_text_and_objects(dtype):
     codes, levels = _factor(pd.DataFrame({"c": pd.Series(values, dtype=dtype)}), "c", "x")
     assert levels == sorted(set(values))
     assert [levels[c] for c in codes] == values
+
+
+LME4 = Path(__file__).resolve().parents[1] / "data" / "lme4"
+
+
+def _identical_reruns_per_model_spaces():
+    # configurations of their own per experiment and seed, reruns identical
+    d = pd.read_csv(LME4 / "boundary_ml.csv")
+    d["y"] = d.groupby(["experiment", "config"])["y"].transform("first")
+    d["config"] = d["experiment"] + "_" + d["config"]
+    return d
+
+
+def test_zero_residual_variance_is_named():
+    d = _identical_reruns_per_model_spaces()
+    with pytest.raises(FitError, match="residual variance is zero") as e:
+        variance(d, metric="y")
+    assert "identical reruns" in str(e.value) and "rank-deficient" not in str(e.value)
+    # the same design with reruns that differ fits
+    d["y"] = pd.read_csv(LME4 / "boundary_ml.csv")["y"]
+    assert variance(d, metric="y").fit.converged
+
+
+def _seed_confounded_with_config():
+    d = pd.read_csv(LME4 / "boundary_ml.csv")
+    d["config"] = "c" + d["seed"].astype(str)  # each seed its own configuration
+    return d
+
+
+def test_configuration_confounded_with_seed_is_refused():
+    with pytest.raises(FitError, match="'seed' and 'config' are confounded"):
+        variance(_seed_confounded_with_config(), metric="y", random=["seed", "config"])

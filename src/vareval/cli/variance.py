@@ -82,6 +82,12 @@ def _intervals_table(ci, fit) -> str:
     return head + "\n" + _table(["component", "sd", "variance", "share", "icc"], rows)
 
 
+KR_FROM_REML = (
+    "under ML, the kenward-roger rows come from a REML refit of the same model, "
+    "as pbkrtest's do; the satterthwaite rows from the ML fit"
+)
+
+
 def render(a, alpha: float = 0.05) -> str:
     """The human-readable report of a VarianceAnalysis."""
     f = a.fit
@@ -177,6 +183,8 @@ def render(a, alpha: float = 0.05) -> str:
                 )
             )
     lines.append(_table(["term", "ddf method", "F", "ndf", "ddf", "p"], rows))
+    if not f.reml:
+        lines.append(f"  ({KR_FROM_REML})")
     method = "kenward-roger"
     for t in a.f_tests[method]:
         sig = t.pvalue < alpha

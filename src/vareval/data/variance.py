@@ -265,6 +265,8 @@ class VarianceAnalysis(FrameResult):
             "singular": f.singular,
             "converged": f.converged,
             "withheld": self.withheld,
+            # pbkrtest's Kenward-Roger needs the REML fit; under ML it refits
+            "kenward_roger_fit": "REML" if f.reml else "REML refit",
             "slope": self.slope,
             "correlations": [list(c) for c in f.correlations],
             **tables,

@@ -30,6 +30,7 @@ models. *Biometrics* 51(4), 1440-1450.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import warnings
 
 import numpy as np
@@ -396,10 +397,7 @@ class _Crossprods:
         except np.linalg.LinAlgError:
             R = None
         if R is None or not np.all(np.diag(R)[:p] > 0):
-            raise FitError(
-                "the fixed-effects cross-product X'V^-1 X is not positive "
-                "definite; the fixed effects are rank-deficient."
-            )
+            raise _ZeroResidual(_ZERO_RESIDUAL + ".")
         RX = R[:p, :p]
         r2 = float(R[p, p] ** 2)
         if r2 <= 0:
@@ -698,6 +696,39 @@ class MixedModelFit(Result):
 # validation, fitting
 
 
+# X is checked to have full rank before any fit, so X'V^-1 X stops being
+# positive definite only as theta grows without bound: sigma -> 0
+_ZERO_RESIDUAL = (
+    "the residual variance is zero: y is an exact sum of the fixed effects and "
+    "the random intercepts, leaving no run-to-run variation to estimate"
+)
+
+
+class _ZeroResidual(FitError):
+    """The fit ran into a residual variance of zero."""
+
+
+def _zero_residual_message(y, X, codes, group_names) -> str:
+    """Name the zero residual variance and, when they hold one value each, the cells."""
+    keys = np.column_stack([X, *codes]) if codes else X
+    _, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    means = np.bincount(inv, weights=y) / np.bincount(inv)
+    within = float(np.sum((y - means[inv]) ** 2))
+    total = float(np.sum((y - y.mean()) ** 2))
+    names = ", ".join(group_names)
+    msg = _ZERO_RESIDUAL.replace("the random intercepts", f"the random intercepts of {names}")
+    if within <= 1e-20 * total:
+        msg += (
+            f" (every combination of the fixed effects and {names} repeats one "
+            "value, as identical reruns do); analyse one run per combination "
+            "(e.g. one rerun)"
+        )
+    else:
+        msg += "; drop the random factor that absorbs the last variation"
+    return msg + "."
+
+
 def information_criteria(crit: float, npar: int, n: int) -> dict:
     """The criterion with the log-likelihood, AIC and BIC it implies (as lme4 reports them)."""
     return {
@@ -798,6 +829,7 @@ def _fit_mixed_iv(y, X, groups, fixed_names, group_names, level_names):
         raise FitError("all responses are equal; there is no variance to decompose.")
     _check_rank(X, fixed_names)
     _check_confounding(X, codes, n_levels, group_names)
+    _check_same_grouping(codes, n_levels, group_names)
     return y, X, codes, n_levels, fixed_names, group_names, level_names
 
 
@@ -832,6 +864,27 @@ def _check_confounding(X, codes, n_levels, group_names):
                 f"grouping factor {group_names[j]!r} is confounded with the "
                 "fixed effects (its levels are determined by them); it cannot "
                 "be both a fixed and a random effect."
+            )
+
+
+def _check_same_grouping(codes, n_levels, group_names):
+    """Raise FitError when two grouping factors split the runs into the same groups.
+
+    Their variances cannot be told apart (the deviance depends on their sum
+    only), e.g. a configuration label of its own for every seed.
+    """
+    for j, m in itertools.combinations(range(len(codes)), 2):
+        if not np.array_equal(codes[j] >= 0, codes[m] >= 0):
+            continue
+        rows = codes[j] >= 0
+        a, b = codes[j][rows], codes[m][rows]
+        pairs = np.unique(a * n_levels[m] + b).size
+        if pairs == np.unique(a).size == np.unique(b).size:
+            raise FitError(
+                f"grouping factors {group_names[j]!r} and {group_names[m]!r} are "
+                f"confounded: each level of {group_names[j]!r} goes with one level "
+                f"of {group_names[m]!r} and back, so their variances cannot be told "
+                "apart; keep one of them."
             )
 
 
@@ -1192,9 +1245,12 @@ def fit_mixed(
         y, X, groups, fixed_names, group_names, level_names
     )
     cp = _Crossprods(y, X, codes, n_levels)
-    return _fit_from_crossprods(
-        cp, y, X, codes, fixed_names, group_names, level_names, reml
-    )
+    try:
+        return _fit_from_crossprods(
+            cp, y, X, codes, fixed_names, group_names, level_names, reml
+        )
+    except _ZeroResidual:
+        raise FitError(_zero_residual_message(y, X, codes, group_names)) from None
 
 
 def _fit_from_crossprods(
