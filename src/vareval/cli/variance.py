@@ -100,6 +100,11 @@ def render(a, alpha: float = 0.05) -> str:
         f"{crit} {f.criterion:.4f}   logLik {f.loglik:.3f}   AIC {f.aic:.2f}   "
         f"BIC {f.bic:.2f}",
     ]
+    if a.seed_term:
+        lines.append(
+            f"note: {a.seed_term} added: the experiments share seeds, so a seed may "
+            "favour one experiment (tested below; --no-seed-by-experiment removes it)"
+        )
     if not f.converged:
         lines.append(f"WARNING: {f.message}")
     elif f.singular:
@@ -185,7 +190,9 @@ def render(a, alpha: float = 0.05) -> str:
     lines.append(_table(["term", "ddf method", "F", "ndf", "ddf", "p"], rows))
     if not f.reml:
         lines.append(f"  ({KR_FROM_REML})")
-    method = "kenward-roger"
+    kr = a.f_tests["kenward-roger"]
+    # Kenward-Roger is undefined (0/0) at some zero variances: Satterthwaite then
+    method = "kenward-roger" if all(t.ddf == t.ddf for t in kr) else "satterthwaite"
     for t in a.f_tests[method]:
         sig = t.pvalue < alpha
         if t.term == a.slope:
@@ -287,6 +294,13 @@ def render(a, alpha: float = 0.05) -> str:
     is_flag=True,
     help="With --slope: fix the intercept-slope correlation at 0.",
 )
+@click.option(
+    "--seed-by-experiment/--no-seed-by-experiment",
+    default=True,
+    show_default=True,
+    help="Where experiments share seeds, fit the seed x experiment random "
+    "intercept (tested by its LRT, kept for the pairwise differences).",
+)
 @confidence_option
 @click.option(
     "--pairs-by",
@@ -323,6 +337,7 @@ def variance(
     by_group,
     slope,
     uncorrelated,
+    seed_by_experiment,
     confidence,
     pairs_by,
     intervals,
@@ -359,6 +374,7 @@ def variance(
             n_resamples=resamples,
             bootstrap_lrt=bootstrap_lrt,
             rng=seed,
+            seed_by_experiment=seed_by_experiment,
         )
     payload, text = a.to_dict(), render(a)
     if intervals == "bootstrap" or bootstrap_lrt:
