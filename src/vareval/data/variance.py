@@ -727,7 +727,7 @@ def _seed_by_experiment(df, seed, fixed, groups):
     )
     cell_names = [
         "_".join(lv[i] for (_, lv), i in zip(coded, ix, strict=True))
-        for ix in zip(*np.unravel_index(cell_keys, sizes))
+        for ix in zip(*np.unravel_index(cell_keys, sizes), strict=True)
     ]
     codes, uniq = pd.factorize(s_codes * (cells.max() + 1) + cells, sort=True)
     n = uniq.size
