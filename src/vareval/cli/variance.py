@@ -266,9 +266,11 @@ def render(a, alpha: float = 0.05) -> str:
 )
 @click.option(
     "--nested",
-    default=None,
+    multiple=True,
     help="inner:outer, e.g. config:seed when each seed samples its own "
-    "configurations under repeated labels.",
+    "configurations under repeated labels; repeat it (or separate by commas) "
+    "to chain: --nested config:seed --nested rerun:config is lme4's "
+    "(1|seed/config/rerun).",
 )
 @click.option("--ml", is_flag=True, help="Fit by maximum likelihood instead of REML.")
 @click.option(
@@ -362,7 +364,7 @@ def variance(
             metric=metric,
             fixed=split_columns(fixed) if fixed.strip() else [],
             random=split_columns(random_),
-            nested=nested,
+            nested=[x for item in nested for x in split_columns(item)] or None,
             reml=not ml,
             interaction=not no_interaction,
             confidence=confidence,

@@ -513,8 +513,43 @@ def _parse_nested(nested, random):
                 f"`nested` entry {item!r} must name a random factor inside another "
                 f"column, e.g. config:seed or config:model (random: {', '.join(random)})."
             )
+        if inner in out:
+            raise ArgumentError(
+                f"`nested` names {inner!r} twice ({inner}:{out[inner]}, {item}); "
+                "a factor is nested in one factor (chain them: config:seed, rerun:config)."
+            )
         out[inner] = outer
     return out
+
+
+def _nested_factor(df, col, nest, resolved, chain=()):
+    """Codes, level names and name of ``col``, distinct within its outer factor.
+
+    Nesting chains: with ``config:seed`` and ``rerun:config`` a rerun is
+    distinct within its configuration, itself distinct within its seed (lme4's
+    ``(1 | seed/config/rerun)``), so the rerun's levels are (seed, config,
+    rerun) triples and its name ``rerun:config:seed``.
+    """
+    if col in resolved:
+        return resolved[col]
+    if col in chain:
+        raise ArgumentError(
+            f"`nested` is circular: {' in '.join([*chain, col])}; each factor "
+            "can be nested in a factor that is not nested in it."
+        )
+    codes, levels = _factor(df, col, "random")
+    name = col
+    if col in nest:
+        outer = nest[col]
+        require_columns(df, [outer], "nested")
+        oc, olev, oname = _nested_factor(df, outer, nest, resolved, (*chain, col))
+        key = oc.astype(np.int64) * len(levels) + codes
+        new, uniq = pd.factorize(key, sort=True)
+        codes = new.astype(np.intp)
+        levels = [f"{levels[u % len(levels)]}:{olev[u // len(levels)]}" for u in uniq]
+        name = f"{col}:{oname}"
+    resolved[col] = (codes, levels, name)
+    return resolved[col]
 
 
 def _parse_by_group(by_group, random, df):
@@ -637,17 +672,9 @@ def design_arrays(
         cell_levels = ({},)
     split = _parse_by_group(by_group, random, df)
     groups, group_names, level_names, split_names = [], [], [], {}
+    resolved = {}
     for col in random:
-        codes, levels = _factor(df, col, "random")
-        name = col
-        if col in nest:
-            outer = nest[col]
-            require_columns(df, [outer], "nested")
-            oc, olev = _factor(df, outer, "random")
-            pair = pd.factorize(pd.Series(list(zip(oc, codes, strict=True))), sort=True)
-            codes = pair[0].astype(np.intp)
-            levels = [f"{levels[c]}:{olev[o]}" for o, c in pair[1]]
-            name = f"{col}:{outer}"
+        codes, levels, name = _nested_factor(df, col, nest, resolved)
         if len(levels) < 2:
             raise DataError(
                 f"random column {col!r} has one level ({levels[0]!r}); a "
