@@ -101,3 +101,21 @@ def test_boundary_design_through_the_command():
     assert lrt["seed"] == pytest.approx(0.0, abs=1e-6)
     assert out["criterion"] == pytest.approx(-202.937956, abs=1e-6)
     assert all(np.isfinite(r["p"]) for r in out["pairwise"])
+
+
+def test_a_newton_step_too_long_is_shortened():
+    # a simulated table (tests/data/_mixed_coverage.py) whose first Newton step
+    # went to theta ~ 5000, where X'V^-1 X is numerically singular: that was
+    # once reported as a zero residual variance. lme4 (REML) for
+    # y ~ model + (1 | seed) + (1 | config) + (1 | seed:model):
+    from vareval.data.variance import design_arrays
+
+    d = pd.read_csv(DATA / "long_newton_step.csv")
+    x = design_arrays(d, metric="y", fixed=["model"], random=["seed", "config"])
+    assert x.group_names == ("seed", "config", "seed:model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        f = fit_mixed(x.y, x.X, x.groups, group_names=x.group_names)
+    assert f.converged
+    assert f.criterion == pytest.approx(-454.360520129, abs=1e-6)
+    assert f.sd == pytest.approx([0.013624924, 0.007819206, 0.018898502, 0.005817177], rel=1e-4)

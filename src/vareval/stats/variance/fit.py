@@ -944,7 +944,10 @@ def _optimise(cp, reml, start=None):
 
     def fun(th):
         counter[0] += 1
-        ev = cp.evaluate(th, reml=reml, grad=True)
+        try:
+            ev = cp.evaluate(th, reml=reml, grad=True)
+        except _ZeroResidual:  # a trial point so far out the system is singular
+            return 1e300, np.zeros_like(th)
         return ev["dev"], ev["grad"]
 
     x0 = np.ones(k) if start is None else np.asarray(start, float)
@@ -1047,8 +1050,12 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
         f, ev = ev["dev"], None  # its arrays freed before the next evaluation's
         for _ in range(8):
             xn = x + t * step
-            en = cp.evaluate(xn, reml=reml, information=True)
             counter[0] += 1
+            try:
+                en = cp.evaluate(xn, reml=reml, information=True)
+            except _ZeroResidual:  # a step so long the system is singular: shorter
+                t /= 2
+                continue
             if en["dev"] <= f + 1e-10 * max(1.0, abs(f)):
                 break
             t /= 2
