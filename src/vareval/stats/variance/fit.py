@@ -1256,8 +1256,11 @@ def fit_mixed(
         return _fit_from_crossprods(
             cp, y, X, codes, fixed_names, group_names, level_names, reml
         )
-    except _ZeroResidual:
-        raise FitError(_zero_residual_message(y, X, codes, group_names)) from None
+    except FitError as e:  # theta ran off to infinity: is the residual 0?
+        msg = _zero_residual_message(y, X, codes, group_names)
+        if isinstance(e, _ZeroResidual) or "repeats one value" in msg:
+            raise FitError(msg) from None
+        raise
 
 
 def _fit_from_crossprods(
