@@ -32,7 +32,7 @@ DESIGNS = {
     "no config variance": (6, 2, 2, "independent", 0.02, 0.01, 0.0, 0.01, 0.0, 0.01),
     "no seed variance": (6, 2, 2, "independent", 0.0, 0.01, 0.01, 0.01, 0.0, 0.0),
     "large seed x model": (6, 2, 2, "independent", 0.01, 0.03, 0.005, 0.005, 0.0, 0.02),
-    "8 seeds, 1 config, null": (8, 1, 2, "same", 0.02, 0.01, 0.01, 0.01, 0.005, 0.0),
+    "8 seeds, 1 config, same streams": (8, 1, 2, "same", 0.02, 0.01, 0.01, 0.01, 0.005, 0.0),
 }
 MEAN_A = 0.8
 
