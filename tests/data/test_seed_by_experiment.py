@@ -127,3 +127,15 @@ def test_a_named_seed_column(designs):
     assert np.allclose(a.fit.sd, b.fit.sd)
     with pytest.raises(ArgumentError, match="seed_by_experiment"):
         variance(d, metric="y", random=["random_state", "config"], seed_by_experiment="s")
+
+
+def test_the_report_names_the_terms_its_intervals_account_for(designs, tmp_path):
+    path = tmp_path / "d.csv"
+    designs[1].to_csv(path, index=False)
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(main, ["report", str(path), "--metric", "y", "--by", "experiment",
+                                  "--random", "seed,config", "-o", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    html = out.read_text()
+    assert "seed x experiment added because the experiments share seeds" in html
+    assert "every source of variance" not in html
