@@ -11,7 +11,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "lme4" / "decovac_small_un
 
 
 def _run(*args):
-    return CliRunner().invoke(main, ["variance", str(DATA), *args])
+    # the stored references are of the model without the seed x experiment term
+    return CliRunner().invoke(main, ["variance", str(DATA), "--no-seed-by-experiment", *args])
 
 
 def test_table_output():
@@ -127,6 +128,7 @@ def test_intervals_flag_prints_profile_intervals():
             "model,optimizer",
             "--intervals",
             "profile",
+            "--no-seed-by-experiment",
         ],
     )
     assert res.exit_code == 0, res.output
@@ -211,3 +213,45 @@ def test_uncorrelated_slope_tests_the_intercept_too():
     assert rows["Subject"]["p_naive"] == pytest.approx(1.7463e-06, rel=1e-4)
     assert rows["Days|Subject"]["lrt"] == pytest.approx(42.79579181, abs=1e-6)
     assert "22.856" in text.output and "-> Subject:" in text.output
+
+
+LME4 = Path(__file__).resolve().parents[1] / "data" / "lme4"
+
+
+def test_kenward_roger_under_ml_says_it_refits_by_reml():
+    r = CliRunner().invoke(
+        main, ["variance", str(LME4 / "boundary_ml.csv"), "--metric", "y", "--ml"]
+    )
+    assert r.exit_code == 0, r.output
+    assert "kenward-roger rows come from a REML refit" in r.output
+    r = CliRunner().invoke(
+        main, ["variance", str(LME4 / "boundary_ml.csv"), "--metric", "y", "--json", "--ml"]
+    )
+    assert json.loads(r.stdout)["kenward_roger_fit"] == "REML refit"
+    r = CliRunner().invoke(main, ["variance", str(LME4 / "boundary_ml.csv"), "--metric", "y"])
+    assert "REML refit" not in r.output
+
+
+@pytest.mark.parametrize("command", ["variance", "report"])
+def test_refusals_name_the_cause(tmp_path, command):
+    import pandas as pd
+
+    d = pd.read_csv(LME4 / "boundary_ml.csv")
+    same = d.assign(config="c" + d["seed"].astype(str))
+    dup = d.assign(
+        y=d.groupby(["experiment", "config"])["y"].transform("first"),
+        config=d["experiment"] + "_" + d["config"],
+    )
+    for frame, text in ((same, "'seed' and 'config' are confounded"),
+                        (dup, "residual variance is zero")):  # fmt: skip
+        path = tmp_path / "d.csv"
+        frame.to_csv(path, index=False)
+        args = [command, str(path), "--metric", "y"]
+        if command == "report":
+            args += ["--by", "experiment", "--random", "seed,config",
+                     "-o", str(tmp_path / "r.html")]  # fmt: skip
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, r.output
+        assert text in r.output and "Traceback" not in r.output
+        assert len(r.output.strip().splitlines()) == 1, r.output
+        assert not (tmp_path / "r.html").exists()

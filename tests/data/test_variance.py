@@ -19,7 +19,11 @@ def decovac():
 @pytest.fixture(scope="module")
 def analysis(decovac):
     return variance(
-        decovac, metric="y", fixed=["model", "optimizer"], random=["seed", "config"]
+        decovac,
+        metric="y",
+        fixed=["model", "optimizer"],
+        random=["seed", "config"],
+        seed_by_experiment=False,
     )
 
 
@@ -33,12 +37,8 @@ def test_matches_reference(analysis):
     ft = analysis.f_frame().set_index(["term", "method"])
     assert ft.loc[("model", "satterthwaite"), "F"] == pytest.approx(207.0637, rel=1e-5)
     assert ft.loc[("model", "satterthwaite"), "ddf"] == pytest.approx(281.071, rel=1e-5)
-    assert ft.loc[("model:optimizer", "kenward-roger"), "ddf"] == pytest.approx(
-        281.039, rel=1e-5
-    )
-    assert ft.loc[("optimizer", "kenward-roger"), "p"] == pytest.approx(
-        5.2697e-06, rel=1e-4
-    )
+    assert ft.loc[("model:optimizer", "kenward-roger"), "ddf"] == pytest.approx(281.039, rel=1e-5)
+    assert ft.loc[("optimizer", "kenward-roger"), "p"] == pytest.approx(5.2697e-06, rel=1e-4)
     lrt = analysis.lrt_frame().set_index("term")
     assert lrt.loc["seed", "lrt"] == pytest.approx(2.145, abs=5e-4)
     pairs = analysis.pairs_frame().set_index("contrast")
@@ -55,6 +55,7 @@ def test_sum_contrasts_give_same_tests(decovac, analysis):
         metric="y",
         fixed=["model", "optimizer"],
         random=["seed", "config"],
+        seed_by_experiment=False,
         contrasts="sum",
     )
     pd.testing.assert_frame_equal(analysis.f_frame(), b.f_frame(), rtol=1e-5)
@@ -63,7 +64,11 @@ def test_sum_contrasts_give_same_tests(decovac, analysis):
 
 def test_experiment_column_and_tables(decovac):
     a = vareval.variance(
-        decovac, metric="y", fixed=["experiment"], random=["seed", "config"]
+        decovac,
+        metric="y",
+        fixed=["experiment"],
+        random=["seed", "config"],
+        seed_by_experiment=False,
     )
     tables = a.frames()
     assert set(tables) == {
@@ -96,6 +101,7 @@ def test_nested_grouping():
         metric="y",
         fixed=["method"],
         random=["seed", "config"],
+        seed_by_experiment=False,
         nested="config:seed",
     )
     assert d.group_names == ("seed", "config:seed")
@@ -180,9 +186,7 @@ def test_aliased_column_dropped_and_named():
     df = _small()
     df["copy"] = df["method"].map({"a": "p", "b": "q"})
     with pytest.warns(VarevalWarning, match=r"copy\[q\] are linear combinations"):
-        a = variance(
-            df, metric="y", fixed=["method", "copy"], random=["seed"], interaction=False
-        )
+        a = variance(df, metric="y", fixed=["method", "copy"], random=["seed"], interaction=False)
     assert a.fit.fixed_names == ("(Intercept)", "method[b]")
     assert [t.term for t in a.f_tests["satterthwaite"]] == ["method", "all experiments"]
 
@@ -193,6 +197,7 @@ def test_pairs_by_factor_are_marginal_means(decovac, analysis):
         metric="y",
         fixed=["model", "optimizer"],
         random=["seed", "config"],
+        seed_by_experiment=False,
         pairs_by="model",
     )
     assert a.pairs.labels == ("mA - mB", "mA - mC", "mB - mC")
@@ -207,9 +212,7 @@ def test_pairs_by_factor_are_marginal_means(decovac, analysis):
     mB = (cells["mB_adam"] + cells["mB_sgd"]) / 2
     assert a.pairs.estimate[0] == pytest.approx(mA - mB, rel=1e-5)
     with pytest.raises(ArgumentError, match="pairs_by"):
-        variance(
-            decovac, metric="y", fixed=["model"], random=["seed"], pairs_by="optimizer"
-        )
+        variance(decovac, metric="y", fixed=["model"], random=["seed"], pairs_by="optimizer")
 
 
 def test_profile_intervals_in_the_analysis():
@@ -219,6 +222,7 @@ def test_profile_intervals_in_the_analysis():
         metric="y",
         fixed=["model", "optimizer"],
         random=["seed", "config"],
+        seed_by_experiment=False,
         intervals="profile",
     )
     comp = a.components_frame()
@@ -241,13 +245,14 @@ def test_profile_intervals_in_the_analysis():
 
 def test_bootstrap_intervals_and_lrt_in_the_analysis():
     df = pd.read_csv(Path(__file__).parent / "lme4" / "decovac_small_unbal.csv")
-    kw = {"metric": "y", "fixed": ["model"], "random": ["seed", "config"]}
-    a = variance(
-        df, intervals="bootstrap", bootstrap_lrt=True, n_resamples=40, rng=3, **kw
-    )
-    b = variance(
-        df, intervals="bootstrap", bootstrap_lrt=True, n_resamples=40, rng=3, **kw
-    )
+    kw = {
+        "metric": "y",
+        "fixed": ["model"],
+        "random": ["seed", "config"],
+        "seed_by_experiment": False,
+    }
+    a = variance(df, intervals="bootstrap", bootstrap_lrt=True, n_resamples=40, rng=3, **kw)
+    b = variance(df, intervals="bootstrap", bootstrap_lrt=True, n_resamples=40, rng=3, **kw)
     assert a.intervals.method == "bootstrap" and a.intervals.n_resamples == 40
     pd.testing.assert_frame_equal(a.components_frame(), b.components_frame())
     lrt = a.lrt_frame()
@@ -266,9 +271,7 @@ def _never_converge(monkeypatch):
     monkeypatch.setattr(mixed, "_newton_polish", no_polish)
 
 
-def test_no_f_tests_or_pairs_from_a_fit_that_did_not_converge(
-    decovac, analysis, monkeypatch
-):
+def test_no_f_tests_or_pairs_from_a_fit_that_did_not_converge(decovac, analysis, monkeypatch):
     from vareval.data.variance import WITHHELD
 
     assert analysis.fit.converged and analysis.withheld is None
@@ -276,7 +279,11 @@ def test_no_f_tests_or_pairs_from_a_fit_that_did_not_converge(
     _never_converge(monkeypatch)
     with pytest.warns(VarevalWarning) as caught:
         a = variance(
-            decovac, metric="y", fixed=["model", "optimizer"], random=["seed", "config"]
+            decovac,
+            metric="y",
+            fixed=["model", "optimizer"],
+            random=["seed", "config"],
+            seed_by_experiment=False,
         )
     assert not a.fit.converged
     messages = [str(w.message) for w in caught]
@@ -303,6 +310,7 @@ def test_no_pairs_by_level_from_a_fit_that_did_not_converge(decovac, monkeypatch
             metric="y",
             fixed=["model", "optimizer"],
             random=["seed", "config"],
+            seed_by_experiment=False,
             pairs_by="model",
         )
     assert list(a.pairs.labels) == ["mA - mB", "mA - mC", "mB - mC"]
@@ -331,3 +339,40 @@ def test_factor_levels_sort_the_same_for_text_and_objects(dtype):
     codes, levels = _factor(pd.DataFrame({"c": pd.Series(values, dtype=dtype)}), "c", "x")
     assert levels == sorted(set(values))
     assert [levels[c] for c in codes] == values
+
+
+LME4 = Path(__file__).resolve().parents[1] / "data" / "lme4"
+
+
+def _identical_reruns_per_model_spaces():
+    # configurations of their own per experiment and seed, reruns identical
+    d = pd.read_csv(LME4 / "boundary_ml.csv")
+    d["y"] = d.groupby(["experiment", "config"])["y"].transform("first")
+    d["config"] = d["experiment"] + "_" + d["config"]
+    return d
+
+
+def test_zero_residual_variance_is_named():
+    d = _identical_reruns_per_model_spaces()
+    with pytest.raises(FitError, match="residual variance is zero") as e:
+        variance(d, metric="y")
+    assert "identical reruns" in str(e.value) and "rank-deficient" not in str(e.value)
+    # the same design with reruns that differ fits
+    d["y"] = pd.read_csv(LME4 / "boundary_ml.csv")["y"]
+    assert variance(d, metric="y").fit.converged
+
+
+def _seed_confounded_with_config():
+    d = pd.read_csv(LME4 / "boundary_ml.csv")
+    d["config"] = "c" + d["seed"].astype(str)  # each seed its own configuration
+    return d
+
+
+def test_configuration_confounded_with_seed_is_refused():
+    with pytest.raises(FitError, match="'seed' and 'config' are confounded"):
+        variance(
+            _seed_confounded_with_config(),
+            metric="y",
+            random=["seed", "config"],
+            seed_by_experiment=False,
+        )

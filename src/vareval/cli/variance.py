@@ -82,6 +82,12 @@ def _intervals_table(ci, fit) -> str:
     return head + "\n" + _table(["component", "sd", "variance", "share", "icc"], rows)
 
 
+KR_FROM_REML = (
+    "under ML, the kenward-roger rows come from a REML refit of the same model, "
+    "as pbkrtest's do; the satterthwaite rows from the ML fit"
+)
+
+
 def render(a, alpha: float = 0.05) -> str:
     """The human-readable report of a VarianceAnalysis."""
     f = a.fit
@@ -94,6 +100,11 @@ def render(a, alpha: float = 0.05) -> str:
         f"{crit} {f.criterion:.4f}   logLik {f.loglik:.3f}   AIC {f.aic:.2f}   "
         f"BIC {f.bic:.2f}",
     ]
+    if a.seed_term:
+        lines.append(
+            f"note: {a.seed_term} added: the experiments share seeds, so a seed may "
+            "favour one experiment (tested below; --no-seed-by-experiment removes it)"
+        )
     if not f.converged:
         lines.append(f"WARNING: {f.message}")
     elif f.singular:
@@ -177,7 +188,11 @@ def render(a, alpha: float = 0.05) -> str:
                 )
             )
     lines.append(_table(["term", "ddf method", "F", "ndf", "ddf", "p"], rows))
-    method = "kenward-roger"
+    if not f.reml:
+        lines.append(f"  ({KR_FROM_REML})")
+    kr = a.f_tests["kenward-roger"]
+    # Kenward-Roger is undefined (0/0) at some zero variances: Satterthwaite then
+    method = "kenward-roger" if all(t.ddf == t.ddf for t in kr) else "satterthwaite"
     for t in a.f_tests[method]:
         sig = t.pvalue < alpha
         if t.term == a.slope:
@@ -251,9 +266,11 @@ def render(a, alpha: float = 0.05) -> str:
 )
 @click.option(
     "--nested",
-    default=None,
+    multiple=True,
     help="inner:outer, e.g. config:seed when each seed samples its own "
-    "configurations under repeated labels.",
+    "configurations under repeated labels; repeat it (or separate by commas) "
+    "to chain: --nested config:seed --nested rerun:config is lme4's "
+    "(1|seed/config/rerun).",
 )
 @click.option("--ml", is_flag=True, help="Fit by maximum likelihood instead of REML.")
 @click.option(
@@ -278,6 +295,13 @@ def render(a, alpha: float = 0.05) -> str:
     "--uncorrelated",
     is_flag=True,
     help="With --slope: fix the intercept-slope correlation at 0.",
+)
+@click.option(
+    "--seed-by-experiment/--no-seed-by-experiment",
+    default=True,
+    show_default=True,
+    help="Where experiments share seeds, fit the seed x experiment random "
+    "intercept (tested by its LRT, kept for the pairwise differences).",
 )
 @confidence_option
 @click.option(
@@ -315,6 +339,7 @@ def variance(
     by_group,
     slope,
     uncorrelated,
+    seed_by_experiment,
     confidence,
     pairs_by,
     intervals,
@@ -342,7 +367,7 @@ def variance(
             metric=metric,
             fixed=split_columns(fixed) if fixed.strip() else [],
             random=split_columns(random_),
-            nested=nested,
+            nested=[x for item in nested for x in split_columns(item)] or None,
             reml=not ml,
             interaction=not no_interaction,
             confidence=confidence,
@@ -354,6 +379,7 @@ def variance(
             n_resamples=resamples,
             bootstrap_lrt=bootstrap_lrt,
             rng=seed,
+            seed_by_experiment=seed_by_experiment,
         )
     payload, text = a.to_dict(), render(a)
     if intervals == "bootstrap" or bootstrap_lrt:

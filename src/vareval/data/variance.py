@@ -54,6 +54,7 @@ class Design:
     level_names: tuple
     dropped: tuple = ()  # fixed-effect columns dropped as not estimable
     by_group: dict = dataclasses.field(default_factory=dict)  # factor -> parts
+    seed_term: str | None = None  # the seed x experiment factor, when added
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -91,6 +92,9 @@ class VarianceAnalysis(FrameResult):
     withheld : str or None
         When the fit did not converge: why the F tests and pairwise
         differences are NaN (no test is reported from such a fit); else None.
+    seed_term : str or None
+        The seed x experiment factor (e.g. ``"seed:experiment"``) when it was
+        added because experiments share seeds; else None.
     """
 
     fit: MixedModelFit
@@ -105,6 +109,7 @@ class VarianceAnalysis(FrameResult):
     intervals: VarianceIntervals | None = None
     pb_lrt: tuple = ()
     withheld: str | None = None
+    seed_term: str | None = None
 
     def __repr__(self) -> str:
         tables = [
@@ -266,6 +271,9 @@ class VarianceAnalysis(FrameResult):
             "singular": f.singular,
             "converged": f.converged,
             "withheld": self.withheld,
+            "seed_term": self.seed_term,
+            # pbkrtest's Kenward-Roger needs the REML fit; under ML it refits
+            "kenward_roger_fit": "REML" if f.reml else "REML refit",
             "slope": self.slope,
             "correlations": [list(c) for c in f.correlations],
             **tables,
@@ -506,8 +514,43 @@ def _parse_nested(nested, random):
                 f"`nested` entry {item!r} must name a random factor inside another "
                 f"column, e.g. config:seed or config:model (random: {', '.join(random)})."
             )
+        if inner in out:
+            raise ArgumentError(
+                f"`nested` names {inner!r} twice ({inner}:{out[inner]}, {item}); "
+                "a factor is nested in one factor (chain them: config:seed, rerun:config)."
+            )
         out[inner] = outer
     return out
+
+
+def _nested_factor(df, col, nest, resolved, chain=()):
+    """Codes, level names and name of ``col``, distinct within its outer factor.
+
+    Nesting chains: with ``config:seed`` and ``rerun:config`` a rerun is
+    distinct within its configuration, itself distinct within its seed (lme4's
+    ``(1 | seed/config/rerun)``), so the rerun's levels are (seed, config,
+    rerun) triples and its name ``rerun:config:seed``.
+    """
+    if col in resolved:
+        return resolved[col]
+    if col in chain:
+        raise ArgumentError(
+            f"`nested` is circular: {' in '.join([*chain, col])}; each factor "
+            "can be nested in a factor that is not nested in it."
+        )
+    codes, levels = _factor(df, col, "random")
+    name = col
+    if col in nest:
+        outer = nest[col]
+        require_columns(df, [outer], "nested")
+        oc, olev, oname = _nested_factor(df, outer, nest, resolved, (*chain, col))
+        key = oc.astype(np.int64) * len(levels) + codes
+        new, uniq = pd.factorize(key, sort=True)
+        codes = new.astype(np.intp)
+        levels = [f"{levels[u % len(levels)]}:{olev[u // len(levels)]}" for u in uniq]
+        name = f"{col}:{oname}"
+    resolved[col] = (codes, levels, name)
+    return resolved[col]
 
 
 def _parse_by_group(by_group, random, df):
@@ -544,6 +587,7 @@ def design_arrays(
     contrasts: str = "treatment",
     by_group=None,
     slope: str | None = None,
+    seed_by_experiment=True,
 ) -> Design:
     """Turn a results table into the arrays of the mixed model.
 
@@ -573,6 +617,10 @@ def design_arrays(
     slope : str, optional
         A numeric column entering the fixed effects additively (the variable
         of a random slope).
+    seed_by_experiment : bool or str, default True
+        Add the seed x experiment random intercept where seeds are shared by
+        experiments (see :func:`variance`); a string names the seed column
+        (default ``"seed"``); False leaves it out.
 
     Returns
     -------
@@ -627,17 +675,9 @@ def design_arrays(
         cell_levels = ({},)
     split = _parse_by_group(by_group, random, df)
     groups, group_names, level_names, split_names = [], [], [], {}
+    resolved = {}
     for col in random:
-        codes, levels = _factor(df, col, "random")
-        name = col
-        if col in nest:
-            outer = nest[col]
-            require_columns(df, [outer], "nested")
-            oc, olev = _factor(df, outer, "random")
-            pair = pd.factorize(pd.Series(list(zip(oc, codes, strict=True))), sort=True)
-            codes = pair[0].astype(np.intp)
-            levels = [f"{levels[c]}:{olev[o]}" for o, c in pair[1]]
-            name = f"{col}:{outer}"
+        codes, levels, name = _nested_factor(df, col, nest, resolved)
         if len(levels) < 2:
             raise DataError(
                 f"random column {col!r} has one level ({levels[0]!r}); a "
@@ -666,6 +706,23 @@ def design_arrays(
             level_names.append(tuple(levels[i] for i in used))
         group_names += parts
         split_names[name] = tuple(parts)
+    seed_term = None
+    if seed_by_experiment is not False and fixed and not split and slope is None:
+        col = "seed" if seed_by_experiment is True else str(seed_by_experiment)
+        if col not in random:
+            if seed_by_experiment is not True:
+                raise ArgumentError(
+                    f"`seed_by_experiment` names {col!r}, which is not a random "
+                    f"factor (random: {', '.join(random)})."
+                )
+        else:
+            extra = _seed_by_experiment(df, col, fixed, groups)
+            if extra is not None:
+                codes, levels = extra
+                seed_term = f"{col}:{':'.join(fixed)}"
+                groups.append(codes)
+                group_names.append(seed_term)
+                level_names.append(levels)
     return Design(
         y=y,
         X=X,
@@ -680,7 +737,39 @@ def design_arrays(
         level_names=tuple(level_names),
         dropped=tuple(dropped),
         by_group=split_names,
+        seed_term=seed_term,
     )
+
+
+def _seed_by_experiment(df, seed, fixed, groups):
+    """Codes and level names of the seed x experiment factor, or None.
+
+    Only where it is a variance of its own: some seed is shared by several
+    experiments (cells of ``fixed``), a level holds more than one run (else it
+    is the residual), and no grouping factor already splits the runs the same
+    way (configurations of their own per seed and experiment).
+    """
+    s_codes, s_levels = _factor(df, seed, "random")
+    coded = [_factor(df, c, "fixed") for c in fixed]
+    sizes = [len(levels) for _, levels in coded]
+    cells, cell_keys = pd.factorize(
+        np.ravel_multi_index([c for c, _ in coded], sizes), sort=True
+    )
+    cell_names = [
+        "_".join(lv[i] for (_, lv), i in zip(coded, ix, strict=True))
+        for ix in zip(*np.unravel_index(cell_keys, sizes), strict=True)
+    ]
+    codes, uniq = pd.factorize(s_codes * (cells.max() + 1) + cells, sort=True)
+    n = uniq.size
+    if n == np.unique(s_codes).size or n == codes.size:
+        return None
+    for g in groups:
+        pairs = np.unique(g.astype(np.int64) * n + codes).size
+        if np.all(g >= 0) and pairs == n == np.unique(g).size:
+            return None
+    k = cells.max() + 1
+    levels = tuple(f"{s_levels[u // k]}:{cell_names[u % k]}" for u in uniq)
+    return codes.astype(np.intp), levels
 
 
 def variance(
@@ -702,6 +791,7 @@ def variance(
     n_resamples: int = 1000,
     bootstrap_lrt: bool = False,
     rng=None,
+    seed_by_experiment=True,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
@@ -765,6 +855,18 @@ def variance(
         when the chi-bar-square p-value is doubtful (few levels).
     rng : int or numpy.random.Generator, optional
         Seed or generator for the bootstrap.
+    seed_by_experiment : bool or str, default True
+        Where seeds are shared by experiments (common random numbers), a seed
+        may help one experiment more than another: fit that seed x experiment
+        interaction as one more random intercept (lme4's ``(1 | seed:experiment)``,
+        ``seed:model:optimizer`` for several fixed factors), test it by its
+        LRT like the other terms, and keep it in the model of the pairwise
+        differences, whose SE then equals the paired SE over seeds in a
+        balanced design. A string names the seed column (default ``"seed"``);
+        False leaves the term out (the intervals then assume it is 0). Not
+        added with ``by_group`` or ``slope``, where seeds are not shared, where
+        each seed and experiment holds one run, or where a factor already
+        groups the runs by seed and experiment.
 
     Returns
     -------
@@ -787,6 +889,7 @@ def variance(
         contrasts=contrasts,
         by_group=by_group,
         slope=slope,
+        seed_by_experiment=seed_by_experiment,
     )
     if slope is not None and (intervals is not None or bootstrap_lrt):
         raise ArgumentError(
@@ -879,6 +982,7 @@ def variance(
         intervals=ci,
         pb_lrt=pb,
         withheld=withheld,
+        seed_term=d.seed_term,
     )
 
 

@@ -44,7 +44,12 @@ def _analyse(d, reml):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", VarevalWarning)
         return variance(
-            d, metric="y", fixed=["experiment"], random=["seed", "config"], reml=reml
+            d,
+            metric="y",
+            fixed=["experiment"],
+            random=["seed", "config"],
+            seed_by_experiment=False,
+            reml=reml,
         )
 
 
@@ -52,7 +57,9 @@ def _analyse(d, reml):
 def test_fit_and_lrt_against_lme4(designs, ref, reml):
     tag = "reml" if reml else "ml"
     for k, d in designs.items():
-        x = design_arrays(d, metric="y", fixed=["experiment"], random=["seed", "config"])
+        x = design_arrays(
+            d, metric="y", fixed=["experiment"], random=["seed", "config"], seed_by_experiment=False
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", VarevalWarning)
             f = fit_mixed(x.y, x.X, x.groups, group_names=x.group_names, reml=reml)
@@ -78,7 +85,9 @@ def test_fit_and_lrt_against_lme4(designs, ref, reml):
 
 def test_satterthwaite_against_lmertest(designs, ref):
     for k, d in designs.items():
-        x = design_arrays(d, metric="y", fixed=["experiment"], random=["seed", "config"])
+        x = design_arrays(
+            d, metric="y", fixed=["experiment"], random=["seed", "config"], seed_by_experiment=False
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", VarevalWarning)
             fit = fit_mixed(x.y, x.X, x.groups, group_names=x.group_names)
@@ -127,15 +136,19 @@ def test_missing_cell_against_lme4_and_lmertest():
     r = pd.read_csv(DATA / "missing_cell_ref.csv", keep_default_na=False)
     ref = {(q, t): v for q, t, v in r.itertuples(index=False)}
     with pytest.warns(VarevalWarning, match=r"model\[mC\]:optimizer\[sgd\]"):
-        a = variance(d, metric="y", fixed=["model", "optimizer"], random=["seed", "config"])
+        a = variance(
+            d,
+            metric="y",
+            fixed=["model", "optimizer"],
+            random=["seed", "config"],
+            seed_by_experiment=False,
+        )
     f = a.fit
     assert f.criterion == pytest.approx(ref["crit", ""], rel=1e-8)
     r_names = [t for q, t in ref if q == "coef"]
     assert [n.replace("[", "").replace("]", "") for n in f.fixed_names] == r_names
     np.testing.assert_allclose(f.coef, [ref["coef", t] for t in r_names], rtol=1e-4)
-    np.testing.assert_allclose(
-        f.sd, [ref["sd", c] for c in f.components], rtol=1e-4
-    )
+    np.testing.assert_allclose(f.sd, [ref["sd", c] for c in f.components], rtol=1e-4)
     for t in a.f_tests["satterthwaite"][:3]:
         assert t.ndf == ref["sat_ndf", t.term]
         assert t.statistic == pytest.approx(ref["sat_F", t.term], rel=1e-5)

@@ -40,7 +40,12 @@ def _analyse(d, reml=True):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", VarevalWarning)
         return variance(
-            d, metric="y", fixed=["experiment"], random=["seed", "config"], reml=reml
+            d,
+            metric="y",
+            fixed=["experiment"],
+            random=["seed", "config"],
+            seed_by_experiment=False,
+            reml=reml,
         )
 
 

@@ -170,7 +170,14 @@ def build(data: ReportData) -> Section | None:
         "random.",
         how_to_read="A large seed or configuration share means single runs say little: "
         "compare experiments by the model's pairwise differences and their intervals, "
-        "which account for every source of variance at once.",
+        "which account for the variance of every random term of the model at once ("
+        + ", ".join(res.random)
+        + (
+            "; seed x experiment added because the experiments share seeds"
+            if res.seed_term
+            else ""
+        )
+        + ", and the residual).",
         blocks=blocks,
     )
 

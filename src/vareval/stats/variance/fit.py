@@ -30,6 +30,7 @@ models. *Biometrics* 51(4), 1440-1450.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import warnings
 
 import numpy as np
@@ -42,6 +43,7 @@ from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
+FLAT_DEV = 1e-7  # a Newton step gaining less deviance than this: nothing left to gain
 _AI_FLOOR = 1e-3  # a theta below this on the Newton path: the bound may be the optimum
 _LOG2PI = np.log(2.0 * np.pi)
 # levels of all factors but the largest above which their Schur complement is a
@@ -395,10 +397,7 @@ class _Crossprods:
         except np.linalg.LinAlgError:
             R = None
         if R is None or not np.all(np.diag(R)[:p] > 0):
-            raise FitError(
-                "the fixed-effects cross-product X'V^-1 X is not positive "
-                "definite; the fixed effects are rank-deficient."
-            )
+            raise _ZeroResidual(_ZERO_RESIDUAL + ".")
         RX = R[:p, :p]
         r2 = float(R[p, p] ** 2)
         if r2 <= 0:
@@ -697,6 +696,39 @@ class MixedModelFit(Result):
 # validation, fitting
 
 
+# X is checked to have full rank before any fit, so X'V^-1 X stops being
+# positive definite only as theta grows without bound: sigma -> 0
+_ZERO_RESIDUAL = (
+    "the residual variance is zero: y is an exact sum of the fixed effects and "
+    "the random intercepts, leaving no run-to-run variation to estimate"
+)
+
+
+class _ZeroResidual(FitError):
+    """The fit ran into a residual variance of zero."""
+
+
+def _zero_residual_message(y, X, codes, group_names) -> str:
+    """Name the zero residual variance and, when they hold one value each, the cells."""
+    keys = np.column_stack([X, *codes]) if codes else X
+    _, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    means = np.bincount(inv, weights=y) / np.bincount(inv)
+    within = float(np.sum((y - means[inv]) ** 2))
+    total = float(np.sum((y - y.mean()) ** 2))
+    names = ", ".join(group_names)
+    msg = _ZERO_RESIDUAL.replace("the random intercepts", f"the random intercepts of {names}")
+    if within <= 1e-20 * total:
+        msg += (
+            f" (every combination of the fixed effects and {names} repeats one "
+            "value, as identical reruns do); analyse one run per combination "
+            "(e.g. one rerun)"
+        )
+    else:
+        msg += "; drop the random factor that absorbs the last variation"
+    return msg + "."
+
+
 def information_criteria(crit: float, npar: int, n: int) -> dict:
     """The criterion with the log-likelihood, AIC and BIC it implies (as lme4 reports them)."""
     return {
@@ -797,6 +829,7 @@ def _fit_mixed_iv(y, X, groups, fixed_names, group_names, level_names):
         raise FitError("all responses are equal; there is no variance to decompose.")
     _check_rank(X, fixed_names)
     _check_confounding(X, codes, n_levels, group_names)
+    _check_same_grouping(codes, n_levels, group_names)
     return y, X, codes, n_levels, fixed_names, group_names, level_names
 
 
@@ -831,6 +864,27 @@ def _check_confounding(X, codes, n_levels, group_names):
                 f"grouping factor {group_names[j]!r} is confounded with the "
                 "fixed effects (its levels are determined by them); it cannot "
                 "be both a fixed and a random effect."
+            )
+
+
+def _check_same_grouping(codes, n_levels, group_names):
+    """Raise FitError when two grouping factors split the runs into the same groups.
+
+    Their variances cannot be told apart (the deviance depends on their sum
+    only), e.g. a configuration label of its own for every seed.
+    """
+    for j, m in itertools.combinations(range(len(codes)), 2):
+        if not np.array_equal(codes[j] >= 0, codes[m] >= 0):
+            continue
+        rows = codes[j] >= 0
+        a, b = codes[j][rows], codes[m][rows]
+        pairs = np.unique(a * n_levels[m] + b).size
+        if pairs == np.unique(a).size == np.unique(b).size:
+            raise FitError(
+                f"grouping factors {group_names[j]!r} and {group_names[m]!r} are "
+                f"confounded: each level of {group_names[j]!r} goes with one level "
+                f"of {group_names[m]!r} and back, so their variances cannot be told "
+                "apart; keep one of them."
             )
 
 
@@ -890,7 +944,10 @@ def _optimise(cp, reml, start=None):
 
     def fun(th):
         counter[0] += 1
-        ev = cp.evaluate(th, reml=reml, grad=True)
+        try:
+            ev = cp.evaluate(th, reml=reml, grad=True)
+        except _ZeroResidual:  # a trial point so far out the system is singular
+            return 1e300, np.zeros_like(th)
         return ev["dev"], ev["grad"]
 
     x0 = np.ones(k) if start is None else np.asarray(start, float)
@@ -993,8 +1050,12 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
         f, ev = ev["dev"], None  # its arrays freed before the next evaluation's
         for _ in range(8):
             xn = x + t * step
-            en = cp.evaluate(xn, reml=reml, information=True)
             counter[0] += 1
+            try:
+                en = cp.evaluate(xn, reml=reml, information=True)
+            except _ZeroResidual:  # a step so long the system is singular: shorter
+                t /= 2
+                continue
             if en["dev"] <= f + 1e-10 * max(1.0, abs(f)):
                 break
             t /= 2
@@ -1071,7 +1132,10 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
     """Newton steps on the free coordinates with a difference Hessian of the gradient.
 
     Returns the point, its deviance and gradient, the size of the last Newton
-    step (max |H^-1 g|; 0 when every coordinate is at its bound) and the
+    step (max |H^-1 g|; 0 when every coordinate is at its bound, or when the
+    step would lower the deviance by less than ``FLAT_DEV``: a variance heading
+    to 0 leaves the deviance flat in its ``theta_j``, so its Newton step stays
+    large relative to ``theta_j`` while nothing is left to gain) and the
     :class:`_Jacobians` of the last difference Hessian (or None).
     """
     scaled = 0.0
@@ -1101,10 +1165,21 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
         xn[free] = np.maximum(x[free] + step, 0.0)
         ev = cp.evaluate(xn, reml=reml, grad=True)
         counter[0] += 1
-        worse = ev["dev"] > f + 1e-10 * max(1.0, abs(f))
-        if worse or np.linalg.norm(ev["grad"][free]) >= np.linalg.norm(g[free]):
+        # take a step that lowers the deviance beyond its rounding, or one that
+        # keeps it and lowers the gradient (the last digits of an optimum)
+        tol = 1e-10 * max(1.0, abs(f))
+        lower = ev["dev"] < f - tol
+        flatter = ev["dev"] <= f + tol and (
+            np.linalg.norm(ev["grad"][free]) < np.linalg.norm(g[free])
+        )
+        if not (lower or flatter):
             break
         x, f, g = xn, ev["dev"], ev["grad"]
+    free = np.flatnonzero(x > 0)
+    if np.isfinite(scaled) and free.size and np.array_equal(free, H_free):
+        step = np.linalg.solve(H, g[free])  # at the final point
+        if 0.5 * float(g[free] @ step) < FLAT_DEV:
+            scaled = 0.0
     return x, f, g, scaled, jac
 
 
@@ -1177,9 +1252,15 @@ def fit_mixed(
         y, X, groups, fixed_names, group_names, level_names
     )
     cp = _Crossprods(y, X, codes, n_levels)
-    return _fit_from_crossprods(
-        cp, y, X, codes, fixed_names, group_names, level_names, reml
-    )
+    try:
+        return _fit_from_crossprods(
+            cp, y, X, codes, fixed_names, group_names, level_names, reml
+        )
+    except FitError as e:  # theta ran off to infinity: is the residual 0?
+        msg = _zero_residual_message(y, X, codes, group_names)
+        if isinstance(e, _ZeroResidual) or "repeats one value" in msg:
+            raise FitError(msg) from None
+        raise
 
 
 def _fit_from_crossprods(

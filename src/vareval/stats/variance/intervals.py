@@ -122,7 +122,10 @@ class _Profiler:
 
     def dev(self, theta, sigma):
         """ML deviance at (theta, sigma) and its gradient in theta."""
-        ev = self.cp.evaluate(np.maximum(theta, 0.0), reml=False, grad=True)
+        try:
+            ev = self.cp.evaluate(np.maximum(theta, 0.0), reml=False, grad=True)
+        except FitError:  # theta so large the system is singular: step back
+            return self.dmin + 1e6, np.zeros_like(theta), np.nan
         s2 = sigma * sigma
         d = ev["logdetA"] + self.n * (_LOG2PI + np.log(s2)) + ev["r2"] / s2
         return d, ev["dlogdetA"] + ev["dr2"] / s2, ev["r2"]

@@ -759,7 +759,8 @@ class _KenwardRoger:
         VVstar = (2.0 / q) * (1 + c1 * B) / ((1 - c2 * B) ** 2 * (1 - c3 * B))
         rho = VVstar / (2.0 * EEstar**2)
         ddf = 4.0 + (q + 2) / (q * rho - 1)
-        scaling = np.nan if abs(ddf - 2) < 1e-2 else ddf * (1 - A2 / q) / (ddf - 2)
+        # at ddf 2 the scaling is 0/0: pbkrtest (0.5.2) then uses 1
+        scaling = 1.0 if abs(ddf - 2) < 1e-2 else ddf * (1 - A2 / q) / (ddf - 2)
         return float(ddf), float(scaling), q
 
 
@@ -997,7 +998,9 @@ def f_test(
     keep = s > s[0] * 1e-10
     Lr = np.diag(s[keep]) @ Vt[keep]
     rr = U[:, keep].T @ rhs
-    ddf, scaling, q = h.adjust(Lr)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # with a variance at exactly 0, A2 can be 0 and the df 0/0: NaN, not a number
+        ddf, scaling, q = h.adjust(Lr)
     diff = Lr @ h.coef - rr
     wald = float(diff @ np.linalg.solve(Lr @ h.PhiA @ Lr.T, diff))
     F = wald / q
