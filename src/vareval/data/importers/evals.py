@@ -322,7 +322,7 @@ def _results(folder: Path, date: str) -> dict:
     try:
         data = file.read_bytes()
     except OSError as err:
-        raise DataError(f"{file}: not a readable lm-evaluation-harness results file ({err}).") from None
+        raise DataError(f"{file}: not a readable results file ({err}).") from None
     results = _loads(_text(data, str(file)), str(file))
     return _need(results, dict, str(file), "(the results)", "an object with 'results'")
 
