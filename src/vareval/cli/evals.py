@@ -49,6 +49,31 @@ def read_answers(files):
     return table
 
 
+def select_rows(table, tasks=(), filter_=None, where=None):
+    """The rows of the named tasks and filter, then those where ``where`` holds."""
+    from vareval.data import filters
+    from vareval.data.validate import labels
+
+    for flag, column, wanted in (("--task", "task", list(tasks)),
+                                 ("--filter", "filter", [filter_] if filter_ else [])):
+        if not wanted:
+            continue
+        if column not in table.columns:
+            raise ArgumentError(f"{flag}: the answers have no {column!r} column to select by.")
+        values = labels(table, column, column)
+        found = list(dict.fromkeys(values))
+        missing = [w for w in wanted if w not in found]
+        if missing:
+            raise ArgumentError(
+                f"{flag}: no answers of {', '.join(map(repr, missing))} "
+                f"(found: {', '.join(map(repr, found[:10]))})."
+            )
+        attrs = dict(table.attrs)
+        table = table[values.isin(wanted).to_numpy()].reset_index(drop=True)
+        table.attrs = attrs
+    return filters.where(table, where) if where else table
+
+
 def _answers_options(f):
     @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
     @click.option("--metric", default=None,
@@ -63,9 +88,17 @@ def _answers_options(f):
     @click.option("--errors", type=click.Choice(["refuse", "exclude", "incorrect"]),
                   default="refuse", show_default=True,
                   help="Errored answers: an error, left out, or scored 0 (counted either way).")
+    @click.option("--task", "tasks", multiple=True, metavar="NAME",
+                  help="Keep the answers of this task (repeat for several).")
+    @click.option("--filter", "filter_", default=None, metavar="NAME",
+                  help="Keep the answers of this lm-evaluation-harness filter (strict-match ...).")
+    @click.option("--where", default=None, metavar="EXPR",
+                  help="Keep the rows where EXPR holds (pandas query syntax; labels are text: "
+                  "\"run == '2024-05-01T10-00-00.1'\").")
     @functools.wraps(f)
-    def command(files, metric, model, question, cluster, sample, errors, **kw):
-        table = read_answers(files)
+    def command(files, metric, model, question, cluster, sample, errors, tasks, filter_, where,
+                **kw):
+        table = select_rows(read_answers(files), tasks, filter_, where)
         metric = score_column(table, metric)
         if sample is None and "epoch" in table.columns:
             sample = "epoch"
@@ -265,8 +298,9 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
 
 @click.command("table")
 @_answers_options
-@click.option("--task", default="task", show_default=True,
-              help="Task (benchmark) column: one row per model and task.")
+@click.option("--by", "by", default="task", show_default=True,
+              help="Task (benchmark) column: one row per model and task (or a subject "
+              "column, for a per-subject breakdown).")
 @click.option("--output", "-o", type=output_path(), default=None,
               help="Write the table here (.csv, .tsv, .jsonl); default: CSV on standard output.")
 @click.option("--interval", default="auto", show_default=True,
@@ -275,7 +309,7 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
 @confidence_option
 @resamples_option(10_000, "Cluster-bootstrap resamples (--interval bootstrap).")
 @seed_option()
-def table_(table, roles, task, output, interval, confidence, resamples, seed):
+def table_(table, roles, by, output, interval, confidence, resamples, seed):
     """The models x benchmarks table that aggregate and rank read: a row per model and task.
 
     Each row is the model's score on the task (column named by --metric) with its
@@ -286,7 +320,7 @@ def table_(table, roles, task, output, interval, confidence, resamples, seed):
     from vareval.data.io import write_table
 
     check_output(output, "--output")
-    result = eval_table(table, **roles, task=task, interval=interval, confidence=confidence,
+    result = eval_table(table, **roles, task=by, interval=interval, confidence=confidence,
                         n_resamples=resamples, rng=seed)
     frame = result.to_frame()
     with writing(output, "--output"):
