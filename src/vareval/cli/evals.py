@@ -183,27 +183,53 @@ def _comparison_text(r, cluster, what="difference") -> list[str]:
         for level in sorted(set(r.tier.tolist()))
     )
     scores = ", ".join(f"{m} {_fmt(s)}" for m, s in zip(r.models, r.scores, strict=False))
-    return [
+    how = ("the interval inverts the test: it excludes 0 exactly when p < "
+           f"{1 - r.confidence:.2g}" if r.agree else
+           f"interval ({r.interval}) and test ({r.test}) are separate procedures and may "
+           "disagree")
+    lines = [
         f"{what} A - B, {r.confidence:.0%} interval ({r.interval}); test: {r.test}; "
         f"p adjusted by {r.correction}",
         table_text(frame, index=False),
         "",
         f"scores: {scores}",
-        f"tiers (the data cannot separate models within a tier, alpha {r.alpha:g}): {tiers}",
+        f"tiers (adjusted p > alpha {r.alpha:g}: the data cannot separate models within a "
+        f"tier): {tiers}",
         f"{_cluster_line(r, cluster)}; {r.n_questions} questions"
         + (f"; {r.n_resamples:,} resamples" if r.n_resamples else ""),
+        how,
     ]
+    return lines + _floor_lines(r)
+
+
+def _floor_lines(r) -> list[str]:
+    """The smallest p the design allows, when it is above alpha (before or after adjustment)."""
+    import numpy as np
+
+    floor = float(np.min(r.min_pvalue))
+    pairs = len(r.a)
+    adjusted = floor * pairs if r.correction in ("holm", "bonferroni") else floor
+    if floor > r.alpha:
+        return [f"smallest attainable p on this design: {_fmt(floor)} (> alpha {r.alpha:g}): "
+                f"no pair can be separated by the {r.test} test"]
+    if adjusted > r.alpha:
+        return [f"smallest attainable p on this design: {_fmt(floor)}; adjusted by "
+                f"{r.correction} over {pairs} pairs at least {_fmt(min(adjusted, 1.0))} "
+                f"(> alpha {r.alpha:g}): no pair can be separated"]
+    return []
 
 
 @click.command("compare")
 @_answers_options
 @click.option("--test", default="auto", show_default=True,
-              type=click.Choice(["auto", "permutation", "bootstrap", "t", "mcnemar"]),
-              help="auto: exact McNemar for one 0/1 answer per question and no clusters, else "
-              "a permutation test flipping clusters.")
+              type=click.Choice(["auto", "newcombe", "permutation", "bootstrap", "t",
+                                 "mcnemar"]),
+              help="auto: the test the interval inverts (newcombe for 0/1 scores, else t); "
+              "permutation flips clusters' signs.")
 @click.option("--interval", default="auto", show_default=True,
-              type=click.Choice(["auto", "newcombe", "t", "bootstrap"]),
-              help="auto: Newcombe's hybrid score interval for 0/1 scores, else t.")
+              type=click.Choice(["auto", "newcombe", "t", "bootstrap", "permutation"]),
+              help="auto: the interval that inverts the test (with --test auto: Newcombe's "
+              "for 0/1 scores, else t).")
 @click.option("--correction", default="holm", show_default=True,
               type=click.Choice(["holm", "bh", "bonferroni", "none"]),
               help="Adjustment of the p-values over pairs (bh: Benjamini-Hochberg).")
@@ -293,6 +319,12 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
     if p.questions_for_power is not None:
         lines.append(f"questions to detect {_fmt(p.effect)} with power {p.power:g}: "
                      f"{p.questions_for_power:,}")
+    if not p.reaches_alpha:
+        lines.append(
+            f"on {p.n_clusters} independent unit(s) an exact sign-flip test (--test permutation) cannot "
+            f"reach alpha "
+            f"{p.alpha:g} whatever the data (smallest p {_fmt(p.min_pvalue)}): plan more clusters"
+        )
     emit(as_json, p.to_dict(), "\n".join(lines))
 
 

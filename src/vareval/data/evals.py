@@ -138,13 +138,13 @@ def _tasks_with(df: pd.DataFrame, metric: str, question: str) -> pd.DataFrame:
 
 def _metric(table: pd.DataFrame, metric: str) -> np.ndarray:
     """The metric as floats; an empty cell is named by file and sample (no --dropna here)."""
-    raw = pd.to_numeric(table[metric], errors="coerce")
-    empty = (raw.isna() & table[metric].isna()).to_numpy()
+    raw = pd.to_numeric(table[metric], errors="coerce").to_numpy(dtype=float)
+    empty = (np.isnan(raw) & table[metric].isna().to_numpy()) | np.isinf(raw)
     if empty.any():
         raise DataError(
-            f"metric column {metric!r} is empty on {where_rows(table, empty)} (answers not "
-            "marked errored): choose a metric those rows have, or select rows with --task, "
-            "--filter or --where."
+            f"metric column {metric!r} is empty or infinite on {where_rows(table, empty)} "
+            "(answers not marked errored): choose a metric those rows have, or select rows "
+            "with --task, --filter or --where."
         )
     return metric_values(table, metric)
 
