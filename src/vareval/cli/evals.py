@@ -321,9 +321,9 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
                      f"{p.questions_for_power:,}")
     if not p.reaches_alpha:
         lines.append(
-            f"on {p.n_clusters} independent unit(s) an exact sign-flip test (--test permutation) cannot "
-            f"reach alpha "
-            f"{p.alpha:g} whatever the data (smallest p {_fmt(p.min_pvalue)}): plan more clusters"
+            f"on {p.n_clusters} independent unit(s) an exact sign-flip test (--test "
+            f"permutation) cannot reach alpha {p.alpha:g} whatever the data (smallest p "
+            f"{_fmt(p.min_pvalue)}): plan more clusters"
         )
     emit(as_json, p.to_dict(), "\n".join(lines))
 
