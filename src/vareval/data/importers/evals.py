@@ -66,6 +66,7 @@ def _kind(value) -> str:
 
 def _need(value, types, where: str, field: str, accepted: str):
     """``value`` if it is of ``types`` (a bool is not a number), else one line naming it."""
+    types = types if isinstance(types, tuple) else (types,)
     if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
         return value
     raise DataError(f"{where}: field {field!r} is {_kind(value)}; expected {accepted}.")
