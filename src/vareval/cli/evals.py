@@ -193,7 +193,7 @@ def _comparison_text(r, cluster, what="difference") -> list[str]:
         table_text(frame, index=False),
         "",
         f"scores: {scores}",
-        f"tiers (adjusted p > alpha {r.alpha:g}: the data cannot separate models within a "
+        f"tiers (adjusted p >= alpha {r.alpha:g}: the data cannot separate models within a "
         f"tier): {tiers}",
         f"{_cluster_line(r, cluster)}; {r.n_questions} questions"
         + (f"; {r.n_resamples:,} resamples" if r.n_resamples else ""),
@@ -209,13 +209,13 @@ def _floor_lines(r) -> list[str]:
     floor = float(np.min(r.min_pvalue))
     pairs = len(r.a)
     adjusted = floor * pairs if r.correction in ("holm", "bonferroni") else floor
-    if floor > r.alpha:
+    if floor >= r.alpha:
         return [f"smallest attainable p on this design: {_fmt(floor)} (> alpha {r.alpha:g}): "
                 f"no pair can be separated by the {r.test} test"]
-    if adjusted > r.alpha:
+    if adjusted >= r.alpha:
         return [f"smallest attainable p on this design: {_fmt(floor)}; adjusted by "
                 f"{r.correction} over {pairs} pairs at least {_fmt(min(adjusted, 1.0))} "
-                f"(> alpha {r.alpha:g}): no pair can be separated"]
+                f"(not below alpha {r.alpha:g}): no pair can be separated"]
     return []
 
 

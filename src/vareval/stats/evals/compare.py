@@ -122,7 +122,7 @@ class EvalComparisons(Result):
         Models in descending order of score, their scores and cluster-robust SEs.
     tier : array of int
         Per model: 1 for the best model and every model the data cannot
-        separate from it (adjusted p > alpha), 2 for the best of the rest and
+        separate from it (adjusted p >= alpha), 2 for the best of the rest and
         those not separable from it, and so on.
     a, b, estimate, low, high, se, pvalue, pvalue_adjusted : arrays
         One entry per pair (A ahead of B in ``models``' order).
@@ -285,13 +285,13 @@ def _tol(x):
 
 
 def _needed_hits(alpha: float, total: int, exact: bool) -> int:
-    """The fewest hits whose p-value (``hits / B``, or ``(hits + 1) / (B + 1)``) exceeds alpha."""
+    """The fewest hits whose p-value (``hits / B``, or ``(hits + 1) / (B + 1)``) is >= alpha."""
     threshold = alpha * total if exact else alpha * (total + 1) - 1
-    return int(np.floor(threshold + 1e-12)) + 1
+    return max(0, int(np.ceil(threshold - 1e-9)))
 
 
 def _kth(values: np.ndarray, k: int, largest: bool) -> np.ndarray:
-    """The ``k``-th largest (smallest) of each column; +-inf when ``k`` is past the rows."""
+    """The ``k``-th largest (smallest) of each column; +-inf for ``k = 0`` (every shift kept)."""
     if k <= 0:
         return np.full(values.shape[1], np.inf if largest else -np.inf)
     ordered = -np.sort(-values, axis=0) if largest else np.sort(values, axis=0)
@@ -589,7 +589,7 @@ def tiers(scores: np.ndarray, padj: np.ndarray, alpha: float) -> np.ndarray:
         level += 1
         tier[lead] = level
         for other in range(lead + 1, k):
-            if not tier[other] and padj[lead, other] > alpha:
+            if not tier[other] and padj[lead, other] >= alpha:
                 tier[other] = level
     return tier
 

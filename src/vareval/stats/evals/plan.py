@@ -54,7 +54,7 @@ class EvalPlan(Result):
         ``2 / 2**G``: above ``alpha`` it cannot reject whatever the data; with
         one unit no test can (1.0).
     reaches_alpha : bool
-        ``min_pvalue <= alpha``.
+        ``min_pvalue < alpha``.
     """
 
     estimate: float
@@ -153,7 +153,7 @@ def plan_eval(
     return EvalPlan(
         n_clusters=g,
         min_pvalue=p_min,
-        reaches_alpha=bool(p_min <= alpha),
+        reaches_alpha=bool(p_min < alpha),
         estimate=float(values.mean()),
         se=se,
         mde=float(z * se),
