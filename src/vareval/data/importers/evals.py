@@ -423,6 +423,16 @@ def _samples_files(folder: Path) -> list[Path]:
     return found
 
 
+def is_eval_log(path) -> bool:
+    """True for an inspect_ai log or lm-evaluation-harness samples (a file or their folder)."""
+    p = Path(path)
+    if p.suffix == ".eval" or (p.suffix == ".json" and _looks_inspect(p)):
+        return True
+    return (p.is_file() and p.name.startswith("samples_") and p.suffix == ".jsonl") or (
+        p.is_dir() and (any(p.glob("samples_*.jsonl")) or any(p.glob("*/samples_*.jsonl")))
+    )
+
+
 def read_eval_log(path):
     """Any eval file: an inspect_ai log, lm-evaluation-harness samples, or a plain table.
 
@@ -431,12 +441,8 @@ def read_eval_log(path):
     anything else to :func:`vareval.read_table` (CSV, TSV, JSON Lines, Parquet).
     """
     p = Path(path)
-    if p.suffix == ".eval" or (p.suffix == ".json" and _looks_inspect(p)):
-        return from_inspect(p)
-    if (p.is_file() and p.name.startswith("samples_") and p.suffix == ".jsonl") or (
-        p.is_dir() and (any(p.glob("samples_*.jsonl")) or any(p.glob("*/samples_*.jsonl")))
-    ):
-        return from_lm_eval(p)
+    if is_eval_log(p):
+        return from_lm_eval(p) if p.is_dir() or p.suffix == ".jsonl" else from_inspect(p)
     from vareval.data.io import read_table
 
     return read_table(p)
