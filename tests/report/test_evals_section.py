@@ -100,3 +100,27 @@ def test_one_line_errors_for_the_evals_options(tmp_path):
     assert r.exit_code == 2 and r.output.count("\n") == 1
     assert r.output.startswith("error: the evals section cannot be built")
     assert "3 errored" in r.output
+
+
+@pytest.mark.parametrize("via", ["eval", "import"])
+def test_the_report_of_an_eval_is_the_evals_analysis(tmp_path, via):
+    """An .eval log (or the `evals import` table) as INPUT: the evals section alone, the
+    same numbers as `evals compare`, no per-method intervals over answers."""
+    if via == "eval":
+        first = FILES[0]
+    else:
+        first = str(tmp_path / "answers.csv")
+        assert CliRunner().invoke(main, ["evals", "import", *FILES, "-o", first]).exit_code == 0
+    more = ["--evals", FILES[1]] if via == "eval" else []
+    args = ["report", first, "--metric", "match", *more, "--evals-cluster", "passage",
+            "--evals-errors", "incorrect", "-o", str(tmp_path / "r.html"), "--json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["sections"] == ["evals", "checklist"]
+    assert [i["topic"] for i in out["checklist"]] == ["Eval scores and their unit"]
+    html = (tmp_path / "r.html").read_text()
+    assert "(selected)" not in html and "Interval and test are one procedure" in html
+    comp = _cli("compare", "--seed", "0", cluster="passage")
+    for e in comp["estimate"]:
+        assert num(e) in html
