@@ -440,6 +440,8 @@ def _newcombe(mq: ModelQuestions, ia, ib, se_d, confidence):
     (lo_a, hi_a), (lo_b, hi_b) = limits(ia), limits(ib)
     with np.errstate(divide="ignore", invalid="ignore"):
         phi = (se[ia] ** 2 + se[ib] ** 2 - se_d**2) / (2 * se[ia] * se[ib])
+        if mq.single_binary and not mq.clustered:
+            phi = _newcombe_phi(mq.means[:, ia], mq.means[:, ib])
     phi = np.clip(np.nan_to_num(phi), -1.0, 1.0)
     est = p[ia] - p[ib]
     d1, d2 = p[ia] - lo_a, hi_b - p[ib]
@@ -447,6 +449,22 @@ def _newcombe(mq: ModelQuestions, ia, ib, se_d, confidence):
     low = est - np.sqrt(np.maximum(d1**2 - 2 * phi * d1 * d2 + d2**2, 0))
     high = est + np.sqrt(np.maximum(e1**2 - 2 * phi * e1 * e2 + e2**2, 0))
     return low, high
+
+
+def _newcombe_phi(a, b):
+    """Newcombe (1998)'s phi of the 2x2 table, ``AD - BC`` reduced by ``N/2`` when positive.
+
+    The correction keeps the interval from being too narrow when few questions
+    are discordant (without it, the interval's own test rejects a true null up to
+    8 % of the time at n = 30).
+    """
+    n = a.shape[0]
+    both, a_only = (a * b).sum(axis=0), (a * (1 - b)).sum(axis=0)
+    b_only, neither = ((1 - a) * b).sum(axis=0), ((1 - a) * (1 - b)).sum(axis=0)
+    cross = both * neither - a_only * b_only
+    cross = np.where(cross > 0, np.maximum(cross - n / 2, 0.0), cross)
+    margins = (both + a_only) * (b_only + neither) * (both + b_only) * (a_only + neither)
+    return np.where(margins > 0, cross / np.sqrt(np.where(margins > 0, margins, 1)), 0.0)
 
 
 def _mcnemar(a, b) -> tuple[float, int, int]:
