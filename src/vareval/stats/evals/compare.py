@@ -366,7 +366,8 @@ def _inverted_pvalue(interval_at, est) -> np.ndarray:
         low, high = interval_at(np.clip(mid, 1e-15, 1 - 1e-15))
         holds = (low <= 0) & (high >= 0)
         lo_c, hi_c = np.where(holds, lo_c, mid), np.where(holds, mid, hi_c)
-    return np.where(est == 0, 1.0, 1 - hi_c)
+    # a level nearer 1 than 1e-15 is not resolvable in floating point: p is given as 1e-15
+    return np.where(est == 0, 1.0, np.maximum(1 - hi_c, 1e-15))
 
 
 def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples, rng):
