@@ -148,7 +148,9 @@ def build(data: ReportData) -> Section | None:
         "difference between two models on the same questions.",
         how_to_read="Questions that share a cluster, and samples of one question, are not "
         "independent answers: the SE counts the independent units named above. A pair whose "
-        "interval covers 0 is not separated by these questions; models in one tied group "
-        "should be reported as tied.",
+        "interval covers 0 is not separated by these questions (its unadjusted p is not "
+        "below 1 - the level); the tied groups use the p adjusted over all pairs, so a pair "
+        "can be separated on its own yet tied once every pair is counted. Models in one "
+        "tied group should be reported as tied.",
         blocks=blocks,
     )
