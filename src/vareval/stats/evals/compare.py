@@ -355,17 +355,22 @@ def _bootstrap(deltas, est, alpha, n_resamples):
 
 
 def _inverted_pvalue(interval_at, est) -> np.ndarray:
-    """``1 - c`` for the smallest level ``c`` whose interval holds 0 (bisection).
+    """``1 - c`` for the smallest level ``c`` whose interval holds 0 (by multisection).
 
     The test that agrees with the interval: at any level, 0 is outside the
     interval exactly when this p-value is below ``1 - level``.
     """
     lo_c, hi_c = np.zeros(est.shape), np.ones(est.shape)
-    for _ in range(60):
-        mid = (lo_c + hi_c) / 2
-        low, high = interval_at(np.clip(mid, 1e-15, 1 - 1e-15))
+    steps = np.linspace(0, 1, 17)[1:-1, None]  # 15 levels inside the bracket per call
+    for _ in range(13):  # each call narrows the bracket 16-fold: to 1e-15 of the level
+        levels = lo_c + steps * (hi_c - lo_c)
+        low, high = interval_at(np.clip(levels, 1e-15, 1 - 1e-15))
         holds = (low <= 0) & (high >= 0)
-        lo_c, hi_c = np.where(holds, lo_c, mid), np.where(holds, mid, hi_c)
+        first = np.where(holds.any(axis=0), holds.argmax(axis=0), steps.shape[0])
+        below = np.where(first > 0, levels[np.maximum(first - 1, 0), np.arange(est.size)], lo_c)
+        above = np.where(first < steps.shape[0],
+                         levels[np.minimum(first, steps.shape[0] - 1), np.arange(est.size)], hi_c)
+        lo_c, hi_c = below, above
     # a level nearer 1 than 1e-15 is not resolvable in floating point: p is given as 1e-15
     return np.where(est == 0, 1.0, np.maximum(1 - hi_c, 1e-15))
 
@@ -390,7 +395,7 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
     p_min = np.zeros(len(pairs))
     exact, b_used, p = False, 0, None
     if interval == "newcombe":
-        low, high = _newcombe(mq, ia, ib, se, confidence)
+        low, high = _newcombe(mq, ia, ib, se)(confidence)
     if test == "bootstrap" or interval == "bootstrap":
         boot = bootstrap_means(m, mq.cluster, g, n_resamples, rng)
         p_boot, b_low, b_high = _bootstrap(boot[:, ia] - boot[:, ib], est, alpha, n_resamples)
@@ -409,7 +414,7 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
     if test == "t":
         p = np.where(se > 0, 2 * stats.t.sf(np.abs(np.nan_to_num(t)), df), (est == 0) * 1.0)
     elif test == "newcombe":
-        p = _inverted_pvalue(lambda c: _newcombe(mq, ia, ib, se, c), est)
+        p = _inverted_pvalue(_newcombe(mq, ia, ib, se), est)
     elif test == "mcnemar":
         found = [_mcnemar(m[:, i], m[:, j]) for i, j in pairs]
         p = np.array([f[0] for f in found])
@@ -418,7 +423,7 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
     return est, se, t, df, low, high, np.minimum(p, 1.0), exact, b_used, p_min
 
 
-def _newcombe(mq: ModelQuestions, ia, ib, se_d, confidence):
+def _newcombe(mq: ModelQuestions, ia, ib, se_d):
     """Newcombe (1998)'s hybrid score interval for a paired difference of proportions.
 
     ``delta -/+ sqrt(d1**2 - 2 phi d1 d2 + d2**2)`` from each model's Wilson
@@ -427,29 +432,35 @@ def _newcombe(mq: ModelQuestions, ia, ib, se_d, confidence):
     samples, the Wilson limits use each model's effective size
     (:func:`~vareval.stats.evals.score.binomial_n`) and ``phi`` is the one the
     cluster-robust SEs imply: ``(se_a**2 + se_b**2 - se_d**2) / (2 se_a se_b)``.
+    Returns the interval as a function of the level (one per pair, or one for all),
+    so its inversion computes the level-free parts once.
     """
     p = mq.means.mean(axis=0)
     se = cluster_se(mq.means, mq.cluster, mq.n_clusters)
     design = mq.clustered or bool((mq.samples > 1).any())
     answers = mq.samples.sum(axis=0)
 
-    def limits(i):  # model i's Wilson limits, at each pair's level
-        n_eff = binomial_n(p[i], se[i], mq.n_questions, answers[i], mq.n_clusters, design,
-                           confidence)
-        return wilson(p[i] * n_eff, n_eff, confidence)
-
-    (lo_a, hi_a), (lo_b, hi_b) = limits(ia), limits(ib)
     with np.errstate(divide="ignore", invalid="ignore"):
         phi = (se[ia] ** 2 + se[ib] ** 2 - se_d**2) / (2 * se[ia] * se[ib])
         if mq.single_binary and not mq.clustered:
             phi = _newcombe_phi(mq.means[:, ia], mq.means[:, ib])
     phi = np.clip(np.nan_to_num(phi), -1.0, 1.0)
     est = p[ia] - p[ib]
-    d1, d2 = p[ia] - lo_a, hi_b - p[ib]
-    e1, e2 = hi_a - p[ia], p[ib] - lo_b
-    low = est - np.sqrt(np.maximum(d1**2 - 2 * phi * d1 * d2 + d2**2, 0))
-    high = est + np.sqrt(np.maximum(e1**2 - 2 * phi * e1 * e2 + e2**2, 0))
-    return low, high
+
+    def limits(i, confidence):  # model i's Wilson limits, at each pair's level
+        n_eff = binomial_n(p[i], se[i], mq.n_questions, answers[i], mq.n_clusters, design,
+                           confidence)
+        return wilson(p[i] * n_eff, n_eff, confidence)
+
+    def interval(confidence):
+        (lo_a, hi_a), (lo_b, hi_b) = limits(ia, confidence), limits(ib, confidence)
+        d1, d2 = p[ia] - lo_a, hi_b - p[ib]
+        e1, e2 = hi_a - p[ia], p[ib] - lo_b
+        low = est - np.sqrt(np.maximum(d1**2 - 2 * phi * d1 * d2 + d2**2, 0))
+        high = est + np.sqrt(np.maximum(e1**2 - 2 * phi * e1 * e2 + e2**2, 0))
+        return low, high
+
+    return interval
 
 
 def _newcombe_phi(a, b):
