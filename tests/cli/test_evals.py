@@ -117,7 +117,7 @@ def test_compare_text_and_json_agree():
     b = read_eval_log(B)
     diff = b["match"].mean() - df["match"].mean()
     assert abs(np.ravel(r["estimate"])[0]) == pytest.approx(abs(diff))
-    assert "tiers (the data cannot separate" in text.output
+    assert "tiers (adjusted p >= alpha 0.05: the data cannot separate" in text.output
     assert f"{abs(diff):.4f}" in text.output
 
 

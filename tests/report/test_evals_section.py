@@ -38,7 +38,7 @@ def _section(seed=0, cluster="passage", n_resamples=10_000):
 
 @pytest.mark.parametrize(("seed", "cluster"), [(0, "passage"), (3, None)])
 def test_the_sections_numbers_are_evals_compare_and_score_json(seed, cluster):
-    """With 6 passages all 64 sign flips are used; on 24 questions, 10,000 random ones."""
+    """The section shows what `evals score` and `evals compare` print, to the last bit."""
     section, facts = _section(seed, cluster)
     scores, pairs = [b for b in section.blocks if b.kind == "table"]
     want = _cli("score", cluster=cluster)["models"]
@@ -47,7 +47,7 @@ def test_the_sections_numbers_are_evals_compare_and_score_json(seed, cluster):
         assert row[1:7] == [num(r["estimate"]), interval((r["low"], r["high"])), num(r["se"]),
                             r["interval"], str(r["n_questions"]), str(r["n_clusters"])]  # fmt: skip
     comp = _cli("compare", "--seed", str(seed), cluster=cluster)
-    assert comp["n_resamples"] == (64 if cluster else 10_000)
+    assert comp["n_resamples"] == 0 and comp["test"] == "newcombe"  # the interval's own test
     expect = [
         [a, b, num(e), interval((lo, hi)), num(se), pvalue(p), pvalue(q)]
         for a, b, e, lo, hi, se, p, q in zip(
@@ -100,3 +100,27 @@ def test_one_line_errors_for_the_evals_options(tmp_path):
     assert r.exit_code == 2 and r.output.count("\n") == 1
     assert r.output.startswith("error: the evals section cannot be built")
     assert "3 errored" in r.output
+
+
+@pytest.mark.parametrize("via", ["eval", "import"])
+def test_the_report_of_an_eval_is_the_evals_analysis(tmp_path, via):
+    """An .eval log (or the `evals import` table) as INPUT: the evals section alone, the
+    same numbers as `evals compare`, no per-method intervals over answers."""
+    if via == "eval":
+        first = FILES[0]
+    else:
+        first = str(tmp_path / "answers.csv")
+        assert CliRunner().invoke(main, ["evals", "import", *FILES, "-o", first]).exit_code == 0
+    more = ["--evals", FILES[1]] if via == "eval" else []
+    args = ["report", first, "--metric", "match", *more, "--evals-cluster", "passage",
+            "--evals-errors", "incorrect", "-o", str(tmp_path / "r.html"), "--json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["sections"] == ["evals", "checklist"]
+    assert [i["topic"] for i in out["checklist"]] == ["Eval scores and their unit"]
+    html = (tmp_path / "r.html").read_text()
+    assert "(selected)" not in html and "Interval and test are one procedure" in html
+    comp = _cli("compare", "--seed", "0", cluster="passage")
+    for e in comp["estimate"]:
+        assert num(e) in html

@@ -49,6 +49,31 @@ def read_answers(files):
     return table
 
 
+def select_rows(table, tasks=(), filter_=None, where=None):
+    """The rows of the named tasks and filter, then those where ``where`` holds."""
+    from vareval.data import filters
+    from vareval.data.validate import labels
+
+    for flag, column, wanted in (("--task", "task", list(tasks)),
+                                 ("--filter", "filter", [filter_] if filter_ else [])):
+        if not wanted:
+            continue
+        if column not in table.columns:
+            raise ArgumentError(f"{flag}: the answers have no {column!r} column to select by.")
+        values = labels(table, column, column)
+        found = list(dict.fromkeys(values))
+        missing = [w for w in wanted if w not in found]
+        if missing:
+            raise ArgumentError(
+                f"{flag}: no answers of {', '.join(map(repr, missing))} "
+                f"(found: {', '.join(map(repr, found[:10]))})."
+            )
+        attrs = dict(table.attrs)
+        table = table[values.isin(wanted).to_numpy()].reset_index(drop=True)
+        table.attrs = attrs
+    return filters.where(table, where) if where else table
+
+
 def _answers_options(f):
     @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
     @click.option("--metric", default=None,
@@ -63,9 +88,17 @@ def _answers_options(f):
     @click.option("--errors", type=click.Choice(["refuse", "exclude", "incorrect"]),
                   default="refuse", show_default=True,
                   help="Errored answers: an error, left out, or scored 0 (counted either way).")
+    @click.option("--task", "tasks", multiple=True, metavar="NAME",
+                  help="Keep the answers of this task (repeat for several).")
+    @click.option("--filter", "filter_", default=None, metavar="NAME",
+                  help="Keep the answers of this lm-evaluation-harness filter (strict-match ...).")
+    @click.option("--where", default=None, metavar="EXPR",
+                  help="Keep the rows where EXPR holds (pandas query syntax; labels are text: "
+                  "\"run == '2024-05-01T10-00-00.1'\").")
     @functools.wraps(f)
-    def command(files, metric, model, question, cluster, sample, errors, **kw):
-        table = read_answers(files)
+    def command(files, metric, model, question, cluster, sample, errors, tasks, filter_, where,
+                **kw):
+        table = select_rows(read_answers(files), tasks, filter_, where)
         metric = score_column(table, metric)
         if sample is None and "epoch" in table.columns:
             sample = "epoch"
@@ -150,27 +183,53 @@ def _comparison_text(r, cluster, what="difference") -> list[str]:
         for level in sorted(set(r.tier.tolist()))
     )
     scores = ", ".join(f"{m} {_fmt(s)}" for m, s in zip(r.models, r.scores, strict=False))
-    return [
+    how = ("the interval inverts the test: it excludes 0 exactly when p < "
+           f"{1 - r.confidence:.2g}" if r.agree else
+           f"interval ({r.interval}) and test ({r.test}) are separate procedures and may "
+           "disagree")
+    lines = [
         f"{what} A - B, {r.confidence:.0%} interval ({r.interval}); test: {r.test}; "
         f"p adjusted by {r.correction}",
         table_text(frame, index=False),
         "",
         f"scores: {scores}",
-        f"tiers (the data cannot separate models within a tier, alpha {r.alpha:g}): {tiers}",
+        f"tiers (adjusted p >= alpha {r.alpha:g}: the data cannot separate models within a "
+        f"tier): {tiers}",
         f"{_cluster_line(r, cluster)}; {r.n_questions} questions"
         + (f"; {r.n_resamples:,} resamples" if r.n_resamples else ""),
+        how,
     ]
+    return lines + _floor_lines(r)
+
+
+def _floor_lines(r) -> list[str]:
+    """The smallest p the design allows, when it is above alpha (before or after adjustment)."""
+    import numpy as np
+
+    floor = float(np.min(r.min_pvalue))
+    pairs = len(r.a)
+    adjusted = floor * pairs if r.correction in ("holm", "bonferroni") else floor
+    if floor >= r.alpha:
+        return [f"smallest attainable p on this design: {_fmt(floor)} (> alpha {r.alpha:g}): "
+                f"no pair can be separated by the {r.test} test"]
+    if adjusted >= r.alpha:
+        return [f"smallest attainable p on this design: {_fmt(floor)}; adjusted by "
+                f"{r.correction} over {pairs} pairs at least {_fmt(min(adjusted, 1.0))} "
+                f"(not below alpha {r.alpha:g}): no pair can be separated"]
+    return []
 
 
 @click.command("compare")
 @_answers_options
 @click.option("--test", default="auto", show_default=True,
-              type=click.Choice(["auto", "permutation", "bootstrap", "t", "mcnemar"]),
-              help="auto: exact McNemar for one 0/1 answer per question and no clusters, else "
-              "a permutation test flipping clusters.")
+              type=click.Choice(["auto", "newcombe", "permutation", "bootstrap", "t",
+                                 "mcnemar"]),
+              help="auto: the test the interval inverts (newcombe for 0/1 scores, else t); "
+              "permutation flips clusters' signs.")
 @click.option("--interval", default="auto", show_default=True,
-              type=click.Choice(["auto", "newcombe", "t", "bootstrap"]),
-              help="auto: Newcombe's hybrid score interval for 0/1 scores, else t.")
+              type=click.Choice(["auto", "newcombe", "t", "bootstrap", "permutation"]),
+              help="auto: the interval that inverts the test (with --test auto: Newcombe's "
+              "for 0/1 scores, else t).")
 @click.option("--correction", default="holm", show_default=True,
               type=click.Choice(["holm", "bh", "bonferroni", "none"]),
               help="Adjustment of the p-values over pairs (bh: Benjamini-Hochberg).")
@@ -260,13 +319,20 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
     if p.questions_for_power is not None:
         lines.append(f"questions to detect {_fmt(p.effect)} with power {p.power:g}: "
                      f"{p.questions_for_power:,}")
+    if not p.reaches_alpha:
+        lines.append(
+            f"on {p.n_clusters} independent unit(s) an exact sign-flip test (--test "
+            f"permutation) cannot reach alpha {p.alpha:g} whatever the data (smallest p "
+            f"{_fmt(p.min_pvalue)}): plan more clusters"
+        )
     emit(as_json, p.to_dict(), "\n".join(lines))
 
 
 @click.command("table")
 @_answers_options
-@click.option("--task", default="task", show_default=True,
-              help="Task (benchmark) column: one row per model and task.")
+@click.option("--by", "by", default="task", show_default=True,
+              help="Task (benchmark) column: one row per model and task (or a subject "
+              "column, for a per-subject breakdown).")
 @click.option("--output", "-o", type=output_path(), default=None,
               help="Write the table here (.csv, .tsv, .jsonl); default: CSV on standard output.")
 @click.option("--interval", default="auto", show_default=True,
@@ -275,7 +341,7 @@ def plan(table, roles, of, baseline, target_se, effect, power, alpha, n_question
 @confidence_option
 @resamples_option(10_000, "Cluster-bootstrap resamples (--interval bootstrap).")
 @seed_option()
-def table_(table, roles, task, output, interval, confidence, resamples, seed):
+def table_(table, roles, by, output, interval, confidence, resamples, seed):
     """The models x benchmarks table that aggregate and rank read: a row per model and task.
 
     Each row is the model's score on the task (column named by --metric) with its
@@ -286,7 +352,7 @@ def table_(table, roles, task, output, interval, confidence, resamples, seed):
     from vareval.data.io import write_table
 
     check_output(output, "--output")
-    result = eval_table(table, **roles, task=task, interval=interval, confidence=confidence,
+    result = eval_table(table, **roles, task=by, interval=interval, confidence=confidence,
                         n_resamples=resamples, rng=seed)
     frame = result.to_frame()
     with writing(output, "--output"):

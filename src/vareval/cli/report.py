@@ -35,10 +35,16 @@ def _read_input(path: str):
 
     from vareval.errors import DataError
 
+    if _is_answers(path):  # the report of an eval is the evals analysis
+        from vareval.cli.evals import read_answers
+
+        return read_answers([path]), {"evals_input": True}
     if Path(path).suffix.lower() not in STORE_SUFFIXES:
         from vareval.data import read_table
 
         df = read_table(path)  # a file vareval wrote from a store carries its declaration
+        if _ANSWERS <= set(map(str, df.columns)):
+            return df, {"evals_input": True}
         return df, store_context(df.attrs.get("spec") or {})
     read_store_table = _store_reader()
     if read_store_table is None:
@@ -72,6 +78,18 @@ def _with_stderr(path, df):
 
 
 REPORT_STDERR_LINES = 20  # of the 50 the store keeps; the report cuts an error at 2000 chars
+
+# The columns of `vareval evals import`: a table of answers, not of runs.
+_ANSWERS = {"model", "question", "status", "error", "log"}
+
+
+def _is_answers(path) -> bool:
+    """An inspect_ai or lm-evaluation-harness log (read as `vareval evals` reads it)."""
+    from pathlib import Path
+
+    from vareval.data.importers.evals import is_eval_log
+
+    return Path(path).is_file() and is_eval_log(path)
 
 
 def _store_sequences(path) -> dict:
@@ -108,13 +126,25 @@ def _search_spec(path, bounds, metric, by) -> dict:
     return spec
 
 
-def _evals_spec(files, metric, cluster, errors) -> dict:
-    """The evals section's input: the answers, read as ``vareval evals`` reads them."""
+def _evals_spec(files, metric, cluster, errors, first=None) -> dict:
+    """The evals section's input: the answers, read as ``vareval evals`` reads them.
+
+    ``first``: the report's INPUT when it is itself an eval (then the report is the
+    evals analysis alone), read already, before ``files``.
+    """
     from pathlib import Path
+
+    import pandas as pd
 
     from vareval.cli.evals import read_answers, score_column
 
-    table = read_answers(files)
+    table = read_answers(files) if files else None
+    if first is not None:
+        scores = list(first.attrs.get("scores", []))
+        if table is not None:
+            scores += [c for c in table.attrs.get("scores", []) if c not in scores]
+        table = first if table is None else pd.concat([first, table], ignore_index=True)
+        table.attrs["scores"] = scores
     return {
         "df": table,
         "metric": score_column(table, metric, "--evals-metric"),
@@ -404,7 +434,12 @@ def report(
         }
     if task:
         extras["tasks"] = {"task": split_columns(task)}
-    if evals_files:
+    if context.get("evals_input"):
+        extras["evals"] = {**_evals_spec(evals_files, evals_metric or metric, evals_cluster,
+                                         evals_errors, first=df), "only": True}
+        extras["evals"]["source"] = ", ".join([Path(input_path).name, *(
+            Path(f).name for f in evals_files)])
+    elif evals_files:
         extras["evals"] = _evals_spec(evals_files, evals_metric, evals_cluster, evals_errors)
     elif evals_metric or evals_cluster:
         raise ArgumentError("--evals-metric and --evals-cluster need --evals FILE.")

@@ -69,6 +69,86 @@ def _errored(df: pd.DataFrame) -> np.ndarray:
     return labels(df, "status", "status").isin(["failed", "error"]).to_numpy()
 
 
+def where_rows(df: pd.DataFrame, mask: np.ndarray) -> str:
+    """Rows named as a reader finds them: file, sample and epoch when the logs say, else rows."""
+    if not {"log", "question"} <= set(df.columns):
+        return f"data rows {_rows(mask)}"
+    picked = df.loc[np.asarray(mask, dtype=bool)]
+    named = [
+        f"{r['log']} sample {r['question']}"
+        + (f" epoch {r['epoch']}" if "epoch" in df.columns and pd.notna(r["epoch"]) else "")
+        + (f" filter {r['filter']}" if r.get("filter") not in (None, "none") else "")
+        for _, r in picked.head(5).iterrows()
+    ]
+    more = f" ... ({len(picked)} in all)" if len(picked) > 5 else ""
+    return ", ".join(named) + more
+
+
+def _one_each(df: pd.DataFrame, column: str, within: str | None, what: str, hint: str) -> None:
+    """Refuse rows that mix several values of ``column`` (per ``within``) as one unit."""
+    if column not in df.columns or column == within or (column == "run" and "log" not in df):
+        return  # a plain table's own 'run' column may count samples
+    values = labels(df, column, column)
+    groups = [(None, values)] if within is None else list(
+        values.groupby(labels(df, within, within).to_numpy(), sort=False))
+    for name, vals in groups:
+        found = list(pd.unique(vals))
+        if len(found) > 1:
+            owner = "the rows hold" if name is None else f"{within} {name!r} holds"
+            shown = ", ".join(map(repr, found[:4])) + (" ..." if len(found) > 4 else "")
+            raise DataError(f"{owner} {len(found)} {what} ({shown}); {hint}")
+
+
+def _question_key(df: pd.DataFrame, question: str) -> np.ndarray:
+    """The question's identity: (task, question) when the rows hold several tasks."""
+    if "task" in df.columns and question != "task" and df["task"].nunique(dropna=False) > 1:
+        return labels(df, ["task", question], "question").to_numpy(dtype=object)
+    return labels(df, question, "question").to_numpy(dtype=object)
+
+
+def _refuse_repeats(df: pd.DataFrame, model: str, question: str, sample: str | None) -> None:
+    """One answer per (model, run, task, question, filter, sample): a repeat is refused."""
+    if sample is None and "filter" not in df.columns:
+        return  # a plain table: rows sharing a question are its samples
+    key = [c for c in (model, "run", "task", question, "filter", sample)
+           if c is not None and c in df.columns]
+    dup = df.duplicated(subset=list(dict.fromkeys(key)), keep=False).to_numpy()
+    if dup.any():
+        raise DataError(
+            f"{', '.join(dict.fromkeys(key))} repeat on {where_rows(df, dup)}: one answer "
+            "logged twice (the same log given twice?); each answer must appear once."
+        )
+
+
+def _tasks_with(df: pd.DataFrame, metric: str, question: str) -> pd.DataFrame:
+    """Leave out, aloud, the tasks that score other metrics (lm-eval folders mix them)."""
+    if "task" not in df.columns or question == "task":
+        return df
+    tasks = labels(df, "task", "task")
+    scored = (df[metric].notna() | _errored(df)).groupby(tasks.to_numpy(), sort=False).any()
+    without = [str(t) for t in scored.index[~scored.to_numpy()]]
+    if not without or len(without) == scored.size:
+        return df
+    warnings.warn(f"task(s) without {metric}, left out: {', '.join(without)}",
+                  VarevalWarning, stacklevel=4)
+    kept = df[~tasks.isin(without).to_numpy()].reset_index(drop=True)
+    kept.attrs = dict(df.attrs)
+    return kept
+
+
+def _metric(table: pd.DataFrame, metric: str) -> np.ndarray:
+    """The metric as floats; an empty cell is named by file and sample (no --dropna here)."""
+    raw = pd.to_numeric(table[metric], errors="coerce").to_numpy(dtype=float)
+    empty = (np.isnan(raw) & table[metric].isna().to_numpy()) | np.isinf(raw)
+    if empty.any():
+        raise DataError(
+            f"metric column {metric!r} is empty or infinite on {where_rows(table, empty)} "
+            "(answers not marked errored): choose a metric those rows have, or select rows "
+            "with --task, --filter or --where."
+        )
+    return metric_values(table, metric)
+
+
 def answers(
     df: pd.DataFrame,
     *,
@@ -79,18 +159,32 @@ def answers(
     sample: str | None = None,
     errors: str = "refuse",
 ) -> Answers:
-    """Validate an answers table and return its arrays (see the module docstring)."""
+    """Validate an answers table and return its arrays (see the module docstring).
+
+    A question is keyed by (task, question) when the rows hold several tasks;
+    rows of several lm-evaluation-harness filters, or of several runs of one
+    model, are refused (each is its own score), and so is an answer logged twice.
+    """
     if errors not in ERRORS:
         raise DataError(f"`errors` must be one of {', '.join(ERRORS)}; got {errors!r}.")
     require_columns(df, [metric], "metric")
     require_columns(df, [model], "model")
     require_columns(df, [question], "question")
+    df = _tasks_with(df, metric, question)
+    _one_each(df, "filter", "task" if "task" in df.columns else None,
+              "lm-evaluation-harness filters",
+              "each filter is its own score, as lm-evaluation-harness reports them: choose "
+              "one (--filter NAME; in Python, select its rows).")
+    _one_each(df, "run", model, "runs",
+              "their answers would pool as samples of one question: keep one run "
+              "(--where \"run == '...'\") or compare the runs (--model run).")
+    _refuse_repeats(df, model, question, sample)
     bad = _errored(df)
     models = labels(df, model, "model").to_numpy(dtype=object)
     errored = {str(m): int((bad & (models == m)).sum()) for m in pd.unique(models)}
     if bad.any() and errors == "refuse":
         raise DataError(
-            f"{int(bad.sum())} errored answer(s) (status 'failed', data rows {_rows(bad)}): "
+            f"{int(bad.sum())} errored answer(s) (status 'failed': {where_rows(df, bad)}): "
             "set errors to 'exclude' (leave them out) or 'incorrect' (score them 0)."
         )
     keep = ~bad if errors == "exclude" else np.ones(len(df), dtype=bool)
@@ -98,20 +192,10 @@ def answers(
     values = np.zeros(int(keep.sum()))
     fine = ~bad[keep]
     if fine.any():
-        values[fine] = metric_values(table.loc[fine], metric)
-    qs = labels(table, question, "question").to_numpy(dtype=object)
+        values[fine] = _metric(table.loc[fine], metric)
+    qs = _question_key(table, question)
     cl = None if cluster is None else labels(table, cluster, "cluster").to_numpy(dtype=object)
     m = models[keep]
-    if sample is not None:
-        key = pd.DataFrame({"m": m, "q": qs, "s": labels(table, sample, "sample").to_numpy()})
-        dup = key.duplicated(keep=False).to_numpy()
-        if dup.any():
-            where = np.zeros(len(df), dtype=bool)
-            where[np.flatnonzero(keep)[dup]] = True
-            raise DataError(
-                f"model, question and sample ({sample!r}) repeat on data rows {_rows(where)}; "
-                "each sample of a question appears once per model."
-            )
     if errors != "refuse" and bad.any():
         warnings.warn(
             Answers(values, m, qs, cl, errored, errors).note(), VarevalWarning, stacklevel=3
@@ -314,16 +398,15 @@ def plan_evals(
     for name in (of, baseline):
         if name is not None and name not in names:
             raise DataError(f"model {name!r} not found (models: {', '.join(names)}).")
-    sel = a.rows_of(of)
+    if baseline is not None and baseline == of:
+        raise DataError(
+            f"--of and --baseline both name {of!r}; a paired plan compares two different models."
+        )
     base = None
     if baseline is not None:
-        mq = model_questions(a.score, a.model.astype(str), a.question.astype(str))
-        i, j = mq.models.index(of), mq.models.index(baseline)
-        if (mq.samples[:, i] != mq.samples[:, j]).any():
-            raise DataError(
-                f"models {of!r} and {baseline!r} have different numbers of samples of some "
-                "question; a paired plan needs the same samples of each question."
-            )
+        a = _same_samples(a, of, baseline)
+    sel = a.rows_of(of)
+    if baseline is not None:
         order = np.lexsort((a.question[sel].astype(str),))
         base_sel = a.rows_of(baseline)
         base_order = np.lexsort((a.question[base_sel].astype(str),))
@@ -336,6 +419,30 @@ def plan_evals(
     return plan_eval(
         scores, q, clusters, baseline=base, target_se=target_se, effect=effect, power=power,
         alpha=alpha, n_questions=n_questions, samples=samples,
+    )
+
+
+def _same_samples(a: Answers, of: str, baseline: str) -> Answers:
+    """The questions both models answered equally often (errors='exclude' can unbalance some)."""
+    mq = model_questions(a.score, a.model.astype(str), a.question.astype(str))
+    i, j = mq.models.index(of), mq.models.index(baseline)
+    uneven = mq.samples[:, i] != mq.samples[:, j]
+    if not uneven.any():
+        return a
+    if a.errors != "exclude":
+        raise DataError(
+            f"models {of!r} and {baseline!r} have different numbers of samples of some "
+            "question; a paired plan needs the same samples of each question."
+        )
+    q_labels = np.unique(a.question.astype(str))
+    keep = ~np.isin(a.question.astype(str), q_labels[uneven])
+    warnings.warn(
+        f"{int(uneven.sum())} question(s) lost some samples to errors for {of!r} or "
+        f"{baseline!r} and are left out of the plan", VarevalWarning, stacklevel=3,
+    )
+    return dataclasses.replace(
+        a, score=a.score[keep], model=a.model[keep], question=a.question[keep],
+        cluster=None if a.cluster is None else a.cluster[keep],
     )
 
 
@@ -365,11 +472,16 @@ def eval_table(
     ``results`` maps each task to its :func:`eval_scores` table.
     """
     require_columns(df, [task], "task")
+    require_columns(df, [metric], "metric")
     tasks = labels(df, task, "task")
-    results, frames = {}, []
+    results, frames, without = {}, [], []
     for name in pd.unique(tasks):
+        rows = df[(tasks == name).to_numpy()]
+        if rows[metric].isna().all():  # the task scores other metrics: said in the title
+            without.append(str(name))
+            continue
         scores = eval_scores(
-            df[(tasks == name).to_numpy()], metric=metric, model=model, question=question,
+            rows, metric=metric, model=model, question=question,
             cluster=cluster, sample=sample, interval=interval, confidence=confidence,
             errors=errors, n_resamples=n_resamples, rng=rng,
         )
@@ -377,8 +489,14 @@ def eval_table(
         frame = scores.frame.drop(columns=["naive_low", "naive_high"])
         column = metric if metric not in frame.columns else "score"
         frames.append(frame.rename(columns={"score": column}).assign(task=str(name)))
+    if not frames:
+        raise DataError(f"no task has metric {metric!r} (tasks: {', '.join(without)}).")
     frame = pd.concat(frames, ignore_index=True)
     frame = frame[["model", "task", *[c for c in frame.columns if c not in ("model", "task")]]]
     title = (f"{metric}: each model's score on each of {len(results)} task(s), "
              f"{confidence:.0%} interval")  # fmt: skip
+    if without:
+        note = f"task(s) without {metric}, left out: {', '.join(without)}"
+        title += f"; {note}"
+        warnings.warn(note, VarevalWarning, stacklevel=2)
     return ResultTable(title=title, results=results, frame=frame)

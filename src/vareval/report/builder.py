@@ -136,6 +136,8 @@ def collect(
     from vareval.report.sections import checklist
     from vareval.report.sections._base import ReportData
 
+    if (extras or {}).get("evals", {}).get("only"):
+        return _collect_evals(extras, confidence, title, source, seed, n_resamples)
     if (extras or {}).get("selection") and hasattr(df, "columns"):
         from vareval.report.sections.selection import choose
 
@@ -203,6 +205,28 @@ def collect(
         if section is not None:
             sections.append(section)
     return data, sections, checklist.build(data), notes
+
+
+def _collect_evals(extras, confidence, title, source, seed, n_resamples):
+    """The report of an eval (INPUT is a log of answers): the evals analysis alone.
+
+    Its answers are not runs: per-method intervals over answers would contradict
+    the evals section, so the run sections are not built.
+    """
+    from vareval.report.sections import checklist, evals
+    from vareval.report.sections._base import ReportData
+    from vareval.stats._checks import as_confidence, as_positive_int
+
+    spec = extras["evals"]
+    data = ReportData(
+        df=spec["df"], metric=spec["metric"], by=["model"], groups={},
+        confidence=as_confidence(confidence), title=title or f"vareval report: {spec['metric']}",
+        source=source, seed=seed, n_resamples=as_positive_int(n_resamples, "n_resamples"),
+        extras=dict(extras),
+    )
+    section = evals.build(data)
+    items = [i for i in checklist.build(data) if i.topic.startswith("Eval")]
+    return data, [section], items, []
 
 
 def render(data, sections, checklist, notes) -> str:

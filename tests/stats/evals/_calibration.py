@@ -57,7 +57,7 @@ def run(rng, n, k, icc, sims, shift=0.3):
             a, b, q, c, truth, delta = benchmark(rng, n, k, icc, shift)
             r = eval_score(a, q, c)
             naive = eval_score(a, q, c, interval="normal")
-            d = compare_two(a, b, q, c, test="t")
+            d = compare_two(a, b, q, c)
             a0, b0, *_ = benchmark(rng, n, k, icc, 0.0)
             null = compare_two(a0, b0, q, c, n_resamples=999, rng=rng)
             hits += [

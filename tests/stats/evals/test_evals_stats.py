@@ -138,9 +138,11 @@ def test_partial_credit_refuses_a_binomial_interval(rng):
 def test_mcnemar_is_scipy_binomtest_and_the_permutation_test_agrees(rng):
     a = (rng.random(40) < 0.6).astype(float)
     b = (rng.random(40) < 0.45).astype(float)
-    r = compare_two(a, b)
+    assert compare_two(a, b).test == "newcombe"  # the default: the interval's own test
+    r = compare_two(a, b, test="mcnemar")
     a_only, b_only = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
     assert r.test == "mcnemar" and (r.a_only, r.b_only) == (a_only, b_only)
+    assert not r.agree and r.interval == "newcombe"  # two procedures, said so
     assert r.pvalue == pytest.approx(stats.binomtest(a_only, a_only + b_only).pvalue, rel=1e-12)
     # a sign flip on 0/1 differences is a fair coin per discordant question: the same law
     perm = compare_two(a, b, test="permutation", n_resamples=200_000, rng=1)
@@ -214,7 +216,11 @@ def test_several_models_pairs_tiers_and_the_matrix(rng):
     assert np.allclose(m, -m.T, equal_nan=True)
     i, j = r.models.index("big"), r.models.index("small")
     assert m[i, j] == pytest.approx(rows["big"].mean() - rows["small"].mean())
-    for a, b, p in zip(r.a, r.b, r.pvalue, strict=True):  # McNemar on every pair
+    mc = compare_models(
+        np.concatenate(list(rows.values())), np.repeat(list(rows), n), np.tile(q, 4),
+        test="mcnemar",
+    )
+    for a, b, p in zip(mc.a, mc.b, mc.pvalue, strict=True):  # McNemar on every pair
         x, y = rows[a], rows[b]
         k1, k2 = int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum())
         assert p == pytest.approx(stats.binomtest(k1, k1 + k2).pvalue if k1 + k2 else 1.0)

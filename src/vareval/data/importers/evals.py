@@ -3,6 +3,9 @@
 Both give one row per answer, the table ``vareval evals`` reads:
 
 - ``model``, ``task``, ``question`` (the sample id / doc id, as text);
+- ``run`` (inspect_ai: the eval's run id; lm-evaluation-harness: the run's
+  date stamp) and ``log`` (the file's name): a run's identity, so variants
+  of one model (prompts, shots) can be told apart or compared (``model="run"``);
 - ``epoch`` (inspect_ai: the k-th sample of the question, from 1) or
   ``filter`` (lm-evaluation-harness: the response filter a score is for);
 - one numeric column per score: inspect_ai's scorers (``C``/``I``/``P``/``N``
@@ -23,7 +26,9 @@ Both give one row per answer, the table ``vareval evals`` reads:
 zstd (older logs: deflate); they are read here with :mod:`zipfile` and
 ``zstandard``, without inspect-ai, and the samples sorted as inspect_ai's
 ``read_eval_log`` sorts them (by epoch, then id). ``.json`` logs are read
-with the standard library.
+with the standard library. Every field is checked as it is read: a file that
+is not what the harness writes is refused in one line naming the file, the
+sample (or line) and the field.
 """
 
 from __future__ import annotations
@@ -38,7 +43,54 @@ from pathlib import Path
 from vareval.errors import DataError
 
 _INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-_FIXED = ("model", "task", "question", "epoch", "filter", "status", "error", "answer", "response")
+_FIXED = ("model", "task", "question", "epoch", "filter", "status", "error", "answer",
+          "response", "run", "log")
+# What reading a damaged archive member can raise: zlib, zipfile (an unknown
+# compression method), struct, a short read.
+_ARCHIVE_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+                   struct.error, ValueError, RuntimeError)
+
+
+def _kind(value) -> str:
+    """The JSON type of ``value`` in words, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"a string ({value[:40]!r})"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _need(value, types, where: str, field: str, accepted: str):
+    """``value`` if it is of ``types`` (a bool is not a number), else one line naming it."""
+    types = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
+        return value
+    raise DataError(f"{where}: field {field!r} is {_kind(value)}; expected {accepted}.")
+
+
+def _loads(text: str, where: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(f"{where}: not JSON ({err}).") from None
+    except RecursionError:
+        raise DataError(f"{where}: JSON nested too deeply to read.") from None
+
+
+def _text(data: bytes, where: str) -> str:
+    """UTF-8 text, or one line naming the line and byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise DataError(
+            f"{where}, line {line}: byte 0x{data[err.start]:02x} is not UTF-8; "
+            "the harnesses write UTF-8 text."
+        ) from None
 
 
 def _cell(value):
@@ -61,7 +113,7 @@ def _score_value(value, where: str) -> float:
         except ValueError:
             pass
     raise DataError(
-        f"{where}: score {value!r} is not a number nor one of C, I, P, N; "
+        f"{where}: score {_kind(value)} is not a number nor one of C, I, P, N; "
         "vareval reads numeric scores only."
     )
 
@@ -77,6 +129,11 @@ def _frame(rows: list[dict], scores: list[str], source: str):
 
     if not rows:
         raise DataError(f"{source} holds no samples.")
+    for row in rows:
+        for col in scores:
+            row.setdefault(col, None)
+            if isinstance(row[col], float) and math.isnan(row[col]):
+                row[col] = None
     df = pd.DataFrame.from_records(rows)
     for col in scores:
         df[col] = pd.to_numeric(df[col], errors="raise").astype(float)
@@ -88,25 +145,34 @@ def _frame(rows: list[dict], scores: list[str], source: str):
 # --- inspect_ai -------------------------------------------------------------------
 
 
-def _inspect_log(path: Path) -> dict:
-    """The log as plain dicts: ``eval`` (the header) and ``samples``."""
-    if path.suffix == ".json":
+def _inspect_log(path: Path) -> tuple[dict, list]:
+    """The log's ``eval`` header and its samples, each checked to be an object."""
+    if path.suffix != ".json":
         try:
-            log = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise DataError(f"{path}: not a readable inspect_ai JSON log ({err}).") from None
-        if not isinstance(log, dict) or "eval" not in log:
-            raise DataError(f"{path}: not an inspect_ai log (no 'eval' header).")
-        return log
+            with zipfile.ZipFile(path) as archive:
+                return _eval_archive(archive, path)
+        except _ARCHIVE_ERRORS as err:
+            if isinstance(err, DataError):
+                raise
+            raise DataError(f"{path}: not a readable inspect_ai .eval log ({err}).") from None
     try:
-        with zipfile.ZipFile(path) as archive:
-            return _eval_archive(archive, path)
-    except (OSError, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError,
-            struct.error, ValueError) as err:
-        raise DataError(f"{path}: not a readable inspect_ai .eval log ({err}).") from None
+        data = path.read_bytes()
+    except OSError as err:
+        raise DataError(f"{path}: not a readable inspect_ai JSON log ({err}).") from None
+    log = _need(_loads(_text(data, str(path)), str(path)), dict, str(path), "(the log)",
+                "an object with 'eval' and 'samples'")
+    if "eval" not in log:
+        raise DataError(f"{path}: not an inspect_ai log (no 'eval' header).")
+    samples = log.get("samples")
+    if samples is None:
+        raise DataError(
+            f"{path}: the log holds no samples (was it written with --no-log-samples?)."
+        )
+    samples = _need(samples, list, str(path), "samples", "a list of samples")
+    return log["eval"], samples
 
 
-def _eval_archive(archive: zipfile.ZipFile, path: Path) -> dict:
+def _eval_archive(archive: zipfile.ZipFile, path: Path) -> tuple[dict, list]:
     # A re-logged sample appends a second member of the same name: the last one
     # counts, as in inspect_ai's reader.
     members = {info.filename: info for info in archive.infolist()}
@@ -114,13 +180,42 @@ def _eval_archive(archive: zipfile.ZipFile, path: Path) -> dict:
     head = next((n for n in ("header.json", "_journal/start.json") if n in members), None)
     if head is None:
         raise DataError(f"{path}: not an inspect_ai log (no header.json in the archive).")
-    header = json.loads(_member(archive, members[head]))
+    header = _need(_json_member(archive, members[head], path), dict, f"{path}: {head}",
+                   "(the header)", "an object with an 'eval' field")
     if "eval" not in header:
         raise DataError(f"{path}: not an inspect_ai log (no 'eval' header).")
-    samples = [json.loads(_member(archive, info)) for name, info in members.items()
+    samples = [_json_member(archive, info, path) for name, info in members.items()
                if name.startswith("samples/") and name.endswith(".json")]
-    samples.sort(key=lambda s: (s.get("epoch") or 1, _sort_id(s.get("id"))))
-    return {"eval": header["eval"], "samples": samples}
+    if not samples:
+        raise DataError(
+            f"{path}: the log holds no samples (was it written with --no-log-samples?)."
+        )
+    for name, sample in zip([n for n in members if n.startswith("samples/")
+                             and n.endswith(".json")], samples, strict=True):
+        _need(sample, dict, f"{path}: {name}", "(the sample)", "an object")
+    samples.sort(key=lambda s: (_epoch(s, path), _sort_id(s.get("id"))))
+    return header["eval"], samples
+
+
+def _json_member(archive, info, path):
+    where = f"{path}: {info.filename}"
+    try:
+        data = _member(archive, info)
+    except _ARCHIVE_ERRORS as err:
+        raise DataError(f"{path}: not a readable inspect_ai .eval log "
+                        f"(member {info.filename}: {err}).") from None
+    return _loads(_text(data, where), where)
+
+
+def _epoch(sample: dict, path) -> int:
+    epoch = sample.get("epoch")
+    if epoch is None:
+        return 1
+    where = f"{path}: sample {sample.get('id')!r}"
+    _need(epoch, int, where, "epoch", "a whole number from 1")
+    if epoch < 1:
+        raise DataError(f"{where}: field 'epoch' is {epoch}; expected a whole number from 1.")
+    return epoch
 
 
 def _sort_id(sample_id) -> str:
@@ -154,6 +249,18 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return data
 
 
+def _header(header, path: Path) -> tuple[str, str, str]:
+    """The model, task and run identity, each checked to be text."""
+    where = f"{path}: header"
+    header = _need(header, dict, where, "eval", "an object naming the model and task")
+    model = _need(header.get("model"), str, where, "eval.model", "the model's name")
+    if not model:
+        raise DataError(f"{where}: field 'eval.model' is empty; expected the model's name.")
+    task = _need(header.get("task", ""), str, where, "eval.task", "the task's name")
+    run = header.get("run_id") or header.get("eval_id") or path.name
+    return model, task, _need(run, str, where, "eval.run_id", "text")
+
+
 def from_inspect(path):
     """Read an inspect_ai eval log (``.eval`` or ``.json``) into one row per answer.
 
@@ -169,60 +276,62 @@ def from_inspect(path):
         sample is a row with ``status = "failed"``, its ``error`` and empty scores.
     """
     path = Path(path)
-    log = _inspect_log(path)
-    header = log.get("eval") or {}
-    model, task = header.get("model", ""), header.get("task", "")
-    samples = log.get("samples")
-    if samples is None:
-        raise DataError(
-            f"{path}: the log holds no samples (was it written with --no-log-samples?)."
-        )
+    header, samples = _inspect_log(path)
+    model, task, run = _header(header, path)
     rows, scores = [], []
-    for s in samples:
-        row = {"model": model, "task": task, "question": str(s.get("id")),
-               "epoch": int(s.get("epoch") or 1)}
-        error = s.get("error")
+    for i, s in enumerate(samples, 1):
+        _need(s, dict, f"{path}: sample {i}", "(the sample)", "an object")
+        sid = _need(s.get("id"), (str, int), f"{path}: sample {i}", "id", "text or a number")
+        row = {"model": model, "task": task, "run": run, "log": path.name,
+               "question": str(sid), "epoch": _epoch(s, path)}
+        where = f"{path}: sample {row['question']!r} epoch {row['epoch']}"
+        error = _need(s.get("error"), (dict, str, type(None)), where, "error",
+                      "an object, text or null")
         row["status"] = "failed" if error else "done"
-        row["error"] = (error.get("message") if isinstance(error, dict) else error) or ""
+        row["error"] = str((error.get("message") if isinstance(error, dict) else error) or "")
         answers = []
-        for name, score in (s.get("scores") or {}).items():
+        given = _need(s.get("scores") or {}, dict, where, "scores",
+                      "an object of scorer names")
+        for name, score in given.items():
             value = score.get("value") if isinstance(score, dict) else score
-            where = f"{path}: sample {row['question']} epoch {row['epoch']}"
+            field = f"{where}, field 'scores.{name}'"
             parts = value.items() if isinstance(value, dict) else [(None, value)]
             for key, v in parts:
                 col = name if key is None else f"{name}.{key}"
                 if col not in scores:
                     scores.append(col)
-                row[col] = None if v is None else _score_value(v, where)
+                row[col] = None if v is None else _score_value(v, field)
             if isinstance(score, dict) and score.get("answer") is not None:
                 answers.append(str(score["answer"]))
         row["answer"] = answers[0] if answers else ""
-        _extras(row, s.get("metadata"), "metadata")
+        _extras(row, _need(s.get("metadata") or {}, dict, where, "metadata", "an object"),
+                "metadata")
         rows.append(row)
-    for row in rows:
-        for col in scores:
-            row.setdefault(col, None)
     return _frame(rows, scores, f"inspect_ai log {path.name}")
 
 
 # --- lm-evaluation-harness -----------------------------------------------------------
 
 
-def _results_beside(samples: Path) -> dict:
-    """The ``results_*.json`` beside a samples file (the newest), or {}."""
-    found = sorted(samples.parent.glob("results_*.json"))
-    if not found:
+def _results(folder: Path, date: str) -> dict:
+    """The ``results_<date>.json`` of a run (else the newest beside it), or {}."""
+    found = sorted(folder.glob("results_*.json"))
+    own = [f for f in found if f.stem == f"results_{date}"]
+    if not (own or found):
         return {}
+    file = (own or found)[-1]
     try:
-        return json.loads(found[-1].read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise DataError(
-            f"{found[-1]}: not a readable lm-evaluation-harness results file."
-        ) from None
+        data = file.read_bytes()
+    except OSError as err:
+        raise DataError(f"{file}: not a readable results file ({err}).") from None
+    results = _loads(_text(data, str(file)), str(file))
+    return _need(results, dict, str(file), "(the results)", "an object with 'results'")
 
 
 def _lm_eval_model(results: dict, folder: Path) -> str:
     config = results.get("config") or {}
+    if not isinstance(config, dict):
+        raise DataError(f"{folder}: results field 'config' is {_kind(config)}; expected an object.")
     name = results.get("model_name") or config.get("model_args") or config.get("model")
     return str(name) if name else folder.name
 
@@ -233,47 +342,61 @@ def from_lm_eval(path):
     Parameters
     ----------
     path : str or Path
-        A ``samples_<task>_<date>.jsonl`` file, or the folder holding them (every
-        task's newest file) beside ``results_<date>.json``, which names the model.
+        A ``samples_<task>_<date>.jsonl`` file; the folder holding them beside
+        ``results_<date>.json`` (which names the model); or lm-evaluation-harness'
+        ``--output_path`` folder, with one such folder per model one level down.
 
     Returns
     -------
     pandas.DataFrame
         See the module docstring: a row per document and filter, a column per
-        metric the harness scored on it.
+        metric the harness scored on it. ``run`` is the run's date stamp, so two
+        runs of one model (0-shot, 5-shot) in one folder stay apart.
     """
     path = Path(path)
-    files = [path] if path.is_file() else _newest_samples(path)
-    results = _results_beside(files[0])
-    model = _lm_eval_model(results, files[0].parent)
+    files = [path] if path.is_file() else _samples_files(path)
     rows, scores = [], []
     for file in files:
-        task = _task_of(file)
-        for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                raise DataError(f"{file}, line {lineno}: not JSON.") from None
-            metrics = rec.get("metrics") or []
-            row = {"model": model, "task": task, "question": str(rec.get("doc_id")),
-                   "filter": rec.get("filter", "none"), "status": "done", "error": ""}
-            for m in metrics:
-                if m not in scores:
-                    scores.append(m)
-                v = rec.get(m)
-                row[m] = None if v is None else _score_value(v, f"{file}, line {lineno}")
-            row["response"] = _cell(rec.get("filtered_resps"))
-            doc = rec.get("doc")
-            _extras(row, doc if isinstance(doc, dict) else {}, "doc")
-            rows.append(row)
-    for row in rows:
-        for col in scores:
-            row.setdefault(col, None)
-            if isinstance(row[col], float) and math.isnan(row[col]):
-                row[col] = None
-    return _frame(rows, scores, f"lm-evaluation-harness samples in {files[0].parent}")
+        date = _date_of(file)
+        model = _lm_eval_model(_results(file.parent, date), file.parent)
+        rows += _lm_eval_rows(file, model, date, scores)
+    return _frame(rows, scores, f"lm-evaluation-harness samples in {path}")
+
+
+def _lm_eval_rows(file: Path, model: str, run: str, scores: list) -> list[dict]:
+    task, rows, seen = _task_of(file), [], {}
+    try:
+        data = file.read_bytes()
+    except OSError as err:
+        raise DataError(f"{file}: not readable ({err}).") from None
+    for lineno, line in enumerate(_text(data, str(file)).splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{file}, line {lineno}"
+        rec = _need(_loads(line, where), dict, where, "(the line)", "an object per document")
+        doc_id = _need(rec.get("doc_id"), (int, str), where, "doc_id", "a number or text")
+        filt = _need(rec.get("filter", "none"), str, where, "filter", "the filter's name")
+        key = (str(doc_id), filt)
+        if key in seen:
+            raise DataError(
+                f"{where}: document {doc_id!r} (filter {filt!r}) is logged again (first on "
+                f"line {seen[key]}); each document is logged once per filter."
+            )
+        seen[key] = lineno
+        metrics = _need(rec.get("metrics") or [], list, where, "metrics", "a list of names")
+        row = {"model": model, "task": task, "run": run, "log": file.name,
+               "question": key[0], "filter": filt, "status": "done", "error": ""}
+        for m in metrics:
+            _need(m, str, where, "metrics[]", "metric names (text)")
+            if m not in scores:
+                scores.append(m)
+            v = rec.get(m)
+            row[m] = None if v is None else _score_value(v, f"{where}, field {m!r}")
+        row["response"] = _cell(rec.get("filtered_resps"))
+        doc = rec.get("doc")
+        _extras(row, doc if isinstance(doc, dict) else {}, "doc")
+        rows.append(row)
+    return rows
 
 
 def _task_of(file: Path) -> str:
@@ -282,15 +405,32 @@ def _task_of(file: Path) -> str:
     return stem[len("samples_"):].rsplit("_", 1)[0] if stem.startswith("samples_") else stem
 
 
-def _newest_samples(folder: Path) -> list[Path]:
+def _date_of(file: Path) -> str:
+    stem = file.stem
+    return stem.rsplit("_", 1)[1] if stem.startswith("samples_") and "_" in stem[8:] else stem
+
+
+def _samples_files(folder: Path) -> list[Path]:
+    """Every samples file of the folder, or of its model folders one level down."""
     if not folder.is_dir():
         raise DataError(f"{folder}: no such file or folder.")
-    by_task = {}
-    for f in sorted(folder.glob("samples_*.jsonl")):
-        by_task[_task_of(f)] = f  # sorted by date: the last one is the newest
-    if not by_task:
-        raise DataError(f"{folder}: no samples_<task>_<date>.jsonl files (run with --log_samples).")
-    return list(by_task.values())
+    found = sorted(folder.glob("samples_*.jsonl")) or sorted(folder.glob("*/samples_*.jsonl"))
+    if not found:
+        raise DataError(
+            f"{folder}: no samples_<task>_<date>.jsonl files here or one folder down "
+            "(run lm-evaluation-harness with --log_samples)."
+        )
+    return found
+
+
+def is_eval_log(path) -> bool:
+    """True for an inspect_ai log or lm-evaluation-harness samples (a file or their folder)."""
+    p = Path(path)
+    if p.suffix == ".eval" or (p.suffix == ".json" and _looks_inspect(p)):
+        return True
+    return (p.is_file() and p.name.startswith("samples_") and p.suffix == ".jsonl") or (
+        p.is_dir() and (any(p.glob("samples_*.jsonl")) or any(p.glob("*/samples_*.jsonl")))
+    )
 
 
 def read_eval_log(path):
@@ -301,12 +441,8 @@ def read_eval_log(path):
     anything else to :func:`vareval.read_table` (CSV, TSV, JSON Lines, Parquet).
     """
     p = Path(path)
-    if p.suffix == ".eval" or (p.suffix == ".json" and _looks_inspect(p)):
-        return from_inspect(p)
-    if (p.is_file() and p.name.startswith("samples_") and p.suffix == ".jsonl") or (
-        p.is_dir() and any(p.glob("samples_*.jsonl"))
-    ):
-        return from_lm_eval(p)
+    if is_eval_log(p):
+        return from_lm_eval(p) if p.is_dir() or p.suffix == ".jsonl" else from_inspect(p)
     from vareval.data.io import read_table
 
     return read_table(p)

@@ -113,9 +113,17 @@ def build(data: ReportData) -> Section | None:
             ", ".join(m for m, t in zip(comp.models, comp.tier, strict=True) if t == level)
             for level in sorted(set(comp.tier.tolist()))
         ]
+        floor = float(min(comp.min_pvalue))
         blocks.append(Paragraph(
-            "Tied groups (the data cannot separate the models within one, adjusted p > "
-            f"{comp.alpha:g}), best first: " + " | ".join(f"{{{t}}}" for t in tiers) + "."
+            "Tied groups (the data cannot separate the models within one, adjusted p >= "
+            f"{comp.alpha:g}), best first: " + " | ".join(f"{{{t}}}" for t in tiers) + ". "
+            + (f"Interval and test are one procedure: a pair's {c} interval excludes 0 "
+               f"exactly when its unadjusted p is below {1 - data.confidence:.2g}; the tiers "
+               "use the adjusted p." if comp.agree else
+               f"The {comp.interval} interval and the {comp.test} test are separate "
+               "procedures and may disagree.")
+            + (f" The smallest p this design allows is {pvalue(floor)}: not below "
+               f"{comp.alpha:g}, so no pair can be separated." if floor >= comp.alpha else "")
         ))  # fmt: skip
         blocks.append(Figure(
             lambda width: differences_plot(labels, comp.estimate, comp.low, comp.high, metric,
@@ -140,7 +148,9 @@ def build(data: ReportData) -> Section | None:
         "difference between two models on the same questions.",
         how_to_read="Questions that share a cluster, and samples of one question, are not "
         "independent answers: the SE counts the independent units named above. A pair whose "
-        "interval covers 0 is not separated by these questions; models in one tied group "
-        "should be reported as tied.",
+        "interval covers 0 is not separated by these questions (its unadjusted p is not "
+        "below 1 - the level); the tied groups use the p adjusted over all pairs, so a pair "
+        "can be separated on its own yet tied once every pair is counted. Models in one "
+        "tied group should be reported as tied.",
         blocks=blocks,
     )

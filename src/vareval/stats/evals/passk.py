@@ -139,7 +139,8 @@ def compare_pass_at_k(
 
     Each question's unbiased pass@k per model, then the paired machinery of
     :func:`vareval.stats.evals.compare.compare_models` on those values
-    (cluster-robust SE, t interval, permutation test over clusters by default).
+    (cluster-robust SE; by default the permutation test over clusters with the
+    interval that inverts it).
     """
     k = as_positive_int(k, "k")
     x = np.asarray(correct, dtype=float)
@@ -153,6 +154,6 @@ def compare_pass_at_k(
     values = _per_question(samples, mq.means, k)
     mq = dataclasses.replace(mq, means=values, single_binary=False, binary=False)
     return compare_matrix(
-        mq, test=test, interval="t", correction=correction, alpha=alpha,
+        mq, test=test, interval="auto", correction=correction, alpha=alpha,
         confidence=confidence, n_resamples=n_resamples, rng=rng,
     )

@@ -46,6 +46,15 @@ class EvalPlan(Result):
         (``inf`` if more samples alone cannot: the between-question part is too large).
     variance_per_question, within_variance : float
         ``V`` and ``w`` from the pilot (``w`` NaN with one sample per question).
+    n_clusters : int
+        Independent units of the planned eval: the pilot's clusters scaled by
+        ``n_questions / pilot_questions`` (questions, without clusters).
+    min_pvalue : float
+        The smallest p-value an exact sign-flip test over ``n_clusters`` can give,
+        ``2 / 2**G``: above ``alpha`` it cannot reject whatever the data; with
+        one unit no test can (1.0).
+    reaches_alpha : bool
+        ``min_pvalue < alpha``.
     """
 
     estimate: float
@@ -66,6 +75,9 @@ class EvalPlan(Result):
     effect: float | None
     power: float
     alpha: float
+    n_clusters: int
+    min_pvalue: float
+    reaches_alpha: bool
 
     _headline = ("estimate", "se", "mde", "questions_for_se", "questions_for_power")
 
@@ -136,7 +148,12 @@ def plan_eval(
     if target_se is not None and math.isfinite(w):
         room = n * target_se**2 - (v_now - w / k0)
         samples_for_se = w / room if room > 0 else math.inf
+    g = max(1, int(round(q.n_clusters * n / n0)))
+    p_min = 1.0 if g < 2 else min(1.0, 2.0 ** (1 - g))
     return EvalPlan(
+        n_clusters=g,
+        min_pvalue=p_min,
+        reaches_alpha=bool(p_min < alpha),
         estimate=float(values.mean()),
         se=se,
         mde=float(z * se),

@@ -1,0 +1,140 @@
+"""The lm-evaluation-harness reader on logs the harness itself writes, offline.
+
+lm-evaluation-harness runs its ``dummy`` model on local YAML tasks whose
+``dataset_path: json`` points at files in tests/data/importers/lm_eval_tasks: two
+multiple-choice tasks sharing doc ids (``toymc_a``, ``toymc_b``: two tasks in one
+folder) and a generation task with two filters (``toygen``). The harness lives in its
+own environment; ``VAREVAL_LM_EVAL`` is the path of its ``lm_eval`` command (.ci/run
+installs it). Without it these tests skip.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from vareval.cli import main
+from vareval.data.importers.evals import from_lm_eval
+
+LM_EVAL = os.environ.get("VAREVAL_LM_EVAL", "")
+pytestmark = pytest.mark.skipif(
+    not (LM_EVAL and Path(LM_EVAL).exists()),
+    reason="lm-evaluation-harness not installed (set VAREVAL_LM_EVAL to its lm_eval command)",
+)
+DATA = Path(__file__).parent / "importers" / "lm_eval_tasks"
+MC = """task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}/mc.jsonl
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{{{question}}}}"
+doc_to_choice: ["yes", "no"]
+doc_to_target: "{{{{0 if answer == 'yes' else 1}}}}"
+metric_list:
+  - metric: acc
+"""
+GEN = r"""task: toygen
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}/gen.jsonl
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{question}}}}"
+doc_to_target: "{{{{answer}}}}"
+generation_kwargs:
+  until: ["\n"]
+metric_list:
+  - metric: exact_match
+filter_list:
+  - name: strict-match
+    filter:
+      - function: regex
+        regex_pattern: "(\\d+)"
+      - function: take_first
+  - name: flexible-extract
+    filter:
+      - function: take_first
+"""
+
+
+@pytest.fixture(scope="module")
+def output(tmp_path_factory):
+    """lm_eval --model dummy --log_samples on the three tasks: its --output_path folder."""
+    tmp = tmp_path_factory.mktemp("lm_eval")
+    for name in ("toymc_a", "toymc_b"):
+        (tmp / f"{name}.yaml").write_text(MC.format(name=name, data=DATA))
+    (tmp / "toygen.yaml").write_text(GEN.format(data=DATA))
+    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
+           "HF_HOME": str(tmp / "hf")}
+    env.pop("PYTHONPATH", None)  # the harness' own environment, not vareval's
+    run = subprocess.run(
+        [LM_EVAL, "--model", "dummy", "--tasks", "toymc_a,toymc_b,toygen", "--include_path",
+         str(tmp), "--output_path", str(tmp / "out"), "--log_samples", "--seed", "0"],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return tmp / "out"
+
+
+def _results(out):
+    [file] = out.glob("*/results_*.json")
+    return json.loads(file.read_text())["results"]
+
+
+def evals(*args):
+    return CliRunner().invoke(main, ["evals", *map(str, args)])
+
+
+def test_every_task_and_filter_scores_as_lm_eval_reports_it(output):
+    df = from_lm_eval(output)  # the --output_path folder: samples one level down
+    assert set(df["task"]) == {"toymc_a", "toymc_b", "toygen"}
+    results = _results(output)
+    for (task, filt), rows in df.groupby(["task", "filter"]):
+        metric = "acc" if task.startswith("toymc") else "exact_match"
+        assert rows[metric].mean() == pytest.approx(results[task][f"{metric},{filt}"], abs=1e-12)
+        assert rows["question"].is_unique and rows["run"].nunique() == 1
+    assert {f for f in df.loc[df["task"] == "toygen", "filter"]} == {"strict-match",
+                                                                      "flexible-extract"}
+
+
+def test_two_filters_are_two_scores_not_samples(output):
+    r = evals("score", output, "--metric", "exact_match")
+    assert r.exit_code == 2 and "2 lm-evaluation-harness filters" in r.output
+    assert "'strict-match', 'flexible-extract'" in r.output and "--filter" in r.output
+    results = _results(output)["toygen"]
+    for filt in ("strict-match", "flexible-extract"):
+        r = evals("score", output, "--metric", "exact_match", "--filter", filt, "--json")
+        assert r.exit_code == 0, r.output
+        [m] = json.loads(r.stdout)["models"].values()
+        assert m["estimate"] == pytest.approx(results[f"exact_match,{filt}"], abs=1e-12)
+        assert m["n_questions"] == 10 and m["samples_per_question"] == 1
+
+
+def test_two_tasks_sharing_doc_ids_are_different_questions(output):
+    r = evals("score", output, "--metric", "acc", "--json")
+    assert r.exit_code == 0, r.output
+    assert "task(s) without acc, left out: toygen" in r.stderr
+    [m] = json.loads(r.stdout)["models"].values()
+    assert m["n_questions"] == 24 and m["samples_per_question"] == 1
+    table = evals("table", output, "--metric", "acc")
+    assert table.exit_code == 0, table.output
+    lines = table.stdout.splitlines()
+    assert [line.split(",")[1] for line in lines[1:]] == ["toymc_a", "toymc_b"]
+
+
+def test_a_log_given_twice_is_refused_and_a_subject_breakdown(output):
+    [file] = output.glob("*/samples_toymc_a_*.jsonl")
+    r = evals("score", file, file, "--metric", "acc")
+    assert r.exit_code == 2 and "one answer logged twice" in r.output
+    r = evals("table", output, "--metric", "acc", "--task", "toymc_a", "--by", "subject")
+    assert r.exit_code == 0, r.output
+    df = from_lm_eval(file)
+    want = df.groupby("subject")["acc"].mean()
+    got = {line.split(",")[1]: float(line.split(",")[2]) for line in r.stdout.splitlines()[1:]}
+    assert got == pytest.approx(want.to_dict(), abs=1e-12)
