@@ -431,6 +431,7 @@ class GoodnessOfFit(Result):
 
 
 EXTRAPOLATION = "model-based extrapolation"
+_MIN_REFITS = 10  # successful refits an interval needs
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -478,8 +479,16 @@ class ParametricTuningCurve(Result):
     n_resamples: int
     o: float = 0.0
     family: str = "quadratic"
+    bootstrap: str = "parametric"
+    bootstrap_distribution: np.ndarray | None = None
 
     _interval = ("lower", "upper")
+
+    def to_dict(self) -> dict:
+        """Fields as plain values, without the refits."""
+        out = super().to_dict()
+        out.pop("bootstrap_distribution", None)
+        return out
     _rows = ("k", "estimate", "lower", "upper", "average", "extrapolated", "label")
 
     @property
@@ -502,6 +511,7 @@ def parametric_tuning_curve(
     n_resamples: int = 100,
     rng=None,
     family: str = "quadratic",
+    bootstrap: str = "parametric",
 ) -> ParametricTuningCurve:
     """Fit a quadratic distribution to the search outcomes and extrapolate its tuning curve.
 
@@ -542,25 +552,46 @@ def parametric_tuning_curve(
     ys = as_scores(scores, "scores", min_n=3)
     hib = as_bool(higher_is_better, "higher_is_better")
     k, q, confidence = np.atleast_1d(_as_k(k)), _as_q(q), as_confidence(confidence)
-    n_resamples = as_positive_int(n_resamples, "n_resamples")
-    median = float(np.median(ys))
-    limits = ((median, np.inf) if hib else (-np.inf, median)) if limits is None else limits
+    if bootstrap not in ("parametric", "nonparametric"):
+        raise ArgumentError(
+            f"`bootstrap` must be 'parametric' or 'nonparametric'; got {bootstrap!r}."
+        )
+    if isinstance(n_resamples, numbers.Integral) and not isinstance(n_resamples, bool):
+        if n_resamples < _MIN_REFITS:
+            raise ArgumentError(
+                f"`n_resamples` must be at least {_MIN_REFITS}: the interval needs "
+                f"{_MIN_REFITS} successful refits (and half of those asked for); "
+                f"got {n_resamples}."
+            )
+    n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=_MIN_REFITS)
+    chosen = limits is not None
+
+    def tail_limits(sample):  # the fit's own choice, repeated on every resample
+        if chosen:
+            return limits
+        median = float(np.median(sample))
+        return (median, np.inf) if hib else (-np.inf, median)
+
     constraints = {"convex": not hib, **(constraints or {})}
-    dist, _ = fit(ys, limits, constraints)
+    dist, _ = fit(ys, tail_limits(ys), constraints)
     gen = as_rng(rng)
-    draws = gen.integers(0, ys.size, size=(n_resamples, ys.size))
+    if bootstrap == "parametric":  # fresh samples from the fit: the model's own law
+        samples = dist.sample((n_resamples, ys.size), rng=gen)
+    else:
+        samples = ys[gen.integers(0, ys.size, size=(n_resamples, ys.size))]
     boot = np.full((n_resamples, k.size), np.nan)
-    for i, idx in enumerate(draws):  # each resample is one refit (an optimisation)
+    for i, sample in enumerate(samples):  # each resample is one refit (an optimisation)
         try:
-            fit_i, _ = fit(ys[idx], limits, constraints)
+            fit_i, _ = fit(sample, tail_limits(sample), constraints)
         except VarevalError:
             continue  # a resample with too few distinct tail scores: no refit (counted below)
         boot[i] = fit_i.quantile_tuning_curve(k, q, higher_is_better=hib)
     ok = ~np.isnan(boot[:, 0])
-    if ok.sum() < max(10, n_resamples // 2):
+    if ok.sum() < max(_MIN_REFITS, n_resamples // 2):
         raise VarevalError(
-            f"only {ok.sum()} of {n_resamples} bootstrap refits succeeded; too few "
-            "distinct scores in the fitted tail for an interval."
+            f"only {ok.sum()} of {n_resamples} bootstrap refits succeeded (at least "
+            f"{max(_MIN_REFITS, n_resamples // 2)} are needed); too few distinct scores in "
+            "the fitted tail for an interval."
         )
     tail = (1 - confidence) / 2
     lower, upper = np.quantile(boot[ok], [tail, 1 - tail], axis=0)
@@ -578,13 +609,15 @@ def parametric_tuning_curve(
         b=dist.b,
         c=dist.c,
         convex=dist.convex,
-        goodness_of_fit=dist.goodness_of_fit(ys, limits, confidence),
+        goodness_of_fit=dist.goodness_of_fit(ys, tail_limits(ys), confidence),
         q=q,
         confidence=confidence,
         higher_is_better=hib,
         n_resamples=n_resamples,
         o=getattr(dist, "o", 0.0),
         family=family,
+        bootstrap=bootstrap,
+        bootstrap_distribution=boot[ok],
     )
 
 
