@@ -297,3 +297,17 @@ def test_improvement_family_gives_bonferroni_intervals():
     adj, = probabilities_of_improvement(x, [(0, 1)], n_resamples=300, family=3, rng=2)
     half = special.ndtri(1 - 0.05 / 6) * adj.bootstrap_distribution.std(ddof=1) * np.sqrt(6 / 5)
     assert (adj.low, adj.high) == pytest.approx((adj.estimate - half, adj.estimate + half))
+
+
+def test_bca_counts_float_noise_around_the_estimate_as_ties():
+    """A resampled IQM of 40-item accuracies can differ from the estimate by 1e-16 alone."""
+    from vareval.stats.tasks.aggregate import _bca_interval
+
+    rng = np.random.default_rng(5)
+    estimate = np.array([[0.7]])
+    # a tenth of the resamples equal the estimate (as on a lattice), the rest spread around it
+    exact = np.concatenate([rng.normal(0.7, 0.05, 900), np.full(100, 0.7)])[:, None, None]
+    noisy = np.where(exact == 0.7, 0.7 - 1e-16, exact)  # all just below: no longer "ties"
+    assert (noisy != 0.7).sum() > (exact != 0.7).sum()  # the noise is there
+    jack = rng.normal(0.7, 0.01, size=(10, 1, 1))
+    assert _bca_interval(noisy, estimate, jack, 0.95) == _bca_interval(exact, estimate, jack, 0.95)
