@@ -613,7 +613,11 @@ def parametric_tuning_curve(
     low_q, high_q = np.quantile(boot[ok], [tail, 1 - tail], axis=0)
     estimate = np.atleast_1d(dist.quantile_tuning_curve(k, q, higher_is_better=hib))
     if bootstrap == "parametric":  # basic interval: the refits' bias about the fit reflected
-        lower, upper = 2 * estimate - high_q, 2 * estimate - low_q
+        # kept inside the range the constraints allow (a reflected end could leave it)
+        floor = _constraint(constraints, "a", (-np.inf, np.inf))[0]
+        ceiling = _constraint(constraints, "b", (-np.inf, np.inf))[1]
+        lower = np.clip(2 * estimate - high_q, floor, ceiling)
+        upper = np.clip(2 * estimate - low_q, floor, ceiling)
     else:
         lower, upper = low_q, high_q
     extrapolated = k > ys.size
