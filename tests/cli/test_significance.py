@@ -359,3 +359,18 @@ def test_a_metric_undefined_on_some_resamples_gives_the_pvalue_and_no_interval(t
     assert row["pvalue"] == pytest.approx(exact)
     api = vareval.significance(df, gold="gold", item="item", metric="adjusted_balanced_accuracy")
     assert api.to_frame()["pvalue"].iloc[0] == pytest.approx(exact)
+
+
+def test_metrics_positive_names_the_system_that_breaks_the_binary_rule(tmp_path):
+    import vareval
+
+    path = tmp_path / "pos.csv"
+    path.write_text("item,gold,A,B\n1,x,x,z\n2,y,y,z\n3,x,x,x\n4,y,y,x\n5,x,y,x\n6,y,x,x\n")
+    res = _run(["metrics", str(path), "--gold", "gold", "--item", "item", "--positive", "y"])
+    assert res.exit_code == 2 and "system 'B': sensitivity and specificity need two" in res.output
+    assert "Traceback" not in res.output
+    with pytest.raises(vareval.errors.ArgumentError, match="system 'B'"):
+        vareval.metrics(pd.read_csv(path), gold="gold", item="item", positive="y")
+    ok = _run(["metrics", str(path), "--gold", "gold", "--item", "item", "--system", "A",
+               "--positive", "y"])  # fmt: skip
+    assert ok.exit_code == 0 and "sensitivity 0.6667" in ok.output
