@@ -212,7 +212,8 @@ def _render_profile(profile, width: int) -> list[str]:
     pct = f"{profile.confidence:.0%}"
     lines = [
         f"fraction of runs scoring above tau, {pct} simultaneous band "
-        f"(+-{_finite_max(profile.band_critical):.3f}, the whole curve; see --json for every tau)",
+        f"(half-width up to {_finite_max(profile.band_critical):.3f}, the whole curve; "
+        "see --json for every tau)",
         f"{'method':<{width}}"
         + "".join(f"{'tau ' + format(profile.taus[k], '.4g'):<22}" for k in picks).rstrip(),
     ]

@@ -212,7 +212,7 @@ def test_parametric_interval_covers_what_it_claims_when_the_model_is_right(scale
     ks = np.array([1, 10, 60])
     truth = dist.quantile_tuning_curve(ks)
     rng = np.random.default_rng(60)
-    sims = scaled(80, minimum=20)
+    sims = scaled(40, minimum=10)
     hits = np.zeros(ks.size)
     for _ in range(sims):  # each simulation is 100 optimisations; the fit is the cost
         ys = dist.sample(60, rng=rng)
