@@ -142,6 +142,10 @@ def aggregate(
         Method pairs (X, Y) for ``P(X > Y)``. Default (None or "best"): the
         method with the highest IQM against each other method (k - 1 pairs);
         "all": every pair in table order (k (k - 1) / 2, slow for many methods).
+        The intervals are simultaneous (Bonferroni) over the family the pairs
+        come from: every pair for "best" and "all" (the best is picked on
+        these data), the k - 1 pairs of a baseline, or the pairs named; one
+        pair keeps the percentile interval. ``notes[1]`` says which.
     baseline : str, optional
         Instead of ``pairs``: each other method X against this one, ``P(X > baseline)``.
     improvement_resamples : int, default 1000
