@@ -107,8 +107,9 @@ def test_the_header_stands_apart_from_short_method_labels(tmp_path):
     assert not any(line.startswith(("methodmedian", "methodtau")) for line in out.output.split())
 
 
-def test_a_band_without_bootstrap_spread_says_so():
-    """At taus where every resample gives one fraction the band was 0.800 [0.800, 0.800]."""
+def test_the_band_has_width_where_resamples_do_not_vary():
+    """At taus where every resample gives one fraction the band was 0.800 [0.800, 0.800]
+    (a sup-t band has no width there); the band now has one half-width for the curve."""
     import numpy as np
     import pandas as pd
 
@@ -116,14 +117,74 @@ def test_a_band_without_bootstrap_spread_says_so():
 
     out = run("aggregate", TASKS, *ROLES, "--resamples", "300")
     assert out.exit_code == 0, out.output
-    assert "0.800 [0.800, 0.800]" not in out.output and "0.800 [n/a]" in out.output
-    assert "the bootstrap cannot size a band there" in out.output
+    assert "0.800 [0.800, 0.800]" not in out.output
     js = json.loads(run("aggregate", TASKS, *ROLES, "--resamples", "300", "--json").output)
     table = vareval.aggregate(pd.read_csv(TASKS), metric="accuracy", by="method", task="task",
                               n_resamples=300, rng=0)  # fmt: skip
     p = table["profile"]
     interior = (p.estimate > 0) & (p.estimate < 1)
     flat = (np.ptp(p.bootstrap_distribution, axis=0) == 0) & interior
-    assert flat.any() and np.isnan(p.band_low[flat]).all() and np.isnan(p.band_high[flat]).all()
-    assert not np.isnan(p.band_low[~flat]).any()
-    assert sum(r["band_low"] is None for r in js["profile"]) == flat.sum()
+    assert flat.any() and (p.band_high[flat] - p.band_low[flat] > 0.01).all()
+    assert np.allclose(p.band_high, np.minimum(p.estimate + p.band_critical[:, None], 1))
+    assert [r["band_high"] for r in js["profile"]] == pytest.approx(p.band_high.ravel().tolist())
+
+
+def _one_run_table(tmp_path):
+    import pandas as pd
+
+    table = pd.read_csv(TASKS)
+    path = tmp_path / "one_run.csv"
+    table[table["seed"] == table["seed"].min()].to_csv(path, index=False)
+    return str(path)
+
+
+def test_one_run_per_task_is_refused_or_resamples_tasks(tmp_path):
+    """One run per task printed `a 0.6100 [0.6100, 0.6100]` and exited 0."""
+    import pandas as pd
+
+    import vareval
+
+    path = _one_run_table(tmp_path)
+    out = run("aggregate", path, *ROLES, "--resamples", "100")
+    assert out.exit_code == 2 and "one run per task" in out.output
+    assert "--resample-tasks" in out.output and "Traceback" not in out.output
+    with pytest.raises(vareval.errors.ArgumentError, match="one run per task"):
+        vareval.aggregate(pd.read_csv(path), metric="accuracy", by="method", task="task")
+    ok = run("aggregate", path, *ROLES, "--resamples", "200", "--resample-tasks", "--json")
+    assert ok.exit_code == 0, ok.output
+    rows = json.loads(ok.output)["intervals"]
+    assert all(h > lo for lo, h in zip(rows["low"][0], rows["high"][0], strict=True))
+
+
+def test_improvement_intervals_say_how_they_are_adjusted():
+    """The best method is picked on the data: the intervals hold over every pair (6 here)."""
+    import pandas as pd
+
+    import vareval
+
+    out = run("aggregate", TASKS, *ROLES, "--resamples", "100", "--json")
+    js = json.loads(out.output)
+    assert "simultaneously over 6 pairs" in js["improvement_adjustment"]
+    table = vareval.aggregate(pd.read_csv(TASKS), metric="accuracy", by="method", task="task",
+                              n_resamples=100, rng=0)  # fmt: skip
+    assert table.notes[1] == js["improvement_adjustment"]
+    for key, r in js["improvement"].items():
+        assert r["family"] == 6 and table[key].low == pytest.approx(r["low"])
+    text = run("aggregate", TASKS, *ROLES, "--resamples", "100").output
+    assert "best method was picked on these data" in text
+    named = json.loads(run("aggregate", TASKS, *ROLES, "--resamples", "100", "--pairs",
+                           "logreg:knn", "--json").output)  # fmt: skip
+    assert "not adjusted" in named["improvement_adjustment"]
+    assert named["improvement"]["P(logreg > knn)"]["family"] == 1
+
+
+def test_a_design_outside_the_measured_range_prints_the_band_caveat(tmp_path):
+    import pandas as pd
+
+    table = pd.read_csv(TASKS)
+    path = tmp_path / "three.csv"
+    table[table["seed"].isin(sorted(table["seed"].unique())[:2])].to_csv(path, index=False)
+    out = run("aggregate", str(path), *ROLES, "--resamples", "100")
+    assert out.exit_code == 0, out.output
+    assert "Caution: with 5 tasks x 2 runs the band's whole-curve coverage is unknown" in out.output
+    assert "Caution" not in run("aggregate", TASKS, *ROLES, "--resamples", "100").output

@@ -138,3 +138,43 @@ def test_multiclass_data_refused_for_sensitivity():
     with pytest.raises(DataError, match="given as text"):
         vareval.metrics(df, gold="gold", item="item", positive=3)
     assert isinstance(df, pd.DataFrame)
+
+
+@pytest.mark.parametrize("keep", ["malignant", "benign"])
+def test_delong_with_one_item_of_a_class_is_refused(tmp_path, keep):
+    """One positive item printed SE 0.1250, p 0.3173; pROC gives NaN."""
+    df = datasets.load(FILE)
+    one = df[df["gold"] != keep].iloc[:40]
+    df = pd.concat([one, df[df["gold"] == keep].iloc[:1]])
+    path = tmp_path / "one.csv"
+    df.to_csv(path, index=False)
+    args = ["significance", str(path), "--gold", "gold", "--item", "item",
+            "--system", "logreg_score,tree_score", "--metric", "auc", "--positive", "malignant"]
+    res = _run(args)
+    kind = "positive" if keep == "malignant" else "negative"
+    assert res.exit_code == 2 and f"needs at least 2 {kind} items; got 1" in res.output
+    assert "Traceback" not in res.output
+    gold = df["gold"].astype(str)
+    for call in (
+        lambda: vareval.stats.delong_test(gold, df["logreg_score"], df["tree_score"],
+                                          pos_label="malignant"),
+        lambda: vareval.stats.compare_aucs(gold, {"a": df["logreg_score"], "b": df["tree_score"]},
+                                           pos_label="malignant"),
+        lambda: vareval.stats.delong_covariance(gold, [df["logreg_score"]], pos_label="malignant"),
+    ):  # fmt: skip
+        with pytest.raises(vareval.errors.ArgumentError, match=f"2 {kind} items"):
+            call()
+
+
+def test_compare_aucs_and_delong_covariance_take_one_form():
+    df = datasets.load(FILE)
+    gold = df["gold"].astype(str)
+    named = {"logreg": df["logreg_score"], "tree": df["tree_score"]}
+    auc, cov = vareval.stats.delong_covariance(gold, named, pos_label="malignant")
+    auc2, cov2 = vareval.stats.delong_covariance(gold, list(named.values()), pos_label="malignant")
+    np.testing.assert_array_equal(auc, auc2) and np.testing.assert_array_equal(cov, cov2)
+    by_name = vareval.stats.compare_aucs(gold, named, pos_label="malignant")
+    by_position = vareval.stats.compare_aucs(gold, list(named.values()), pos_label="malignant")
+    assert by_position.systems == ("0", "1") and by_name.systems == ("logreg", "tree")
+    assert by_name.results[0].pvalue == by_position.results[0].pvalue
+    assert auc[0] == pytest.approx(skm.roc_auc_score(gold == "malignant", named["logreg"]))

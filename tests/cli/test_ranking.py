@@ -102,3 +102,21 @@ def test_bad_tables_give_one_line_and_status_2(tmp_path, edit, command, match):
     assert out.exit_code == 2
     assert out.output.startswith("error: ") and match in out.output
     assert len(out.output.strip().splitlines()) == 1
+
+
+def test_two_methods_lead_with_wilcoxon_and_infinite_f_says_so(tmp_path):
+    """Two methods that agree on every task printed `F = inf, p < 1e-10` as the verdict."""
+    import vareval
+
+    rows = [{"task": f"t{t}", "method": m, "score": 0.5 + 0.01 * t + (0.1 if m == "a" else 0)}
+            for t in range(6) for m in ("a", "b")]  # fmt: skip
+    path = _write(tmp_path, pd.DataFrame(rows))
+    out = run("rank", path, "--metric", "score", "--by", "method", "--task", "task")
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[1].startswith("two methods: Wilcoxon signed-rank test over the 6 data sets")
+    assert "p = 0.0312" in lines[1]  # scipy.stats.wilcoxon on six positive differences: 2/64
+    assert "F approximation fails; exact permutation p = 0.0312" in out.output  # 2 / 2^6
+    assert "F = inf" not in out.output and "<1e-10" not in out.output
+    table = vareval.rank(pd.DataFrame(rows), metric="score", by="method", task="task")
+    assert table["ranking"].friedman.exact_pvalue == pytest.approx(2 / 2**6)

@@ -292,3 +292,47 @@ def test_report_select_on_refusals(store, tmp_path, args, words):
     assert res.exit_code == 2, res.output
     assert res.output.startswith("error:") and words in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def _accuracy_search(tmp_path):
+    """Five configurations whose test accuracies reach the bound: the case that printed
+    ``1  0.9160  [0.7100, 1.1220]`` and ``4  1.0000  [1.0000, 1.0000]``."""
+    df = pd.DataFrame({
+        "method": ["m"] * 5,
+        "val_accuracy": [0.70, 0.80, 0.90, 0.95, 0.99],
+        "test_accuracy": [0.71, 0.87, 1.00, 1.00, 1.00],
+    })  # fmt: skip
+    path = tmp_path / "search.csv"
+    df.to_csv(path, index=False)
+    return df, str(path)
+
+
+def test_selection_curve_respects_bounds_and_never_prints_a_zero_width_interval(tmp_path):
+    df, path = _accuracy_search(tmp_path)
+    args = ["selection-curve", path, "--validation", "val_accuracy", "--test", "test_accuracy",
+            "--by", "method", "--ks", "1,2,4"]  # fmt: skip
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert "[1.0000, 1.0000]" not in out.output
+    assert "Intervals cut to [0, 1] ('test_accuracy' is a proportion" in out.output
+    assert "n/a: no spread" in out.output and "* coverage below nominal" in out.output
+    js = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    cur = js["curves"]["m"]
+    api = vareval.selection_curves(df, validation="val_accuracy", test="test_accuracy",
+                                   by="method", ks=[1, 2, 4]).curves["m"]  # fmt: skip
+    assert cur["upper"][0] == pytest.approx(1.0) and api.upper[0] == 1.0
+    assert cur["lower"][0] == pytest.approx(api.lower[0])
+    assert np.isnan(api.lower[2]) and cur["lower"][2] is None  # se 0: no interval
+    assert api.below_nominal.tolist() == [True, True, True]  # k > n / 10 with n = 5
+    wider = CliRunner().invoke(main, [*args, "--bounds", "0,2"])
+    assert "Intervals cut to [0, 2] (given)" in wider.output
+    unbounded = json.loads(CliRunner().invoke(main, [*args, "--bounds", "0,2", "--json"]).output)
+    assert unbounded["curves"]["m"]["upper"][0] > 1  # what accuracy's bounds cut
+
+
+def test_selection_curve_bounds_are_checked(tmp_path):
+    _, path = _accuracy_search(tmp_path)
+    out = CliRunner().invoke(main, ["selection-curve", path, "--validation", "val_accuracy",
+                                    "--test", "test_accuracy", "--by", "method",
+                                    "--bounds", "1"])  # fmt: skip
+    assert out.exit_code == 2 and "--bounds takes LOW,HIGH" in out.output

@@ -313,3 +313,64 @@ def test_dropna_checks_the_system_columns_not_the_metric_name(tmp_path, command)
     else:
         api = metrics(kept, gold="gold", item="item").systems["B"]
         assert json.loads(out.stdout)["B"]["accuracy"] == pytest.approx(api.accuracy)
+
+
+def test_a_metric_undefined_on_some_resamples_gives_the_pvalue_and_no_interval(tmp_path):
+    """20 items, 3 of class b: some bootstrap resamples hold one gold class, where adjusted
+    balanced accuracy is 0/0. That failed the whole command; the randomization p-value keeps
+    every gold label and is given, the interval is n/a with the reason."""
+    import itertools
+
+    import numpy as np
+    from sklearn.metrics import balanced_accuracy_score
+
+    import vareval
+
+    gold = ["a"] * 17 + ["b"] * 3
+    sys_a = ["a"] * 15 + ["b", "b"] + ["b", "b", "a"]
+    sys_b = ["a"] * 13 + ["b"] * 4 + ["a", "b", "a"]
+    df = pd.DataFrame({"item": range(20), "gold": gold, "A": sys_a, "B": sys_b})
+    path = tmp_path / "twenty.csv"
+    df.to_csv(path, index=False)
+    args = ["significance", str(path), "--gold", "gold", "--item", "item",
+            "--metric", "adjusted_balanced_accuracy", "--json"]  # fmt: skip
+    res = _run(args)
+    assert res.exit_code == 0, res.output
+    row = json.loads(res.stdout)["results"][0]
+    assert row["low"] is None and row["high"] is None
+    assert "undefined on" in row["ci_note"] and "one gold class" in row["ci_note"]
+    text = _run(args[:-1]).output
+    assert "CI n/a: metric 'adjusted_balanced_accuracy' is undefined on" in text
+
+    # the exact permutation p-value, by enumerating swaps of the discordant items with sklearn
+    def score(pred):
+        return balanced_accuracy_score(gold, pred, adjusted=True)
+
+    first, second = np.array(sys_b), np.array(sys_a)  # "system" order as the command reads
+    observed = score(first) - score(second)
+    differ = np.flatnonzero(first != second)
+    deltas = []
+    for swap in itertools.product([False, True], repeat=differ.size):
+        x, y = first.copy(), second.copy()
+        idx = differ[list(swap)]
+        x[idx], y[idx] = second[idx], first[idx]
+        deltas.append(score(x) - score(y))
+    exact = np.mean(np.abs(deltas) >= abs(observed) - 1e-12)
+    assert row["pvalue"] == pytest.approx(exact)
+    api = vareval.significance(df, gold="gold", item="item", metric="adjusted_balanced_accuracy")
+    assert api.to_frame()["pvalue"].iloc[0] == pytest.approx(exact)
+
+
+def test_metrics_positive_names_the_system_that_breaks_the_binary_rule(tmp_path):
+    import vareval
+
+    path = tmp_path / "pos.csv"
+    path.write_text("item,gold,A,B\n1,x,x,z\n2,y,y,z\n3,x,x,x\n4,y,y,x\n5,x,y,x\n6,y,x,x\n")
+    res = _run(["metrics", str(path), "--gold", "gold", "--item", "item", "--positive", "y"])
+    assert res.exit_code == 2 and "system 'B': sensitivity and specificity need two" in res.output
+    assert "Traceback" not in res.output
+    with pytest.raises(vareval.errors.ArgumentError, match="system 'B'"):
+        vareval.metrics(pd.read_csv(path), gold="gold", item="item", positive="y")
+    ok = _run(["metrics", str(path), "--gold", "gold", "--item", "item", "--system", "A",
+               "--positive", "y"])  # fmt: skip
+    assert ok.exit_code == 0 and "sensitivity 0.6667" in ok.output

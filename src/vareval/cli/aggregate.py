@@ -154,6 +154,7 @@ def aggregate(
             "profile": table["profile"].records(),
             "mean_profile": table["mean_profile"].records(),
             "improvement_pairs": table.notes[0],
+            "improvement_adjustment": table.notes[1],
             "improvement": {
                 k: v.to_dict() for k, v in table.results.items() if k.startswith("P(")
             },
@@ -201,7 +202,7 @@ def render_aggregate(table, seed: int) -> str:
             "P(X > Y): chance that a run of X beats a run of Y on a task picked at "
             "random (ties count 1/2); 0.5 is no difference."
         )
-        lines.append(table.notes[0] + ".")
+        lines.append(f"{table.notes[0]}; {table.notes[1]}.")
     return "\n".join(lines)
 
 
@@ -211,7 +212,8 @@ def _render_profile(profile, width: int) -> list[str]:
     pct = f"{profile.confidence:.0%}"
     lines = [
         f"fraction of runs scoring above tau, {pct} simultaneous band "
-        "(the whole curve; see --json for every tau)",
+        f"(half-width up to {_finite_max(profile.band_critical):.3f}, the whole curve; "
+        "see --json for every tau)",
         f"{'method':<{width}}"
         + "".join(f"{'tau ' + format(profile.taus[k], '.4g'):<22}" for k in picks).rstrip(),
     ]
@@ -228,10 +230,16 @@ def _render_profile(profile, width: int) -> list[str]:
         lines.append(f"{m:<{width}}{cells}".rstrip())
     if missing:
         lines.append(
-            "n/a: every resample gave the same fraction at that tau (each task's runs all "
-            "above or all below it), so the bootstrap cannot size a band there."
+            "n/a: that method's resamples never vary, so the bootstrap cannot size a band."
         )
+    if profile.band_note:
+        lines.append(f"Caution: {profile.band_note}.")
     return lines
+
+
+def _finite_max(values) -> float:
+    finite = [v for v in values if v == v]
+    return max(finite) if finite else float("nan")
 
 
 COMMANDS = [aggregate]

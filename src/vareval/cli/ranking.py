@@ -246,12 +246,8 @@ def _save(fig, path: str) -> None:
 def render_rank(table, seed: int) -> str:
     """The omnibus tests, mean ranks with CD groups, and the pairwise table."""
     r = table["ranking"]
-    f = r.friedman
-    lines = [
-        table.title,
-        f"Friedman chi2 = {f.statistic:.3f}, df = {f.df[0]:g}, p = {_p(f.pvalue)}; "
-        f"Iman-Davenport F = {f.iman_davenport:.3f}, df = ({f.df[0]:g}, {f.df[1]:g}), "
-        f"p = {_p(f.iman_davenport_pvalue)}",
+    lines = [table.title, *r.omnibus_lines(_p)]
+    lines += [
         f"mean rank (1 = best); Nemenyi critical difference {r.critical_difference:.3f} "
         f"at alpha {r.alpha:g}:",
     ]

@@ -45,24 +45,29 @@ def _normalized(table, normalize, reference, task, reference_low, reference_high
     )
 
 
-def _pairs(methods, pairs, baseline, scores) -> tuple[list[tuple[str, str]], str]:
-    """The pairs (X, Y) for P(X > Y), and a sentence saying which they are."""
+def _pairs(methods, pairs, baseline, scores) -> tuple[list[tuple[str, str]], str, int]:
+    """The pairs (X, Y) for P(X > Y), a sentence saying which, and the family they adjust for.
+
+    Pairs picked on the same data (the best by IQM) are adjusted for every
+    pair they could have been picked from, k (k - 1) / 2; named pairs for
+    their own number.
+    """
+    every = len(methods) * (len(methods) - 1) // 2
     if baseline is not None:
         if pairs is not None:
             raise ArgumentError("give `pairs` or `baseline`, not both.")
         if baseline not in methods:
             raise DataError(f"baseline {baseline!r} not found (methods: {', '.join(methods)}).")
-        return [(m, baseline) for m in methods if m != baseline], (
-            f"P(X > Y): each method against the baseline {baseline}"
-        )
+        chosen = [(m, baseline) for m in methods if m != baseline]
+        return chosen, f"P(X > Y): each method against the baseline {baseline}", len(chosen)
     if pairs is None or (isinstance(pairs, str) and pairs == "best"):
         best = methods[int(np.argmax(stats.aggregate_scores(scores, ["iqm"])[:, 0]))]
         return [(best, m) for m in methods if m != best], (
             f"P(X > Y): the best method by IQM ({best}) against each other method; "
             "ask for every pair with pairs='all' (--pairs all)"
-        )
+        ), every
     if isinstance(pairs, str) and pairs == "all":
-        return list(itertools.combinations(methods, 2)), "P(X > Y): every pair of methods"
+        return list(itertools.combinations(methods, 2)), "P(X > Y): every pair of methods", every
     if isinstance(pairs, str):
         raise ArgumentError(f"`pairs` must be 'best', 'all' or a list of pairs; got {pairs!r}.")
     out = []
@@ -73,7 +78,18 @@ def _pairs(methods, pairs, baseline, scores) -> tuple[list[tuple[str, str]], str
         if x == y:
             raise ArgumentError(f"a pair compares two different methods; got {x!r} twice.")
         out.append((str(x), str(y)))
-    return out, "P(X > Y): the pairs asked for"
+    return out, "P(X > Y): the pairs asked for", len(out)
+
+
+def _adjustment(family: int, confidence: float, picked: bool) -> str:
+    """A sentence saying how the intervals of P(X > Y) were adjusted."""
+    if family == 1:
+        return f"{confidence:.0%} percentile interval, one pair: not adjusted"
+    why = "the best method was picked on these data, so " if picked else ""
+    return (
+        f"{why}the {confidence:.0%} intervals hold simultaneously over {family} pairs "
+        "(Bonferroni on the bootstrap SE)"
+    )
 
 
 @keyword_only("metric", "by", "task")
@@ -126,6 +142,10 @@ def aggregate(
         Method pairs (X, Y) for ``P(X > Y)``. Default (None or "best"): the
         method with the highest IQM against each other method (k - 1 pairs);
         "all": every pair in table order (k (k - 1) / 2, slow for many methods).
+        The intervals are simultaneous (Bonferroni) over the family the pairs
+        come from: every pair for "best" and "all" (the best is picked on
+        these data), the k - 1 pairs of a baseline, or the pairs named; one
+        pair keeps the percentile interval. ``notes[1]`` says which.
     baseline : str, optional
         Instead of ``pairs``: each other method X against this one, ``P(X > baseline)``.
     improvement_resamples : int, default 1000
@@ -146,7 +166,8 @@ def aggregate(
     """
     table = task_scores(df, metric, by, task, pair_on=pair_on)
     scores, how = _normalized(table, normalize, reference, task, reference_low, reference_high)
-    pairs, which = _pairs(table.methods, pairs, baseline, scores)
+    picked = baseline is None and (pairs is None or (isinstance(pairs, str) and pairs == "best"))
+    pairs, which, family = _pairs(table.methods, pairs, baseline, scores)
     gens = as_rng(rng).spawn(3 + len(pairs))
     common = {"confidence": confidence, "resample_tasks": resample_tasks, "progress": progress}
     intervals = stats.interval_estimates(
@@ -177,6 +198,7 @@ def aggregate(
         index,
         methods=table.methods,
         n_resamples=improvement_resamples,
+        family=family,
         rng=list(gens[3:]),
         **common,
     )
@@ -187,5 +209,8 @@ def aggregate(
         f"{confidence:.0%} stratified-bootstrap intervals ({ci})"
     )
     return ResultTable(
-        title, {"intervals": intervals, **profiles, **improvements}, frame, notes=(which,)
+        title,
+        {"intervals": intervals, **profiles, **improvements},
+        frame,
+        notes=(which, _adjustment(family, confidence, picked and len(table.methods) > 2)),
     )

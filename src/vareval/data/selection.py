@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from vareval.data.design import analysed_rows, design_of
+from vareval.data.design import analysed_rows, design_of, metric_bounds
 from vareval.data.tables import FrameResult
 from vareval.data.tuning import default_ks
 from vareval.data.validate import labels, metric_values, require_columns
@@ -254,6 +254,10 @@ class SelectionCurves(FrameResult):
         Method -> :class:`~vareval.stats.SelectionCurve`.
     confidence : float
     higher_is_better : bool
+    bounds : (float, float) or None
+        The test metric's bounds the intervals are cut to.
+    bounds_from : str
+        Where they came from (given, or the metric's name).
     """
 
     validation: str
@@ -263,6 +267,8 @@ class SelectionCurves(FrameResult):
     curves: dict
     confidence: float
     higher_is_better: bool
+    bounds: tuple | None = None
+    bounds_from: str = ""
 
     def to_frame(self) -> pd.DataFrame:
         """One row per method and ``k``: test curve (U, V), interval, validation curve, optimism."""
@@ -282,6 +288,8 @@ class SelectionCurves(FrameResult):
             "confidence": self.confidence,
             "higher_is_better": self.higher_is_better,
             "ties": "average over the tied winners",
+            "bounds": None if self.bounds is None else list(self.bounds),
+            "bounds_from": self.bounds_from,
             "k": self.k.tolist(),
             "curves": {name: self.curves[name].to_dict() for name in self.methods},
         }
@@ -296,6 +304,7 @@ def selection_curves(
     ks=None,
     higher_is_better: bool = True,
     confidence: float = 0.95,
+    bounds=None,
 ) -> SelectionCurves:
     """The tuning curve of the test score of the configuration chosen on validation, per method.
 
@@ -318,6 +327,9 @@ def selection_curves(
     higher_is_better : bool, default True
     confidence : float, default 0.95
         Level of the pointwise intervals.
+    bounds : (float, float), optional
+        The test metric's range; default known from its name (accuracy, F1,
+        ... lie in [0, 1]), else none. The intervals are cut to it.
 
     Returns
     -------
@@ -341,12 +353,14 @@ def selection_curves(
             )
     if ks is None:
         ks = default_ks(max(int(mask.sum()) for mask in masks.values()))
+    limits, limits_from = metric_bounds(test, bounds)
     curves = {
         m: selection_curve(
-            val[mask], tst[mask], ks, higher_is_better=higher_is_better, confidence=confidence
+            val[mask], tst[mask], ks, higher_is_better=higher_is_better, confidence=confidence,
+            bounds=limits,
         )
         for m, mask in masks.items()
-    }
+    }  # fmt: skip
     first = next(iter(curves.values()))
     return SelectionCurves(
         validation=validation,
@@ -356,4 +370,6 @@ def selection_curves(
         curves=curves,
         confidence=first.confidence,
         higher_is_better=first.higher_is_better,
+        bounds=limits,
+        bounds_from=limits_from,
     )

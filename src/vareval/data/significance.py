@@ -22,7 +22,7 @@ import pandas as pd
 from vareval import datasets
 from vareval.data.tables import FrameResult
 from vareval.data.validate import _rows, label_text, labels, metric_values, require_columns
-from vareval.errors import DataError
+from vareval.errors import ArgumentError, DataError
 from vareval.stats.testset import classification as cls
 from vareval.stats.testset import resampling as rs
 from vareval.stats.testset import roc
@@ -532,10 +532,14 @@ def metrics(
         prediction=prediction,
     )
     positive = _positive(positive)
-    out = {
-        name: cls.classification_metrics(
-            preds.gold, p, beta=beta, zero_division=zero_division, pos_label=positive
-        )
-        for name, p in preds.systems.items()
-    }
+    out = {}
+    for name, p in preds.systems.items():
+        try:
+            out[name] = cls.classification_metrics(
+                preds.gold, p, beta=beta, zero_division=zero_division, pos_label=positive
+            )
+        except ArgumentError as err:  # say which system's predictions break the binary rule
+            if positive is None:
+                raise
+            raise type(err)(f"system {name!r}: {err}") from None
     return MetricsReport(systems=out)

@@ -169,7 +169,7 @@ def test_probabilities_of_improvement_equal_one_call_per_pair():
     pairs = [(0, 1), (5, 2), (3, 4), (1, 0)]
     for resample_tasks in (False, True):
         many = probabilities_of_improvement(
-            x, pairs, n_resamples=200, resample_tasks=resample_tasks, rng=11
+            x, pairs, n_resamples=200, resample_tasks=resample_tasks, family=1, rng=11
         )
         gens = np.random.default_rng(11).spawn(len(pairs))
         for (i, j), got, gen in zip(pairs, many, gens, strict=True):
@@ -244,3 +244,70 @@ def test_invariances(n_methods, n_tasks, n_runs, seed, shift):
     np.testing.assert_allclose(
         brute_aggregates(x, gamma=x.max())[..., 1], base[:, 1], rtol=1e-12, atol=1e-12
     )
+
+
+def test_one_run_per_task_is_refused_unless_tasks_are_resampled():
+    from vareval.errors import ArgumentError
+    from vareval.stats import interval_estimates, performance_profile, probabilities_of_improvement
+
+    x = np.random.default_rng(0).uniform(size=(2, 6, 1))
+    for call in (
+        lambda **k: interval_estimates(x, n_resamples=50, **k),
+        lambda **k: performance_profile(x, n_resamples=50, **k),
+        lambda **k: probabilities_of_improvement(x, [(0, 1)], n_resamples=50, **k),
+        lambda **k: probability_of_improvement(x[0], x[1], n_resamples=50, **k),
+    ):
+        with pytest.raises(ArgumentError, match="one run per task"):
+            call()
+        call(resample_tasks=True)  # tasks resampled: the interval has width
+    r = interval_estimates(x, n_resamples=200, resample_tasks=True, rng=0)
+    assert (r.high > r.low).all()
+
+
+def test_profile_band_is_one_half_width_from_the_max_deviation():
+    from vareval.stats import performance_profile
+
+    x = np.random.default_rng(3).normal(size=(2, 8, 6))
+    p = performance_profile(x, n_resamples=400, rng=1)
+    dev = np.abs(p.bootstrap_distribution - p.estimate).max(axis=-1)
+    crit = np.quantile(dev, 0.95, axis=0) * 6 / 5
+    assert p.band_critical == pytest.approx(crit)
+    assert np.allclose(p.band_low, np.clip(p.estimate - crit[:, None], 0, 1))
+    # at the sample maximum the estimate is 0; the band still reaches above it
+    assert p.estimate[:, -1].max() == 0 and (p.band_high[:, -1] > 0).all()
+    assert p.band_note == ""
+    assert performance_profile(x[:, :4, :3], n_resamples=50, rng=1).band_note == ""
+    few = performance_profile(x[:, :, :2], n_resamples=50, rng=1)
+    assert "8 tasks x 2 runs the band's whole-curve coverage is unknown" in few.band_note
+    assert "3 tasks x 6 runs" in performance_profile(
+        x[:, :3], n_resamples=50, resample_tasks=True, rng=1
+    ).band_note
+
+
+def test_improvement_family_gives_bonferroni_intervals():
+    from scipy import special
+
+    from vareval.stats import probabilities_of_improvement
+
+    x = np.random.default_rng(4).normal(size=(3, 5, 6))
+    one, = probabilities_of_improvement(x, [(0, 1)], n_resamples=300, rng=2)
+    assert one.family == 1
+    percentile = np.percentile(one.bootstrap_distribution, [2.5, 97.5])
+    assert (one.low, one.high) == pytest.approx(percentile)
+    adj, = probabilities_of_improvement(x, [(0, 1)], n_resamples=300, family=3, rng=2)
+    half = special.ndtri(1 - 0.05 / 6) * adj.bootstrap_distribution.std(ddof=1) * np.sqrt(6 / 5)
+    assert (adj.low, adj.high) == pytest.approx((adj.estimate - half, adj.estimate + half))
+
+
+def test_bca_counts_float_noise_around_the_estimate_as_ties():
+    """A resampled IQM of 40-item accuracies can differ from the estimate by 1e-16 alone."""
+    from vareval.stats.tasks.aggregate import _bca_interval
+
+    rng = np.random.default_rng(5)
+    estimate = np.array([[0.7]])
+    # a tenth of the resamples equal the estimate (as on a lattice), the rest spread around it
+    exact = np.concatenate([rng.normal(0.7, 0.05, 900), np.full(100, 0.7)])[:, None, None]
+    noisy = np.where(exact == 0.7, 0.7 - 1e-16, exact)  # all just below: no longer "ties"
+    assert (noisy != 0.7).sum() > (exact != 0.7).sum()  # the noise is there
+    jack = rng.normal(0.7, 0.01, size=(10, 1, 1))
+    assert _bca_interval(noisy, estimate, jack, 0.95) == _bca_interval(exact, estimate, jack, 0.95)

@@ -7,6 +7,7 @@ importorskip them), Demsar (2006)'s table of critical values.
 
 import contextlib
 import io
+import itertools
 import json
 import pathlib
 
@@ -379,3 +380,23 @@ def test_ranks_equal_scipy_rankdata_on_random_tables():
         for higher in (True, False):
             ref = stats.rankdata(np.round(x / scale, 12) * (-1 if higher else 1), axis=1)
             np.testing.assert_array_equal(ranks(x, higher_is_better=higher), ref)
+
+
+@pytest.mark.parametrize("k, n, tie", [(2, 5, False), (3, 3, False), (3, 3, True), (4, 2, False)])
+def test_infinite_iman_davenport_gives_the_exact_permutation_pvalue(k, n, tie):
+    """Every data set ranks the methods alike: F = inf printed `p < 1e-10`. The exact
+    p-value is the share of within-data-set permutations with a chi-square at least as large,
+    counted here by enumerating every one."""
+    row = np.arange(k, 0, -1.0)
+    if tie:
+        row[-1] = row[-2]
+    x = np.tile(row, (n, 1))
+    r = friedman(x)
+    assert np.isinf(r.iman_davenport) and np.isnan(r.iman_davenport_pvalue)
+    perms = np.array(list(itertools.permutations(row)))
+    hits = total = 0
+    for combo in itertools.product(range(len(perms)), repeat=n):
+        total += 1
+        hits += friedman(perms[list(combo)]).statistic >= r.statistic - 1e-9
+    assert r.exact_pvalue == pytest.approx(hits / total, rel=1e-12)
+    assert np.isnan(friedman(x + np.eye(n, k)[::-1] * 10).exact_pvalue)  # a finite F: none

@@ -197,3 +197,16 @@ def test_corrected_t_is_closer_to_level_than_naive(scaled):
     # Over 5 x 10-fold CV the naive paired t test is far above its level.
     assert naive > stats.binom.ppf(0.999, sims, 0.05)
     assert corrected <= stats.binom.ppf(0.999, sims, 0.05)
+
+
+def test_corrected_ttest_refuses_constant_differences_like_paired_t():
+    """Constant fold differences printed t = inf, p = 0 and a zero-width interval."""
+    from vareval.stats import paired_t
+
+    a = np.array([0.81, 0.83, 0.80, 0.84, 0.82])
+    with pytest.raises(ArgumentError, match="all 5 fold differences equal \\+0.02"):
+        corrected_resampled_ttest(a, a - 0.02, n_train=90, n_test=10)
+    with pytest.raises(ArgumentError, match="all 5 differences equal"):
+        paired_t(a, a - 0.02)
+    with pytest.raises(ArgumentError, match="SD is 0"):
+        corrected_resampled_ttest(a, a, n_train=90, n_test=10)

@@ -103,3 +103,38 @@ def test_simulated_coverage(n, rng, scaled):
     mc = 3 * np.sqrt(0.95 * 0.05 / sims)
     assert 0.95 - mc - 0.005 <= cover <= 0.985, cover
     print(f"n={n}: coverage {cover:.4f} over {sims} sets")
+
+
+def _grid(step):
+    """Every (both, only A, only B, neither) on the simplex in steps of ``step``."""
+    m = round(1 / step)
+    return _tables(m) / m
+
+
+# The minimum exact coverage of Newcombe's interval over the 0.02-grid of parameters, and the
+# parameter where it occurs (docs/significance.md): it dips where almost every item is
+# discordant, far from the usual case.
+MINIMUM = {10: (0.860, (0, 0.2, 0.8, 0)), 20: (0.883, (0.02, 0, 0.96, 0.02)),
+           30: (0.905, (0.02, 0, 0.96, 0.02))}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", sorted(MINIMUM))
+def test_minimum_exact_coverage_table(n):
+    """Exact enumeration over every table and a grid of parameters: the documented table."""
+    t = _tables(n).astype(float)
+    lo, hi = _newcombe_paired_ci(*t.T, 0.95)
+    grid = _grid(0.02)
+    log_count = special.gammaln(n + 1) - special.gammaln(t + 1).sum(axis=1)
+    cover = np.empty(len(grid))
+    for s in range(0, len(grid), 2000):  # chunks of parameters x every table
+        g = grid[s : s + 2000]
+        logp = log_count + np.log(np.where(g > 0, g, 1.0)) @ t.T
+        logp = np.where(((g[:, None, :] == 0) & (t > 0)).any(axis=-1), -np.inf, logp)
+        d = (g[:, 1] - g[:, 2])[:, None]
+        cover[s : s + 2000] = (np.exp(logp) * ((lo - 1e-12 <= d) & (d <= hi + 1e-12))).sum(axis=1)
+    low, where = MINIMUM[n]
+    assert cover.min() == pytest.approx(low, abs=5e-4)
+    np.testing.assert_allclose(grid[np.argmin(cover)], where, atol=1e-9)
+    assert cover.mean() > 0.95  # on average over the grid it holds its level
+    print(f"n={n}: minimum {cover.min():.3f} at {grid[np.argmin(cover)]}, mean {cover.mean():.3f}")

@@ -125,3 +125,22 @@ def test_interval_coverage_by_simulation(rng):
     sd = np.sqrt(0.95 * 0.05 / sims)
     assert np.all(np.abs(cover - 0.95) < 0.02 + 4 * sd), cover  # near nominal for small k
     np.testing.assert_allclose(est / sims, truth, atol=5 * 0.2 / np.sqrt(sims))  # unbiased
+
+
+@pytest.mark.slow
+def test_rows_marked_below_nominal_are_the_ones_that_under_cover(rng, scaled):
+    """n = 20: k <= n / 10 covers about 95 %; the marked rows fall to about 0.83 near k = n."""
+    s, n, ks = 0.7, 20, np.array([1, 2, 3, 10, 19])
+    truth = np.array([_expected_max_normal(k) for k in ks]) / np.sqrt(1 + s**2)
+    sims = scaled(2000, minimum=500)
+    hits = np.zeros(ks.size)
+    for _ in range(sims):  # one call per simulated search; the call is vectorised over k
+        q = rng.normal(size=n)
+        res = selection_curve(q + s * rng.normal(size=n), q + s * rng.normal(size=n), ks)
+        hits += (res.lower <= truth) & (truth <= res.upper)
+    cover = hits / sims
+    print(f"coverage at k = {ks.tolist()}: {cover.round(3).tolist()} over {sims}")
+    assert res.below_nominal.tolist() == [False, False, True, True, True]
+    sd = np.sqrt(0.95 * 0.05 / sims)
+    assert np.all(cover[:2] > 0.95 - 0.02 - 4 * sd), cover  # unmarked: near nominal
+    assert cover[-1] < 0.9, cover  # marked: the reason for the mark

@@ -82,7 +82,8 @@ def build(data: ReportData) -> Section | None:
                     improvements, width=width, name="aggregate-improvement"
                 ),
                 caption="Probability that a run of X beats a run of Y on a task picked at "
-                f"random, with its interval; 0.5 (dashed) is no difference. {res.notes[0]}.",
+                f"random, with its interval; 0.5 (dashed) is no difference. {res.notes[0]}; "
+                f"{res.notes[1]}.",
                 name="aggregate-improvement",
             )
         )

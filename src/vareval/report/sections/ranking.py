@@ -46,9 +46,7 @@ def build(data: ReportData) -> Section | None:
     ]
     blocks = [
         Paragraph(
-            f"{table.title}. Friedman chi-square {num(f.statistic)} (df {f.df[0]:g}), "
-            f"p = {_p(f.pvalue)}; Iman-Davenport F = {num(f.iman_davenport)} "
-            f"(df {f.df[0]:g}, {f.df[1]:g}), p = {_p(f.iman_davenport_pvalue)}."
+            f"{table.title}. " + " ".join(r.omnibus_lines(_p)) + "."
         ),
         Figure(
             lambda width: cd_diagram(r, width=width, name="cd-diagram"),

@@ -231,14 +231,17 @@ def paired_difference(
     boot_ci, note = (math.nan, math.nan), ""
     if split_sizes is not None:
         n_train, n_test = split_sizes
-        c = corrected_resampled_ttest(
-            a, b, n_train=n_train, n_test=n_test, confidence=confidence
-        )
-        t, p, t_ci = c.statistic, c.pvalue, c.confidence_interval()
+        if sd > 0:
+            c = corrected_resampled_ttest(
+                a, b, n_train=n_train, n_test=n_test, confidence=confidence
+            )
+            t, p, t_ci, se_c = c.statistic, c.pvalue, c.confidence_interval(), c.se
+        else:  # undefined, as the naive test above (corrected_resampled_ttest refuses it)
+            se_c = math.nan
         corrected = {
             "test": "corrected resampled t",
-            "se_corrected": c.se,
-            "test_train_ratio": c.test_train_ratio,
+            "se_corrected": se_c,
+            "test_train_ratio": n_test / n_train,
         }
         note = (
             "each replication re-drew the train/test split, so the pairs share "

@@ -40,6 +40,9 @@ from vareval.stats._result import ConfidenceInterval, Result
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
 _CHUNK = 125_000  # resampled scores drawn at once (another size would draw other runs)
 _PART = 65_000  # resampled scores processed at once, so their temporaries stay in cache
+# the smallest design where the profile band's whole-curve coverage was measured
+_BAND_MIN_RUNS = 3
+_BAND_MIN_TASKS = 4
 
 
 # --- input checks ----------------------------------------------------------------
@@ -70,6 +73,27 @@ def _as_task_scores(scores, name: str = "scores", *, min_tasks: int = 1) -> np.n
     if arr.shape[2] < 1:
         raise ArgumentError(f"`{name}` has no runs.")
     return arr
+
+
+def _check_runs_vary(arr: np.ndarray, resample_tasks: bool, name: str = "scores") -> None:
+    """Refuse one run per task with tasks fixed: every resample would equal the estimate."""
+    if arr.shape[2] < 2 and not resample_tasks:
+        raise ArgumentError(
+            f"`{name}` has one run per task: with tasks kept fixed every bootstrap resample "
+            "equals the estimate, a zero-width interval; give at least 2 runs per task, or "
+            "resample tasks (resample_tasks=True, --resample-tasks)."
+        )
+
+
+def _band_note(shape: tuple, resample_tasks: bool) -> str:
+    """Empty, or a sentence when the design is outside where the band's coverage was measured."""
+    if shape[1] >= _BAND_MIN_TASKS and (resample_tasks or shape[2] >= _BAND_MIN_RUNS):
+        return ""
+    return (
+        f"with {shape[1]} tasks x {shape[2]} runs the band's whole-curve coverage is unknown: "
+        f"it reached its level in simulation from {_BAND_MIN_TASKS} tasks and "
+        f"{_BAND_MIN_RUNS} runs per task (docs/aggregate.md), not below"
+    )
 
 
 def _as_gamma(gamma, scores: np.ndarray) -> float:
@@ -337,7 +361,10 @@ def _bca_interval(dist, estimate, jackknife, confidence: float):
     ``jackknife`` holds the leave-one-unit-out statistics along its axis 0.
     """
     b = dist.shape[0]
-    below = (dist < estimate).sum(axis=0) + 0.5 * (dist == estimate).sum(axis=0)
+    # ties count one half; a resample within float noise of the estimate is a tie (a
+    # resampled IQM of lattice scores, k / 40, equals it exactly in exact arithmetic)
+    tied = np.isclose(dist, estimate, rtol=1e-9, atol=1e-12)
+    below = ((dist < estimate) & ~tied).sum(axis=0) + 0.5 * tied.sum(axis=0)
     z0 = special.ndtri(np.clip(below / b, 0.5 / b, 1 - 0.5 / b))
     dev = jackknife.mean(axis=0) - jackknife
     den = 6.0 * (dev**2).sum(axis=0) ** 1.5
@@ -493,6 +520,7 @@ def interval_estimates(
     reinforcement learning at the edge of the statistical precipice. NeurIPS.
     """
     arr = _as_task_scores(scores, min_tasks=2 if resample_tasks else 1)
+    _check_runs_vary(arr, resample_tasks)
     names = _as_aggregates(aggregates)
     gamma = _as_gamma(gamma, arr) if "optimality_gap" in names else float(gamma)
     n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=2)
@@ -561,12 +589,16 @@ class PerformanceProfile(Result):
         Percentile-bootstrap intervals, each valid at one tau (rliable's;
         zero-width where every resample gives the same fraction).
     band_low, band_high : ndarray, shape (methods, taus)
-        Simultaneous band: covers the whole profile at once with probability
-        ``confidence`` (bootstrap sup-t band). NaN at a tau where every
-        resample gives the same fraction strictly between 0 and 1 (no
-        bootstrap spread to size it).
+        Simultaneous band: meant to cover the whole profile at once with
+        probability ``confidence``: ``estimate +- band_critical``, clipped to
+        [0, 1] (bootstrap of the largest deviation over taus). NaN for a
+        method whose resamples never vary.
     band_critical : ndarray, shape (methods,)
-        The sup-t critical value of each method's band.
+        Half-width of each method's band.
+    band_note : str
+        Empty, or a sentence saying the design (fewer than 3 runs per task
+        with tasks fixed, or fewer than 4 tasks) lies outside the range where
+        the band's whole-curve coverage was measured to reach its level.
     confidence : float
     n_resamples : int
     resample_tasks : bool
@@ -582,6 +614,7 @@ class PerformanceProfile(Result):
     band_low: np.ndarray
     band_high: np.ndarray
     band_critical: np.ndarray
+    band_note: str
     confidence: float
     n_resamples: int
     resample_tasks: bool
@@ -625,23 +658,25 @@ def _fraction_above(codes: np.ndarray, n_taus: int) -> np.ndarray:
     return above / codes.shape[-1]
 
 
-def _sup_t_band(dist: np.ndarray, estimate: np.ndarray, confidence: float, n: int):
-    """Simultaneous band ``estimate +- c * sd`` with c the quantile of the sup |t| over taus.
+def _max_deviation_band(dist: np.ndarray, estimate: np.ndarray, confidence: float, n: int):
+    """Simultaneous band ``estimate +- c``, c the quantile of the largest deviation over taus.
 
-    ``sd`` is the bootstrap SD times ``sqrt(n / (n - 1))``: resampling ``n``
-    units shrinks a mean's variance by ``(n - 1) / n``, which a band over
-    many taus feels (about 94 % instead of 95 % coverage with 30 runs).
+    The bootstrap distribution of ``max_tau |F*(tau) - F(tau)|`` (a
+    Kolmogorov-Smirnov-type statistic) sets one half-width for the whole
+    curve, times ``n / (n - 1)``: resampling ``n`` units shrinks a fraction's
+    variance by ``(n - 1) / n``, and with few runs the bootstrap's maximum of
+    a discrete curve falls short further: the square root (the variance
+    alone) left the whole-curve coverage at 88-92 % with 3 to 5 runs per task
+    where the full factor reaches 95 % (docs/aggregate.md). An equal width, unlike a sup-t
+    band, stays open where the sample has no spread (at and beyond the
+    sample's extremes every resample gives 0 or 1, while the true curve does
+    not). With no spread anywhere (one run per task, tasks fixed) the
+    bootstrap cannot size a band: NaN.
     """
-    sd = dist.std(axis=0, ddof=1)
-    t = np.divide(np.abs(dist - estimate), sd, out=np.zeros_like(dist), where=sd > 0).max(axis=-1)
-    crit = np.quantile(t, confidence, axis=0)
-    half = crit[:, None] * sd * np.sqrt(n / (n - 1) if n > 1 else 1.0)
-    # where every resample gives the same fraction strictly between 0 and 1
-    # (each task's runs all on one side of tau) the bootstrap cannot size the
-    # band: NaN, not a zero-width band that claims certainty. At 0 and 1 (tau
-    # beyond every score) the band keeps the curve's trivial ends.
-    flat = (np.ptp(dist, axis=0) == 0) & (estimate > 0) & (estimate < 1)
-    half = np.where(flat, np.nan, half)
+    crit = np.quantile(np.abs(dist - estimate).max(axis=-1), confidence, axis=0)
+    crit = crit * (n / (n - 1) if n > 1 else 1.0)
+    crit = np.where(crit > 0, crit, np.nan)
+    half = crit[:, None]
     return np.clip(estimate - half, 0, 1), np.clip(estimate + half, 0, 1), crit
 
 
@@ -668,10 +703,12 @@ def performance_profile(
     (``searchsorted``); a resample gathers codes, and a histogram of codes
     with a reversed cumulative sum gives the whole profile, so the cost is
     linear in runs x tasks and independent of the number of taus. The
-    simultaneous band is the bootstrap sup-t band (Montiel Olea and
-    Plagborg-Moller 2019): the quantile over resamples of the largest
-    standardised deviation across taus sets one critical value for the whole
-    curve.
+    simultaneous band has one half-width for the whole curve: the quantile
+    over resamples of the largest deviation across taus, inflated by
+    ``n / (n - 1)`` for the bootstrap's shrinkage (``n`` runs per task,
+    or tasks when they are resampled). Its whole-curve coverage, measured in
+    docs/aggregate.md, reaches the level from 3 runs on 4 tasks; outside
+    the measured range the result's ``band_note`` says so.
 
     Parameters
     ----------
@@ -693,6 +730,7 @@ def performance_profile(
     PerformanceProfile
     """
     arr = _as_task_scores(scores, min_tasks=2 if resample_tasks else 1)
+    _check_runs_vary(arr, resample_tasks)
     if kind not in ("runs", "mean"):
         raise ArgumentError(f"`kind` must be 'runs' or 'mean'; got {kind!r}.")
     if taus is None:  # identical scores: a span around them, where the profile steps
@@ -730,7 +768,7 @@ def performance_profile(
             bar.update(b)
     low, high = _percentile_interval(dist, confidence)
     units = arr.shape[1] if resample_tasks else arr.shape[2]
-    band_low, band_high, crit = _sup_t_band(dist, estimate, confidence, units)
+    band_low, band_high, crit = _max_deviation_band(dist, estimate, confidence, units)
     return PerformanceProfile(
         methods=_labels(methods, arr.shape[0]),
         taus=taus,
@@ -741,6 +779,7 @@ def performance_profile(
         band_low=band_low,
         band_high=band_high,
         band_critical=crit,
+        band_note=_band_note(arr.shape, resample_tasks),
         confidence=confidence,
         n_resamples=n_resamples,
         resample_tasks=bool(resample_tasks),
@@ -765,11 +804,21 @@ class ProbabilityOfImprovement(Result):
     per_task : ndarray, shape (tasks,)
         ``U_t / (n m)``, the Mann-Whitney statistic of each task over its pairs.
     low, high : float
-        Percentile-bootstrap interval at ``confidence``.
+        Interval at ``confidence``: the percentile-bootstrap interval when
+        ``family`` is 1; otherwise one of ``family`` simultaneous intervals
+        (Bonferroni: ``estimate +- z(1 - alpha / (2 family)) SE``, clipped to
+        [0, 1]), so that all of them cover at once with probability at least
+        ``confidence``. SE is the bootstrap SD times ``sqrt(u / (u - 1))``,
+        ``u`` the resampled units (the fewer runs of the two, or the tasks when
+        they are resampled): the bootstrap's shrinkage of a variance.
     confidence : float
     n_resamples : int
     resample_tasks : bool
+    family : int
+        Number of pairs the interval is adjusted for (1: not adjusted).
     bootstrap_distribution : ndarray, shape (n_resamples,)
+    units : int
+        Resampled units ``u`` (see ``low, high``).
     """
 
     x: str
@@ -781,14 +830,23 @@ class ProbabilityOfImprovement(Result):
     confidence: float
     n_resamples: int
     resample_tasks: bool
+    family: int
     bootstrap_distribution: np.ndarray
+    units: int = 0
 
     _interval = ("low", "high")
 
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Return ``(low, high)`` at another level, from the stored resamples."""
         level = self.confidence if confidence_level is None else as_confidence(confidence_level)
-        low, high = _percentile_interval(self.bootstrap_distribution, level)
+        dist = self.bootstrap_distribution
+        if self.family == 1:
+            low, high = _percentile_interval(dist, level)
+        else:
+            u = self.units
+            se = dist.std(ddof=1) * (np.sqrt(u / (u - 1)) if u > 1 else 1.0)
+            half = special.ndtri(1 - (1 - level) / (2 * self.family)) * se
+            low, high = max(self.estimate - half, 0.0), min(self.estimate + half, 1.0)
         return ConfidenceInterval(float(low), float(high))
 
     def to_dict(self) -> dict:
@@ -857,20 +915,23 @@ def _improvements(xs, ys, gens, n_resamples: int, resample_tasks: bool, progress
     return estimate, dist
 
 
-def _improvement_result(labels, per_task, dist, confidence, resample_tasks):
-    low, high = _percentile_interval(dist, confidence)
-    return ProbabilityOfImprovement(
+def _improvement_result(labels, per_task, dist, confidence, resample_tasks, units, family=1):
+    result = ProbabilityOfImprovement(
         x=str(labels[0]),
         y=str(labels[1]),
         estimate=float(per_task.mean()),
         per_task=per_task,
-        low=float(low),
-        high=float(high),
+        low=np.nan,
+        high=np.nan,
         confidence=confidence,
         n_resamples=dist.size,
         resample_tasks=bool(resample_tasks),
+        family=int(family),
         bootstrap_distribution=dist,
+        units=int(units),
     )
+    low, high = result.confidence_interval()
+    return dataclasses.replace(result, low=low, high=high)
 
 
 def _improvement_args(n_resamples, confidence):
@@ -917,11 +978,14 @@ def probability_of_improvement(
         raise ArgumentError(
             f"`x` and `y` must cover the same tasks; got {x.shape[0]} and {y.shape[0]} tasks."
         )
+    if x.shape[1] < 2 and y.shape[1] < 2:
+        _check_runs_vary(x[None], resample_tasks, "x` and `y")
     n_resamples, confidence = _improvement_args(n_resamples, confidence)
     per_task, dist = _improvements(
         x[None], y[None], [as_rng(rng)], n_resamples, resample_tasks, progress=False
     )
-    return _improvement_result(labels, per_task[0], dist[0], confidence, resample_tasks)
+    units = x.shape[0] if resample_tasks else min(x.shape[1], y.shape[1])
+    return _improvement_result(labels, per_task[0], dist[0], confidence, resample_tasks, units)
 
 
 def probabilities_of_improvement(
@@ -932,6 +996,7 @@ def probabilities_of_improvement(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     resample_tasks: bool = False,
+    family: int | None = None,
     rng=None,
     progress=False,
 ) -> list:
@@ -946,6 +1011,12 @@ def probabilities_of_improvement(
         Labels of the methods (default ``"0"``, ``"1"``, ...).
     n_resamples, confidence, resample_tasks
         As :func:`probability_of_improvement`.
+    family : int, optional
+        Make the intervals simultaneous over this many pairs (Bonferroni,
+        see :class:`ProbabilityOfImprovement`); default: the number of
+        ``pairs``. Pairs chosen after looking at the data (e.g. the best
+        method against each other) need the family they were chosen from:
+        every pair, ``k (k - 1) / 2``. 1 gives unadjusted percentile intervals.
     rng : None, int, Generator, or a sequence of Generators (one per pair)
         With one seed, every pair gets its own stream spawned from it; each
         pair's result equals :func:`probability_of_improvement` on its stream.
@@ -957,6 +1028,7 @@ def probabilities_of_improvement(
     list of ProbabilityOfImprovement, in the order of ``pairs``.
     """
     arr = _as_task_scores(scores, min_tasks=2 if resample_tasks else 1)
+    _check_runs_vary(arr, resample_tasks)
     names = _labels(methods, arr.shape[0])
     try:
         index = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
@@ -965,6 +1037,7 @@ def probabilities_of_improvement(
     if index.size and not ((index >= 0) & (index < arr.shape[0])).all():
         raise ArgumentError(f"`pairs` index methods 0 to {arr.shape[0] - 1}.")
     n_resamples, confidence = _improvement_args(n_resamples, confidence)
+    family = max(len(index), 1) if family is None else as_positive_int(family, "family")
     if isinstance(rng, (list, tuple)):
         if len(rng) != len(index):
             raise ArgumentError(f"`rng` has {len(rng)} generators for {len(index)} pairs.")
@@ -977,6 +1050,9 @@ def probabilities_of_improvement(
         arr[index[:, 0]], arr[index[:, 1]], gens, n_resamples, resample_tasks, progress
     )
     return [
-        _improvement_result((names[i], names[j]), per_task[p], dist[p], confidence, resample_tasks)
+        _improvement_result(
+            (names[i], names[j]), per_task[p], dist[p], confidence, resample_tasks,
+            arr.shape[1] if resample_tasks else arr.shape[2], family,
+        )
         for p, (i, j) in enumerate(index)
     ]

@@ -49,7 +49,14 @@ class FriedmanResult(Result):
     iman_davenport : float
         ``F = (N - 1) chi2 / (N (k - 1) - chi2)`` (Iman and Davenport 1980).
     iman_davenport_pvalue : float
-        Upper tail of F with ``(k - 1, (k - 1)(N - 1))`` df.
+        Upper tail of F with ``(k - 1, (k - 1)(N - 1))`` df; NaN where F is
+        infinite (every data set ranks the methods alike), where the F
+        approximation fails.
+    exact_pvalue : float
+        Where F is infinite: the exact permutation p-value of Friedman's
+        statistic, ``m ** -(N - 1)`` with ``m`` the distinct arrangements of
+        one data set's ranks (``k!`` without ties): the chance that all N
+        data sets rank the methods alike. NaN otherwise.
     df : (float, float)
         The F test's degrees of freedom.
     mean_ranks : ndarray
@@ -61,6 +68,7 @@ class FriedmanResult(Result):
     pvalue: float
     iman_davenport: float
     iman_davenport_pvalue: float
+    exact_pvalue: float
     df: tuple
     mean_ranks: np.ndarray
     n_datasets: int
@@ -111,6 +119,34 @@ class Ranking(Result):
         from vareval.plots.ranking import cd_diagram
 
         return cd_diagram(self, width=width)
+
+    def omnibus_lines(self, fmt) -> list[str]:
+        """Friedman and Iman-Davenport, led by Wilcoxon when two methods are compared.
+
+        With two methods Friedman's test is a sign test; the Wilcoxon signed-rank
+        test (autorank's choice) uses the sizes of the differences too. Where F
+        is infinite its approximation fails and the exact p-value is given.
+        """
+        f = self.friedman
+        df = f"df = ({f.df[0]:g}, {f.df[1]:g})"
+        if f.iman_davenport == f.iman_davenport and f.iman_davenport < float("inf"):
+            p = fmt(f.iman_davenport_pvalue)
+            iman = f"Iman-Davenport F = {f.iman_davenport:.3f}, {df}, p = {p}"
+        else:
+            iman = (
+                "Iman-Davenport F is infinite (every data set ranks the methods alike), where its "
+                f"F approximation fails; exact permutation p = {fmt(f.exact_pvalue)}"
+            )
+        chi2 = f"Friedman chi2 = {f.statistic:.3f}, df = {f.df[0]:g}, p = {fmt(f.pvalue)}"
+        friedman = f"{chi2}; {iman}"
+        if f.n_methods != 2:
+            return [friedman]
+        i, j = self.order
+        lead = (
+            f"two methods: Wilcoxon signed-rank test over the {f.n_datasets} data sets, "
+            f"p = {fmt(self.wilcoxon_pvalue[i, j])} (the test for a pair, as autorank)"
+        )
+        return [lead, f"  (Friedman with two methods is a sign test: {friedman})"]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -224,11 +260,17 @@ def friedman(scores, *, higher_is_better: bool = True) -> FriedmanResult:
     df1, df2 = k - 1, (k - 1) * (n - 1)
     denom = n * (k - 1) - chi2
     f = (n - 1) * chi2 / denom if denom > 0 else np.inf
+    exact = np.nan
+    if not np.isfinite(f) and (r == r[0]).all():  # F's approximation fails: count exactly
+        ties = np.unique(r[0], return_counts=True)[1]
+        log_m = special.gammaln(k + 1) - special.gammaln(ties + 1).sum()
+        exact = float(np.exp(-(n - 1) * log_m))
     return FriedmanResult(
         statistic=float(chi2),
         pvalue=float(special.chdtrc(df1, chi2)),  # scipy.stats.chi2.sf, without its overhead
         iman_davenport=float(f),
-        iman_davenport_pvalue=float(special.fdtrc(df1, df2, f)) if np.isfinite(f) else 0.0,
+        iman_davenport_pvalue=float(special.fdtrc(df1, df2, f)) if np.isfinite(f) else np.nan,
+        exact_pvalue=exact,
         df=(float(df1), float(df2)),
         mean_ranks=mean_ranks,
         n_datasets=n,

@@ -31,6 +31,7 @@ from vareval.stats._checks import (
     as_positive_int,
     as_rng,
     as_scores,
+    constant_differences,
 )
 from vareval.stats._result import (
     ConfidenceInterval,
@@ -497,24 +498,25 @@ def corrected_resampled_ttest(
     alternative = as_alternative(alternative)
     confidence = as_confidence(confidence)
     d = a - b
+    if constant_differences(a, b):  # as paired_t: an SD of 0 makes t infinite or 0/0
+        raise ArgumentError(
+            f"the corrected resampled t test is undefined: all {d.size} fold differences "
+            f"equal {d[0]:+.6g}, so their SD is 0 (t = inf, p = 0, a zero-width interval); "
+            "compare per-item predictions with a paired test on one test set instead."
+        )
     j = d.size
     ratio = n_test / n_train
     var = float(np.var(d, ddof=1))
     se = math.sqrt((1 / j + ratio) * var)
     mean = float(d.mean())
     df = j - 1
-    if se == 0:
-        t = math.copysign(math.inf, mean) if mean != 0 else 0.0
-    else:
-        t = mean / se
+    t = mean / se
     if alternative == "greater":
         p = float(special.stdtr(df, -t))
     elif alternative == "less":
         p = float(special.stdtr(df, t))
     else:
         p = float(2 * special.stdtr(df, -abs(t)))
-    if mean == 0 and se == 0:
-        p = 1.0
     half = float(special.stdtrit(df, (1 + confidence) / 2)) * se
     return CorrectedTTestResult(
         statistic=float(t),

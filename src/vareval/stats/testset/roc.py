@@ -108,6 +108,31 @@ def _binary_iv(gold, scores: dict, pos_label):
 
 
 
+def _named(scores) -> dict:
+    """Systems' scores as ``{name: scores}``, from a mapping or a sequence (named by position).
+
+    One form for :func:`delong_covariance` and :func:`compare_aucs`.
+    """
+    if isinstance(scores, Mapping):
+        return {str(k): v for k, v in scores.items()}
+    if isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__"):
+        raise ArgumentError(
+            "`scores` must map system names to per-item scores, or be a sequence of them."
+        )
+    return {str(i): s for i, s in enumerate(scores)}
+
+
+def _check_delong(positive: np.ndarray) -> None:
+    """DeLong's variance needs two items of each class: over one its variance is undefined."""
+    for name, count in (("positive", int(positive.sum())), ("negative", int((~positive).sum()))):
+        if count < 2:
+            raise ArgumentError(
+                f"DeLong's variance needs at least 2 {name} items; got {count}: the structural "
+                "components of a class with one item have no variance (pROC gives NaN). "
+                "Use a resampling test (--test randomization)."
+            )
+
+
 def _components(positive: np.ndarray, scores: np.ndarray):
     """AUCs and DeLong's structural components, by midranks (Sun and Xu 2014).
 
@@ -188,17 +213,18 @@ def delong_covariance(y_true, scores, *, pos_label) -> tuple[np.ndarray, np.ndar
     Parameters
     ----------
     y_true : array_like, shape (n,)
-    scores : sequence of array_like, shape (k, n)
-        One score array per system.
+    scores : mapping of str to array_like, or sequence of array_like
+        Each system's per-item scores (as :func:`compare_aucs`).
     pos_label : label
 
     Returns
     -------
     (auc, covariance) : ndarray (k,), ndarray (k, k)
-        ``covariance = S10 / m + S01 / n`` (DeLong et al. 1988).
+        ``covariance = S10 / m + S01 / n`` (DeLong et al. 1988), systems in
+        the order given.
     """
-    named = {f"scores[{i}]": s for i, s in enumerate(scores)}
-    positive, arr = _binary_iv(y_true, named, pos_label)
+    positive, arr = _binary_iv(y_true, _named(scores), pos_label)
+    _check_delong(positive)
     auc, v10, v01 = _components(positive, arr)
     return auc, _cov(v10) + _cov(v01)
 
@@ -257,6 +283,7 @@ def delong_test(
     positive, arr = _binary_iv(
         y_true, {"scores_a": scores_a, "scores_b": scores_b}, pos_label
     )
+    _check_delong(positive)
     auc, v10, v01 = _components(positive, arr)
     cov = _cov(v10) + _cov(v01)
     estimate, var = (float(v) for v in delong_difference(positive, arr))
@@ -375,8 +402,9 @@ def compare_aucs(
     Parameters
     ----------
     y_true : array_like, shape (n,)
-    scores : mapping of str to array_like
-        System name to its per-item scores, at least two systems.
+    scores : mapping of str to array_like, or sequence of array_like
+        System name to its per-item scores (a sequence: named "0", "1", ...),
+        at least two systems (as :func:`delong_covariance`).
     pos_label, alternative
         As for :func:`delong_test`.
     baseline, all_pairs, correction
@@ -394,10 +422,10 @@ def compare_aucs(
         system_scores,
     )
 
-    if not isinstance(scores, Mapping) or len(scores) < 2:
-        raise ArgumentError("`scores` must map at least two system names to scores.")
+    named = _named(scores)
+    if len(named) < 2:
+        raise ArgumentError("`scores` must hold at least two systems' scores.")
     confidence = as_confidence(confidence)
-    named = {str(k): v for k, v in scores.items()}
     systems = tuple(named)
     pairs, baseline = comparison_pairs(systems, baseline, all_pairs)
     results = tuple(

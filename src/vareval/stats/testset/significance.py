@@ -400,12 +400,13 @@ class _Prepared:
         if bad:
             raise ArgumentError(
                 f"metric {self.metric.name!r} gave a NaN or infinite delta on {bad} of "
-                f"{values.size} {what} (a 0/0 in combine?); it must be defined on "
-                "every subset of the items."
+                f"{values.size} {what} (e.g. a resample with one gold class); the "
+                "randomization test (--test randomization) keeps every item's gold label."
             )
         return values
 
-    def bootstrap(self, n_resamples, rng):
+    def bootstrap(self, n_resamples, rng, for_interval=False):
+        """Bootstrap deltas; for an interval only, undefined ones are kept (as NaN)."""
         if self.types is None and self.metric.vectorized:
             d = rs.rows_bootstrap_deltas(
                 self.metric, self.gold, self.a, self.b, n_resamples, rng
@@ -420,7 +421,7 @@ class _Prepared:
             d, path = rs.bootstrap_deltas(
                 self.metric, self.types, n_resamples, rng, self.method
             )
-        return self._finite(d, "bootstrap resamples"), path
+        return (d if for_interval else self._finite(d, "bootstrap resamples")), path
 
     def randomization(self, n_resamples, rng):
         if self.types is None and self.metric.vectorized:
@@ -632,7 +633,7 @@ def paired_randomization(
     else:
         dist, path = prep.randomization(n_resamples, test_rng)
     hits = _randomization_hits(dist, prep.delta, alternative)
-    boot, _ = prep.bootstrap(ci_resamples, ci_rng)
+    boot, _ = prep.bootstrap(ci_resamples, ci_rng, for_interval=True)
     return _paired_result(test, prep, dist, boot, hits, path, alternative, ci, confidence, smooth)
 
 
@@ -655,6 +656,14 @@ def _paired_result(test, prep, dist, boot, hits, path, alternative, ci, confiden
             f"{prep.n} item(s) have only {_distinct_resamples(prep.n)} "
             f"distinct bootstrap resamples; an interval needs at least "
             f"{BOOTSTRAP_MIN_ITEMS} items."
+        )
+    elif not np.isfinite(boot).all():  # the test's p-value does not use these resamples
+        interval = (math.nan, math.nan)
+        note = (
+            f"metric {prep.metric.name!r} is undefined on "
+            f"{np.count_nonzero(~np.isfinite(boot))} of {boot.size} bootstrap resamples "
+            "(e.g. a resample with one gold class), so no interval: dropping them would "
+            "condition on the resample, and keeping them is impossible."
         )
     else:
         interval = _interval(ci, boot, prep.delta, prep.jackknife, confidence)

@@ -431,6 +431,7 @@ class GoodnessOfFit(Result):
 
 
 EXTRAPOLATION = "model-based extrapolation"
+_MIN_REFITS = 10  # successful refits an interval needs
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -445,8 +446,11 @@ class ParametricTuningCurve(Result):
     average : ndarray
         Its average tuning curve (the expected best of ``k``).
     lower, upper : ndarray
-        Percentile-bootstrap interval of ``estimate`` (refits on resampled
-        scores), pointwise, at ``confidence``.
+        Bootstrap interval of ``estimate``, pointwise, at ``confidence``:
+        with ``bootstrap="parametric"`` the basic interval
+        ``(2 est - q_high, 2 est - q_low)`` over refits to samples drawn from
+        the fitted distribution; with ``"nonparametric"`` the percentile
+        interval over refits to resampled scores.
     extrapolated : ndarray of bool
         ``k > n``: a *model-based extrapolation*, beyond the iterations run;
         it is only as good as the quadratic form's fit.
@@ -457,6 +461,9 @@ class ParametricTuningCurve(Result):
         The fitted distribution.
     goodness_of_fit : GoodnessOfFit
     q, confidence, higher_is_better, n_resamples
+    bootstrap : {"parametric", "nonparametric"}
+    bootstrap_distribution : ndarray, shape (successful refits, k)
+        The refits' curves.
     """
 
     k: np.ndarray
@@ -478,8 +485,16 @@ class ParametricTuningCurve(Result):
     n_resamples: int
     o: float = 0.0
     family: str = "quadratic"
+    bootstrap: str = "parametric"
+    bootstrap_distribution: np.ndarray | None = None
 
     _interval = ("lower", "upper")
+
+    def to_dict(self) -> dict:
+        """Fields as plain values, without the refits."""
+        out = super().to_dict()
+        out.pop("bootstrap_distribution", None)
+        return out
     _rows = ("k", "estimate", "lower", "upper", "average", "extrapolated", "label")
 
     @property
@@ -502,6 +517,7 @@ def parametric_tuning_curve(
     n_resamples: int = 100,
     rng=None,
     family: str = "quadratic",
+    bootstrap: str = "parametric",
 ) -> ParametricTuningCurve:
     """Fit a quadratic distribution to the search outcomes and extrapolate its tuning curve.
 
@@ -510,10 +526,18 @@ def parametric_tuning_curve(
     model-based extrapolation, marked so in ``extrapolated`` and ``label``.
     The fit is to the right tail (above the median) when maximising and the
     left tail when minimising, with the concave or convex form, as opda
-    recommends, unless ``limits`` / ``constraints`` say otherwise. The
-    interval is the percentile bootstrap over ``n_resamples`` refits on
-    scores resampled with replacement (one optimisation per resample); it
-    reflects sampling uncertainty of the fit, not doubt about the model.
+    recommends, unless ``limits`` / ``constraints`` say otherwise.
+
+    The interval reflects sampling uncertainty of the fit *given the model*,
+    not doubt about the model. By default it is a parametric bootstrap:
+    ``n_resamples`` samples of ``n`` drawn from the fitted distribution, each
+    refitted exactly as the data were (its own median as the tail's limit),
+    and the basic interval ``(2 est - q_high, 2 est - q_low)``. The
+    percentile interval over refits to resampled scores (``"nonparametric"``,
+    the former default) under-covers when the model is exactly right: a
+    resample never holds a score above the sample's maximum, so the refits
+    under-state how far the upper end ``b`` can lie (0.76 coverage at
+    ``k = 60`` for Q(0.3, 0.85, 3), n = 60; docs/tuning.md).
 
     Parameters
     ----------
@@ -533,6 +557,8 @@ def parametric_tuning_curve(
     family : {"quadratic", "noisy-quadratic"}, default "quadratic"
         :class:`QuadraticDistribution` or :class:`NoisyQuadraticDistribution`
         (each evaluation with normal noise; its fit is about 50 times slower).
+    bootstrap : {"parametric", "nonparametric"}, default "parametric"
+        See above; at least 10 refits must succeed (``n_resamples >= 10``).
     """
     fits = {"quadratic": lambda *a: _fit(QuadraticDistribution, *a),
             "noisy-quadratic": lambda *a: _fit_noisy(NoisyQuadraticDistribution, *a)}
@@ -542,32 +568,62 @@ def parametric_tuning_curve(
     ys = as_scores(scores, "scores", min_n=3)
     hib = as_bool(higher_is_better, "higher_is_better")
     k, q, confidence = np.atleast_1d(_as_k(k)), _as_q(q), as_confidence(confidence)
-    n_resamples = as_positive_int(n_resamples, "n_resamples")
-    median = float(np.median(ys))
-    limits = ((median, np.inf) if hib else (-np.inf, median)) if limits is None else limits
+    if bootstrap not in ("parametric", "nonparametric"):
+        raise ArgumentError(
+            f"`bootstrap` must be 'parametric' or 'nonparametric'; got {bootstrap!r}."
+        )
+    if isinstance(n_resamples, numbers.Integral) and not isinstance(n_resamples, bool):
+        if n_resamples < _MIN_REFITS:
+            raise ArgumentError(
+                f"`n_resamples` must be at least {_MIN_REFITS}: the interval needs "
+                f"{_MIN_REFITS} successful refits (and half of those asked for); "
+                f"got {n_resamples}."
+            )
+    n_resamples = as_positive_int(n_resamples, "n_resamples", minimum=_MIN_REFITS)
+    chosen = limits is not None
+
+    def tail_limits(sample):  # the fit's own choice, repeated on every resample
+        if chosen:
+            return limits
+        median = float(np.median(sample))
+        return (median, np.inf) if hib else (-np.inf, median)
+
     constraints = {"convex": not hib, **(constraints or {})}
-    dist, _ = fit(ys, limits, constraints)
+    dist, _ = fit(ys, tail_limits(ys), constraints)
     gen = as_rng(rng)
-    draws = gen.integers(0, ys.size, size=(n_resamples, ys.size))
+    if bootstrap == "parametric":  # fresh samples from the fit: the model's own law
+        samples = dist.sample((n_resamples, ys.size), rng=gen)
+    else:
+        samples = ys[gen.integers(0, ys.size, size=(n_resamples, ys.size))]
     boot = np.full((n_resamples, k.size), np.nan)
-    for i, idx in enumerate(draws):  # each resample is one refit (an optimisation)
+    for i, sample in enumerate(samples):  # each resample is one refit (an optimisation)
         try:
-            fit_i, _ = fit(ys[idx], limits, constraints)
+            fit_i, _ = fit(sample, tail_limits(sample), constraints)
         except VarevalError:
             continue  # a resample with too few distinct tail scores: no refit (counted below)
         boot[i] = fit_i.quantile_tuning_curve(k, q, higher_is_better=hib)
     ok = ~np.isnan(boot[:, 0])
-    if ok.sum() < max(10, n_resamples // 2):
+    if ok.sum() < max(_MIN_REFITS, n_resamples // 2):
         raise VarevalError(
-            f"only {ok.sum()} of {n_resamples} bootstrap refits succeeded; too few "
-            "distinct scores in the fitted tail for an interval."
+            f"only {ok.sum()} of {n_resamples} bootstrap refits succeeded (at least "
+            f"{max(_MIN_REFITS, n_resamples // 2)} are needed); too few distinct scores in "
+            "the fitted tail for an interval."
         )
     tail = (1 - confidence) / 2
-    lower, upper = np.quantile(boot[ok], [tail, 1 - tail], axis=0)
+    low_q, high_q = np.quantile(boot[ok], [tail, 1 - tail], axis=0)
+    estimate = np.atleast_1d(dist.quantile_tuning_curve(k, q, higher_is_better=hib))
+    if bootstrap == "parametric":  # basic interval: the refits' bias about the fit reflected
+        # kept inside the range the constraints allow (a reflected end could leave it)
+        floor = _constraint(constraints, "a", (-np.inf, np.inf))[0]
+        ceiling = _constraint(constraints, "b", (-np.inf, np.inf))[1]
+        lower = np.clip(2 * estimate - high_q, floor, ceiling)
+        upper = np.clip(2 * estimate - low_q, floor, ceiling)
+    else:
+        lower, upper = low_q, high_q
     extrapolated = k > ys.size
     return ParametricTuningCurve(
         k=k,
-        estimate=np.atleast_1d(dist.quantile_tuning_curve(k, q, higher_is_better=hib)),
+        estimate=estimate,
         average=np.atleast_1d(dist.average_tuning_curve(k, higher_is_better=hib)),
         lower=lower,
         upper=upper,
@@ -578,13 +634,15 @@ def parametric_tuning_curve(
         b=dist.b,
         c=dist.c,
         convex=dist.convex,
-        goodness_of_fit=dist.goodness_of_fit(ys, limits, confidence),
+        goodness_of_fit=dist.goodness_of_fit(ys, tail_limits(ys), confidence),
         q=q,
         confidence=confidence,
         higher_is_better=hib,
         n_resamples=n_resamples,
         o=getattr(dist, "o", 0.0),
         family=family,
+        bootstrap=bootstrap,
+        bootstrap_distribution=boot[ok],
     )
 
 

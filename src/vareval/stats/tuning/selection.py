@@ -39,6 +39,7 @@ from scipy import special
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_bool, as_confidence, as_scores
 from vareval.stats._result import Result
+from vareval.stats.repeated.summary import _as_bounds
 from vareval.stats.tuning.curves import _as_k, _u_weights, _v_weights
 
 __all__ = ["Selection", "SelectionCurve", "choose_on_validation", "selection_curve"]
@@ -248,14 +249,20 @@ class SelectionCurve(Result):
         Jackknife standard error of ``estimate`` (NaN for ``k >= n``).
     lower, upper : ndarray
         Pointwise interval ``estimate +- t se`` (``t`` the Student quantile
-        with ``n - 1`` degrees of freedom) at ``confidence``
-        (NaN for ``k >= n``); not simultaneous over ``k``.
+        with ``n - 1`` degrees of freedom) at ``confidence``, cut to
+        ``bounds``; NaN for ``k >= n`` and where ``se`` is 0 (no spread: a
+        zero-width interval would claim certainty). Not simultaneous over ``k``.
+    below_nominal : ndarray of bool
+        ``k > n / 10``: rows whose simulated coverage fell below the level
+        (0.83-0.93 at 95 %; down to 0.83 near ``k = n``).
     confidence : float
     n : int
         Configurations (validation, test pairs) observed.
     n_tie_groups : int
         Distinct validation scores among them (``n`` when there are no ties).
     higher_is_better : bool
+    bounds : (float, float) or None
+        The test metric's bounds, if known.
     """
 
     k: np.ndarray
@@ -267,24 +274,35 @@ class SelectionCurve(Result):
     se: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
+    below_nominal: np.ndarray
     confidence: float
     n: int
     n_tie_groups: int
     higher_is_better: bool
+    bounds: tuple | None = None
 
     _interval = ("lower", "upper")
     _rows = (
-        "k", "estimate", "lower", "upper", "se", "v_statistic", "validation",
+        "k", "estimate", "lower", "upper", "below_nominal", "se", "v_statistic", "validation",
         "validation_v", "optimism",
     )  # fmt: skip
 
     def _interval_at(self, level: float):
-        z = special.stdtrit(self.n - 1, 0.5 + level / 2)
-        return self.estimate - z * self.se, self.estimate + z * self.se
+        return _t_interval(self.estimate, self.se, self.n, level, self.bounds)
+
+
+def _t_interval(estimate, se, n: int, level: float, bounds):
+    """``estimate +- t se`` cut to ``bounds``; NaN where ``se`` is 0 or undefined."""
+    z = special.stdtrit(n - 1, 0.5 + level / 2)
+    se = np.where(se > 0, se, np.nan)
+    low, high = estimate - z * se, estimate + z * se
+    if bounds is not None:
+        low, high = np.maximum(low, bounds[0]), np.minimum(high, bounds[1])
+    return low, high
 
 
 def selection_curve(
-    validation, test, k, *, higher_is_better: bool = True, confidence: float = 0.95
+    validation, test, k, *, higher_is_better: bool = True, confidence: float = 0.95, bounds=None
 ) -> SelectionCurve:
     r"""Estimate the test score of the configuration chosen on validation after ``k`` trials.
 
@@ -305,7 +323,10 @@ def selection_curve(
     its coverage by simulation. With ``n = 40`` Gaussian pairs at 95 % it is
     0.95 for ``k <= 3`` and 0.93 for ``k = 5 .. 8``, and it under-covers as
     ``k`` grows towards ``n`` (0.91 at ``k = n / 4``, 0.87 at ``k = n / 2``),
-    where the estimate rests on the few best configurations.
+    where the estimate rests on the few best configurations. Measured over
+    2,000 searches each (docs/tuning.md): coverage is within 0.02 of 95 % up
+    to ``k = n / 10`` and falls to 0.83 at ``k = n - 1`` for every ``n`` from
+    10 to 80; ``below_nominal`` marks ``k > n / 10``.
 
     Parameters
     ----------
@@ -317,6 +338,9 @@ def selection_curve(
         False when the smallest validation (and test) score is best.
     confidence : float, default 0.95
         Level of the pointwise interval.
+    bounds : (float, float), optional
+        The test metric's range (e.g. (0, 1) for accuracy): the interval is
+        cut to it.
 
     Returns
     -------
@@ -340,7 +364,8 @@ def selection_curve(
     loo = _jackknife_u(sorted_test, group, start, end, count, sums, np.minimum(k, n - 1))
     se = np.sqrt((n - 1) / n * np.sum((loo - loo.mean(axis=1, keepdims=True)) ** 2, axis=1))
     se = np.where(k < n, se, np.nan)
-    z = special.stdtrit(n - 1, 0.5 + confidence / 2)
+    bounds = _as_bounds(bounds)
+    lower, upper = _t_interval(estimate, se, n, confidence, bounds)
     return SelectionCurve(
         k=k,
         estimate=estimate,
@@ -349,10 +374,12 @@ def selection_curve(
         validation_v=val_v,
         optimism=(val_u - estimate) if hib else (estimate - val_u),
         se=se,
-        lower=estimate - z * se,
-        upper=estimate + z * se,
+        lower=lower,
+        upper=upper,
+        below_nominal=k > n / 10,
         confidence=confidence,
         n=n,
         n_tie_groups=int(start.size),
         higher_is_better=hib,
+        bounds=bounds,
     )
