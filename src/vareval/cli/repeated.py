@@ -10,6 +10,7 @@ from vareval._format import formatter, number
 from vareval.cli._common import (
     alpha_option,
     baseline_option,
+    bounds_option,
     by_option,
     confidence_option,
     emit,
@@ -63,11 +64,9 @@ def _pair_options(f):
 @click.option(
     "--runs/--no-runs", default=True, show_default=True, help="Show every run's score."
 )
-@click.option(
-    "--bounds",
-    default=None,
-    help="The metric's range LOW,HIGH: intervals are cut to it (default: [0, 1] for "
-    "accuracy, F1, AUC ... by name).",
+@bounds_option(
+    help="The metric's range LOW,HIGH: a score outside it is refused, intervals are cut to it "
+    "(default: [0, 1] for accuracy, F1, AUC ... by the name; [0, 100] for 'accuracy_pct')."
 )
 @json_option
 def summarize(results, metric, by, confidence, lower_is_better, runs, bounds, as_json):
@@ -79,13 +78,10 @@ def summarize(results, metric, by, confidence, lower_is_better, runs, bounds, as
     import vareval
 
     metrics = split_columns(metric)
-    limits = parse_floats(bounds, "--bounds") if bounds else None
-    if limits is not None and len(limits) != 2:
-        raise ArgumentError(f"--bounds takes LOW,HIGH; got {bounds!r}.")
     tables = [
         vareval.summarize(
             results, metric=m, by=split_columns(by), confidence=confidence,
-            higher_is_better=not lower_is_better, bounds=limits,
+            higher_is_better=not lower_is_better, bounds=bounds,
         )
         for m in metrics
     ]  # fmt: skip
@@ -267,11 +263,12 @@ def render_best_of_k(table, seed=None) -> str:
 @resamples_option(10_000, "Bootstrap resamples.")
 @paired_test_options
 @lower_is_better_option
+@bounds_option()
 @seed_option()
 @json_option
 def paired(
     results, metric, by, pair_on, a, b, baseline, all_pairs, confidence, resamples, repeated,
-    test_fraction, lower_is_better, seed, as_json,
+    test_fraction, lower_is_better, bounds, seed, as_json,
 ):  # fmt: skip
     """Mean paired difference A - B with SE, CIs and the variance decomposition.
 
@@ -288,7 +285,7 @@ def paired(
         _paired_family(
             results, m, by, pair_on, pairs, confidence=confidence, n_resamples=resamples,
             higher_is_better=not lower_is_better, repeated=repeated,
-            test_fraction=test_fraction, seed=seed,
+            test_fraction=test_fraction, bounds=bounds, seed=seed,
         )
         for m in metrics
     ]  # fmt: skip
@@ -297,7 +294,7 @@ def paired(
 
 def _comparisons(df, by, a, b, baseline, all_pairs) -> list[tuple[str, str]] | None:
     """The (A, B) pairs to compare; None for the two of --compare or the only two methods."""
-    from vareval.data.validate import labels
+    from vareval.data.validate import labels, shown
 
     chosen = [n for n, v in (("--compare", a or b), ("--baseline", baseline),
                              ("--all-pairs", all_pairs)) if v]  # fmt: skip
@@ -312,7 +309,7 @@ def _comparisons(df, by, a, b, baseline, all_pairs) -> list[tuple[str, str]] | N
         return [(x, y) for i, x in enumerate(names) for y in names[i + 1 :]]
     if baseline not in names:
         raise ArgumentError(
-            f"--baseline {baseline!r} is not a method; methods: {', '.join(names[:20])}."
+            f"--baseline {baseline!r} is not a method; methods: {shown(names)}."
         )
     return [(x, baseline) for x in names if x != baseline]
 
@@ -438,6 +435,7 @@ def render_paired(table, seed=None) -> str:
     help="A run store to grow: print the command that extends it to the planned size.",
 )
 @paired_test_options
+@bounds_option()
 @json_option
 def plan(
     results,
@@ -455,6 +453,7 @@ def plan(
     store,
     repeated,
     test_fraction,
+    bounds,
     as_json,
 ):
     """How many paired runs reach a target SE, CI half-width or power (from a pilot).
@@ -479,6 +478,7 @@ def plan(
         confidence=confidence,
         repeated=repeated,
         test_fraction=test_fraction,
+        bounds=bounds,
     )
     payload, text = table.to_dict(), render_plan(table)
     payload = {k: {**v, **_design_payload(table)} for k, v in payload.items()}

@@ -26,6 +26,7 @@ _UNIT_METRICS = {
     "accuracy", "acc", "f1", "auc", "auroc", "auprc", "roc", "precision", "recall",
     "sensitivity", "specificity", "jaccard", "iou", "em", "exact", "pass",
 }  # fmt: skip
+_PERCENT = {"pct", "percent", "percentage"}  # "accuracy_pct", "accuracy (%)": in [0, 100]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -127,8 +128,11 @@ def metric_bounds(metric: str | None, bounds=None) -> tuple[tuple | None, str]:
         if not low < high:
             raise ArgumentError(f"`bounds` must have low < high; got {bounds!r}.")
         return (low, high), "given"
-    words = set(re.split(r"[^a-z0-9]+", str(metric or "").lower()))
+    name = str(metric or "").lower()
+    words = set(re.split(r"[^a-z0-9]+", name))
     hit = sorted(words & _UNIT_METRICS)
+    if hit and (words & _PERCENT or "%" in name):
+        return (0.0, 100.0), f"{metric!r} is a percentage ({hit[0]})"
     if hit:
         return (0.0, 1.0), f"{metric!r} is a proportion ({hit[0]})"
     return None, ""

@@ -16,7 +16,7 @@ from vareval import stats
 from vareval.data.design import design_of
 from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
-from vareval.data.validate import groups, labels, metric_values, pairs
+from vareval.data.validate import groups, labels, metric_values, pairs, shown
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_rng, keyword_only, renamed_keywords
 
@@ -60,7 +60,7 @@ def summarize(
     """
     used, runs = usable_runs(df, metric, by, min_runs=2)
     design = design_of(df, by=by, metric=metric, bounds=bounds)
-    per = groups(used, metric, by, min_runs=2)
+    per = groups(used, metric, by, min_runs=2, bounds=bounds)
     clusters = _clusters(used, by, design) if design.clustered else {}
     results = {
         name: stats.summarize(
@@ -163,7 +163,7 @@ def best_of_k(
     )
     if method is not None:
         if method not in table:
-            raise DataError(f"method {method!r} not found (methods: {', '.join(table)}).")
+            raise DataError(f"method {method!r} not found (methods: {shown(table)}).")
         table = {method: table[method]}
     rng = as_rng(rng)  # one stream shared by the methods
     results = {
@@ -275,16 +275,17 @@ def paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
     # several rows per seed are runs only where the design names them (a store's
     # configurations and reruns, or those columns); otherwise a duplicate is refused
     named = design.source == "store" or {"config", "rerun"} & set(df.columns)
+    given = design.bounds if design.bounds_from == "given" else None
     if not (named and design.clustered and design.pair_on == (design.unit,)):
-        xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+        xa, xb, _ = pairs(df, metric, by, pair_on, a, b, given)
         return xa, xb, ()
     keys = [by] if isinstance(by, str) else list(by)
     means = (
-        df.assign(**{metric: metric_values(df, metric)})
+        df.assign(**{metric: metric_values(df, metric, given)})
         .groupby([*keys, design.unit], sort=False, as_index=False)[metric]
         .mean()
     )
-    xa, xb, _ = pairs(means, metric, by, design.unit, a, b)
+    xa, xb, _ = pairs(means, metric, by, design.unit, a, b, given)
     return xa, xb, (
         f"paired on {design.unit} means: each method's runs within a {design.unit} (up to "
         f"{design.runs_per_unit}: configurations, reruns) averaged to one score per "
@@ -308,6 +309,7 @@ def paired(
     repeated=None,
     test_fraction=None,
     rng=None,
+    bounds=None,
 ) -> ResultTable:
     """Paired difference A - B over replications matched on ``pair_on`` (e.g. seed).
 
@@ -315,12 +317,13 @@ def paired(
     "data-sampling"``, or a run store whose data-split source varies with
     the seed), the test is the corrected resampled t test with the sizes
     from ``test_fraction`` (or the store), and without them a refusal; see
-    :func:`split_sizes`.
+    :func:`split_sizes`. A score outside ``bounds`` (low, high), or outside
+    the bounds the metric's name implies, is refused by row.
     """
     a, b = _two_methods(df, by, a, b)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
-        test_fraction=test_fraction,
+        test_fraction=test_fraction, bounds=bounds,
     )  # fmt: skip
     xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
     r = stats.paired_difference(
@@ -382,18 +385,20 @@ def plan(
     confidence=0.95,
     repeated=None,
     test_fraction=None,
+    bounds=None,
 ) -> ResultTable:
     """Pairs needed for a target, using a pilot table's SD of paired differences.
 
     The plan is for the test :func:`paired` runs on the same table: when the
     design says each replication re-drew the split (``repeated``, or a run
     store's ``[randomness] split``), for the corrected resampled t test with
-    the same test share, whose SE has a floor more pairs cannot lower.
+    the same test share, whose SE has a floor more pairs cannot lower. A
+    score outside ``bounds`` (or the name's bounds) is refused, as in :func:`paired`.
     """
     a, b = _two_methods(df, by, a, b)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
-        test_fraction=test_fraction,
+        test_fraction=test_fraction, bounds=bounds,
     )  # fmt: skip
     xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
     sizes = sizes_of(design)
@@ -444,7 +449,7 @@ def ranking_stability(
     table = groups(df, metric, by, min_runs=2)
     for m in (a, b):
         if m not in table:
-            raise DataError(f"method {m!r} not found (methods: {', '.join(table)}).")
+            raise DataError(f"method {m!r} not found (methods: {shown(table)}).")
     r = stats.ranking_stability(
         table[a],
         table[b],

@@ -1,0 +1,225 @@
+"""Bad input families: every command and the API answer right or refuse in one line.
+
+Each family is fed to every command it concerns; a refusal is one ``error:``
+line with status 2, and no file in the working directory changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import vareval
+from vareval.cli import main
+from vareval.errors import DataError, VarevalError
+
+
+def _run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _files(root) -> dict:
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
+
+
+def _refused(res, *words) -> str:
+    """The one error line of a refusal, checked for ``words``."""
+    assert res.exit_code == 2, res.output
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("error: ") and "Traceback" not in res.output, line
+    for w in words:
+        assert w in line, line
+    return line
+
+
+def _runs(methods=("a", "b"), tasks=("t1", "t2"), seeds=4, configs=2, reruns=1, rng=0):
+    rng = np.random.default_rng(rng)
+    rows = [
+        {"task": t, "method": m, "experiment": m, "seed": s, "config": f"{s}-{c}", "rerun": r,
+         "accuracy": round(0.7 + 0.05 * i + rng.normal(0, 0.02), 4)}
+        for t in tasks for i, m in enumerate(methods) for s in range(seeds) for c in range(configs)
+        for r in range(reruns)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+# --- one bounds rule for every command that reads a metric ------------------------
+
+_METRIC = ["--metric", "accuracy"]
+_PAIR = ["--by", "method", "--pair-on", "task,seed,config", "--compare", "a,b"]
+BOUNDS_COMMANDS = {
+    "summarize": ["summarize", *_METRIC, "--by", "method"],
+    "summarize --bounds": ["summarize", *_METRIC, "--by", "method", "--bounds", "0,1"],
+    "paired": ["paired", *_METRIC, *_PAIR],
+    "plan": ["plan", *_METRIC, *_PAIR, "--target-se", "0.01"],
+    "sequential": ["sequential", *_METRIC, *_PAIR],
+    "best-of-k": ["best-of-k", *_METRIC, "--by", "method", "--resamples", "1000"],
+    "aggregate": ["aggregate", *_METRIC, "--by", "method", "--task", "task"],
+    "rank": ["rank", *_METRIC, "--by", "method", "--task", "task"],
+    "allocate": ["allocate", *_METRIC, "--compare", "a,b", "--budget", "100", "--resamples", "0"],
+    "variance": ["variance", *_METRIC, "--fixed", "method", "--random", "seed,config"],
+    "tuning-curve": ["tuning-curve", *_METRIC, "--by", "method", "--bounds", "0,1"],
+}
+
+
+@pytest.mark.parametrize("command", list(BOUNDS_COMMANDS))
+def test_a_score_outside_the_bounds_is_refused_with_its_row(tmp_path, command):
+    df = _runs()
+    df.loc[6, "accuracy"] = 1.2  # data row 7
+    path = tmp_path / "runs.csv"
+    df.to_csv(path, index=False)
+    before = _files(tmp_path)
+    args = BOUNDS_COMMANDS[command]
+    line = _refused(_run(args[0], path, *args[1:]), "outside the bounds [0, 1]", "row(s) 7")
+    assert "1.2" in line
+    assert _files(tmp_path) == before
+
+
+def test_the_api_holds_the_same_bounds():
+    df = _runs()
+    df.loc[6, "accuracy"] = 1.2
+    common = {"metric": "accuracy", "by": "method"}
+    paired = {**common, "pair_on": ["task", "seed", "config"], "a": "a", "b": "b"}
+    for call in (
+        lambda: vareval.summarize(df, **common),
+        lambda: vareval.summarize(df, **common, bounds=(0, 1)),
+        lambda: vareval.paired(df, **paired),
+        lambda: vareval.plan(df, **paired, target_se=0.01),
+        lambda: vareval.aggregate(df, **common, task="task"),
+        lambda: vareval.best_of_k(df, **common, n_resamples=100),
+    ):
+        with pytest.raises(DataError, match=r"outside the bounds \[0, 1\].* row\(s\) 7"):
+            call()
+
+
+def test_given_bounds_replace_the_names_and_a_percentage_is_named():
+    df = _runs().assign(accuracy=lambda d: d.accuracy * 100)
+    with pytest.raises(DataError, match=r"outside the bounds \[0, 1\]"):
+        vareval.summarize(df, metric="accuracy", by="method")
+    wide = vareval.summarize(df, metric="accuracy", by="method", bounds=(0, 100))
+    named = vareval.summarize(df.rename(columns={"accuracy": "accuracy_pct"}),
+                              metric="accuracy_pct", by="method")  # fmt: skip
+    assert wide["a"].mean == named["a"].mean == pytest.approx(df.accuracy[df.method == "a"].mean())
+    pair = {"metric": "accuracy", "by": "method", "pair_on": ["task", "seed", "config"]}
+    r = vareval.paired(df, **pair, a="a", b="b", bounds=(0, 100))
+    assert r.results["a - b"].estimate == pytest.approx(
+        (df.accuracy[df.method == "a"].to_numpy() - df.accuracy[df.method == "b"].to_numpy()).mean()
+    )
+
+
+# --- labels are text exactly as written, in flags too -------------------------------
+
+LABELS = [" padded ", "padded", "b", "x,y", 'say "hi"']
+
+
+@pytest.fixture
+def labelled(tmp_path):
+    df = _runs(methods=LABELS, tasks=("t1",), reruns=2)
+    path = tmp_path / "labels.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def _mean_difference(df, a, b):
+    pick = {m: df.loc[df.method == m].sort_values(["seed", "config", "rerun"]).accuracy.to_numpy()
+            for m in (a, b)}  # fmt: skip
+    return (pick[a] - pick[b]).mean()
+
+
+@pytest.mark.parametrize(
+    ("flag", "a", "b"),
+    [(" padded ,b", " padded ", "b"), ("padded,b", "padded", "b"),
+     ('"x,y", padded ', "x,y", " padded "), ('"say ""hi""",b', 'say "hi"', "b")],
+)  # fmt: skip
+def test_compare_names_labels_exactly_as_written(labelled, flag, a, b):
+    path, df = labelled
+    want = _mean_difference(df, a, b)
+    keys = ["seed", "config", "rerun"]
+    pair = ["--metric", "accuracy", "--by", "method", "--pair-on", ",".join(keys),
+            "--compare", flag]  # fmt: skip
+    out = _run("paired", path, *pair, "--json")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)[f"{a} - {b}"]["estimate"] == pytest.approx(want)
+    api = vareval.paired(df, metric="accuracy", by="method", pair_on=keys, a=a, b=b)
+    assert api.results[f"{a} - {b}"].estimate == pytest.approx(want)
+    for command, extra in (("plan", ["--target-se", "0.001"]), ("sequential", [])):
+        res = _run(command, path, *pair, *extra)
+        assert res.exit_code == 0, res.output
+        assert f"{a} - {b}" in res.output
+    alloc = _run("allocate", path, "--metric", "accuracy", "--compare", flag, "--budget", "100",
+                 "--resamples", "0", "--json")  # fmt: skip
+    assert alloc.exit_code == 0, alloc.output
+    assert json.loads(alloc.output)["compare"] == [a, b]
+
+
+@pytest.mark.parametrize(
+    ("flag", "words"),
+    [("padded, b", "method ' b' not found; did you mean 'b'?"),
+     ('"x,y,b', "quote a label holding a comma"),
+     ("padded,", "has an empty label"),
+     ("b,x,y", "must name two things")],
+)  # fmt: skip
+def test_a_label_flag_that_names_nothing_is_one_line(labelled, flag, words):
+    path, _ = labelled
+    before = _files(path.parent)
+    for command in ("paired", "plan", "sequential"):
+        target = ["--target-se", "0.01"] if command == "plan" else []
+        res = _run(command, path, "--metric", "accuracy", "--by", "method", "--pair-on",
+                   "seed,config,rerun", "--compare", flag, *target)  # fmt: skip
+        _refused(res, words)
+    assert _files(path.parent) == before
+
+
+def test_aggregate_pairs_keep_their_spaces(labelled, tmp_path):
+    _, df = labelled
+    path = tmp_path / "tasks.csv"
+    _runs(methods=LABELS, tasks=("t1", "t2")).to_csv(path, index=False)
+    res = _run("aggregate", path, "--metric", "accuracy", "--by", "method", "--task", "task",
+               "--pairs", ' padded :b,"x,y:padded"', "--resamples", "200", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert " padded " in res.output and "x,y" in res.output
+
+
+# --- concatenated files ---------------------------------------------------------------
+
+_HEADER = b"method,seed,accuracy"
+_ROWS = b"a,0,0.8\na,1,0.7\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "words"),
+    [
+        ("header.csv", _HEADER + b"\n" + _ROWS + _HEADER + b"\nb,0,0.6\nb,1,0.65\n",
+         "repeats its header line at line 4"),
+        ("header_crlf.csv", (_HEADER + b"\n" + _ROWS + _HEADER + b"\n").replace(b"\n", b"\r\n"),
+         "repeats its header line at line 4"),
+        ("last.tsv", (_HEADER + b"\n" + _ROWS + _HEADER).replace(b",", b"\t"),
+         "repeats its header line at line 4"),
+        ("bom.csv", b"\xef\xbb\xbf" + _HEADER + b"\n" + _ROWS + b"\xef\xbb\xbfb,0,0.6\nb,1,0.65\n",
+         "byte-order mark (U+FEFF) at the start of line 4"),
+    ],
+)  # fmt: skip
+def test_concatenated_files_are_refused_with_the_line(tmp_path, name, data, words):
+    path = tmp_path / name
+    path.write_bytes(data)
+    before = _files(tmp_path)
+    _refused(_run("summarize", path, "--metric", "accuracy", "--by", "method"), words)
+    for command in (["allocate", "--compare", "a,b"], ["paired", "--by", "method",
+                                                       "--pair-on", "seed"]):  # fmt: skip
+        _refused(_run(command[0], path, "--metric", "accuracy", *command[1:]), words)
+    with pytest.raises(DataError, match=re.escape(words)):
+        vareval.read_table(path)
+    assert _files(tmp_path) == before
+
+
+def test_a_leading_bom_and_a_header_word_in_a_cell_are_fine(tmp_path):
+    path = tmp_path / "fine.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + _HEADER + b"\n" + _ROWS + b"method,1,0.5\n")
+    df = vareval.read_table(path)
+    assert list(df.columns) == ["method", "seed", "accuracy"] and df.method.iloc[-1] == "method"
