@@ -223,3 +223,46 @@ def test_a_leading_bom_and_a_header_word_in_a_cell_are_fine(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + _HEADER + b"\n" + _ROWS + b"method,1,0.5\n")
     df = vareval.read_table(path)
     assert list(df.columns) == ["method", "seed", "accuracy"] and df.method.iloc[-1] == "method"
+
+
+# --- the Python API validates like the command -----------------------------------------
+
+
+@pytest.mark.parametrize("table", [[1, 2], {"accuracy": [0.5]}, np.zeros((2, 2)), None])
+@pytest.mark.parametrize("name", ["summarize", "paired", "aggregate", "significance", "rank",
+                                  "tuning_curve", "variance", "build_report"])  # fmt: skip
+def test_a_table_that_is_not_a_dataframe_is_named(table, name):
+    with pytest.raises(VarevalError, match=rf"{name}\(\): `df` must be a pandas DataFrame.*got "):
+        getattr(vareval, name)(table, metric="accuracy", by="method")
+
+
+@pytest.mark.parametrize("frame", [pd.DataFrame(), pd.DataFrame(columns=["method", "accuracy"])])
+def test_an_empty_dataframe_is_refused(frame):
+    for call in (vareval.summarize, vareval.best_of_k, vareval.effect_sizes):
+        with pytest.raises(DataError, match=r"`df` is empty \(0 rows"):
+            call(frame, metric="accuracy", by="method")
+
+
+def test_api_arguments_are_checked_up_front():
+    runs = _runs()
+    with pytest.raises(DataError, match=r"compare methods, and the table has 1 \(.a.\)"):
+        vareval.effect_sizes(runs[runs.method == "a"], metric="accuracy", by="method")
+    with pytest.raises(DataError, match=r"task 't1' has 1"):
+        vareval.effect_sizes(runs[runs.method == "a"], metric="accuracy", by="method", task="task")
+    preds = pd.DataFrame({"gold": list("xyxy") * 3, "A": list("xyyy") * 3, "B": list("xxxy") * 3})
+    with pytest.raises(VarevalError, match=r"`n_resamples` 10,000,000,000,000 is too large"):
+        vareval.significance(preds, gold="gold", systems=["A", "B"], n_resamples=10**13,
+                             test="bootstrap")  # fmt: skip
+    with pytest.raises(VarevalError, match=r"the design's trials .* is too large"):
+        vareval.reseeding_design({"model": ["a", "b"]}, seeds=10**9, configs=10**9)
+    assert len(vareval.reseeding_design({"model": ["a", "b"]}, seeds=3, configs=2)) == 12
+    with pytest.raises(VarevalError, match=r"`test_fraction` must be a number in \(0, 1\); got 2"):
+        vareval.paired(runs, metric="accuracy", by="method", pair_on=["task", "seed", "config"],
+                       test_fraction=2)  # fmt: skip
+    with pytest.raises(VarevalError, match="`ks` must be a non-empty list of integers"):
+        vareval.best_of_k(runs, metric="accuracy", by="method", ks=[1.5])
+    mixed = pd.DataFrame({"gold": [1, "a", 1, "a"], "p": [1, "a", "a", "a"]})
+    with pytest.raises(DataError, match="gold column 'gold' mixes text and number labels"):
+        vareval.metrics(mixed, gold="gold", systems=["p"])
+    text = mixed.astype(str)
+    assert vareval.metrics(text, gold="gold", systems=["p"]) is not None

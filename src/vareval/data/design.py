@@ -13,6 +13,7 @@ assumed in one line, :meth:`Design.statement`.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import re
 
 import pandas as pd
@@ -145,6 +146,11 @@ def split_of(spec: dict, repeated=None, test_fraction=None) -> tuple[str, str, f
             f"`repeated` must be 'training', 'data-sampling' or None; got {repeated!r}."
         )
     params = spec.get("params") or {}
+    if test_fraction is not None and not (
+        isinstance(test_fraction, numbers.Real) and not isinstance(test_fraction, bool)
+        and 0 < test_fraction < 1
+    ):  # fmt: skip
+        raise ArgumentError(f"`test_fraction` must be a number in (0, 1); got {test_fraction!r}.")
     if repeated is not None:
         split, where = ("re-drawn" if repeated == "data-sampling" else "fixed"), "you said"
     elif spec.get("split"):

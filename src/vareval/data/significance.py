@@ -15,6 +15,7 @@ item are refused with the column and rows named.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import numpy as np
 import pandas as pd
@@ -75,6 +76,16 @@ def _label_array(series: pd.Series, column: str, role: str) -> np.ndarray:
         values = series.to_numpy()
         width = max(len(str(values.min())), len(str(values.max()))) if values.size else 1
         return values.astype(f"U{width}")
+    if series.dtype == object:
+        text = series.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+        number = series.map(lambda v: isinstance(v, numbers.Number)).to_numpy(dtype=bool)
+        if text.any() and number.any():
+            raise DataError(
+                f"{role} column {column!r} mixes text and number labels (text in data row "
+                f"{int(np.argmax(text)) + 1}, a number in data row {int(np.argmax(number)) + 1}); "
+                "as scikit-learn, vareval refuses a mix (is 1 the class '1'?): make every label "
+                "text (or every one a number)."
+            )
     return label_text(series, column, role).to_numpy(dtype=object).astype(str)
 
 

@@ -18,12 +18,13 @@ different tuples never share a label.
 from __future__ import annotations
 
 import difflib
+import functools
 
 import numpy as np
 import pandas as pd
 
 from vareval.data.design import metric_bounds
-from vareval.errors import DataError
+from vareval.errors import ArgumentError, DataError
 
 
 def _rows(mask: np.ndarray) -> str:
@@ -38,6 +39,32 @@ def shown(names, limit: int = 10, width: int = 40) -> str:
     names = [str(n) for n in names]
     cut = [repr(n if len(n) <= width else n[:width] + "...") for n in names[:limit]]
     return ", ".join(cut) + (f" ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def checks_table(func):
+    """``func(df, ...)`` that refuses a ``df`` that is not a table with rows, naming ``df``.
+
+    The public API's functions on a results table get it on export
+    (``vareval.__getattr__``), so a list, dict, array, None or an empty
+    DataFrame is one :class:`DataError`, as the command line says it.
+    """
+
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        df = args[0] if args else kwargs.get("df")
+        if not isinstance(df, pd.DataFrame):
+            raise ArgumentError(
+                f"{func.__name__}(): `df` must be a pandas DataFrame, one row per run (read a file "
+                f"with vareval.read_table); got {type(df).__name__}."
+            )
+        if df.shape[0] == 0 or df.shape[1] == 0:
+            raise DataError(
+                f"{func.__name__}(): `df` is empty ({df.shape[0]} rows, {df.shape[1]} columns); "
+                "expected one row per run."
+            )
+        return func(*args, **kwargs)
+
+    return checked
 
 
 def require_columns(df: pd.DataFrame, columns, role: str) -> list[str]:
