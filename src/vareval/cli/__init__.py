@@ -45,7 +45,7 @@ class _Group(click.Group):
         except OSError as exc:  # a file the checks could not foresee (a full disk, /proc)
             where = f"'{exc.filename}': " if exc.filename else ""
             _fail(f"{where}{exc.strerror or exc}.")
-        sys.exit(0)
+        _leave(0)
 
     def invoke(self, ctx):
         # click would print an empty line before its Abort; an interrupt is one line
@@ -86,7 +86,35 @@ def _current_command():
 
 def _fail(message: str, status: int = 2):
     click.echo(f"error: {' '.join(message.split())}", err=True)
-    sys.exit(status)
+    _leave(status)
+
+
+def _leave(status: int):
+    """End the command with ``status``, its own signal handlers in place to the last moment.
+
+    Python's exit turns signal handling off before it frees its modules (a
+    second or more after numpy, scipy and pandas), and a Ctrl-C or SIGTERM
+    then would end the process by the signal. So the command does what that
+    exit does that matters (wait for threads, run ``atexit``, flush) and
+    leaves at once; a signal until then still ends in ``error: aborted``.
+    In-process callers (tests, ``CliRunner``) get the usual ``SystemExit``.
+    """
+    from vareval import _interrupts
+
+    if not _interrupts.COMMAND:
+        sys.exit(status)
+    import atexit
+    import os
+    import threading
+
+    threading._shutdown()  # as Python's exit: join the threads that are not daemons
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (| head): nothing more can be said
+            pass
+    os._exit(status)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
