@@ -266,3 +266,58 @@ def test_api_arguments_are_checked_up_front():
         vareval.metrics(mixed, gold="gold", systems=["p"])
     text = mixed.astype(str)
     assert vareval.metrics(text, gold="gold", systems=["p"]) is not None
+
+
+# --- files: an existing figure or demo page is not replaced without --force ----------------
+
+
+def test_report_figures_do_not_replace_a_file(tmp_path):
+    from vareval import datasets
+
+    runs = tmp_path / "runs.csv"
+    runs.write_bytes(datasets.path("digits_runs.csv").read_bytes())
+    figs = tmp_path / "figs"
+    figs.mkdir()
+    (figs / "best-of-k.pdf").write_bytes(b"the user's own figure")
+    before = _files(tmp_path)
+    args = ["report", runs, "--metric", "accuracy", "--by", "method", "-o", tmp_path / "r.html",
+            "--figures", figs]  # fmt: skip
+    _refused(_run(*args), "'best-of-k.pdf'", "already exist", "--force")
+    assert _files(tmp_path) == before  # neither the page nor any figure written
+    res = _run(*args, "--force")
+    assert res.exit_code == 0, res.output
+    assert (figs / "best-of-k.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_demo_does_not_replace_its_page(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    page = tmp_path / "vareval-demo" / "report.html"
+    page.parent.mkdir()
+    page.write_text("my notes")
+    _refused(_run("demo"), "vareval-demo/report.html' exists", "--force")
+    assert page.read_text() == "my notes" and _files(tmp_path) == {page: _files(tmp_path)[page]}
+
+
+# --- a flag that does nothing is refused -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["report", "--metric", "accuracy", "--by", "method", "--gold", "gold"],
+         "--gold does nothing without --predictions FILE"),
+        (["report", "--metric", "accuracy", "--by", "method", "--format", "svg"],
+         "--format does nothing without --figures DIR"),
+        (["report", "--metric", "accuracy", "--by", "method", "--force", "--width", "3.3"],
+         "--width, --force do nothing without --figures DIR"),
+        (["variance", "--metric", "accuracy", "--fixed", "method", "--random", "seed",
+          "--uncorrelated"], "--uncorrelated does nothing without --slope COLUMN"),
+    ],
+)  # fmt: skip
+def test_a_flag_that_does_nothing_is_refused(tmp_path, args, words):
+    path = tmp_path / "runs.csv"
+    _runs().to_csv(path, index=False)
+    before = _files(tmp_path)
+    _refused(_run(args[0], path, *args[1:], *([] if args[0] != "report" else
+                                               ["-o", tmp_path / "r.html"])), words)  # fmt: skip
+    assert _files(tmp_path) == before

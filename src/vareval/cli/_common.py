@@ -454,6 +454,28 @@ def check_output(path, option: str, *, plot: bool = False) -> None:
             )
 
 
+def needs(owner: str, present, *dests: str) -> None:
+    """Refuse flags (their ``dests``) given on the command line that do nothing without ``owner``.
+
+    A flag silently ignored would let a user believe it took effect.
+    """
+    if present:
+        return
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [
+        p.opts[0] for p in ctx.command.params
+        if p.name in dests and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+    ]  # fmt: skip
+    if given:
+        it = "them" if len(given) > 1 else "it"
+        raise ArgumentError(
+            f"{', '.join(given)} {'do' if len(given) > 1 else 'does'} nothing without {owner}; "
+            f"give {owner}, or leave {it} out."
+        )
+
+
 @contextlib.contextmanager
 def writing(path, option: str):
     """Turn a failure to write ``path`` (full disk, permissions) into one line."""
