@@ -321,3 +321,47 @@ def test_a_flag_that_does_nothing_is_refused(tmp_path, args, words):
     _refused(_run(args[0], path, *args[1:], *([] if args[0] != "report" else
                                                ["-o", tmp_path / "r.html"])), words)  # fmt: skip
     assert _files(tmp_path) == before
+
+
+# --- messages that say what the user can do -----------------------------------------------
+
+
+def test_messages_name_what_the_user_gave(tmp_path):
+    from vareval import datasets
+
+    runs = tmp_path / "runs.csv"
+    datasets.load("digits_runs.csv").assign(
+        accuracy=lambda d: d.accuracy.where(d.index != 0, 0.0)
+    ).to_csv(runs, index=False)
+    preds = tmp_path / "preds.csv"
+    preds.write_bytes(datasets.path("digits_predictions.csv").read_bytes())
+    before = _files(tmp_path)
+    line = _refused(_run("best-of-k", runs, "--metric", "accuracy"), "--absolute")
+    assert "relative=False in Python" in line
+    pair = ["--metric", "accuracy", "--by", "method", "--pair-on", "seed",
+            "--compare", "mlp,logreg"]  # fmt: skip
+    _refused(_run("plan", runs, *pair, "--effect", "inf"),
+             "--effect must be a finite number other than 0; got inf")  # fmt: skip
+    res = _run("plan", runs, *pair, "--effect", "-0.01")  # a difference of either sign
+    assert res.exit_code == 0, res.output
+    _refused(_run("metrics", preds, "--gold", "gold", "--item", "itm"),
+             "item column 'itm' not found; did you mean 'item'?")  # fmt: skip
+    with pytest.raises(VarevalError, match="`effect` must be a finite number other than 0"):
+        vareval.stats.plan_replications(0.1, effect=float("inf"))
+    assert _files(tmp_path) == before
+
+
+def test_numerical_warnings_do_not_bury_a_refusal(tmp_path):
+    big = tmp_path / "big.csv"
+    scores = [1e308, 1.5e308, 1.7e308, 1e308, 1e308, 1.2e308]
+    pd.DataFrame({"method": ["a"] * 3 + ["b"] * 3, "seed": [0, 1, 2] * 2, "score": scores}).to_csv(
+        big
+    )
+    res = _run("plan", big, "--metric", "score", "--by", "method", "--pair-on", "seed",
+               "--target-se", "1")  # fmt: skip
+    _refused(res, "overflow", "rescale the metric")
+    answered = _run("paired", big, "--metric", "score", "--by", "method", "--pair-on", "seed")
+    assert answered.exit_code == 0, answered.output
+    tail = answered.stderr.strip().splitlines()
+    assert tail and all(t.startswith("warning: overflow") for t in tail), tail
+    assert "RuntimeWarning" not in answered.stderr

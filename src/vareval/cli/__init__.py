@@ -29,6 +29,7 @@ class _Group(click.Group):
             with warnings.catch_warnings(), as_keyboard_interrupt(signal.SIGINT, signal.SIGTERM):
                 warnings.showwarning = _show_warning
                 super().main(args, prog_name, standalone_mode=False, **extra)
+            _say_held()
         except _Interrupted:
             _fail("aborted", 1)
         except VarevalError as exc:
@@ -69,14 +70,30 @@ class _Interrupted(Exception):
     """Ctrl-C or SIGTERM reached the command (its work, such as a run's claims, is cleaned up)."""
 
 
+_HELD: list[str] = []  # numerical warnings, said only if the command answers
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    """Print vareval's own warnings as one line; others in Python's usual form."""
+    """Print vareval's own warnings as one line; hold a library's numerical ones.
+
+    A RuntimeWarning (numpy's overflow in a sum) is said after the answer it
+    concerns, in one line; before a refusal it would only bury the error line.
+    """
     if issubclass(category, VarevalWarning):
         from vareval.cli._common import name_flags
 
         click.echo(f"warning: {name_flags(str(message), _current_command())}", err=True)
+    elif issubclass(category, RuntimeWarning):
+        where = filename.replace("\\", "/").rsplit("site-packages/", 1)[-1]
+        _HELD.append(f"warning: {message} ({where}:{lineno}); the numbers may be inf or nan")
     else:
         click.echo(warnings.formatwarning(message, category, filename, lineno, line), err=True)
+
+
+def _say_held():
+    for text in dict.fromkeys(_HELD):
+        click.echo(text, err=True)
+    _HELD.clear()
 
 
 def _current_command():

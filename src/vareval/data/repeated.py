@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from fractions import Fraction
 
+import numpy as np
 import pandas as pd
 
 from vareval import stats
@@ -402,7 +403,13 @@ def plan(
     )  # fmt: skip
     xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
     sizes = sizes_of(design)
-    sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
+    with np.errstate(over="ignore", invalid="ignore"):
+        sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
+    if sd == np.inf:
+        raise DataError(
+            f"the pilot's paired differences of {metric!r} overflow (scores near the largest "
+            "float, 1.8e308); rescale the metric (divide it by a power of ten) to plan."
+        )
     if not sd > 0:
         raise DataError(
             f"the pilot's paired differences of {metric!r} have no spread (or fewer than "

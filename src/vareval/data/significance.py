@@ -164,6 +164,8 @@ def read_predictions(
         systems = [c for c in df.columns if c not in ("__item__", "__gold__")]
         gold = "__gold__" if gold is not None else None
     defaulted = systems is None
+    if item is not None:  # before the systems it decides (a misspelt item is not a system)
+        require_columns(df, [item], "item")
     if systems is None:
         systems = [c for c in df.columns if c not in (gold, item)]
     systems = [str(s) for s in systems]
