@@ -365,3 +365,34 @@ def test_numerical_warnings_do_not_bury_a_refusal(tmp_path):
     tail = answered.stderr.strip().splitlines()
     assert tail and all(t.startswith("warning: overflow") for t in tail), tail
     assert "RuntimeWarning" not in answered.stderr
+
+
+# --- select: one column per role; no unit is one choice per method ----------------------
+
+
+def test_select_roles(tmp_path):
+    from vareval import datasets
+
+    path = tmp_path / "search.csv"
+    path.write_bytes(datasets.path("digits_search.csv").read_bytes())
+    df = vareval.read_table(path, numbers=["val_accuracy", "test_accuracy"])
+    args = ["select", path, "--validation", "val_accuracy", "--test", "test_accuracy", "--by",
+            "model"]  # fmt: skip
+    before = _files(tmp_path)
+    _refused(_run(*args, "--unit", "model"), "column 'model' is both the method (by) and the unit")
+    _refused(_run(*args, "--config", "seed"), "column 'seed' is both the unit and the config")
+    assert _files(tmp_path) == before
+    one = _run(*args, "--unit", "", "--json")
+    assert one.exit_code == 0, one.output
+    api = vareval.select(df, validation="val_accuracy", test="test_accuracy", by="model", unit=[])
+    table = api.table
+    assert len(table) == df.model.nunique()
+    # the choice per method: the best mean validation score over its configurations
+    means = df.groupby(["model", "config"], sort=False)[["val_accuracy", "test_accuracy"]].mean()
+    for _, row in table.iterrows():
+        best = means.loc[row.model].val_accuracy.max()
+        assert row.val_accuracy == pytest.approx(best)
+    assert json.dumps(sorted(table.model)) in json.dumps(sorted(set(df.model)))
+    with pytest.raises(VarevalError, match="both the method"):
+        vareval.select(df, validation="val_accuracy", test="test_accuracy", by="model",
+                       unit="model")  # fmt: skip
