@@ -396,3 +396,47 @@ def test_select_roles(tmp_path):
     with pytest.raises(VarevalError, match="both the method"):
         vareval.select(df, validation="val_accuracy", test="test_accuracy", by="model",
                        unit="model")  # fmt: skip
+
+
+# --- memory: estimated before allocating, refused with the figure ------------------------
+
+
+def test_memory_is_estimated_before_allocating(tmp_path, monkeypatch):
+    from vareval.stats import _checks
+
+    monkeypatch.setattr(_checks, "_memory_bytes", lambda: 2e9)  # a 2 GB machine
+    n = 20_000  # 20,000 classes: a 6.4 GB confusion matrix, 9.6 GB of per-item counts
+    df = pd.DataFrame({"item": np.arange(n), "gold": np.arange(n), "A": np.arange(n),
+                       "B": np.roll(np.arange(n), 1)})  # fmt: skip
+    path = tmp_path / "many.csv"
+    df.to_csv(path, index=False)
+    before = _files(tmp_path)
+    _refused(_run("metrics", path, "--gold", "gold", "--item", "item", "--system", "A"),
+             "the confusion matrix of 20,000 classes", "would need 6.4 GB", "2 GB")  # fmt: skip
+    _refused(_run("significance", path, "--gold", "gold", "--item", "item", "--system", "A,B",
+                  "--metric", "macro-f1", "--resamples", "100"),
+             "per-item counts of 20,000 items x 20,000 classes", "9.6 GB")  # fmt: skip
+    with pytest.raises(VarevalError, match="confusion matrix of 20,000 classes"):
+        vareval.metrics(df, gold="gold", item="item", systems=["A"])
+    long = pd.DataFrame({"item": [1, 2, 3], "gold": ["a", "b", "x" * 300_000],
+                         "A": ["a", "b", "b"]})  # fmt: skip
+    monkeypatch.setattr(_checks, "_memory_bytes", lambda: 1e6)  # labels of 300 kB on 1 MB
+    with pytest.raises(VarevalError, match=r"gold column 'gold' as text \(3 labels, longest "
+                                           r"300,000 characters\) would need 3.6 MB"):
+        vareval.metrics(long, gold="gold", item="item", systems=["A"])
+    assert _files(tmp_path) == before
+
+
+def test_an_error_line_is_cut(tmp_path, capsys):
+    label = "y" * 100_000
+    path = tmp_path / "sc.csv"
+    pd.DataFrame({"model": [label, "a", "a"], "val": [0.1, 0.2, 0.3],
+                  "test": [0.1, 0.2, 0.3]}).to_csv(path, index=False)  # fmt: skip
+    line = _refused(_run("selection-curve", path, "--validation", "val", "--test", "test",
+                         "--by", "model"), "has 1 search iteration(s)")  # fmt: skip
+    assert len(line) < 300
+    from vareval.cli import _fail
+
+    with pytest.raises(SystemExit):
+        _fail("z" * 10_000)
+    assert capsys.readouterr().err.strip().endswith("(8,000 more characters cut)")

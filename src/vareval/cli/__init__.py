@@ -101,8 +101,14 @@ def _current_command():
     return ctx.command if ctx else None
 
 
+_LONGEST = 2000  # characters of an error line: a message quoting a 50 MB label is cut
+
+
 def _fail(message: str, status: int = 2):
-    click.echo(f"error: {' '.join(message.split())}", err=True)
+    line = " ".join(message.split())
+    if len(line) > _LONGEST:
+        line = f"{line[:_LONGEST]} ... ({len(line) - _LONGEST:,} more characters cut)"
+    click.echo(f"error: {line}", err=True)
     _leave(status)
 
 

@@ -24,6 +24,7 @@ from vareval import datasets
 from vareval.data.tables import FrameResult
 from vareval.data.validate import _rows, label_text, labels, metric_values, require_columns
 from vareval.errors import DataError
+from vareval.stats._checks import check_memory
 from vareval.stats.testset import classification as cls
 from vareval.stats.testset import resampling as rs
 from vareval.stats.testset import roc
@@ -86,7 +87,11 @@ def _label_array(series: pd.Series, column: str, role: str) -> np.ndarray:
                 "as scikit-learn, vareval refuses a mix (is 1 the class '1'?): make every label "
                 "text (or every one a number)."
             )
-    return label_text(series, column, role).to_numpy(dtype=object).astype(str)
+    text = label_text(series, column, role).to_numpy(dtype=object)
+    width = max(map(len, text), default=1)  # numpy's text arrays are fixed-width: 4 B a character
+    what = f"{role} column {column!r} as text ({text.size:,} labels, longest {width:,} characters)"
+    check_memory(4.0 * width * text.size, what, "a class label is a short name: check the column")
+    return text.astype(str)
 
 
 def _refuse_id_columns(df, gold, candidates, item=None) -> None:
