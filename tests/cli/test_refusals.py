@@ -440,3 +440,74 @@ def test_an_error_line_is_cut(tmp_path, capsys):
     with pytest.raises(SystemExit):
         _fail("z" * 10_000)
     assert capsys.readouterr().err.strip().endswith("(8,000 more characters cut)")
+
+
+# --- a clean store where its -shm index cannot be made (a read-only mount) -----------------
+
+
+@pytest.fixture(scope="module")
+def clean_store(tmp_path_factory):
+    import textwrap
+    from pathlib import Path
+
+    from vareval.experiment import run
+
+    folder = tmp_path_factory.mktemp("store")
+    toml = folder / "experiment.toml"
+    trials = Path(__file__).resolve().parents[1] / "experiment"
+    toml.write_text(textwrap.dedent(f"""
+        [experiment]
+        name = "clean"
+        trial = "_trials:sleepy"
+        path = {str(trials)!r}
+        seeds = 3
+        entropy = 5
+
+        [factors]
+        model = ["a", "b"]
+
+        [randomness]
+        sources = ["init"]
+
+        [params]
+        sleep = 0.0
+    """))
+    run(toml, folder / "runs.db", engine="serial", progress=False)
+    return folder / "runs.db"
+
+
+def _no_shm_here(tmp_path, store, wal: bytes = b""):
+    """The store's file alone, where SQLite cannot make its -shm (a dangling link, as a
+    read-only mount does without privileges)."""
+    path = tmp_path / "runs.db"
+    path.write_bytes(store.read_bytes())
+    (tmp_path / "runs.db-shm").symlink_to(tmp_path / "no-such-folder" / "shm")
+    if wal:
+        (tmp_path / "runs.db-wal").write_bytes(wal)
+    return path
+
+
+def test_a_clean_store_reads_without_its_shm(tmp_path, clean_store):
+    path = _no_shm_here(tmp_path, clean_store)
+    before = _files(tmp_path)
+    want = vareval.read_store_table(clean_store)
+    got = vareval.read_store_table(path)
+    pd.testing.assert_frame_equal(got, want)
+    res = _run("summarize", path, "--metric", "x", "--by", "experiment", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["a"]["n"] == 3
+    after = _files(tmp_path)
+    # SQLite's read-only first attempt leaves an empty -wal where the folder is writable
+    # (as any read of a WAL store does); on a read-only mount nothing can appear
+    wal = tmp_path / "runs.db-wal"
+    assert after.pop(wal, None) in (None, hashlib.sha256(b"").hexdigest()) and after == before
+
+
+def test_a_store_with_pending_results_says_what_is_missing(tmp_path, clean_store):
+    path = _no_shm_here(tmp_path, clean_store, wal=b"\x37\x7f\x06\x82" + bytes(60))
+    before = _files(tmp_path)
+    _refused(_run("summarize", path, "--metric", "x", "--by", "experiment"),
+             "folder is read-only", "'runs.db-wal' holds 64 bytes")  # fmt: skip
+    with pytest.raises(VarevalError, match="copy the store with its -wal file"):
+        vareval.read_store_table(path)
+    assert _files(tmp_path) == before
