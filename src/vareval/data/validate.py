@@ -59,8 +59,8 @@ def checks_table(func):
             )
         if df.shape[0] == 0 or df.shape[1] == 0:
             raise DataError(
-                f"{func.__name__}(): `df` is empty ({df.shape[0]} rows, {df.shape[1]} columns); "
-                "expected one row per run."
+                f"{func.__name__}(): `df` is empty ({df.shape[0]} rows, {df.shape[1]} columns): "
+                "no rows to analyse; expected one row per run."
             )
         return func(*args, **kwargs)
 
