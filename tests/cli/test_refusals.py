@@ -115,7 +115,7 @@ def test_given_bounds_replace_the_names_and_a_percentage_is_named():
 
 # --- labels are text exactly as written, in flags too -------------------------------
 
-LABELS = [" padded ", "padded", "b", "x,y", 'say "hi"']
+LABELS = [" padded ", "padded", "b", "x,y", 'say "hi"', "\ufeffbom"]
 
 
 @pytest.fixture
@@ -135,7 +135,8 @@ def _mean_difference(df, a, b):
 @pytest.mark.parametrize(
     ("flag", "a", "b"),
     [(" padded ,b", " padded ", "b"), ("padded,b", "padded", "b"),
-     ('"x,y", padded ', "x,y", " padded "), ('"say ""hi""",b', 'say "hi"', "b")],
+     ('"x,y", padded ', "x,y", " padded "), ('"say ""hi""",b', 'say "hi"', "b"),
+     ("\ufeffbom,b", "\ufeffbom", "b")],
 )  # fmt: skip
 def test_compare_names_labels_exactly_as_written(labelled, flag, a, b):
     path, df = labelled
