@@ -96,9 +96,9 @@ def _readable(con: sqlite3.Connection, path: Path, error) -> sqlite3.Connection:
     try:
         con.execute("PRAGMA application_id").fetchone()
         return con
-    except sqlite3.OperationalError as exc:
+    except sqlite3.DatabaseError as exc:
         if "unable to open" not in str(exc):
-            return con  # probe() names what else is wrong
+            return con  # probe() names what else is wrong (not SQLite, corrupt)
     con.close()
     wal = path.with_name(path.name + "-wal")
     pending = wal.stat().st_size if wal.exists() else 0
