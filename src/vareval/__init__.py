@@ -69,12 +69,23 @@ def __getattr__(name: str):
     if name in _EXPORTS:
         module, _, attribute = _EXPORTS[name].partition(":")
         value = getattr(importlib.import_module(module), attribute or name)
+        if _takes_table(value):
+            from vareval.data.validate import checks_table
+
+            value = checks_table(value)
     elif name in _SUBMODULES:
         value = importlib.import_module(f"vareval.{name}")
     else:
         raise AttributeError(f"module 'vareval' has no attribute {name!r}")
     globals()[name] = value
     return value
+
+
+def _takes_table(value) -> bool:
+    """Whether ``value`` is a function of a results table first (``df``), checked on export."""
+    import inspect
+
+    return inspect.isfunction(value) and next(iter(inspect.signature(value).parameters)) == "df"
 
 
 def __dir__():

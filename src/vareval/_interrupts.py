@@ -101,6 +101,7 @@ def _is_command() -> bool:
     return first == "-m" or os.path.basename(first) == "vareval"
 
 
-if _is_command():
+COMMAND = _is_command()  # read once: ``-m vareval`` later names __main__.py in argv[0]
+if COMMAND:
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)

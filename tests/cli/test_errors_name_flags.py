@@ -31,6 +31,11 @@ RUNS = ["--metric", "accuracy", "--by", "method", "--pair-on", "seed",
                                "task", "--confidence", "3"], "--confidence", "confidence_level"),
         ("digits_predictions.csv", ["significance", "--gold", "gold", "--item", "item",
                                     "--resamples", "-3"], "--resamples", "n_resamples"),
+        ("digits_runs.csv", ["plan", *RUNS, "--effect", "inf"], "--effect", "`power`"),
+        ("digits_runs.csv", ["plan", *RUNS, "--target-se", "-1"], "--target-se", "`se`"),
+        ("digits_search.csv", ["select", "--validation", "val_accuracy", "--test",
+                               "test_accuracy", "--by", "model", "--unit", "model"],
+         "method (by)", "cannot insert"),
     ],
 )  # fmt: skip
 def test_a_bad_invocation_names_the_flag(data, args, flag, parameter, tmp_path):

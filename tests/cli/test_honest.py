@@ -359,9 +359,9 @@ def test_singular_fit_is_not_an_optimiser_warning(tmp_path):
         fit = fit_mixed(y, np.ones((9, 1)), [g])
     assert fit.converged and fit.singular
     assert "PGTOL" not in fit.message and "CONVERGENCE" not in fit.message
-    df = pd.DataFrame({"seed": g, "acc": y, "model": np.tile(["m", "n", "m"], 3)})
+    df = pd.DataFrame({"seed": g, "score": y, "model": np.tile(["m", "n", "m"], 3)})
     path = _write(tmp_path, "v.csv", df)
-    res = _run("variance", path, "--metric", "acc", "--fixed", "model", "--random", "seed")
+    res = _run("variance", path, "--metric", "score", "--fixed", "model", "--random", "seed")
     assert res.exit_code == 0, res.output
     assert "note: singular fit" in res.output
     assert "WARNING" not in res.output and "PGTOL" not in res.output

@@ -72,10 +72,10 @@ def test_aso_on_one_table(tmp_path):
     frame = pd.DataFrame(
         {
             "method": ["a"] * 8 + ["b"] * 6,
-            "acc": np.r_[rng.normal(1, 0.1, 8), rng.normal(0, 0.1, 6)],
+            "score": np.r_[rng.normal(1, 0.1, 8), rng.normal(0, 0.1, 6)],
         }
     )
-    out = run("aso", _write(tmp_path, frame), "--metric", "acc", "--by", "method")
+    out = run("aso", _write(tmp_path, frame), "--metric", "score", "--by", "method")
     assert out.exit_code == 0, out.output
     assert "a better" in out.output
 

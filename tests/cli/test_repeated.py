@@ -59,7 +59,8 @@ def test_best_of_k_and_plan_json(results):
     assert out.exit_code == 0 and "pairs" in out.output
 
 
-def test_demo_runs():
+def test_demo_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the demo writes vareval-demo/report.html here
     out = run("demo")
     assert out.exit_code == 0, out.output
     assert "selected" in out.output and "paired over 10 replications" in out.output

@@ -74,7 +74,7 @@ def test_digits_runs_json_and_batches(runs):
         (["--compare", "mlp,nope"], "method 'nope' not found"),
         (["--compare", "mlp,logreg", "--bounds", "0"], "--bounds must be two numbers"),
         (["--compare", "mlp,logreg", "--bounds", "0.97,0.98"],
-         "accuracy of 'mlp' is 0.964815 in pair 3"),
+         "10 value(s) outside the bounds [0.97, 0.98] (given) in data row(s) 4, 6"),
         (["--compare", "mlp,logreg", "--confidence", "95"], "level in (0, 1)"),
         (["--compare", "mlp,logreg", "--batch", "0"], "--batch must be an integer >= 1"),
         (["--compare", "mlp,logreg", "--cs", "betting"], "--cs must be one of"),

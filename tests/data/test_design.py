@@ -189,7 +189,7 @@ def test_intervals_respect_the_metrics_bounds():
     out = json.loads(
         CliRunner().invoke(main, ["summarize", "-", "--metric", "accuracy", "--by", "m",
                                   "--bounds", "0,0.98", "--json"],
-                           input=df.to_csv(index=False)).output
+                           input=df.assign(accuracy=[0.97, 0.95, 0.98]).to_csv(index=False)).output
     )  # fmt: skip
     assert out["a"]["mean_high"] == 0.98
 

@@ -8,7 +8,7 @@ from vareval.errors import DataError
 
 def frame(n_runs=3):
     rows = [
-        {"method": m, "task": t, "seed": s, "acc": 10 * i + j + s / 10}
+        {"method": m, "task": t, "seed": s, "score": 10 * i + j + s / 10}
         for i, m in enumerate(["A", "B"])
         for j, t in enumerate(["t1", "t2", "t3"])
         for s in range(n_runs)
@@ -17,7 +17,7 @@ def frame(n_runs=3):
 
 
 def test_array_layout_and_labels():
-    table = task_scores(frame(), "acc", "method", "task")
+    table = task_scores(frame(), "score", "method", "task")
     assert table.scores.shape == (2, 3, 3)
     assert table.methods == ("A", "B") and table.tasks == ("t1", "t2", "t3")
     assert table.runs is None
@@ -27,7 +27,7 @@ def test_array_layout_and_labels():
 
 def test_pairing_orders_runs_by_key_not_row_order():
     df = frame().sample(frac=1, random_state=3)
-    table = task_scores(df, "acc", "method", "task", pair_on="seed")
+    table = task_scores(df, "score", "method", "task", pair_on="seed")
     order = [table.runs.index(str(s)) for s in range(3)]
     np.testing.assert_allclose(table.method("A")[table.tasks.index("t1"), order], [0, 0.1, 0.2])
 
@@ -35,36 +35,36 @@ def test_pairing_orders_runs_by_key_not_row_order():
 def test_task_missing_for_one_method():
     df = frame().query("not (method == 'B' and task == 't2')")
     with pytest.raises(DataError, match="method 'B' has no runs on task 't2'"):
-        task_scores(df, "acc", "method", "task")
+        task_scores(df, "score", "method", "task")
 
 
 def test_unequal_runs_are_refused():
     df = frame().drop(index=4)
     with pytest.raises(DataError, match="unequal runs per task: method 'A' has 2 run"):
-        task_scores(df, "acc", "method", "task")
+        task_scores(df, "score", "method", "task")
     with pytest.raises(DataError, match="'A' on task 't2' lacks run key\\(s\\) '1'"):
-        task_scores(df, "acc", "method", "task", pair_on="seed")
+        task_scores(df, "score", "method", "task", pair_on="seed")
 
 
 def test_duplicate_run_key():
     df = frame()
     df.loc[1, "seed"] = 0
     with pytest.raises(DataError, match="run key '0' appears more than once"):
-        task_scores(df, "acc", "method", "task", pair_on="seed")
+        task_scores(df, "score", "method", "task", pair_on="seed")
 
 
 def test_nan_score_names_the_row():
     df = frame()
-    df.loc[5, "acc"] = np.nan
+    df.loc[5, "score"] = np.nan
     with pytest.raises(DataError, match=r"missing .* row\(s\) 6"):
-        task_scores(df, "acc", "method", "task")
+        task_scores(df, "score", "method", "task")
 
 
 def test_one_task_says_what_cannot_be_estimated():
     df = frame().query("task == 't1'")
     with pytest.raises(DataError, match="1 task.*no between-task variation"):
-        task_scores(df, "acc", "method", "task")
-    assert task_scores(df, "acc", "method", "task", min_tasks=1).scores.shape == (2, 1, 3)
+        task_scores(df, "score", "method", "task")
+    assert task_scores(df, "score", "method", "task", min_tasks=1).scores.shape == (2, 1, 3)
 
 
 def test_reference_table_aligned_and_complete():

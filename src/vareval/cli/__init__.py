@@ -29,6 +29,7 @@ class _Group(click.Group):
             with warnings.catch_warnings(), as_keyboard_interrupt(signal.SIGINT, signal.SIGTERM):
                 warnings.showwarning = _show_warning
                 super().main(args, prog_name, standalone_mode=False, **extra)
+            _say_held()
         except _Interrupted:
             _fail("aborted", 1)
         except VarevalError as exc:
@@ -45,7 +46,7 @@ class _Group(click.Group):
         except OSError as exc:  # a file the checks could not foresee (a full disk, /proc)
             where = f"'{exc.filename}': " if exc.filename else ""
             _fail(f"{where}{exc.strerror or exc}.")
-        sys.exit(0)
+        _leave(0)
 
     def invoke(self, ctx):
         # click would print an empty line before its Abort; an interrupt is one line
@@ -69,14 +70,30 @@ class _Interrupted(Exception):
     """Ctrl-C or SIGTERM reached the command (its work, such as a run's claims, is cleaned up)."""
 
 
+_HELD: list[str] = []  # numerical warnings, said only if the command answers
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    """Print vareval's own warnings as one line; others in Python's usual form."""
+    """Print vareval's own warnings as one line; hold a library's numerical ones.
+
+    A RuntimeWarning (numpy's overflow in a sum) is said after the answer it
+    concerns, in one line; before a refusal it would only bury the error line.
+    """
     if issubclass(category, VarevalWarning):
         from vareval.cli._common import name_flags
 
         click.echo(f"warning: {name_flags(str(message), _current_command())}", err=True)
+    elif issubclass(category, RuntimeWarning):
+        where = filename.replace("\\", "/").rsplit("site-packages/", 1)[-1]
+        _HELD.append(f"warning: {message} ({where}:{lineno}); the numbers may be inf or nan")
     else:
         click.echo(warnings.formatwarning(message, category, filename, lineno, line), err=True)
+
+
+def _say_held():
+    for text in dict.fromkeys(_HELD):
+        click.echo(text, err=True)
+    _HELD.clear()
 
 
 def _current_command():
@@ -84,9 +101,43 @@ def _current_command():
     return ctx.command if ctx else None
 
 
+_LONGEST = 2000  # characters of an error line: a message quoting a 50 MB label is cut
+
+
 def _fail(message: str, status: int = 2):
-    click.echo(f"error: {' '.join(message.split())}", err=True)
-    sys.exit(status)
+    line = " ".join(message.split())
+    if len(line) > _LONGEST:
+        line = f"{line[:_LONGEST]} ... ({len(line) - _LONGEST:,} more characters cut)"
+    click.echo(f"error: {line}", err=True)
+    _leave(status)
+
+
+def _leave(status: int):
+    """End the command with ``status``, its own signal handlers in place to the last moment.
+
+    Python's exit turns signal handling off before it frees its modules (a
+    second or more after numpy, scipy and pandas), and a Ctrl-C or SIGTERM
+    then would end the process by the signal. So the command does what that
+    exit does that matters (wait for threads, run ``atexit``, flush) and
+    leaves at once; a signal until then still ends in ``error: aborted``.
+    In-process callers (tests, ``CliRunner``) get the usual ``SystemExit``.
+    """
+    from vareval import _interrupts
+
+    if not _interrupts.COMMAND:
+        sys.exit(status)
+    import atexit
+    import os
+    import threading
+
+    threading._shutdown()  # as Python's exit: join the threads that are not daemons
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (| head): nothing more can be said
+            pass
+    os._exit(status)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -337,6 +337,22 @@ def name_flags(message: str, command: click.Command | None = None) -> str:
     return re.sub(r"(--[\w-]+), \1\b", r"\1", named)
 
 
+def parse_bounds(text: str | None, option: str = "--bounds") -> tuple[float, float] | None:
+    """Parse 'LOW,HIGH' into the metric's bounds (None when not given)."""
+    if text is None:
+        return None
+    limits = parse_floats(text, option)
+    if len(limits) != 2 or not limits[0] < limits[1]:
+        raise ArgumentError(f"{option} takes LOW,HIGH with LOW < HIGH; got {text!r}.")
+    return limits[0], limits[1]
+
+
+def bounds_option(help="The metric's range LOW,HIGH: a score outside it is refused (default: "
+                  "[0, 1] for accuracy, F1, AUC ... by the name; [0, 100] for 'accuracy_pct')."):
+    return click.option("--bounds", "bounds", default=None, help=help,
+                        callback=lambda ctx, param, value: parse_bounds(value))  # fmt: skip
+
+
 def json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(f)
 
@@ -357,6 +373,31 @@ def split_columns(text: str) -> list[str]:
     if twice:
         raise ArgumentError(f"column list {text!r} names {', '.join(twice)} more than once.")
     return names
+
+
+def split_labels(text: str, option: str) -> list[str]:
+    """A flag's labels, exactly as written: comma-separated, nothing stripped.
+
+    A label holding a comma or starting with a double quote is written in
+    CSV quotes, inner quotes doubled, as in a CSV file: ``'"a,b",c'`` names
+    ``a,b`` and ``c``.
+    """
+    import csv
+
+    try:
+        rows = list(csv.reader([text], strict=True))
+    except csv.Error as exc:
+        raise ArgumentError(
+            f"{option} {text!r} is not a comma-separated list ({exc}); quote a label holding "
+            'a comma as in a CSV file: \'"a,b",c\'.'
+        ) from None
+    labels = rows[0] if rows else []
+    if not labels or any(label == "" for label in labels):
+        raise ArgumentError(
+            f"{option} {text!r} has an empty label; separate labels with commas (labels are "
+            "read exactly as written, spaces included)."
+        )
+    return labels
 
 
 def parse_ints(text: str, option: str) -> list[int]:
@@ -418,6 +459,28 @@ def check_output(path, option: str, *, plot: bool = False) -> None:
                 f"{option} '{path}': unknown image format {suffix!r}; accepted: "
                 f"{', '.join(sorted(formats))}."
             )
+
+
+def needs(owner: str, present, *dests: str) -> None:
+    """Refuse flags (their ``dests``) given on the command line that do nothing without ``owner``.
+
+    A flag silently ignored would let a user believe it took effect.
+    """
+    if present:
+        return
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    given = [
+        p.opts[0] for p in ctx.command.params
+        if p.name in dests and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE
+    ]  # fmt: skip
+    if given:
+        it = "them" if len(given) > 1 else "it"
+        raise ArgumentError(
+            f"{', '.join(given)} {'do' if len(given) > 1 else 'does'} nothing without {owner}; "
+            f"give {owner}, or leave {it} out."
+        )
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ from vareval.cli._common import (
     results_file,
     seed_option,
     split_columns,
+    split_labels,
 )
 from vareval.errors import ArgumentError
 
@@ -25,14 +26,15 @@ _LABELS = {"median": "median", "iqm": "IQM", "mean": "mean", "optimality_gap": "
 
 
 def _parse_pairs(text):
-    if text is None or text.strip() in ("best", "all"):
-        return None if text is None else text.strip()
+    """'a:b,a:c' as pairs of labels exactly as written (an item in CSV quotes may hold a comma)."""
+    if text is None or text in ("best", "all"):
+        return text
     pairs = []
-    for item in text.split(","):
+    for item in split_labels(text, "--pairs"):
         x, sep, y = item.partition(":")
-        if not sep or not x.strip() or not y.strip():
+        if not sep or not x or not y:
             raise ArgumentError(f"--pairs must look like 'a:b,a:c'; got {item!r}.")
-        pairs.append((x.strip(), y.strip()))
+        pairs.append((x, y))
     return pairs
 
 

@@ -122,7 +122,7 @@ def _design(text: str) -> tuple:
 def allocate(results, metric, compare, budget, target_se, target_halfwidth, effect, power,
              cost, configs, crn, versus, confidence, resamples, seed, extend, as_json):
     """Seeds x configurations x reruns that minimise the SE for a budget (or meet a target)."""
-    from vareval.cli._common import split_columns, writing
+    from vareval.cli._common import split_labels, writing
     from vareval.data.allocation import allocation, grown_spec_toml
     from vareval.errors import ArgumentError
 
@@ -137,8 +137,9 @@ def allocate(results, metric, compare, budget, target_se, target_halfwidth, effe
         raise ArgumentError(
             f"--resamples must be 0 (no bootstrap) or at least 19; got {resamples}."
         )
-    a = allocation(results, metric=metric, compare=split_columns(compare), budget=budget,
-                   target_se=target_se, target_halfwidth=target_halfwidth, effect=effect,
+    compare = split_labels(compare, "--compare")
+    a = allocation(results, metric=metric, compare=compare, budget=budget, target_se=target_se,
+                   target_halfwidth=target_halfwidth, effect=effect,
                    power=power, cost=cost, configs=configs, crn=crn, confidence=confidence,
                    n_resamples=resamples, versus=[_design(v) for v in versus], rng=seed)
     payload, text = a.to_dict(), render(a) + f"\nseed {seed}"

@@ -6,10 +6,22 @@ import click
 
 
 @click.command()
-def demo():
+@click.option(
+    "--force", is_flag=True, help="Replace an existing vareval-demo/report.html (else refused)."
+)
+def demo(force):
     """Run vareval's analyses on bundled example data and print what to report."""
-    from vareval.cli import repeated, report, run, significance, tuning, variance
+    from pathlib import Path
 
+    from vareval.cli import repeated, report, run, significance, tuning, variance
+    from vareval.errors import ArgumentError
+
+    page = Path(report.DEMO_FOLDER) / "report.html"
+    if page.exists() and not force:
+        raise ArgumentError(
+            f"'{page}' exists and the demo would replace it; pass --force to replace it, or run "
+            "the demo in another folder."
+        )
     sections = (repeated, significance, tuning, variance, run, report)
     for section in (module.demo_section for module in sections):
         click.echo(section())

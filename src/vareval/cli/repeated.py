@@ -10,6 +10,7 @@ from vareval._format import formatter, number
 from vareval.cli._common import (
     alpha_option,
     baseline_option,
+    bounds_option,
     by_option,
     confidence_option,
     emit,
@@ -71,11 +72,9 @@ RUNS_SHOWN = 50
     help=f"Show every run's score, or none (default: every run up to {RUNS_SHOWN} a "
     "method, else the first ones and how many more).",
 )
-@click.option(
-    "--bounds",
-    default=None,
-    help="The metric's range LOW,HIGH: intervals are cut to it (default: [0, 1] for "
-    "accuracy, F1, AUC ... by name).",
+@bounds_option(
+    help="The metric's range LOW,HIGH: a score outside it is refused, intervals are cut to it "
+    "(default: [0, 1] for accuracy, F1, AUC ... by the name; [0, 100] for 'accuracy_pct')."
 )
 @json_option
 def summarize(results, metric, by, confidence, lower_is_better, runs, bounds, as_json):
@@ -87,13 +86,10 @@ def summarize(results, metric, by, confidence, lower_is_better, runs, bounds, as
     import vareval
 
     metrics = split_columns(metric)
-    limits = parse_floats(bounds, "--bounds") if bounds else None
-    if limits is not None and len(limits) != 2:
-        raise ArgumentError(f"--bounds takes LOW,HIGH; got {bounds!r}.")
     tables = [
         vareval.summarize(
             results, metric=m, by=split_columns(by), confidence=confidence,
-            higher_is_better=not lower_is_better, bounds=limits,
+            higher_is_better=not lower_is_better, bounds=bounds,
         )
         for m in metrics
     ]  # fmt: skip
@@ -277,11 +273,12 @@ def render_best_of_k(table, seed=None) -> str:
 @resamples_option(10_000, "Bootstrap resamples.")
 @paired_test_options
 @lower_is_better_option
+@bounds_option()
 @seed_option()
 @json_option
 def paired(
     results, metric, by, pair_on, a, b, baseline, all_pairs, confidence, resamples, repeated,
-    test_fraction, train_fraction, lower_is_better, seed, as_json,
+    test_fraction, train_fraction, lower_is_better, bounds, seed, as_json,
 ):  # fmt: skip
     """Mean paired difference A - B with SE, CIs and the variance decomposition.
 
@@ -304,7 +301,7 @@ def paired(
             results, metric=m, by=split_columns(by), pair_on=split_columns(pair_on), a=a, b=b,
             baseline=baseline, all_pairs=all_pairs, confidence=confidence,
             n_resamples=resamples, higher_is_better=not lower_is_better, repeated=repeated,
-            test_fraction=test_fraction, train_fraction=train_fraction, rng=seed,
+            test_fraction=test_fraction, train_fraction=train_fraction, bounds=bounds, rng=seed,
         )  # fmt: skip
         outcomes.append((_paired_payload(table, seed), render_paired(table, seed)))
     emit(as_json, *per_metric(metrics, *map(list, zip(*outcomes, strict=True))))
@@ -418,6 +415,7 @@ def _render_comparison(table, name, r, seed=None) -> str:
     help="A run store to grow: print the command that extends it to the planned size.",
 )
 @paired_test_options
+@bounds_option()
 @json_option
 def plan(
     results,
@@ -436,6 +434,7 @@ def plan(
     repeated,
     test_fraction,
     train_fraction,
+    bounds,
     as_json,
 ):
     """How many paired runs reach a target SE, CI half-width or power (from a pilot).
@@ -461,6 +460,7 @@ def plan(
         repeated=repeated,
         test_fraction=test_fraction,
         train_fraction=train_fraction,
+        bounds=bounds,
     )
     payload, text = table.to_dict(), render_plan(table)
     payload = {k: {**v, **_design_payload(table)} for k, v in payload.items()}

@@ -12,6 +12,7 @@ from vareval.cli._common import (
     json_option,
     lower_is_better_option,
     metric_option,
+    needs,
     pair_on_option,
     paired_test_options,
     seed_option,
@@ -21,6 +22,7 @@ from vareval.cli._common import (
 from vareval.cli._paths import output_path
 
 STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+DEMO_FOLDER = "vareval-demo"  # where `vareval demo` writes report.html
 
 
 def _read_input(path: str):
@@ -349,6 +351,11 @@ def store_context(spec: dict) -> dict:
     help="Width of --figures in inches: 3.3 for one column of a paper, 7 for a page.",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help="Replace figure files that already exist in --figures (refused without it).",
+)
+@click.option(
     "--prediction-metric",
     default="accuracy",
     show_default=True,
@@ -395,6 +402,7 @@ def report(
     figures_dir,
     figure_format,
     figure_width,
+    force,
     as_json,
 ):
     """Write one self-contained HTML report of INPUT (a results file or a run store)."""
@@ -403,6 +411,8 @@ def report(
     from vareval.errors import ArgumentError
     from vareval.report.builder import _html_path, collect, render, write_html
 
+    needs("--predictions FILE", predictions, "gold", "systems", "item", "prediction_metric")
+    needs("--figures DIR", figures_dir, "figure_format", "figure_width", "force")
     df, context = _read_input(input_path)
     if by is None:
         if not context:
@@ -475,6 +485,7 @@ def report(
         seed=seed,
         extras=extras,
     )
+    _no_figure_replaced(sections, figures_dir, figure_format, force)
     path = write_html(output, render(data, sections, checklist, notes))
     size = path.stat().st_size
     exported = []
@@ -511,6 +522,22 @@ def report(
     emit(as_json, payload, "\n".join(lines))
 
 
+def _no_figure_replaced(sections, folder, figure_format, force) -> None:
+    """Refuse, before writing anything, to replace a figure file (unless ``force``)."""
+    from vareval.data.validate import shown
+    from vareval.errors import ArgumentError
+    from vareval.report.builder import figure_paths
+
+    if folder is None:
+        return
+    existing = [p.name for p in figure_paths(sections, folder, figure_format) if p.exists()]
+    if existing and not force:
+        raise ArgumentError(
+            f"--figures {folder}: {shown(existing)} already exist(s) and would be replaced; "
+            "pass --force to replace them, or choose another folder."
+        )
+
+
 def demo_section(folder=None) -> str:
     """Write the report for the bundled examples and say where it is.
 
@@ -528,12 +555,11 @@ def demo_section(folder=None) -> str:
     from vareval.report import write_report
 
     source, df, kwargs = _demo_data()
-    folder = Path(folder) if folder is not None else Path("vareval-demo")
+    folder = Path(folder) if folder is not None else Path(DEMO_FOLDER)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".write-test"
-        probe.write_text("")
-        probe.unlink()
+        with tempfile.TemporaryFile(dir=folder):  # writable? (no name a user's file could have)
+            pass
     except OSError:
         folder = Path(tempfile.mkdtemp(prefix="vareval-demo-"))
     with warnings.catch_warnings():

@@ -22,12 +22,16 @@ _EXPLAIN = {
 
 
 def parse_pair(text: str, option: str) -> tuple[str, str]:
-    """``a,b`` as two names (the comparison is a - b)."""
+    """``a,b`` as two labels exactly as written (:func:`split_labels`); the comparison is a - b."""
+    from vareval.cli._common import split_labels
     from vareval.errors import ArgumentError
 
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) != 2 or not all(parts):
-        raise ArgumentError(f"{option} must name two things separated by a comma; got {text!r}.")
+    parts = split_labels(text, option)
+    if len(parts) != 2:
+        raise ArgumentError(
+            f"{option} must name two things separated by a comma (CSV quotes around a label "
+            f"holding a comma); got {text!r}."
+        )
     return parts[0], parts[1]
 
 

@@ -10,6 +10,7 @@ from vareval.cli._common import (
     emit,
     json_option,
     metric_option,
+    needs,
     resamples_option,
     results_file,
     seed_option,
@@ -350,6 +351,8 @@ def variance(
 ):
     """Where the variance comes from: mixed model, LRTs, F tests, pairwise (DECoVaC)."""
     import warnings
+
+    needs("--slope COLUMN", slope, "uncorrelated")
 
     from vareval.data.design import design_of
     from vareval.data.variance import variance as analyse

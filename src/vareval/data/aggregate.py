@@ -16,6 +16,7 @@ import pandas as pd
 from vareval import stats
 from vareval.data.tables import ResultTable
 from vareval.data.tasks import reference_scores, task_scores
+from vareval.data.validate import shown
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_rng, keyword_only
 
@@ -57,7 +58,7 @@ def _pairs(methods, pairs, baseline, scores) -> tuple[list[tuple[str, str]], str
         if pairs is not None:
             raise ArgumentError("give `pairs` or `baseline`, not both.")
         if baseline not in methods:
-            raise DataError(f"baseline {baseline!r} not found (methods: {', '.join(methods)}).")
+            raise DataError(f"baseline {baseline!r} not found (methods: {shown(methods)}).")
         chosen = [(m, baseline) for m in methods if m != baseline]
         return chosen, f"P(X > Y): each method against the baseline {baseline}", len(chosen)
     if pairs is None or (isinstance(pairs, str) and pairs == "best"):
@@ -74,7 +75,7 @@ def _pairs(methods, pairs, baseline, scores) -> tuple[list[tuple[str, str]], str
     for x, y in pairs:
         for m in (x, y):
             if m not in methods:
-                raise DataError(f"method {m!r} not found (methods: {', '.join(methods)}).")
+                raise DataError(f"method {m!r} not found (methods: {shown(methods)}).")
         if x == y:
             raise ArgumentError(f"a pair compares two different methods; got {x!r} twice.")
         out.append((str(x), str(y)))

@@ -21,6 +21,7 @@ them as the rerun level within it); independent reruns are replications.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import re
 
 import numpy as np
@@ -35,6 +36,7 @@ _UNIT_METRICS = {
     "accuracy", "acc", "f1", "auc", "auroc", "auprc", "roc", "precision", "recall",
     "sensitivity", "specificity", "jaccard", "iou", "em", "exact", "pass",
 }  # fmt: skip
+_PERCENT = {"pct", "percent", "percentage"}  # "accuracy_pct", "accuracy (%)": in [0, 100]
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -356,8 +358,11 @@ def metric_bounds(metric: str | None, bounds=None) -> tuple[tuple | None, str]:
         if not low < high:
             raise ArgumentError(f"`bounds` must have low < high; got {bounds!r}.")
         return (low, high), "given"
-    words = set(re.split(r"[^a-z0-9]+", str(metric or "").lower()))
+    name = str(metric or "").lower()
+    words = set(re.split(r"[^a-z0-9]+", name))
     hit = sorted(words & _UNIT_METRICS)
+    if hit and (words & _PERCENT or "%" in name):
+        return (0.0, 100.0), f"{metric!r} is a percentage ({hit[0]})"
     if hit:
         return (0.0, 1.0), f"{metric!r} is a proportion ({hit[0]})"
     return None, ""
@@ -407,6 +412,11 @@ def split_of(spec: dict, repeated=None, test_fraction=None, train_fraction=None)
             f"`repeated` must be 'training', 'data-sampling' or None; got {repeated!r}."
         )
     params = spec.get("params") or {}
+    if test_fraction is not None and not (
+        isinstance(test_fraction, numbers.Real) and not isinstance(test_fraction, bool)
+        and 0 < test_fraction < 1
+    ):  # fmt: skip
+        raise ArgumentError(f"`test_fraction` must be a number in (0, 1); got {test_fraction!r}.")
     if repeated is not None:
         flag = "corrected" if repeated == "data-sampling" else "t"
         split, where = ("re-drawn" if repeated == "data-sampling" else "fixed"), (

@@ -13,7 +13,7 @@ import pandas as pd
 from vareval import stats
 from vareval.data.tables import ResultTable
 from vareval.data.tasks import task_scores
-from vareval.data.validate import groups
+from vareval.data.validate import groups, shown
 from vareval.errors import DataError
 from vareval.stats._checks import keyword_only
 
@@ -125,6 +125,13 @@ def effect_sizes(
     Positive means the first method of the pair is better.
     """
     sets = _score_sets(df, metric, by, task, pair_on, higher_is_better)
+    few = {t: list(s) for t, s in sets.items() if len(s) < 2}
+    if few:
+        t, names = next(iter(few.items()))
+        raise DataError(
+            f"effect sizes compare methods, and {f'task {t!r} has' if t else 'the table has'} "
+            f"{len(names)} ({shown(names)}); give at least two methods in column(s) {by!r}."
+        )
     results, rows = {}, []
     for t, s in sets.items():
         names = list(s)

@@ -247,6 +247,7 @@ def _read_csv(path, sep=","):
     with open(path, newline="", encoding="utf-8-sig") as fh:
         header = next(csv.reader(fh, delimiter=sep), [])
     _refuse_duplicates(f"file '{path}'", header)
+    _refuse_concatenated(path)
     fast = _read_csv_arrow(path, sep, header)
     if fast is not None:
         return fast
@@ -255,6 +256,43 @@ def _read_csv(path, sep=","):
     except pd.errors.EmptyDataError:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.") from None
     return _numbers_where_lossless(df)
+
+
+_BOM = "\ufeff".encode()
+
+
+def _refuse_concatenated(path) -> None:
+    """Refuse the marks of files joined with ``cat``: a header line repeated, a BOM mid-file.
+
+    Either would be read as data (a run whose method is the header's word, a
+    label starting with an invisible U+FEFF); both are refused with the line.
+    """
+    with open(path, "rb") as fh:
+        data = fh.read()
+    at = data.find(b"\n" + _BOM)
+    if at >= 0:
+        raise DataError(
+            f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
+            f"{_line(data, at)}, as when files are joined with cat; remove it (a label would "
+            "start with an invisible character)."
+        )
+    header = data.removeprefix(_BOM).split(b"\n", 1)[0].rstrip(b"\r")
+    if not header:
+        return
+    found = [data.find(b"\n" + header + end) for end in (b"\n", b"\r\n")]
+    if data.rstrip(b"\r\n").endswith(b"\n" + header):  # the last line
+        found.append(data.rstrip(b"\r\n").rfind(b"\n"))
+    found = [at for at in found if at >= 0]
+    if found:
+        raise DataError(
+            f"file '{path}' repeats its header line at line {_line(data, min(found))}, as when "
+            "files are joined with cat; remove the repeated header (it would be read as a run)."
+        )
+
+
+def _line(data: bytes, newline_at: int) -> int:
+    """The 1-based number of the line that starts after the newline at ``newline_at``."""
+    return data.count(b"\n", 0, newline_at) + 2
 
 
 def _read_csv_arrow(path, sep, header) -> pd.DataFrame | None:

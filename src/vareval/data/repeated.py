@@ -17,7 +17,7 @@ from vareval import stats
 from vareval.data.design import analysed_rows, design_of, is_share
 from vareval.data.runs import usable_runs
 from vareval.data.tables import ResultTable
-from vareval.data.validate import groups, labels, metric_values, pairs
+from vareval.data.validate import groups, labels, metric_values, pairs, shown
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_rng, keyword_only, renamed_keywords
 
@@ -62,7 +62,7 @@ def summarize(
     used, runs = usable_runs(df, metric, by, min_runs=2)
     used = analysed_rows(used, metric, by)  # runs are counted as trials, summarised as read
     design = design_of(used, by=by, metric=metric, bounds=bounds)
-    per = groups(used, metric, by, min_runs=2)
+    per = groups(used, metric, by, min_runs=2, bounds=bounds)
     clusters = _clusters(used, by, design) if design.clustered else {}
     results = {
         name: stats.summarize(
@@ -166,7 +166,7 @@ def best_of_k(
     )
     if method is not None:
         if method not in table:
-            raise DataError(f"method {method!r} not found (methods: {', '.join(table)}).")
+            raise DataError(f"method {method!r} not found (methods: {shown(table)}).")
         table = {method: table[method]}
     rng = as_rng(rng)  # one stream shared by the methods
     results = {
@@ -302,16 +302,17 @@ def paired_units(df, metric, by, pair_on, design, a, b) -> tuple:
     # several rows per seed are runs only where the design names them (a store's
     # configurations and reruns, or those columns); otherwise a duplicate is refused
     named = design.source == "store" or {"config", "rerun"} & set(df.columns)
+    given = design.bounds if design.bounds_from == "given" else None
     if not (named and design.clustered and design.pair_on == (design.unit,)):
-        xa, xb, _ = pairs(df, metric, by, pair_on, a, b)
+        xa, xb, _ = pairs(df, metric, by, pair_on, a, b, given)
         return xa, xb, ()
     keys = [by] if isinstance(by, str) else list(by)
     means = (
-        df.assign(**{metric: metric_values(df, metric)})
+        df.assign(**{metric: metric_values(df, metric, given)})
         .groupby([*keys, design.unit], sort=False, as_index=False)[metric]
         .mean()
     )
-    xa, xb, _ = pairs(means, metric, by, design.unit, a, b)
+    xa, xb, _ = pairs(means, metric, by, design.unit, a, b, given)
     return xa, xb, (
         f"paired on {design.unit} means: each method's runs within a {design.unit} (up to "
         f"{design.runs_per_unit}: configurations, reruns) averaged to one score per "
@@ -360,6 +361,7 @@ def paired(
     test_fraction=None,
     train_fraction=None,
     rng=None,
+    bounds=None,
 ) -> ResultTable:
     """Paired difference A - B over replications matched on ``pair_on`` (e.g. seed).
 
@@ -373,13 +375,15 @@ def paired(
     "data-sampling"``, or a run store whose data-split source varies with
     the seed), the test is the corrected resampled t test with the ratio
     ``test_fraction / train_fraction`` (given, or the store's ``[params]``
-    sizes), and without a test share a refusal; see :func:`sizes_of`.
+    sizes), and without a test share a refusal; see :func:`sizes_of`. A
+    score outside ``bounds`` (low, high), or outside the bounds the metric's
+    name implies, is refused by row.
     """
     pairs_of = comparisons(df, by, a, b, baseline, all_pairs)
     df, survivors = _finished(analysed_rows(df, metric, by), metric, by)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
-        test_fraction=test_fraction, train_fraction=train_fraction,
+        test_fraction=test_fraction, train_fraction=train_fraction, bounds=bounds,
     )  # fmt: skip
     sizes = sizes_of(design)
     streams = [rng] if len(pairs_of) == 1 else as_rng(rng).spawn(len(pairs_of))
@@ -461,23 +465,31 @@ def plan(
     repeated=None,
     test_fraction=None,
     train_fraction=None,
+    bounds=None,
 ) -> ResultTable:
     """Pairs needed for a target, using a pilot table's SD of paired differences.
 
     The plan is for the test :func:`paired` runs on the same table: when the
     design says each replication re-drew the split (``repeated``, or a run
     store's ``[randomness] split``), for the corrected resampled t test with
-    the same test share, whose SE has a floor more pairs cannot lower.
+    the same test share, whose SE has a floor more pairs cannot lower. A
+    score outside ``bounds`` (or the name's bounds) is refused, as in :func:`paired`.
     """
     a, b = _two_methods(df, by, a, b)
     df, survivors = _finished(analysed_rows(df, metric, by), metric, by)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
-        test_fraction=test_fraction, train_fraction=train_fraction,
+        test_fraction=test_fraction, train_fraction=train_fraction, bounds=bounds,
     )  # fmt: skip
     xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, a, b)
     sizes = sizes_of(design)
-    sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
+    with np.errstate(over="ignore", invalid="ignore"):
+        sd = float((xa - xb).std(ddof=1)) if xa.size >= 2 else float("nan")
+    if sd == np.inf:
+        raise DataError(
+            f"the pilot's paired differences of {metric!r} overflow (scores near the largest "
+            "float, 1.8e308); rescale the metric (divide it by a power of ten) to plan."
+        )
     if not sd > 0:
         raise DataError(
             f"the pilot's paired differences of {metric!r} have no spread (or fewer than "
@@ -524,7 +536,7 @@ def ranking_stability(
     table = groups(analysed_rows(df, metric, by), metric, by, min_runs=2)
     for m in (a, b):
         if m not in table:
-            raise DataError(f"method {m!r} not found (methods: {', '.join(table)}).")
+            raise DataError(f"method {m!r} not found (methods: {shown(table)}).")
     r = stats.ranking_stability(
         table[a],
         table[b],

@@ -126,7 +126,7 @@ def _finite_metric(df: pd.DataFrame, metric: str, done: np.ndarray) -> np.ndarra
     finite = np.isfinite(values)
     # The validator's verdict on what is left: text or booleans in a finished run.
     skip = ~done | (~text & ~finite)
-    metric_values(df.assign(**{metric: raw.mask(skip, 0)}), metric)
+    metric_values(df.assign(**{metric: raw.mask(skip, 0)}), metric, named=False)
     return finite
 
 

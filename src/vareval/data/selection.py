@@ -22,7 +22,7 @@ import pandas as pd
 from vareval.data.design import analysed_rows, design_of, metric_bounds
 from vareval.data.tables import FrameResult
 from vareval.data.tuning import default_ks
-from vareval.data.validate import labels, metric_values, require_columns
+from vareval.data.validate import labels, metric_values, require_columns, shown
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_bool
 from vareval.stats.tuning.selection import TIES, choose_on_validation, selection_curve
@@ -36,6 +36,22 @@ def _columns(value, role: str) -> list[str]:
     if value is None:
         return []
     return [value] if isinstance(value, str) else list(value)
+
+
+def _distinct_roles(by, unit, config) -> None:
+    """Refuse a column in two roles: a unit lies within a method, a configuration within a unit."""
+    roles = {"method (by)": by, "unit": unit, "config": [config]}
+    seen = {}
+    for role, columns in roles.items():
+        for column in columns:
+            if column in seen:
+                raise ArgumentError(
+                    f"column {column!r} is both the {seen[column]} and the {role}; each role "
+                    "needs its own column (a unit lies within a method, a configuration within "
+                    "a unit; an empty unit, '' on the command line or [] in Python, chooses "
+                    "once per method)."
+                )
+            seen[column] = role
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -189,8 +205,10 @@ def select(
             "metric that is reported makes the reported score optimistic."
         )
     require_columns(df, by, "method")
-    require_columns(df, unit, "unit")
+    if unit:  # none: one choice per method
+        require_columns(df, unit, "unit")
     require_columns(df, [config], "config")
+    _distinct_roles(by, unit, config)
     if "rerun" not in unit:  # reruns read as the design says; [seed, rerun] keeps them apart
         df = analysed_rows(df, [validation, test], by)
     if df.empty:
@@ -349,7 +367,7 @@ def selection_curves(
     for m, mask in masks.items():
         if mask.sum() < 2:
             raise DataError(
-                f"method {m!r} has {mask.sum()} search iteration(s); this needs at least 2."
+                f"method {shown([m])} has {mask.sum()} search iteration(s); this needs at least 2."
             )
     if ks is None:
         ks = default_ks(max(int(mask.sum()) for mask in masks.values()))

@@ -6,7 +6,7 @@ import numpy as np
 
 from vareval.data.design import analysed_rows
 from vareval.data.validate import pairs
-from vareval.errors import ArgumentError, DataError
+from vareval.errors import ArgumentError
 from vareval.stats.budget.sequential import BOUNDED_METHODS, ConfidenceSequence, confidence_sequence
 
 
@@ -55,17 +55,9 @@ def sequence(
             f"normal-mixture sequence is the only one); got {method!r}"
             + ("" if bounds is not None else " and no --bounds") + "."
         )
-    xa, xb, _ = pairs(analysed_rows(df, metric, by), metric, by, pair_on, a, b)
-    if bounds is not None:
-        low, high = difference_bounds(bounds)[1] * np.array([0, 1]) + float(bounds[0])
-        for name, x in ((a, xa), (b, xb)):
-            outside = (x < low) | (x > high)
-            if outside.any():
-                raise DataError(
-                    f"--bounds {low:g},{high:g}: {metric} of {name!r} is "
-                    f"{x[outside][0]:g} in pair {int(np.argmax(outside)) + 1}, outside them; "
-                    "give the metric's true bounds, or none (normal-mixture sequence)."
-                )
+    limits = difference_bounds(bounds) and tuple(map(float, bounds))  # checked first
+    # refuses a score outside the bounds
+    xa, xb, _ = pairs(analysed_rows(df, metric, by), metric, by, pair_on, a, b, limits)
     d = xa - xb
     if batch is not None and (isinstance(batch, bool) or int(batch) != batch or batch < 1):
         raise ArgumentError(f"--batch must be an integer >= 1; got {batch!r}.")

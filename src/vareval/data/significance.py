@@ -15,6 +15,7 @@ item are refused with the column and rows named.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,7 @@ from vareval import datasets
 from vareval.data.tables import FrameResult
 from vareval.data.validate import _rows, label_text, labels, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError
+from vareval.stats._checks import check_memory
 from vareval.stats.testset import classification as cls
 from vareval.stats.testset import resampling as rs
 from vareval.stats.testset import roc
@@ -75,7 +77,21 @@ def _label_array(series: pd.Series, column: str, role: str) -> np.ndarray:
         values = series.to_numpy()
         width = max(len(str(values.min())), len(str(values.max()))) if values.size else 1
         return values.astype(f"U{width}")
-    return label_text(series, column, role).to_numpy(dtype=object).astype(str)
+    if series.dtype == object:
+        text = series.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+        number = series.map(lambda v: isinstance(v, numbers.Number)).to_numpy(dtype=bool)
+        if text.any() and number.any():
+            raise DataError(
+                f"{role} column {column!r} mixes text and number labels (text in data row "
+                f"{int(np.argmax(text)) + 1}, a number in data row {int(np.argmax(number)) + 1}); "
+                "as scikit-learn, vareval refuses a mix (is 1 the class '1'?): make every label "
+                "text (or every one a number)."
+            )
+    text = label_text(series, column, role).to_numpy(dtype=object)
+    width = max(map(len, text), default=1)  # numpy's text arrays are fixed-width: 4 B a character
+    what = f"{role} column {column!r} as text ({text.size:,} labels, longest {width:,} characters)"
+    check_memory(4.0 * width * text.size, what, "a class label is a short name: check the column")
+    return text.astype(str)
 
 
 def _refuse_id_columns(df, gold, candidates, item=None) -> None:
@@ -153,6 +169,8 @@ def read_predictions(
         systems = [c for c in df.columns if c not in ("__item__", "__gold__")]
         gold = "__gold__" if gold is not None else None
     defaulted = systems is None
+    if item is not None:  # before the systems it decides (a misspelt item is not a system)
+        require_columns(df, [item], "item")
     if systems is None:
         systems = [c for c in df.columns if c not in (gold, item)]
     systems = [str(s) for s in systems]

@@ -64,17 +64,52 @@ def connect(path, *, readonly: bool, create: bool = False, error=DataError):
         )
     mode = "ro" if readonly else ("rwc" if create else "rw")
     try:
-        con = sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode={mode}",
-            uri=True,
-            timeout=60,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        con.execute("PRAGMA busy_timeout = 60000")
+        con = _open(path, mode)
+        if readonly:
+            con = _readable(con, path, error)
     except sqlite3.Error as exc:
         raise error(f"store '{path}' could not be opened: {exc}.") from None
     return con
+
+
+def _open(path: Path, mode: str, immutable: bool = False) -> sqlite3.Connection:
+    con = sqlite3.connect(
+        f"{path.resolve().as_uri()}?mode={mode}" + ("&immutable=1" if immutable else ""),
+        uri=True,
+        timeout=60,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    con.execute("PRAGMA busy_timeout = 60000")
+    return con
+
+
+def _readable(con: sqlite3.Connection, path: Path, error) -> sqlite3.Connection:
+    """A read-only connection that can read; on a read-only folder, an immutable one.
+
+    A store in WAL mode is read through its ``-shm`` index, which SQLite makes
+    beside the file; on a read-only mount (or where it cannot be made) the
+    first read fails with "unable to open database file". A clean store (no
+    ``-wal``, or an empty one: every transaction is in the file) is then read
+    with ``immutable=1``, as nothing can change it there; otherwise reading
+    the file alone would miss committed results, and that is said.
+    """
+    try:
+        con.execute("PRAGMA application_id").fetchone()
+        return con
+    except sqlite3.DatabaseError as exc:
+        if "unable to open" not in str(exc):
+            return con  # probe() names what else is wrong (not SQLite, corrupt)
+    con.close()
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.stat().st_size if wal.exists() else 0
+    if pending:
+        raise error(
+            f"store '{path}' cannot be read here: its folder is read-only (SQLite cannot make "
+            f"its '{path.name}-shm' index) and '{wal.name}' holds {pending:,} bytes of results "
+            "not yet in the file; copy the store with its -wal file to a writable folder."
+        )
+    return _open(path, "ro", immutable=True)
 
 
 def probe(con: sqlite3.Connection, path, error=DataError) -> tuple[int, int, int]:

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from vareval.data.tables import FrameResult
-from vareval.data.validate import labels, metric_values, require_columns
+from vareval.data.validate import labels, metric_values, require_columns, shown
 from vareval.errors import DataError
 
 
@@ -67,7 +67,7 @@ class TaskScores(FrameResult):
     def method(self, name: str) -> np.ndarray:
         """Return one method's ``[task, run]`` scores."""
         if name not in self.methods:
-            raise DataError(f"method {name!r} not found (methods: {', '.join(self.methods)}).")
+            raise DataError(f"method {name!r} not found (methods: {shown(self.methods)}).")
         return self.scores[self.methods.index(name)]
 
     def to_frame(self) -> pd.DataFrame:

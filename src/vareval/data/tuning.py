@@ -12,7 +12,7 @@ import pandas as pd
 
 from vareval.data.design import analysed_rows
 from vareval.data.tables import FrameResult
-from vareval.data.validate import groups, metric_values
+from vareval.data.validate import groups
 from vareval.errors import ArgumentError, DataError, VarevalWarning
 from vareval.stats._checks import MINIMIZE, as_bool, renamed_keywords
 from vareval.stats._result import renamed_opposite
@@ -228,9 +228,11 @@ def tuning_curve(
     """
     (a, b), ks = _tuning_curve_iv(bounds, ks)
     higher_is_better = as_bool(higher_is_better, "higher_is_better")
+    if not a < b:
+        raise ArgumentError(f"bounds must satisfy a < b (lower < upper); got {a:g} and {b:g}.")
     df = analysed_rows(df, metric, by)  # a search result is a cell, not each of its reruns
     try:
-        scores = groups(df, metric, by, min_runs=2)
+        scores = groups(df, metric, by, min_runs=2, bounds=(a, b))
     except DataError as exc:
         if "needs at least" not in str(exc):
             raise
@@ -241,18 +243,6 @@ def tuning_curve(
     if not scores:
         raise DataError(
             "the results table has no rows; expected one row per search iteration."
-        )
-    if not a < b:
-        raise ArgumentError(f"bounds must satisfy a < b (lower < upper); got {a:g} and {b:g}.")
-    values = metric_values(df, metric)
-    outside = (values < a) | (values > b)
-    if outside.any():
-        rows = np.flatnonzero(outside) + 1
-        shown = ", ".join(str(r) for r in rows[:5]) + (" ..." if rows.size > 5 else "")
-        raise DataError(
-            f"metric column {metric!r} has {rows.size} value(s) outside the bounds "
-            f"[{a:g}, {b:g}] in data row(s) {shown} (e.g. {values[outside][0]:g}); "
-            "widen the bounds or fix the scores."
         )
     if ks is None:
         ks = default_ks(max(x.size for x in scores.values()))

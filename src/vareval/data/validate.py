@@ -18,11 +18,13 @@ different tuples never share a label.
 from __future__ import annotations
 
 import difflib
+import functools
 
 import numpy as np
 import pandas as pd
 
-from vareval.errors import DataError
+from vareval.data.design import metric_bounds
+from vareval.errors import ArgumentError, DataError
 
 
 def _rows(mask: np.ndarray) -> str:
@@ -30,6 +32,39 @@ def _rows(mask: np.ndarray) -> str:
     idx = np.flatnonzero(mask) + 1
     shown = ", ".join(str(i) for i in idx[:8])
     return shown + (f" ... ({idx.size} rows)" if idx.size > 8 else "")
+
+
+def shown(names, limit: int = 10, width: int = 40) -> str:
+    """Labels for a message: each in quotes (spaces show), a long one cut, at most ``limit``."""
+    names = [str(n) for n in names]
+    cut = [repr(n if len(n) <= width else n[:width] + "...") for n in names[:limit]]
+    return ", ".join(cut) + (f" ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def checks_table(func):
+    """``func(df, ...)`` that refuses a ``df`` that is not a table with rows, naming ``df``.
+
+    The public API's functions on a results table get it on export
+    (``vareval.__getattr__``), so a list, dict, array, None or an empty
+    DataFrame is one :class:`DataError`, as the command line says it.
+    """
+
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        df = args[0] if args else kwargs.get("df")
+        if not isinstance(df, pd.DataFrame):
+            raise ArgumentError(
+                f"{func.__name__}(): `df` must be a pandas DataFrame, one row per run (read a file "
+                f"with vareval.read_table); got {type(df).__name__}."
+            )
+        if df.shape[0] == 0 or df.shape[1] == 0:
+            raise DataError(
+                f"{func.__name__}(): `df` is empty ({df.shape[0]} rows, {df.shape[1]} columns): "
+                "no rows to analyse; expected one row per run."
+            )
+        return func(*args, **kwargs)
+
+    return checked
 
 
 def require_columns(df: pd.DataFrame, columns, role: str) -> list[str]:
@@ -65,8 +100,17 @@ def refuse_booleans(raw: pd.Series, column: str) -> None:
         )
 
 
-def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
-    """Return a metric column as floats; refuse text, NaN and infinities by row."""
+def metric_values(
+    df: pd.DataFrame, column: str, bounds=None, *, named: bool = True
+) -> np.ndarray:
+    """Return a metric column as floats; refuse text, NaN, infinities and out-of-bounds by row.
+
+    ``bounds`` (low, high) are the metric's given bounds; without them a
+    column whose name says it is a proportion (``accuracy``, ``f1`` ...:
+    :func:`vareval.data.design.metric_bounds`) is held to [0, 1], unless
+    ``named`` is False (a covariate, not a metric). Every command that reads
+    a metric reads it here, so one rule refuses a value outside the bounds.
+    """
     require_columns(df, [column], "metric")
     raw = df[column]
     refuse_booleans(raw, column)
@@ -85,7 +129,25 @@ def metric_values(df: pd.DataFrame, column: str) -> np.ndarray:
             f"{_rows(missing)}{_unfinished(df, missing)}; fill or remove those rows "
             "explicitly (the command's --dropna drops them and says how many)."
         )
+    if bounds is not None or named:
+        check_bounds(values, column, *metric_bounds(column if named else None, bounds))
     return values
+
+
+def check_bounds(values: np.ndarray, column: str, bounds, where: str = "") -> None:
+    """Refuse values outside ``bounds`` (low, high), naming the rows; None: no bounds known."""
+    if bounds is None:
+        return
+    low, high = bounds
+    outside = (values < low) | (values > high)
+    if outside.any():
+        why = f" ({where})" if where else ""
+        raise DataError(
+            f"metric column {column!r} has {int(outside.sum())} value(s) outside the bounds "
+            f"[{low:g}, {high:g}]{why} in data row(s) {_rows(outside)} (e.g. "
+            f"{values[outside][0]:g}); fix the scores, or give the metric's true bounds "
+            "(--bounds LOW,HIGH, or a column name that says so: 'accuracy_pct' is in [0, 100])."
+        )
 
 
 def _unfinished(df: pd.DataFrame, rows: np.ndarray) -> str:
@@ -173,15 +235,17 @@ def labels(df: pd.DataFrame, columns, role: str) -> pd.Series:
     return quoted[0].str.cat(quoted[1:], sep="/").astype(object)
 
 
-def groups(df: pd.DataFrame, metric: str, by, *, min_runs: int = 1) -> dict[str, np.ndarray]:
-    """Split the metric by method, in order of first appearance.
+def groups(
+    df: pd.DataFrame, metric: str, by, *, min_runs: int = 1, bounds=None
+) -> dict[str, np.ndarray]:
+    """Split the metric by method, in order of first appearance (``bounds``: the metric's).
 
     Raises
     ------
     DataError
         If a method has fewer than ``min_runs`` runs.
     """
-    values = metric_values(df, metric)
+    values = metric_values(df, metric, bounds)
     names = labels(df, by, "method")
     out = {str(name): values[(names == name).to_numpy()] for name in pd.unique(names)}
     for name, scores in out.items():
@@ -194,7 +258,7 @@ def groups(df: pd.DataFrame, metric: str, by, *, min_runs: int = 1) -> dict[str,
 
 
 def pairs(
-    df: pd.DataFrame, metric: str, by, pair_on, a: str, b: str
+    df: pd.DataFrame, metric: str, by, pair_on, a: str, b: str, bounds=None
 ) -> tuple[np.ndarray, np.ndarray, list]:
     """Align methods ``a`` and ``b`` on the pairing key(s); refuse unmatched or duplicate keys.
 
@@ -203,15 +267,15 @@ def pairs(
     (scores_a, scores_b, keys)
         Matched arrays in key order and the keys themselves.
     """
-    values = metric_values(df, metric)
+    values = metric_values(df, metric, bounds)
     names = labels(df, by, "method").to_numpy()
     keys = labels(df, pair_on, "pairing")
     for m in (a, b):
         if m not in set(names):
             close = difflib.get_close_matches(m, sorted(set(names)), n=3, cutoff=0.5)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            hint = f"; did you mean {shown(close)}?" if close else ""
             raise DataError(
-                f"method {m!r} not found{hint} (methods: {', '.join(sorted(set(names)))})"
+                f"method {shown([m])} not found{hint} (methods: {shown(sorted(set(names)))})"
             )
     if a == b:
         raise DataError(f"methods to compare must differ; got {a!r} twice.")

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_positive_int
+from vareval.stats._checks import as_positive_int, check_size
 
 DESIGN_COLUMNS = ("experiment", "seed", "config", "rerun")
 
@@ -76,6 +76,12 @@ def reseeding_design(
     seeds = as_positive_int(seeds, "seeds")
     configs = as_positive_int(configs, "configs")
     reruns = as_positive_int(reruns, "reruns")
+    trials = seeds * configs * reruns
+    for levels in factors.values():
+        trials *= len(levels)
+    # a row of Python objects holds about 1 kB until the frame is built
+    check_size(trials, "`seeds` x `configs` x `reruns` x levels: the design's trials",
+               bytes_each=1000)  # fmt: skip
     names = list(factors)
     rows = [
         {

@@ -288,6 +288,11 @@ def figures(sections) -> list:
     return blocks
 
 
+def figure_paths(sections, folder, format: str = "pdf") -> list[Path]:
+    """The files :func:`export_figures` writes: ``folder/<name>.<format>``, in page order."""
+    return [Path(folder) / f"{block.name}.{format}" for block in figures(sections)]
+
+
 def export_figures(sections, folder, format: str = "pdf", width: float = 7.0) -> list[Path]:
     """Write every figure of the report to ``folder`` as ``<name>.<format>``.
 
@@ -308,8 +313,7 @@ def export_figures(sections, folder, format: str = "pdf", width: float = 7.0) ->
             f"figures folder {str(folder)!r} cannot be made: {exc.strerror or exc}."
         ) from None
     paths = []
-    for block in figures(sections):
-        path = folder / f"{block.name}.{format}"
+    for block, path in zip(figures(sections), figure_paths(sections, folder, format), strict=True):
         try:
             save(block.draw(width=width), path, format)
         except OSError as exc:

@@ -204,6 +204,21 @@ def check_size(value, name: str, *, limit: int = MAX_DRAWS, bytes_each: int = 8)
     return value
 
 
+def check_memory(nbytes: float, what: str, hint: str = "") -> None:
+    """Refuse, before allocating, an array of ``nbytes`` above half of this machine's memory.
+
+    ``what`` says what would be held (``"the confusion matrix of 10 classes"``);
+    the message gives the figure, so a user sees the cause instead of a
+    ``MemoryError`` or a machine that swaps.
+    """
+    memory = _memory_bytes()
+    if nbytes > memory / 2:
+        raise ArgumentError(
+            f"{what} would need {human_bytes(nbytes)} of memory, more than half of this "
+            f"machine's {human_bytes(memory)}" + (f"; {hint}" if hint else "") + "."
+        )
+
+
 def _memory_bytes() -> float:
     """The physical memory of the machine (16 GB where the system does not say)."""
     import os

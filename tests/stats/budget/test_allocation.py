@@ -175,7 +175,7 @@ def test_budget_in_time_units():
         (dict(), "exactly one"),
         (dict(budget=10, target_se=0.1), "exactly one"),
         (dict(budget=-1), "> 0"),
-        (dict(effect=0.0), "nonzero"),
+        (dict(effect=0.0), "other than 0"),
         (dict(effect=0.1, power=1.5), "power"),
         (dict(budget=10, configs="both"), "nested"),
         (dict(budget=10, estimand="ratio"), "difference"),

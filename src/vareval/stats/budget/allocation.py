@@ -372,7 +372,8 @@ def allocate(components, *, budget=None, target_se=None, target_halfwidth=None,
         )
     ((target, value),) = given.items()
     if not np.isfinite(value) or (value == 0 if target == "power" else value <= 0):
-        what = "`effect` must be nonzero" if target == "power" else f"the {target} must be > 0"
+        what = ("`effect` must be a finite number other than 0" if target == "power"
+                else f"the {target} must be a finite number > 0")  # fmt: skip
         raise ArgumentError(f"{what}; got {value!r}.")
     power = as_confidence(power, "power")
     alpha = as_confidence(alpha, "alpha")

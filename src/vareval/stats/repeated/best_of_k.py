@@ -154,7 +154,7 @@ def _best_of_k_iv(scores, ks, n_sim, quantiles, relative):
     if relative and np.any(x == 0):
         raise ArgumentError(
             "`scores` contains 0, so a gap relative to the winner is undefined; "
-            "pass relative=False for absolute gaps."
+            "ask for absolute gaps instead (the command's --absolute; relative=False in Python)."
         )
     return x, ks, n_sim, np.unique(q)
 

@@ -473,9 +473,12 @@ def _plan_iv(sd_diff, target_se, target_halfwidth, effect):
             f"give exactly one of `target_se`, `target_halfwidth` or `effect`; got {len(given)}."
         )
     ((target, value),) = given.items()
-    for name, v in (("sd_diff", sd_diff), (target, value)):
-        if not np.isfinite(v) or v <= 0:
-            raise ArgumentError(f"`{name}` must be a positive number; got {v!r}.")
+    argument = {"se": "target_se", "halfwidth": "target_halfwidth", "power": "effect"}[target]
+    for name, v in (("sd_diff", sd_diff), (argument, value)):
+        # an effect is a difference of either sign; the others are sizes
+        if not np.isfinite(v) or (v == 0 if name == "effect" else v <= 0):
+            what = "a finite number other than 0" if name == "effect" else "a positive number"
+            raise ArgumentError(f"`{name}` must be {what}; got {v!r}.")
     return float(sd_diff), target, float(abs(value))
 
 

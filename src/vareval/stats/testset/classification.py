@@ -55,7 +55,7 @@ import math
 import numpy as np
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_labels
+from vareval.stats._checks import as_labels, check_memory
 from vareval.stats._result import Result
 
 AVERAGES = ("macro", "micro", "weighted")
@@ -235,6 +235,8 @@ def confusion_matrix(y_true, y_pred, *, labels=None) -> ConfusionMatrix:
     """
     y_true, y_pred, classes = _labels_iv(y_true, y_pred, labels)
     c = classes.size
+    check_memory(16.0 * c * c, f"the confusion matrix of {c:,} classes ({c:,} x {c:,})",
+                 "name the classes to report (labels=) or merge rare ones")  # fmt: skip
     g = _encode(y_true, classes)
     p = _encode(y_pred, classes)
     keep = (g >= 0) & (p >= 0)

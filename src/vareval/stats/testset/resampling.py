@@ -45,7 +45,7 @@ from collections.abc import Callable
 import numpy as np
 
 from vareval.errors import ArgumentError
-from vareval.stats._checks import as_scores
+from vareval.stats._checks import as_scores, check_memory
 from vareval.stats._progress import progress_bar
 from vareval.stats.testset.auc import mann_whitney_auc, positive_flags
 from vareval.stats.testset.classification import (
@@ -148,6 +148,8 @@ def _accuracy_combine(s):
 def _prf_stats(gold, pred, n_classes):
     """Rows ``[TP_0..TP_{C-1}, FP_0.., FN_0..]`` of one item each."""
     n = gold.size
+    check_memory(8.0 * n * 3 * n_classes, f"per-item counts of {n:,} items x {n_classes:,} classes",
+                 "a macro average over this many classes needs fewer classes or items")  # fmt: skip
     out = np.zeros((n, 3 * n_classes))
     rows = np.arange(n)
     hit = gold == pred

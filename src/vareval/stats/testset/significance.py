@@ -43,6 +43,7 @@ from vareval.stats._checks import (
     as_positive_int,
     as_rng,
     as_scores,
+    check_size,
     constant_differences,
 )
 from vareval.stats._progress import progress_bar
@@ -294,7 +295,7 @@ def _paired_iv(
     if not metric.needs_gold and isinstance(metric, rs.SumMetric):
         a = as_scores(a, "pred_a")
         b = as_scores(b, "pred_b")
-    n_resamples = as_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_size(as_positive_int(n_resamples, "n_resamples"), "`n_resamples`")
     alternative = as_alternative(alternative)
     confidence = as_confidence(confidence)
     if ci not in CI_METHODS:
