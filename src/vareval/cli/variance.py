@@ -354,15 +354,10 @@ def variance(
 
     needs("--slope COLUMN", slope, "uncorrelated")
 
-    from vareval.data.design import design_of
     from vareval.data.variance import variance as analyse
     from vareval.errors import VarevalWarning
 
     table = results
-    note = design_of(
-        table, by=split_columns(fixed) if fixed.strip() else None, metric=metric,
-        rerun_level="rerun" not in split_columns(random_),
-    ).statement()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", VarevalWarning)
         a = analyse(
@@ -384,7 +379,7 @@ def variance(
             rng=seed,
             seed_by_experiment=seed_by_experiment,
         )
-    payload, text = a.to_dict(), render(a)
+    payload, text, note = a.to_dict(), render(a), a.design.statement()
     if intervals == "bootstrap" or bootstrap_lrt:
         payload["seed"] = seed
         text += f"\n(parametric bootstrap: {resamples:,} simulated responses, seed {seed})"

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from vareval.data.design import analysed_rows
+from vareval.data.design import analysed_rows, design_of
 from vareval.data.tables import FrameResult
 from vareval.data.validate import groups
 from vareval.errors import ArgumentError, DataError, VarevalWarning
@@ -62,6 +62,8 @@ class TuningCurves(FrameResult):
         ``confidence ** m`` for ``m`` methods: the probability that every
         band holds at once (so every verdict) when the searches are
         independent.
+    design : Design or None
+        The design the search results were read with (its reruns, bounds).
     """
 
     metric: str
@@ -77,6 +79,7 @@ class TuningCurves(FrameResult):
     method: str
     q: float
     higher_is_better: bool
+    design: object = None
 
     _deprecated = {"minimize": renamed_opposite("higher_is_better")}
 
@@ -290,4 +293,5 @@ def tuning_curve(
         method=first.method,
         q=float(q),
         higher_is_better=higher_is_better,
+        design=design_of(df, by=by, metric=metric, bounds=(a, b)),
     )

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from vareval.data.design import analysed_rows
+from vareval.data.design import analysed_rows, design_of
 from vareval.data.tables import FrameResult, clip_lines, table_text
 from vareval.data.validate import label_text, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, VarevalWarning
@@ -95,6 +95,9 @@ class VarianceAnalysis(FrameResult):
     seed_term : str or None
         The seed x experiment factor (e.g. ``"seed:experiment"``) when it was
         added because experiments share seeds; else None.
+    design : Design or None
+        The design the table was read with (:func:`vareval.data.design.design_of`),
+        stated in the text and the notebook view.
     """
 
     fit: MixedModelFit
@@ -110,6 +113,7 @@ class VarianceAnalysis(FrameResult):
     pb_lrt: tuple = ()
     withheld: str | None = None
     seed_term: str | None = None
+    design: object = None
 
     def __repr__(self) -> str:
         tables = [
@@ -121,6 +125,8 @@ class VarianceAnalysis(FrameResult):
             f"VarianceAnalysis(metric={self.metric!r}, fixed={list(self.fixed)}, "
             f"random={list(self.random)}, reml={self.fit.reml})"
         )
+        if self.design is not None:
+            head += "\n" + self.design.statement()
         return clip_lines("\n\n".join([head, *tables]))
 
     def components_frame(self) -> pd.DataFrame:
@@ -983,6 +989,9 @@ def variance(
         pb_lrt=pb,
         withheld=withheld,
         seed_term=d.seed_term,
+        design=design_of(
+            df, by=list(fixed) or None, metric=metric, rerun_level="rerun" not in random
+        ),
     )
 
 
