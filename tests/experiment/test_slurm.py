@@ -365,3 +365,26 @@ def test_a_preempted_and_requeued_task_skips_its_finished_trials(tmp_path, exper
     assert all(ran.count(t) == 1 for t in finished)  # not run again after the requeue
     assert sorted(set(ran)) == list(range(1, 21)) and len(ran) <= 21  # one ran twice at most
     _wait(lambda: not _alive(name), 30, "the array tasks to leave the queue")
+
+
+@pytest.mark.slow
+@pytest.mark.slurm
+@cluster
+def test_the_command_example_on_slurm(tmp_path):
+    """examples/command_sklearn: a train.py that knows nothing of vareval, on Slurm as locally."""
+    pytest.importorskip("sklearn")
+    import dataclasses
+    from pathlib import Path
+
+    from vareval.experiment import load_spec
+
+    example = Path(__file__).parents[2] / "examples" / "command_sklearn" / "experiment.toml"
+    spec = dataclasses.replace(load_spec(example), seeds=1, configs=1,
+                               name=f"t{uuid.uuid4().hex[:10]}")
+    local = run(spec, tmp_path / "local.db", engine="local", workers=2, progress=False)
+    slurm = run(spec, tmp_path / "slurm.db", engine="slurm", progress=False,
+                slurm={"trials_per_task": 3})
+    assert (local.done, slurm.done, slurm.failed) == (3, 3, 0)
+    a, b = _frame(tmp_path / "local.db"), _frame(tmp_path / "slurm.db")
+    for col in ("auc", "accuracy", "model", "seed"):
+        assert a[col].tolist() == b[col].tolist(), col  # floats compared exactly
