@@ -60,7 +60,8 @@ def test_the_clustered_interval_covers_and_the_iid_one_does_not(rng, scaled):
 # trial; shared or per-model search spaces; re-drawn splits with declared sizes). For
 # each, the store, its export (CSV and Parquet, every trial with its status), the
 # `select -o` output (CSV and Parquet) and the Python API give the same estimate, SE,
-# interval and p in summarize, paired and plan.
+# interval and p in summarize, paired and plan; the store and its exports give the same
+# variance pairwise differences (or the same refusal) and tuning-curve bands.
 
 SIZES = ("test_size = 0.25", "train_size = 0.5\ntest_size = 0.25",
          "val_size = 0.2\ntest_size = 0.2")  # fmt: skip
@@ -182,12 +183,34 @@ def _same_report(path, paired: dict) -> None:
         assert getattr(r, key) == pytest.approx(paired[key], rel=1e-9), (path, key)
 
 
+def _model_answers(df) -> dict:
+    """variance's pairwise difference (or its refusal) and the tuning curves' bands."""
+    out = {}
+    try:
+        a = vareval.variance(df, metric="accuracy", fixed=["model"], random=["seed", "config"])
+        out["variance"] = a.pairs_frame().select_dtypes("number").to_numpy()
+    except vareval.errors.VarevalError as exc:
+        out["variance"] = type(exc).__name__
+    curves = vareval.tuning_curve(df, metric="accuracy", by="model", bounds=(0, 1))
+    out["tuning-curve"] = curves.to_frame().select_dtypes("number").to_numpy()
+    return out
+
+
+def _same_models(got: dict, want: dict, where: str) -> None:
+    for job, ref in want.items():
+        if isinstance(ref, str):
+            assert got[job] == ref, (where, job)
+        else:
+            np.testing.assert_allclose(got[job], ref, rtol=1e-9, err_msg=f"{where}: {job}")
+
+
 def _one_answer_per_path(case: int, tmp: Path) -> None:
     d = _design(case)
     store = _store(tmp, d)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", vareval.errors.VarevalWarning)  # the failed trial
         want = _api(vareval.read_table(store))
+        models = _model_answers(vareval.read_table(store))
         target = 1.05 * want["paired"]["se_corrected"]
         assert want["paired"]["test"] == "corrected resampled t", d
         _same(_answers(store, target), want, "the store")
@@ -195,6 +218,7 @@ def _one_answer_per_path(case: int, tmp: Path) -> None:
             _cli("export", store, "-o", tmp / name)
             _same(_answers(tmp / name, target), want, name)
             _same(_api(vareval.read_table(tmp / name), target), want, f"API on {name}")
+            _same_models(_model_answers(vareval.read_table(tmp / name)), models, name)
         for path in (store, tmp / "all.parquet"):  # the report's paired section
             _same_report(path, want["paired"])
         # the selection's output: the command's CSV and Parquet, and the API's table

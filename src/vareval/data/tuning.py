@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from vareval.data.design import analysed_rows, design_of
+from vareval.data.runs import usable_runs
 from vareval.data.tables import FrameResult
 from vareval.data.validate import groups
 from vareval.errors import ArgumentError, DataError, VarevalWarning
@@ -233,6 +234,8 @@ def tuning_curve(
     higher_is_better = as_bool(higher_is_better, "higher_is_better")
     if not a < b:
         raise ArgumentError(f"bounds must satisfy a < b (lower < upper); got {a:g} and {b:g}.")
+    # the finished trials (a store's export keeps the failed ones with their status)
+    df, _ = usable_runs(df, metric, by, min_runs=1)
     df = analysed_rows(df, metric, by)  # a search result is a cell, not each of its reruns
     try:
         scores = groups(df, metric, by, min_runs=2, bounds=(a, b))

@@ -885,6 +885,8 @@ def variance(
             "`intervals` must be None, 'profile' or 'bootstrap'; "
             f"got {intervals!r}."
         )
+    if "status" in df.columns:  # the finished trials, as a store reads them
+        df = df[df["status"].astype(str) == "done"]
     d = design_arrays(
         df,
         metric=metric,
