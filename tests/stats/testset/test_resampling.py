@@ -260,3 +260,20 @@ def test_uniform_integers_repeat_with_the_same_generator_state():
     np.testing.assert_array_equal(draw(11), draw(11))
     assert not np.array_equal(draw(11), draw(12))
     assert rs.uniform_integers(np.random.default_rng(0), 3571, 0).shape == (0,)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wide_rows_group_and_order_as_numpy_unique(seed):
+    # Wide sparse rows (many classes) with duplicates, negatives and
+    # fractions: grouped and ordered exactly as np.unique(axis=0) does it,
+    # by the nonzeros' keys instead of a sort over every column.
+    rng = np.random.default_rng(seed)
+    distinct = np.where(rng.random((40, 150)) < 0.03,
+                        rng.choice([-2.0, -1.0, 0.5, 1.0, 2.0], (40, 150)), 0.0)
+    rows = distinct[rng.integers(0, 40, 400)]
+    uniq, inv = rs._unique_rows(rows)
+    ref, ref_inv = np.unique(rows, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(uniq, ref)
+    np.testing.assert_array_equal(inv, ref_inv.reshape(-1))
+    np.testing.assert_array_equal(rs._lexicographic_order(ref[::-1]),
+                                  np.arange(ref.shape[0])[::-1])

@@ -492,14 +492,44 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             proj.view(np.complex128).reshape(-1), return_index=True, return_inverse=True
         )
         inv = inv.reshape(-1)
-        if np.array_equal(rows, rows[first[inv]]):
-            # The sort's (lexicographic) order, so the draws stay the same.
-            order = np.lexsort(rows[first].T[::-1])
+        # only rows that are not their group's first can differ from it
+        other = np.flatnonzero(first[inv] != np.arange(inv.size))
+        if np.array_equal(rows[other], rows[first[inv[other]]]):
+            # The sort's (lexicographic) order, so the draws stay the same:
+            # the groups in the order of their rows' first place in it.
+            in_order = inv[_lexicographic_order(rows)]
+            _, at = np.unique(in_order, return_index=True)
+            order = in_order[np.sort(at)]
             rank = np.empty_like(order)
             rank[order] = np.arange(order.size)
             return rows[first[order]], rank[inv]
     uniq, inv = np.unique(rows, axis=0, return_inverse=True)
     return uniq, inv.reshape(-1)
+
+
+def _lexicographic_order(rows: np.ndarray) -> np.ndarray:
+    """``np.lexsort(rows.T[::-1])`` (column 0 first), from each row's nonzeros.
+
+    Wide rows with few nonzeros (per-class counts) compare at their first
+    differing nonzero: a nonzero ``v`` in column ``c`` where the other row
+    has 0 makes the row larger if ``v > 0``. So each nonzero becomes the key
+    ``(sign v, -c if v > 0 else c, v)``, a row the sequence of its nonzeros'
+    keys padded by ``(0, 0, 0)`` (a row that ended is 0 from there on), and
+    the rows sort lexicographically by these few keys instead of by every
+    column.
+    """
+    if rows.shape[1] <= 64 or rows.shape[0] < 2:
+        return np.lexsort(rows.T[::-1])
+    r, c = np.nonzero(rows)  # row-major: a row's columns ascending
+    v = rows[r, c]
+    nnz = np.bincount(r, minlength=rows.shape[0])
+    slot = np.arange(r.size) - np.repeat(np.cumsum(nnz) - nnz, nnz)
+    keys = np.zeros((3, rows.shape[0], int(nnz.max()) + 1))
+    keys[0, r, slot] = np.sign(v)
+    keys[1, r, slot] = np.where(v > 0, -c, c)
+    keys[2, r, slot] = v
+    # slot 0's sign, column and value first, then slot 1's ...; np.lexsort's primary key is its last
+    return np.lexsort(keys.transpose(2, 0, 1).reshape(-1, rows.shape[0])[::-1])
 
 
 def _merge_rows(stats_a, stats_b, counts, item_type):
