@@ -171,29 +171,32 @@ def _prf_combine(average: str, which: str, beta: float):
         which = "precision"
     b2 = beta * beta if which == "fbeta" else 0.0
 
-    def ratio(tp, fp, fn):
-        # The chosen ratio with 0/0 -> 0, without temporary masks.
-        if which == "precision":
-            den = tp + fp
-        elif which == "recall":
-            den = tp + fn
-        else:
-            tp = (1 + b2) * tp
-            den = tp + b2 * fn + fp
-        return np.divide(tp, den, out=np.zeros(np.shape(den)), where=den > 0)
-
     def combine(s):
+        # Few passes over (resamples x classes): with many classes the
+        # combine is a large share of a bootstrap's time.
         s = np.asarray(s, dtype=float)
         c = s.shape[-1] // 3
         tp, fp, fn = s[..., :c], s[..., c : 2 * c], s[..., 2 * c :]
         if average == "micro":
-            return ratio(tp.sum(-1), fp.sum(-1), fn.sum(-1))
-        value = ratio(tp, fp, fn)
+            tp, fp, fn = tp.sum(-1), fp.sum(-1), fn.sum(-1)
+        if which == "precision":
+            num, den = tp, tp + fp
+        elif which == "recall":
+            num, den = tp, tp + fn
+        else:
+            num = tp * (1 + b2)
+            den = num + fp
+            den += fn if b2 == 1 else b2 * fn
+        defined = den > 0
+        value = np.divide(num, den, out=np.zeros(den.shape), where=defined)  # 0/0 -> 0
+        if average == "micro":
+            return value
         if average == "weighted":
             w = tp + fn
-        else:
-            w = (tp + fp + fn) > 0
-        return np.einsum("...c,...c->...", value, w) / w.sum(-1)
+            return np.einsum("...c,...c->...", value, w) / w.sum(-1)
+        # macro: value is 0 off the classes present (in gold or predicted)
+        present = defined if which == "fbeta" else (tp + fp + fn) > 0
+        return value.sum(-1) / np.count_nonzero(present, axis=-1)
 
     return combine
 
