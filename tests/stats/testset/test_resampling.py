@@ -277,3 +277,25 @@ def test_wide_rows_group_and_order_as_numpy_unique(seed):
     np.testing.assert_array_equal(inv, ref_inv.reshape(-1))
     np.testing.assert_array_equal(rs._lexicographic_order(ref[::-1]),
                                   np.arange(ref.shape[0])[::-1])
+
+
+@pytest.mark.parametrize("name", ["macro-f1", "accuracy", "mean"])
+def test_index_path_equals_brute_force_on_the_same_draws(name):
+    # The index path draws what rng.integers(0, n, (b, n)) draws (Lemire's
+    # 32-bit method, as numpy's, with no rejection at this n and seed) and
+    # must give each resample's delta exactly as summing its items' rows.
+    rng = np.random.default_rng(21)
+    n, b = 300, 2000
+    g = rng.integers(0, 7, n)
+    a = np.where(rng.random(n) < 0.7, g, rng.integers(0, 7, n))
+    p = np.where(rng.random(n) < 0.6, g, rng.integers(0, 7, n))
+    if name == "mean":
+        g, a, p = None, rng.random(n), rng.random(n)
+    metric = rs.get_metric(name)
+    types = rs.paired_types(metric, g, a, p)
+    got, path = rs.bootstrap_deltas(metric, types, b, np.random.default_rng(4), "index")
+    idx = np.random.default_rng(4).integers(0, n, (b, n))
+    counts = np.stack([np.bincount(types.item_type[i], minlength=types.n_types) for i in idx])
+    want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
+    assert path == "index"
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)

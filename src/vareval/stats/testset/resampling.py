@@ -658,7 +658,7 @@ def _summer(both: np.ndarray):
         return lambda counts: counts.T.astype(float) @ both
     from scipy import sparse
 
-    rows_t = sparse.csr_matrix(both.T)
+    rows_t = sparse.csr_matrix(both).T.tocsr()  # not from both.T: a strided scan
     return lambda counts: (rows_t @ counts.astype(float)).T
 
 
@@ -734,10 +734,11 @@ def bootstrap_deltas(
         if path == "compressed":
             counts = rng.multinomial(n, pvals, size=size).T
         elif path == "index":
-            idx = (types.item_type * size)[rng.integers(0, n, size=(size, n))]
-            idx += np.arange(size)[:, None]
-            counts = np.bincount(idx.reshape(-1), minlength=size * t_count)
-            counts = counts.reshape(t_count, size)
+            # the draws of rng.integers(0, n, (size, n)), by the cheaper route
+            idx = uniform_integers(rng, n, size * n)
+            np.take(types.item_type * size, idx, out=idx, mode="clip")
+            idx.reshape(size, n)[...] += np.arange(size)[:, None]
+            counts = np.bincount(idx, minlength=size * t_count).reshape(t_count, size)
         else:
             n_heavy = rng.binomial(n, 1 - light_types.size / n, size=size)
             idx = uniform_integers(rng, light_types.size, int(size * n - n_heavy.sum()))
