@@ -299,3 +299,13 @@ def test_index_path_equals_brute_force_on_the_same_draws(name):
     want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
     assert path == "index"
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_both_rows_side_by_side_with_or_without_a_copy():
+    rng = np.random.default_rng(8)
+    g = rng.integers(0, 30, 2000)
+    types = rs.paired_types(rs.get_metric("macro-f1"), g, rng.integers(0, 30, 2000), g)
+    want = np.hstack([types.stats_a, types.stats_b])
+    np.testing.assert_array_equal(types.both(), want)
+    swapped = rs.PairedTypes(types.stats_b, types.stats_a, types.counts, types.item_type)
+    np.testing.assert_array_equal(swapped.both(), np.hstack([types.stats_b, types.stats_a]))

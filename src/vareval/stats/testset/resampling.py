@@ -461,6 +461,19 @@ class PairedTypes:
         """Distinct types ``T``."""
         return int(self.counts.size)
 
+    def both(self) -> np.ndarray:
+        """A's and B's rows side by side, shape (T, 2d); no copy when they already are."""
+        a, b = self.stats_a, self.stats_b
+        base = a.base
+        if (
+            base is not None and base is b.base and base.shape == (a.shape[0], 2 * a.shape[1])
+            and a.strides == base.strides and b.strides == base.strides
+            and a.ctypes.data == base.ctypes.data
+            and b.ctypes.data == base.ctypes.data + a.shape[1] * base.itemsize
+        ):
+            return base  # a wide table of many classes: a copy costs more than the draws
+        return np.hstack([a, b])
+
     def totals(self) -> tuple[np.ndarray, np.ndarray]:
         """Column sums of the rows of all items, for A and for B."""
         c = self.counts.astype(float)
@@ -719,7 +732,7 @@ def bootstrap_deltas(
     path = _bootstrap_path(types, method)
     n, t_count = types.n, types.n_types
     d = types.stats_a.shape[1]
-    summed = _summer(np.hstack([types.stats_a, types.stats_b]))
+    summed = _summer(types.both())
     heavy = types.counts >= HEAVY_TYPE if path == "split" else np.full(t_count, path != "index")
     heavy_types = np.flatnonzero(heavy)
     pvals = types.counts[heavy] / types.counts[heavy].sum()
