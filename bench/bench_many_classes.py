@@ -6,7 +6,8 @@ vareval's ``paired_bootstrap`` (percentile interval) and
 same process. The anchor's statistic is the fair one: per batch of
 resamples, three ``np.bincount`` calls with row offsets (gold counts,
 predicted counts and true positives of every (resample, class) pair), so
-its cost is O(batch x n) whatever the number of classes.
+its cost is O(batch x n) whatever the number of classes. ``batch=16`` is
+the fastest of 16, 50, 100 and 500 measured (500 takes 1.5-1.9x its CPU).
 
 Prints CPU seconds (``time.process_time``: what the load of a shared machine
 does not inflate) beside wall seconds, the ratio of CPU times, and both
@@ -69,7 +70,7 @@ def scipy_bootstrap(g, a, b, c):
 
     return stats.bootstrap(
         (g, a, b), statistic, paired=True, vectorized=True, n_resamples=B,
-        method="percentile", batch=500, rng=0,
+        method="percentile", batch=16, rng=0,
     ).confidence_interval
 
 
