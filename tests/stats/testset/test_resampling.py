@@ -260,3 +260,52 @@ def test_uniform_integers_repeat_with_the_same_generator_state():
     np.testing.assert_array_equal(draw(11), draw(11))
     assert not np.array_equal(draw(11), draw(12))
     assert rs.uniform_integers(np.random.default_rng(0), 3571, 0).shape == (0,)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wide_rows_group_and_order_as_numpy_unique(seed):
+    # Wide sparse rows (many classes) with duplicates, negatives and
+    # fractions: grouped and ordered exactly as np.unique(axis=0) does it,
+    # by the nonzeros' keys instead of a sort over every column.
+    rng = np.random.default_rng(seed)
+    distinct = np.where(rng.random((40, 150)) < 0.03,
+                        rng.choice([-2.0, -1.0, 0.5, 1.0, 2.0], (40, 150)), 0.0)
+    rows = distinct[rng.integers(0, 40, 400)]
+    uniq, inv = rs._unique_rows(rows)
+    ref, ref_inv = np.unique(rows, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(uniq, ref)
+    np.testing.assert_array_equal(inv, ref_inv.reshape(-1))
+    np.testing.assert_array_equal(rs._lexicographic_order(ref[::-1]),
+                                  np.arange(ref.shape[0])[::-1])
+
+
+@pytest.mark.parametrize("name", ["macro-f1", "accuracy", "mean"])
+def test_index_path_equals_brute_force_on_the_same_draws(name):
+    # The index path draws what rng.integers(0, n, (b, n)) draws (Lemire's
+    # 32-bit method, as numpy's, with no rejection at this n and seed) and
+    # must give each resample's delta exactly as summing its items' rows.
+    rng = np.random.default_rng(21)
+    n, b = 300, 2000
+    g = rng.integers(0, 7, n)
+    a = np.where(rng.random(n) < 0.7, g, rng.integers(0, 7, n))
+    p = np.where(rng.random(n) < 0.6, g, rng.integers(0, 7, n))
+    if name == "mean":
+        g, a, p = None, rng.random(n), rng.random(n)
+    metric = rs.get_metric(name)
+    types = rs.paired_types(metric, g, a, p)
+    got, path = rs.bootstrap_deltas(metric, types, b, np.random.default_rng(4), "index")
+    idx = np.random.default_rng(4).integers(0, n, (b, n))
+    counts = np.stack([np.bincount(types.item_type[i], minlength=types.n_types) for i in idx])
+    want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
+    assert path == "index"
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_both_rows_side_by_side_with_or_without_a_copy():
+    rng = np.random.default_rng(8)
+    g = rng.integers(0, 30, 2000)
+    types = rs.paired_types(rs.get_metric("macro-f1"), g, rng.integers(0, 30, 2000), g)
+    want = np.hstack([types.stats_a, types.stats_b])
+    np.testing.assert_array_equal(types.both(), want)
+    swapped = rs.PairedTypes(types.stats_b, types.stats_a, types.counts, types.item_type)
+    np.testing.assert_array_equal(swapped.both(), np.hstack([types.stats_b, types.stats_a]))

@@ -173,29 +173,32 @@ def _prf_combine(average: str, which: str, beta: float):
         which = "precision"
     b2 = beta * beta if which == "fbeta" else 0.0
 
-    def ratio(tp, fp, fn):
-        # The chosen ratio with 0/0 -> 0, without temporary masks.
-        if which == "precision":
-            den = tp + fp
-        elif which == "recall":
-            den = tp + fn
-        else:
-            tp = (1 + b2) * tp
-            den = tp + b2 * fn + fp
-        return np.divide(tp, den, out=np.zeros(np.shape(den)), where=den > 0)
-
     def combine(s):
+        # Few passes over (resamples x classes): with many classes the
+        # combine is a large share of a bootstrap's time.
         s = np.asarray(s, dtype=float)
         c = s.shape[-1] // 3
         tp, fp, fn = s[..., :c], s[..., c : 2 * c], s[..., 2 * c :]
         if average == "micro":
-            return ratio(tp.sum(-1), fp.sum(-1), fn.sum(-1))
-        value = ratio(tp, fp, fn)
+            tp, fp, fn = tp.sum(-1), fp.sum(-1), fn.sum(-1)
+        if which == "precision":
+            num, den = tp, tp + fp
+        elif which == "recall":
+            num, den = tp, tp + fn
+        else:
+            num = tp * (1 + b2)
+            den = num + fp
+            den += fn if b2 == 1 else b2 * fn
+        defined = den > 0
+        value = np.divide(num, den, out=np.zeros(den.shape), where=defined)  # 0/0 -> 0
+        if average == "micro":
+            return value
         if average == "weighted":
             w = tp + fn
-        else:
-            w = (tp + fp + fn) > 0
-        return np.einsum("...c,...c->...", value, w) / w.sum(-1)
+            return np.einsum("...c,...c->...", value, w) / w.sum(-1)
+        # macro: value is 0 off the classes present (in gold or predicted)
+        present = defined if which == "fbeta" else (tp + fp + fn) > 0
+        return value.sum(-1) / np.count_nonzero(present, axis=-1)
 
     return combine
 
@@ -460,6 +463,19 @@ class PairedTypes:
         """Distinct types ``T``."""
         return int(self.counts.size)
 
+    def both(self) -> np.ndarray:
+        """A's and B's rows side by side, shape (T, 2d); no copy when they already are."""
+        a, b = self.stats_a, self.stats_b
+        base = a.base
+        if (
+            base is not None and base is b.base and base.shape == (a.shape[0], 2 * a.shape[1])
+            and a.strides == base.strides and b.strides == base.strides
+            and a.ctypes.data == base.ctypes.data
+            and b.ctypes.data == base.ctypes.data + a.shape[1] * base.itemsize
+        ):
+            return base  # a wide table of many classes: a copy costs more than the draws
+        return np.hstack([a, b])
+
     def totals(self) -> tuple[np.ndarray, np.ndarray]:
         """Column sums of the rows of all items, for A and for B."""
         c = self.counts.astype(float)
@@ -494,14 +510,44 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             proj.view(np.complex128).reshape(-1), return_index=True, return_inverse=True
         )
         inv = inv.reshape(-1)
-        if np.array_equal(rows, rows[first[inv]]):
-            # The sort's (lexicographic) order, so the draws stay the same.
-            order = np.lexsort(rows[first].T[::-1])
+        # only rows that are not their group's first can differ from it
+        other = np.flatnonzero(first[inv] != np.arange(inv.size))
+        if np.array_equal(rows[other], rows[first[inv[other]]]):
+            # The sort's (lexicographic) order, so the draws stay the same:
+            # the groups in the order of their rows' first place in it.
+            in_order = inv[_lexicographic_order(rows)]
+            _, at = np.unique(in_order, return_index=True)
+            order = in_order[np.sort(at)]
             rank = np.empty_like(order)
             rank[order] = np.arange(order.size)
             return rows[first[order]], rank[inv]
     uniq, inv = np.unique(rows, axis=0, return_inverse=True)
     return uniq, inv.reshape(-1)
+
+
+def _lexicographic_order(rows: np.ndarray) -> np.ndarray:
+    """``np.lexsort(rows.T[::-1])`` (column 0 first), from each row's nonzeros.
+
+    Wide rows with few nonzeros (per-class counts) compare at their first
+    differing nonzero: a nonzero ``v`` in column ``c`` where the other row
+    has 0 makes the row larger if ``v > 0``. So each nonzero becomes the key
+    ``(sign v, -c if v > 0 else c, v)``, a row the sequence of its nonzeros'
+    keys padded by ``(0, 0, 0)`` (a row that ended is 0 from there on), and
+    the rows sort lexicographically by these few keys instead of by every
+    column.
+    """
+    if rows.shape[1] <= 64 or rows.shape[0] < 2:
+        return np.lexsort(rows.T[::-1])
+    r, c = np.nonzero(rows)  # row-major: a row's columns ascending
+    v = rows[r, c]
+    nnz = np.bincount(r, minlength=rows.shape[0])
+    slot = np.arange(r.size) - np.repeat(np.cumsum(nnz) - nnz, nnz)
+    keys = np.zeros((3, rows.shape[0], int(nnz.max()) + 1))
+    keys[0, r, slot] = np.sign(v)
+    keys[1, r, slot] = np.where(v > 0, -c, c)
+    keys[2, r, slot] = v
+    # slot 0's sign, column and value first, then slot 1's ...; np.lexsort's primary key is its last
+    return np.lexsort(keys.transpose(2, 0, 1).reshape(-1, rows.shape[0])[::-1])
 
 
 def _merge_rows(stats_a, stats_b, counts, item_type):
@@ -627,7 +673,7 @@ def _summer(both: np.ndarray):
         return lambda counts: counts.T.astype(float) @ both
     from scipy import sparse
 
-    rows_t = sparse.csr_matrix(both.T)
+    rows_t = sparse.csr_matrix(both).T.tocsr()  # not from both.T: a strided scan
     return lambda counts: (rows_t @ counts.astype(float)).T
 
 
@@ -688,7 +734,7 @@ def bootstrap_deltas(
     path = _bootstrap_path(types, method)
     n, t_count = types.n, types.n_types
     d = types.stats_a.shape[1]
-    summed = _summer(np.hstack([types.stats_a, types.stats_b]))
+    summed = _summer(types.both())
     heavy = types.counts >= HEAVY_TYPE if path == "split" else np.full(t_count, path != "index")
     heavy_types = np.flatnonzero(heavy)
     pvals = types.counts[heavy] / types.counts[heavy].sum()
@@ -703,10 +749,11 @@ def bootstrap_deltas(
         if path == "compressed":
             counts = rng.multinomial(n, pvals, size=size).T
         elif path == "index":
-            idx = (types.item_type * size)[rng.integers(0, n, size=(size, n))]
-            idx += np.arange(size)[:, None]
-            counts = np.bincount(idx.reshape(-1), minlength=size * t_count)
-            counts = counts.reshape(t_count, size)
+            # the draws of rng.integers(0, n, (size, n)), by the cheaper route
+            idx = uniform_integers(rng, n, size * n)
+            np.take(types.item_type * size, idx, out=idx, mode="clip")
+            idx.reshape(size, n)[...] += np.arange(size)[:, None]
+            counts = np.bincount(idx, minlength=size * t_count).reshape(t_count, size)
         else:
             n_heavy = rng.binomial(n, 1 - light_types.size / n, size=size)
             idx = uniform_integers(rng, light_types.size, int(size * n - n_heavy.sum()))
