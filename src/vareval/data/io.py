@@ -312,17 +312,27 @@ def _arrow_lossless(column):
         digits = 1 + np.searchsorted(_POWERS_OF_TEN, np.abs(values).astype(np.uint64), "right")
         lengths = pc.binary_length(column).to_numpy()
         return values if np.array_equal(digits + (values < 0), lengths) else column.to_pandas()
+    # Every cell must be canonical: the first cells decide a column of
+    # 6-decimal metrics (0.970370) before the whole column is formatted.
+    if _canonical_floats(column.slice(0, 256)) is None:
+        return column.to_pandas()
+    values = _canonical_floats(column)
+    if values is None or (values == np.round(values)).all():
+        return column.to_pandas()
+    return values
+
+
+def _canonical_floats(column):
+    """``column`` as floats if every cell is a finite float spelled as its ``repr``, else None."""
+    import pyarrow as pa
+
     floats = _cast(column, pa.float64())
     if floats is None:
-        return column.to_pandas()
+        return None
     values = floats.to_numpy()
-    if (
-        np.isfinite(values).all()
-        and not (values == np.round(values)).all()
-        and _spelled_as_repr(column, floats, values)
-    ):
+    if np.isfinite(values).all() and _spelled_as_repr(column, floats, values):
         return values
-    return column.to_pandas()
+    return None
 
 
 def _cast(column, to):
