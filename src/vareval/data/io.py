@@ -54,7 +54,7 @@ _FORMATS = {
 ACCEPTED = ", ".join(sorted(_FORMATS))
 
 
-def read_table(path, *, numbers=()) -> pd.DataFrame:
+def read_table(path, *, numbers=(), columns=None) -> pd.DataFrame:
     """Read a results table; the format is chosen by the file's extension.
 
     Parameters
@@ -69,6 +69,11 @@ def read_table(path, *, numbers=()) -> pd.DataFrame:
         Without it a column becomes numbers only when that loses nothing
         (``0.970370`` stays text, since it may be a label); every cell of a
         column named here must be a number (``nan`` and ``inf`` allowed).
+    columns : sequence of str, optional
+        Read only these columns (in the file's order); a command passes the
+        columns it uses, so a wide file costs what those columns cost. When
+        one of them is not in the file, every column is read, so the error
+        that follows lists what is there. Default: every column.
 
     Returns
     -------
@@ -81,16 +86,16 @@ def read_table(path, *, numbers=()) -> pd.DataFrame:
     DataError
         If the file is missing, empty, of an unknown type or unparsable.
     """
-    df = _read(path)
+    df = _read(path, None if columns is None else list(columns))
     attrs = dict(df.attrs)  # the design the file carried (vareval.data.carried)
     out = _as_numbers(df, [numbers] if isinstance(numbers, str) else list(numbers))
     out.attrs = attrs
     return out
 
 
-def _read(path) -> pd.DataFrame:
+def _read(path, columns=None) -> pd.DataFrame:
     if str(path) == "-":
-        return _read_stdin()
+        return _read_stdin(columns)
     path = Path(path)
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
@@ -102,7 +107,7 @@ def _read(path) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.")
     try:
-        df = _READERS[fmt](path)
+        df = _READERS[fmt](path, columns)
     except DataError:
         raise
     except (ValueError, UnicodeDecodeError, OSError, pd.errors.ParserError) as exc:
@@ -181,7 +186,7 @@ def _numbers_where_lossless(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=df.index)
 
 
-def _read_stdin() -> pd.DataFrame:
+def _read_stdin(columns=None) -> pd.DataFrame:
     """Standard input, spooled to a file so it is read exactly as a file of its format."""
     data = sys.stdin.buffer.read()
     if not data.strip():
@@ -194,7 +199,7 @@ def _read_stdin() -> pd.DataFrame:
         path = Path(folder) / f"stdin{suffix}"
         path.write_bytes(data)
         try:
-            df = read_table(path)
+            df = read_table(path, columns=columns)
             if "carried_by" in df.attrs:
                 df.attrs["carried_by"] = "standard input"
             return df
@@ -243,21 +248,30 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
     return None
 
 
-def _read_csv(path, sep=","):
+def _read_csv(path, columns=None, sep=","):
     with open(path, newline="", encoding="utf-8-sig") as fh:
         header = next(csv.reader(fh, delimiter=sep), [])
     _refuse_duplicates(f"file '{path}'", header)
-    fast = _read_csv_arrow(path, sep, header)
+    wanted = _wanted(header, columns)
+    fast = _read_csv_arrow(path, sep, header, wanted)
     if fast is not None:
         return fast
     try:
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""],
+                         usecols=wanted)
     except pd.errors.EmptyDataError:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.") from None
     return _numbers_where_lossless(df)
 
 
-def _read_csv_arrow(path, sep, header) -> pd.DataFrame | None:
+def _wanted(names: list[str], columns) -> list[str] | None:
+    """The file's columns to read, in its order: None (all) unless all of ``columns`` are there."""
+    if columns is None or not set(columns) <= set(names):
+        return None
+    return [c for c in names if c in set(columns)]
+
+
+def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     """The same table as the pandas reader, read by pyarrow's (multi-threaded) CSV parser.
 
     Every cell is read as text (only an empty cell is missing) and columns
@@ -270,8 +284,10 @@ def _read_csv_arrow(path, sep, header) -> pd.DataFrame | None:
         import pyarrow.csv as pa_csv
     except ImportError:
         return None
+    names = header if wanted is None else wanted
     options = pa_csv.ConvertOptions(
-        column_types=dict.fromkeys(header, pa.string()),
+        column_types=dict.fromkeys(names, pa.string()),
+        include_columns=names,
         strings_can_be_null=True,
         null_values=[""],
         quoted_strings_can_be_null=True,
@@ -282,12 +298,12 @@ def _read_csv_arrow(path, sep, header) -> pd.DataFrame | None:
         )
     except pa.ArrowInvalid:
         return None
-    if table.column_names != header:
+    if table.column_names != names:
         return None
     # arrow's kernels release the GIL: the columns' checks run side by side
-    with ThreadPoolExecutor(min(len(header), os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(min(len(names), os.cpu_count() or 1)) as pool:
         columns = list(pool.map(_arrow_lossless, table.columns))
-    return pd.DataFrame(dict(zip(header, columns, strict=True)))
+    return pd.DataFrame(dict(zip(names, columns, strict=True)))
 
 
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
@@ -384,7 +400,7 @@ def _json_cell(value, key, lineno, path):
     )
 
 
-def _read_jsonl(path):
+def _read_jsonl(path, columns=None):
     records = []
     with open(path, encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -410,6 +426,8 @@ def _read_jsonl(path):
             _refuse_duplicates(f"file '{path}' line {lineno}", [k for k, _ in pairs])
             records.append({k: _json_cell(v, k, lineno, path) for k, v in pairs})
     df = pd.DataFrame.from_records(records).astype(object)
+    wanted = _wanted([str(c) for c in df.columns], columns)
+    df = df if wanted is None else df[wanted]
     return _numbers_where_lossless(df.where(df.notna(), None))
 
 
@@ -422,21 +440,21 @@ def _need_pyarrow(path) -> None:
         ) from None
 
 
-def _read_parquet(path):
+def _read_parquet(path, columns=None):
     _need_pyarrow(path)
     import pyarrow.parquet as pq
 
     schema = pq.read_schema(path)
     _refuse_duplicates(f"file '{path}'", schema.names)
-    df = pd.read_parquet(path)
+    df = pd.read_parquet(path, columns=_wanted(schema.names, columns))
     df.attrs = {}  # only the design vareval wrote, read below
     return carried.restore(df, carried.read_parquet_design(schema.metadata, path), path)
 
 
 _READERS = {
     "csv": _read_csv,
-    "tsv": lambda p: _read_csv(p, sep="\t"),
+    "tsv": lambda p, columns: _read_csv(p, columns, sep="\t"),
     "jsonl": _read_jsonl,
     "parquet": _read_parquet,
-    "store": read_store_table,
+    "store": lambda p, columns: read_store_table(p),  # a store's table is small
 }
