@@ -300,10 +300,18 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
         return None
     if table.column_names != names:
         return None
+    strings = table.columns
+    del table
+
+    def convert(i):  # drops each text column once converted: memory holds one copy
+        column, strings[i] = strings[i], None
+        return _arrow_lossless(column)
+
     # arrow's kernels release the GIL: the columns' checks run side by side
     with ThreadPoolExecutor(min(len(names), os.cpu_count() or 1)) as pool:
-        columns = list(pool.map(_arrow_lossless, table.columns))
-    return pd.DataFrame(dict(zip(names, columns, strict=True)))
+        columns = list(pool.map(convert, range(len(names))))
+    # copy=False: one block per column, not a consolidating copy of every number
+    return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
 
 
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
@@ -316,18 +324,14 @@ def _arrow_lossless(column):
     decimal form, a float's ``repr``) then decides as the pandas path does.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if column.null_count or not len(column):
         return column.to_pandas()
     ints = _cast(column, pa.int64())
     if ints is not None:
-        # The parse took an optional sign and leading zeros, so the cell is
-        # the int's decimal form exactly when it has that form's length.
-        values = ints.to_numpy()
-        digits = 1 + np.searchsorted(_POWERS_OF_TEN, np.abs(values).astype(np.uint64), "right")
-        lengths = pc.binary_length(column).to_numpy()
-        return values if np.array_equal(digits + (values < 0), lengths) else column.to_pandas()
+        spelled = all(_spelled_as_int(ints.slice(i, _WINDOW), column.slice(i, _WINDOW))
+                      for i in range(0, len(column), _WINDOW))
+        return ints.to_numpy() if spelled else column.to_pandas()
     # Every cell must be canonical: the first cells decide a column of
     # 6-decimal metrics (0.970370) before the whole column is formatted.
     if _canonical_floats(column.slice(0, 256)) is None:
@@ -346,9 +350,27 @@ def _canonical_floats(column):
     if floats is None:
         return None
     values = floats.to_numpy()
-    if np.isfinite(values).all() and _spelled_as_repr(column, floats, values):
-        return values
-    return None
+    if not np.isfinite(values).all():
+        return None
+    spelled = all(_spelled_as_repr(column.slice(i, _WINDOW), floats.slice(i, _WINDOW),
+                                   values[i:i + _WINDOW]) for i in range(0, len(values), _WINDOW))
+    return values if spelled else None
+
+
+_WINDOW = 1 << 16  # rows checked at a time: temporaries of a window, not of the column
+
+
+def _spelled_as_int(ints, text) -> bool:
+    """Whether each cell (arrow arrays of a window of rows) is its int's decimal form.
+
+    The parse took an optional sign and leading zeros, so the cell is the
+    int's decimal form exactly when it has that form's length.
+    """
+    import pyarrow.compute as pc
+
+    values = ints.to_numpy()
+    digits = 1 + np.searchsorted(_POWERS_OF_TEN, np.abs(values).astype(np.uint64), "right")
+    return np.array_equal(digits + (values < 0), pc.binary_length(text).to_numpy())
 
 
 def _cast(column, to):
