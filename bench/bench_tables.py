@@ -67,7 +67,7 @@ def child(reader, path, columns):
     start_mb = peak_mb()
     cpu, wall = _cpu(), time.perf_counter()
     if reader == "vareval":
-        table = read_table(path, columns=columns)
+        table = read_table(path, columns=columns) if columns else read_table(path)
     elif reader == "pyarrow":
         options = pa_csv.ConvertOptions(include_columns=columns or [])
         table = pa_csv.read_csv(path, convert_options=options)
