@@ -331,7 +331,7 @@ def _arrow_lossless(column):
     if ints is not None:
         spelled = all(_spelled_as_int(ints.slice(i, _WINDOW), column.slice(i, _WINDOW))
                       for i in range(0, len(column), _WINDOW))
-        return ints.to_numpy() if spelled else column.to_pandas()
+        return _writable(ints.to_numpy()) if spelled else column.to_pandas()
     # Every cell must be canonical: the first cells decide a column of
     # 6-decimal metrics (0.970370) before the whole column is formatted.
     if _canonical_floats(column.slice(0, 256)) is None:
@@ -339,7 +339,12 @@ def _arrow_lossless(column):
     values = _canonical_floats(column)
     if values is None or (values == np.round(values)).all():
         return column.to_pandas()
-    return values
+    return _writable(values)
+
+
+def _writable(values: np.ndarray) -> np.ndarray:
+    """``values``, copied only when arrow lent its own (read-only) buffer: a table is editable."""
+    return values if values.flags.writeable else values.copy()
 
 
 def _canonical_floats(column):
