@@ -266,9 +266,10 @@ def _read_csv(path, columns=None, sep=","):
 
 def _wanted(names: list[str], columns) -> list[str] | None:
     """The file's columns to read, in its order: None (all) unless all of ``columns`` are there."""
-    if columns is None or not set(columns) <= set(names):
+    keep = None if columns is None else set(columns)
+    if keep is None or not keep <= set(names):
         return None
-    return [c for c in names if c in set(columns)]
+    return [c for c in names if c in keep]
 
 
 def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
