@@ -10,7 +10,7 @@ wall seconds, since on a loaded machine wall time measures the load. Readers
 alternate over ``--rounds`` rounds; the lowest CPU and peak of each are kept.
 Targets: vareval within 2x of pyarrow's CPU and 1.5x of its peak memory.
 
-The files: predictions (item, gold, two systems' integer labels; 10^6 and
+The files: predictions (item, gold, two systems' integer labels; 10^3 to
 10^7 rows), 6-decimal floats (model, seed, four metrics written ``%.6f``:
 text for vareval, since ``0.970370`` may be a label), full-precision floats
 (50 columns as pandas writes them), tricky labels (``1.10``, ``01``, ``NA``),
@@ -135,9 +135,8 @@ def write_wide(path, rows, systems, seed=7):
 def files(folder):
     """(name, rows, path, columns read) for Part 1, written once into ``folder``."""
     rng = np.random.default_rng(1)
-    frames = {
-        "predictions 1e6": lambda: predictions(1_000_000),
-        "predictions 1e7": lambda: predictions(10_000_000),
+    frames = {  # predictions at every size: the scaling of the read
+        **{f"predictions 1e{k}": lambda k=k: predictions(10**k) for k in range(3, 8)},
         "6-decimal": lambda: pd.DataFrame({
             "model": rng.choice(["mlp", "svc"], 1_000_000),
             "seed": rng.integers(0, 100, 1_000_000),
