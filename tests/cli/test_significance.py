@@ -374,3 +374,31 @@ def test_metrics_positive_names_the_system_that_breaks_the_binary_rule(tmp_path)
     ok = _run(["metrics", str(path), "--gold", "gold", "--item", "item", "--system", "A",
                "--positive", "y"])  # fmt: skip
     assert ok.exit_code == 0 and "sensitivity 0.6667" in ok.output
+
+
+@pytest.mark.parametrize("long", [False, True])
+def test_reads_only_the_columns_it_uses(tmp_path, example_file, monkeypatch, long):
+    """With the systems named, significance reads the role columns only and answers
+    as it does on the file without the other columns; --where reads every column."""
+    from vareval.data import io
+
+    df = pd.read_csv(example_file, dtype=str, keep_default_na=False)
+    if long:
+        df = df.melt(id_vars=["item", "gold"], var_name="system", value_name="output")
+        roles = ["--system-column", "system", "--prediction", "output", "--system", "logreg,knn"]
+    else:
+        roles = ["--system", "logreg,knn"]
+    used = list(df.columns) if long else ["item", "gold", "logreg", "knn"]
+    extra = df.assign(note="NA", score="0.970370")
+    extra.to_csv(tmp_path / "extra.csv", index=False)
+    df[used].to_csv(tmp_path / "used.csv", index=False)
+    asked = []
+    read = io.read_table
+    monkeypatch.setattr(io, "read_table", lambda p, **kw: asked.append(kw) or read(p, **kw))
+    args = ["--gold", "gold", "--item", "item", *roles, "--resamples", "500", "--json"]
+    outputs = [_run(["significance", str(tmp_path / f), *args]).output
+               for f in ("extra.csv", "used.csv")]
+    assert outputs[0] == outputs[1] and json.loads(outputs[0])
+    assert sorted(asked[0]["columns"]) == sorted(used)
+    _run(["significance", str(tmp_path / "extra.csv"), *args, "--where", "note == 'NA'"])
+    assert asked[-1]["columns"] is None

@@ -82,7 +82,23 @@ CELLS = {
     "spelled floats": ["1.10", "0.250", "1.0", "2.5", ".5", "1E-5", "nan", "inf"],
     "text": ["NA", "None", "a", "b c", '"x,y"', "1.1", "01"],
     "missing": ["", "1", "2", "a"],
+    "6 decimals": ["0.970370", "0.123456", "0.5", "0.250000", "12.000001"],
+    "canonical 6 decimals": ["0.970371", "0.123456", "0.5", "0.000123", "12.000001"],
 }
+
+
+def _tricky_table(rng, sep):
+    """A header and rows of random tricky spellings; sometimes long, so a column's
+    first cells (which the reader checks first) can disagree with a later one."""
+    kinds = rng.choice(list(CELLS), size=rng.integers(1, 6))
+    rows = int(rng.choice([rng.integers(1, 30), rng.integers(250, 700)]))
+    columns = [rng.choice(CELLS[k], size=rows).astype(object) for k in kinds]
+    for col in columns:
+        if rng.random() < 0.3:  # one odd cell late in the column
+            col[int(rng.integers(rows))] = rng.choice(CELLS[str(rng.choice(list(CELLS)))])
+    lines = [sep.join(f"c{i}" for i in range(len(kinds)))]
+    lines += [sep.join(col[r] for col in columns) for r in range(rows)]
+    return "\n".join(lines).replace('"x,y"', '"x,y"' if sep == "," else "x,y")
 
 
 @pytest.mark.parametrize("sep, suffix", [(",", ".csv"), ("\t", ".tsv")])
@@ -94,21 +110,45 @@ def test_arrow_reader_gives_the_pandas_readers_table(tmp_path, sep, suffix, monk
 
     rng = np.random.default_rng(5)
     for trial in range(40):
-        kinds = rng.choice(list(CELLS), size=rng.integers(1, 5))
-        rows = int(rng.integers(1, 30))
-        columns = [rng.choice(CELLS[k], size=rows) for k in kinds]
-        lines = [sep.join(f"c{i}" for i in range(len(kinds)))]
-        lines += [sep.join(col[r] for col in columns) for r in range(rows)]
         path = tmp_path / f"t{trial}{suffix}"
-        path.write_text("\n".join(lines).replace('"x,y"', '"x,y"' if sep == "," else "x,y"))
+        path.write_text(_tricky_table(rng, sep))
         fast = read_table(path)
+        for column in fast.columns[fast.dtypes.map(lambda d: d.kind in "iuf")]:
+            fast.loc[0, column] = fast.loc[0, column]  # an editable table, as pandas gives
         with monkeypatch.context() as m:
             m.setattr(io, "_read_csv_arrow", lambda *a: None)
             slow = read_table(path)
         pd.testing.assert_frame_equal(fast, slow)
+        names = [c for c in fast.columns if rng.random() < 0.5] or [fast.columns[-1]]
+        some = read_table(path, columns=names[::-1])  # the file's order, whatever is asked
+        pd.testing.assert_frame_equal(some, slow[names])
 
 
-def test_arrow_spelling_check_is_pythons_repr_rule_on_every_magnitude():
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".parquet"])
+def test_columns_reads_those_columns_as_the_whole_table_has_them(tmp_path, suffix):
+    """Every format: columns= gives the full read's columns, cell for cell; a name
+    not in the file reads everything, so the command's error can list what is there."""
+    import numpy as np
+
+    rng = np.random.default_rng(8)
+    text = _tricky_table(rng, ",")
+    frame = pd.read_csv(pd.io.common.StringIO(text), dtype=str, keep_default_na=False)
+    path = tmp_path / f"t{suffix}"
+    if suffix == ".jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in frame.to_dict("records")))
+    elif suffix == ".parquet":
+        frame.to_parquet(path)
+    else:
+        path.write_text(text if suffix == ".csv" else frame.to_csv(sep="\t", index=False))
+    full = read_table(path)
+    for names in ([full.columns[0]], list(full.columns[::-1]), list(full.columns[1::2])):
+        if names:
+            pd.testing.assert_frame_equal(read_table(path, columns=names),
+                                          full[[c for c in full.columns if c in names]])
+    pd.testing.assert_frame_equal(read_table(path, columns=["c0", "nope"]), full)
+
+
+def test_arrow_spelling_check_is_pythons_repr_rule_on_every_magnitude(monkeypatch):
     """The vectorised float check (arrow's spelling where both write fixed notation,
     Python's repr elsewhere) decides each cell as the pandas path's repr rule does."""
     pa = pytest.importorskip("pyarrow")
@@ -130,12 +170,34 @@ def test_arrow_spelling_check_is_pythons_repr_rule_on_every_magnitude():
         expected = io._lossless_numbers(pd.Series([cell])) is not None
         assert isinstance(io._arrow_lossless(column), np.ndarray) == expected, cell
     canonical = [c for c in cells if io._lossless_numbers(pd.Series([c])) is not None]
-    for trial in range(20):  # whole columns: numbers only when every cell is canonical
-        column = list(rng.choice(canonical, 500))
+    monkeypatch.setattr(io, "_WINDOW", 37)  # rows are checked a window at a time
+    ints = ["0", "3", "-7", "12", "100000", "01", "+4"]
+    for trial in range(30):  # whole columns: numbers only when every cell is canonical
+        column = list(rng.choice(canonical if trial < 20 else ints[:5], 500))
         if trial % 2:
-            column[int(rng.integers(500))] = str(rng.choice(cells))
-        got = io._arrow_lossless(pa.chunked_array([pa.array(column)]))
+            column[int(rng.integers(500))] = str(rng.choice(cells if trial < 20 else ints))
+        cuts = sorted(rng.integers(0, 500, 2))  # several chunks, checked one at a time
+        chunks = [column[:cuts[0]], column[cuts[0]:cuts[1]], column[cuts[1]:]]
+        got = io._arrow_lossless(pa.chunked_array([pa.array(c, pa.string()) for c in chunks]))
         expected = io._lossless_numbers(pd.Series(column))
         assert isinstance(got, np.ndarray) == (expected is not None)
         if expected is not None:
             np.testing.assert_array_equal(got, expected.to_numpy())
+
+
+@pytest.mark.parametrize("scan", [1, 3, 7, 1 << 24])
+def test_concatenated_files_are_found_across_scan_blocks(tmp_path, monkeypatch, scan):
+    """The repeated header or mid-file BOM is named by its line whatever the block size."""
+    from vareval.data import io
+
+    monkeypatch.setattr(io, "_SCAN", scan)
+    cases = {b"a,b\n1,2\n3,4\na,b\n5,6\n": "line 4", b"a,b\r\n1,2\r\na,b\r\n": "line 3",
+             b"a,b\n1,2\n3,4\na,b": "line 4", b"a,b\n1,2\n\xef\xbb\xbfx,3\n": "line 3",
+             b"a,b\n" + b"1,2\n" * 300 + b"a,b\n": "line 302"}  # fmt: skip
+    for i, (data, line) in enumerate(cases.items()):
+        path = tmp_path / f"c{i}.csv"
+        path.write_bytes(data)
+        with pytest.raises(DataError, match=line + r"\b"):
+            io.read_table(path)
+    (tmp_path / "ok.csv").write_bytes(b"\xef\xbb\xbfa,b\n1,2\n3,4\n")
+    assert io.read_table(tmp_path / "ok.csv").shape == (2, 2)

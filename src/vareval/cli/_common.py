@@ -56,7 +56,7 @@ def load_table(path, where, dropna, options, predictions=False):
     from vareval.data.io import read_table
     from vareval.data.validate import numbers_where_possible
 
-    df = read_table(path)
+    df = read_table(path, columns=_read_columns(where, options, predictions))
     if options.get("metric") and not predictions:
         df = numbers_where_possible(df, split_columns(options["metric"]))
     if where:
@@ -64,6 +64,22 @@ def load_table(path, where, dropna, options, predictions=False):
     if dropna:
         df = filters.dropna(df, _used_columns(df, options, predictions))
     return df
+
+
+def _read_columns(where, options, predictions) -> list | None:
+    """The columns a command reads from its table, or None for every column.
+
+    A predictions table whose systems are named (wide: --system; long:
+    --system-column) is used only through its role options, so a wide file
+    costs what those columns cost. A results table is read whole: its design
+    is derived from columns no option names (seed, config, rerun, status), and
+    --where may name any column.
+    """
+    if not predictions or where:
+        return None
+    if not options.get("system_column") and not options.get("systems"):
+        return None  # a wide table without --system: every other column is a system
+    return list(dict.fromkeys(_used_columns(None, options, predictions)))
 
 
 def _used_columns(df, options, predictions) -> list:

@@ -312,7 +312,7 @@ def reruns_of(df: pd.DataFrame, metrics, by=None) -> Reruns:
     )  # fmt: skip
 
 
-def analysed_rows(df: pd.DataFrame, metrics, by=None, *, keep_reruns: bool = False):
+def analysed_rows(df: pd.DataFrame, metrics, by=None, *, keep_reruns: bool = False, bounds=None):
     """The rows an analysis takes, its reruns read as the design says (:func:`reruns_of`).
 
     Identical same-stream reruns leave one row per cell (the lowest
@@ -323,7 +323,8 @@ def analysed_rows(df: pd.DataFrame, metrics, by=None, *, keep_reruns: bool = Fal
     (failed, non-finite) are left in place for the analysis to count. The
     reading travels in ``attrs["reruns"]`` (read on the rows as they came),
     and collapsed rows carry ``attrs["reruns_read"]``: reading again changes
-    nothing.
+    nothing. Every rerun is held to the metric's bounds (``bounds``, or known
+    from its name) before a cell's mean is taken.
     """
     reading = reruns_of(df, metrics, by)
     if df.attrs.get("reruns_read"):
@@ -337,7 +338,11 @@ def analysed_rows(df: pd.DataFrame, metrics, by=None, *, keep_reruns: bool = Fal
     if "rerun" in rows.columns:
         rows = rows.sort_values("rerun", kind="stable")
     if reading.read_as == "nested":
-        values = rows[list(reading.metrics)].apply(pd.to_numeric, errors="coerce")
+        from vareval.data.validate import metric_values  # every rerun within the bounds
+
+        values = pd.DataFrame(
+            {m: metric_values(rows, m, bounds) for m in reading.metrics}, index=rows.index
+        )
         means = values.groupby([rows[c] for c in reading.cell], sort=False).transform("mean")
         rows = rows.assign(**{m: means[m] for m in reading.metrics})
     first = ~rows.duplicated(list(reading.cell), keep="first")

@@ -54,7 +54,7 @@ _FORMATS = {
 ACCEPTED = ", ".join(sorted(_FORMATS))
 
 
-def read_table(path, *, numbers=()) -> pd.DataFrame:
+def read_table(path, *, numbers=(), columns=None) -> pd.DataFrame:
     """Read a results table; the format is chosen by the file's extension.
 
     Parameters
@@ -69,6 +69,11 @@ def read_table(path, *, numbers=()) -> pd.DataFrame:
         Without it a column becomes numbers only when that loses nothing
         (``0.970370`` stays text, since it may be a label); every cell of a
         column named here must be a number (``nan`` and ``inf`` allowed).
+    columns : sequence of str, optional
+        Read only these columns (in the file's order); a command passes the
+        columns it uses, so a wide file costs what those columns cost. When
+        one of them is not in the file, every column is read, so the error
+        that follows lists what is there. Default: every column.
 
     Returns
     -------
@@ -81,16 +86,16 @@ def read_table(path, *, numbers=()) -> pd.DataFrame:
     DataError
         If the file is missing, empty, of an unknown type or unparsable.
     """
-    df = _read(path)
+    df = _read(path, None if columns is None else list(columns))
     attrs = dict(df.attrs)  # the design the file carried (vareval.data.carried)
     out = _as_numbers(df, [numbers] if isinstance(numbers, str) else list(numbers))
     out.attrs = attrs
     return out
 
 
-def _read(path) -> pd.DataFrame:
+def _read(path, columns=None) -> pd.DataFrame:
     if str(path) == "-":
-        return _read_stdin()
+        return _read_stdin(columns)
     path = Path(path)
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
@@ -102,7 +107,7 @@ def _read(path) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.")
     try:
-        df = _READERS[fmt](path)
+        df = _READERS[fmt](path, columns)
     except DataError:
         raise
     except (ValueError, UnicodeDecodeError, OSError, pd.errors.ParserError) as exc:
@@ -181,7 +186,7 @@ def _numbers_where_lossless(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=df.index)
 
 
-def _read_stdin() -> pd.DataFrame:
+def _read_stdin(columns=None) -> pd.DataFrame:
     """Standard input, spooled to a file so it is read exactly as a file of its format."""
     data = sys.stdin.buffer.read()
     if not data.strip():
@@ -194,7 +199,7 @@ def _read_stdin() -> pd.DataFrame:
         path = Path(folder) / f"stdin{suffix}"
         path.write_bytes(data)
         try:
-            df = read_table(path)
+            df = read_table(path, columns=columns)
             if "carried_by" in df.attrs:
                 df.attrs["carried_by"] = "standard input"
             return df
@@ -243,22 +248,25 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
     return None
 
 
-def _read_csv(path, sep=","):
+def _read_csv(path, columns=None, sep=","):
     with open(path, newline="", encoding="utf-8-sig") as fh:
         header = next(csv.reader(fh, delimiter=sep), [])
     _refuse_duplicates(f"file '{path}'", header)
     _refuse_concatenated(path)
-    fast = _read_csv_arrow(path, sep, header)
+    wanted = _wanted(header, columns)
+    fast = _read_csv_arrow(path, sep, header, wanted)
     if fast is not None:
         return fast
     try:
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""],
+                         usecols=wanted)
     except pd.errors.EmptyDataError:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.") from None
     return _numbers_where_lossless(df)
 
 
 _BOM = "\ufeff".encode()
+_SCAN = 1 << 24  # bytes read at a time: a 2 GB table is scanned, never held
 
 
 def _refuse_concatenated(path) -> None:
@@ -266,36 +274,51 @@ def _refuse_concatenated(path) -> None:
 
     Either would be read as data (a run whose method is the header's word, a
     label starting with an invisible U+FEFF); both are refused with the line.
+    The file is scanned in blocks that overlap by a header's length.
     """
     with open(path, "rb") as fh:
-        data = fh.read()
-    at = data.find(b"\n" + _BOM)
-    if at >= 0:
-        raise DataError(
-            f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
-            f"{_line(data, at)}, as when files are joined with cat; remove it (a label would "
-            "start with an invisible character)."
-        )
-    header = data.removeprefix(_BOM).split(b"\n", 1)[0].rstrip(b"\r")
-    if not header:
-        return
-    found = [data.find(b"\n" + header + end) for end in (b"\n", b"\r\n")]
-    if data.rstrip(b"\r\n").endswith(b"\n" + header):  # the last line
-        found.append(data.rstrip(b"\r\n").rfind(b"\n"))
-    found = [at for at in found if at >= 0]
-    if found:
-        raise DataError(
-            f"file '{path}' repeats its header line at line {_line(data, min(found))}, as when "
-            "files are joined with cat; remove the repeated header (it would be read as a run)."
-        )
+        header = fh.readline().removeprefix(_BOM).rstrip(b"\r\n")
+        if not header:
+            return
+        keep = len(header) + 2
+        buf, before = b"\n", 0  # the header line's newline; newlines in the file before buf
+        while True:
+            block = fh.read(_SCAN)
+            buf += block
+            at = buf.find(b"\n" + _BOM)
+            if at >= 0:
+                line = before + buf.count(b"\n", 0, at) + 2
+                raise DataError(
+                    f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
+                    f"{line}, as when files are joined with "
+                    "cat; remove it (a label would start with an invisible character)."
+                )
+            found = [buf.find(b"\n" + header + end) for end in (b"\n", b"\r\n")]
+            if not block and buf.rstrip(b"\r\n").endswith(b"\n" + header):  # the last line
+                found.append(buf.rstrip(b"\r\n").rfind(b"\n"))
+            found = [x for x in found if x >= 0]
+            if found:
+                line = before + buf.count(b"\n", 0, min(found)) + 2
+                raise DataError(
+                    f"file '{path}' repeats its header line at line {line}, as when files are "
+                    "joined with cat; remove the repeated header (it would be read as a run)."
+                )
+            if not block:
+                return
+            cut = max(0, len(buf) - keep)
+            before += buf.count(b"\n", 0, cut)
+            buf = buf[cut:]
 
 
-def _line(data: bytes, newline_at: int) -> int:
-    """The 1-based number of the line that starts after the newline at ``newline_at``."""
-    return data.count(b"\n", 0, newline_at) + 2
+def _wanted(names: list[str], columns) -> list[str] | None:
+    """The file's columns to read, in its order: None (all) unless all of ``columns`` are there."""
+    keep = None if columns is None else set(columns)
+    if keep is None or not keep <= set(names):
+        return None
+    return [c for c in names if c in keep]
 
 
-def _read_csv_arrow(path, sep, header) -> pd.DataFrame | None:
+def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     """The same table as the pandas reader, read by pyarrow's (multi-threaded) CSV parser.
 
     Every cell is read as text (only an empty cell is missing) and columns
@@ -308,8 +331,10 @@ def _read_csv_arrow(path, sep, header) -> pd.DataFrame | None:
         import pyarrow.csv as pa_csv
     except ImportError:
         return None
+    names = header if wanted is None else wanted
     options = pa_csv.ConvertOptions(
-        column_types=dict.fromkeys(header, pa.string()),
+        column_types=dict.fromkeys(names, pa.string()),
+        include_columns=names,
         strings_can_be_null=True,
         null_values=[""],
         quoted_strings_can_be_null=True,
@@ -320,12 +345,20 @@ def _read_csv_arrow(path, sep, header) -> pd.DataFrame | None:
         )
     except pa.ArrowInvalid:
         return None
-    if table.column_names != header:
+    if table.column_names != names:
         return None
+    strings = table.columns
+    del table
+
+    def convert(i):  # drops each text column once converted: memory holds one copy
+        column, strings[i] = strings[i], None
+        return _arrow_lossless(column)
+
     # arrow's kernels release the GIL: the columns' checks run side by side
-    with ThreadPoolExecutor(min(len(header), os.cpu_count() or 1)) as pool:
-        columns = list(pool.map(_arrow_lossless, table.columns))
-    return pd.DataFrame(dict(zip(header, columns, strict=True)))
+    with ThreadPoolExecutor(min(len(names), os.cpu_count() or 1)) as pool:
+        columns = list(pool.map(convert, range(len(names))))
+    # copy=False: one block per column, not a consolidating copy of every number
+    return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
 
 
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
@@ -338,29 +371,58 @@ def _arrow_lossless(column):
     decimal form, a float's ``repr``) then decides as the pandas path does.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if column.null_count or not len(column):
         return column.to_pandas()
     ints = _cast(column, pa.int64())
     if ints is not None:
-        # The parse took an optional sign and leading zeros, so the cell is
-        # the int's decimal form exactly when it has that form's length.
-        values = ints.to_numpy()
-        digits = 1 + np.searchsorted(_POWERS_OF_TEN, np.abs(values).astype(np.uint64), "right")
-        lengths = pc.binary_length(column).to_numpy()
-        return values if np.array_equal(digits + (values < 0), lengths) else column.to_pandas()
+        spelled = all(_spelled_as_int(ints.slice(i, _WINDOW), column.slice(i, _WINDOW))
+                      for i in range(0, len(column), _WINDOW))
+        return _writable(ints.to_numpy()) if spelled else column.to_pandas()
+    # Every cell must be canonical: the first cells decide a column of
+    # 6-decimal metrics (0.970370) before the whole column is formatted.
+    if _canonical_floats(column.slice(0, 256)) is None:
+        return column.to_pandas()
+    values = _canonical_floats(column)
+    if values is None or (values == np.round(values)).all():
+        return column.to_pandas()
+    return _writable(values)
+
+
+def _writable(values: np.ndarray) -> np.ndarray:
+    """``values``, copied only when arrow lent its own (read-only) buffer: a table is editable."""
+    return values if values.flags.writeable else values.copy()
+
+
+def _canonical_floats(column):
+    """``column`` as floats if every cell is a finite float spelled as its ``repr``, else None."""
+    import pyarrow as pa
+
     floats = _cast(column, pa.float64())
     if floats is None:
-        return column.to_pandas()
+        return None
     values = floats.to_numpy()
-    if (
-        np.isfinite(values).all()
-        and not (values == np.round(values)).all()
-        and _spelled_as_repr(column, floats, values)
-    ):
-        return values
-    return column.to_pandas()
+    if not np.isfinite(values).all():
+        return None
+    spelled = all(_spelled_as_repr(column.slice(i, _WINDOW), floats.slice(i, _WINDOW),
+                                   values[i:i + _WINDOW]) for i in range(0, len(values), _WINDOW))
+    return values if spelled else None
+
+
+_WINDOW = 1 << 16  # rows checked at a time: temporaries of a window, not of the column
+
+
+def _spelled_as_int(ints, text) -> bool:
+    """Whether each cell (arrow arrays of a window of rows) is its int's decimal form.
+
+    The parse took an optional sign and leading zeros, so the cell is the
+    int's decimal form exactly when it has that form's length.
+    """
+    import pyarrow.compute as pc
+
+    values = ints.to_numpy()
+    digits = 1 + np.searchsorted(_POWERS_OF_TEN, np.abs(values).astype(np.uint64), "right")
+    return np.array_equal(digits + (values < 0), pc.binary_length(text).to_numpy())
 
 
 def _cast(column, to):
@@ -412,7 +474,7 @@ def _json_cell(value, key, lineno, path):
     )
 
 
-def _read_jsonl(path):
+def _read_jsonl(path, columns=None):
     records = []
     with open(path, encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -438,6 +500,8 @@ def _read_jsonl(path):
             _refuse_duplicates(f"file '{path}' line {lineno}", [k for k, _ in pairs])
             records.append({k: _json_cell(v, k, lineno, path) for k, v in pairs})
     df = pd.DataFrame.from_records(records).astype(object)
+    wanted = _wanted([str(c) for c in df.columns], columns)
+    df = df if wanted is None else df[wanted]
     return _numbers_where_lossless(df.where(df.notna(), None))
 
 
@@ -450,21 +514,21 @@ def _need_pyarrow(path) -> None:
         ) from None
 
 
-def _read_parquet(path):
+def _read_parquet(path, columns=None):
     _need_pyarrow(path)
     import pyarrow.parquet as pq
 
     schema = pq.read_schema(path)
     _refuse_duplicates(f"file '{path}'", schema.names)
-    df = pd.read_parquet(path)
+    df = pd.read_parquet(path, columns=_wanted(schema.names, columns))
     df.attrs = {}  # only the design vareval wrote, read below
     return carried.restore(df, carried.read_parquet_design(schema.metadata, path), path)
 
 
 _READERS = {
     "csv": _read_csv,
-    "tsv": lambda p: _read_csv(p, sep="\t"),
+    "tsv": lambda p, columns: _read_csv(p, columns, sep="\t"),
     "jsonl": _read_jsonl,
     "parquet": _read_parquet,
-    "store": read_store_table,
+    "store": lambda p, columns: read_store_table(p),  # a store's table is small
 }

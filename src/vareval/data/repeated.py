@@ -60,7 +60,7 @@ def summarize(
     with the metric's bounds (known from its name, or ``bounds``).
     """
     used, runs = usable_runs(df, metric, by, min_runs=2)
-    used = analysed_rows(used, metric, by)  # runs are counted as trials, summarised as read
+    used = analysed_rows(used, metric, by, bounds=bounds)  # counted as trials, read as designed
     design = design_of(used, by=by, metric=metric, bounds=bounds)
     per = groups(used, metric, by, min_runs=2, bounds=bounds)
     clusters = _clusters(used, by, design) if design.clustered else {}
@@ -380,7 +380,7 @@ def paired(
     name implies, is refused by row.
     """
     pairs_of = comparisons(df, by, a, b, baseline, all_pairs)
-    df, survivors = _finished(analysed_rows(df, metric, by), metric, by)
+    df, survivors = _finished(analysed_rows(df, metric, by, bounds=bounds), metric, by)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction, train_fraction=train_fraction, bounds=bounds,
@@ -476,7 +476,7 @@ def plan(
     score outside ``bounds`` (or the name's bounds) is refused, as in :func:`paired`.
     """
     a, b = _two_methods(df, by, a, b)
-    df, survivors = _finished(analysed_rows(df, metric, by), metric, by)
+    df, survivors = _finished(analysed_rows(df, metric, by, bounds=bounds), metric, by)
     design = design_of(
         df, by=by, metric=metric, pair_on=pair_on, repeated=repeated,
         test_fraction=test_fraction, train_fraction=train_fraction, bounds=bounds,

@@ -57,7 +57,8 @@ def sequence(
         )
     limits = difference_bounds(bounds) and tuple(map(float, bounds))  # checked first
     # refuses a score outside the bounds
-    xa, xb, _ = pairs(analysed_rows(df, metric, by), metric, by, pair_on, a, b, limits)
+    rows = analysed_rows(df, metric, by, bounds=limits or None)
+    xa, xb, _ = pairs(rows, metric, by, pair_on, a, b, limits)
     d = xa - xb
     if batch is not None and (isinstance(batch, bool) or int(batch) != batch or batch < 1):
         raise ArgumentError(f"--batch must be an integer >= 1; got {batch!r}.")
