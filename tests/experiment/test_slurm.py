@@ -388,3 +388,5 @@ def test_the_command_example_on_slurm(tmp_path):
     a, b = _frame(tmp_path / "local.db"), _frame(tmp_path / "slurm.db")
     for col in ("auc", "accuracy", "model", "seed"):
         assert a[col].tolist() == b[col].tolist(), col  # floats compared exactly
+    with Store(tmp_path / "slurm.db", readonly=True) as st:  # each trial's share of the CPUs
+        assert [st.trial(i)["execution"]["threads"] for i in (1, 2, 3)] == [1, 1, 1]

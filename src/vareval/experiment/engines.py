@@ -772,5 +772,5 @@ def make_engine(
     if engine == "slurm":
         from vareval.experiment.slurm import SlurmEngine
 
-        return SlurmEngine(workers, **(slurm or {}))
+        return SlurmEngine(workers, threads=threads, **(slurm or {}))
     raise ExperimentError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}.")

@@ -164,11 +164,14 @@ class SlurmEngine:
 
     name = "slurm"
 
-    def __init__(self, workers: int | None = None, *, folder, name="experiment", **options):
+    def __init__(self, workers: int | None = None, *, folder, name="experiment", threads=None,
+                 **options):
         need_sbatch()
         if workers is not None:
             options["max_running"] = workers  # --workers over the spec's max_running
         self.options = check_options(options)
+        # each trial's native threads: [resources] threads_per_trial, else its task's CPUs
+        self.threads = threads or self.options.get("cpus_per_trial", 1)
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.job_name = f"vareval-{name}"[:64]
@@ -249,6 +252,7 @@ class SlurmEngine:
     # -- submitting --------------------------------------------------------
     def _submit(self, tasks: list[dict], per: int | None = None) -> None:
         per = per or self.options.get("trials_per_task", 1)
+        tasks = [{**task, "threads": self.threads} for task in tasks]
         batches = [tasks[i:i + per] for i in range(0, len(tasks), per)]
         for k in range(0, len(batches), MAX_ARRAY):
             self._sbatch(batches[k:k + MAX_ARRAY])
