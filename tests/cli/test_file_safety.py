@@ -342,7 +342,10 @@ def test_aggregate_with_one_run_per_task(folder, tmp_path):
     one = tmp_path / "one.csv"
     one.write_text("\n".join([lines[0], *[r for r in lines[1:] if r.split(",")[2] == "0"]]))
     args = ["aggregate", str(one), "--metric", "accuracy", "--by", "method", "--task", "task"]
-    assert _invoke(args).exit_code == 0
+    refused = _invoke(args)  # one run per task: a zero-width interval unless tasks are resampled
+    _assert_one_line_refusal(refused, "one run per task")
+    assert "--resample-tasks" in refused.stderr
+    assert _invoke([*args, "--resample-tasks"]).exit_code == 0
     result = _invoke([*args, "--ci-method", "bca"])
     _assert_one_line_refusal(result, "bca")
     assert "at least 2 runs per task" in result.stderr

@@ -124,7 +124,7 @@ def test_an_optuna_import_feeds_summarize_with_its_pruned_and_failed_trials(tmp_
     assert counts["svc"].pruned == 1 and counts["svc"].not_run == 0 and usable.sum() == 10
 
 
-def test_a_failed_run_is_named_as_such_and_dropna_is_offered(tmp_path):
+def test_a_failed_run_is_named_as_such(tmp_path):
     """A failed MLflow-style run (status failed, empty metric) in paired's input."""
     from vareval.data.validate import metric_values
     from vareval.errors import DataError
@@ -134,8 +134,8 @@ def test_a_failed_run_is_named_as_such_and_dropna_is_offered(tmp_path):
                     "3,done,B,0,0.78\n4,failed,B,1,\n5,done,A,2,0.81\n6,done,B,2,0.8\n")
     out = run("paired", str(path), "--metric", "acc", "--by", "model", "--pair-on", "seed",
               "--compare", "A,B")  # fmt: skip
+    # paired analyses the finished runs (as a store is read): B's failed seed leaves A's unpaired
     assert out.exit_code == 2
-    assert "data row(s) 4 (status failed: runs that did not finish)" in out.output
-    assert "--dropna" in out.output
+    assert "unmatched pairs: keys only in 'A': 1" in out.output
     with pytest.raises(DataError, match=r"row\(s\) 4 \(status failed"):
         metric_values(pd.read_csv(path), "acc")

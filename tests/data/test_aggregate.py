@@ -35,7 +35,8 @@ def test_pairs_all_and_baseline(runs):
               improvement_resamples=30, rng=3)  # fmt: skip
     every = vareval.aggregate(runs, pairs="all", **kw)
     assert len([k for k in every if k.startswith("P(")]) == 6
-    assert every.notes == ("P(X > Y): every pair of methods",)
+    assert every.notes[0] == "P(X > Y): every pair of methods"
+    assert "simultaneously over 6 pairs" in every.notes[1]
     base = vareval.aggregate(runs, baseline="knn", **kw)
     assert [k for k in base if k.startswith("P(")] == [
         "P(logreg > knn)", "P(forest > knn)", "P(naive_bayes > knn)"

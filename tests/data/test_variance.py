@@ -355,8 +355,9 @@ def _identical_reruns_per_model_spaces():
 def test_zero_residual_variance_is_named():
     d = _identical_reruns_per_model_spaces()
     with pytest.raises(FitError, match="residual variance is zero") as e:
-        variance(d, metric="y")
+        variance(d, metric="y")  # read once, one row per cell: config is the residual
     assert "identical reruns" in str(e.value) and "rank-deficient" not in str(e.value)
+    assert "analysed once" in str(e.value)
     # the same design with reruns that differ fits
     d["y"] = pd.read_csv(LME4 / "boundary_ml.csv")["y"]
     assert variance(d, metric="y").fit.converged

@@ -340,7 +340,9 @@ def test_variance_nests_configurations_in_model(tmp_path):
     assert "configurations nested in seed and model" in out["design"]
     comps = {c["component"]: c["sd"] for c in out["components"]}
     levels = {c["component"]: c["levels"] for c in out["components"]}
-    assert set(comps) == {"seed", "config", "Residual"} and levels["config"] == 2 * 12 * 6
+    # the models share seeds, so the seed x model term is fitted too (no such variance here)
+    assert set(comps) == {"seed", "config", "seed:model", "Residual"}
+    assert levels["config"] == 2 * 12 * 6 and levels["seed:model"] == 2 * 12
     assert comps["config"] == pytest.approx(SD["config"], rel=0.3)
     assert comps["Residual"] == pytest.approx(SD["residual"], rel=0.2)
     assert comps["seed"] == pytest.approx(SD["seed"], rel=0.6)

@@ -79,7 +79,7 @@ def _pairs(methods, pairs, baseline, scores) -> tuple[list[tuple[str, str]], str
         if x == y:
             raise ArgumentError(f"a pair compares two different methods; got {x!r} twice.")
         out.append((str(x), str(y)))
-    return out, "P(X > Y): the pairs asked for", len(out)
+    return out, "P(X > Y): the pairs asked for", max(len(out), 1)
 
 
 def _adjustment(family: int, confidence: float, picked: bool) -> str:
@@ -213,5 +213,6 @@ def aggregate(
         title,
         {"intervals": intervals, **profiles, **improvements},
         frame,
-        notes=(which, _adjustment(family, confidence, picked and len(table.methods) > 2)),
+        notes=(which, _adjustment(family, confidence, picked and len(table.methods) > 2))
+        if pairs else (),
     )

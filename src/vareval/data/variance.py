@@ -18,10 +18,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from vareval.data.design import analysed_rows, design_of
+from vareval.data.design import analysed_rows, design_of, reruns_of
 from vareval.data.tables import FrameResult, clip_lines, table_text
 from vareval.data.validate import label_text, metric_values, require_columns
-from vareval.errors import ArgumentError, DataError, VarevalWarning
+from vareval.errors import ArgumentError, DataError, FitError, VarevalWarning
 from vareval.stats.variance import bootstrap as mixed_bootstrap
 from vareval.stats.variance.fit import MixedModelFit, fit_mixed
 from vareval.stats.variance.intervals import VarianceIntervals, profile_intervals
@@ -905,15 +905,18 @@ def variance(
             "(random slopes); fit without them."
         )
     if slope is None:
-        fit = fit_mixed(
-            d.y,
-            d.X,
-            d.groups,
-            fixed_names=d.fixed_names,
-            group_names=d.group_names,
-            level_names=d.level_names,
-            reml=reml,
-        )
+        try:
+            fit = fit_mixed(
+                d.y,
+                d.X,
+                d.groups,
+                fixed_names=d.fixed_names,
+                group_names=d.group_names,
+                level_names=d.level_names,
+                reml=reml,
+            )
+        except FitError as exc:
+            raise FitError(_with_reruns(str(exc), df, metric, fixed)) from None
     else:
         if len(random) != 1 or by_group is not None:
             raise ArgumentError(
@@ -994,6 +997,18 @@ def variance(
         design=design_of(
             df, by=list(fixed) or None, metric=metric, rerun_level="rerun" not in random
         ),
+    )
+
+
+def _with_reruns(message: str, df, metric, fixed) -> str:
+    """A residual-confounding message that also says identical reruns were analysed once."""
+    if "confounded with the residual" not in message:
+        return message
+    if reruns_of(df, metric, list(fixed) or None).read_as != "once":
+        return message
+    return (
+        message.rstrip(".") + ": its identical reruns (nondeterminism 0, the residual variance "
+        "is zero) were analysed once, one row per cell; fit without that factor."
     )
 
 
