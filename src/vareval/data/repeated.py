@@ -337,7 +337,7 @@ def comparisons(df, by, a=None, b=None, baseline=None, all_pairs=False) -> list:
         return [(x, y) for i, x in enumerate(names) for y in names[i + 1 :]]
     if str(baseline) not in names:
         raise ArgumentError(
-            f"`baseline` {baseline!r} is not a method; methods: {', '.join(names[:20])}."
+            f"`baseline` {baseline!r} is not a method; methods: {shown(names)}."
         )
     return [(x, str(baseline)) for x in names if x != str(baseline)]
 
