@@ -111,30 +111,50 @@ def _grid(step):
     return _tables(m) / m
 
 
-# The minimum exact coverage of Newcombe's interval over the 0.02-grid of parameters, and the
-# parameter where it occurs (docs/significance.md): it dips where almost every item is
-# discordant, far from the usual case.
-MINIMUM = {10: (0.860, (0, 0.2, 0.8, 0)), 20: (0.883, (0.02, 0, 0.96, 0.02)),
-           30: (0.905, (0.02, 0, 0.96, 0.02))}  # fmt: skip
+# docs/significance.md's table: for each n, the minimum exact coverage of Newcombe's interval over
+# the 0.02-grid of parameters, a parameter where it occurs (the mirror image, A and B swapped,
+# ties it), the mean over the grid and the share of the grid below 0.93. It dips where almost
+# every item is discordant, far from the usual case.
+TABLE = {10: (0.860, (0, 0.2, 0.8, 0), 0.956, 0.070),
+         20: (0.883, (0.02, 0, 0.96, 0.02), 0.954, 0.010),
+         30: (0.905, (0.02, 0, 0.96, 0.02), 0.954, 0.004),
+         50: (0.896, (0.48, 0, 0.04, 0.48), 0.952, 0.003)}  # fmt: skip
+
+
+def _grid_coverage(n, grid, chunk=1000):
+    """Exact coverage at each grid parameter: every table of n items, weighted multinomially."""
+    t = _tables(n).astype(float)
+    lo, hi = _newcombe_paired_ci(*t.T, 0.95)
+    log_count = special.gammaln(n + 1) - special.gammaln(t + 1).sum(axis=1)
+    log_g = np.log(np.maximum(grid, 1e-300))  # an empty cell: probability 0 to machine precision
+    d = grid[:, 1] - grid[:, 2]
+    cover = np.empty(len(grid))
+    for s in range(0, len(grid), chunk):  # chunks of parameters x every table
+        rows = slice(s, s + chunk)
+        p = np.exp(log_count + log_g[rows] @ t.T)
+        inside = (lo - 1e-12 <= d[rows, None]) & (d[rows, None] <= hi + 1e-12)
+        cover[rows] = np.einsum("ij,ij->i", p, inside)
+    return cover
+
+
+def test_grid_coverage_matches_scipy_multinomial():
+    """The vectorised enumeration equals scipy's multinomial pmf summed over covering tables."""
+    grid = np.array([(0.0, 0.2, 0.8, 0.0), (0.25, 0.25, 0.25, 0.25), (0.6, 0.15, 0.05, 0.2)])
+    for probs, cover in zip(grid, _grid_coverage(10, grid), strict=True):
+        assert cover == pytest.approx(
+            _exact_coverage(10, probs, lambda t: _newcombe_paired_ci(*t.T, 0.95)), abs=1e-12)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", sorted(MINIMUM))
+@pytest.mark.parametrize("n", sorted(TABLE))
 def test_minimum_exact_coverage_table(n):
     """Exact enumeration over every table and a grid of parameters: the documented table."""
-    t = _tables(n).astype(float)
-    lo, hi = _newcombe_paired_ci(*t.T, 0.95)
     grid = _grid(0.02)
-    log_count = special.gammaln(n + 1) - special.gammaln(t + 1).sum(axis=1)
-    cover = np.empty(len(grid))
-    for s in range(0, len(grid), 2000):  # chunks of parameters x every table
-        g = grid[s : s + 2000]
-        logp = log_count + np.log(np.where(g > 0, g, 1.0)) @ t.T
-        logp = np.where(((g[:, None, :] == 0) & (t > 0)).any(axis=-1), -np.inf, logp)
-        d = (g[:, 1] - g[:, 2])[:, None]
-        cover[s : s + 2000] = (np.exp(logp) * ((lo - 1e-12 <= d) & (d <= hi + 1e-12))).sum(axis=1)
-    low, where = MINIMUM[n]
+    cover = _grid_coverage(n, grid)
+    low, where, mean, share = TABLE[n]
     assert cover.min() == pytest.approx(low, abs=5e-4)
-    np.testing.assert_allclose(grid[np.argmin(cover)], where, atol=1e-9)
-    assert cover.mean() > 0.95  # on average over the grid it holds its level
+    at = np.flatnonzero(np.all(np.abs(grid - np.array(where)) < 1e-9, axis=1))
+    assert cover[at] == pytest.approx(cover.min(), abs=1e-9)
+    assert cover.mean() == pytest.approx(mean, abs=5e-4)
+    assert (cover < 0.93).mean() == pytest.approx(share, abs=5e-4)
     print(f"n={n}: minimum {cover.min():.3f} at {grid[np.argmin(cover)]}, mean {cover.mean():.3f}")
