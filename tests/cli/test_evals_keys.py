@@ -61,18 +61,39 @@ def test_two_tasks_sharing_doc_ids_are_different_questions(tmp_path):
                                                      "--task", "nope").output
 
 
-def test_two_filters_are_refused_by_name_and_selected(tmp_path):
+def test_two_filters_are_two_scores_and_differing_filters_are_refused(tmp_path):
     folder, first = _two_task_folder(tmp_path)
     lines = [json.loads(x) for x in first.read_text().splitlines()]
     other = [{**r, "filter": "strict-match", "acc": 0.0} for r in lines]
     first.write_text("\n".join(json.dumps(r) for r in lines + other))
-    r = evals("score", folder, "--metric", "acc")
+    r = evals("score", folder, "--metric", "acc")  # toyqb has no strict-match rows
     assert r.exit_code == 2 and r.output.count("\n") == 1
-    assert "task 'toyqa' holds 2 lm-evaluation-harness filters ('none', 'strict-match')" in (
-        r.output)
+    assert ("the tasks hold different lm-evaluation-harness filters (toyqa: none, "
+            "strict-match; toyqb: none)") in r.output and "--task" in r.output
+    # one task: one score per filter, each on its own answers, never pooled
+    df = read_eval_log(folder)
+    toyqa = df[df["task"] == "toyqa"]
+    r = evals("score", folder, "--metric", "acc", "--task", "toyqa", "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)["filters"]
+    api = eval_scores(toyqa, metric="acc")
+    for filt in ("none", "strict-match"):
+        [m] = got[filt].values()
+        want = toyqa.loc[toyqa["filter"] == filt, "acc"].mean()
+        assert m["estimate"] == pytest.approx(want, abs=1e-12) and m["n_questions"] == 20
+        assert m["samples_per_question"] == 1
+        [(model, _)] = [k for k in api.results if k[1] == filt]
+        same = api[model, filt]  # the API: the same numbers
+        assert (same.estimate, same.low, same.high) == (m["estimate"], m["low"], m["high"])
+    text = evals("score", folder, "--metric", "acc", "--task", "toyqa")
+    assert "per lm-evaluation-harness filter (2, each on its own answers)" in text.output
     r = evals("score", folder, "--metric", "acc", "--filter", "strict-match", "--json")
     [m] = json.loads(r.stdout)["models"].values()
     assert m["estimate"] == 0.0 and m["n_questions"] == 20  # toyqb has no strict-match rows
+    r = evals("compare", folder, "--metric", "acc", "--task", "toyqa")  # compare still asks
+    assert r.exit_code == 2 and "holds 2 lm-evaluation-harness filters" in r.output
+    r = evals("table", folder, "--metric", "acc", "--task", "toyqa")
+    assert r.exit_code == 2 and "one score per model and task: choose one" in r.output
 
 
 def test_the_same_log_twice_and_two_runs_of_one_model(tmp_path):

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from vareval.cli import main
+from vareval.data.evals import eval_scores
 from vareval.data.importers.evals import from_lm_eval
 
 LM_EVAL = os.environ.get("VAREVAL_LM_EVAL", "")
@@ -104,16 +105,26 @@ def test_every_task_and_filter_scores_as_lm_eval_reports_it(output):
 
 
 def test_two_filters_are_two_scores_not_samples(output):
-    r = evals("score", output, "--metric", "exact_match")
-    assert r.exit_code == 2 and "2 lm-evaluation-harness filters" in r.output
-    assert "'strict-match', 'flexible-extract'" in r.output and "--filter" in r.output
+    """One score per filter, each on its own answers: the numbers lm-eval reports."""
     results = _results(output)["toygen"]
+    r = evals("score", output, "--metric", "exact_match", "--json")
+    assert r.exit_code == 0, r.output
+    by_filter = json.loads(r.stdout)["filters"]
+    api = eval_scores(from_lm_eval(output), metric="exact_match")
+    assert list(by_filter) == ["strict-match", "flexible-extract"]
     for filt in ("strict-match", "flexible-extract"):
-        r = evals("score", output, "--metric", "exact_match", "--filter", filt, "--json")
-        assert r.exit_code == 0, r.output
-        [m] = json.loads(r.stdout)["models"].values()
+        [(model, m)] = by_filter[filt].items()
         assert m["estimate"] == pytest.approx(results[f"exact_match,{filt}"], abs=1e-12)
         assert m["n_questions"] == 10 and m["samples_per_question"] == 1
+        assert (api[model, filt].low, api[model, filt].high) == (m["low"], m["high"])
+        chosen = evals("score", output, "--metric", "exact_match", "--filter", filt, "--json")
+        [one] = json.loads(chosen.stdout)["models"].values()
+        assert (one["estimate"], one["low"], one["high"]) == (m["estimate"], m["low"], m["high"])
+    text = evals("score", output, "--metric", "exact_match")
+    assert text.exit_code == 0 and "strict-match" in text.output and "flexible-extract" in (
+        text.output)
+    r = evals("compare", output, "--metric", "exact_match")  # compare still asks which
+    assert r.exit_code == 2 and "2 lm-evaluation-harness filters" in r.output
 
 
 def test_two_tasks_sharing_doc_ids_are_different_questions(output):

@@ -167,7 +167,13 @@ def score(table, roles, interval, confidence, resamples, seed, plot, as_json):
     lines = [result.title, table_text(frame, index=False), "",
              f"{_cluster_line(first, roles['cluster'])}; interval {first.interval}; "
              "naive = CLT over every answer, shown to compare"]
-    payload = {"title": result.title, "seed": seed, "models": result.to_dict()}
+    payload = {"title": result.title, "seed": seed}
+    if "filter" in frame.columns:  # one score per filter: {filter: {model: score}}
+        payload["filters"] = {}
+        for (m, f), r in result.results.items():
+            payload["filters"].setdefault(f, {})[m] = r.to_dict()
+    else:
+        payload["models"] = result.to_dict()
     emit(as_json, payload, "\n".join(lines))
 
 

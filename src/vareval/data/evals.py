@@ -232,6 +232,30 @@ def _cluster(a: Answers, sel):
     return None if a.cluster is None else a.cluster[sel]
 
 
+def filters_of(df: pd.DataFrame) -> list[str]:
+    """The lm-evaluation-harness filters scored separately: [] unless some task holds several.
+
+    Every task must then hold the same filters (a filter's score spans the same tasks);
+    otherwise the rows are refused, naming each task's filters.
+    """
+    if "filter" not in df.columns:
+        return []
+    values = labels(df, "filter", "filter")
+    tasks = labels(df, "task", "task") if "task" in df.columns else pd.Series("", index=df.index)
+    per_task = {str(t): list(pd.unique(v)) for t, v in values.groupby(tasks.to_numpy(),
+                                                                       sort=False)}
+    if all(len(f) == 1 for f in per_task.values()):
+        return []
+    if len({frozenset(f) for f in per_task.values()}) > 1:
+        shown = "; ".join(f"{t}: {', '.join(f)}" for t, f in list(per_task.items())[:4])
+        raise DataError(
+            f"the tasks hold different lm-evaluation-harness filters ({shown}): a score per "
+            "filter needs the same filters in every task; choose the tasks (--task) or one "
+            "filter (--filter NAME; in Python, select the rows)."
+        )
+    return list(pd.unique(values))
+
+
 @keyword_only("metric", "model", "question", "cluster", "sample")
 @renamed_keywords(score="metric")
 def eval_scores(
@@ -251,8 +275,39 @@ def eval_scores(
     """Each model's benchmark score with its interval (:func:`vareval.stats.evals.eval_score`).
 
     Returns a table keyed by model; the frame also shows the naive CLT
-    interval (every answer independent) beside the default one.
+    interval (every answer independent) beside the default one. Rows of
+    several lm-evaluation-harness filters (gsm8k's ``strict-match`` and
+    ``flexible-extract``) give one score per model and filter, each on its own
+    filter's answers, never pooled, as the harness reports them: the frame
+    gains a ``filter`` column and the table is keyed by ``(model, filter)``.
     """
+    require_columns(df, [metric], "metric")
+    require_columns(df, [question], "question")
+    df = _tasks_with(df, metric, question)
+    kw = dict(metric=metric, model=model, question=question, cluster=cluster, sample=sample,
+              interval=interval, confidence=confidence, errors=errors,
+              n_resamples=n_resamples, rng=rng)
+    names = filters_of(df)
+    title = f"{metric}: each model's score, {confidence:.0%} interval"
+    if not names:
+        results, frame, note = _scores(df, **kw)
+    else:
+        values = labels(df, "filter", "filter").to_numpy()
+        parts = {f: _scores(df[values == f], **kw) for f in names}
+        results = {(m, f): r for f, part in parts.items() for m, r in part[0].items()}
+        frame = pd.concat([p[1].assign(filter=f) for f, p in parts.items()], ignore_index=True)
+        frame = frame[["model", "filter", *[c for c in frame if c not in ("model", "filter")]]]
+        note = "; ".join(f"{f}: {p[2]}" for f, p in parts.items() if p[2])
+        title = (f"{metric}: each model's score per lm-evaluation-harness filter "
+                 f"({len(names)}, each on its own answers), {confidence:.0%} interval")
+    if note:
+        title += f" ({note})"
+    return ResultTable(title=title, results=results, frame=frame)
+
+
+def _scores(df, *, metric, model, question, cluster, sample, interval, confidence, errors,
+            n_resamples, rng) -> tuple[dict, pd.DataFrame, str]:
+    """The per-model scores of rows holding one filter: results, frame and errored note."""
     a = answers(df, metric=metric, model=model, question=question, cluster=cluster,
                    sample=sample, errors=errors)
     results, rows = {}, []
@@ -272,10 +327,7 @@ def eval_scores(
             "design_effect": r.design_effect, "naive_low": r.estimate - half,
             "naive_high": r.estimate + half,
         })
-    title = f"{metric}: each model's score, {confidence:.0%} interval"
-    if a.note():
-        title += f" ({a.note()})"
-    return ResultTable(title=title, results=results, frame=pd.DataFrame(rows))
+    return results, pd.DataFrame(rows), a.note()
 
 
 @keyword_only("metric", "model", "question", "cluster", "sample")
@@ -480,6 +532,13 @@ def eval_table(
         if rows[metric].isna().all():  # the task scores other metrics: said in the title
             without.append(str(name))
             continue
+        several = filters_of(rows)
+        if several:  # one run per model and task: the table holds one score per cell
+            raise DataError(
+                f"task {name!r} holds {len(several)} lm-evaluation-harness filters "
+                f"({', '.join(map(repr, several))}); the table has one score per model and "
+                "task: choose one (--filter NAME; in Python, select its rows)."
+            )
         scores = eval_scores(
             rows, metric=metric, model=model, question=question,
             cluster=cluster, sample=sample, interval=interval, confidence=confidence,

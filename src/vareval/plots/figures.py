@@ -203,7 +203,8 @@ def _eval_scores(table, *, metric: str | None = None, naive: bool = True, **kw):
     what = kinds.pop() if len(kinds) == 1 else f"{results[0].confidence:.0%}"
     frame = table.frame
     return scores_plot(
-        list(table.results), [r.estimate for r in results], [r.low for r in results],
+        [k if isinstance(k, str) else " / ".join(k) for k in table.results],  # (model, filter)
+        [r.estimate for r in results], [r.low for r in results],
         [r.high for r in results], interval=f"{what} interval over {unit}",
         naive=(frame["naive_low"], frame["naive_high"]) if naive else None,
         metric=metric or table.title.partition(": each model's score")[0], **kw,

@@ -51,7 +51,7 @@ def build(data: ReportData) -> Section | None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = eval_scores(spec["df"], **roles, confidence=data.confidence)
-        multi = len(scores.results) > 1
+        multi = scores.frame["model"].nunique() > 1
         comp = compare_evals(
             spec["df"], **roles, correction=spec.get("correction", "holm"),
             confidence=data.confidence, n_resamples=data.n_resamples, rng=data.seed,
