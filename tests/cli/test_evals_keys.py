@@ -157,3 +157,33 @@ def test_table_with_tasks_scoring_different_metrics(tmp_path):
     assert [x.split(",")[1] for x in r.stdout.splitlines()[1:]] == ["toyqa"]
     r = evals("table", folder, "--metric", "exact_match")
     assert [x.split(",")[1] for x in r.stdout.splitlines()[1:]] == ["toyqb"]
+
+
+def test_groups_from_group_subtasks_and_their_refusals(tmp_path):
+    folder, _ = _two_task_folder(tmp_path)
+    [results] = folder.glob("results_*.json")
+    data = json.loads(results.read_text())
+    data["group_subtasks"] = {"toyall": ["toyq"], "toyq": ["toyqa", "toyqb"]}
+    results.write_text(json.dumps(data))
+    df = read_eval_log(folder)
+    assert set(df["group"]) == {"toyq"}
+    assert df.attrs["groups"] == {"toyall": ["toyqa", "toyqb"], "toyq": ["toyqa", "toyqb"]}
+    r = evals("score", folder, "--metric", "acc", "--groups", "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)["groups"]
+    [m] = got["toyq"]["models"].values()
+    assert m["estimate"] == pytest.approx(df["acc"].mean()) and m["n_questions"] == 40
+    by_task = eval_scores(df, metric="acc", groups={"a": ["toyqa"]})
+    [(key, one)] = by_task.results.items()
+    assert key[0] == "a" and one.estimate == pytest.approx(df.loc[df["task"] == "toyqa",
+                                                                  "acc"].mean())
+    with pytest.raises(DataError, match="group 'b' names task"):
+        eval_scores(df, metric="acc", groups={"b": ["nope"]})
+    r = evals("score", A, B, "--errors", "incorrect", "--groups")
+    assert r.exit_code == 2 and r.output.count("\n") == 1
+    assert "name no lm-evaluation-harness groups" in r.output
+    data["group_subtasks"] = {"toyq": "toyqa"}
+    results.write_text(json.dumps(data))
+    r = evals("score", folder, "--metric", "acc")
+    assert r.exit_code == 2 and "group_subtasks" in r.output and "a list of task names" in (
+        r.output)

@@ -64,18 +64,37 @@ filter_list:
 """
 
 
+GROUPS = """group: toymc
+task:
+  - toymc_a
+  - toymc_b
+aggregate_metric_list:
+  - metric: acc
+    aggregation: mean
+    weight_by_size: true
+"""
+SUITE = """group: toysuite
+task:
+  - toymc
+  - toygen
+"""
+
+
 @pytest.fixture(scope="module")
 def output(tmp_path_factory):
-    """lm_eval --model dummy --log_samples on the three tasks: its --output_path folder."""
+    """lm_eval --model dummy --log_samples on the three tasks in two nested groups: its
+    --output_path folder."""
     tmp = tmp_path_factory.mktemp("lm_eval")
     for name in ("toymc_a", "toymc_b"):
         (tmp / f"{name}.yaml").write_text(MC.format(name=name, data=DATA))
     (tmp / "toygen.yaml").write_text(GEN.format(data=DATA))
+    (tmp / "toymc.yaml").write_text(GROUPS)  # groups: real group_subtasks, one nested
+    (tmp / "toysuite.yaml").write_text(SUITE)
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
            "HF_HOME": str(tmp / "hf")}
     env.pop("PYTHONPATH", None)  # the harness' own environment, not vareval's
     run = subprocess.run(
-        [LM_EVAL, "--model", "dummy", "--tasks", "toymc_a,toymc_b,toygen", "--include_path",
+        [LM_EVAL, "--model", "dummy", "--tasks", "toysuite", "--include_path",
          str(tmp), "--output_path", str(tmp / "out"), "--log_samples", "--seed", "0"],
         capture_output=True, text=True, env=env, timeout=600, check=False,
     )
@@ -83,9 +102,9 @@ def output(tmp_path_factory):
     return tmp / "out"
 
 
-def _results(out):
+def _results(out, field="results"):
     [file] = out.glob("*/results_*.json")
-    return json.loads(file.read_text())["results"]
+    return json.loads(file.read_text())[field]
 
 
 def evals(*args):
@@ -149,3 +168,36 @@ def test_a_log_given_twice_is_refused_and_a_subject_breakdown(output):
     want = df.groupby("subject")["acc"].mean()
     got = {line.split(",")[1]: float(line.split(",")[2]) for line in r.stdout.splitlines()[1:]}
     assert got == pytest.approx(want.to_dict(), abs=1e-12)
+
+
+def test_groups_are_read_and_scored_as_lm_eval_reports_them(output):
+    """group_subtasks as the harness writes them: each task's group, each group's score."""
+    subtasks = _results(output, "group_subtasks")
+    assert subtasks == {"toysuite": ["toymc", "toygen"], "toymc": ["toymc_a", "toymc_b"]}
+    df = from_lm_eval(output)
+    assert df.attrs["groups"] == {"toysuite": ["toymc_a", "toymc_b", "toygen"],
+                                  "toymc": ["toymc_a", "toymc_b"]}
+    assert dict(zip(df["task"], df["group"], strict=True)) == {
+        "toymc_a": "toymc", "toymc_b": "toymc", "toygen": "toysuite"}
+    r = evals("score", output, "--metric", "acc", "--groups", "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)["groups"]
+    lm = _results(output, "groups")["toymc"]["acc,none"]
+    [(model, m)] = got["toymc"]["models"].items()
+    assert m["estimate"] == pytest.approx(lm, abs=1e-12) and m["n_questions"] == 24
+    assert got["toymc"]["tasks"] == ["toymc_a", "toymc_b"]
+    # toysuite's acc pools toymc's questions (toygen has no acc; lm-eval gives it no acc)
+    assert got["toysuite"]["models"][model]["estimate"] == pytest.approx(lm, abs=1e-12)
+    api = eval_scores(df, metric="acc", groups=True)
+    assert (api["toymc", model].low, api["toymc", model].high) == (m["low"], m["high"])
+    text = evals("score", output, "--metric", "acc", "--groups")
+    assert "per group (2 group(s)" in text.output and "toymc" in text.output
+    # exact_match: toymc has none and is left out aloud; toysuite scores per filter
+    r = evals("score", output, "--metric", "exact_match", "--groups", "--json")
+    assert r.exit_code == 0, r.output
+    assert "group(s) without exact_match, left out: toymc" in r.stderr
+    suite = json.loads(r.stdout)["groups"]["toysuite"]["filters"]
+    for filt in ("strict-match", "flexible-extract"):
+        [s] = suite[filt].values()
+        assert s["estimate"] == pytest.approx(
+            _results(output)["toygen"][f"exact_match,{filt}"], abs=1e-12)

@@ -41,11 +41,15 @@ def read_answers(files):
     from vareval.data.importers.evals import read_eval_log
 
     frames = [read_eval_log(f) for f in files]
-    scores = []
+    scores, groups = [], {}
     for df in frames:
         scores += [c for c in df.attrs.get("scores", []) if c not in scores]
+        for g, tasks in (df.attrs.get("groups") or {}).items():
+            groups[g] = list(dict.fromkeys([*groups.get(g, []), *tasks]))
     table = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     table.attrs["scores"] = scores
+    if groups:
+        table.attrs["groups"] = groups
     return table
 
 
@@ -150,16 +154,23 @@ def _fmt(x) -> str:
 @confidence_option
 @resamples_option(10_000, "Cluster-bootstrap resamples (--interval bootstrap).")
 @seed_option()
+@click.option("--groups", "by_group", is_flag=True,
+              help="A score per lm-evaluation-harness group (mmlu, mmlu_stem ...: the "
+              "results' group_subtasks), every question of its tasks weighed equally.")
 @plot_option("each model's score with its interval and the naive CLT one")
 @json_option
-def score(table, roles, interval, confidence, resamples, seed, plot, as_json):
-    """Each model's score with an interval that counts the right unit."""
+def score(table, roles, interval, confidence, resamples, seed, by_group, plot, as_json):
+    """Each model's score with an interval that counts the right unit.
+
+    Several lm-evaluation-harness filters give one score per filter, each on its
+    own answers (--filter keeps one).
+    """
     from vareval.data.evals import eval_scores
     from vareval.data.tables import table_text
 
     check_output(plot, "--plot", plot=True)
     result = eval_scores(table, **roles, interval=interval, confidence=confidence,
-                         n_resamples=resamples, rng=seed)
+                         n_resamples=resamples, rng=seed, groups=by_group or None)
     if plot:
         write_figure(result.plot(), plot, "--plot")
     frame = result.to_frame()
@@ -168,13 +179,23 @@ def score(table, roles, interval, confidence, resamples, seed, plot, as_json):
              f"{_cluster_line(first, roles['cluster'])}; interval {first.interval}; "
              "naive = CLT over every answer, shown to compare"]
     payload = {"title": result.title, "seed": seed}
-    if "filter" in frame.columns:  # one score per filter: {filter: {model: score}}
-        payload["filters"] = {}
-        for (m, f), r in result.results.items():
-            payload["filters"].setdefault(f, {})[m] = r.to_dict()
+    if by_group:  # {group: {"tasks": [...], "models" or "filters": ...}}
+        payload["groups"] = {g: {"tasks": table.attrs["groups"][g]} for g in frame["group"]}
+        for key, r in result.results.items():
+            _nest(payload["groups"][key[0]], key[1:], r.to_dict())
     else:
-        payload["models"] = result.to_dict()
+        for key, r in result.results.items():
+            _nest(payload, key if isinstance(key, tuple) else (key,), r.to_dict())
     emit(as_json, payload, "\n".join(lines))
+
+
+def _nest(target: dict, key: tuple, value: dict) -> dict:
+    """``models: {model: score}``, or ``filters: {filter: {model: score}}`` for (model, filter)."""
+    if len(key) == 1:
+        target.setdefault("models", {})[key[0]] = value
+    else:
+        target.setdefault("filters", {}).setdefault(key[1], {})[key[0]] = value
+    return target
 
 
 def _comparison_text(r, cluster, what="difference") -> list[str]:

@@ -271,6 +271,7 @@ def eval_scores(
     errors: str = "refuse",
     n_resamples: int = 10_000,
     rng=None,
+    groups=None,
 ) -> ResultTable:
     """Each model's benchmark score with its interval (:func:`vareval.stats.evals.eval_score`).
 
@@ -280,7 +281,20 @@ def eval_scores(
     ``flexible-extract``) give one score per model and filter, each on its own
     filter's answers, never pooled, as the harness reports them: the frame
     gains a ``filter`` column and the table is keyed by ``(model, filter)``.
+
+    ``groups``: ``True`` for a score per lm-evaluation-harness group (the
+    reader's ``df.attrs["groups"]``, from the results' ``group_subtasks``), or a
+    mapping of group names to their tasks. Each group's score is the mean over
+    the questions of its tasks (every question weighed equally: lm-eval's
+    ``weight_by_size: true``, its default and MMLU's); the frame gains ``group``
+    and ``tasks`` columns and the table is keyed by ``(group, model)`` (with the
+    filter after the model when there are several).
     """
+    if groups is not None and groups is not False:
+        return _group_scores(df, groups, metric=metric, model=model, question=question,
+                             cluster=cluster, sample=sample, interval=interval,
+                             confidence=confidence, errors=errors, n_resamples=n_resamples,
+                             rng=rng)
     require_columns(df, [metric], "metric")
     require_columns(df, [question], "question")
     df = _tasks_with(df, metric, question)
@@ -302,6 +316,51 @@ def eval_scores(
                  f"({len(names)}, each on its own answers), {confidence:.0%} interval")
     if note:
         title += f" ({note})"
+    return ResultTable(title=title, results=results, frame=frame)
+
+
+def _group_scores(df, groups, **kw) -> ResultTable:
+    """:func:`eval_scores` on each group's tasks (see its ``groups``)."""
+    mapping = df.attrs.get("groups") if groups is True else groups
+    if not mapping:
+        raise DataError(
+            "groups: these answers name no lm-evaluation-harness groups (its results_*.json "
+            "holds 'group_subtasks' when a group task, such as mmlu, was run); give a mapping "
+            "of group names to their tasks."
+        )
+    if not isinstance(mapping, dict):
+        raise DataError(f"groups: expected True or a mapping of group names to task lists; "
+                        f"got {type(mapping).__name__}.")
+    require_columns(df, ["task"], "task")
+    tasks = labels(df, "task", "task")
+    found = set(tasks)
+    require_columns(df, [kw["metric"]], "metric")
+    parts, frames, without = {}, [], []
+    for group, members in mapping.items():
+        members = [str(t) for t in members]
+        missing = [t for t in members if t not in found]
+        if missing or not members:
+            raise DataError(f"groups: group {group!r} names task(s) the answers do not hold "
+                            f"({', '.join(map(repr, missing[:5])) or 'none given'}).")
+        rows = df[tasks.isin(members).to_numpy()]
+        if not (rows[kw["metric"]].notna() | _errored(rows)).any():
+            without.append(str(group))  # its tasks score other metrics
+            continue
+        part = eval_scores(rows, **kw)
+        parts[str(group)] = part
+        frames.append(part.frame.assign(group=str(group), tasks=len(members)))
+    if not parts:
+        raise DataError(f"groups: no group has metric {kw['metric']!r} "
+                        f"(groups: {', '.join(without)}).")
+    if without:
+        warnings.warn(f"group(s) without {kw['metric']}, left out: {', '.join(without)}",
+                      VarevalWarning, stacklevel=3)
+    results = {(g, *(k if isinstance(k, tuple) else (k,))): r
+               for g, part in parts.items() for k, r in part.results.items()}
+    frame = pd.concat(frames, ignore_index=True)
+    frame = frame[["group", "tasks", *[c for c in frame if c not in ("group", "tasks")]]]
+    title = (f"{kw['metric']}: each model's score per group ({len(parts)} group(s), every "
+             f"question weighed equally), {kw['confidence']:.0%} interval")
     return ResultTable(title=title, results=results, frame=frame)
 
 

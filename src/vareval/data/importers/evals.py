@@ -8,6 +8,10 @@ Both give one row per answer, the table ``vareval evals`` reads:
   of one model (prompts, shots) can be told apart or compared (``model="run"``);
 - ``epoch`` (inspect_ai: the k-th sample of the question, from 1) or
   ``filter`` (lm-evaluation-harness: the response filter a score is for);
+- ``group`` (lm-evaluation-harness: the innermost group that lists the task in the
+  results' ``group_subtasks``, '' for a task in no group); ``df.attrs["groups"]`` maps
+  every group, outer ones included, to its tasks (subgroups expanded), in the harness'
+  order;
 - one numeric column per score: inspect_ai's scorers (``C``/``I``/``P``/``N``
   read as 1/0/0.5/0, as inspect_ai's ``value_to_float``; a dict-valued score
   gives ``scorer.key`` columns), lm-evaluation-harness' metrics (``acc``,
@@ -44,7 +48,7 @@ from vareval.errors import DataError
 
 _INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 _FIXED = ("model", "task", "question", "epoch", "filter", "status", "error", "answer",
-          "response", "run", "log")
+          "response", "run", "log", "group")
 # What reading a damaged archive member can raise: zlib, zipfile (an unknown
 # compression method), struct, a short read.
 _ARCHIVE_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
@@ -355,12 +359,55 @@ def from_lm_eval(path):
     """
     path = Path(path)
     files = [path] if path.is_file() else _samples_files(path)
-    rows, scores = [], []
+    rows, scores, groups = [], [], {}
     for file in files:
         date = _date_of(file)
-        model = _lm_eval_model(_results(file.parent, date), file.parent)
-        rows += _lm_eval_rows(file, model, date, scores)
-    return _frame(rows, scores, f"lm-evaluation-harness samples in {path}")
+        results = _results(file.parent, date)
+        model = _lm_eval_model(results, file.parent)
+        own = _group_subtasks(results, file.parent)
+        for group, members in own.items():
+            groups.setdefault(group, [m for m in members if m not in groups.get(group, ())])
+        parent = _innermost_groups(own)
+        found = _lm_eval_rows(file, model, date, scores)
+        for row in found:
+            row["group"] = parent.get(row["task"], "")
+        rows += found
+    df = _frame(rows, scores, f"lm-evaluation-harness samples in {path}")
+    tasks = set(df["task"])
+    df.attrs["groups"] = {g: leaves for g in groups
+                          if (leaves := [t for t in group_tasks(groups, g) if t in tasks])}
+    return df
+
+
+def _group_subtasks(results: dict, folder: Path) -> dict[str, list[str]]:
+    """The run's ``group_subtasks``: each group's direct members (tasks or groups)."""
+    found = results.get("group_subtasks") or {}
+    where = f"{folder}: results field 'group_subtasks'"
+    _need(found, dict, where, "(the groups)", "an object of group names")
+    for group, members in found.items():
+        _need(members, list, where, str(group), "a list of task names")
+        for m in members:
+            _need(m, str, where, f"{group}[]", "task or group names (text)")
+    return {str(g): list(m) for g, m in found.items() if m}
+
+
+def _innermost_groups(groups: dict[str, list[str]]) -> dict[str, str]:
+    """Each task's innermost group: the group that lists it directly."""
+    return {m: g for g, members in groups.items() for m in members if m not in groups}
+
+
+def group_tasks(groups: dict[str, list[str]], group: str) -> list[str]:
+    """The tasks of ``group``, its subgroups expanded (lm-evaluation-harness' nesting)."""
+    out, todo, seen = [], list(groups.get(group, [])), {group}
+    while todo:
+        m = todo.pop(0)
+        if m in groups:
+            if m not in seen:  # a group listed twice, or a cycle, is expanded once
+                seen.add(m)
+                todo[:0] = groups[m]
+        elif m not in out:
+            out.append(m)
+    return out
 
 
 def _lm_eval_rows(file: Path, model: str, run: str, scores: list) -> list[dict]:
