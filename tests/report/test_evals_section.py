@@ -124,3 +124,23 @@ def test_the_report_of_an_eval_is_the_evals_analysis(tmp_path, via):
     comp = _cli("compare", "--seed", "0", cluster="passage")
     for e in comp["estimate"]:
         assert num(e) in html
+
+
+def test_two_filters_are_two_rows_of_the_report_as_in_evals_score(tmp_path):
+    import shutil
+
+    folder = tmp_path / "lm"
+    shutil.copytree(LOGS / "lm_eval", folder)
+    [file] = folder.glob("samples_*.jsonl")
+    lines = [json.loads(x) for x in file.read_text().splitlines()]
+    file.write_text("\n".join(json.dumps(r) for r in lines + [
+        {**r, "filter": "strict-match", "acc": 0.0} for r in lines]))
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(main, ["report", str(file), "--metric", "acc", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    scores = CliRunner().invoke(main, ["evals", "score", str(file), "--metric", "acc", "--json"])
+    html = out.read_text()
+    for filt, models in json.loads(scores.stdout)["filters"].items():
+        [(model, m)] = models.items()
+        assert f"{model} ({filt})" in html
+        assert interval((m["low"], m["high"])) in html

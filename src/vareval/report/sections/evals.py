@@ -72,7 +72,8 @@ def build(data: ReportData) -> Section | None:
             ["model", "score", f"{c} interval", "SE", "interval", "questions", "units",
              f"naive {c} (every answer independent)", "design effect", "errored"],
             [
-                [str(r.model), num(r.score), interval((r.low, r.high)), num(r.se), r.interval,
+                [str(r.model) + (f" ({r.filter})" if "filter" in scores.frame else ""),
+                 num(r.score), interval((r.low, r.high)), num(r.se), r.interval,
                  str(r.questions), str(r.clusters), interval((r.naive_low, r.naive_high)),
                  num(r.design_effect, 3), str(r.errored)]
                 for r in scores.frame.itertuples()
