@@ -466,7 +466,9 @@ def _newcombe(mq: ModelQuestions, ia, ib, se_d):
 def _newcombe_phi(a, b):
     """Newcombe (1998)'s phi of the 2x2 table, ``AD - BC`` reduced by ``N/2`` when positive.
 
-    The correction keeps the interval from being too narrow when few questions
+    This is method 10 as the paper defines it (its seven worked examples are reproduced
+    in tests/stats/evals/test_newcombe_published.py); an uncorrected phi gives other
+    limits. The correction keeps the interval from being too narrow when few questions
     are discordant (without it, the interval's own test rejects a true null up to
     8 % of the time at n = 30).
     """
