@@ -4,7 +4,10 @@ Newcombe, R. G. (1998), "Improved confidence intervals for the difference betwee
 proportions based on paired data", Statistics in Medicine 17:2635-2650: the 95 % limits of
 method 10 (Wilson limits of each proportion combined through phi, with phi's numerator
 ``AD - BC`` reduced by ``N/2`` when it exceeds ``N/2`` and set to 0 between 0 and ``N/2``)
-for the paper's seven worked examples, to its 4 decimals. The same examples with an
+for the paper's seven worked examples, to its 4 decimals (the limits as transcribed from the
+paper in a public check script; the paper itself was not at hand, and all 14 limits agree
+here to 4 decimals, which the transcription and this code would hardly both get wrong in
+the same way). The same examples with an
 uncorrected phi give other numbers (checked below), so the correction is part of method 10 as
 published; method 11 (continuity-corrected Wilson limits) is not offered by vareval.
 
