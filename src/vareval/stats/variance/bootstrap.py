@@ -347,28 +347,31 @@ class _MissingRowsBatch(_Batch):
         self.n_obs = n - s
 
     def deviance(self, gamma, rows=None):
-        """Profiled deviance (REML or ML) and sigma^2 of the observed rows."""
+        """Profiled deviance (REML or ML) and sigma^2 of the observed rows.
+
+        One Cholesky factorisation of ``[E X y]' W [E X y]`` (``E``: the missing
+        rows' indicators) per replicate: its first ``|M|`` pivots give ``|W_MM|``,
+        the next ``p`` the observed rows' ``|X' V^-1 X|``, the last the residual.
+        """
         rows = slice(None) if rows is None else rows
-        p = self.cp.p
+        s, p = self.C.shape[1], self.cp.p
         w = 1.0 / (1.0 + gamma @ self.A.T)  # (B, strata): 1 / lambda_F
-        Wmm = np.einsum("bf,fij->bij", w, self.C)
-        rhs = np.concatenate(
-            [np.einsum("bf,fip->bip", w, self.D),
-             np.einsum("bf,bfi->bi", w, self.yQm[rows])[:, :, None]], axis=2)  # fmt: skip
-        M = np.empty((w.shape[0], p + 1, p + 1))
-        M[:, :p, :p] = np.einsum("bf,fpq->bpq", w, self.XQX)
-        M[:, :p, p] = M[:, p, :p] = np.einsum("bf,bfp->bp", w, self.XQy[rows])
-        M[:, p, p] = np.einsum("bf,bf->b", w, self.yQy[rows])
-        L = np.linalg.cholesky(Wmm)
-        half = np.linalg.solve(L, rhs)
-        M -= np.swapaxes(half, 1, 2) @ half
-        R = np.linalg.cholesky(0.5 * (M + np.swapaxes(M, 1, 2)))
-        diag = np.diagonal(R, axis1=1, axis2=2)
-        r2 = np.maximum(diag[:, p] ** 2, 1e-300)
-        logdet = -np.log(w) @ self.dim + 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(1)
+        K = np.empty((w.shape[0], s + p + 1, s + p + 1))
+        K[:, :s, :s] = (w @ self.C.reshape(len(w.T), -1)).reshape(-1, s, s)
+        K[:, :s, s : s + p] = (w @ self.D.reshape(len(w.T), -1)).reshape(-1, s, p)
+        K[:, :s, -1] = np.einsum("bf,bfi->bi", w, self.yQm[rows])
+        K[:, s : s + p, s : s + p] = (w @ self.XQX.reshape(len(w.T), -1)).reshape(-1, p, p)
+        K[:, s : s + p, -1] = np.einsum("bf,bfp->bp", w, self.XQy[rows])
+        K[:, -1, -1] = np.einsum("bf,bf->b", w, self.yQy[rows])
+        K[:, s:, :s] = np.swapaxes(K[:, :s, s:], 1, 2)
+        K[:, -1, s : s + p] = K[:, s : s + p, -1]
+        L = np.linalg.cholesky(K)
+        diag = np.diagonal(L, axis1=1, axis2=2)
+        r2 = np.maximum(diag[:, -1] ** 2, 1e-300)
+        logdet = -np.log(w) @ self.dim + 2.0 * np.log(diag[:, :s]).sum(1)
         if self.reml:
             m = self.n_obs - p
-            logdet += 2.0 * np.sum(np.log(diag[:, :p]), 1)
+            logdet += 2.0 * np.log(diag[:, s : s + p]).sum(1)
         else:
             m = self.n_obs
         return logdet + m * (1.0 + np.log(2.0 * np.pi * r2 / m)), r2 / m
