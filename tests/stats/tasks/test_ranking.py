@@ -400,3 +400,29 @@ def test_infinite_iman_davenport_gives_the_exact_permutation_pvalue(k, n, tie):
         hits += friedman(perms[list(combo)]).statistic >= r.statistic - 1e-9
     assert r.exact_pvalue == pytest.approx(hits / total, rel=1e-12)
     assert np.isnan(friedman(x + np.eye(n, k)[::-1] * 10).exact_pvalue)  # a finite F: none
+
+
+def test_staircase_forms_equal_the_dense_quadratic_forms():
+    # Both forms against g' A g with the floating matrix, on sizes where the staircase
+    # splits, with ties on the rope's edge (a 0.05 grid), exact zeros, one-signed
+    # differences, and a sum that rounds onto the edge: (1 - 2^-53) + 1 == 2 * 1.
+    from vareval.stats.tasks.ranking import _StaircaseForm
+
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        n = int(rng.integers(1, 300))
+        d = [rng.normal(0, 1, n), np.round(rng.normal(0, 0.2, n) / 0.05) * 0.05,
+             np.zeros(n), np.abs(rng.normal(0, 1, n)), -np.abs(rng.normal(0, 1, n)),
+             rng.choice([np.nextafter(1.0, 0.0), 1.0, -1.0, 3.0], n)][trial % 6]  # fmt: skip
+        rope = [0.0, 0.05, 0.1, 1.0][trial % 4] if trial % 6 != 5 else 1.0
+        d = np.sort(np.concatenate([[0.0], d]))
+        sums = d[:, None] + d[None, :]
+        forms = [(sums > 2 * rope) + 0.5 * (sums == 2 * rope)]
+        if rope:
+            forms.append((-sums > 2 * rope) + 0.5 * (-sums == 2 * rope))
+        g = rng.standard_exponential((d.size, 5))
+        out = np.empty((len(forms), 5))
+        total = _StaircaseForm(d, rope).values(g, out)
+        for got, form in zip(out, forms, strict=True):
+            np.testing.assert_allclose(got, ((form @ g) * g).sum(0), rtol=1e-12)
+        np.testing.assert_allclose(total, g.sum(0), rtol=1e-13)

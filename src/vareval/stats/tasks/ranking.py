@@ -703,7 +703,7 @@ def _signed_rank_posteriors(diffs, gens, rope, prior, n_samples, progress=False)
     pseudo-observation 0 among them), the weights ``g`` (unnormalised) are
     drawn in that order and the two quadratic forms ``g' A g / (sum g)^2``,
     ``A_ij = [d_i + d_j > 2 rope] + [d_i + d_j = 2 rope] / 2`` (ties count
-    half) and its mirror image, are one matrix product per chunk of draws.
+    half) and its mirror image, are evaluated by :class:`_StaircaseForm`.
     """
     from vareval.stats._progress import progress_bar
 
@@ -712,23 +712,19 @@ def _signed_rank_posteriors(diffs, gens, rope, prior, n_samples, progress=False)
     order = np.argsort(d, axis=1, kind="stable")
     first = np.argmax(order == 0, axis=1)  # where the prior's pseudo-observation sorts
     d = np.take_along_axis(d, order, axis=1)
-    sums = d[:, :, None] + d[:, None, :]
-    forms = np.concatenate([  # (pairs, 2 size, size): the left form's rows, then the right's
-        (sums > 2 * rope) + 0.5 * (sums == 2 * rope),
-        (-sums > 2 * rope) + 0.5 * (-sums == 2 * rope),
-    ], axis=1)  # fmt: skip
     rows = max(1, (1 << 18) // size)  # draws per chunk (the draws' order on each stream)
     post = np.empty((n_pairs, 3, n_samples))
     bar = progress_bar(n_pairs * n_samples, "Bayesian signed rank", progress)
     with bar as bar, one_blas_thread():
         for pair in range(n_pairs):
+            forms = _StaircaseForm(d[pair], rope)
             for start in range(0, n_samples, rows):
                 m = min(rows, n_samples - start)
                 g = _gamma_columns(gens[pair], prior, size, m, first[pair])
                 left, middle, right = post[pair, :, start : start + m]
-                np.einsum("kij,ij->kj", (forms[pair] @ g).reshape(2, size, m), g,
-                          out=post[pair, ::2, start : start + m])  # fmt: skip
-                scale = 1.0 / g.sum(axis=0) ** 2
+                sides = post[pair, ::2, start : start + m]  # left, right
+                total = forms.values(g, out=sides[: 2 if rope else 1])
+                scale = 1.0 / total**2
                 left *= scale
                 if rope == 0:  # no equivalence region: ties split between the sides
                     middle[:] = 0.0
@@ -738,6 +734,136 @@ def _signed_rank_posteriors(diffs, gens, rope, prior, n_samples, progress=False)
                     np.subtract(1.0 - left, right, out=middle)
                 bar.update(m)
     return post
+
+
+_LEAF = 256  # cells of a dense block: splitting smaller ones costs more calls than it saves
+
+
+def _sum_counts(d: np.ndarray, bound: float):
+    """``lo[i]``, ``hi[i]``: how many ``j`` have ``d_i + d_j < bound``, and ``<= bound``.
+
+    ``d`` sorted; the sums are the floating-point ones (rounding is monotone, so
+    each row's count is found by bisection, every row at once).
+    """
+    n = d.size
+    counts = []
+    for below in (np.less, np.less_equal):
+        lo, hi = np.zeros(n, np.intp), np.full(n, n)
+        for _ in range(n.bit_length()):
+            mid = (lo + hi) // 2
+            left = below(d + d[np.minimum(mid, n - 1)], bound)
+            active = lo < hi
+            lo, hi = np.where(active & left, mid + 1, lo), np.where(active & ~left, mid, hi)
+        counts.append(lo)
+    return counts
+
+
+def _staircase_pieces(d: np.ndarray, rope: float):
+    """``g' A g`` for ``A_ij = [d_i + d_j > 2 rope] + [d_i + d_j = 2 rope] / 2`` as pieces.
+
+    With ``d`` sorted, ``A`` is symmetric and nondecreasing along rows and columns:
+    row ``i`` is 0 before ``lo_i``, 1/2 up to ``hi_i`` and 1 after. With ``a``, ``e``,
+    ``b`` the indices where the diagonal is 0, 1/2, 1 (a prefix, a middle, a
+    suffix), ``A[a, a] = 0``, ``A[e, e] = 1/2`` and ``A[b, b] = 1``, so
+    ``g' A g = G_b^2 - G_e^2 / 2 + 2 g_ae' A[ae, eb] g_eb`` (``G_x`` a sum of ``g``).
+    The staircase block ``A[ae, eb]`` is split at its middle row (or column): the
+    rows below and columns past that row's step are all ones, the corner above and
+    before it all zeros, and the two blocks left straddle the step.
+
+    Returns
+    -------
+    rects : list of (factor, (r0, r1), (c0, c1))
+        Constant blocks: ``factor * G[r0:r1] * G[c0:c1]``.
+    dense : list of (factor, (r0, r1), (c0, c1), block)
+        ``factor * g[r0:r1]' block g[c0:c1]``, each at most ``_LEAF`` cells.
+    """
+    size = d.size
+    lo, hi = _sum_counts(d, 2 * rope)
+
+    def value(i, j):
+        return (j >= hi[i]) + 0.5 * ((j >= lo[i]) & (j < hi[i]))
+
+    diag = value(np.arange(size), np.arange(size))
+    na, nb = int(np.count_nonzero(diag == 0)), int(np.count_nonzero(diag == 1))
+    ne = size - na - nb
+    rects = [(1.0, (na + ne, size), (na + ne, size))] if nb else []
+    if ne:
+        rects.append((-0.5, (na, na + ne), (na, na + ne)))
+    dense = []
+    todo = [(0, na + ne, na, size)]
+    while todo:
+        r0, r1, c0, c1 = todo.pop()
+        if r0 >= r1 or c0 >= c1 or value(r1 - 1, c1 - 1) == 0:
+            continue
+        if value(r0, c0) == value(r1 - 1, c1 - 1):
+            rects.append((2 * value(r0, c0), (r0, r1), (c0, c1)))
+        elif (r1 - r0) * (c1 - c0) <= _LEAF:
+            block = value(np.arange(r0, r1)[:, None], np.arange(c0, c1))
+            dense.append((2.0, (r0, r1), (c0, c1), block))
+        elif r1 - r0 >= c1 - c0:
+            q = (r0 + r1) // 2
+            s0, s1 = np.clip((lo[q], hi[q]), c0, c1)
+            todo += [(r0, q, s0, c1), (q, r1, c0, s1), (q, r1, s1, c1)]
+        else:
+            p = (c0 + c1) // 2
+            t0 = r0 + int(np.count_nonzero(lo[r0:r1] > p))
+            t1 = r0 + int(np.count_nonzero(hi[r0:r1] > p))
+            todo += [(t0, r1, c0, p), (r0, t1, p, c1), (t1, r1, p, c1)]
+    return rects, dense
+
+
+class _StaircaseForm:
+    """Both quadratic forms of one pair's posterior, ``O(size)`` work a draw plus small blocks.
+
+    ``values(g)`` gives ``g' A g`` (left) and, with a rope, the mirror image's
+    ``g' A' g`` (right), ``A'_ij = [-(d_i + d_j) > 2 rope] + ties / 2``: the left
+    form of ``-d`` reversed, so its pieces are mapped back to ``d``'s order. The
+    sums ``G`` over the pieces' ranges come from prefix sums at their edges.
+    """
+
+    def __init__(self, d: np.ndarray, rope: float):
+        size = d.size
+        forms = [_staircase_pieces(d, rope)]
+        if rope:
+
+            def back(r):
+                return size - r[1], size - r[0]
+
+            rects, dense = _staircase_pieces(-d[::-1], rope)
+            forms.append(([(f, back(r), back(c)) for f, r, c in rects],
+                          [(f, back(r), back(c), b[::-1, ::-1]) for f, r, c, b in dense]))
+        ranges = [(0, size)] + [r for rects, _ in forms for _, *rc in rects for r in rc]
+        self.edges = np.unique(np.ravel(ranges))
+        where = {int(e): k for k, e in enumerate(self.edges)}
+        ranges = list(dict.fromkeys(ranges))
+        self.starts = np.array([where[a] for a, _ in ranges])
+        self.stops = np.array([where[b] for _, b in ranges])
+        index = {r: k for k, r in enumerate(ranges)}
+        terms = [(k, f, index[r], index[c]) for k, (rects, _) in enumerate(forms)
+                 for f, r, c in rects]
+        self.rows = np.array([t[2] for t in terms], dtype=np.intp)
+        self.cols = np.array([t[3] for t in terms], dtype=np.intp)
+        self.factors = np.zeros((len(forms), len(terms)))
+        self.factors[[t[0] for t in terms], np.arange(len(terms))] = [t[1] for t in terms]
+        self.dense = []
+        for k, (_, dense) in enumerate(forms):
+            for f, r, c, block in dense:
+                if r[1] - r[0] > c[1] - c[0]:  # multiply out on the shorter side
+                    r, c, block = c, r, block.T
+                self.dense.append((k, f, slice(*r), slice(*c), np.ascontiguousarray(block)))
+
+    def values(self, g: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """The forms at each column of ``g`` into ``out`` (forms, m); returns the sums of ``g``."""
+        edges = self.edges
+        prefix = np.zeros((edges.size, g.shape[1]))
+        for k in range(edges.size - 1):
+            g[edges[k] : edges[k + 1]].sum(axis=0, out=prefix[k + 1])
+        np.cumsum(prefix, axis=0, out=prefix)
+        sums = prefix[self.stops] - prefix[self.starts]
+        np.matmul(self.factors, sums[self.rows] * sums[self.cols], out=out)
+        for k, f, rows, cols, block in self.dense:
+            out[k] += f * np.einsum("ij,ij->j", g[rows], block @ g[cols])
+        return prefix[-1]
 
 
 def bayesian_signed_ranks(

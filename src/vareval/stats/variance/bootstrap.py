@@ -300,12 +300,115 @@ class _StrataBatch(_Batch):
         return self.strata.deviance(gamma, ss, self.reml)
 
 
+class _MissingRowsBatch(_Batch):
+    """:class:`_Batch` for an orthogonal design with a few rows missing, exactly.
+
+    The observed rows O are the orthogonal design ``C`` (every cell of
+    (fixed row, grouping levels) repeated as often as the fullest) less the rows
+    M. Filling the responses at M with 0 and giving each an indicator column as
+    a fixed effect leaves the likelihood of O unchanged: with ``W = V_C^-1``,
+    ``|V_O| = |V_C| |W_MM|`` and ``[X y]_O' V_O^-1 [X y]_O`` is the Schur
+    complement of ``W_MM`` in ``[X y M]' W [X y M]``. ``W = sum_F Q_F / lambda_F``
+    over the strata of ``C`` (:mod:`~vareval.stats.variance.strata`), so a deviance
+    costs O(strata |M|^2 + |M|^3) per replicate instead of the Schur complement's
+    factorisation over every level; the responses' cross-products are ``C``'s
+    already (the filled rows add 0).
+    """
+
+    def __init__(self, strata, cp, stats, reml, n_missing):
+        self.cp, self.reml, self.strata = cp, reml, strata
+        self.B = stats["yty"].size
+        n, s = strata.n, n_missing
+        used = strata.dim > 0.5
+        mu = strata.mu[used]  # strata x partitions: Q_F = sum_G mu[F, G] P_G
+        self.dim = strata.dim[used]
+        self.A = np.array([[strata.le[2 + j, a] * strata.sizes[2 + j]
+                            for j in range(strata.k)] for a in np.flatnonzero(used)])
+        sizes = strata.sizes
+        at = [g[n - s :] for g in strata.parts]  # each partition's level at the missing rows
+        # X's totals per level of each partition (the rows' partition: X itself)
+        xtot = [np.asarray(sp.csr_matrix((np.ones(n), (g, np.arange(n)))) @ strata.X)
+                for g in strata.parts]  # fmt: skip
+        ytot = [None, *strata.totals(stats["zty"], stats["xty"])[1:]]
+        pmm, pmx, xpx, xpy, pmy = [], [], [], [], []  # P_G's blocks, then Q_F's by Mobius
+        for g, z, xt, yt in zip(at, sizes, xtot, ytot, strict=True):
+            pmm.append((g[:, None] == g[None, :]) / z)
+            pmx.append(xt[g] / z)
+            xpx.append(xt.T @ xt / z)
+            xpy.append(stats["xty"] if yt is None else yt @ xt / z)
+            pmy.append(np.zeros((self.B, s)) if yt is None else yt[:, g] / z)  # y_M = 0
+        self.C = np.einsum("fg,gij->fij", mu, np.stack(pmm))
+        self.D = np.einsum("fg,gip->fip", mu, np.stack(pmx))
+        self.XQX = np.einsum("fg,gpq->fpq", mu, np.stack(xpx))
+        self.XQy = np.einsum("fg,bgp->bfp", mu, np.stack(xpy, 1))
+        self.yQm = np.einsum("fg,bgi->bfi", mu, np.stack(pmy, 1))
+        every = strata.sums_of_squares(stats["zty"], stats["xty"], stats["yty"], every=True)
+        self.yQy = every[:, used]
+        self.n_obs = n - s
+
+    def deviance(self, gamma, rows=None):
+        """Profiled deviance (REML or ML) and sigma^2 of the observed rows.
+
+        One Cholesky factorisation of ``[E X y]' W [E X y]`` (``E``: the missing
+        rows' indicators) per replicate: its first ``|M|`` pivots give ``|W_MM|``,
+        the next ``p`` the observed rows' ``|X' V^-1 X|``, the last the residual.
+        """
+        rows = slice(None) if rows is None else rows
+        s, p = self.C.shape[1], self.cp.p
+        w = 1.0 / (1.0 + gamma @ self.A.T)  # (B, strata): 1 / lambda_F
+        K = np.empty((w.shape[0], s + p + 1, s + p + 1))
+        K[:, :s, :s] = (w @ self.C.reshape(len(w.T), -1)).reshape(-1, s, s)
+        K[:, :s, s : s + p] = (w @ self.D.reshape(len(w.T), -1)).reshape(-1, s, p)
+        K[:, :s, -1] = np.einsum("bf,bfi->bi", w, self.yQm[rows])
+        K[:, s : s + p, s : s + p] = (w @ self.XQX.reshape(len(w.T), -1)).reshape(-1, p, p)
+        K[:, s : s + p, -1] = np.einsum("bf,bfp->bp", w, self.XQy[rows])
+        K[:, -1, -1] = np.einsum("bf,bf->b", w, self.yQy[rows])
+        K[:, s:, :s] = np.swapaxes(K[:, :s, s:], 1, 2)
+        K[:, -1, s : s + p] = K[:, s : s + p, -1]
+        L = np.linalg.cholesky(K)
+        diag = np.diagonal(L, axis1=1, axis2=2)
+        r2 = np.maximum(diag[:, -1] ** 2, 1e-300)
+        logdet = -np.log(w) @ self.dim + 2.0 * np.log(diag[:, :s]).sum(1)
+        if self.reml:
+            m = self.n_obs - p
+            logdet += 2.0 * np.log(diag[:, s : s + p]).sum(1)
+        else:
+            m = self.n_obs
+        return logdet + m * (1.0 + np.log(2.0 * np.pi * r2 / m)), r2 / m
+
+
+_MAX_MISSING = 256  # rows missing from an orthogonal design that the exact correction takes
+
+
+def _completed(X, groups):
+    """The orthogonal design a few rows short of ``(X, groups)``, or None.
+
+    Every cell (distinct row of X and grouping levels) is filled up to the
+    largest cell's count by repeating its first row; the added rows come last.
+    Returns ``(X, groups, rows added)``.
+    """
+    cells = np.column_stack([X, *groups])
+    _, first, counts = np.unique(cells, axis=0, return_index=True, return_counts=True)
+    extra = np.repeat(first, counts.max() - counts)
+    if not 0 < extra.size <= min(_MAX_MISSING, X.shape[0] // 10):
+        return None
+    return np.vstack([X, X[extra]]), [np.concatenate([g, g[extra]]) for g in groups], extra.size
+
+
 def _make_batch(st, stats, reml):
-    """The batched deviance of the model of state ``st``: by strata when orthogonal."""
+    """The batched deviance of the model of state ``st``: by strata when orthogonal.
+
+    A design that is orthogonal but for a few missing rows gets the strata with
+    an exact correction for those rows (:class:`_MissingRowsBatch`).
+    """
     strata = Strata.of(st.X, st.cp.groups) if _USE_STRATA else None
+    if strata is not None:
+        return _StrataBatch(strata, st.cp, stats, reml)
+    full = _completed(st.X, st.cp.groups) if _USE_STRATA else None
+    strata = Strata.of(*full[:2]) if full is not None else None
     if strata is None:
         return _Batch(st.cp, stats, reml)
-    return _StrataBatch(strata, st.cp, stats, reml)
+    return _MissingRowsBatch(strata, st.cp, stats, reml, full[2])
 
 
 class _BlockPairs:

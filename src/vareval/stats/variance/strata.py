@@ -114,7 +114,8 @@ class Strata:
     def __init__(self, parts, le, perm, mu, dim, X, rows, k):
         m, n = len(parts), X.shape[0]
         levels = np.array([x.max() + 1 for x in parts])
-        self.mu, self.levels, self.parts = mu, levels, parts
+        self.mu, self.levels, self.parts, self.le, self.dim = mu, levels, parts, le, dim
+        self.X = X
         self.sizes = n / levels  # rows per level
         # factor j (parts[2 + j]) refines the stratum's partition: its variance is there
         A = np.array([[le[2 + j, a] * self.sizes[2 + j] for j in range(k)]
@@ -144,19 +145,27 @@ class Strata:
             self.source.append((s, agg))
         self.perm = perm
 
-    def sums_of_squares(self, zty, xty, yty):
-        """(B, random strata) sums of squares of B responses from their cross-products."""
-        totals = {1: (xty @ self.x_inv)[:, self.perm[1]]}
+    def totals(self, zty, xty):
+        """Per-level totals (B, levels) of B responses for every partition but the rows'."""
+        given = {1: (xty @ self.x_inv)[:, self.perm[1]]}
         for j in range(self.k):
-            totals[2 + j] = zty[j][:, self.perm[2 + j]]
+            given[2 + j] = zty[j][:, self.perm[2 + j]]
+        out = [None]
+        for a, src in enumerate(self.source[1:], 1):
+            t = given[src[0]] @ src[1] if src[0] != a else given[a]
+            out.append(np.asarray(t))
+        return out
+
+    def sums_of_squares(self, zty, xty, yty, every=False):
+        """(B, random strata) sums of squares of B responses from their cross-products.
+
+        ``every``: the sums of squares of every partition's stratum, fixed ones too.
+        """
         norms = np.empty((yty.size, len(self.parts)))
         norms[:, 0] = yty
-        for a, src in enumerate(self.source):
-            if src is not None:
-                t = totals[src[0]] @ src[1] if src[0] != a else totals[a]
-                t = np.asarray(t)
-                norms[:, a] = np.sum(t * t, axis=1) / self.sizes[a]
-        return norms @ self.mu.T[:, self.keep]
+        for a, t in enumerate(self.totals(zty, xty)[1:], 1):
+            norms[:, a] = np.sum(t * t, axis=1) / self.sizes[a]
+        return norms @ self.mu.T[:, slice(None) if every else self.keep]
 
     def deviance(self, gamma, ss, reml):
         """Profiled deviance and sigma^2 at relative variances ``gamma`` (B, k)."""
