@@ -393,10 +393,13 @@ def _sequence(store, metric, a, b, settings, seeds, state, known):
     completed), the state starts over.
     """
     bounds = settings["bounds"]
-    frontier = max(known, default=-1) + 1
+    frontier = next(reversed(known), -1) + 1  # seeds enter in increasing order
     diffs, used, incomplete = paired_seed_differences(store, metric, a, b, seeds, bounds,
                                                       from_seed=frontier)
-    diffs = np.concatenate([list(known.values()), diffs])
+    # the known seeds' differences lead the state's (no pass over them in Python)
+    before = (state.x[: len(known)] if state is not None and state.x.size >= len(known)
+              else np.fromiter(known.values(), float, len(known)))
+    diffs = np.concatenate([before, diffs])
     first_open = min(incomplete, default=None)
     known.update((int(s), float(d)) for s, d in zip(used, diffs[len(known):], strict=True)
                  if first_open is None or s < first_open)

@@ -1,0 +1,106 @@
+"""Progress bars of long commands: drawn on a terminal's stderr, never in a pipe, results unchanged.
+
+Each command runs as its own process twice: with stderr on a pseudo-terminal
+(the bar is drawn) and with stderr in a pipe (nothing but the output).
+``VAREVAL_PROGRESS`` forces the bar on in a pipe or off on a terminal.
+"""
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vareval.stats._progress import progress_bar, shown
+
+
+def _on_terminal(args, env=None):
+    """Run ``vareval ARGS`` with stderr on a pseudo-terminal: (stdout, what the terminal got)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
+    proc = subprocess.Popen([sys.executable, "-m", "vareval", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
+                            env={**os.environ, **(env or {})})
+    os.close(slave)
+    seen, out = b"", b""
+    while True:
+        ready, _, _ = select.select([master, proc.stdout], [], [], 1.0)
+        if master in ready:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the child closed its end (Linux)
+                chunk = b""
+            seen += chunk
+            if not chunk:
+                break
+        if proc.stdout in ready:
+            out += proc.stdout.read1(1 << 16)
+        if proc.poll() is not None and not ready:
+            break
+    out += proc.stdout.read()
+    proc.wait()
+    os.close(master)
+    assert proc.returncode == 0, seen.decode(errors="replace")
+    return out.decode(), seen.decode(errors="replace")
+
+
+def _in_pipe(args, env=None):
+    proc = subprocess.run([sys.executable, "-m", "vareval", *map(str, args)],
+                          capture_output=True, text=True, env={**os.environ, **(env or {})})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, proc.stderr
+
+
+def _search(tmp_path):
+    rng = np.random.default_rng(3)
+    path = tmp_path / "search.csv"
+    pd.DataFrame({"method": np.repeat(["a", "b"], 300),
+                  "acc": np.r_[rng.beta(8, 2, 300), rng.beta(7, 2, 300)]}).to_csv(path,
+                                                                                 index=False)
+    return path
+
+
+COMMANDS = {
+    "tuning-curve": (lambda tmp: ["tuning-curve", _search(tmp), "--metric", "acc", "--by",
+                                  "method", "--bounds", "0,1"], "band coverage"),
+}
+
+
+@pytest.fixture(params=sorted(COMMANDS))
+def command(request, tmp_path):
+    make, bar = COMMANDS[request.param]
+    return make(tmp_path), bar
+
+
+def test_a_bar_is_drawn_on_a_terminal_and_never_in_a_pipe(command):
+    args, bar = command
+    out_tty, seen = _on_terminal(args)
+    out_pipe, err = _in_pipe(args)
+    assert bar in seen and "\r" in seen
+    assert bar not in err and "\r" not in err and "%|" not in err
+    assert bar not in out_tty and bar not in out_pipe
+    assert out_tty == out_pipe  # the numbers do not depend on the bar
+
+
+def test_the_environment_forces_the_bar_on_or_off(command):
+    args, bar = command
+    assert bar in _in_pipe(args, {"VAREVAL_PROGRESS": "1"})[1]
+    assert bar not in _on_terminal(args, {"VAREVAL_PROGRESS": "0"})[1]
+
+
+def test_the_helper_resolves_show(monkeypatch):
+    monkeypatch.delenv("VAREVAL_PROGRESS", raising=False)
+    assert shown(True) and not shown(False)
+    assert not shown(None)  # pytest captures stderr: not a terminal
+    for value, expected in (("1", True), ("always", True), ("0", False), ("never", False)):
+        monkeypatch.setenv("VAREVAL_PROGRESS", value)
+        assert shown(None) is expected and shown(False) is False
+    with progress_bar(3, "x", False) as bar:
+        bar.update(3)  # a hidden bar still counts
