@@ -34,6 +34,7 @@ from scipy import stats as sst
 from vareval.errors import ArgumentError, FitError
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._checks import as_confidence
+from vareval.stats._progress import progress_bar
 from vareval.stats._result import Result
 from vareval.stats.variance import fit as _mixed
 from vareval.stats.variance.fit import (
@@ -211,14 +212,15 @@ class _Batch:
         dev += m * (1.0 + np.log(2.0 * np.pi * r2 / m))
         return dev, r2 / m
 
-    def fit(self, gamma0, iters=50):
+    def fit(self, gamma0, iters=50, bar=None):
         """Minimise every replicate's deviance over gamma >= 0 at once.
 
         Projected Newton steps in ``gamma = theta^2`` (so a variance at 0 has a
         non-zero derivative and can leave the boundary), with forward-difference
         derivatives, a modified Hessian (absolute eigenvalues) and step halving
-        per replicate; replicates leave the batch once converged. Returns gamma
-        and sigma^2, each with a leading B axis.
+        per replicate; replicates leave the batch once converged (``bar``, a
+        progress bar, counts them). Returns gamma and sigma^2, each with a
+        leading B axis.
         """
         k, B = self.cp.k, self.B
         g = np.array(np.broadcast_to(gamma0, (B, k)), dtype=float)
@@ -248,6 +250,10 @@ class _Batch:
             moved = np.max(np.abs(g_new - ga) / (ga + 1e-2), axis=1)
             g[active], f[active] = g_new, f_new
             active = active[(moved > 1e-8) & (fa - f_new > 1e-11 * np.abs(fa))]
+            if bar is not None:
+                bar.update(ga.shape[0] - active.size)
+        if bar is not None:
+            bar.update(active.size)  # stopped at the iteration limit
         return g, self.deviance(g)[1]
 
     def _newton_step(self, g, f, rows, eye):
@@ -382,10 +388,10 @@ def _left(A, X):
     return np.moveaxis(np.asarray(Y).reshape(-1, B, m), 1, 0)
 
 
-def _refit_batch(st, stats, reml, gamma0):
+def _refit_batch(st, stats, reml, gamma0, bar=None):
     """Variances (B, k + 1) of the model of state ``st`` refitted to simulated responses."""
     batch = _make_batch(st, stats, reml)
-    gamma, s2 = batch.fit(gamma0)
+    gamma, s2 = batch.fit(gamma0, bar=bar)
     return gamma, s2, batch
 
 
@@ -465,20 +471,24 @@ def bootstrap_intervals(
     )
 
 
-def _component_draws(fit, st, B, rng):
+def _component_draws(fit, st, B, rng, progress=False):
     if not fit.group_names:
         raise ArgumentError("`fit` has no random effects to give intervals for.")
     (stats,) = _simulate_stats(fit, B, _rng(rng), [st.cp])
-    gamma, s2, _ = _refit_batch(st, stats, fit.reml, fit.theta**2)
+    with progress_bar(B, "bootstrap refits", progress) as bar:
+        gamma, s2, _ = _refit_batch(st, stats, fit.reml, fit.theta**2, bar)
     return gamma, s2
 
 
-def bootstrap_components(fit: MixedModelFit, *, n_resamples: int = 1000, rng=None):
+def bootstrap_components(fit: MixedModelFit, *, n_resamples: int = 1000, rng=None,
+                         progress=False):
     """Parametric-bootstrap draws of the variance components.
 
     Estimand: the sampling distribution of the fitted variances (each random
     effect's and the residual's), as :func:`bootstrap_intervals` uses it:
     responses simulated from the fit and refitted by the same criterion.
+    ``progress`` (None: on a terminal only) shows a tqdm bar of the refitted
+    draws, all refitted at once.
 
     Returns
     -------
@@ -486,7 +496,8 @@ def bootstrap_components(fit: MixedModelFit, *, n_resamples: int = 1000, rng=Non
         ``(n_resamples, len(fit.components))`` variances, columns in the order
         of ``fit.components``.
     """
-    gamma, s2 = _component_draws(fit, _intercept_state(fit), _n_resamples(n_resamples), rng)
+    gamma, s2 = _component_draws(fit, _intercept_state(fit), _n_resamples(n_resamples), rng,
+                                 progress)
     return np.column_stack([gamma * s2[:, None], s2])
 
 
