@@ -513,7 +513,7 @@ def _ld_solve(n: int, confidence: float, kind: str, bar=None):
         nonlocal warm
         lo, hi, warm, idx = _order_statistic_intervals(n, np.exp(-x), kind, warm, first)
         if bar is not None:
-            bar.set_description(f"band coverage, step {len(cache) + 1}")
+            bar.set_description(f"band coverage, step {len(cache) + 1}", refresh=False)
         cov = _crossing_probability(lo, hi, idx, n, bar)
         cache[x] = (lo, hi, idx, cov)
         cov_c = min(max(cov, 1e-300), 1 - 1e-16)
