@@ -875,8 +875,9 @@ def variance(
         each seed and experiment holds one run, or where a factor already
         groups the runs by seed and experiment.
     progress : bool or None, default False
-        Show tqdm bars over the likelihood-ratio refits and the profile
-        intervals (None: on a terminal only).
+        Show tqdm bars over the likelihood-ratio refits, the profile
+        intervals and the bootstrap's refitted draws (None: on a terminal
+        only).
 
     Returns
     -------
@@ -976,12 +977,13 @@ def variance(
         ci = profile_intervals(fit, confidence=confidence, progress=progress)
     elif intervals == "bootstrap":
         ci = mixed_bootstrap.bootstrap_intervals(
-            fit, n_resamples=n_resamples, confidence=confidence, rng=rng
+            fit, n_resamples=n_resamples, confidence=confidence, rng=rng, progress=progress
         )
     pb = ()
     if bootstrap_lrt:
         pb = tuple(
-            mixed_bootstrap.bootstrap_lrt(fit, term, n_resamples=n_resamples, rng=rng)
+            mixed_bootstrap.bootstrap_lrt(fit, term, n_resamples=n_resamples, rng=rng,
+                                          progress=progress)
             for term in fit.group_names
         )
     return VarianceAnalysis(

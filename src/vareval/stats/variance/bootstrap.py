@@ -406,6 +406,7 @@ def bootstrap_intervals(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     rng=None,
+    progress=False,
 ) -> VarianceIntervals:
     """Parametric-bootstrap percentile intervals for the variance components.
 
@@ -424,6 +425,9 @@ def bootstrap_intervals(
     confidence : float, default 0.95
     rng : int or numpy.random.Generator, optional
         Seed or generator for the simulation.
+    progress : bool or None, default False
+        Show a tqdm bar of the refitted draws, all refitted at once (None: on
+        a terminal only).
 
     Returns
     -------
@@ -439,7 +443,7 @@ def bootstrap_intervals(
     confidence = as_confidence(confidence)
     B = _n_resamples(n_resamples)
     st = _intercept_state(fit)
-    gamma, s2 = _component_draws(fit, st, B, rng)
+    gamma, s2 = _component_draws(fit, st, B, rng, progress)
     variance = np.column_stack([gamma * s2[:, None], s2])
     shares, iccs, residual = _ratio_specs(st.codes, st.cp.q)
     share = np.column_stack(
@@ -544,7 +548,7 @@ class BootstrapLRT(Result):
 
 @single_blas_thread
 def bootstrap_lrt(
-    fit: MixedModelFit, term: str, *, n_resamples: int = 1000, rng=None
+    fit: MixedModelFit, term: str, *, n_resamples: int = 1000, rng=None, progress=False
 ) -> BootstrapLRT:
     """Test a variance component by a parametric bootstrap of the LRT.
 
@@ -563,6 +567,9 @@ def bootstrap_lrt(
         The grouping factor to test.
     n_resamples : int, default 1000
     rng : int or numpy.random.Generator, optional
+    progress : bool or None, default False
+        Show a tqdm bar of the refitted draws (three batches: the full model
+        from two starts, the reduced one; None: on a terminal only).
 
     Returns
     -------
@@ -587,12 +594,13 @@ def bootstrap_lrt(
     # start the full model's refits both at the null (the simulated truth) and
     # at the observed fit, and keep the better of the two
     g0 = np.insert(reduced.theta**2, j, 0.0)
-    b_full = _make_batch(full, s_full, fit.reml)
-    ga, _ = b_full.fit(g0)
-    gb, _ = b_full.fit(np.maximum(fit.theta**2, 1e-2))
-    dev_full = np.minimum(b_full.deviance(ga)[0], b_full.deviance(gb)[0])
-    b_red = _make_batch(red, s_red, fit.reml)
-    g_red, _ = b_red.fit(reduced.theta**2)
+    with progress_bar(3 * B, f"bootstrap LRT ({term})", progress) as bar:
+        b_full = _make_batch(full, s_full, fit.reml)
+        ga, _ = b_full.fit(g0, bar=bar)
+        gb, _ = b_full.fit(np.maximum(fit.theta**2, 1e-2), bar=bar)
+        dev_full = np.minimum(b_full.deviance(ga)[0], b_full.deviance(gb)[0])
+        b_red = _make_batch(red, s_red, fit.reml)
+        g_red, _ = b_red.fit(reduced.theta**2, bar=bar)
     null = np.maximum(b_red.deviance(g_red)[0] - dev_full, 0.0)
     naive = float(sst.chi2.sf(stat, 1))
     return BootstrapLRT(
