@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vareval.stats._progress import progress_bar, shown
+from vareval.stats._progress import drawn, progress_bar
 
 
 def _on_terminal(args, env=None):
@@ -125,10 +125,10 @@ def test_the_environment_forces_the_bar_on_or_off(tmp_path):
 
 def test_the_helper_resolves_show(monkeypatch):
     monkeypatch.delenv("VAREVAL_PROGRESS", raising=False)
-    assert shown(True) and not shown(False)
-    assert not shown(None)  # pytest captures stderr: not a terminal
+    assert drawn(True) and not drawn(False)
+    assert not drawn(None)  # pytest captures stderr: not a terminal
     for value, expected in (("1", True), ("always", True), ("0", False), ("never", False)):
         monkeypatch.setenv("VAREVAL_PROGRESS", value)
-        assert shown(None) is expected and shown(False) is False
+        assert drawn(None) is expected and drawn(False) is False
     with progress_bar(3, "x", False) as bar:
         bar.update(3)  # a hidden bar still counts

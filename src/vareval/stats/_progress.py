@@ -15,7 +15,7 @@ import sys
 _ON, _OFF = ("1", "always", "on", "yes", "true"), ("0", "never", "off", "no", "false")
 
 
-def shown(show=None) -> bool:
+def drawn(show=None) -> bool:
     """Whether a bar with this ``show`` setting is drawn (see the module's note)."""
     if show is not None:
         return bool(show)
@@ -27,10 +27,10 @@ def shown(show=None) -> bool:
 
 
 def progress_bar(total: int | None, desc: str, show=None):
-    """A tqdm bar of ``total`` steps on stderr (None: a counter); drawn when :func:`shown`."""
+    """A tqdm bar of ``total`` steps on stderr (None: a counter); drawn when :func:`drawn`."""
     if show is True:
         from tqdm.auto import tqdm  # asked for: a widget in a notebook
     else:
         from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not shown(show), leave=False)
+    return tqdm(total=total, desc=desc, disable=not drawn(show), leave=False)

@@ -60,7 +60,7 @@ from vareval.stats._checks import (
     as_scores,
     renamed_keywords,
 )
-from vareval.stats._progress import progress_bar, shown
+from vareval.stats._progress import drawn, progress_bar
 from vareval.stats._result import Result, renamed_opposite
 from vareval.stats.tuning.curves import (
     EmpiricalDistribution,
@@ -615,7 +615,7 @@ def order_statistic_band(n: int, confidence: float = 0.95, method: str = "ld-hd"
     """
     n = as_positive_int(n, "n")
     confidence = as_confidence(confidence)
-    return _order_statistic_band_cached(n, confidence, _as_method(method), shown(progress))
+    return _order_statistic_band_cached(n, confidence, _as_method(method), drawn(progress))
 
 
 # -- CDF bands and tuning-curve bands -------------------------------------------
