@@ -17,9 +17,19 @@ Both paths' bounds are compared (largest absolute difference).
 3. The same 10,000-pair run through the store: ``run_until_settled`` with a trivial
    trial (20,000 trials, serial engine, batches of 100, never settling), split into the
    runner's own time (growing the store, claiming, writing trials) and the looks'
-   (reading the new pairs, the sequence, writing its record). ``--skip-old`` skips 1-2.
+   (reading the new pairs, the sequence, writing its record; CPU and wall), at 10,000
+   and 20,000 pairs, for the run as it is and
+   as it was at commit ``f62ef4f`` (``OLD_STORE_COMMIT``: every look rewrote the whole
+   sequence as JSON), side by side. ``--skip-old`` skips 1-2.
+4. One look at 10^3, 10^4, 2x10^4 and 10^5 pairs, the next 100 pairs arriving: the
+   sequence state extended, the sequence and rule, and the look recorded in the store
+   (CPU and wall, the median of 7 looks; "record" is the CPU of writing the look), as it
+   is (new rows appended) and at
+   ``OLD_STORE_COMMIT`` (the whole sequence as JSON). Reading the new pairs is the same
+   code in both (from the first unfinished seed on) and is left out.
 
 Run: PYTHONPATH=src python bench/bench_sequential.py [--old-every 1000] [--skip-old]
+     [--only 3|4]
 """
 
 import argparse
@@ -38,18 +48,21 @@ import numpy as np  # noqa: E402
 from vareval.stats.budget.sequential import SequenceState, confidence_sequence  # noqa: E402
 
 OLD_COMMIT = "ea99fa5"
+OLD_STORE_COMMIT = "f62ef4f"  # the last look that rewrote the whole sequence as JSON
+LOOK_SIZES = (1_000, 10_000, 20_000, 100_000)
 N, EVERY, BOUNDS = 10_000, 100, (-1, 1)
 
 
-def old_module():
+def old_module(commit=OLD_COMMIT, path="src/vareval/stats/budget/sequential.py",
+               name="old_sequential"):
     source = subprocess.run(
-        ["git", "show", f"{OLD_COMMIT}:src/vareval/stats/budget/sequential.py"],
+        ["git", "show", f"{commit}:{path}"],
         cwd=Path(__file__).parent, capture_output=True, text=True, check=True).stdout
-    path = Path(tempfile.mkdtemp()) / "old_sequential.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("old_sequential", path)
+    file = Path(tempfile.mkdtemp()) / f"{name}.py"
+    file.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, file)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["old_sequential"] = module  # dataclasses look their module up
+    sys.modules[name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -64,39 +77,100 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--old-every", type=int, default=1000)
     parser.add_argument("--skip-old", action="store_true")
+    parser.add_argument("--only", choices=("3", "4"))
     args = parser.parse_args()
-    if not args.skip_old:
+    if not args.skip_old and args.only is None:
         old_versus_new(args)
-    store_run()
-
-
-def store_run():
-    from vareval.experiment import ExperimentSpec
     from vareval.experiment import sequential as seq
 
-    spent = {"run": 0.0}
+    old = old_module(OLD_STORE_COMMIT, "src/vareval/experiment/sequential.py", "old_run")
+    if args.only in (None, "3"):
+        for pairs in (N, 2 * N):
+            t_old = store_run(old, "old (JSON)", pairs)
+            t_new = store_run(seq, "new (rows)", pairs)
+            print(f"   the looks at {pairs:,} pairs: ratio {t_old / t_new:.1f}x CPU")
+    if args.only in (None, "4"):
+        look_costs(old, seq)
+
+
+def _old_write(module, st, state, cs, looks, start):
+    module._write(st, "x", "a", "b", {"bounds": [0, 1]}, cs, None, looks, [])
+
+
+def _new_write(module, st, state, cs, looks, start):
+    module._write(st, "x", "a", "b", {"bounds": [0, 1]}, cs, None, looks, [], start)
+
+
+def look_costs(old, new, batch=100, repeats=7):
+    """Part 4: the cost of one look at each size, old and new (the median of ``repeats``)."""
+    from vareval.experiment import Store
+
+    g = np.random.default_rng(1)
+    print(f"4. one look ({batch} new pairs: sequence state, rule, record), median of {repeats}:")
+    for n in LOOK_SIZES:
+        x = (g.binomial(1, 0.62, n + batch * repeats)
+             - g.binomial(1, 0.60, n + batch * repeats)).astype(float)
+        row = []
+        for module, write in ((old, _old_write), (new, _new_write)):
+            with tempfile.TemporaryDirectory() as tmp, \
+                    Store(Path(tmp) / "s.db", create=True) as st:
+                state = SequenceState(bounds=BOUNDS).extend(x[:n])
+                looks = list(range(batch, n + 1, batch))
+                write(module, st, state, state.sequence(looks=looks), looks, 0)
+                cpu, wall, record = [], [], []
+                for i in range(repeats):
+                    start = n + i * batch
+                    c, w = time.process_time(), time.perf_counter()
+                    state.extend(x[start:start + batch])
+                    looks.append(start + batch)
+                    cs = state.sequence(looks=looks)
+                    r = time.process_time()
+                    write(module, st, state, cs, looks, start)
+                    record.append(time.process_time() - r)
+                    cpu.append(time.process_time() - c)
+                    wall.append(time.perf_counter() - w)
+                row.append([np.median(v) * 1e3 for v in (cpu, wall, record)])
+        (oc, ow, orec), (nc, nw, nrec) = row
+        print(f"   {n:>7,} pairs: old {oc:6.1f} ms CPU {ow:6.1f} ms wall (record {orec:6.1f}); "
+              f"new {nc:5.1f} ms CPU {nw:5.1f} ms wall (record {nrec:4.1f}); "
+              f"ratio {oc / nc:5.1f}x CPU {ow / nw:5.1f}x wall")
+    sys.stdout.flush()
+
+
+def store_run(seq, label, pairs=N):
+    """Part 3: the run through the store, its time split into the runner's and the looks'."""
+    from vareval.experiment import ExperimentSpec
+
+    spent = {"run": 0.0, "run_cpu": 0.0}
     real_run = seq.run
 
     def timed_run(*a, **k):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
             return real_run(*a, **k)
         finally:
             spent["run"] += time.perf_counter() - t
+            spent["run_cpu"] += time.process_time() - c
 
     seq.run = timed_run
     spec = ExperimentSpec(trial="vareval.experiment._demo:trivial_trial",
                           factors={"model": ["a", "b"]}, seeds=EVERY, entropy=1)
     with tempfile.TemporaryDirectory() as tmp:
-        t_check = timed(seq.trial_provenance, spec)[0]
+        seq.trial_provenance(spec)  # its imports, once
+        c = time.process_time()
         t, out = timed(seq.run_until_settled, spec, Path(tmp) / "s.db", compare=("a", "b"),
-                       metric="x", bounds=(0, 1), budget=N, batch=EVERY, engine="serial",
+                       metric="x", bounds=(0, 1), budget=pairs, batch=EVERY, engine="serial",
                        progress=False)
+        cpu = time.process_time() - c
     seq.run = real_run
-    looks = t - spent["run"] - t_check
-    print(f"3. run_until_settled to {out.pairs:,} pairs ({out.trials_run:,} trials, a look every "
-          f"{EVERY}): {t:.2f} s in all; the runner {spent['run']:.2f} s, the looks {looks:.2f} s "
-          f"(target < 5 s), the trial's import check {t_check:.2f} s")
+    looks, looks_cpu = t - spent["run"], cpu - spent["run_cpu"]
+    print(f"3. {label}: run_until_settled to {out.pairs:,} pairs ({out.trials_run:,} trials, a "
+          f"look every {EVERY}): {t:.2f} s wall, {cpu:.2f} s CPU in all; the runner "
+          f"{spent['run']:.2f} s wall, {spent['run_cpu']:.2f} s CPU; the looks {looks:.2f} s "
+          f"wall, {looks_cpu:.2f} s CPU ({looks_cpu / len(out.sequence.looks) * 1e3:.1f} ms CPU "
+          "a look)")
+    sys.stdout.flush()
+    return looks_cpu
 
 
 def old_versus_new(args):

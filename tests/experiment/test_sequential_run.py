@@ -177,7 +177,7 @@ def test_a_version_2_store_is_read_as_it_is_and_migrated_by_a_run(tmp_path):
     run_until_settled(toml, store, compare=("a", "b"), metric="score", budget=5, batch=5,
                       engine="serial", progress=False)
     with Store(store, readonly=True) as st:
-        assert st.con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert st.con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         assert len(st.sequences()) == 1
 
 
@@ -218,14 +218,12 @@ def _looks(store) -> list:
     try:
         con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
         try:
-            row = con.execute("SELECT sequence FROM sequences").fetchone()
+            return [n for (n,) in con.execute(
+                "SELECT n FROM sequence_points WHERE look = 1 ORDER BY n")]
         finally:
             con.close()
     except sqlite3.Error:
         return []
-    import json
-
-    return json.loads(row[0])["looks"] if row else []
 
 
 @pytest.mark.slow
@@ -305,3 +303,78 @@ def test_cs_needs_bounds(tmp_path):
         run_until_settled(_toml(tmp_path, shift=0.0), tmp_path / "s.db", compare=("a", "b"),
                           metric="score", method="betting", budget=5, batch=5, engine="serial",
                           progress=False)
+
+
+def _interrupted_at(*pairs):
+    def look(cs):
+        if cs.n[-1] in pairs:
+            raise KeyboardInterrupt
+
+    return look
+
+
+@pytest.mark.parametrize("bounds, method", [((-10, 12), "betting"),
+                                            ((-10, 12), "empirical-bernstein"),
+                                            (None, None)])
+def test_looks_append_their_rows_and_a_resumed_run_gives_the_uninterrupted_sequence(
+        tmp_path, monkeypatch, bounds, method):
+    toml = _toml(tmp_path, shift=0.0)
+    kw = dict(compare=("a", "b"), metric="score", bounds=bounds, method=method, budget=30,
+              batch=10, engine="serial", progress=False)
+    writes = []
+    real = Store.record_sequence
+
+    def spy(self, metric, a, b, record, points=None, start=0):
+        writes.append((start, len(points[0])))
+        return real(self, metric, a, b, record, points, start)
+
+    monkeypatch.setattr(Store, "record_sequence", spy)
+    whole = run_until_settled(toml, tmp_path / "whole.db", **kw)
+    assert whole.reason == "budget" and writes == [(0, 10), (10, 10), (20, 10)]
+    store = tmp_path / "resumed.db"
+    for at in (10, 20):
+        with pytest.raises(KeyboardInterrupt):
+            run_until_settled(toml, store, on_look=_interrupted_at(at), **kw)
+    writes.clear()
+    r = run_until_settled(toml, store, **kw)
+    assert writes == [(0, 20), (20, 10)]  # a new call rewrites once, then appends
+    for field in ("n", "estimate", "low", "high", "looks"):
+        np.testing.assert_array_equal(getattr(r.sequence, field), getattr(whole.sequence, field))
+    (rec,) = Store(store, readonly=True).sequences()
+    (ref,) = Store(tmp_path / "whole.db", readonly=True).sequences()
+    assert rec["sequence"] == ref["sequence"] and rec["sequence"]["looks"] == [10, 20, 30]
+    np.testing.assert_array_equal(stored_sequence(rec).low, whole.sequence.low)
+
+
+def test_a_version_4_store_with_the_sequence_as_json_is_read_and_resumed(tmp_path):
+    """The whole sequence in the record's JSON, as version 4 wrote it at every look."""
+    import json
+
+    toml = _toml(tmp_path, shift=0.0)
+    kw = dict(compare=("a", "b"), metric="score", bounds=(-10, 12), budget=20, batch=10,
+              engine="serial", progress=False)
+    whole = run_until_settled(toml, tmp_path / "whole.db", **kw)
+    store = tmp_path / "v4.db"
+    with pytest.raises(KeyboardInterrupt):
+        run_until_settled(toml, store, on_look=_interrupted_at(10), **kw)
+    with Store(store, readonly=True) as st:
+        (before,) = st.sequences()
+    con = sqlite3.connect(store)
+    con.execute("DROP TABLE sequence_points")
+    con.execute("UPDATE sequences SET sequence = ?", (json.dumps(before["sequence"]),))
+    con.execute("PRAGMA user_version = 4")
+    con.commit()
+    con.close()
+    with Store(store, readonly=True) as st:
+        (old,) = st.sequences()
+        assert old["sequence"] == before["sequence"] and len(old["sequence"]["n"]) == 10
+    r = run_until_settled(toml, store, **kw)
+    np.testing.assert_array_equal(r.sequence.low, whole.sequence.low)
+    assert r.sequence.looks.tolist() == [10, 20]
+    with Store(store, readonly=True) as st:
+        assert st.con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        raw = json.loads(st.con.execute("SELECT sequence FROM sequences").fetchone()[0])
+        assert "n" not in raw  # moved into rows
+        (rec,) = st.sequences()
+    (ref,) = Store(tmp_path / "whole.db", readonly=True).sequences()
+    assert rec["sequence"] == ref["sequence"]

@@ -141,7 +141,8 @@ def allocate(results, metric, compare, budget, target_se, target_halfwidth, effe
     a = allocation(results, metric=metric, compare=compare, budget=budget, target_se=target_se,
                    target_halfwidth=target_halfwidth, effect=effect,
                    power=power, cost=cost, configs=configs, crn=crn, confidence=confidence,
-                   n_resamples=resamples, versus=[_design(v) for v in versus], rng=seed)
+                   n_resamples=resamples, versus=[_design(v) for v in versus], rng=seed,
+                   progress=None)
     payload, text = a.to_dict(), render(a) + f"\nseed {seed}"
     payload["seed"] = seed
     if extend:

@@ -274,7 +274,8 @@ def compare(table, roles, test, interval, correction, alpha, confidence, resampl
 
     check_output(plot, "--plot", plot=True)
     r = compare_evals(table, **roles, test=test, interval=interval, correction=correction,
-                      alpha=alpha, confidence=confidence, n_resamples=resamples, rng=seed)
+                      alpha=alpha, confidence=confidence, n_resamples=resamples, rng=seed,
+                      progress=None)
     if plot:
         write_figure(r.plot(metric=roles["metric"]), plot, "--plot")
     emit(as_json, {"seed": seed, **r.to_dict()}, "\n".join(_comparison_text(r, roles["cluster"])))

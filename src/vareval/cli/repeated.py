@@ -230,6 +230,7 @@ def best_of_k(
         higher_is_better=not lower_is_better,
         relative=not absolute,
         rng=seed,
+        progress=None,
     )
     emit(as_json, _with_seed(table.to_dict(), seed), render_best_of_k(table, seed))
 
@@ -302,6 +303,7 @@ def paired(
             baseline=baseline, all_pairs=all_pairs, confidence=confidence,
             n_resamples=resamples, higher_is_better=not lower_is_better, repeated=repeated,
             test_fraction=test_fraction, train_fraction=train_fraction, bounds=bounds, rng=seed,
+            progress=None,
         )  # fmt: skip
         outcomes.append((_paired_payload(table, seed), render_paired(table, seed)))
     emit(as_json, *per_metric(metrics, *map(list, zip(*outcomes, strict=True))))

@@ -197,7 +197,7 @@ def selection_curve(results, validation, test, by, lower_is_better, confidence, 
         _numbers(results, validation, test), validation=validation, test=test,
         by=split_columns(by), ks=parse_ints(ks_text, "--ks") if ks_text else None,
         higher_is_better=not lower_is_better, confidence=confidence,
-        bounds=_bounds(bounds),
+        bounds=_bounds(bounds), progress=None,
     )  # fmt: skip
     emit(as_json, *with_design(results, res.to_dict(), render_curves(res),
                                by=split_columns(by), metric=[test, validation]))

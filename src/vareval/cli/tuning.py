@@ -184,7 +184,7 @@ def tuning_curve(
         warnings.simplefilter("always", VarevalWarning)
         result = tuning_curve_df(
             df, metric=metric, by=columns, bounds=(a, b), confidence=confidence,
-            method=method, ks=ks, q=q, higher_is_better=not lower_is_better,
+            method=method, ks=ks, q=q, higher_is_better=not lower_is_better, progress=None,
         )  # fmt: skip
     for w in caught:
         click.echo(f"warning: {w.message}", err=True)

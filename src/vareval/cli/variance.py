@@ -378,6 +378,7 @@ def variance(
             bootstrap_lrt=bootstrap_lrt,
             rng=seed,
             seed_by_experiment=seed_by_experiment,
+            progress=None,
         )
     payload, text, note = a.to_dict(), render(a), a.design.statement()
     if intervals == "bootstrap" or bootstrap_lrt:

@@ -58,6 +58,7 @@ def allocation(
     n_resamples: int = 200,
     versus=(),
     rng=0,
+    progress=False,
 ) -> Allocation:
     """The seeds x configurations x reruns that minimise the SE for a budget (or a target).
 
@@ -99,6 +100,8 @@ def allocation(
     versus : sequence of (int, int, int)
         Designs to show beside the optimum.
     rng : int or numpy.random.Generator
+    progress : bool or None, default False
+        Show a tqdm bar of the bootstrap refits (None: on a terminal only).
 
     Returns
     -------
@@ -143,7 +146,7 @@ def allocation(
     per_trial = 1.0 if unit == "trials" else _cost(pilot, compare, cost, required=unit)
     unit = "trials" if per_trial is None or unit == "trials" else "seconds"
     components, draws = _components(pilot, metric, shared and len(compare) == 2,
-                                    pilot_configs, n_resamples, rng)
+                                    pilot_configs, n_resamples, rng, progress)
     a = allocate(
         components,
         budget=budget_value,
@@ -169,7 +172,7 @@ def _shares_seeds(pilot, compare) -> bool:
     return bool(seeds[0] & seeds[1])
 
 
-def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
+def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng, progress):
     """Fit the pilot's components; map them to the allocation's names."""
     from vareval.data.variance import design_arrays
     from vareval.stats.variance.fit import fit_mixed
@@ -205,7 +208,7 @@ def _components(pilot, metric, interactions, pilot_configs, n_resamples, rng):
         names = ["seed:experiment", "config:experiment", "residual"]
     if n_resamples == 0:
         return components, None
-    v = bootstrap_components(fit, n_resamples=n_resamples, rng=rng)
+    v = bootstrap_components(fit, n_resamples=n_resamples, rng=rng, progress=progress)
     if cells:
         zeros = np.zeros((len(v), len(cells) - 1))
         v = np.column_stack([v[:, :-1], zeros, v[:, -1], np.zeros(len(v))])

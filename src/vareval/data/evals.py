@@ -407,8 +407,12 @@ def compare_evals(
     errors: str = "refuse",
     n_resamples: int = 10_000,
     rng=None,
+    progress=False,
 ):
-    """Every pair of models on the same questions (:func:`vareval.stats.evals.compare_models`)."""
+    """Every pair of models on the same questions (:func:`vareval.stats.evals.compare_models`).
+
+    ``progress`` (None: on a terminal only) shows a tqdm bar over the resamples.
+    """
     a = _common_questions(answers(
         df, metric=metric, model=model, question=question, cluster=cluster, sample=sample,
         errors=errors,
@@ -417,7 +421,7 @@ def compare_evals(
         a.score, a.model.astype(str), a.question.astype(str),
         None if a.cluster is None else a.cluster.astype(str),
         test=test, interval=interval, correction=correction, alpha=alpha,
-        confidence=confidence, n_resamples=n_resamples, rng=rng,
+        confidence=confidence, n_resamples=n_resamples, rng=rng, progress=progress,
     )
 
 

@@ -20,6 +20,7 @@ from vareval.data.tables import ResultTable
 from vareval.data.validate import groups, labels, metric_values, pairs, shown
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_rng, keyword_only, renamed_keywords
+from vareval.stats._progress import progress_bar
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -156,8 +157,12 @@ def best_of_k(
     quantiles=(0.5, 0.9),
     relative=True,
     rng=None,
+    progress=False,
 ) -> ResultTable:
-    """The best-of-k illusion for each method's pooled runs (or one ``method``'s)."""
+    """The best-of-k illusion for each method's pooled runs (or one ``method``'s).
+
+    ``progress`` (None: on a terminal only) shows a tqdm bar over the methods.
+    """
     df = analysed_rows(df, metric, by)
     table = (
         {"all runs": metric_values(df, metric)}
@@ -169,18 +174,14 @@ def best_of_k(
             raise DataError(f"method {method!r} not found (methods: {shown(table)}).")
         table = {method: table[method]}
     rng = as_rng(rng)  # one stream shared by the methods
-    results = {
-        name: stats.best_of_k(
-            x,
-            ks,
-            n_resamples=n_resamples,
-            higher_is_better=higher_is_better,
-            quantiles=quantiles,
-            relative=relative,
-            rng=rng,
-        )
-        for name, x in table.items()
-    }
+    results = {}
+    with progress_bar(len(table), "methods", progress if len(table) > 1 else False) as bar:
+        for name, x in table.items():
+            results[name] = stats.best_of_k(
+                x, ks, n_resamples=n_resamples, higher_is_better=higher_is_better,
+                quantiles=quantiles, relative=relative, rng=rng,
+            )
+            bar.update()
     rows = []
     for name, r in results.items():
         for i, k in enumerate(r.ks):
@@ -362,6 +363,7 @@ def paired(
     train_fraction=None,
     rng=None,
     bounds=None,
+    progress=False,
 ) -> ResultTable:
     """Paired difference A - B over replications matched on ``pair_on`` (e.g. seed).
 
@@ -377,7 +379,8 @@ def paired(
     ``test_fraction / train_fraction`` (given, or the store's ``[params]``
     sizes), and without a test share a refusal; see :func:`sizes_of`. A
     score outside ``bounds`` (low, high), or outside the bounds the metric's
-    name implies, is refused by row.
+    name implies, is refused by row. ``progress`` (None: on a terminal only)
+    shows a tqdm bar over several comparisons.
     """
     pairs_of = comparisons(df, by, a, b, baseline, all_pairs)
     df, survivors = _finished(analysed_rows(df, metric, by, bounds=bounds), metric, by)
@@ -388,14 +391,17 @@ def paired(
     sizes = sizes_of(design)
     streams = [rng] if len(pairs_of) == 1 else as_rng(rng).spawn(len(pairs_of))
     results, rows, unit_note = {}, [], ()
-    for (x, y), stream in zip(pairs_of, streams, strict=True):
-        xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, x, y)
-        r = stats.paired_difference(
-            xa, xb, confidence=confidence, n_resamples=n_resamples,
-            higher_is_better=higher_is_better, split_sizes=sizes, rng=stream,
-        )  # fmt: skip
-        results[f"{x} - {y}"] = r
-        rows.append(_paired_row(f"{x} - {y}", r))
+    shown_bar = progress if len(pairs_of) > 1 else False
+    with progress_bar(len(pairs_of), "comparisons", shown_bar) as bar:
+        for (x, y), stream in zip(pairs_of, streams, strict=True):
+            xa, xb, unit_note = paired_units(df, metric, by, pair_on, design, x, y)
+            r = stats.paired_difference(
+                xa, xb, confidence=confidence, n_resamples=n_resamples,
+                higher_is_better=higher_is_better, split_sizes=sizes, rng=stream,
+            )  # fmt: skip
+            results[f"{x} - {y}"] = r
+            rows.append(_paired_row(f"{x} - {y}", r))
+            bar.update()
     frame = pd.DataFrame(rows).set_index("comparison")
     if len(pairs_of) > 1:
         p = frame["pvalue"].to_numpy()

@@ -25,6 +25,7 @@ from vareval.data.tuning import default_ks
 from vareval.data.validate import labels, metric_values, require_columns, shown
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_bool
+from vareval.stats._progress import progress_bar
 from vareval.stats.tuning.selection import TIES, choose_on_validation, selection_curve
 
 __all__ = ["SelectedTable", "SelectionCurves", "select", "selection_curves"]
@@ -323,6 +324,7 @@ def selection_curves(
     higher_is_better: bool = True,
     confidence: float = 0.95,
     bounds=None,
+    progress=False,
 ) -> SelectionCurves:
     """The tuning curve of the test score of the configuration chosen on validation, per method.
 
@@ -348,6 +350,9 @@ def selection_curves(
     bounds : (float, float), optional
         The test metric's range; default known from its name (accuracy, F1,
         ... lie in [0, 1]), else none. The intervals are cut to it.
+    progress : bool or None, default False
+        With several methods, show a tqdm bar over them (None: on a terminal
+        only).
 
     Returns
     -------
@@ -372,13 +377,14 @@ def selection_curves(
     if ks is None:
         ks = default_ks(max(int(mask.sum()) for mask in masks.values()))
     limits, limits_from = metric_bounds(test, bounds)
-    curves = {
-        m: selection_curve(
-            val[mask], tst[mask], ks, higher_is_better=higher_is_better, confidence=confidence,
-            bounds=limits,
-        )
-        for m, mask in masks.items()
-    }  # fmt: skip
+    curves = {}
+    with progress_bar(len(masks), "methods", progress if len(masks) > 1 else False) as bar:
+        for m, mask in masks.items():
+            curves[m] = selection_curve(
+                val[mask], tst[mask], ks, higher_is_better=higher_is_better,
+                confidence=confidence, bounds=limits,
+            )
+            bar.update()
     first = next(iter(curves.values()))
     return SelectionCurves(
         validation=validation,

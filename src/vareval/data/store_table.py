@@ -21,8 +21,8 @@ import pandas as pd
 from vareval.errors import DataError, VarevalWarning
 
 APPLICATION_ID = 0x56524556  # "VREV" in the SQLite header's application_id field
-SCHEMA_VERSION = 4  # 2: runs, curves, artifacts, trials.run_id; 3: sequences;
-# 4: trials.execution
+SCHEMA_VERSION = 5  # 2: runs, curves, artifacts, trials.run_id; 3: sequences;
+# 4: trials.execution; 5: sequence_points
 STATUSES = ("pending", "running", "done", "failed")
 _DESIGN = ("trial_id", "experiment", "seed", "config", "config_index", "rerun")
 

@@ -191,6 +191,7 @@ def tuning_curve(
     ks=None,
     q: float = 0.5,
     higher_is_better: bool = True,
+    progress=False,
 ) -> TuningCurves:
     """Tuning curves with exact simultaneous confidence bands, per method.
 
@@ -225,6 +226,9 @@ def tuning_curve(
         Quantile of the best-of-``k`` score that the band bounds.
     higher_is_better : bool, default True
         False when smaller scores are better (a loss, an error).
+    progress : bool or None, default False
+        Show a tqdm bar over each band's exact coverage (None: on a terminal
+        only).
 
     Returns
     -------
@@ -257,7 +261,7 @@ def tuning_curve(
     for name, ys in scores.items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", VarevalWarning)
-            cdfs[name] = cdf_band(ys, confidence, a=a, b=b, method=method)
+            cdfs[name] = cdf_band(ys, confidence, a=a, b=b, method=method, progress=progress)
         if caught:
             ties = ys.size - np.unique(ys).size
             warnings.warn(

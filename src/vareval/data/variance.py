@@ -798,6 +798,7 @@ def variance(
     bootstrap_lrt: bool = False,
     rng=None,
     seed_by_experiment=True,
+    progress=False,
 ) -> VarianceAnalysis:
     """Decompose a metric's variance and test the DECoVaC hypotheses.
 
@@ -873,6 +874,10 @@ def variance(
         added with ``by_group`` or ``slope``, where seeds are not shared, where
         each seed and experiment holds one run, or where a factor already
         groups the runs by seed and experiment.
+    progress : bool or None, default False
+        Show tqdm bars over the likelihood-ratio refits, the profile
+        intervals and the bootstrap's refitted draws (None: on a terminal
+        only).
 
     Returns
     -------
@@ -935,7 +940,7 @@ def variance(
             level_names=d.level_names[0],
             reml=reml,
         )
-    lrt = random_effect_lrt(fit)
+    lrt = random_effect_lrt(fit, progress=progress)
     group_lrt = tuple(
         equal_variance_lrt(fit, parts, name=f"{name}: one variance")
         for name, parts in d.by_group.items()
@@ -969,15 +974,16 @@ def variance(
     rng = np.random.default_rng(rng)
     ci = None
     if intervals == "profile":
-        ci = profile_intervals(fit, confidence=confidence)
+        ci = profile_intervals(fit, confidence=confidence, progress=progress)
     elif intervals == "bootstrap":
         ci = mixed_bootstrap.bootstrap_intervals(
-            fit, n_resamples=n_resamples, confidence=confidence, rng=rng
+            fit, n_resamples=n_resamples, confidence=confidence, rng=rng, progress=progress
         )
     pb = ()
     if bootstrap_lrt:
         pb = tuple(
-            mixed_bootstrap.bootstrap_lrt(fit, term, n_resamples=n_resamples, rng=rng)
+            mixed_bootstrap.bootstrap_lrt(fit, term, n_resamples=n_resamples, rng=rng,
+                                          progress=progress)
             for term in fit.group_names
         )
     return VarianceAnalysis(

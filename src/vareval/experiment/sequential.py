@@ -13,7 +13,11 @@ from look to look adds the new pairs only, read from the first unfinished
 seed on) and the rule of :func:`vareval.stats.budget.sequential.settle` looks:
 stop when it excludes zero, when it lies inside ``+-margin``, or when the
 budget of seeds is spent. The store keeps every trial and records the
-settings, the reason and the sequence in its ``sequences`` table.
+settings and the reason in its ``sequences`` table, and the sequence one row
+per pair in ``sequence_points``: a look appends its new pairs' rows, so it
+costs what its new pairs add, however long the sequence (a store of an older
+version holds the whole sequence as JSON in ``sequences``; it is read, and the
+next look moves it into rows).
 
 Resuming: the sequence is a function of the store's finished trials in seed
 order and of the looks recorded so far, so calling again after a crash runs
@@ -185,6 +189,7 @@ def run_until_settled(
         spec = spec.with_trial(run_options.pop("trial"))
     checked = trial_provenance(spec)  # once, not before every batch
     state, known = None, {}  # the sequence so far, and the finished seeds' differences
+    written = 0  # pairs whose rows the store holds as this call computed them
     held = None  # one connection for every look: closing the last one checkpoints the log
     try:
         while True:
@@ -192,7 +197,10 @@ def run_until_settled(
                          **run_options)
             trials_run += report.ran
             held = held or Store(store)
-            state, incomplete = _sequence(held, metric, a, b, settings, seeds, state, known)
+            grown, incomplete = _sequence(held, metric, a, b, settings, seeds, state, known)
+            if grown is not state:  # a new state (first look, or the pairs changed): rewrite
+                written = 0
+            state = grown
             n_pairs = state.x.size
             if not looks or looks[-1] != n_pairs:
                 looks.append(n_pairs)
@@ -203,7 +211,8 @@ def run_until_settled(
             cs = dataclasses.replace(cs, budget=budget)
             if reason == "budget":
                 cs = dataclasses.replace(cs, stop=n_pairs, reason="budget")
-            _write(held, metric, a, b, settings, cs, reason, looks, incomplete)
+            _write(held, metric, a, b, settings, cs, reason, looks, incomplete, written)
+            written = n_pairs
             if on_look is not None:
                 on_look(cs)
             if reason is not None:
@@ -384,10 +393,13 @@ def _sequence(store, metric, a, b, settings, seeds, state, known):
     completed), the state starts over.
     """
     bounds = settings["bounds"]
-    frontier = max(known, default=-1) + 1
+    frontier = next(reversed(known), -1) + 1  # seeds enter in increasing order
     diffs, used, incomplete = paired_seed_differences(store, metric, a, b, seeds, bounds,
                                                       from_seed=frontier)
-    diffs = np.concatenate([list(known.values()), diffs])
+    # the known seeds' differences lead the state's (no pass over them in Python)
+    before = (state.x[: len(known)] if state is not None and state.x.size >= len(known)
+              else np.fromiter(known.values(), float, len(known)))
+    diffs = np.concatenate([before, diffs])
     first_open = min(incomplete, default=None)
     known.update((int(s), float(d)) for s, d in zip(used, diffs[len(known):], strict=True)
                  if first_open is None or s < first_open)
@@ -407,16 +419,12 @@ def _sequence(store, metric, a, b, settings, seeds, state, known):
     return state.extend(diffs[state.x.size :]), incomplete
 
 
-def _write(st, metric, a, b, settings, cs, reason, looks, incomplete) -> None:
-    sequence = {
-        "n": cs.n.tolist(),
-        "estimate": cs.estimate.tolist(),
-        "low": cs.low.tolist(),
-        "high": cs.high.tolist(),
-        "looks": list(looks),
-        "incomplete": list(incomplete),
-        "method": cs.method,
-    }
+def _write(st, metric, a, b, settings, cs, reason, looks, incomplete, start: int) -> None:
+    """Record a look: the run's state, and the sequence's rows past ``start`` pairs."""
+    new = slice(start, None)
+    points = (cs.n[new], cs.estimate[new], cs.low[new], cs.high[new],
+              np.isin(cs.n[new], looks))
+    sequence = {"incomplete": list(incomplete), "method": cs.method}
     with sqlite_errors(st.path, ExperimentError):
         st.record_sequence(
             metric,
@@ -429,6 +437,8 @@ def _write(st, metric, a, b, settings, cs, reason, looks, incomplete) -> None:
                 "stop": cs.stop if reason is not None else None,
                 "sequence": sequence,
             },
+            points,
+            start,
         )
 
 

@@ -1,6 +1,6 @@
 """The run store: one SQLite file (WAL mode), one row per trial.
 
-Schema (version 4, ``PRAGMA user_version``; ``PRAGMA application_id`` is
+Schema (version 5, ``PRAGMA user_version``; ``PRAGMA application_id`` is
 ``0x56524556``, "VREV", so a database from another program is recognised):
 
 ``meta(key, value)``
@@ -22,7 +22,15 @@ Schema (version 4, ``PRAGMA user_version``; ``PRAGMA application_id`` is
     A sequential run (:mod:`vareval.experiment.sequential`) comparing
     experiments ``a`` and ``b`` on ``metric``: its settings (JSON), whether
     it is ``running`` or ``stopped``, why and at how many pairs it stopped,
-    and the confidence sequence as it stood at the last look (JSON).
+    and in ``sequence`` (JSON) the bounded sequence's method and the
+    incomplete seeds. Stores of version 3 and 4 held the whole confidence
+    sequence there too (lists ``n``, ``estimate``, ``low``, ``high``,
+    ``looks``), rewritten at every look; such a record is still read, and the
+    run's next look moves it into ``sequence_points``.
+``sequence_points(metric, a, b, n, estimate, low, high, look)``
+    The confidence sequence of a sequential run, one row per number of
+    pairs ``n``; ``look`` is 1 where the rule looked. A look appends the rows
+    of its new pairs only.
 ``trials``
     ``id``; the trial's identity ``(factors, seed, config_index, rerun)``
     (UNIQUE, so re-populating the grid on resume is idempotent);
@@ -38,7 +46,8 @@ Schema (version 4, ``PRAGMA user_version``; ``PRAGMA application_id`` is
 
 Older stores are migrated in place, additively, when opened for writing:
 version 1 (no ``runs``, ``curves``, ``artifacts``, ``run_id``) and version 2
-(no ``sequences``) and version 3 (no ``trials.execution``). Read-only readers
+(no ``sequences``), version 3 (no ``trials.execution``) and version 4 (no
+``sequence_points``). Read-only readers
 open them as they are.
 
 Growing: a store accepts a declaration with more seeds, configurations,
@@ -173,6 +182,21 @@ CREATE TABLE IF NOT EXISTS sequences (
 );
 """
 
+# version 5: a sequential run's sequence as rows, appended look by look
+_SCHEMA_5 = """
+CREATE TABLE IF NOT EXISTS sequence_points (
+    metric TEXT NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    estimate REAL NOT NULL,
+    low REAL NOT NULL,
+    high REAL NOT NULL,
+    look INTEGER NOT NULL,
+    PRIMARY KEY (metric, a, b, n)
+) WITHOUT ROWID;
+"""
+
 # pending, or claimed by another runner whose heartbeat is older than the limit
 _CLAIMABLE = (
     "status = 'pending' OR (status = 'running' AND heartbeat < ? AND runner IS NOT ?)"
@@ -280,7 +304,7 @@ class Store:
         with self.transaction():
             if probe(self.con, self.path, ExperimentError) != (0, 0, 0):
                 return  # another runner created it first
-            for statement in (_SCHEMA + _SCHEMA_2 + _SCHEMA_3).split(";"):
+            for statement in (_SCHEMA + _SCHEMA_2 + _SCHEMA_3 + _SCHEMA_5).split(";"):
                 if statement.strip():
                     self.con.execute(statement)
             self.con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -307,7 +331,7 @@ class Store:
                 self.con.execute(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('config_scheme', '1')"
                 )
-            for statement in (_SCHEMA_2 + _SCHEMA_3).split(";"):
+            for statement in (_SCHEMA_2 + _SCHEMA_3 + _SCHEMA_5).split(";"):
                 if statement.strip():
                     self.con.execute(statement)
             columns = {r[1] for r in self.con.execute("PRAGMA table_info(trials)")}
@@ -653,13 +677,31 @@ class Store:
             ).rowcount
 
     # -- sequential runs -------------------------------------------------
-    def record_sequence(self, metric: str, a: str, b: str, record: dict) -> None:
+    def record_sequence(self, metric: str, a: str, b: str, record: dict, points=None,
+                        start: int = 0) -> None:
         """Write (or replace) the record of the sequential run comparing ``a`` and ``b``.
 
         ``record`` holds ``settings`` (dict), ``status`` (``running`` or
-        ``stopped``), ``reason``, ``stop`` and ``sequence`` (dict of lists).
+        ``stopped``), ``reason``, ``stop`` and ``sequence`` (dict). ``points``,
+        when given, are the sequence's rows past ``start`` pairs as arrays
+        ``(n, estimate, low, high, look)``: the stored rows past ``start`` are
+        replaced by them and those up to ``start`` kept, so a look writes its
+        new pairs only. One transaction.
         """
         with self.transaction():
+            if points is not None:
+                self.con.execute(
+                    "DELETE FROM sequence_points WHERE metric = ? AND a = ? AND b = ? AND n > ?",
+                    (metric, a, b, int(start)),
+                )
+                columns = [np.asarray(c).tolist() for c in points[:4]]
+                columns.append(np.asarray(points[4], dtype=int).tolist())
+                k = len(columns[0])
+                self.con.executemany(
+                    "INSERT INTO sequence_points (metric, a, b, n, estimate, low, high, look) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    zip([metric] * k, [a] * k, [b] * k, *columns, strict=True),
+                )
             self.con.execute(
                 "INSERT OR REPLACE INTO sequences (metric, a, b, settings, status, reason, "
                 "stop, sequence, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -670,7 +712,13 @@ class Store:
             )
 
     def sequences(self) -> list[dict]:
-        """Every recorded sequential run (none in a store made before them)."""
+        """Every recorded sequential run (none in a store made before them).
+
+        Each record's ``sequence`` is a dict of lists ``n``, ``estimate``,
+        ``low``, ``high``, ``looks`` (and ``incomplete``, ``method``), read
+        from ``sequence_points`` or, in a record an older version wrote, from
+        its JSON.
+        """
         if not self._has_table("sequences"):
             return []
         rows = self.con.execute(
@@ -684,8 +732,22 @@ class Store:
             rec = dict(zip(keys, row, strict=True))
             for key in ("settings", "sequence"):
                 rec[key] = loads(rec[key], f"the sequence's `{key}`", self.path, ExperimentError)
+            if "n" not in rec["sequence"]:
+                rec["sequence"] = {**self._sequence_points(rec["metric"], rec["a"], rec["b"]),
+                                   "incomplete": rec["sequence"].get("incomplete", []),
+                                   "method": rec["sequence"].get("method")}
             out.append(rec)
         return out
+
+    def _sequence_points(self, metric: str, a: str, b: str) -> dict:
+        """The stored sequence of one comparison as lists (empty without the table)."""
+        points = [] if not self._has_table("sequence_points") else self.con.execute(
+            "SELECT n, estimate, low, high, look FROM sequence_points "
+            "WHERE metric = ? AND a = ? AND b = ? ORDER BY n", (metric, a, b)
+        ).fetchall()
+        n, estimate, low, high, look = ([r[i] for r in points] for i in range(5))
+        return {"n": n, "estimate": estimate, "low": low, "high": high,
+                "looks": [k for k, flag in zip(n, look, strict=True) if flag]}
 
     # -- reading -----------------------------------------------------
     def counts(self) -> dict[str, int]:

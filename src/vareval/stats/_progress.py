@@ -1,10 +1,36 @@
-"""A tqdm progress bar for long work (shown on a terminal by default)."""
+"""A tqdm progress bar for long work, shown on a terminal (stderr) by default.
+
+``show=None`` (what the commands pass) shows the bar only when stderr is a
+terminal: never in a pipe, a file, or a notebook's captured stream. The
+environment variable ``VAREVAL_PROGRESS`` overrides that: ``1`` shows the
+bar wherever stderr goes, ``0`` never shows it. ``show=True`` (asked for in
+Python) shows it always, as a widget in a notebook; ``False`` never.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 
-def progress_bar(total: int, desc: str, show=None):
-    """A tqdm bar of ``total`` steps; ``show`` None: only on a terminal, False: never."""
-    from tqdm.auto import tqdm
+_ON, _OFF = ("1", "always", "on", "yes", "true"), ("0", "never", "off", "no", "false")
 
-    return tqdm(total=total, desc=desc, disable=None if show is None else not show, leave=False)
+
+def drawn(show=None) -> bool:
+    """Whether a bar with this ``show`` setting is drawn (see the module's note)."""
+    if show is not None:
+        return bool(show)
+    forced = os.environ.get("VAREVAL_PROGRESS", "").strip().lower()
+    if forced in _ON or forced in _OFF:
+        return forced in _ON
+    stream = sys.stderr
+    return stream is not None and hasattr(stream, "isatty") and stream.isatty()
+
+
+def progress_bar(total: int | None, desc: str, show=None):
+    """A tqdm bar of ``total`` steps on stderr (None: a counter); drawn when :func:`drawn`."""
+    if show is True:
+        from tqdm.auto import tqdm  # asked for: a widget in a notebook
+    else:
+        from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not drawn(show), leave=False)

@@ -147,12 +147,14 @@ def _blocks(total: int, width: int):
         yield min(step, total - start)
 
 
-def bootstrap_means(values: np.ndarray, cluster, n_clusters: int, n_resamples: int, rng):
+def bootstrap_means(values: np.ndarray, cluster, n_clusters: int, n_resamples: int, rng,
+                    bar=None):
     """Cluster-bootstrap means over questions: ``(n_resamples, k)`` for ``values (n, k)``.
 
     Each resample draws ``G`` clusters with replacement (questions when there
     are no clusters) and takes the mean over the questions drawn; every column
     (model) uses the same draws, so column differences are the paired bootstrap.
+    ``bar``, a progress bar, advances by each block of resamples.
     """
     ind = indicator(cluster, n_clusters)
     sums = np.asarray(ind @ values)
@@ -163,6 +165,8 @@ def bootstrap_means(values: np.ndarray, cluster, n_clusters: int, n_resamples: i
         draws = rng.integers(0, g, size=(b, g)) + (np.arange(b) * g)[:, None]
         counts = np.bincount(draws.ravel(), minlength=b * g).reshape(b, g).astype(float)
         out.append((counts @ sums) / (counts @ sizes)[:, None])
+        if bar is not None:
+            bar.update(b)
     return np.concatenate(out)
 
 

@@ -39,6 +39,7 @@ from scipy import stats
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
+from vareval.stats._progress import progress_bar
 from vareval.stats._result import Result
 from vareval.stats.evals._questions import (
     bootstrap_means,
@@ -298,7 +299,7 @@ def _kth(values: np.ndarray, k: int, largest: bool) -> np.ndarray:
     return ordered[k - 1]
 
 
-def _flip_roots(mq: ModelQuestions, ia, ib, n_resamples, rng):
+def _flip_roots(mq: ModelQuestions, ia, ib, n_resamples, rng, bar=None):
     """For every sign flip and pair, the shifts ``delta0`` the flip counts as a hit.
 
     A flip ``e`` of the clusters counts against ``delta0`` when
@@ -327,14 +328,19 @@ def _flip_roots(mq: ModelQuestions, ia, ib, n_resamples, rng):
         lo, hi = np.minimum(r1, r2), np.maximum(r1, r2)
         low.append(np.where(full, -np.inf, lo))
         high.append(np.where(full, np.inf, hi))
+        if bar is not None:
+            bar.update(signs.shape[0])
     low, high = np.concatenate(low), np.concatenate(high)
     tol = _tol(np.abs(low).clip(max=1e300)) + _tol(np.abs(high).clip(max=1e300))
     return low - tol, high + tol, exact
 
 
-def _permutation(mq, ia, ib, est, alpha, n_resamples, rng):
+def _permutation(mq, ia, ib, est, alpha, n_resamples, rng, progress=False):
     """The sign-flip p-value at 0 and the interval of shifts it does not reject."""
-    low, high, exact = _flip_roots(mq, ia, ib, n_resamples, rng)
+    g = mq.n_clusters
+    flips = min(n_resamples, 2**g) if g < 63 else n_resamples
+    with progress_bar(flips, "sign flips", progress) as bar:
+        low, high, exact = _flip_roots(mq, ia, ib, n_resamples, rng, bar)
     total = low.shape[0]
     hits = ((low <= 0) & (high >= 0)).sum(axis=0)
     p = hits / total if exact else (hits + 1) / (total + 1)
@@ -375,8 +381,13 @@ def _inverted_pvalue(interval_at, est) -> np.ndarray:
     return np.where(est == 0, 1.0, np.maximum(1 - hi_c, 1e-15))
 
 
-def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples, rng):
-    """Estimates, SEs, intervals and p-values for ``pairs`` of columns, all vectorised."""
+def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples, rng,
+              progress=False):
+    """Estimates, SEs, intervals and p-values for ``pairs`` of columns, all vectorised.
+
+    ``progress`` (None: on a terminal only) shows a tqdm bar over the blocks of
+    resamples or sign flips.
+    """
     m, g = mq.means, mq.n_clusters
     ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     diffs = m[:, ia] - m[:, ib]
@@ -397,7 +408,8 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
     if interval == "newcombe":
         low, high = _newcombe(mq, ia, ib, se)(confidence)
     if test == "bootstrap" or interval == "bootstrap":
-        boot = bootstrap_means(m, mq.cluster, g, n_resamples, rng)
+        with progress_bar(n_resamples, "bootstrap", progress) as bar:
+            boot = bootstrap_means(m, mq.cluster, g, n_resamples, rng, bar)
         p_boot, b_low, b_high = _bootstrap(boot[:, ia] - boot[:, ib], est, alpha, n_resamples)
         b_used, p_min = n_resamples, np.full(len(pairs), 1 / (n_resamples + 1))
         if interval == "bootstrap":
@@ -406,7 +418,7 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
             p = p_boot
     if test == "permutation" or interval == "permutation":
         p_perm, p_low, p_high, exact, b_used, p_min = _permutation(
-            mq, ia, ib, est, alpha, n_resamples, rng)
+            mq, ia, ib, est, alpha, n_resamples, rng, progress)
         if interval == "permutation":
             low, high = p_low, p_high
         if test == "permutation":
@@ -636,6 +648,7 @@ def compare_matrix(
     confidence=0.95,
     n_resamples=10_000,
     rng=None,
+    progress=False,
 ) -> EvalComparisons:
     """Every pair of the models in ``mq`` (see :func:`compare_models`)."""
     test, interval, agree, confidence, n_resamples = _check(
@@ -651,7 +664,7 @@ def compare_matrix(
     k = len(mq.models)
     pairs = list(itertools.combinations(range(k), 2))
     est, se, _, _, low, high, p, _, used, p_min = _pairwise(
-        mq, pairs, test, interval, confidence, n_resamples, as_rng(rng)
+        mq, pairs, test, interval, confidence, n_resamples, as_rng(rng), progress
     )
     padj = adjust(p, correction)
     full = np.ones((k, k))
@@ -696,6 +709,7 @@ def compare_models(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     rng=None,
+    progress=False,
 ) -> EvalComparisons:
     """Every pair of several models on the same questions, with adjusted p-values and tiers.
 
@@ -712,9 +726,12 @@ def compare_models(
         ``"holm"`` (default), ``"bh"`` (Benjamini-Hochberg), ``"bonferroni"`` or ``"none"``.
     alpha : float
         Level at which tiers separate models.
+    progress : bool or None, default False
+        Show a tqdm bar over the resamples, drawn in blocks (None: on a
+        terminal only).
     """
     mq = model_questions(scores, model, question, cluster)
     return compare_matrix(
         mq, test=test, interval=interval, correction=correction, alpha=alpha,
-        confidence=confidence, n_resamples=n_resamples, rng=rng,
+        confidence=confidence, n_resamples=n_resamples, rng=rng, progress=progress,
     )

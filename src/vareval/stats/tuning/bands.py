@@ -60,6 +60,7 @@ from vareval.stats._checks import (
     as_scores,
     renamed_keywords,
 )
+from vareval.stats._progress import drawn, progress_bar
 from vareval.stats._result import Result, renamed_opposite
 from vareval.stats.tuning.curves import (
     EmpiricalDistribution,
@@ -235,8 +236,11 @@ def simultaneous_coverage(lower, upper) -> float:
     return _crossing_probability(lo_b, hi_b, np.arange(1, n + 1), n)
 
 
-def _crossing_probability(lo_b, hi_b, idx, n: int) -> float:
+def _crossing_probability(lo_b, hi_b, idx, n: int, bar=None) -> float:
     """``P(lo_j <= U_(idx_j) <= hi_j for all j)`` for ``n`` uniforms (see above).
+
+    ``bar``, a progress bar, is reset to the ``2 m`` breakpoints and moved
+    every hundredth of them.
 
     ``idx`` is an increasing subset of ``1..n`` (all of it for a full band).
     At a lower bound of ``U_(i)`` the Poisson count must be at most ``i - 1``,
@@ -262,7 +266,12 @@ def _crossing_probability(lo_b, hi_b, idx, n: int) -> float:
     offsets = offsets.tolist()
     state = np.ones(1)
     base = 0  # the count that state[0] stands for
+    tick = max(1, (2 * m) // 100) if bar is not None else 0
+    if bar is not None:
+        bar.reset(total=2 * m)
     for e in range(2 * m):
+        if tick and e % tick == tick - 1:
+            bar.update(tick)
         top = cap[e]
         width = top - base + 1  # jumps beyond this leave the band
         kern = kernels[offsets[e] : min(offsets[e + 1], offsets[e] + width)]
@@ -481,14 +490,15 @@ class OrderStatisticBand(Result):
         return pd.DataFrame({"i": i, "lower": self.lower, "upper": self.upper})
 
 
-def _ld_solve(n: int, confidence: float, kind: str):
+def _ld_solve(n: int, confidence: float, kind: str, bar=None):
     """Find the pointwise level whose intervals hold jointly with ``confidence``.
 
     Root finding on ``x = -log(alpha)``, ``alpha = 1 - c``, between the
     obvious bracket ``alpha = 1 - confidence`` (coverage <= confidence) and
     the Bonferroni level ``alpha = (1 - confidence) / n`` (coverage >=
     confidence), starting from an asymptotic guess and taking secant steps on
-    ``logit(coverage)``, bisecting whenever a step leaves the bracket.
+    ``logit(coverage)``, bisecting whenever a step leaves the bracket. ``bar``
+    (a progress bar) follows each coverage evaluation's recursion.
     """
     beta = 1.0 - confidence
     if n == 1:
@@ -502,7 +512,9 @@ def _ld_solve(n: int, confidence: float, kind: str):
     def g(x):
         nonlocal warm
         lo, hi, warm, idx = _order_statistic_intervals(n, np.exp(-x), kind, warm, first)
-        cov = _crossing_probability(lo, hi, idx, n)
+        if bar is not None:
+            bar.set_description(f"band coverage, step {len(cache) + 1}", refresh=False)
+        cov = _crossing_probability(lo, hi, idx, n, bar)
         cache[x] = (lo, hi, idx, cov)
         cov_c = min(max(cov, 1e-300), 1 - 1e-16)
         return np.log(cov_c / (1 - cov_c)) - np.log(confidence / beta), cov
@@ -542,7 +554,12 @@ def _ld_solve(n: int, confidence: float, kind: str):
 
 
 @functools.lru_cache(maxsize=64)
-def _order_statistic_band_cached(n: int, confidence: float, method: str):
+def _order_statistic_band_cached(n: int, confidence: float, method: str, show: bool = False):
+    with progress_bar(None, "band coverage", show) as bar:
+        return _order_statistic_band(n, confidence, method, bar if show else None)
+
+
+def _order_statistic_band(n: int, confidence: float, method: str, bar):
     if method in ("ks", "dkw"):
         if method == "ks":
             eps = float(stats.kstwo(n).ppf(confidence))
@@ -552,9 +569,10 @@ def _order_statistic_band_cached(n: int, confidence: float, method: str):
         lo = np.clip(i / n - eps, 0.0, 1.0)
         hi = np.clip((i - 1) / n + eps, 0.0, 1.0)
         # P(all in band) = P(D_n <= eps); the recursion past EXACT_N would cost minutes
-        cov = simultaneous_coverage(lo, hi) if n <= EXACT_N else float(stats.kstwo(n).cdf(eps))
+        cov = (_crossing_probability(lo, hi, i, n, bar) if n <= EXACT_N
+               else float(stats.kstwo(n).cdf(eps)))
         return _frozen(OrderStatisticBand(n, method, confidence, lo, hi, eps, cov))
-    lo, hi, cov, level = _ld_solve(n, confidence, method[3:])
+    lo, hi, cov, level = _ld_solve(n, confidence, method[3:], bar)
     return _frozen(OrderStatisticBand(n, method, confidence, lo, hi, level, cov))
 
 
@@ -565,7 +583,8 @@ def _frozen(band: OrderStatisticBand) -> OrderStatisticBand:
     return band
 
 
-def order_statistic_band(n: int, confidence: float = 0.95, method: str = "ld-hd"):
+def order_statistic_band(n: int, confidence: float = 0.95, method: str = "ld-hd",
+                         progress=False):
     """Return simultaneous intervals for the order statistics of ``n`` uniforms.
 
     For ``"ld-hd"`` / ``"ld-et"`` the pointwise Beta(i, n + 1 - i) intervals
@@ -586,6 +605,9 @@ def order_statistic_band(n: int, confidence: float = 0.95, method: str = "ld-hd"
         Simultaneous confidence, strictly between 0 and 1.
     method : {"ld-hd", "ld-et", "ks", "dkw"}
         The band.
+    progress : bool or None, default False
+        Show a tqdm bar over the exact coverage's recursion (None: on a
+        terminal only; see :mod:`vareval.stats._progress`).
 
     Returns
     -------
@@ -593,7 +615,7 @@ def order_statistic_band(n: int, confidence: float = 0.95, method: str = "ld-hd"
     """
     n = as_positive_int(n, "n")
     confidence = as_confidence(confidence)
-    return _order_statistic_band_cached(n, confidence, _as_method(method))
+    return _order_statistic_band_cached(n, confidence, _as_method(method), drawn(progress))
 
 
 # -- CDF bands and tuning-curve bands -------------------------------------------
@@ -754,6 +776,7 @@ def cdf_band(
     b: float = np.inf,
     method: str = "ld-hd",
     warn_ties: bool = True,
+    progress=False,
 ) -> CDFBand:
     """Return a simultaneous confidence band for the CDF of the search outcomes.
 
@@ -779,6 +802,9 @@ def cdf_band(
     warn_ties : bool, default True
         Warn (:class:`~vareval.errors.VarevalWarning`) when ties make the
         coverage inexact.
+    progress : bool or None, default False
+        Show a tqdm bar over the band's exact coverage (None: on a terminal
+        only).
 
     Returns
     -------
@@ -788,7 +814,7 @@ def cdf_band(
         scores, confidence, a, b, method, warn_ties
     )
     n = ys.size
-    osb = order_statistic_band(n, confidence, method)
+    osb = order_statistic_band(n, confidence, method, progress)
     points = np.concatenate([[a], ys, [b]])
     lower = np.concatenate([[0.0], osb.lower, [1.0]])
     upper = np.concatenate([osb.upper, [1.0, 1.0]])

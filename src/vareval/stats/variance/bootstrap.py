@@ -34,6 +34,7 @@ from scipy import stats as sst
 from vareval.errors import ArgumentError, FitError
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._checks import as_confidence
+from vareval.stats._progress import progress_bar
 from vareval.stats._result import Result
 from vareval.stats.variance import fit as _mixed
 from vareval.stats.variance.fit import (
@@ -211,14 +212,15 @@ class _Batch:
         dev += m * (1.0 + np.log(2.0 * np.pi * r2 / m))
         return dev, r2 / m
 
-    def fit(self, gamma0, iters=50):
+    def fit(self, gamma0, iters=50, bar=None):
         """Minimise every replicate's deviance over gamma >= 0 at once.
 
         Projected Newton steps in ``gamma = theta^2`` (so a variance at 0 has a
         non-zero derivative and can leave the boundary), with forward-difference
         derivatives, a modified Hessian (absolute eigenvalues) and step halving
-        per replicate; replicates leave the batch once converged. Returns gamma
-        and sigma^2, each with a leading B axis.
+        per replicate; replicates leave the batch once converged (``bar``, a
+        progress bar, counts them). Returns gamma and sigma^2, each with a
+        leading B axis.
         """
         k, B = self.cp.k, self.B
         g = np.array(np.broadcast_to(gamma0, (B, k)), dtype=float)
@@ -248,6 +250,10 @@ class _Batch:
             moved = np.max(np.abs(g_new - ga) / (ga + 1e-2), axis=1)
             g[active], f[active] = g_new, f_new
             active = active[(moved > 1e-8) & (fa - f_new > 1e-11 * np.abs(fa))]
+            if bar is not None:
+                bar.update(ga.shape[0] - active.size)
+        if bar is not None:
+            bar.update(active.size)  # stopped at the iteration limit
         return g, self.deviance(g)[1]
 
     def _newton_step(self, g, f, rows, eye):
@@ -485,10 +491,10 @@ def _left(A, X):
     return np.moveaxis(np.asarray(Y).reshape(-1, B, m), 1, 0)
 
 
-def _refit_batch(st, stats, reml, gamma0):
+def _refit_batch(st, stats, reml, gamma0, bar=None):
     """Variances (B, k + 1) of the model of state ``st`` refitted to simulated responses."""
     batch = _make_batch(st, stats, reml)
-    gamma, s2 = batch.fit(gamma0)
+    gamma, s2 = batch.fit(gamma0, bar=bar)
     return gamma, s2, batch
 
 
@@ -503,6 +509,7 @@ def bootstrap_intervals(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     rng=None,
+    progress=False,
 ) -> VarianceIntervals:
     """Parametric-bootstrap percentile intervals for the variance components.
 
@@ -521,6 +528,9 @@ def bootstrap_intervals(
     confidence : float, default 0.95
     rng : int or numpy.random.Generator, optional
         Seed or generator for the simulation.
+    progress : bool or None, default False
+        Show a tqdm bar of the refitted draws, all refitted at once (None: on
+        a terminal only).
 
     Returns
     -------
@@ -536,7 +546,7 @@ def bootstrap_intervals(
     confidence = as_confidence(confidence)
     B = _n_resamples(n_resamples)
     st = _intercept_state(fit)
-    gamma, s2 = _component_draws(fit, st, B, rng)
+    gamma, s2 = _component_draws(fit, st, B, rng, progress)
     variance = np.column_stack([gamma * s2[:, None], s2])
     shares, iccs, residual = _ratio_specs(st.codes, st.cp.q)
     share = np.column_stack(
@@ -568,20 +578,24 @@ def bootstrap_intervals(
     )
 
 
-def _component_draws(fit, st, B, rng):
+def _component_draws(fit, st, B, rng, progress=False):
     if not fit.group_names:
         raise ArgumentError("`fit` has no random effects to give intervals for.")
     (stats,) = _simulate_stats(fit, B, _rng(rng), [st.cp])
-    gamma, s2, _ = _refit_batch(st, stats, fit.reml, fit.theta**2)
+    with progress_bar(B, "bootstrap refits", progress) as bar:
+        gamma, s2, _ = _refit_batch(st, stats, fit.reml, fit.theta**2, bar)
     return gamma, s2
 
 
-def bootstrap_components(fit: MixedModelFit, *, n_resamples: int = 1000, rng=None):
+def bootstrap_components(fit: MixedModelFit, *, n_resamples: int = 1000, rng=None,
+                         progress=False):
     """Parametric-bootstrap draws of the variance components.
 
     Estimand: the sampling distribution of the fitted variances (each random
     effect's and the residual's), as :func:`bootstrap_intervals` uses it:
     responses simulated from the fit and refitted by the same criterion.
+    ``progress`` (None: on a terminal only) shows a tqdm bar of the refitted
+    draws, all refitted at once.
 
     Returns
     -------
@@ -589,7 +603,8 @@ def bootstrap_components(fit: MixedModelFit, *, n_resamples: int = 1000, rng=Non
         ``(n_resamples, len(fit.components))`` variances, columns in the order
         of ``fit.components``.
     """
-    gamma, s2 = _component_draws(fit, _intercept_state(fit), _n_resamples(n_resamples), rng)
+    gamma, s2 = _component_draws(fit, _intercept_state(fit), _n_resamples(n_resamples), rng,
+                                 progress)
     return np.column_stack([gamma * s2[:, None], s2])
 
 
@@ -636,7 +651,7 @@ class BootstrapLRT(Result):
 
 @single_blas_thread
 def bootstrap_lrt(
-    fit: MixedModelFit, term: str, *, n_resamples: int = 1000, rng=None
+    fit: MixedModelFit, term: str, *, n_resamples: int = 1000, rng=None, progress=False
 ) -> BootstrapLRT:
     """Test a variance component by a parametric bootstrap of the LRT.
 
@@ -655,6 +670,9 @@ def bootstrap_lrt(
         The grouping factor to test.
     n_resamples : int, default 1000
     rng : int or numpy.random.Generator, optional
+    progress : bool or None, default False
+        Show a tqdm bar of the refitted draws (three batches: the full model
+        from two starts, the reduced one; None: on a terminal only).
 
     Returns
     -------
@@ -679,12 +697,13 @@ def bootstrap_lrt(
     # start the full model's refits both at the null (the simulated truth) and
     # at the observed fit, and keep the better of the two
     g0 = np.insert(reduced.theta**2, j, 0.0)
-    b_full = _make_batch(full, s_full, fit.reml)
-    ga, _ = b_full.fit(g0)
-    gb, _ = b_full.fit(np.maximum(fit.theta**2, 1e-2))
-    dev_full = np.minimum(b_full.deviance(ga)[0], b_full.deviance(gb)[0])
-    b_red = _make_batch(red, s_red, fit.reml)
-    g_red, _ = b_red.fit(reduced.theta**2)
+    with progress_bar(3 * B, f"bootstrap LRT ({term})", progress) as bar:
+        b_full = _make_batch(full, s_full, fit.reml)
+        ga, _ = b_full.fit(g0, bar=bar)
+        gb, _ = b_full.fit(np.maximum(fit.theta**2, 1e-2), bar=bar)
+        dev_full = np.minimum(b_full.deviance(ga)[0], b_full.deviance(gb)[0])
+        b_red = _make_batch(red, s_red, fit.reml)
+        g_red, _ = b_red.fit(reduced.theta**2, bar=bar)
     null = np.maximum(b_red.deviance(g_red)[0] - dev_full, 0.0)
     naive = float(sst.chi2.sf(stat, 1))
     return BootstrapLRT(

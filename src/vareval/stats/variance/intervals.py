@@ -30,6 +30,7 @@ from scipy import stats as sst
 from vareval.errors import ArgumentError, FitError
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._checks import as_confidence
+from vareval.stats._progress import progress_bar
 from vareval.stats._result import Result
 from vareval.stats.variance.fit import (
     MixedModelFit,
@@ -266,7 +267,7 @@ def _interval(zeta, est, lo_bound, hi_bound, grow):
 
 @single_blas_thread
 def profile_intervals(
-    fit: MixedModelFit, *, confidence: float = 0.95
+    fit: MixedModelFit, *, confidence: float = 0.95, progress=False
 ) -> VarianceIntervals:
     """Profile-likelihood intervals for every variance component, SD, share and ICC.
 
@@ -280,6 +281,8 @@ def profile_intervals(
         A REML or ML fit; the profile is the ML deviance's in both cases, as in
         lme4's ``confint(fit, method = "profile")``.
     confidence : float, default 0.95
+    progress : bool or None, default False
+        Show a tqdm bar over the intervals (None: on a terminal only).
 
     Returns
     -------
@@ -301,38 +304,42 @@ def profile_intervals(
     pr = _Profiler(fit)
     k = pr.k
     cut = float(sst.chi2.ppf(confidence, 1))
-    sd_ml = np.append(pr.theta * pr.sigma, pr.sigma)
-    sd_lo, sd_hi = np.empty(k + 1), np.empty(k + 1)
-    for j in range(k + 1):
-        def zeta(c, j=j):
-            return pr.sd_profile(j, c)[0] - pr.dmin - cut
+    with progress_bar(2 * (k + 1), "profile intervals", progress) as bar:
+        sd_ml = np.append(pr.theta * pr.sigma, pr.sigma)
+        sd_lo, sd_hi = np.empty(k + 1), np.empty(k + 1)
+        for j in range(k + 1):
+            def zeta(c, j=j):
+                return pr.sd_profile(j, c)[0] - pr.dmin - cut
 
-        lo_bound = 0.0 if j < k else sd_ml[k] * 1e-3
-        est = max(sd_ml[j], 1e-12 * sd_ml[k])
-        sd_lo[j], sd_hi[j] = _interval(
-            zeta, est, lo_bound, np.inf, lambda v: 2.0 * v if v > 0 else sd_ml[k]
-        )
-    gam = pr.theta**2
+            lo_bound = 0.0 if j < k else sd_ml[k] * 1e-3
+            est = max(sd_ml[j], 1e-12 * sd_ml[k])
+            sd_lo[j], sd_hi[j] = _interval(
+                zeta, est, lo_bound, np.inf, lambda v: 2.0 * v if v > 0 else sd_ml[k]
+            )
+            bar.update()
+        gam = pr.theta**2
 
-    def ratio_interval(spec):
-        est = min(max(float(ratio_value(spec, gam)), 1e-12), 1.0 - 1e-12)
+        def ratio_interval(spec):
+            est = min(max(float(ratio_value(spec, gam)), 1e-12), 1.0 - 1e-12)
 
-        def zeta(s):
-            s = min(max(s, 1e-15), 1.0 - 1e-15)
-            return pr.ratio_profile(spec, s)[0] - pr.dmin - cut
+            def zeta(s):
+                s = min(max(s, 1e-15), 1.0 - 1e-15)
+                return pr.ratio_profile(spec, s)[0] - pr.dmin - cut
 
-        return _interval(zeta, est, 0.0, 1.0, lambda v: 1.0 - (1.0 - v) / 4.0)
+            return _interval(zeta, est, 0.0, 1.0, lambda v: 1.0 - (1.0 - v) / 4.0)
 
-    shares, iccs, residual = _ratio_specs(pr.codes, pr.cp.q)
-    share_lo, share_hi = np.empty(k + 1), np.empty(k + 1)
-    icc_lo, icc_hi = np.full(k + 1, np.nan), np.full(k + 1, np.nan)
-    for j in range(k):
-        share_lo[j], share_hi[j] = ratio_interval(shares[j])
-        if len(iccs[j][0]) == 1:
-            icc_lo[j], icc_hi[j] = share_lo[j], share_hi[j]
-        else:
-            icc_lo[j], icc_hi[j] = ratio_interval(iccs[j])
-    share_lo[k], share_hi[k] = ratio_interval(residual)
+        shares, iccs, residual = _ratio_specs(pr.codes, pr.cp.q)
+        share_lo, share_hi = np.empty(k + 1), np.empty(k + 1)
+        icc_lo, icc_hi = np.full(k + 1, np.nan), np.full(k + 1, np.nan)
+        for j in range(k):
+            share_lo[j], share_hi[j] = ratio_interval(shares[j])
+            if len(iccs[j][0]) == 1:
+                icc_lo[j], icc_hi[j] = share_lo[j], share_hi[j]
+            else:
+                icc_lo[j], icc_hi[j] = ratio_interval(iccs[j])
+            bar.update()
+        share_lo[k], share_hi[k] = ratio_interval(residual)
+        bar.update()
     return VarianceIntervals(
         components=fit.components,
         sd=fit.sd,

@@ -42,6 +42,7 @@ from scipy import stats as sst
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._checks import as_confidence
+from vareval.stats._progress import progress_bar
 from vareval.stats._result import ConfidenceInterval, Result, t_interval_at
 from vareval.stats.variance.fit import (
     SINGULAR_TOL,
@@ -103,7 +104,7 @@ class RandomEffectLRT(Result):
 
 
 @single_blas_thread
-def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
+def random_effect_lrt(fit: MixedModelFit, terms=None, progress=False) -> tuple:
     """Test each random intercept by refitting the model without it.
 
     Estimand: whether the variance ``sigma_j^2`` of a grouping factor is zero
@@ -118,6 +119,8 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
         The full model.
     terms : sequence of str, optional
         Grouping factors to test; all by default.
+    progress : bool or None, default False
+        Show a tqdm bar over the refits (None: on a terminal only).
 
     Returns
     -------
@@ -135,17 +138,20 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
         return _slope_lrt(fit, st, terms)
     if terms is None:
         terms = names
-    out = []
     for term in terms:
         if term not in names:
             raise ArgumentError(
                 f"`terms` has {term!r}, which is not a grouping factor "
                 f"of the fit ({', '.join(names)})."
             )
-        j = names.index(term)
-        keep = [m for m in range(len(names)) if m != j]
-        reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
-        out.append(_lrt_result(term, fit, reduced, 1, float(fit.variance[j])))
+    out = []
+    with progress_bar(len(terms), "LRT refits", progress) as bar:
+        for term in terms:
+            j = names.index(term)
+            keep = [m for m in range(len(names)) if m != j]
+            reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
+            out.append(_lrt_result(term, fit, reduced, 1, float(fit.variance[j])))
+            bar.update()
     return tuple(out)
 
 
