@@ -469,9 +469,10 @@ def profile_intervals(
     def ratio_interval(spec):
         S, w = spec
         rho = float(ratio_value(spec, s))
-        u0 = float(sst.logistic.ppf(min(max(rho, 1e-6), 1.0 - 1e-6)))
+        rho = min(max(rho, 1e-6), 1.0 - 1e-6)
+        u0 = float(sst.logistic.ppf(rho))
         # d rho / d s, then d logit(rho) / d s
-        drho = ((np.isin(np.arange(k), S) if S is not None else 0.0) - rho * w)
+        drho = (np.isin(np.arange(k), S) if S is not None else 0.0) - rho * w
         drho = drho / (1.0 + w @ s) / (rho * (1.0 - rho))
         du = _step(se_u(np.append(drho, 0.0)), z)
         prob = pr.ratio_problem(spec)
