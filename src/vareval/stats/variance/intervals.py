@@ -127,22 +127,26 @@ def _newton(fg, x, lower, H=None, tol=1e-7, max_iter=50):
     the Newton decrement ``g'H^-1 g`` on the free coordinates is below ``tol``
     (the value is then within about ``tol / 2`` of the minimum; the deviance
     itself carries rounding noise of about 1e-12 of its size, which the line
-    search allows for). Returns ``(value, x, H)``.
+    search allows for). Should the steps stall far from that (a Hessian
+    misleading them), L-BFGS-B finishes. Returns ``(value, x, H)``.
     """
     f, g = fg(x)
     noise = 1e-12 * abs(f) if np.isfinite(f) else 0.0
     fresh = H is None
     if fresh:
         H = _hessian(fg, x, g)
+    dec = 0.0
     for _ in range(max_iter):
         free = ~((x <= lower) & (g > 0))
         if not np.any(free):
+            dec = 0.0
             break
         w, V = np.linalg.eigh(H[np.ix_(free, free)])
         w = np.maximum(np.abs(w), 1e-10 * max(np.max(np.abs(w)), 1e-300))
         d = np.zeros_like(x)
         d[free] = -V @ ((V.T @ g[free]) / w)
-        if -g @ d < tol:
+        dec = -g @ d
+        if dec < tol:
             break
         t = 1.0
         for _ in range(20):
@@ -161,6 +165,11 @@ def _newton(fg, x, lower, H=None, tol=1e-7, max_iter=50):
             Hs = H @ sv
             H = H - np.outer(Hs, Hs) / (sv @ Hs) + np.outer(yv, yv) / (sv @ yv)
         x, f, g, fresh = xn, fn, gn, False
+    if dec > 1e-4:
+        res = sopt.minimize(fg, x, jac=True, method="L-BFGS-B",
+                            bounds=[(lo, None) for lo in lower])  # fmt: skip
+        if res.fun < f:
+            f, x = float(res.fun), res.x
     return f, x, H
 
 
@@ -422,7 +431,10 @@ def profile_intervals(
     SD over ``theta`` with ``sigma`` fixed; for a share or ICC over the
     parameters left free by the constraint on the ratio of variances (``sigma``
     is profiled out analytically, the ratio not depending on it). Each end is
-    the root of ``profile(v) - min dev - chi2_1(confidence)``.
+    the root of ``profile(v) - min dev - chi2_1(confidence)``: Brent's method on
+    the signed root deviance, on a scale where it is nearly linear, after steps
+    out from a Wald-sized first one; each profile point is a projected Newton
+    solve warm-started at the previous point's solution and Hessian.
     """
     confidence = as_confidence(confidence)
     if not fit.group_names:
