@@ -108,19 +108,21 @@ def _intercept_state(fit: MixedModelFit):
     return st
 
 
-def _hessian(fg, x, g):
+def _hessian(fg, x, g, upper=None):
     """Forward differences of the analytic gradient (steps into the bounds' inside)."""
     H = np.empty((x.size, x.size))
     for i in range(x.size):
         h = 1e-5 * max(abs(x[i]), 0.1)
+        if upper is not None and x[i] + h > upper[i]:
+            h = -h
         xi = x.copy()
         xi[i] += h
         H[:, i] = (fg(xi)[1] - g) / h
     return 0.5 * (H + H.T)
 
 
-def _newton(fg, x, lower, H=None, tol=1e-7, max_iter=50):
-    """Minimise ``fg`` (value and gradient) over ``x >= lower`` by projected Newton.
+def _newton(fg, x, lower, upper=None, H=None, tol=1e-7, max_iter=50):
+    """Minimise ``fg`` (value and gradient) over ``lower <= x <= upper`` by projected Newton.
 
     ``H`` (a Hessian from a nearby point, kept current by BFGS updates) or, when
     it is None or a step fails, forward differences of the gradient. Stops when
@@ -130,14 +132,15 @@ def _newton(fg, x, lower, H=None, tol=1e-7, max_iter=50):
     search allows for). Should the steps stall far from that (a Hessian
     misleading them), L-BFGS-B finishes. Returns ``(value, x, H)``.
     """
+    upper = np.full(x.size, np.inf) if upper is None else upper
     f, g = fg(x)
     noise = 1e-12 * abs(f) if np.isfinite(f) else 0.0
     fresh = H is None
     if fresh:
-        H = _hessian(fg, x, g)
+        H = _hessian(fg, x, g, upper)
     dec = 0.0
     for _ in range(max_iter):
-        free = ~((x <= lower) & (g > 0))
+        free = ~(((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0)))
         if not np.any(free):
             dec = 0.0
             break
@@ -150,7 +153,7 @@ def _newton(fg, x, lower, H=None, tol=1e-7, max_iter=50):
             break
         t = 1.0
         for _ in range(20):
-            xn = np.maximum(x + t * d, lower)
+            xn = np.clip(x + t * d, lower, upper)
             fn, gn = fg(xn)
             if fn <= f + 1e-4 * (g @ (xn - x)) + noise:
                 break
@@ -158,7 +161,7 @@ def _newton(fg, x, lower, H=None, tol=1e-7, max_iter=50):
         else:  # no descent along the step: a fresh Hessian, once
             if fresh:
                 break
-            H, fresh = _hessian(fg, x, g), True
+            H, fresh = _hessian(fg, x, g, upper), True
             continue
         sv, yv = xn - x, gn - g
         if sv @ yv > 1e-12 * np.linalg.norm(sv) * np.linalg.norm(yv):  # BFGS update
@@ -167,10 +170,35 @@ def _newton(fg, x, lower, H=None, tol=1e-7, max_iter=50):
         x, f, g, fresh = xn, fn, gn, False
     if dec > 1e-4:
         res = sopt.minimize(fg, x, jac=True, method="L-BFGS-B",
-                            bounds=[(lo, None) for lo in lower])  # fmt: skip
+                            bounds=list(zip(lower, upper, strict=True)))  # fmt: skip
         if res.fun < f:
             f, x = float(res.fun), res.x
     return f, x, H
+
+
+def _stick(b):
+    """Stick-breaking: the split ``q`` (summing to 1) with fractions ``b`` in [0, 1].
+
+    ``q_m = b_m prod_{i<m} (1 - b_i)``, the last member taking what is left;
+    returns ``q`` and its Jacobian (by a complex step). Linear in each ``b_m``,
+    so a member's share 0 is a bound the gradient sees, not a stationary point.
+    """
+
+    def split(b):
+        left = np.concatenate([[1.0], np.cumprod(1.0 - b)])
+        return left * np.append(b, 1.0)
+
+    if b.size == 0:
+        return np.ones(1), np.zeros((1, 0))
+    h = 1e-30
+    J = np.array([split(b + 1j * h * e).imag / h for e in np.eye(b.size)]).T
+    return split(b.astype(complex)).real, J
+
+
+def _unstick(q):
+    """The fractions ``b`` of the split ``q`` (inverse of :func:`_stick`)."""
+    left = 1.0 - np.concatenate([[0.0], np.cumsum(q)[:-2]])
+    return np.where(left > 1e-12, q[:-1] / np.maximum(left, 1e-300), 0.5).clip(0.0, 1.0)
 
 
 class _Profiler:
@@ -228,7 +256,7 @@ class _Profiler:
                 f, gs, _ = self._dev(x, 2.0 * np.log(c))
                 return f, gs
 
-            return fg, self.s.copy(), np.zeros(k)
+            return fg, self.s.copy(), np.zeros(k), None, []
         free = np.arange(k) != j
 
         def fg(x, c):
@@ -238,46 +266,55 @@ class _Profiler:
             f, gs, gt = self._dev(s, x[-1])
             return f, np.append(gs[free], gt - gs[j] * s[j])
 
-        return fg, np.append(self.s[free], self.tau), np.append(np.zeros(k - 1), -np.inf)
+        x0, lower = np.append(self.s[free], self.tau), np.append(np.zeros(k - 1), -np.inf)
+        return fg, x0, lower, None, []
 
     def ratio_problem(self, spec):
         """The ratio ``spec`` equal to ``rho`` (sigma profiled); see :func:`_ratio_specs`.
 
         The ratio fixes ``sum_{m in S} c_m s_m = t`` (linear in ``s``). Free are
-        ``s`` outside ``S`` and the split ``phi`` of ``t`` among ``S`` (its
-        largest member's ``phi`` held at 1): ``s_S = t phi / (c'phi)``.
+        ``s`` outside ``S`` and the split ``q`` of ``t`` among ``S``
+        (:func:`_stick`): ``s_S = t q / (c'q)``.
         """
         S, w = spec
         k = self.k
         inS = np.zeros(k, bool)
         inS[slice(None) if S is None else list(S)] = True
         out, ins = np.flatnonzero(~inS), np.flatnonzero(inS)
-        m0 = int(np.argmax(self.s[ins] + 1e-300))
-        rest = np.arange(ins.size) != m0
         no = out.size
 
         def fg(x, rho):
             c = w[ins] if S is None else 1.0 - rho * w[ins]
-            phi = np.ones(ins.size)
-            phi[rest] = x[no:]
             if S is None:
                 t, dt = (1.0 - rho) / rho, np.zeros(no)
             else:
                 t, dt = rho * (1.0 + w[out] @ x[:no]), rho * w[out]
-            cphi = c @ phi
+            q, J = _stick(x[no:])
+            cq = c @ q
             s = np.empty(k)
             s[out] = x[:no]
-            s[ins] = t * phi / cphi
+            s[ins] = t * q / cq
             f, gs = self._profiled(s)
-            gin = gs[ins] @ phi
-            g_out = gs[out] + gin * dt / cphi
-            g_phi = (t / cphi) * (gs[ins] - gin * c / cphi)
-            return f, np.append(g_out, g_phi[rest])
+            gin = gs[ins] @ q
+            g_out = gs[out] + gin * dt / cq
+            g_q = (t / cq) * (gs[ins] - gin * c / cq)
+            return f, np.append(g_out, g_q @ J)
 
         s_in = self.s[ins]
-        phi0 = s_in / s_in[m0] if s_in[m0] > 0 else np.ones(ins.size)
-        x0 = np.append(self.s[out], phi0[rest])
-        return fg, x0, np.zeros(x0.size)
+        q0 = s_in / s_in.sum() if s_in.sum() > 0 else np.full(ins.size, 1.0 / ins.size)
+        x0 = np.append(self.s[out], _unstick(q0))
+        lower = np.zeros(x0.size)
+        upper = np.append(np.full(no, np.inf), np.ones(ins.size - 1))
+        # the deviance can have minima at either end of the split (all of t on
+        # one member or on another) and inside: the warm start may sit in the
+        # worse one, so the split is also restarted from the estimate's and an
+        # even one
+        splits = [x0[no:], _unstick(np.full(ins.size, 1.0 / ins.size))]
+        if ins.size == 1:
+            splits = []
+        elif np.allclose(*splits):
+            splits = splits[:1]
+        return fg, x0, lower, upper, [lambda x, b=b: np.append(x[:no], b) for b in splits]
 
     def zero(self, Z):
         """Min dev (sigma profiled) with ``s_m = 0`` for ``m`` in ``Z``."""
@@ -308,7 +345,7 @@ class _Profiler:
         step extrapolating the profile's slope) until the root is bracketed,
         then Brent's method. None when ``u_max`` is reached inside.
         """
-        fg, x0, lower = problem
+        fg, x0, lower, upper, restarts = problem
         state = {"x": x0, "H": None}
         seen = {}
 
@@ -316,8 +353,12 @@ class _Profiler:
             if u not in seen:
                 v = value_of(u)
                 d, state["x"], state["H"] = _newton(
-                    lambda x: fg(x, v), state["x"], lower, state["H"]
+                    lambda x: fg(x, v), state["x"], lower, upper, state["H"]
                 )
+                for restart in restarts:
+                    other = _newton(lambda x: fg(x, v), restart(state["x"]), lower, upper)
+                    if other[0] < d - 1e-9:
+                        d, state["x"], state["H"] = other
                 # past where the system is singular: far outside
                 seen[u] = np.sqrt(max(min(d - self.dmin, 1e6), 0.0)) - z
             return seen[u]
