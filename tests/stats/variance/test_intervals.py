@@ -215,3 +215,42 @@ def test_each_end_is_where_the_profile_crosses_the_cut(rng):
         for end in (ci.sd_low[j], ci.sd_high[j]):
             if end > 0:
                 assert _constrained_min(pr, j, end) == pytest.approx(cut, abs=2e-5)
+
+
+@pytest.mark.parametrize("design", [10, 40])
+def test_residual_share_end_is_the_profiles_cut(design):
+    """The residual's share sums two variances, split freely along its profile.
+
+    Small lme4 designs where the split's best point jumps between its ends (all
+    of the total on seed, or on config); the profile at each end, by a grid over
+    the split refined by a bounded scalar search, is the chi-square cut-off.
+    """
+    import scipy.optimize as sopt
+
+    import vareval
+    from vareval.stats.variance.intervals import _Profiler
+
+    d = pd.read_csv(DATA / "small_designs.csv")
+    d = d[d.design == design].astype({"seed": str})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = vareval.variance(d, metric="y", seed_by_experiment=False).fit
+    ci = profile_intervals(fit)
+    pr = _Profiler(fit)
+
+    def dev(s):
+        return pr.cp.evaluate(np.sqrt(s), reml=False)["dev"]
+
+    def profile(rho):
+        t = (1.0 - rho) / rho  # s_seed + s_config
+        grid = np.linspace(0.0, t, 41)
+        i = int(np.argmin([dev(np.array([a, t - a])) for a in grid]))
+        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, 40)]
+        r = sopt.minimize_scalar(lambda a: dev(np.array([a, t - a])), bounds=(lo, hi),
+                                 method="bounded", options={"xatol": 1e-10})  # fmt: skip
+        return min(r.fun, dev(np.array([grid[i], t - grid[i]]))) - pr.dmin
+
+    assert ci.components[-1] == "Residual"
+    for end in (ci.share_low[-1], ci.share_high[-1]):
+        if 0 < end < 1:
+            assert profile(end) == pytest.approx(3.841458820694124, abs=1e-4)

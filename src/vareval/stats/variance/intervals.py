@@ -256,7 +256,7 @@ class _Profiler:
                 f, gs, _ = self._dev(x, 2.0 * np.log(c))
                 return f, gs
 
-            return fg, self.s.copy(), np.zeros(k), None, []
+            return fg, self.s.copy(), np.zeros(k), None, lambda x: []
         free = np.arange(k) != j
 
         def fg(x, c):
@@ -267,7 +267,7 @@ class _Profiler:
             return f, np.append(gs[free], gt - gs[j] * s[j])
 
         x0, lower = np.append(self.s[free], self.tau), np.append(np.zeros(k - 1), -np.inf)
-        return fg, x0, lower, None, []
+        return fg, x0, lower, None, lambda x: []
 
     def ratio_problem(self, spec):
         """The ratio ``spec`` equal to ``rho`` (sigma profiled); see :func:`_ratio_specs`.
@@ -306,15 +306,22 @@ class _Profiler:
         lower = np.zeros(x0.size)
         upper = np.append(np.full(no, np.inf), np.ones(ins.size - 1))
         # the deviance can have minima at either end of the split (all of t on
-        # one member or on another) and inside: the warm start may sit in the
-        # worse one, so the split is also restarted from the estimate's and an
-        # even one
+        # one member or on another) and inside: a solution with the split at
+        # an end may be the worse one, so the split is then also restarted from
+        # the estimate's and an even one
         splits = [x0[no:], _unstick(np.full(ins.size, 1.0 / ins.size))]
         if ins.size == 1:
             splits = []
         elif np.allclose(*splits):
             splits = splits[:1]
-        return fg, x0, lower, upper, [lambda x, b=b: np.append(x[:no], b) for b in splits]
+
+        def restarts(x):
+            b = x[no:]
+            if not np.any((b <= 0) | (b >= 1)):
+                return []
+            return [np.append(x[:no], s) for s in splits if not np.allclose(s, b)]
+
+        return fg, x0, lower, upper, restarts
 
     def zero(self, Z):
         """Min dev (sigma profiled) with ``s_m = 0`` for ``m`` in ``Z``."""
@@ -355,8 +362,8 @@ class _Profiler:
                 d, state["x"], state["H"] = _newton(
                     lambda x: fg(x, v), state["x"], lower, upper, state["H"]
                 )
-                for restart in restarts:
-                    other = _newton(lambda x: fg(x, v), restart(state["x"]), lower, upper)
+                for start in restarts(state["x"]):
+                    other = _newton(lambda x: fg(x, v), start, lower, upper)
                     if other[0] < d - 1e-9:
                         d, state["x"], state["H"] = other
                 # past where the system is singular: far outside
