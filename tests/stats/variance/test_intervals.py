@@ -119,3 +119,138 @@ def test_no_random_effects_refused():
     f = _fit("Dyestuff")
     with pytest.raises(ArgumentError, match="confidence"):
         profile_intervals(f, confidence=1.5)
+
+
+def _crossed30(terms):
+    """bench_profile.py's crossed 30 x 30 design (crossed30.csv), REML."""
+    d = pd.read_csv(DATA / "crossed30.csv")
+    ex = _codes(d["experiment"])
+    X = np.column_stack([np.ones(len(d))] + [ex == i for i in range(1, 6)]).astype(float)
+    key = {"seed:experiment": d["seed"] + ":" + d["experiment"]}
+    codes = [_codes(key.get(t, d.get(t))) for t in terms]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        return fit_mixed(d["y"].to_numpy(float), X, codes, group_names=list(terms))
+
+
+# Rscript tests/data/lme4/reference_profile_crossed30.R (R 4.2.2, lme4 1.1-31):
+# confint(lmer(y ~ experiment + (1 | seed) + (1 | config) [+ (1 | seed:experiment)]),
+#         method = "profile", parm = "theta_"); the seed:experiment upper end is
+# the root of lme4's own ML deviance at (theta, sigma) with the others minimised
+# (confint's spline gives 0.001669743588 there, warning of a bad spline fit)
+CROSSED30 = {
+    ("seed", "config"): [
+        (0.006890851745, 0.01179064389),
+        (0.018533748800, 0.03094831878),
+        (0.009250866332, 0.01017895276),
+    ],
+    ("seed", "config", "seed:experiment"): [
+        (0.006891002245, 0.011790600650),
+        (0.018533771990, 0.030948261380),
+        (0.0, 0.001673110773),
+        (0.009250876335, 0.010178937440),
+    ],
+}
+
+
+@pytest.mark.parametrize("terms", list(CROSSED30))
+def test_crossed30_matches_lme4(terms):
+    ci = profile_intervals(_crossed30(terms))
+    ref = np.array(CROSSED30[terms])
+    np.testing.assert_allclose(ci.sd_low, ref[:, 0], rtol=5e-5)
+    np.testing.assert_allclose(ci.sd_high, ref[:, 1], rtol=5e-5)
+    if len(terms) == 2:
+        # config's share: uniroot on lme4's profiled ML deviance (same script)
+        assert ci.share_low[1] == pytest.approx(0.6485250687, rel=1e-6)
+        assert ci.share_high[1] == pytest.approx(0.8530736088, rel=1e-6)
+
+
+def _constrained_min(pr, j, c):
+    """min ML deviance with component j's SD at c, by Nelder-Mead from several starts.
+
+    An optimiser independent of the profiler's Newton steps, on the fit's own
+    deviance (free: the other relative SDs on a log scale and log sigma).
+    """
+    import scipy.optimize as sopt
+
+    k, th0, lsig0 = pr.k, np.sqrt(pr.s), pr.tau / 2
+
+    def dev(x):
+        if j == k:
+            th, sig = np.exp(x), c
+        else:
+            sig = np.exp(x[-1])
+            th = np.insert(np.exp(x[:-1]), j, c / sig)
+        ev = pr.cp.evaluate(th, reml=False)
+        return ev["logdetA"] + pr.n * (np.log(2 * np.pi * sig**2)) + ev["r2"] / sig**2
+
+    x0 = np.log(th0) if j == k else np.append(np.log(np.delete(th0, j)), lsig0)
+    best = np.inf
+    for shift in (0.0, 0.3, -0.3):
+        r = sopt.minimize(dev, x0 + shift, method="Nelder-Mead",
+                          options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})  # fmt: skip
+        best = min(best, r.fun)
+    return best - pr.dmin
+
+
+@pytest.mark.parametrize("rng", [0, 1, 2])
+def test_each_end_is_where_the_profile_crosses_the_cut(rng):
+    """On random crossed designs every SD end is the chi-square cut-off of the profile."""
+    from vareval.stats.variance.intervals import _Profiler
+
+    g = np.random.default_rng(rng)
+    ns, nc = g.integers(6, 15, 2)
+    s, c = np.repeat(np.arange(ns), nc), np.tile(np.arange(nc), ns)
+    keep = g.random(s.size) < 0.8
+    s, c = s[keep], c[keep]
+    y = g.normal(size=ns)[s] * g.uniform(0.3, 2) + g.normal(size=nc)[c] + g.normal(size=s.size)
+    X = np.column_stack([np.ones(s.size), g.normal(size=s.size)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        f = fit_mixed(y, X, [_codes(s), _codes(c)], group_names=["seed", "config"])
+    ci = profile_intervals(f)
+    pr = _Profiler(f)
+    cut = 3.841458820694124
+    for j in range(3):
+        for end in (ci.sd_low[j], ci.sd_high[j]):
+            if end > 0:
+                assert _constrained_min(pr, j, end) == pytest.approx(cut, abs=2e-5)
+
+
+@pytest.mark.parametrize("design", [10, 40])
+def test_residual_share_end_is_the_profiles_cut(design):
+    """The residual's share sums two variances, split freely along its profile.
+
+    Small lme4 designs where the split's best point jumps between its ends (all
+    of the total on seed, or on config); the profile at each end, by a grid over
+    the split refined by a bounded scalar search, is the chi-square cut-off.
+    """
+    import scipy.optimize as sopt
+
+    import vareval
+    from vareval.stats.variance.intervals import _Profiler
+
+    d = pd.read_csv(DATA / "small_designs.csv")
+    d = d[d.design == design].astype({"seed": str})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = vareval.variance(d, metric="y", seed_by_experiment=False).fit
+    ci = profile_intervals(fit)
+    pr = _Profiler(fit)
+
+    def dev(s):
+        return pr.cp.evaluate(np.sqrt(s), reml=False)["dev"]
+
+    def profile(rho):
+        t = (1.0 - rho) / rho  # s_seed + s_config
+        grid = np.linspace(0.0, t, 41)
+        i = int(np.argmin([dev(np.array([a, t - a])) for a in grid]))
+        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, 40)]
+        r = sopt.minimize_scalar(lambda a: dev(np.array([a, t - a])), bounds=(lo, hi),
+                                 method="bounded", options={"xatol": 1e-10})  # fmt: skip
+        return min(r.fun, dev(np.array([grid[i], t - grid[i]]))) - pr.dmin
+
+    assert ci.components[-1] == "Residual"
+    for end in (ci.share_low[-1], ci.share_high[-1]):
+        if 0 < end < 1:
+            assert profile(end) == pytest.approx(3.841458820694124, abs=1e-4)

@@ -40,7 +40,6 @@ from vareval.stats.variance.fit import (
 )
 
 _LOG2PI = np.log(2.0 * np.pi)
-_OPTS = {"ftol": 1e-12, "gtol": 1e-7, "maxiter": 500}
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -94,7 +93,9 @@ class VarianceIntervals(Result):
 
 
 # --------------------------------------------------------------------------
-# the ML deviance with sigma free, and the constrained minimisations
+# the ML deviance in s = theta^2 and log sigma^2, and the constrained minima
+
+_FLOOR = 1e-6  # a relative SD of 0 is evaluated here: the deviance moves by ~1e-12
 
 
 def _intercept_state(fit: MixedModelFit):
@@ -108,110 +109,284 @@ def _intercept_state(fit: MixedModelFit):
     return st
 
 
+def _hessian(fg, x, g, upper=None):
+    """Forward differences of the analytic gradient (steps into the bounds' inside)."""
+    H = np.empty((x.size, x.size))
+    for i in range(x.size):
+        h = 1e-5 * max(abs(x[i]), 0.1)
+        if upper is not None and x[i] + h > upper[i]:
+            h = -h
+        xi = x.copy()
+        xi[i] += h
+        H[:, i] = (fg(xi)[1] - g) / h
+    return 0.5 * (H + H.T)
+
+
+def _newton(fg, x, lower, upper=None, H=None, tol=1e-7, max_iter=50):
+    """Minimise ``fg`` (value and gradient) over ``lower <= x <= upper`` by projected Newton.
+
+    ``H`` (a Hessian from a nearby point, kept current by BFGS updates) or, when
+    it is None or a step fails, forward differences of the gradient. Stops when
+    the Newton decrement ``g'H^-1 g`` on the free coordinates is below ``tol``
+    (the value is then within about ``tol / 2`` of the minimum; the deviance
+    itself carries rounding noise of about 1e-12 of its size, which the line
+    search allows for). Should the steps stall far from that (a Hessian
+    misleading them), L-BFGS-B finishes. Returns ``(value, x, H)``.
+    """
+    upper = np.full(x.size, np.inf) if upper is None else upper
+    f, g = fg(x)
+    noise = 1e-12 * abs(f) if np.isfinite(f) else 0.0
+    fresh = H is None
+    if fresh:
+        H = _hessian(fg, x, g, upper)
+    dec = 0.0
+    for _ in range(max_iter):
+        free = ~(((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0)))
+        if not np.any(free):
+            dec = 0.0
+            break
+        w, V = np.linalg.eigh(H[np.ix_(free, free)])
+        w = np.maximum(np.abs(w), 1e-10 * max(np.max(np.abs(w)), 1e-300))
+        d = np.zeros_like(x)
+        d[free] = -V @ ((V.T @ g[free]) / w)
+        dec = -g @ d
+        if dec < tol:
+            break
+        t = 1.0
+        for _ in range(20):
+            xn = np.clip(x + t * d, lower, upper)
+            fn, gn = fg(xn)
+            if fn <= f + 1e-4 * (g @ (xn - x)) + noise:
+                break
+            t /= 2
+        else:  # no descent along the step: a fresh Hessian, once
+            if fresh:
+                break
+            H, fresh = _hessian(fg, x, g, upper), True
+            continue
+        sv, yv = xn - x, gn - g
+        if sv @ yv > 1e-12 * np.linalg.norm(sv) * np.linalg.norm(yv):  # BFGS update
+            Hs = H @ sv
+            H = H - np.outer(Hs, Hs) / (sv @ Hs) + np.outer(yv, yv) / (sv @ yv)
+        x, f, g, fresh = xn, fn, gn, False
+    if dec > 1e-4:
+        res = sopt.minimize(fg, x, jac=True, method="L-BFGS-B",
+                            bounds=list(zip(lower, upper, strict=True)))  # fmt: skip
+        if res.fun < f:
+            f, x = float(res.fun), res.x
+    return f, x, H
+
+
+def _stick(b):
+    """Stick-breaking: the split ``q`` (summing to 1) with fractions ``b`` in [0, 1].
+
+    ``q_m = b_m prod_{i<m} (1 - b_i)``, the last member taking what is left;
+    returns ``q`` and its Jacobian (by a complex step). Linear in each ``b_m``,
+    so a member's share 0 is a bound the gradient sees, not a stationary point.
+    """
+
+    def split(b):
+        left = np.concatenate([[1.0], np.cumprod(1.0 - b)])
+        return left * np.append(b, 1.0)
+
+    if b.size == 0:
+        return np.ones(1), np.zeros((1, 0))
+    h = 1e-30
+    J = np.array([split(b + 1j * h * e).imag / h for e in np.eye(b.size)]).T
+    return split(b.astype(complex)).real, J
+
+
+def _unstick(q):
+    """The fractions ``b`` of the split ``q`` (inverse of :func:`_stick`)."""
+    left = 1.0 - np.concatenate([[0.0], np.cumsum(q)[:-2]])
+    return np.where(left > 1e-12, q[:-1] / np.maximum(left, 1e-300), 0.5).clip(0.0, 1.0)
+
+
 class _Profiler:
-    """ML deviance ``dev(theta, sigma)`` of a fit and its constrained minima."""
+    """The ML deviance of a fit and its minima under one constraint each.
+
+    Parameters are ``s = theta^2`` (relative variances, bound below by 0) and
+    ``tau = log sigma^2``; every constraint is solved by :func:`_newton`,
+    warm-started at the previous point of the same profile.
+    """
 
     def __init__(self, fit: MixedModelFit):
         st = _intercept_state(fit)
-        self.cp = cp = st.cp
-        self.n, self.k = cp.n, cp.k
+        self.cp = st.cp
+        self.n, self.k = st.cp.n, st.cp.k
         ml = _refit_as(fit, False)
-        self.theta = ml.theta
-        self.sigma = ml.sigma
-        self.dmin = ml.criterion
+        self.s = np.maximum(ml.theta, 0.0) ** 2
+        self.tau = 2.0 * np.log(ml.sigma)
         self.codes = st.codes
+        self.dmin = self._eval(self.s)[0]
+        self._zero = {}
 
-    def dev(self, theta, sigma):
-        """ML deviance at (theta, sigma) and its gradient in theta."""
+    def _eval(self, s):
+        """Profiled dev, its gradient in s, and log|A|, r^2 with their gradients."""
+        th = np.sqrt(np.maximum(s, _FLOOR**2))
         try:
-            ev = self.cp.evaluate(np.maximum(theta, 0.0), reml=False, grad=True)
-        except FitError:  # theta so large the system is singular: step back
-            return self.dmin + 1e6, np.zeros_like(theta), np.nan
-        s2 = sigma * sigma
-        d = ev["logdetA"] + self.n * (_LOG2PI + np.log(s2)) + ev["r2"] / s2
-        return d, ev["dlogdetA"] + ev["dr2"] / s2, ev["r2"]
+            ev = self.cp.evaluate(th, reml=False, grad=True)
+        except FitError:  # so far out that the system is singular
+            return None
+        two = 2.0 * th
+        return (
+            ev["dev"], ev["grad"] / two, ev["logdetA"], ev["dlogdetA"] / two,
+            ev["r2"], ev["dr2"] / two,
+        )  # fmt: skip
 
-    def _minimise(self, fun, x0, bounds):
-        res = sopt.minimize(
-            fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, options=_OPTS
-        )
-        return float(res.fun), res.x
+    def _dev(self, s, tau):
+        """ML deviance at (s, tau) and its gradient in s and in tau."""
+        e = self._eval(s)
+        if e is None:
+            return np.inf, np.zeros(self.k), 0.0
+        _, _, lA, dA, r2, dr2 = e
+        w = np.exp(-tau)
+        f = lA + self.n * (_LOG2PI + tau) + r2 * w
+        return f, dA + dr2 * w, self.n - r2 * w
 
-    def sd_profile(self, j, c, x0=None):
-        """Min dev with sigma_j = c (j = k: the residual SD)."""
+    def _profiled(self, s):
+        e = self._eval(s)
+        return (np.inf, np.zeros(self.k)) if e is None else e[:2]
+
+    # -- the problems: (fg, x at the estimate, lower bounds) ------------------
+    def sd_problem(self, j):
+        """sigma_j = c (j = k: the residual SD); ``x = (s without j, tau)`` or ``s``."""
         k = self.k
         if j == k:
-            # sigma fixed: minimise over theta >= 0
+            def fg(x, c):
+                f, gs, _ = self._dev(x, 2.0 * np.log(c))
+                return f, gs
 
-            def fun(th):
-                d, g, _ = self.dev(th, c)
-                return d, g
+            return fg, self.s.copy(), np.zeros(k), None, lambda x: []
+        free = np.arange(k) != j
 
-            x0 = self.theta if x0 is None else x0
-            return self._minimise(fun, x0, [(0.0, None)] * k)
-        free = [m for m in range(k) if m != j]
+        def fg(x, c):
+            s = np.empty(k)
+            s[free] = x[:-1]
+            s[j] = c * c * np.exp(-x[-1])
+            f, gs, gt = self._dev(s, x[-1])
+            return f, np.append(gs[free], gt - gs[j] * s[j])
 
-        def fun(x):
-            th = np.empty(k)
-            th[free] = x[:-1]
-            s = np.exp(x[-1])
-            th[j] = c / s
-            d, g, r2 = self.dev(th, s)
-            # d/dlog s: n log s^2 -> 2n; r2/s^2 -> -2 r2/s^2; theta_j = c/s -> -theta_j
-            gs = 2.0 * self.n - 2.0 * r2 / (s * s) - g[j] * th[j]
-            return d, np.append(g[free], gs)
+        x0, lower = np.append(self.s[free], self.tau), np.append(np.zeros(k - 1), -np.inf)
+        return fg, x0, lower, None, lambda x: []
 
-        if x0 is None:
-            x0 = np.append(self.theta[free], np.log(self.sigma))
-        return self._minimise(fun, x0, [(0.0, None)] * len(free) + [(None, None)])
+    def ratio_problem(self, spec):
+        """The ratio ``spec`` equal to ``rho`` (sigma profiled); see :func:`_ratio_specs`.
 
-    def ratio_profile(self, spec, s, x0=None):
-        """Min dev (sigma profiled) with the ratio ``spec`` of variances equal to ``s``.
-
-        ``spec = (S, w)``: the ratio ``sum_{m in S} gamma_m / (1 + w'gamma)``
-        (``S = None``: ``1 / (1 + w'gamma)``, the residual's share), with
-        ``gamma = theta^2``. The free parameters are the other factors'
-        ``theta`` and the split of the constrained total among ``S``.
+        The ratio fixes ``sum_{m in S} c_m s_m = t`` (linear in ``s``). Free are
+        ``s`` outside ``S`` and the split ``q`` of ``t`` among ``S``
+        (:func:`_stick`): ``s_S = t q / (c'q)``.
         """
         S, w = spec
         k = self.k
         inS = np.zeros(k, bool)
-        if S is None:
-            inS[:] = True
-        else:
-            inS[list(S)] = True
-        out = np.flatnonzero(~inS)
-        ins = np.flatnonzero(inS)
-        # the constraint is linear in gamma: sum_S gamma_m c_m = t
-        c = w[ins] if S is None else 1.0 - s * w[ins]
+        inS[slice(None) if S is None else list(S)] = True
+        out, ins = np.flatnonzero(~inS), np.flatnonzero(inS)
+        no = out.size
 
-        def theta_of(x):
-            th = np.empty(k)
-            th[out] = x[: out.size]
-            v = x[out.size :]
-            v = v / v.sum() if v.sum() > 0 else np.full(v.size, 1.0 / v.size)
-            rest = float(w[out] @ th[out] ** 2)
-            t = (1.0 - s) / s if S is None else s * (1.0 + rest)
-            th[ins] = np.sqrt(t * v / c)
-            return th
+        def fg(x, rho):
+            c = w[ins] if S is None else 1.0 - rho * w[ins]
+            if S is None:
+                t, dt = (1.0 - rho) / rho, np.zeros(no)
+            else:
+                t, dt = rho * (1.0 + w[out] @ x[:no]), rho * w[out]
+            q, J = _stick(x[no:])
+            cq = c @ q
+            s = np.empty(k)
+            s[out] = x[:no]
+            s[ins] = t * q / cq
+            f, gs = self._profiled(s)
+            gin = gs[ins] @ q
+            g_out = gs[out] + gin * dt / cq
+            g_q = (t / cq) * (gs[ins] - gin * c / cq)
+            return f, np.append(g_out, g_q @ J)
 
-        def fun(x):
-            try:
-                return self.cp.evaluate(theta_of(x), reml=False)["dev"]
-            except FitError:  # a variance so large the system is singular
-                return self.dmin + 1e6
+        s_in = self.s[ins]
+        q0 = s_in / s_in.sum() if s_in.sum() > 0 else np.full(ins.size, 1.0 / ins.size)
+        x0 = np.append(self.s[out], _unstick(q0))
+        lower = np.zeros(x0.size)
+        upper = np.append(np.full(no, np.inf), np.ones(ins.size - 1))
+        # the deviance can have minima at either end of the split (all of t on
+        # one member or on another) and inside: a solution with the split at
+        # an end may be the worse one, so the split is then also restarted from
+        # the estimate's and an even one
+        splits = [x0[no:], _unstick(np.full(ins.size, 1.0 / ins.size))]
+        if ins.size == 1:
+            splits = []
+        elif np.allclose(*splits):
+            splits = splits[:1]
 
-        if x0 is None:
-            g = self.theta[ins] ** 2 * c
-            v0 = g / g.sum() if g.sum() > 0 else np.full(ins.size, 1.0 / ins.size)
-            x0 = np.append(self.theta[out], np.clip(v0, 0.05, 1.0))
-        bounds = [(0.0, None)] * out.size + [(0.0, 1.0)] * ins.size
-        if ins.size == 1:  # nothing to split
-            x0, bounds = x0[: out.size], bounds[: out.size]
-            x0 = np.append(x0, 1.0)
-            bounds.append((1.0, 1.0))
-        res = sopt.minimize(fun, x0, method="L-BFGS-B", bounds=bounds, options=_OPTS)
-        return float(res.fun), res.x
+        def restarts(x):
+            b = x[no:]
+            if not np.any((b <= 0) | (b >= 1)):
+                return []
+            return [np.append(x[:no], s) for s in splits if not np.allclose(s, b)]
+
+        return fg, x0, lower, upper, restarts
+
+    def zero(self, Z):
+        """Min dev (sigma profiled) with ``s_m = 0`` for ``m`` in ``Z``."""
+        Z = tuple(sorted(Z))
+        if Z not in self._zero:
+            free = np.ones(self.k, bool)
+            free[list(Z)] = False
+
+            def fg(x):
+                s = np.zeros(self.k)
+                s[free] = x
+                f, gs = self._profiled(s)
+                return f, gs[free]
+
+            if np.any(free):
+                d = _newton(fg, self.s[free], np.zeros(int(free.sum())))[0]
+            else:
+                d = self._profiled(np.zeros(self.k))[0]
+            self._zero[Z] = d
+        return self._zero[Z]
+
+    # -- one end of an interval ---------------------------------------------
+    def end(self, problem, value_of, u_hat, side, du0, u_max, z):
+        """The ``u`` past ``u_hat`` on ``side`` with signed root deviance ``z``.
+
+        ``value_of(u)`` maps ``u`` to the constrained quantity; the constrained
+        minimum at ``u`` is warm-started at the last point's. Steps out (each
+        step extrapolating the profile's slope) until the root is bracketed,
+        then Brent's method. None when ``u_max`` is reached inside.
+        """
+        fg, x0, lower, upper, restarts = problem
+        state = {"x": x0, "H": None}
+        seen = {}
+
+        def zeta(u):
+            if u not in seen:
+                v = value_of(u)
+                d, state["x"], state["H"] = _newton(
+                    lambda x: fg(x, v), state["x"], lower, upper, state["H"]
+                )
+                for start in restarts(state["x"]):
+                    other = _newton(lambda x: fg(x, v), start, lower, upper)
+                    if other[0] < d - 1e-9:
+                        d, state["x"], state["H"] = other
+                # past where the system is singular: far outside
+                seen[u] = np.sqrt(max(min(d - self.dmin, 1e6), 0.0)) - z
+            return seen[u]
+
+        a, fa = u_hat, -z
+        b = u_hat + side * du0
+        while True:
+            if side * (b - u_max) >= 0:
+                b = u_max
+            fb = zeta(b)
+            if fb >= 0:
+                break
+            if b == u_max:
+                return None
+            slope = (fb - fa) / (b - a)
+            reach = abs(b - u_hat)
+            step = -1.1 * fb / slope if slope * side > 0 else 3.0 * reach
+            a, fa = b, fb
+            b = b + side * min(max(abs(step), 0.1 * reach), 3.0 * reach, 2.0)
+        return sopt.brentq(zeta, a, b, xtol=1e-9, rtol=1e-10)
 
 
 def _ratio_specs(codes, n_levels):
@@ -242,27 +417,38 @@ def ratio_value(spec, gamma):
     return num / (1.0 + gamma @ w)
 
 
-def _interval(zeta, est, lo_bound, hi_bound, grow):
-    """Ends of ``{v : zeta(v) <= 0}`` around ``est`` (zeta(est) < 0)."""
-    ends = []
-    # lower end
-    if zeta(lo_bound) <= 0:
-        ends.append(lo_bound)
-    else:
-        ends.append(sopt.brentq(zeta, lo_bound, est, xtol=1e-300, rtol=1e-6))
-    # upper end: grow from the estimate until zeta > 0, then bracket the root
-    # between the last point inside and the first outside
-    lo = est
-    for _ in range(80):
-        nxt = min(grow(lo), hi_bound)
-        if zeta(nxt) > 0:
-            ends.append(sopt.brentq(zeta, lo, nxt, xtol=1e-300, rtol=1e-6))
-            return ends
-        if nxt >= hi_bound:
-            break
-        lo = nxt
-    ends.append(hi_bound)
-    return ends
+def _wald(pr):
+    """``se(grad)``: the Wald SE of a function of ``(s, tau)`` with gradient ``grad``.
+
+    From the observed information (half the deviance's Hessian, by
+    differences) at the ML estimate; NaN when the function moves a variance
+    estimated at 0. It only sizes the first step of each end's search.
+    """
+    x = np.append(pr.s, pr.tau)
+
+    def fg(x):
+        f, gs, gt = pr._dev(x[:-1], x[-1])
+        return f, np.append(gs, gt)
+
+    H = _hessian(fg, x, fg(x)[1])
+    free = np.append(pr.s > 1e-8, True)
+    cov = np.zeros_like(H)
+    try:
+        cov[np.ix_(free, free)] = 2.0 * np.linalg.inv(H[np.ix_(free, free)])
+    except np.linalg.LinAlgError:
+        cov[:] = np.nan
+
+    def se(grad):
+        if np.any(grad[~free] != 0):
+            return np.nan
+        return float(np.sqrt(max(grad @ cov @ grad, 0.0)))
+
+    return se
+
+
+def _step(se, z):
+    """The first step of an end's search: the Wald end, or 1 without one."""
+    return float(np.clip(z * se, 1e-3, 5.0)) if np.isfinite(se) and se > 0 else 1.0
 
 
 @single_blas_thread
@@ -296,37 +482,86 @@ def profile_intervals(
     SD over ``theta`` with ``sigma`` fixed; for a share or ICC over the
     parameters left free by the constraint on the ratio of variances (``sigma``
     is profiled out analytically, the ratio not depending on it). Each end is
-    the root of ``profile(v) - min dev - chi2_1(confidence)``.
+    the root of ``profile(v) - min dev - chi2_1(confidence)``: Brent's method on
+    the signed root deviance, on a scale where it is nearly linear, after steps
+    out from a Wald-sized first one; each profile point is a projected Newton
+    solve warm-started at the previous point's solution and Hessian.
     """
     confidence = as_confidence(confidence)
     if not fit.group_names:
         raise ArgumentError("`fit` has no random effects to give intervals for.")
     pr = _Profiler(fit)
-    k = pr.k
+    k, s, tau = pr.k, pr.s, pr.tau
     cut = float(sst.chi2.ppf(confidence, 1))
     with progress_bar(2 * (k + 1), "profile intervals", progress) as bar:
-        sd_ml = np.append(pr.theta * pr.sigma, pr.sigma)
+        z = np.sqrt(cut)
+        se_u = _wald(pr)
+        # SDs on u = asinh(sd / a): the log scale (where the profile is nearly
+        # linear) for an SD well above a, linear through an SD of 0
+        a = 0.01 * np.exp(tau / 2)
         sd_lo, sd_hi = np.empty(k + 1), np.empty(k + 1)
         for j in range(k + 1):
-            def zeta(c, j=j):
-                return pr.sd_profile(j, c)[0] - pr.dmin - cut
+            prob = pr.sd_problem(j)
+            v = np.sqrt((s[j] if j < k else 1.0) * np.exp(tau))
+            if j == k:
+                def sd_of(u, v=v):
+                    return v * np.exp(u)
 
-            lo_bound = 0.0 if j < k else sd_ml[k] * 1e-3
-            est = max(sd_ml[j], 1e-12 * sd_ml[k])
-            sd_lo[j], sd_hi[j] = _interval(
-                zeta, est, lo_bound, np.inf, lambda v: 2.0 * v if v > 0 else sd_ml[k]
-            )
+                du = _step(se_u(np.append(np.zeros(k), 0.5)), z)
+                lo = pr.end(prob, sd_of, 0.0, -1, du, -60.0, z)
+                hi = pr.end(prob, sd_of, 0.0, 1, du, 60.0, z)
+                sd_lo[j] = 0.0 if lo is None else sd_of(lo)
+                sd_hi[j] = np.inf if hi is None else sd_of(hi)
+                bar.update()
+                continue
+
+            def sd_of(u):
+                return a * np.sinh(u)
+
+            u0 = float(np.arcsinh(v / a))
+            grad = np.zeros(k + 1)
+            if v > 0:  # d u / d (s_j, tau)
+                grad[j], grad[k] = v / (2 * s[j]), v / 2
+                grad /= np.hypot(a, v)
+            du = _step(se_u(grad), z)
+            if pr.zero([j]) - pr.dmin <= cut:
+                sd_lo[j] = 0.0
+            else:
+                sd_lo[j] = sd_of(pr.end(prob, sd_of, u0, -1, min(du, u0), 0.0, z))
+            hi = pr.end(prob, sd_of, u0, 1, du, u0 + 60.0, z)
+            sd_hi[j] = np.inf if hi is None else sd_of(hi)
             bar.update()
-        gam = pr.theta**2
 
         def ratio_interval(spec):
-            est = min(max(float(ratio_value(spec, gam)), 1e-12), 1.0 - 1e-12)
+            S, w = spec
+            rho = float(ratio_value(spec, s))
+            rho = min(max(rho, 1e-6), 1.0 - 1e-6)
+            u0 = float(sst.logistic.ppf(rho))
+            # d rho / d s, then d logit(rho) / d s
+            drho = (np.isin(np.arange(k), S) if S is not None else 0.0) - rho * w
+            drho = drho / (1.0 + w @ s) / (rho * (1.0 - rho))
+            du = _step(se_u(np.append(drho, 0.0)), z)
+            prob = pr.ratio_problem(spec)
 
-            def zeta(s):
-                s = min(max(s, 1e-15), 1.0 - 1e-15)
-                return pr.ratio_profile(spec, s)[0] - pr.dmin - cut
+            def ratio_of(u):
+                return float(sst.logistic.cdf(u))
 
-            return _interval(zeta, est, 0.0, 1.0, lambda v: 1.0 - (1.0 - v) / 4.0)
+            ends = [0.0, 1.0]
+            if S is None:  # the residual's share: 1 when every variance may be 0
+                hi = None if pr.zero(range(k)) - pr.dmin <= cut else pr.end(
+                    prob, ratio_of, u0, 1, du, 30.0, z
+                )
+                lo = pr.end(prob, ratio_of, u0, -1, du, -30.0, z)
+            else:
+                lo = None if pr.zero(S) - pr.dmin <= cut else pr.end(
+                    prob, ratio_of, u0, -1, du, -30.0, z
+                )
+                hi = pr.end(prob, ratio_of, u0, 1, du, 30.0, z)
+            if lo is not None:
+                ends[0] = ratio_of(lo)
+            if hi is not None:
+                ends[1] = ratio_of(hi)
+            return ends
 
         shares, iccs, residual = _ratio_specs(pr.codes, pr.cp.q)
         share_lo, share_hi = np.empty(k + 1), np.empty(k + 1)
