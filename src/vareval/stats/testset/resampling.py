@@ -564,13 +564,38 @@ def _lexicographic_order(rows: np.ndarray) -> np.ndarray:
     return np.lexsort(keys.transpose(2, 0, 1).reshape(-1, rows.shape[0])[::-1])
 
 
-def _merge_rows(stats_a, stats_b, counts, item_type):
-    """Merge types whose rows coincide for both systems."""
-    d = stats_a.shape[1]
-    both = np.hstack([stats_a, stats_b])
+def _merge_rows(both, d, counts, item_type):
+    """Merge types whose rows ``both`` (A's ``d`` columns, then B's) coincide."""
+    if both.shape[1] > 8:
+        # Wide rows (many classes' counts) are rarely equal: when a random
+        # projection already tells every row apart, nothing merges, and the
+        # types keep their order without sorting or copying the rows.
+        proj = both @ np.random.default_rng(0).standard_normal((both.shape[1], 2))
+        if np.unique(proj.view(np.complex128).reshape(-1)).size == both.shape[0]:
+            return PairedTypes(both[:, :d], both[:, d:], counts.astype(np.int64), item_type)
     uniq, inv = _unique_rows(both)
     merged = np.bincount(inv, weights=counts, minlength=uniq.shape[0]).astype(np.int64)
     return PairedTypes(uniq[:, :d], uniq[:, d:], merged, inv[item_type])
+
+
+def _label_rows(metric, gt, at, bt, c):
+    """A's and B's rows of each (gold, A, B) label triple side by side, in one array.
+
+    Computed a block of triples at a time: with many classes the rows are
+    wide, and whole-array temporaries of them cost more than the bootstrap.
+    """
+    t = gt.size
+    first = _check_rows(metric.stats(gt[:1], at[:1], c), 1, metric.name)
+    d = first.shape[1]
+    check_memory(16.0 * t * d, f"the rows of {t:,} item types x {d:,} statistics",
+                 "fewer classes or a metric with fewer statistics")  # fmt: skip
+    both = np.empty((t, 2 * d))
+    step = max(1, (1 << 16) // max(1, d))
+    for i in range(0, t, step):
+        j = min(t, i + step)
+        both[i:j, :d] = _check_rows(metric.stats(gt[i:j], at[i:j], c), j - i, metric.name)
+        both[i:j, d:] = _check_rows(metric.stats(gt[i:j], bt[i:j], c), j - i, metric.name)
+    return both, d
 
 
 def paired_types(metric: SumMetric, gold, pred_a, pred_b) -> PairedTypes:
@@ -598,12 +623,11 @@ def paired_types(metric: SumMetric, gold, pred_a, pred_b) -> PairedTypes:
             )
             item_type = item_type.reshape(-1)
         gt, at, bt = keys // (c * c), (keys // c) % c, keys % c
-        sa = _check_rows(metric.stats(gt, at, c), keys.size, metric.name)
-        sb = _check_rows(metric.stats(gt, bt, c), keys.size, metric.name)
-        return _merge_rows(sa, sb, counts, item_type)
+        both, d = _label_rows(metric, gt, at, bt, c)
+        return _merge_rows(both, d, counts, item_type)
     sa = _check_rows(metric.stats(gold, a), n, metric.name)
     sb = _check_rows(metric.stats(gold, b), n, metric.name)
-    return _merge_rows(sa, sb, np.ones(n), np.arange(n))
+    return _merge_rows(np.hstack([sa, sb]), sa.shape[1], np.ones(n), np.arange(n))
 
 
 def check_combine(metric: SumMetric, rows: np.ndarray) -> None:
