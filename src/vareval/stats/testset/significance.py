@@ -107,7 +107,9 @@ class PairedTestResult(Result):
         Distinct item types after compression (``n`` for the slow path).
     path : str
         ``"compressed"``, ``"index"``, ``"split"`` (the bootstrap with many
-        types: frequent ones as a multinomial, rare ones by item index),
+        types: frequent ones as a multinomial, rare ones by item index);
+        ``"index-compiled"`` and ``"split-compiled"`` where the compiled
+        kernel drew them,
         ``"vectorized"`` (a vectorized callable
         metric, chunks of resamples per call) or ``"loop"`` (a callable metric,
         one call per resample).
