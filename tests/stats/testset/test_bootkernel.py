@@ -66,9 +66,11 @@ def test_draws_and_sums_follow_the_definition(high):
     assert rng.bit_generator.state == after.state  # the same words were used, no more
 
 
-def test_digits_are_uniform_and_independent():
-    # consecutive draws of a word and across words: pairs uniform on 13 x 13 cells
-    rng = np.random.default_rng(3)
+@pytest.mark.parametrize("bits", [np.random.PCG64, np.random.MT19937, np.random.Philox])
+def test_digits_are_uniform_and_independent(bits):
+    # consecutive draws of a word and across words: pairs uniform on 13 x 13 cells,
+    # with any of numpy's bit generators
+    rng = np.random.Generator(bits(3))
     high = 13
     lookup = np.arange(high, dtype=np.int32)
     cols = np.zeros((high, 1), dtype=np.int32)
