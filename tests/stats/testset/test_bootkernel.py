@@ -16,6 +16,16 @@ kernel = pytest.importorskip(
 )
 
 
+@pytest.fixture(autouse=True)
+def kernel_on(monkeypatch):
+    # the kernel runs here even where VAREVAL_NO_KERNEL is set for the other tests
+    monkeypatch.delenv("VAREVAL_NO_KERNEL", raising=False)
+    rs._kernel.cache_clear()
+    yield
+    monkeypatch.undo()
+    rs._kernel.cache_clear()
+
+
 def digit_stream(bits, high, count):
     """The kernel's draws, by its definition, from a copy of ``bits``: Python integers.
 
@@ -163,11 +173,7 @@ def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
     fast = paired_bootstrap(g, a, b, rng=1, **kw)
     monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
     rs._kernel.cache_clear()
-    try:
-        slow = paired_bootstrap(g, a, b, rng=2, **kw)
-    finally:
-        monkeypatch.delenv("VAREVAL_NO_KERNEL")
-        rs._kernel.cache_clear()
+    slow = paired_bootstrap(g, a, b, rng=2, **kw)
     assert fast.path == (slow.path if c == 3 else slow.path + "-compiled")
     assert fast.estimate == slow.estimate
     p = (fast.pvalue + slow.pvalue) / 2
