@@ -566,7 +566,7 @@ def _lexicographic_order(rows: np.ndarray) -> np.ndarray:
 
 def _merge_rows(both, d, counts, item_type):
     """Merge types whose rows ``both`` (A's ``d`` columns, then B's) coincide."""
-    if both.shape[1] > 8:
+    if both.shape[1] > 64:
         # Wide rows (many classes' counts) are rarely equal: when a random
         # projection already tells every row apart, nothing merges, and the
         # types keep their order without sorting or copying the rows.
