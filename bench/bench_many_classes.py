@@ -12,8 +12,14 @@ the fastest of 16, 50, 100 and 500 measured (500 takes 1.5-1.9x its CPU).
 Prints CPU seconds (``time.process_time``: what the load of a shared machine
 does not inflate) beside wall seconds, the ratio of CPU times, and both
 95 % intervals (they differ only by Monte Carlo error: different draws).
+The path column says which path ran; a name ending in ``-compiled`` is the
+compiled kernel (``_bootkernel``, built at install; without it the numpy
+paths run). ``--numpy`` also times the numpy paths (``VAREVAL_NO_KERNEL``)
+in the same run, best of 3, and their ratio to scipy.
 
-Run: PYTHONPATH=src python bench/bench_many_classes.py [classes ...]
+Run: PYTHONPATH=src python bench/bench_many_classes.py [--numpy] [classes ...]
+(with PYTHONPATH=src, build the kernel in place first:
+``python setup.py build_ext --inplace``, or ``pip install -e .``)
 """
 
 import os
@@ -28,6 +34,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from vareval.stats import paired_bootstrap  # noqa: E402
+from vareval.stats.testset import resampling  # noqa: E402
 
 N, B = 10_000, 10_000
 CLASSES = (3, 20, 100, 1000)
@@ -84,11 +91,23 @@ def timed(fn, *args):
     return time.process_time() - cpu, time.perf_counter() - wall, out
 
 
-def main(classes=CLASSES):
+def numpy_paths(on):
+    """Run the numpy paths (``on``) or the compiled kernel where built."""
+    if on:
+        os.environ["VAREVAL_NO_KERNEL"] = "1"
+    else:
+        os.environ.pop("VAREVAL_NO_KERNEL", None)
+    resampling._kernel.cache_clear()
+
+
+def main(classes=CLASSES, numpy_too=False):
+    kernel = resampling._kernel()
     print(f"n = {N:,} items, b = {B:,} resamples, macro-F1, paired bootstrap; "
-          f"load {os.getloadavg()[0]:.1f}")
-    print(f"{'classes':>7s} {'types':>6s} {'path':>10s} {'vareval cpu/wall s':>18s} "
-          f"{'scipy cpu/wall s':>16s} {'ratio':>6s}  {'vareval CI':>19s}  {'scipy CI':>19s}")
+          f"load {os.getloadavg()[0]:.1f}; compiled kernel: "
+          + (f"built ({os.path.basename(kernel.__file__)})" if kernel else "not built"))
+    print(f"{'classes':>7s} {'types':>6s} {'path':>14s} {'vareval cpu/wall s':>18s} "
+          f"{'scipy cpu/wall s':>16s} {'ratio':>6s}  {'vareval CI':>19s}  {'scipy CI':>19s}"
+          + ("  numpy path cpu s, ratio" if numpy_too else ""))
     for c in classes:
         g, a, b = make(N, c)
         # vareval: best CPU of 3; scipy: one run (it takes seconds)
@@ -96,12 +115,19 @@ def main(classes=CLASSES):
                                key=lambda x: x[0])
         cpu_s, wall_s, ci = timed(scipy_bootstrap, g, a, b, c)
         lo, hi = r.confidence_interval()
-        print(f"{c:7d} {r.n_types:6d} {r.path:>10s} {cpu_v:8.3f} /{wall_v:7.3f} "
+        extra = ""
+        if numpy_too:
+            numpy_paths(True)
+            cpu_n = min(timed(vareval_bootstrap, g, a, b)[0] for _ in range(3))
+            numpy_paths(False)
+            extra = f"  {cpu_n:6.3f} {cpu_s / cpu_n:5.0f}x"
+        print(f"{c:7d} {r.n_types:6d} {r.path:>14s} {cpu_v:8.3f} /{wall_v:7.3f} "
               f"{cpu_s:7.2f} /{wall_s:6.2f} {cpu_s / cpu_v:5.0f}x  "
-              f"[{lo:+.5f}, {hi:+.5f}]  [{ci.low:+.5f}, {ci.high:+.5f}]")
+              f"[{lo:+.5f}, {hi:+.5f}]  [{ci.low:+.5f}, {ci.high:+.5f}]" + extra)
     print("Goal: >= 50x at 3 and 20 classes, >= 20x at 100 and 1,000; "
           "vareval < 0.5 s CPU at every class count.")
 
 
 if __name__ == "__main__":
-    main(tuple(int(x) for x in sys.argv[1:]) or CLASSES)
+    args = sys.argv[1:]
+    main(tuple(int(x) for x in args if x != "--numpy") or CLASSES, "--numpy" in args)

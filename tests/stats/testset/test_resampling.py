@@ -7,6 +7,17 @@ from sklearn import metrics as skm
 from vareval.errors import ArgumentError
 from vareval.stats.testset import resampling as rs
 
+
+@pytest.fixture(autouse=True, scope="module")
+def numpy_paths():
+    # These tests pin the numpy paths (their draws and names); the compiled
+    # kernel and its agreement with them are tested in test_bootkernel.py.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VAREVAL_NO_KERNEL", "1")
+        rs._kernel.cache_clear()
+        yield
+    rs._kernel.cache_clear()
+
 SK = {
     "accuracy": lambda g, p: skm.accuracy_score(g, p),
     "macro-f1": lambda g, p: skm.f1_score(g, p, average="macro", zero_division=0),

@@ -121,7 +121,9 @@ class TestPathsAgree:
         kw = dict(metric=name, n_resamples=b_res, ci="percentile")
         r1 = test(g, a, b, method="compressed", rng=1, **kw)
         r2 = test(g, a, b, method="index", rng=2, **kw)
-        assert r1.n_types < 30 and (r1.path, r2.path) == ("compressed", "index")
+        # the index path runs in the compiled kernel where it was built
+        assert r1.n_types < 30 and (r1.path, r2.path.removesuffix("-compiled")) == (
+            "compressed", "index")
         assert r1.statistic == r2.statistic
         p = (r1.pvalue + r2.pvalue) / 2
         se = np.sqrt(2 * p * (1 - p) / b_res)

@@ -28,6 +28,17 @@ Label metrics' rows are mostly zeros, so the sums run over the nonzero
 entries only. All paths process the resample axis in chunks so memory stays
 bounded for any ``n`` and ``b``.
 
+The compiled kernel
+-------------------
+Where the optional C extension ``_bootkernel`` was built at install, the
+bootstrap's index and split paths draw their items in it instead: one pass
+per draw (a uniform integer, its type, a count) and each resample's sums
+from its type counts, with the random words taken from the same numpy
+Generator (:func:`compiled_sums`). The paths' names then end in
+``-compiled``. Without it (no compiler at install, or ``VAREVAL_NO_KERNEL``
+set) the numpy paths run; both draw from the same distribution, so their
+results agree within Monte Carlo error, not draw for draw.
+
 An arbitrary Python function of (gold, predictions) that is not of this form
 is supported by :class:`CallableMetric`, which loops over resamples (slow, with
 a progress bar), or, when the function takes 2-D arrays (resamples x items),
@@ -38,7 +49,10 @@ this way, since it is a sum over pairs of items, not over items).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
 import math
+import os
 import re
 from collections.abc import Callable
 
@@ -550,13 +564,38 @@ def _lexicographic_order(rows: np.ndarray) -> np.ndarray:
     return np.lexsort(keys.transpose(2, 0, 1).reshape(-1, rows.shape[0])[::-1])
 
 
-def _merge_rows(stats_a, stats_b, counts, item_type):
-    """Merge types whose rows coincide for both systems."""
-    d = stats_a.shape[1]
-    both = np.hstack([stats_a, stats_b])
+def _merge_rows(both, d, counts, item_type):
+    """Merge types whose rows ``both`` (A's ``d`` columns, then B's) coincide."""
+    if both.shape[1] > 64:
+        # Wide rows (many classes' counts) are rarely equal: when a random
+        # projection already tells every row apart, nothing merges, and the
+        # types keep their order without sorting or copying the rows.
+        proj = both @ np.random.default_rng(0).standard_normal((both.shape[1], 2))
+        if np.unique(proj.view(np.complex128).reshape(-1)).size == both.shape[0]:
+            return PairedTypes(both[:, :d], both[:, d:], counts.astype(np.int64), item_type)
     uniq, inv = _unique_rows(both)
     merged = np.bincount(inv, weights=counts, minlength=uniq.shape[0]).astype(np.int64)
     return PairedTypes(uniq[:, :d], uniq[:, d:], merged, inv[item_type])
+
+
+def _label_rows(metric, gt, at, bt, c):
+    """A's and B's rows of each (gold, A, B) label triple side by side, in one array.
+
+    Computed a block of triples at a time: with many classes the rows are
+    wide, and whole-array temporaries of them cost more than the bootstrap.
+    """
+    t = gt.size
+    first = _check_rows(metric.stats(gt[:1], at[:1], c), 1, metric.name)
+    d = first.shape[1]
+    check_memory(16.0 * t * d, f"the rows of {t:,} item types x {d:,} statistics",
+                 "fewer classes or a metric with fewer statistics")  # fmt: skip
+    both = np.empty((t, 2 * d))
+    step = max(1, (1 << 16) // max(1, d))
+    for i in range(0, t, step):
+        j = min(t, i + step)
+        both[i:j, :d] = _check_rows(metric.stats(gt[i:j], at[i:j], c), j - i, metric.name)
+        both[i:j, d:] = _check_rows(metric.stats(gt[i:j], bt[i:j], c), j - i, metric.name)
+    return both, d
 
 
 def paired_types(metric: SumMetric, gold, pred_a, pred_b) -> PairedTypes:
@@ -584,12 +623,11 @@ def paired_types(metric: SumMetric, gold, pred_a, pred_b) -> PairedTypes:
             )
             item_type = item_type.reshape(-1)
         gt, at, bt = keys // (c * c), (keys // c) % c, keys % c
-        sa = _check_rows(metric.stats(gt, at, c), keys.size, metric.name)
-        sb = _check_rows(metric.stats(gt, bt, c), keys.size, metric.name)
-        return _merge_rows(sa, sb, counts, item_type)
+        both, d = _label_rows(metric, gt, at, bt, c)
+        return _merge_rows(both, d, counts, item_type)
     sa = _check_rows(metric.stats(gold, a), n, metric.name)
     sb = _check_rows(metric.stats(gold, b), n, metric.name)
-    return _merge_rows(sa, sb, np.ones(n), np.arange(n))
+    return _merge_rows(np.hstack([sa, sb]), sa.shape[1], np.ones(n), np.arange(n))
 
 
 def check_combine(metric: SumMetric, rows: np.ndarray) -> None:
@@ -727,11 +765,18 @@ def bootstrap_deltas(
     multinomial and the rest as item indices among the rare types. All give
     the same distribution.
 
+    With the compiled kernel the index and split paths draw in it
+    (:func:`compiled_sums`): the split path's multinomial then covers the
+    frequent types and the number of rare draws at once.
+
     Returns
     -------
     (deltas, path)
     """
     path = _bootstrap_path(types, method)
+    kernel = _kernel() if path != "compressed" else None
+    if kernel is not None and hasattr(rng.bit_generator, "capsule") and types.n < 1 << 31:
+        return _compiled_deltas(kernel, metric, types, n_resamples, rng, path), path + "-compiled"
     n, t_count = types.n, types.n_types
     d = types.stats_a.shape[1]
     summed = _summer(types.both())
@@ -768,6 +813,82 @@ def bootstrap_deltas(
             out[pos : pos + filled] = _delta(metric, held[:filled, :d], held[:filled, d:])
             pos, filled = pos + filled, 0
     return out, path
+
+
+KERNEL_ELEMENTS = 1 << 17  # sums per kernel call: ~1 MB, in the cache for the combine
+
+
+@functools.cache
+def _kernel():
+    """The compiled bootstrap kernel, or None (not built, or ``VAREVAL_NO_KERNEL`` is set)."""
+    if os.environ.get("VAREVAL_NO_KERNEL"):
+        return None
+    try:
+        return importlib.import_module("vareval.stats.testset._bootkernel")
+    except ImportError:
+        return None
+
+
+def padded_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's nonzeros as (columns, values), shape (T, K), padded with zeros.
+
+    ``K`` is the most nonzeros of any row (at least 1); a padding entry has
+    value 0 at the row's first nonzero column (or column 0), so it changes
+    no sum.
+    """
+    r, c = np.nonzero(rows)
+    nnz = np.bincount(r, minlength=rows.shape[0])
+    k = max(1, int(nnz.max(initial=0)))
+    slot = np.arange(r.size) - np.repeat(np.cumsum(nnz) - nnz, nnz)
+    cols = np.zeros((rows.shape[0], k), dtype=np.int32)
+    cols[r[slot == 0], :] = c[slot == 0, None]
+    cols[r, slot] = c
+    vals = np.zeros((rows.shape[0], k))
+    vals[r, slot] = rows[r, c]
+    return cols, vals
+
+
+def compiled_sums(kernel, rng, lookup, cols, vals, given_types, given, width):
+    """Each resample's sums of its types' rows, in the compiled kernel.
+
+    Resample ``r`` has ``given[r, h]`` items of type ``given_types[h]`` and
+    draws ``given[r, -1]`` more uniformly from ``lookup`` (the type of each
+    item that can be drawn); its sums are its type counts times the rows
+    ``(cols, vals)`` (:func:`padded_rows`). The draws are a function of the
+    Generator: 64-bit words from its bit generator, each giving ``k`` base-
+    ``high`` digits by Lemire's multiply-shift with rejection (exact; the
+    source, ``_bootkernel.c``, gives the definition).
+
+    Returns
+    -------
+    ndarray, shape (resamples, width)
+    """
+    sums = np.empty((given.shape[0], width))
+    bits = rng.bit_generator
+    with bits.lock:
+        kernel.resample_sums(bits.capsule, lookup, cols, vals, given_types, given, sums)
+    return sums
+
+
+def _compiled_deltas(kernel, metric, types, n_resamples, rng, path):
+    """The index and split paths' deltas, drawn by the compiled kernel."""
+    n, d = types.n, types.stats_a.shape[1]
+    cols, vals = padded_rows(types.both())
+    heavy = types.counts >= HEAVY_TYPE if path == "split" else np.zeros(types.n_types, bool)
+    given_types = np.flatnonzero(heavy).astype(np.int32)
+    lookup = types.item_type[~heavy[types.item_type]].astype(np.int32)  # one entry per rare item
+    shares = np.append(types.counts[heavy], lookup.size) / n
+    out = np.empty(n_resamples)
+    step = max(1, KERNEL_ELEMENTS // (2 * d))
+    for pos in range(0, n_resamples, step):
+        size = min(step, n_resamples - pos)
+        if given_types.size:
+            given = rng.multinomial(n, shares, size=size)  # frequent types, then the rare draws
+        else:
+            given = np.full((size, 1), n, dtype=np.int64)
+        sums = compiled_sums(kernel, rng, lookup, cols, vals, given_types, given, 2 * d)
+        out[pos : pos + size] = _delta(metric, sums[:, :d], sums[:, d:])
+    return out
 
 
 def randomization_deltas(

@@ -1,0 +1,184 @@
+"""The optional compiled bootstrap kernel: its draws, its sums, and its agreement with numpy.
+
+Skipped where the extension was not built (then the numpy paths run, and
+test_resampling.py covers them).
+"""
+
+import numpy as np
+import pytest
+from scipy import stats as sst
+
+from vareval.stats import paired_bootstrap
+from vareval.stats.testset import resampling as rs
+
+kernel = pytest.importorskip(
+    "vareval.stats.testset._bootkernel", reason="the compiled kernel was not built"
+)
+
+
+@pytest.fixture(autouse=True)
+def kernel_on(monkeypatch):
+    # the kernel runs here even where VAREVAL_NO_KERNEL is set for the other tests
+    monkeypatch.delenv("VAREVAL_NO_KERNEL", raising=False)
+    rs._kernel.cache_clear()
+    yield
+    monkeypatch.undo()
+    rs._kernel.cache_clear()
+
+
+def digit_stream(bits, high, count):
+    """The kernel's draws, by its definition, from a copy of ``bits``: Python integers.
+
+    Each 64-bit word ``u`` is accepted when ``(u * N) mod 2**64 >= 2**64 mod N``,
+    ``N = high**k`` (the largest ``k <= 16`` with ``N <= 2**58``); then the ``k``
+    base-``high`` digits of ``floor(u * N / 2**64)``, most significant first.
+    Returns the digits and the bit generator after the words they used.
+    """
+    copy = type(bits)()
+    copy.state = bits.state
+    k = 1
+    while k < 16 and high ** (k + 1) <= 1 << 58:
+        k += 1
+    big = high**k
+    digits = []
+    while len(digits) < count:
+        u = int(copy.random_raw())
+        if (u * big) % (1 << 64) < (1 << 64) % big:
+            continue
+        v = (u * big) >> 64
+        digits += [v // high ** (k - 1 - i) % high for i in range(k)]
+    return np.array(digits[:count], dtype=np.int64), copy
+
+
+@pytest.mark.parametrize("high", [1, 2, 7, 3571, 659_000, (1 << 20) + 7])
+def test_draws_and_sums_follow_the_definition(high):
+    # 659,000**3 is just below 2**58, so 1.6 % of the words are rejected
+    rng = np.random.default_rng(high)
+    n_types = min(high, 40) + 2
+    lookup = rng.integers(0, n_types, high).astype(np.int32)
+    rows = np.where(rng.random((n_types, 9)) < 0.3, rng.integers(-3, 4, (n_types, 9)), 0.0)
+    cols, vals = rs.padded_rows(rows)
+    given_types = np.array([n_types - 1, 0], dtype=np.int32)
+    given = np.array([[0, 0, 0], [4, 1, 3], [0, 2, 1000], [1, 0, 17], [0, 0, 5000]])
+    sums = rs.compiled_sums(kernel, rng, lookup, cols, vals, given_types, given, 9)
+
+    ref = np.random.default_rng(high)
+    ref.integers(0, n_types, high)
+    ref.random((n_types, 9))
+    ref.integers(-3, 4, (n_types, 9))
+    digits, after = digit_stream(ref.bit_generator, high, int(given[:, -1].sum()))
+    counts = np.zeros((5, n_types))
+    ends = np.cumsum(given[:, -1])
+    for r, drawn in enumerate(np.split(digits, ends[:-1])):
+        counts[r] = np.bincount(lookup[drawn], minlength=n_types)
+        counts[r, given_types] += given[r, :2]
+    np.testing.assert_array_equal(sums, counts @ rows)
+    assert rng.bit_generator.state == after.state  # the same words were used, no more
+
+
+@pytest.mark.parametrize("bits", [np.random.PCG64, np.random.MT19937, np.random.Philox])
+def test_digits_are_uniform_and_independent(bits):
+    # consecutive draws of a word and across words: pairs uniform on 13 x 13 cells,
+    # with any of numpy's bit generators
+    rng = np.random.Generator(bits(3))
+    high = 13
+    lookup = np.arange(high, dtype=np.int32)
+    cols = np.zeros((high, 1), dtype=np.int32)
+    vals = np.arange(high, dtype=float)[:, None]
+    sums = rs.compiled_sums(kernel, rng, lookup, cols, vals, np.zeros(0, np.int32),
+                            np.ones((60_000, 1), dtype=np.int64), 1)
+    x = sums[:, 0].astype(int)
+    assert sst.chisquare(np.bincount(x, minlength=high)).pvalue > 1e-3
+    pairs = np.bincount(x[:-1] * high + x[1:], minlength=high * high)
+    assert sst.chisquare(pairs).pvalue > 1e-3
+
+
+def test_padded_rows_hold_each_rows_nonzeros():
+    rng = np.random.default_rng(4)
+    rows = np.where(rng.random((50, 30)) < 0.1, rng.random((50, 30)), 0.0)
+    rows[7] = 0.0
+    cols, vals = rs.padded_rows(rows)
+    dense = np.zeros_like(rows)
+    np.add.at(dense, (np.arange(50)[:, None].repeat(cols.shape[1], 1), cols), vals)
+    np.testing.assert_array_equal(dense, rows)
+    assert cols.dtype == np.int32 and cols.shape[1] == np.count_nonzero(rows, axis=1).max()
+
+
+def test_bad_arrays_are_refused_not_read_past():
+    rng = np.random.default_rng(0)
+    cols, vals = np.zeros((3, 1), np.int32), np.ones((3, 1))
+    no_given, one = np.zeros(0, np.int32), np.full((2, 1), 5, np.int64)
+    out = np.empty((2, 1))
+    with pytest.raises(ValueError, match="out of range"):
+        rs.compiled_sums(kernel, rng, np.array([0, 3], np.int32), cols, vals, no_given, one, 1)
+    with pytest.raises(ValueError, match="out of range"):
+        bad_cols = np.full((3, 1), 1, np.int32)
+        rs.compiled_sums(kernel, rng, np.array([0, 1], np.int32), bad_cols, vals, no_given,
+                         one, 1)
+    with pytest.raises(ValueError, match="out of range"):
+        rs.compiled_sums(kernel, rng, np.zeros(0, np.int32), cols, vals, no_given, one, 1)
+    with pytest.raises(TypeError, match="lookup"):
+        rs.compiled_sums(kernel, rng, np.array([0, 1]), cols, vals, no_given, one, 1)
+    with pytest.raises(ValueError, match="sizes"):
+        bits = rng.bit_generator
+        kernel.resample_sums(bits.capsule, np.array([0], np.int32), cols, vals, no_given,
+                             one, out[:1])
+
+
+def _pair(n, c, seed):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, c, n)
+    a = np.where(rng.random(n) < 0.8, g, rng.integers(0, c, n))
+    b = np.where(rng.random(n) < 0.77, g, rng.integers(0, c, n))
+    return g, a, b
+
+
+@pytest.mark.parametrize(("method", "c", "expect"),
+                         [("index", 7, "index"), ("auto", 20, "split"), ("auto", 400, "index")])
+def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, monkeypatch):
+    # each resample's delta, exactly, from the kernel's draws recomputed by
+    # definition: the split path's multinomial first, then the item digits
+    n, b = 2000, 300
+    g, a, p = _pair(n, c, c)
+    metric = rs.get_metric("macro-f1")
+    types = rs.paired_types(metric, g, a, p)
+    monkeypatch.setattr(rs, "KERNEL_ELEMENTS", 1 << 30)  # one kernel call
+    got, path = rs.bootstrap_deltas(metric, types, b, np.random.default_rng(9), method)
+    assert path == expect + "-compiled"
+
+    ref = np.random.default_rng(9)
+    heavy = (types.counts >= rs.HEAVY_TYPE) & path.startswith("split")
+    lookup = types.item_type[~heavy[types.item_type]]
+    if heavy.any():
+        given = ref.multinomial(n, np.append(types.counts[heavy], lookup.size) / n, size=b)
+    else:
+        given = np.full((b, 1), n)
+    digits, _ = digit_stream(ref.bit_generator, lookup.size, int(given[:, -1].sum()))
+    counts = np.zeros((b, types.n_types))
+    for r, drawn in enumerate(np.split(digits, np.cumsum(given[:, -1])[:-1])):
+        counts[r] = np.bincount(lookup[drawn], minlength=types.n_types)
+        counts[r, heavy] += given[r, :-1]
+    want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("c", [3, 20, 100, 1000])
+def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
+    # The same data through the kernel and through numpy (different draws of
+    # the same distribution): p-values within 4.5 standard errors, interval
+    # ends within a fifth of the deltas' SD (4 standard errors), the same point estimate.
+    g, a, b = _pair(3000, c, 100 + c)
+    n_res = 6000
+    kw = dict(metric="macro-f1", n_resamples=n_res, ci="percentile")
+    fast = paired_bootstrap(g, a, b, rng=1, **kw)
+    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
+    rs._kernel.cache_clear()
+    slow = paired_bootstrap(g, a, b, rng=2, **kw)
+    assert fast.path == (slow.path if c == 3 else slow.path + "-compiled")
+    assert fast.estimate == slow.estimate
+    p = (fast.pvalue + slow.pvalue) / 2
+    assert abs(fast.pvalue - slow.pvalue) < 4.5 * np.sqrt(2 * p * (1 - p) / n_res) + 2 / n_res
+    sd = np.std(slow.distribution)
+    np.testing.assert_allclose(fast.confidence_interval(), slow.confidence_interval(),
+                               atol=0.2 * sd)
+    assert abs(np.std(fast.distribution) / sd - 1) < 0.06
