@@ -110,6 +110,43 @@ def make_crossed(sweeps, per=25, runs=6, rng=0):
     )
 
 
+def make_banded(n, links=0.0, width=4, keep=0.83, rng=0):
+    """``n`` seeds crossed with ``n`` configurations in a band, plus a 12-level task.
+
+    Seed ``i`` runs configuration ``j`` for ``|i - j| <= width`` with
+    probability ``keep`` (about 7.5 runs a seed); with probability ``links``
+    a run's configuration is drawn from all ``n`` instead (long-range links,
+    which make the band's factor fill in). Each run is on one of 12 tasks.
+    Seeds, configurations, tasks and the residual have SDs 0.01, 0.02, 0.01,
+    0.01; no fixed factor but the intercept.
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(rng)
+    seed = np.repeat(np.arange(n), 2 * width + 1)
+    config = seed + np.tile(np.arange(-width, width + 1), n)
+    use = (config >= 0) & (config < n) & (rng.random(seed.size) < keep)
+    seed, config = seed[use], config[use]
+    far = rng.random(seed.size) < links
+    config[far] = rng.integers(0, n, int(far.sum()))
+    task = rng.integers(0, 12, seed.size)
+    y = (
+        0.8
+        + 0.01 * rng.normal(size=n)[seed]
+        + 0.02 * rng.normal(size=n)[config]
+        + 0.01 * rng.normal(size=12)[task]
+        + 0.01 * rng.normal(size=seed.size)
+    )
+    return pd.DataFrame(
+        {
+            "seed": np.char.add("s", seed.astype(str)),
+            "config": np.char.add("c", config.astype(str)),
+            "task": np.char.add("t", task.astype(str)),
+            "y": y,
+        }
+    )
+
+
 # lme4's lmer timed in the same run (--lme4): the data written to a temporary
 # directory (InstEval exported from R's lme4, not kept), lmer's fit alone timed,
 # the best of two fits (vareval's whole analysis: the best of three);

@@ -304,7 +304,10 @@ def _make_batch(st, stats, reml):
     """The batched deviance of the model of state ``st``: by strata when orthogonal."""
     strata = Strata.of(st.X, st.cp.groups) if _USE_STRATA else None
     if strata is None:
-        return _Batch(st.cp, stats, reml)
+        cp = st.cp
+        if cp.sparse and cp.r <= _mixed.SPARSE_LEVELS:  # the batch is dense
+            cp = _mixed._Crossprods(st.y, st.X, cp.groups, cp.q, path="dense")
+        return _Batch(cp, stats, reml)
     return _StrataBatch(strata, st.cp, stats, reml)
 
 

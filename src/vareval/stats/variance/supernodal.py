@@ -70,6 +70,11 @@ from scipy.sparse.linalg import splu
 _PER_SUPERNODE = 30e-6
 _PER_FLOP = 0.2e-9
 _PER_ENTRY = 3e-9
+# One evaluation of the mixed model (a factorisation, a selected inverse and a
+# few solves), in seconds: per supernode and per flop of the factorisation
+# (SparseCholesky.seconds; measured on the bench's Schur complements).
+_EVAL_PER_SUPERNODE = 1e-4
+_EVAL_PER_FLOP = 3.3e-10
 _MAX_COLUMNS = 256  # columns of a supernode, at most
 _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
 # L's structure is read off SuperLU's factor of a probe with the pattern, an
@@ -329,6 +334,8 @@ class SparseCholesky:
         Entries of ``L`` (the exact fill).
     factor_nnz : int
         Entries the factor stores: ``nnz_l`` and the supernodes' explicit zeros.
+    flops : float
+        Dense flops of the supernodes' fronts in one factorisation.
     """
 
     def __init__(self, row, col, n, *, relax=True, supernode_cost=_PER_SUPERNODE):
@@ -392,12 +399,21 @@ class SparseCholesky:
                 self._kids[p].append(j)
         k, m = np.array(self._k), np.array(self._m)
         self.factor_nnz = int(np.sum(k * (k + 1) // 2 + k * m))
+        self.flops = float(np.sum(((k + m) ** 3.0 - m**3.0) / 3.0))  # dense flops of the fronts
         # the factor's storage: supernode j's [L11' | L21'] (k x (k + m), Fortran)
         offset = np.concatenate([[0], np.cumsum(k * (k + m))])
         self._offset = offset.tolist()
         # column i of supernode j: L11's diagonal at offset[j] + (i - start[j]) (k + 1)
         step = np.repeat(k + 1, k)
         self._diag = np.repeat(offset[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * step
+
+    def seconds(self):
+        """Estimated seconds of one mixed-model evaluation on this pattern.
+
+        A factorisation, the selected inverse and a few solves: a fixed cost
+        per supernode (their Python loops) and the fronts' dense flops.
+        """
+        return _EVAL_PER_SUPERNODE * self.n_supernodes + _EVAL_PER_FLOP * self.flops
 
     def _maps(self, r, c, take, where):
         """Where each value goes in its front, and the fronts' scatter/gather maps."""
