@@ -76,6 +76,7 @@ _PER_ENTRY = 3e-9
 _EVAL_PER_SUPERNODE = 1e-4
 _EVAL_PER_FLOP = 3.3e-10
 _MAX_COLUMNS = 256  # columns of a supernode, at most
+_MAPPED = 128  # rows below a supernode up to which its extend-add has flat maps
 _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
 # L's structure is read off SuperLU's factor of a probe with the pattern, an
 # M-matrix (off-diagonal -1, diagonal the degree plus a shift): its pivots are
@@ -444,29 +445,37 @@ class SparseCholesky:
             raise AssertionError("a value's row is missing from its front")
         at[out] = k[out] + i - (np.cumsum(m) - m)[sup[out]]
         self._assemble = np.split(c - start + at * k, bounds[1:-1])
-        # child -> parent: the lower triangle of the child's update (m x m) into
-        # the parent's [F11 | F12] (k x s, mirrored to its upper triangle) and
-        # F22 (m x m, lower), the upper triangle into a last, discarded slot;
-        # the inverse reads the same entries, both triangles. Built as [b, a]
-        # for row a and column b (Fortran order flattened) of the parent's
-        # front, whose positions increase with the rows.
-        above = np.tri(max(self._m), k=-1, dtype=bool)  # [b, a]: a < b
+        # child -> parent: each child's rows as positions in its parent's front
+        # (rel, increasing) and how many of them are among the parent's columns
+        # (q). A front with many rows below (m > _MAPPED) is extended-added and
+        # gathered by blocks of fancy indexing on those O(m) indices; a smaller
+        # one by flat int32 maps of its m x m update (the lower triangle into
+        # the parent's [F11 | F12], mirrored to its upper triangle, and F22; the
+        # upper triangle, all zeros, into a last, discarded slot), whose one
+        # take or add.at costs less than the blocks' Python calls. m x m maps for
+        # every front held 1.4 GB at 10,000 banded levels with long-range links.
+        self._rel, self._q = [None] * ns, [0] * ns
         self._scatter, self._gather = [None] * ns, [None] * ns
+        above = np.tri(_MAPPED, k=-1, dtype=bool)  # [b, a]: a < b
         for j in range(ns):
             p = self._parent[j]
             if p < 0:
                 continue
-            kp, sp_, m = self._k[p], self._k[p] + self._m[p], self._m[j]
             rel = np.searchsorted(fronts[p], self._rows[j])
             if not np.array_equal(fronts[p].take(rel, mode="clip"), self._rows[j]):
                 raise AssertionError("a supernode's rows are missing from its parent's front")
+            kp, m = self._k[p], self._m[j]
+            self._rel[j], self._q[j] = rel, int(np.searchsorted(rel, kp))
+            if m > _MAPPED:
+                continue
+            # as [b, a] for row a and column b (Fortran order flattened) of the
+            # parent's front, whose positions increase with the rows
+            sp_, q, rel = kp + self._m[p], self._q[j], rel.astype(np.int32)
             mirror = np.add.outer(rel, kp * rel)  # min(a, b) + max(a, b) kp where a >= b
             gather = np.where(above[:m, :m], mirror.T, mirror)
-            q = np.searchsorted(rel, kp)  # rows from q on are in F22
             np.add.outer((rel[q:] - kp) * (sp_ - kp), rel[q:] + kp * (sp_ - 1), out=gather[q:, q:])
-            trash = kp * sp_ + (sp_ - kp) ** 2
             self._gather[j] = gather.ravel()
-            self._scatter[j] = np.where(above[:m, :m], trash, gather).ravel()
+            self._scatter[j] = np.where(above[:m, :m], kp * sp_ + (sp_ - kp) ** 2, gather).ravel()
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
@@ -479,6 +488,15 @@ class SparseCholesky:
             cols = np.arange(width)
             self._flat[width] = [(x[:, None] * width + cols).ravel() for x in self._rows]
         return self._flat[width]
+
+    def _extend_add(self, front, F22, c, U):
+        """Add child ``c``'s update ``U`` (lower triangle; upper 0) to its parent's front."""
+        rel, q = self._rel[c], self._q[c]
+        if q:  # rows among the parent's columns: [F11 | F12]'s upper triangle
+            front[np.ix_(rel[:q], rel)] += U[:, :q].T
+        if q < rel.size:  # the rest: F22's lower triangle
+            r2 = rel[q:] - front.shape[0]
+            F22[np.ix_(r2, r2)] += U[q:, q:]
 
     def factor(self, values):
         """The Cholesky factor of the matrix with these values on the pattern.
@@ -512,20 +530,24 @@ class SparseCholesky:
             ks = k * (k + m)
             buf = np.zeros(ks + m * m + 1)  # [F11 | F12], F22, the discarded slot
             buf[self._assemble[j]] = v[bounds[j] : bounds[j + 1]]
-            for c in self._kids[j]:
-                np.add.at(buf, scatter[c], update[c])  # extend-add
+            front = buf[:ks].reshape((k, k + m), order="F")
+            F22 = buf[ks:-1].reshape((m, m), order="F")
+            for c in self._kids[j]:  # extend-add
+                if scatter[c] is not None:
+                    np.add.at(buf, scatter[c], update[c].ravel(order="F"))
+                else:
+                    self._extend_add(front, F22, c, update[c])
                 update[c] = None
             panel = storage[offset[j] : offset[j + 1]].reshape((k, k + m), order="F")
-            panel[...] = buf[:ks].reshape((k, k + m), order="F")
+            panel[...] = front
             R = panel[:, :k]  # F11 = R'R, R = L11' upper triangular, in place
             if potrf(R, lower=0, clean=1, overwrite_a=1)[1]:
                 raise np.linalg.LinAlgError("the matrix is not positive definite")
             W = panel[:, k:]
             if m:
                 trsm(1.0, R, W, lower=0, trans_a=1, overwrite_b=1)  # L21' = R^-T F12
-                F22 = buf[ks:-1].reshape((m, m), order="F")  # lower: F22 - L21 L21'
-                syrk(-1.0, W, beta=1.0, c=F22, trans=1, lower=1, overwrite_c=1)
-                update[j] = buf[ks:-1]
+                # lower: F22 - L21 L21' (its upper triangle stays 0)
+                update[j] = syrk(-1.0, W, beta=1.0, c=F22, trans=1, lower=1, overwrite_c=1)
             views.append((R, W))
         return CholeskyFactor(self, storage, views)
 
@@ -616,7 +638,10 @@ class CholeskyFactor:
             if m:
                 p = sym._parent[j]
                 Zii = buf[ks:].reshape((m, m), order="F")
-                np.take(fronts[p], sym._gather[j], out=buf[ks:])  # from the parent's front
+                if sym._gather[j] is not None:
+                    np.take(fronts[p], sym._gather[j], out=buf[ks:])  # from the parent's front
+                else:
+                    self._gather(fronts[p], p, j, Zii)
                 G[:, k:] = trmm(-1.0, Ri, W, lower=0)
                 Z[:, :k] = Ri
                 np.matmul(G[:, k:], Zii, out=Z[:, k:])
@@ -629,3 +654,17 @@ class CholeskyFactor:
                 fronts[j] = buf
             out[sym._bounds[j] : sym._bounds[j + 1]] = buf[sym._assemble[j]]
         return out[sym._result]
+
+    def _gather(self, front, p, j, Zii):
+        """``Z_II`` of supernode ``j`` (both triangles) from its parent ``p``'s front."""
+        sym = self._sym
+        kp, mp = sym._k[p], sym._m[p]
+        ksp = kp * (kp + mp)
+        P = front[:ksp].reshape((kp, kp + mp), order="F")  # [Z_JJ | Z_IJ'], full
+        rel, q = sym._rel[j], sym._q[j]
+        if q:
+            Zii[:q] = P[np.ix_(rel[:q], rel)]
+            Zii[q:, :q] = Zii[:q, q:].T
+        if q < rel.size:
+            r2 = rel[q:] - kp
+            Zii[q:, q:] = front[ksp:].reshape((mp, mp), order="F")[np.ix_(r2, r2)]
