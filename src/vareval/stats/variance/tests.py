@@ -144,7 +144,10 @@ def random_effect_lrt(fit: MixedModelFit, terms=None) -> tuple:
             )
         j = names.index(term)
         keep = [m for m in range(len(names)) if m != j]
-        reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
+        if fit.converged and fit.variance[j] == 0:  # the full fit is the reduced one
+            reduced = fit
+        else:
+            reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
         out.append(_lrt_result(term, fit, reduced, 1, float(fit.variance[j])))
     return tuple(out)
 
