@@ -156,7 +156,7 @@ def test_against_dense(name, partition, mapped, monkeypatch):
     # the extend-add and the inverse's gather by flat maps (small fronts) and by
     # blocks of fancy indexing (fronts with many rows below) give one factor
     if mapped == "blocks":
-        monkeypatch.setattr(supernodal, "_MAPPED", 0)
+        monkeypatch.setattr(supernodal, "_MAP_SHARE", 0.0)
     S = MATRICES[name]
     rng = np.random.default_rng(len(name))
     row, col, val = _entries(S, rng)

@@ -76,7 +76,7 @@ _PER_ENTRY = 3e-9
 _EVAL_PER_SUPERNODE = 1e-4
 _EVAL_PER_FLOP = 3.3e-10
 _MAX_COLUMNS = 256  # columns of a supernode, at most
-_MAPPED = 128  # rows below a supernode up to which its extend-add has flat maps
+_MAP_SHARE = 2.0  # the flat maps' entries, at most this share of the factor's
 _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
 # L's structure is read off SuperLU's factor of a probe with the pattern, an
 # M-matrix (off-diagonal -1, diagonal the degree plus a shift): its pivots are
@@ -447,16 +447,23 @@ class SparseCholesky:
         self._assemble = np.split(c - start + at * k, bounds[1:-1])
         # child -> parent: each child's rows as positions in its parent's front
         # (rel, increasing) and how many of them are among the parent's columns
-        # (q). A front with many rows below (m > _MAPPED) is extended-added and
-        # gathered by blocks of fancy indexing on those O(m) indices; a smaller
-        # one by flat int32 maps of its m x m update (the lower triangle into
-        # the parent's [F11 | F12], mirrored to its upper triangle, and F22; the
-        # upper triangle, all zeros, into a last, discarded slot), whose one
-        # take or add.at costs less than the blocks' Python calls. m x m maps for
-        # every front held 1.4 GB at 10,000 banded levels with long-range links.
+        # (q). Most fronts keep flat maps of their m x m update (the lower
+        # triangle into the parent's [F11 | F12], mirrored to its upper triangle,
+        # and F22; the upper triangle, all zeros, into a last, discarded slot):
+        # one take or add.at. The largest, past the maps' budget, are
+        # extended-added and gathered by two blocks of flat positions formed
+        # from those O(m) indices at each use. int64 m x m maps for every front
+        # held 1.4 GB at 10,000 banded levels with long-range links.
         self._rel, self._q = [None] * ns, [0] * ns
         self._scatter, self._gather = [None] * ns, [None] * ns
-        above = np.tri(_MAPPED, k=-1, dtype=bool)  # [b, a]: a < b
+        # the fronts with fewest rows below get maps while their update entries
+        # sum to at most _MAP_SHARE times the factor's (two intp maps each, so
+        # 2 _MAP_SHARE times the factor's bytes; intp: take and add.at convert others)
+        m2 = np.array(self._m, dtype=np.int64) ** 2
+        by_size = np.argsort(m2, kind="stable")
+        mapped = np.zeros(ns, dtype=bool)
+        mapped[by_size[np.cumsum(m2[by_size]) <= _MAP_SHARE * self.factor_nnz]] = True
+        above = np.tri(int(np.sqrt(m2[mapped].max())) if mapped.any() else 0, k=-1, dtype=bool)
         for j in range(ns):
             p = self._parent[j]
             if p < 0:
@@ -466,11 +473,11 @@ class SparseCholesky:
                 raise AssertionError("a supernode's rows are missing from its parent's front")
             kp, m = self._k[p], self._m[j]
             self._rel[j], self._q[j] = rel, int(np.searchsorted(rel, kp))
-            if m > _MAPPED:
+            if not mapped[j]:
                 continue
             # as [b, a] for row a and column b (Fortran order flattened) of the
             # parent's front, whose positions increase with the rows
-            sp_, q, rel = kp + self._m[p], self._q[j], rel.astype(np.int32)
+            sp_, q = kp + self._m[p], self._q[j]
             mirror = np.add.outer(rel, kp * rel)  # min(a, b) + max(a, b) kp where a >= b
             gather = np.where(above[:m, :m], mirror.T, mirror)
             np.add.outer((rel[q:] - kp) * (sp_ - kp), rel[q:] + kp * (sp_ - 1), out=gather[q:, q:])
@@ -492,11 +499,13 @@ class SparseCholesky:
     def _extend_add(self, front, F22, c, U):
         """Add child ``c``'s update ``U`` (lower triangle; upper 0) to its parent's front."""
         rel, q = self._rel[c], self._q[c]
+        k, m = front.shape[0], F22.shape[0]
         if q:  # rows among the parent's columns: [F11 | F12]'s upper triangle
-            front[np.ix_(rel[:q], rel)] += U[:, :q].T
+            at = rel[:q, None] + k * rel  # flat (Fortran) positions: one index array is
+            front.ravel(order="F")[at] += U[:, :q].T  # a plain take/put, unlike np.ix_
         if q < rel.size:  # the rest: F22's lower triangle
-            r2 = rel[q:] - front.shape[0]
-            F22[np.ix_(r2, r2)] += U[q:, q:]
+            r2 = rel[q:] - k
+            F22.ravel(order="F")[r2[:, None] + m * r2] += U[q:, q:]
 
     def factor(self, values):
         """The Cholesky factor of the matrix with these values on the pattern.
@@ -660,11 +669,11 @@ class CholeskyFactor:
         sym = self._sym
         kp, mp = sym._k[p], sym._m[p]
         ksp = kp * (kp + mp)
-        P = front[:ksp].reshape((kp, kp + mp), order="F")  # [Z_JJ | Z_IJ'], full
+        # front: [Z_JJ | Z_IJ'] (kp x (kp + mp), Fortran, both triangles), then Z_II
         rel, q = sym._rel[j], sym._q[j]
         if q:
-            Zii[:q] = P[np.ix_(rel[:q], rel)]
+            Zii[:q] = front[rel[:q, None] + kp * rel]  # P[rel[:q]][:, rel], flat positions
             Zii[q:, :q] = Zii[:q, q:].T
         if q < rel.size:
             r2 = rel[q:] - kp
-            Zii[q:, q:] = front[ksp:].reshape((mp, mp), order="F")[np.ix_(r2, r2)]
+            Zii[q:, q:] = front[ksp + r2[:, None] + mp * r2]
