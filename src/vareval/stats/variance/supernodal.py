@@ -76,7 +76,7 @@ _PER_ENTRY = 3e-9
 _EVAL_PER_SUPERNODE = 1e-4
 _EVAL_PER_FLOP = 3.3e-10
 _MAX_COLUMNS = 256  # columns of a supernode, at most
-_MAP_SHARE = 2.0  # the flat maps' entries, at most this share of the factor's
+_MAP_SHARE = 1.0  # the flat maps' entries, at most this share of the factor's
 _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
 # L's structure is read off SuperLU's factor of a probe with the pattern, an
 # M-matrix (off-diagonal -1, diagonal the degree plus a shift): its pivots are
