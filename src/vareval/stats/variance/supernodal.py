@@ -76,7 +76,7 @@ _PER_ENTRY = 3e-9
 _EVAL_PER_SUPERNODE = 1e-4
 _EVAL_PER_FLOP = 3.3e-10
 _MAX_COLUMNS = 256  # columns of a supernode, at most
-_MAP_SHARE = 1.0  # the flat maps' entries, at most this share of the factor's
+_MAP_SHARE = 0.25  # the flat maps' entries, at most this share of the factor's
 _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
 # L's structure is read off SuperLU's factor of a probe with the pattern, an
 # M-matrix (off-diagonal -1, diagonal the degree plus a shift): its pivots are
@@ -458,7 +458,8 @@ class SparseCholesky:
         self._scatter, self._gather = [None] * ns, [None] * ns
         # the fronts with fewest rows below get maps while their update entries
         # sum to at most _MAP_SHARE times the factor's (two intp maps each, so
-        # 2 _MAP_SHARE times the factor's bytes; intp: take and add.at convert others)
+        # half the factor's bytes; intp: take and add.at convert others). More
+        # maps bought no time on the bench's designs, only memory
         m2 = np.array(self._m, dtype=np.int64) ** 2
         by_size = np.argsort(m2, kind="stable")
         mapped = np.zeros(ns, dtype=bool)
