@@ -6,6 +6,7 @@ Run from the repository root:
     PYTHONPATH=src python bench/bench_mixed.py --crossed  # 100,000 crossed levels
     PYTHONPATH=src python bench/bench_mixed.py --write-csv DIR
     PYTHONPATH=src python bench/bench_mixed.py --lme4     # InstEval, make_crossed(300)
+    PYTHONPATH=src python bench/bench_mixed.py --command  # the command beside lmer
     Rscript bench/bench_mixed_lme4.R DIR                  # lme4's side, same designs
 
 Design: 6 experiments (3 models x 2 optimizers), random intercepts for seed and
@@ -110,6 +111,43 @@ def make_crossed(sweeps, per=25, runs=6, rng=0):
     )
 
 
+def make_banded(n, links=0.0, width=4, keep=0.83, rng=0):
+    """``n`` seeds crossed with ``n`` configurations in a band, plus a 12-level task.
+
+    Seed ``i`` runs configuration ``j`` for ``|i - j| <= width`` with
+    probability ``keep`` (about 7.5 runs a seed); with probability ``links``
+    a run's configuration is drawn from all ``n`` instead (long-range links,
+    which make the band's factor fill in). Each run is on one of 12 tasks.
+    Seeds, configurations, tasks and the residual have SDs 0.01, 0.02, 0.01,
+    0.01; no fixed factor but the intercept.
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(rng)
+    seed = np.repeat(np.arange(n), 2 * width + 1)
+    config = seed + np.tile(np.arange(-width, width + 1), n)
+    use = (config >= 0) & (config < n) & (rng.random(seed.size) < keep)
+    seed, config = seed[use], config[use]
+    far = rng.random(seed.size) < links
+    config[far] = rng.integers(0, n, int(far.sum()))
+    task = rng.integers(0, 12, seed.size)
+    y = (
+        0.8
+        + 0.01 * rng.normal(size=n)[seed]
+        + 0.02 * rng.normal(size=n)[config]
+        + 0.01 * rng.normal(size=12)[task]
+        + 0.01 * rng.normal(size=seed.size)
+    )
+    return pd.DataFrame(
+        {
+            "seed": np.char.add("s", seed.astype(str)),
+            "config": np.char.add("c", config.astype(str)),
+            "task": np.char.add("t", task.astype(str)),
+            "y": y,
+        }
+    )
+
+
 # lme4's lmer timed in the same run (--lme4): the data written to a temporary
 # directory (InstEval exported from R's lme4, not kept), lmer's fit alone timed,
 # the best of two fits (vareval's whole analysis: the best of three);
@@ -181,6 +219,107 @@ def lme4_side_by_side():
     shutil.rmtree(tmp)
 
 
+# The command end to end beside lmer (--command): ``vareval variance`` run as
+# a subprocess (start, read, fit, LRTs, F tests, printing), its CPU time
+# (user + system), wall time and peak memory from the kernel (wait4), against
+# lmer's fit alone in R (CPU and wall from proc.time around lmer, after the
+# data are read and lme4 loaded) and the R process's peak memory. The same
+# rows for both (CSV written here; InstEval as lme4 ships it).
+_LMER_ALONE = """
+suppressMessages(library(lme4))
+args <- commandArgs(TRUE)
+if (args[1] == "InstEval") d <- InstEval else {
+  d <- read.csv(args[1], colClasses = "character")
+  d$y <- as.numeric(d$y)
+}
+best <- c(Inf, Inf)
+for (i in seq_len(as.integer(args[3]))) {
+  t0 <- proc.time()
+  m <- suppressMessages(suppressWarnings(lmer(as.formula(args[2]), d)))
+  t <- proc.time() - t0
+  if (t[["user.self"]] + t[["sys.self"]] < best[1])
+    best <- c(t[["user.self"]] + t[["sys.self"]], t[["elapsed"]])
+}
+cat(best, REMLcrit(m), "\n")
+"""
+# (label, data, lmer formula, command flags)
+_COMMAND_CASES = [
+    ("InstEval, 73,421 rows", "InstEval", "y ~ service + (1|s) + (1|d) + (1|dept)",
+     ["--fixed", "service", "--random", "s,d,dept"]),
+    ("make_crossed(300), 45,000 rows", "crossed",
+     "y ~ experiment + (1|seed) + (1|config) + (1|seed:experiment)", []),
+    ("  the same, no seed:experiment", "crossed", "y ~ experiment + (1|seed) + (1|config)",
+     ["--no-seed-by-experiment"]),
+    ("banded N = 2,000", ("banded", 2000, 0.0), "y ~ 1 + (1|seed) + (1|config) + (1|task)",
+     ["--fixed", "", "--random", "seed,config,task"]),
+    ("banded N = 5,000", ("banded", 5000, 0.0), "y ~ 1 + (1|seed) + (1|config) + (1|task)",
+     ["--fixed", "", "--random", "seed,config,task"]),
+    ("banded N = 2,000, 3% links", ("banded", 2000, 0.03),
+     "y ~ 1 + (1|seed) + (1|config) + (1|task)", ["--fixed", "", "--random", "seed,config,task"]),
+    ("banded N = 10,000, 3% links", ("banded", 10000, 0.03),
+     "y ~ 1 + (1|seed) + (1|config) + (1|task)", ["--fixed", "", "--random", "seed,config,task"]),
+]  # fmt: skip
+
+
+def _run(cmd):
+    """CPU seconds (user + system), wall seconds, peak MB and stdout of a subprocess."""
+    import subprocess
+
+    t = time.perf_counter()
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as p:
+        out = p.stdout.read()
+        _, status, use = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t
+    if p.returncode:
+        raise RuntimeError(f"{cmd[0]} exited with {p.returncode}")
+    return use.ru_utime + use.ru_stime, wall, use.ru_maxrss / 1024, out
+
+
+def command_side_by_side(only=None):
+    """The ``vareval variance`` command (a subprocess) beside lmer's fit alone."""
+    import shutil
+    import sys
+    import tempfile
+
+    if shutil.which("Rscript") is None:
+        print("Rscript not found: install R with lme4 to run --command (skipped)")
+        return
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "lmer.R").write_text(_LMER_ALONE)
+    (tmp / "export.R").write_text(_LMER)
+    print(f"load average {os.getloadavg()[0]:.1f} at the start")
+    print(f"{'design':34s} {'vareval CPU':>11s} {'wall':>6s} {'peak':>7s}   "
+          f"{'lmer CPU':>8s} {'wall':>6s} {'R peak':>7s}   CPU ratio  peak ratio")  # fmt: skip
+    for label, data, formula, flags in _COMMAND_CASES:
+        if only and not any(o in label for o in only):
+            continue
+        if data == "InstEval":
+            path = tmp / "insteval.csv"
+            if not path.exists():
+                _run(["Rscript", str(tmp / "export.R"), "export", str(path)])
+        else:
+            path = tmp / (data if isinstance(data, str) else "_".join(map(str, data)))
+            path = path.with_suffix(".csv")
+            if not path.exists():
+                frame = make_crossed(300) if data == "crossed" else make_banded(*data[1:])
+                frame.to_csv(path, index=False)
+        big = not (data == "crossed" or data == "InstEval" or data[1] <= 2000)
+        cmd = [sys.executable, "-m", "vareval", "variance", str(path), "--metric", "y", *flags]
+        runs = [_run(cmd) for _ in range(1 if big else 2)]
+        cpu, wall, peak, _ = min(runs)
+        r_data = "InstEval" if data == "InstEval" else str(path)
+        r_cpu, r_wall, r_peak, out = _run(
+            ["Rscript", str(tmp / "lmer.R"), r_data, formula, "1" if big else "2"]
+        )
+        lmer_cpu, lmer_wall = map(float, out.split()[:2])
+        print(f"{label:34s} {cpu:9.2f} s {wall:6.2f} {peak:5.0f} MB   {lmer_cpu:6.2f} s "
+              f"{lmer_wall:6.2f} {r_peak:5.0f} MB   {lmer_cpu / cpu:7.2f}x  "
+              f"{peak / r_peak:7.2f}x", flush=True)  # fmt: skip
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    shutil.rmtree(tmp)
+
+
 def best_of(fn, repeat):
     out, best = None, np.inf
     for _ in range(repeat):
@@ -208,8 +347,16 @@ def main():
     ap.add_argument(
         "--lme4", action="store_true", help="InstEval and make_crossed(300) beside lmer"
     )
+    ap.add_argument(
+        "--command", nargs="*", metavar="LABEL",
+        help="the vareval variance command beside lmer's fit (only the designs "
+        "whose label contains a LABEL, when given)",
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    if args.command is not None:
+        command_side_by_side(args.command)
+        return
     if args.lme4:
         lme4_side_by_side()
         return

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,9 +23,7 @@ from vareval.data.design import analysed_rows, design_of, reruns_of
 from vareval.data.tables import FrameResult, clip_lines, table_text
 from vareval.data.validate import label_text, metric_values, require_columns
 from vareval.errors import ArgumentError, DataError, FitError, VarevalWarning
-from vareval.stats.variance import bootstrap as mixed_bootstrap
 from vareval.stats.variance.fit import MixedModelFit, fit_mixed
-from vareval.stats.variance.intervals import VarianceIntervals, profile_intervals
 from vareval.stats.variance.slopes import fit_slopes
 from vareval.stats.variance.tests import (
     ContrastResult,
@@ -35,6 +34,9 @@ from vareval.stats.variance.tests import (
     pairwise,
     random_effect_lrt,
 )
+
+if TYPE_CHECKING:  # the intervals load scipy.stats (~0.5 s): imported when asked for
+    from vareval.stats.variance.intervals import VarianceIntervals
 
 
 @dataclasses.dataclass(frozen=True)
@@ -973,6 +975,9 @@ def variance(
         warnings.warn(withheld, VarevalWarning, stacklevel=2)
     rng = np.random.default_rng(rng)
     ci = None
+    if intervals or bootstrap_lrt:  # imported when asked for: they load scipy.stats
+        from vareval.stats.variance import bootstrap as mixed_bootstrap
+        from vareval.stats.variance.intervals import profile_intervals
     if intervals == "profile":
         ci = profile_intervals(fit, confidence=confidence, progress=progress)
     elif intervals == "bootstrap":

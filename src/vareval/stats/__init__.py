@@ -1,160 +1,195 @@
 """Statistics layer: pure functions on arrays that return frozen result objects.
 
 Imports numpy and scipy only; no pandas, no I/O, no printing.
+
+Names are imported on first use (as ``vareval``'s): a command that needs one
+question's module does not load every other one (scipy.stats among them).
 """
 
-from vareval.stats.budget.allocation import Allocation, allocate, design_variance
-from vareval.stats.budget.sequential import (
-    BettingState,
-    ConfidenceSequence,
-    SequenceState,
-    betting_cs,
-    confidence_sequence,
-    empirical_bernstein_cs,
-    normal_mixture_cs,
-)
-from vareval.stats.repeated.best_of_k import BestOfK, RankingStability, best_of_k, ranking_stability
-from vareval.stats.repeated.paired import (
-    PairedDifference,
-    Plan,
-    paired_difference,
-    plan_replications,
-)
-from vareval.stats.repeated.summary import Summary, median_interval, summarize
-from vareval.stats.tasks.aggregate import (
-    IntervalEstimates,
-    PerformanceProfile,
-    ProbabilityOfImprovement,
-    aggregate_scores,
-    interval_estimates,
-    normalize_scores,
-    performance_profile,
-    probabilities_of_improvement,
-    probability_of_improvement,
-)
-from vareval.stats.tasks.dominance import (
-    ASOResult,
-    EffectSize,
-    MultiASOResult,
-    aso,
-    cliffs_delta,
-    cohens_d,
-    effect_sizes,
-    hedges_g,
-    multi_aso,
-    multi_aso_tasks,
-    vargha_delaney_a12,
-)
-from vareval.stats.tasks.ranking import (
-    BayesianSignedRank,
-    FriedmanResult,
-    Ranking,
-    bayesian_signed_rank,
-    bayesian_signed_ranks,
-    critical_difference,
-    friedman,
-    rank_methods,
-    ranks,
-)
-from vareval.stats.testset.classification import (
-    ClassificationMetrics,
-    ConfusionMatrix,
-    accuracy,
-    balanced_accuracy,
-    classification_metrics,
-    confusion_matrix,
-    matthews_corrcoef,
-    sensitivity_specificity,
-)
-from vareval.stats.testset.crossval import (
-    CorrectedTTestResult,
-    CrossValidation,
-    HoldoutEvaluation,
-    corrected_resampled_ttest,
-    cross_validate,
-    holdout_evaluate,
-    holdout_split,
-    kfold_splits,
-    stratified_kfold_splits,
-)
-from vareval.stats.testset.resampling import CallableMetric, SumMetric, get_metric
-from vareval.stats.testset.roc import (
-    AUCComparison,
-    DeLongResult,
-    compare_aucs,
-    delong_covariance,
-    delong_test,
-    roc_auc,
-)
-from vareval.stats.testset.significance import (
-    ExactTestResult,
-    PairedTestResult,
-    SystemComparison,
-    adjust_pvalues,
-    choose_test,
-    compare_systems,
-    mcnemar_exact,
-    paired_bootstrap,
-    paired_randomization,
-    paired_t,
-    paired_wilcoxon,
-)
-from vareval.stats.tuning.bands import (
-    CDFBand,
-    IterationProjection,
-    OrderStatisticBand,
-    TuningComparison,
-    TuningCurveBand,
-    beta_equal_tailed_interval,
-    beta_highest_density_interval,
-    cdf_band,
-    compare_tuning_curves,
-    dkw_epsilon,
-    order_statistic_band,
-    project_iterations,
-    simultaneous_coverage,
-)
-from vareval.stats.tuning.coverage import (
-    CoverageResult,
-    ReflectedKDE,
-    band_coverage,
-    bootstrap_bands,
-    bootstrap_coverage,
-    clopper_pearson,
-    simulated_tuning_curve,
-)
-from vareval.stats.tuning.curves import EmpiricalDistribution
-from vareval.stats.tuning.parametric import (
-    GoodnessOfFit,
-    NoisyQuadraticDistribution,
-    ParametricTuningCurve,
-    QuadraticDistribution,
-    parametric_tuning_curve,
-)
-from vareval.stats.tuning.selection import (
-    Selection,
-    SelectionCurve,
-    choose_on_validation,
-    selection_curve,
-)
-from vareval.stats.variance.bootstrap import (
-    BootstrapLRT,
-    bootstrap_components,
-    bootstrap_intervals,
-    bootstrap_lrt,
-)
-from vareval.stats.variance.fit import MixedModelFit, fit_mixed
-from vareval.stats.variance.intervals import VarianceIntervals, profile_intervals
-from vareval.stats.variance.tests import (
-    ContrastResult,
-    FTestResult,
-    RandomEffectLRT,
-    contrast,
-    equal_variance_lrt,
-    f_test,
-    pairwise,
-    random_effect_lrt,
-)
+from __future__ import annotations
+
+import importlib
+
+# module -> the public names it defines
+_MODULES = {
+    "vareval.stats.budget.allocation": (
+        "Allocation",
+        "allocate",
+        "design_variance",
+    ),
+    "vareval.stats.budget.sequential": (
+        "BettingState",
+        "ConfidenceSequence",
+        "SequenceState",
+        "betting_cs",
+        "confidence_sequence",
+        "empirical_bernstein_cs",
+        "normal_mixture_cs",
+    ),
+    "vareval.stats.repeated.best_of_k": (
+        "BestOfK",
+        "RankingStability",
+        "best_of_k",
+        "ranking_stability",
+    ),
+    "vareval.stats.repeated.paired": (
+        "PairedDifference",
+        "Plan",
+        "paired_difference",
+        "plan_replications",
+    ),
+    "vareval.stats.repeated.summary": (
+        "Summary",
+        "median_interval",
+        "summarize",
+    ),
+    "vareval.stats.tasks.aggregate": (
+        "IntervalEstimates",
+        "PerformanceProfile",
+        "ProbabilityOfImprovement",
+        "aggregate_scores",
+        "interval_estimates",
+        "normalize_scores",
+        "performance_profile",
+        "probabilities_of_improvement",
+        "probability_of_improvement",
+    ),
+    "vareval.stats.tasks.dominance": (
+        "ASOResult",
+        "EffectSize",
+        "MultiASOResult",
+        "aso",
+        "cliffs_delta",
+        "cohens_d",
+        "effect_sizes",
+        "hedges_g",
+        "multi_aso",
+        "multi_aso_tasks",
+        "vargha_delaney_a12",
+    ),
+    "vareval.stats.tasks.ranking": (
+        "BayesianSignedRank",
+        "FriedmanResult",
+        "Ranking",
+        "bayesian_signed_rank",
+        "bayesian_signed_ranks",
+        "critical_difference",
+        "friedman",
+        "rank_methods",
+        "ranks",
+    ),
+    "vareval.stats.testset.classification": (
+        "ClassificationMetrics",
+        "ConfusionMatrix",
+        "accuracy",
+        "balanced_accuracy",
+        "classification_metrics",
+        "confusion_matrix",
+        "matthews_corrcoef",
+        "sensitivity_specificity",
+    ),
+    "vareval.stats.testset.crossval": (
+        "CorrectedTTestResult",
+        "CrossValidation",
+        "HoldoutEvaluation",
+        "corrected_resampled_ttest",
+        "cross_validate",
+        "holdout_evaluate",
+        "holdout_split",
+        "kfold_splits",
+        "stratified_kfold_splits",
+    ),
+    "vareval.stats.testset.resampling": (
+        "CallableMetric",
+        "SumMetric",
+        "get_metric",
+    ),
+    "vareval.stats.testset.roc": (
+        "AUCComparison",
+        "DeLongResult",
+        "compare_aucs",
+        "delong_covariance",
+        "delong_test",
+        "roc_auc",
+    ),
+    "vareval.stats.testset.significance": (
+        "ExactTestResult",
+        "PairedTestResult",
+        "SystemComparison",
+        "adjust_pvalues",
+        "choose_test",
+        "compare_systems",
+        "mcnemar_exact",
+        "paired_bootstrap",
+        "paired_randomization",
+        "paired_t",
+        "paired_wilcoxon",
+    ),
+    "vareval.stats.tuning.bands": (
+        "CDFBand",
+        "IterationProjection",
+        "OrderStatisticBand",
+        "TuningComparison",
+        "TuningCurveBand",
+        "beta_equal_tailed_interval",
+        "beta_highest_density_interval",
+        "cdf_band",
+        "compare_tuning_curves",
+        "dkw_epsilon",
+        "order_statistic_band",
+        "project_iterations",
+        "simultaneous_coverage",
+    ),
+    "vareval.stats.tuning.coverage": (
+        "CoverageResult",
+        "ReflectedKDE",
+        "band_coverage",
+        "bootstrap_bands",
+        "bootstrap_coverage",
+        "clopper_pearson",
+        "simulated_tuning_curve",
+    ),
+    "vareval.stats.tuning.curves": ("EmpiricalDistribution",),
+    "vareval.stats.tuning.parametric": (
+        "GoodnessOfFit",
+        "NoisyQuadraticDistribution",
+        "ParametricTuningCurve",
+        "QuadraticDistribution",
+        "parametric_tuning_curve",
+    ),
+    "vareval.stats.tuning.selection": (
+        "Selection",
+        "SelectionCurve",
+        "choose_on_validation",
+        "selection_curve",
+    ),
+    "vareval.stats.variance.bootstrap": (
+        "BootstrapLRT",
+        "bootstrap_components",
+        "bootstrap_intervals",
+        "bootstrap_lrt",
+    ),
+    "vareval.stats.variance.fit": (
+        "MixedModelFit",
+        "fit_mixed",
+    ),
+    "vareval.stats.variance.intervals": (
+        "VarianceIntervals",
+        "profile_intervals",
+    ),
+    "vareval.stats.variance.tests": (
+        "ContrastResult",
+        "FTestResult",
+        "RandomEffectLRT",
+        "contrast",
+        "equal_variance_lrt",
+        "f_test",
+        "pairwise",
+        "random_effect_lrt",
+    ),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
+_SUBPACKAGES = {module.split(".")[2] for module in _MODULES}
 
 __all__ = [
     "probabilities_of_improvement",
@@ -291,3 +326,21 @@ __all__ = [
     "QuadraticDistribution",
     "parametric_tuning_curve",
 ]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    elif name in _SUBPACKAGES:  # stats.tasks.aggregate...: its modules, as eager imports gave
+        for module in _MODULES:
+            if module.split(".")[2] == name:
+                importlib.import_module(module)
+        value = importlib.import_module(f"vareval.stats.{name}")
+    else:
+        raise AttributeError(f"module 'vareval.stats' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_EXPORTS})

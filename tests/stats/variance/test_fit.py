@@ -460,8 +460,8 @@ def test_average_information_equals_its_formula(layout, reml, monkeypatch):
     )
     y = y + rng.normal(size=n)
     if layout == "sparse":
-        monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
-    cp = mixed._Crossprods(y, X, groups, list(sizes))
+        monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")
+    cp = mixed._Crossprods(y, X, groups, list(sizes), path="dense" if layout != "sparse" else None)
     assert cp.sparse == (layout == "sparse")
     assert cp.blocks is not None or layout != "nested"  # the block factor's solves too
     theta = np.linspace(0.6, 1.4, len(sizes))

@@ -1,8 +1,8 @@
 """The sparse Schur complement (stats/variance/sparse.py) for many crossed levels.
 
 Three checks: the sparse path gives the dense path's numbers on a design both
-can fit (the threshold ``mixed.SPARSE_LEVELS`` lowered so a small design takes
-the sparse path); it gives lme4/lmerTest/pbkrtest's numbers on a crossed design
+can fit (``mixed.FORCE_PATH`` sets the path, which is otherwise chosen by
+estimated cost); it gives lme4/lmerTest/pbkrtest's numbers on a crossed design
 (``tests/data/lme4/crossed_sparse.R`` -> ``crossed_sparse_ref.csv``, R 4.2.2,
 lme4 1.1-31, lmerTest 3.1-3, pbkrtest 0.5.2); and a crossed design of 20,000
 levels, which the dense path refused, is analysed (slow tier).
@@ -66,9 +66,10 @@ def small():
 
 @pytest.mark.parametrize("reml", [True, False], ids=["REML", "ML"])
 def test_sparse_path_equals_dense_path(small, monkeypatch, reml):
+    monkeypatch.setattr(mixed, "FORCE_PATH", "dense")
     dense = _analyse(small, reml)
     assert dense.fit._state.cp.mode != "sparse-schur"
-    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
+    monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")
     sparse = _analyse(small, reml)
     assert sparse.fit._state.cp.mode == "sparse-schur"
     # ~1e-6: the two fits stop at optima ~1e-9 apart in theta, and the
@@ -83,9 +84,8 @@ def test_sparse_evaluation_and_traces_equal_dense(small, monkeypatch):
     X = np.ones((len(small), 1))
     y = small["y"].to_numpy()
     levels = [int(g.max()) + 1 for g in codes]
-    dense = _Crossprods(y, X, codes, levels)
-    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
-    sparse = _Crossprods(y, X, codes, levels)
+    dense = _Crossprods(y, X, codes, levels, path="dense")
+    sparse = _Crossprods(y, X, codes, levels, path="sparse")
     for theta in ([0.7, 1.9], [0.0, 1.4], [1.1, 0.0]):
         theta = np.array(theta)
         a = dense.evaluate(theta, reml=True, grad=True)
@@ -101,7 +101,7 @@ def test_sparse_path_against_lme4(monkeypatch):
     d = pd.read_csv(DATA / "crossed_sparse.csv")
     r = pd.read_csv(DATA / "crossed_sparse_ref.csv", keep_default_na=False)
     ref = {(q, t): v for q, t, v in r.itertuples(index=False)}
-    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 100)  # 300 levels outside the largest
+    monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")  # 300 levels outside the largest
     for reml, tag in ((True, "reml"), (False, "ml")):
         a = _analyse(d, reml)
         assert a.fit._state.cp.mode == "sparse-schur"
@@ -139,6 +139,8 @@ def test_sparse_path_against_lme4(monkeypatch):
 
 
 def test_bootstrap_refuses_the_sparse_path(small, monkeypatch):
+    # past SPARSE_LEVELS; below it the bootstrap refits on a dense complement
+    monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")
     monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
     codes = [np.unique(small[c], return_inverse=True)[1] for c in ("seed", "config")]
     with warnings.catch_warnings():
@@ -209,9 +211,8 @@ def test_three_factors_sparse_path_equals_dense_path(monkeypatch):
     codes = [a, b, c]
     levels = [120, 90, 25]
     X = np.column_stack([np.ones(n), np.arange(n) % 3 == 1]).astype(float)
-    dense = _Crossprods(y, X, codes, levels)
-    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
-    sparse = _Crossprods(y, X, codes, levels)
+    dense = _Crossprods(y, X, codes, levels, path="dense")
+    sparse = _Crossprods(y, X, codes, levels, path="sparse")
     assert sparse.mode == "sparse-schur" and len(sparse.rest) == 2
     for theta in ([0.4, 0.6, 0.3], [0.0, 0.6, 0.3], [0.4, 0.6, 0.0], [0.4, 0.0, 0.2]):
         theta = np.array(theta)
@@ -228,7 +229,7 @@ def test_too_dense_a_crossing_is_refused_before_any_factorisation(small, monkeyp
     # design is refused with one clear line, and no numeric factorisation runs
     from vareval.stats.variance import sparse, supernodal
 
-    monkeypatch.setattr(mixed, "SPARSE_LEVELS", 10)
+    monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")
     monkeypatch.setattr(sparse, "MAX_FACTOR_NNZ", 1_000)
 
     def no_factor(*args, **kwargs):
@@ -237,3 +238,88 @@ def test_too_dense_a_crossing_is_refused_before_any_factorisation(small, monkeyp
     monkeypatch.setattr(supernodal.SparseCholesky, "factor", no_factor)
     with pytest.raises(FitError, match=r"cross so densely that their sparse factor would hold"):
         _analyse(small)
+
+
+def _make_banded(n, links, rng):
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from bench_mixed import make_banded
+    finally:
+        sys.path.pop(0)
+    return make_banded(n, links=links, rng=rng)
+
+
+def _random_design(kind, rng):
+    """Random crossings on which both paths must give one answer."""
+    if kind == "banded":
+        return _make_banded(120, 0.0, rng), ["seed", "config", "task"]
+    if kind == "banded with links":
+        return _make_banded(150, 0.05, rng), ["seed", "config", "task"]
+    g = np.random.default_rng(rng)  # seeds crossed at random with configurations
+    n = 900
+    seed, config = g.integers(0, 140, n), g.integers(0, 110, n)
+    y = 0.02 * g.normal(size=140)[seed] + 0.01 * g.normal(size=110)[config]
+    return pd.DataFrame(
+        {"seed": seed.astype(str), "config": config.astype(str),
+         "y": y + 0.01 * g.normal(size=n)}
+    ), ["seed", "config"]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["banded", "banded with links", "random crossing"])
+@pytest.mark.parametrize("rng", [0, 1])
+def test_both_paths_give_one_analysis_on_random_designs(kind, rng, monkeypatch):
+    # the criterion, every LRT, the Kenward-Roger and Satterthwaite ddf (an
+    # intercept-only model: the F test of a random fixed factor) and the SDs
+    d, random = _random_design(kind, rng)
+    d["arm"] = np.array(["a", "b", "c"])[np.arange(len(d)) % 3]
+    out = {}
+    for path in ("dense", "sparse"):
+        monkeypatch.setattr(mixed, "FORCE_PATH", path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VarevalWarning)
+            a = variance(d, metric="y", fixed=["arm"], random=random,
+                         seed_by_experiment=False)  # fmt: skip
+        assert (a.fit._state.cp.mode == "sparse-schur") == (path == "sparse")
+        out[path] = a
+    dense, sparse = out["dense"], out["sparse"]
+    assert sparse.fit.criterion == pytest.approx(dense.fit.criterion, rel=1e-10, abs=1e-7)
+    np.testing.assert_allclose(sparse.fit.sd, dense.fit.sd, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose([t.statistic for t in sparse.lrt],
+                               [t.statistic for t in dense.lrt], rtol=1e-6, atol=1e-6)  # fmt: skip
+    for method in ("satterthwaite", "kenward-roger"):
+        a, b = dense.f_tests[method][0], sparse.f_tests[method][0]
+        assert b.statistic == pytest.approx(a.statistic, rel=1e-5)
+        assert b.ddf == pytest.approx(a.ddf, rel=1e-5)
+
+
+def test_the_path_is_chosen_by_estimated_cost():
+    # a band of seeds x configurations factors sparsely with almost no fill: the
+    # sparse path although its 612 levels are few; a small crossing stays dense
+    # (no sparse analysis run)
+    def crossprods(d, random):
+        codes = [pd.factorize(d[c])[0] for c in random]
+        levels = [int(c.max()) + 1 for c in codes]
+        return _Crossprods(d["y"].to_numpy(), np.ones((len(d), 1)), codes, levels)
+
+    band = crossprods(_make_banded(600, 0.0, 0), ["seed", "config", "task"])
+    assert band.r == 612 and band.sparse
+    dense_cost = mixed._DENSE_CUBE * band.r**3 + mixed._DENSE_ENTRY * band.r**2
+    assert band.schur.chol.seconds() < dense_cost
+    small = crossprods(_make_banded(60, 0.0, 0), ["seed", "config", "task"])
+    assert not small.sparse and not hasattr(small, "schur")
+
+
+def test_bootstrap_of_a_sparse_fit_equals_the_dense_fits(small, monkeypatch):
+    # below SPARSE_LEVELS the parametric bootstrap refits on a dense complement
+    codes = [np.unique(small[c], return_inverse=True)[1] for c in ("seed", "config")]
+    y, X = small["y"].to_numpy(), np.ones((len(small), 1))
+    got = {}
+    for path in ("dense", "sparse"):
+        monkeypatch.setattr(mixed, "FORCE_PATH", path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VarevalWarning)
+            fit = fit_mixed(y, X, codes)
+            got[path] = bootstrap_intervals(fit, n_resamples=19, rng=0).to_frame()
+    num = got["dense"].select_dtypes("number").columns
+    np.testing.assert_allclose(got["sparse"][num].to_numpy(float),
+                               got["dense"][num].to_numpy(float), rtol=1e-5)  # fmt: skip

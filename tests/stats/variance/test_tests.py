@@ -394,3 +394,25 @@ def test_kenward_roger_block_form_equals_dense(case):
     np.testing.assert_allclose(
         _KenwardRoger(f).PhiA, _dense_kr(f, X, g), rtol=1e-8, atol=1e-14
     )
+
+
+def test_a_variance_fitted_at_zero_is_tested_without_a_refit():
+    # the full fit at sigma_j = 0 is the reduced model: LRT 0, p 1, the same
+    # log-likelihood, and the refit it spares finds no better criterion
+    from vareval.stats.variance.tests import _refit
+
+    rng = np.random.default_rng(5)
+    n = 600
+    seed, config, extra = rng.integers(0, 30, n), rng.integers(0, 20, n), rng.integers(0, 40, n)
+    y = rng.normal(size=30)[seed] + 0.5 * rng.normal(size=20)[config] + rng.normal(size=n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = fit_mixed(y, np.ones((n, 1)), [seed, config, extra],
+                        group_names=["seed", "config", "extra"])  # fmt: skip
+        assert fit.converged and fit.variance[2] == 0  # no variance between extra's levels
+        lrt = random_effect_lrt(fit)
+        refit = _refit(fit, [0, 1], start=fit.theta[[0, 1]])
+    t = lrt[2]
+    assert t.statistic == 0 and t.pvalue == 1 and t.loglik_reduced == fit.loglik
+    assert refit.criterion == pytest.approx(fit.criterion, abs=1e-6)
+    assert lrt[0].statistic > 0 and lrt[1].statistic > 0  # the others refitted

@@ -29,7 +29,7 @@ import dataclasses
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import stats as sst
+from scipy import special
 
 from vareval.errors import ArgumentError, FitError
 from vareval.stats._blas import single_blas_thread
@@ -413,7 +413,10 @@ def _make_batch(st, stats, reml):
     full = _completed(st.X, st.cp.groups) if _USE_STRATA else None
     strata = Strata.of(*full[:2]) if full is not None else None
     if strata is None:
-        return _Batch(st.cp, stats, reml)
+        cp = st.cp
+        if cp.sparse and cp.r <= _mixed.SPARSE_LEVELS:  # the batch is dense
+            cp = _mixed._Crossprods(st.y, st.X, cp.groups, cp.q, path="dense")
+        return _Batch(cp, stats, reml)
     return _MissingRowsBatch(strata, st.cp, stats, reml, full[2])
 
 
@@ -705,7 +708,7 @@ def bootstrap_lrt(
         b_red = _make_batch(red, s_red, fit.reml)
         g_red, _ = b_red.fit(reduced.theta**2, bar=bar)
     null = np.maximum(b_red.deviance(g_red)[0] - dev_full, 0.0)
-    naive = float(sst.chi2.sf(stat, 1))
+    naive = float(special.chdtrc(1, stat))
     return BootstrapLRT(
         term=term,
         statistic=float(stat),

@@ -46,8 +46,18 @@ ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
 FLAT_DEV = 1e-7  # a Newton step gaining less deviance than this: nothing left to gain
 _AI_FLOOR = 1e-3  # a theta below this on the Newton path: the bound may be the optimum
 _LOG2PI = np.log(2.0 * np.pi)
-# levels of all factors but the largest above which their Schur complement is a
-# sparse matrix (mixed_sparse) rather than a dense one
+# The Schur complement on the smaller factors' r levels is dense or sparse
+# (stats/variance/sparse.py), whichever one evaluation is estimated to cost
+# less: dense ~ r^3 (factor, inverse, products; over the independent blocks'
+# sizes when it splits) plus passes over r x r arrays; sparse from its
+# symbolic analysis (supernodal.SparseCholesky.seconds). Seconds per unit,
+# measured on the bench's designs (single-threaded OpenBLAS).
+_DENSE_CUBE = 3e-11
+_DENSE_ENTRY = 5e-9
+_CHEAP = 2e-3  # a dense evaluation estimated below this: dense, no sparse analysis
+# "dense" or "sparse" forces the path (tests that compare the two); None: by cost
+FORCE_PATH = None
+# levels above which the parametric bootstrap (dense only) refuses the design
 SPARSE_LEVELS = 6000
 _NOT_PD = (
     "the random-effects system is not positive definite; the grouping factors "
@@ -163,7 +173,7 @@ class _BlockFactor:
 class _Crossprods:
     """The sufficient statistics of a random-intercept model, and its deviance."""
 
-    def __init__(self, y, X, groups, n_levels):
+    def __init__(self, y, X, groups, n_levels, path=None):
         import scipy.sparse as sp
 
         n, p = X.shape
@@ -206,7 +216,6 @@ class _Crossprods:
         offs = np.cumsum([0] + [self.q[j] for j in self.rest])
         self.rest_offsets = offs
         self.blocks = None
-        self.sparse = self.r > SPARSE_LEVELS
         self.dense = False
         if self.r:
             both = [inside[b] & inside[j] for j in self.rest]
@@ -224,18 +233,49 @@ class _Crossprods:
             self.rest_block = np.repeat(
                 np.arange(len(self.rest)), [self.q[j] for j in self.rest]
             )
+            self.sparse = self._sparse_is_cheaper(path or FORCE_PATH)
             if self.sparse:
                 self.mode = "sparse-schur"
-                self.schur = SparseSchur(self)
             else:
+                self.N_rr = self.N_rr.toarray()
                 self._dense_setup()
             self.ZtXy_r = np.vstack([self.ZtXy[j] for j in self.rest])
 
-    def _rest_table(self, groups, inside, offs):
-        """N_rr: co-occurrence counts of the smaller factors' levels (r x r).
+    def _sparse_is_cheaper(self, path):
+        """Whether an evaluation costs less with the sparse Schur complement.
 
-        Sparse in the sparse mode, dense otherwise.
+        Sets ``self.schur`` (the sparse complement, its symbolic analysis done)
+        when it is. ``path`` ("dense" or "sparse") forces the choice.
         """
+        if path is not None:
+            if path not in ("dense", "sparse"):
+                raise ValueError(f"path must be 'dense' or 'sparse', not {path!r}")
+            if path == "sparse":
+                self.schur = SparseSchur(self)
+            return path == "sparse"
+        r = self.r
+        dense = _DENSE_CUBE * r**3 + _DENSE_ENTRY * r * r
+        if dense < _CHEAP:
+            return False
+        blocks = self._blocks = _independent_blocks(self.N_rr, self.N_br)
+        if blocks is not None:  # the dense path factors the blocks apart
+            cube = sum(idx.shape[0] * idx.shape[1] ** 3 for idx in blocks)
+            dense = _DENSE_CUBE * cube + _DENSE_ENTRY * r * r
+            if dense < _CHEAP:
+                return False
+        try:
+            schur = SparseSchur(self)
+        except FitError:  # the sparse factor would fill in beyond its limit
+            if r > SPARSE_LEVELS:
+                raise
+            return False
+        if schur.chol.seconds() >= dense:
+            return False
+        self.schur = schur
+        return True
+
+    def _rest_table(self, groups, inside, offs):
+        """N_rr: co-occurrence counts of the smaller factors' levels (r x r), sparse."""
         import scipy.sparse as sp
 
         rows, cols = [], []
@@ -249,9 +289,6 @@ class _Crossprods:
                     rows.append(groups[j][m] + offs[i])
                     cols.append(groups[j2][m] + offs[i2])
         rows, cols = np.concatenate(rows), np.concatenate(cols)
-        if not self.sparse:
-            flat = np.bincount(rows * self.r + cols, minlength=self.r * self.r)
-            return flat.reshape(self.r, self.r).astype(float)
         N_rr = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(self.r, self.r))
         N_rr.sum_duplicates()
         return N_rr
@@ -289,7 +326,9 @@ class _Crossprods:
             self.pair_lo, self.pair_hi = np.minimum(row, col), np.maximum(row, col)
         elif self.q[b] * self.r <= _DENSE_LIMIT:
             self.mode = "dense"
-        self.blocks = _independent_blocks(self.N_rr, self.N_br)
+        if not hasattr(self, "_blocks"):  # found while choosing the path, or now
+            self._blocks = _independent_blocks(self.N_rr, self.N_br)
+        self.blocks = self._blocks
         self.dense = self.mode == "dense"
         if self.dense:
             self.N_br = self.N_br.toarray()

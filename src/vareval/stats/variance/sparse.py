@@ -2,10 +2,11 @@
 
 :class:`vareval.stats.variance.fit._Crossprods` eliminates the grouping factor with
 the most levels (its block of ``A = Lambda Z'Z Lambda + I`` is diagonal) and
-factors the Schur complement ``S`` on the other factors' ``r`` levels. While
-``r`` is moderate ``S`` is dense; beyond ``mixed.SPARSE_LEVELS`` it is kept here
-as a sparse matrix with a fixed pattern (that of ``N_rr + N_br'N_br``) and
-factored by a supernodal Cholesky (:mod:`vareval.stats.variance.supernodal`)
+factors the Schur complement ``S`` on the other factors' ``r`` levels. ``S`` is
+dense while an evaluation is estimated to cost less so
+(``fit._Crossprods._sparse_is_cheaper``); otherwise it is kept here as a sparse
+matrix with a fixed pattern (that of ``N_rr + N_br'N_br``) and factored by a
+supernodal Cholesky (:mod:`vareval.stats.variance.supernodal`)
 whose ordering and structure are computed once.
 
 Everything else the fit and the tests need is either a solve (the criterion,

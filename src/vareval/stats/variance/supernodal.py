@@ -70,7 +70,13 @@ from scipy.sparse.linalg import splu
 _PER_SUPERNODE = 30e-6
 _PER_FLOP = 0.2e-9
 _PER_ENTRY = 3e-9
+# One evaluation of the mixed model (a factorisation, a selected inverse and a
+# few solves), in seconds: per supernode and per flop of the factorisation
+# (SparseCholesky.seconds; measured on the bench's Schur complements).
+_EVAL_PER_SUPERNODE = 1e-4
+_EVAL_PER_FLOP = 3.3e-10
 _MAX_COLUMNS = 256  # columns of a supernode, at most
+_MAP_SHARE = 0.25  # the flat maps' entries, at most this share of the factor's
 _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
 # L's structure is read off SuperLU's factor of a probe with the pattern, an
 # M-matrix (off-diagonal -1, diagonal the degree plus a shift): its pivots are
@@ -329,6 +335,8 @@ class SparseCholesky:
         Entries of ``L`` (the exact fill).
     factor_nnz : int
         Entries the factor stores: ``nnz_l`` and the supernodes' explicit zeros.
+    flops : float
+        Dense flops of the supernodes' fronts in one factorisation.
     """
 
     def __init__(self, row, col, n, *, relax=True, supernode_cost=_PER_SUPERNODE):
@@ -392,12 +400,21 @@ class SparseCholesky:
                 self._kids[p].append(j)
         k, m = np.array(self._k), np.array(self._m)
         self.factor_nnz = int(np.sum(k * (k + 1) // 2 + k * m))
+        self.flops = float(np.sum(((k + m) ** 3.0 - m**3.0) / 3.0))  # dense flops of the fronts
         # the factor's storage: supernode j's [L11' | L21'] (k x (k + m), Fortran)
         offset = np.concatenate([[0], np.cumsum(k * (k + m))])
         self._offset = offset.tolist()
         # column i of supernode j: L11's diagonal at offset[j] + (i - start[j]) (k + 1)
         step = np.repeat(k + 1, k)
         self._diag = np.repeat(offset[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * step
+
+    def seconds(self):
+        """Estimated seconds of one mixed-model evaluation on this pattern.
+
+        A factorisation, the selected inverse and a few solves: a fixed cost
+        per supernode (their Python loops) and the fronts' dense flops.
+        """
+        return _EVAL_PER_SUPERNODE * self.n_supernodes + _EVAL_PER_FLOP * self.flops
 
     def _maps(self, r, c, take, where):
         """Where each value goes in its front, and the fronts' scatter/gather maps."""
@@ -428,29 +445,45 @@ class SparseCholesky:
             raise AssertionError("a value's row is missing from its front")
         at[out] = k[out] + i - (np.cumsum(m) - m)[sup[out]]
         self._assemble = np.split(c - start + at * k, bounds[1:-1])
-        # child -> parent: the lower triangle of the child's update (m x m) into
-        # the parent's [F11 | F12] (k x s, mirrored to its upper triangle) and
-        # F22 (m x m, lower), the upper triangle into a last, discarded slot;
-        # the inverse reads the same entries, both triangles. Built as [b, a]
-        # for row a and column b (Fortran order flattened) of the parent's
-        # front, whose positions increase with the rows.
-        above = np.tri(max(self._m), k=-1, dtype=bool)  # [b, a]: a < b
+        # child -> parent: each child's rows as positions in its parent's front
+        # (rel, increasing) and how many of them are among the parent's columns
+        # (q). Most fronts keep flat maps of their m x m update (the lower
+        # triangle into the parent's [F11 | F12], mirrored to its upper triangle,
+        # and F22; the upper triangle, all zeros, into a last, discarded slot):
+        # one take or add.at. The largest, past the maps' budget, are
+        # extended-added and gathered by two blocks of flat positions formed
+        # from those O(m) indices at each use. int64 m x m maps for every front
+        # held 1.4 GB at 10,000 banded levels with long-range links.
+        self._rel, self._q = [None] * ns, [0] * ns
         self._scatter, self._gather = [None] * ns, [None] * ns
+        # the fronts with fewest rows below get maps while their update entries
+        # sum to at most _MAP_SHARE times the factor's (two intp maps each, so
+        # half the factor's bytes; intp: take and add.at convert others). More
+        # maps bought no time on the bench's designs, only memory
+        m2 = np.array(self._m, dtype=np.int64) ** 2
+        by_size = np.argsort(m2, kind="stable")
+        mapped = np.zeros(ns, dtype=bool)
+        mapped[by_size[np.cumsum(m2[by_size]) <= _MAP_SHARE * self.factor_nnz]] = True
+        above = np.tri(int(np.sqrt(m2[mapped].max())) if mapped.any() else 0, k=-1, dtype=bool)
         for j in range(ns):
             p = self._parent[j]
             if p < 0:
                 continue
-            kp, sp_, m = self._k[p], self._k[p] + self._m[p], self._m[j]
             rel = np.searchsorted(fronts[p], self._rows[j])
             if not np.array_equal(fronts[p].take(rel, mode="clip"), self._rows[j]):
                 raise AssertionError("a supernode's rows are missing from its parent's front")
+            kp, m = self._k[p], self._m[j]
+            self._rel[j], self._q[j] = rel, int(np.searchsorted(rel, kp))
+            if not mapped[j]:
+                continue
+            # as [b, a] for row a and column b (Fortran order flattened) of the
+            # parent's front, whose positions increase with the rows
+            sp_, q = kp + self._m[p], self._q[j]
             mirror = np.add.outer(rel, kp * rel)  # min(a, b) + max(a, b) kp where a >= b
             gather = np.where(above[:m, :m], mirror.T, mirror)
-            q = np.searchsorted(rel, kp)  # rows from q on are in F22
             np.add.outer((rel[q:] - kp) * (sp_ - kp), rel[q:] + kp * (sp_ - 1), out=gather[q:, q:])
-            trash = kp * sp_ + (sp_ - kp) ** 2
             self._gather[j] = gather.ravel()
-            self._scatter[j] = np.where(above[:m, :m], trash, gather).ravel()
+            self._scatter[j] = np.where(above[:m, :m], kp * sp_ + (sp_ - kp) ** 2, gather).ravel()
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
@@ -463,6 +496,17 @@ class SparseCholesky:
             cols = np.arange(width)
             self._flat[width] = [(x[:, None] * width + cols).ravel() for x in self._rows]
         return self._flat[width]
+
+    def _extend_add(self, front, F22, c, U):
+        """Add child ``c``'s update ``U`` (lower triangle; upper 0) to its parent's front."""
+        rel, q = self._rel[c], self._q[c]
+        k, m = front.shape[0], F22.shape[0]
+        if q:  # rows among the parent's columns: [F11 | F12]'s upper triangle
+            at = rel[:q, None] + k * rel  # flat (Fortran) positions: one index array is
+            front.ravel(order="F")[at] += U[:, :q].T  # a plain take/put, unlike np.ix_
+        if q < rel.size:  # the rest: F22's lower triangle
+            r2 = rel[q:] - k
+            F22.ravel(order="F")[r2[:, None] + m * r2] += U[q:, q:]
 
     def factor(self, values):
         """The Cholesky factor of the matrix with these values on the pattern.
@@ -496,20 +540,24 @@ class SparseCholesky:
             ks = k * (k + m)
             buf = np.zeros(ks + m * m + 1)  # [F11 | F12], F22, the discarded slot
             buf[self._assemble[j]] = v[bounds[j] : bounds[j + 1]]
-            for c in self._kids[j]:
-                np.add.at(buf, scatter[c], update[c])  # extend-add
+            front = buf[:ks].reshape((k, k + m), order="F")
+            F22 = buf[ks:-1].reshape((m, m), order="F")
+            for c in self._kids[j]:  # extend-add
+                if scatter[c] is not None:
+                    np.add.at(buf, scatter[c], update[c].ravel(order="F"))
+                else:
+                    self._extend_add(front, F22, c, update[c])
                 update[c] = None
             panel = storage[offset[j] : offset[j + 1]].reshape((k, k + m), order="F")
-            panel[...] = buf[:ks].reshape((k, k + m), order="F")
+            panel[...] = front
             R = panel[:, :k]  # F11 = R'R, R = L11' upper triangular, in place
             if potrf(R, lower=0, clean=1, overwrite_a=1)[1]:
                 raise np.linalg.LinAlgError("the matrix is not positive definite")
             W = panel[:, k:]
             if m:
                 trsm(1.0, R, W, lower=0, trans_a=1, overwrite_b=1)  # L21' = R^-T F12
-                F22 = buf[ks:-1].reshape((m, m), order="F")  # lower: F22 - L21 L21'
-                syrk(-1.0, W, beta=1.0, c=F22, trans=1, lower=1, overwrite_c=1)
-                update[j] = buf[ks:-1]
+                # lower: F22 - L21 L21' (its upper triangle stays 0)
+                update[j] = syrk(-1.0, W, beta=1.0, c=F22, trans=1, lower=1, overwrite_c=1)
             views.append((R, W))
         return CholeskyFactor(self, storage, views)
 
@@ -600,7 +648,10 @@ class CholeskyFactor:
             if m:
                 p = sym._parent[j]
                 Zii = buf[ks:].reshape((m, m), order="F")
-                np.take(fronts[p], sym._gather[j], out=buf[ks:])  # from the parent's front
+                if sym._gather[j] is not None:
+                    np.take(fronts[p], sym._gather[j], out=buf[ks:])  # from the parent's front
+                else:
+                    self._gather(fronts[p], p, j, Zii)
                 G[:, k:] = trmm(-1.0, Ri, W, lower=0)
                 Z[:, :k] = Ri
                 np.matmul(G[:, k:], Zii, out=Z[:, k:])
@@ -613,3 +664,17 @@ class CholeskyFactor:
                 fronts[j] = buf
             out[sym._bounds[j] : sym._bounds[j + 1]] = buf[sym._assemble[j]]
         return out[sym._result]
+
+    def _gather(self, front, p, j, Zii):
+        """``Z_II`` of supernode ``j`` (both triangles) from its parent ``p``'s front."""
+        sym = self._sym
+        kp, mp = sym._k[p], sym._m[p]
+        ksp = kp * (kp + mp)
+        # front: [Z_JJ | Z_IJ'] (kp x (kp + mp), Fortran, both triangles), then Z_II
+        rel, q = sym._rel[j], sym._q[j]
+        if q:
+            Zii[:q] = front[rel[:q, None] + kp * rel]  # P[rel[:q]][:, rel], flat positions
+            Zii[q:, :q] = Zii[:q, q:].T
+        if q < rel.size:
+            r2 = rel[q:] - kp
+            Zii[q:, q:] = front[ksp + r2[:, None] + mp * r2]

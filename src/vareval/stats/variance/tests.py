@@ -37,7 +37,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
-from scipy import stats as sst
+from scipy import special  # the distributions' functions, without scipy.stats's import
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
@@ -149,7 +149,10 @@ def random_effect_lrt(fit: MixedModelFit, terms=None, progress=False) -> tuple:
         for term in terms:
             j = names.index(term)
             keep = [m for m in range(len(names)) if m != j]
-            reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
+            if fit.converged and fit.variance[j] == 0:  # the full fit is the reduced one
+                reduced = fit
+            else:
+                reduced = _refit(fit, keep, start=fit.theta[keep] if keep else None)
             out.append(_lrt_result(term, fit, reduced, 1, float(fit.variance[j])))
             bar.update()
     return tuple(out)
@@ -276,12 +279,12 @@ def _lrt_result(term, fit, reduced, df, variance):
         stat = np.nan
     else:
         stat = _lrt_statistic(fit, reduced, variance)
-    naive = float(sst.chi2.sf(stat, df))
+    naive = float(special.chdtrc(df, stat))
     pvalue = naive
     if variance is not None:
         # a variance against 0 lies on the boundary: the 50:50 mixture of
         # chi-square(df - 1) and chi-square(df) (Stram & Lee 1994)
-        lower = float(stat == 0) if df == 1 else float(sst.chi2.sf(stat, df - 1))
+        lower = float(stat == 0) if df == 1 else float(special.chdtrc(df - 1, stat))
         pvalue = 0.5 * (lower + naive) if stat != 0 else 1.0
     return RandomEffectLRT(
         term=term,
@@ -996,7 +999,7 @@ def f_test(
             statistic=F,
             ndf=float(q),
             ddf=ddf,
-            pvalue=float(sst.f.sf(F, q, ddf)),
+            pvalue=float(special.fdtrc(q, ddf, F)),
             method=method,
         )
     # reduce L to full row rank for the Wald statistic
@@ -1015,10 +1018,10 @@ def f_test(
         statistic=scaling * F,
         ndf=float(q),
         ddf=ddf,
-        pvalue=float(sst.f.sf(scaling * F, q, ddf)),
+        pvalue=float(special.fdtrc(q, ddf, scaling * F)),
         method=method,
         statistic_unscaled=F,
-        pvalue_unscaled=float(sst.f.sf(F, q, ddf)),
+        pvalue_unscaled=float(special.fdtrc(q, ddf, F)),
         scaling=scaling,
     )
 
@@ -1076,8 +1079,8 @@ def contrast(
             df[i] = h.adjust(L[i][None, :])[0]
         se[i] = np.sqrt(var)
     t = est / se
-    pv = 2.0 * sst.t.sf(np.abs(t), df)
-    crit = sst.t.ppf(0.5 + confidence / 2.0, df)
+    pv = 2.0 * special.stdtr(df, -np.abs(t))
+    crit = special.stdtrit(df, 0.5 + confidence / 2.0)
     return ContrastResult(
         labels=labels,
         estimate=est,
