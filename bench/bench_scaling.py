@@ -85,7 +85,7 @@ COMMANDS = {
                           "--compare", "a,b", "--effect", "0.002"], 10**6),
     "best-of-k": (runs_table, ["--metric", "accuracy", "--by", "method"], 10**6),
     "tuning-curve": (search_table, ["--metric", "accuracy", "--by", "method", "--bounds", "0,1"],
-                     10**6),
+                     10**7),
     "significance": (predictions_table, ["--gold", "gold", "--item", "item", "--metric",
                                          "macro-f1"], 10**6),
     "metrics": (predictions_table, ["--gold", "gold", "--item", "item"], 10**6),
