@@ -69,11 +69,14 @@ def read_table(path, *, numbers=(), columns=None) -> pd.DataFrame:
         Without it a column becomes numbers only when that loses nothing
         (``0.970370`` stays text, since it may be a label); every cell of a
         column named here must be a number (``nan`` and ``inf`` allowed).
-    columns : sequence of str, optional
+    columns : sequence of str or callable, optional
         Read only these columns (in the file's order); a command passes the
         columns it uses, so a wide file costs what those columns cost. When
         one of them is not in the file, every column is read, so the error
-        that follows lists what is there. Default: every column.
+        that follows lists what is there. A callable is given the file's
+        column names and the declaration the file carries (``spec``, or
+        None) and returns the columns to read (None: every column).
+        Default: every column.
 
     Returns
     -------
@@ -86,7 +89,7 @@ def read_table(path, *, numbers=(), columns=None) -> pd.DataFrame:
     DataError
         If the file is missing, empty, of an unknown type or unparsable.
     """
-    df = _read(path, None if columns is None else list(columns))
+    df = _read(path, columns if columns is None or callable(columns) else list(columns))
     attrs = dict(df.attrs)  # the design the file carried (vareval.data.carried)
     out = _as_numbers(df, [numbers] if isinstance(numbers, str) else list(numbers))
     out.attrs = attrs
@@ -107,6 +110,10 @@ def _read(path, columns=None) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.")
     try:
+        design = _design(path, fmt)
+        if callable(columns):  # chosen from the file's names and the design it carries
+            choose, spec = columns, (design or {}).get("spec")
+            columns = lambda names: choose(list(names), spec)  # noqa: E731
         df = _READERS[fmt](path, columns)
     except DataError:
         raise
@@ -117,9 +124,21 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
     _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
     df = df.reset_index(drop=True)
-    if fmt in ("csv", "tsv", "jsonl"):
-        carried.restore(df, carried.read_sidecar(path), path)
+    if fmt != "store":
+        carried.restore(df, design, path)
     return df
+
+
+def _design(path, fmt) -> dict | None:
+    """The design a file carries (:mod:`vareval.data.carried`), read before its data."""
+    if fmt in ("csv", "tsv", "jsonl"):
+        return carried.read_sidecar(path)
+    if fmt == "parquet":
+        _need_pyarrow(path)
+        import pyarrow.parquet as pq
+
+        return carried.read_parquet_design(pq.read_schema(path).metadata, path)
+    return None
 
 
 def _as_numbers(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -312,6 +331,8 @@ def _refuse_concatenated(path) -> None:
 
 def _wanted(names: list[str], columns) -> list[str] | None:
     """The file's columns to read, in its order: None (all) unless all of ``columns`` are there."""
+    if callable(columns):
+        columns = columns(names)
     keep = None if columns is None else set(columns)
     if keep is None or not keep <= set(names):
         return None
@@ -618,8 +639,8 @@ def _read_parquet(path, columns=None):
     schema = pq.read_schema(path)
     _refuse_duplicates(f"file '{path}'", schema.names)
     df = pd.read_parquet(path, columns=_wanted(schema.names, columns))
-    df.attrs = {}  # only the design vareval wrote, read below
-    return carried.restore(df, carried.read_parquet_design(schema.metadata, path), path)
+    df.attrs = {}  # only the design vareval wrote, restored by the caller
+    return df
 
 
 _READERS = {
