@@ -99,7 +99,8 @@ def _read_columns(where, options, predictions):
         if named is None:
             return None
         flags = [c for o in named if options.get(o) for c in split_columns(options[o])]
-        return functools.partial(_results_columns, flags=flags, where=where)
+        default = ["method"] if "by" in named and not options.get("by") else []  # sequential's
+        return functools.partial(_results_columns, flags=flags, where=where, optional=default)
     if where:
         return None
     if not options.get("system_column") and not options.get("systems"):
@@ -107,7 +108,7 @@ def _read_columns(where, options, predictions):
     return list(dict.fromkeys(_used_columns(None, options, predictions)))
 
 
-def _results_columns(names, spec, *, flags, where):
+def _results_columns(names, spec, *, flags, where, optional=()):
     """Of the file's ``names``: the flags' columns, the design's and those --where names."""
     spec = spec or {}
     selected = spec.get("selected") or {}
@@ -116,7 +117,8 @@ def _results_columns(names, spec, *, flags, where):
     if not set(flags) <= set(names):
         return None  # every column: the error that follows lists what is there
     # a name that occurs in --where's text may be used by it (a superset: never one too few)
-    used = {*flags, *DESIGN_COLUMNS, *declared, *(n for n in names if where and n in where)}
+    used = {*flags, *optional, *DESIGN_COLUMNS, *declared,
+            *(n for n in names if where and n in where)}
     return [n for n in names if n in used]
 
 
