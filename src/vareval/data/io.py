@@ -432,7 +432,7 @@ def _canonical_floats(column):
     return values if spelled else None
 
 
-_WINDOW = 1 << 15  # rows checked at a time: temporaries of a window (in cache), not the column's
+_WINDOW = 1 << 13  # rows checked at a time: temporaries of 64 KB, below malloc's mmap threshold
 
 
 def _spelled_as_int(ints, text) -> bool:
