@@ -76,7 +76,21 @@ def crossed_table(n, rng):
     })  # fmt: skip
 
 
+def selection_table(n, rng, configs=20):
+    """Two methods x seeds x ``configs`` configurations, a validation and a test score."""
+    seeds = max(2, n // (2 * configs))
+    method, seed, config = (a.ravel() for a in np.indices((2, seeds, configs)))
+    quality = rng.normal(0, 0.02, (2, configs))[method, config]
+    noise = rng.normal(0, 0.01, method.size)
+    return pd.DataFrame({
+        "method": np.array(["a", "b"])[method], "seed": seed, "config": config,
+        "validation": np.clip(0.8 + quality + noise + rng.normal(0, 0.01, method.size), 0, 1),
+        "test": np.clip(0.8 + quality + noise, 0, 1),
+    })  # fmt: skip
+
+
 # command, table maker, arguments after the file, largest size
+# ("read" is vareval.data.read_table alone, in a process of its own)
 COMMANDS = {
     "summarize": (runs_table, ["--metric", "accuracy", "--by", "method"], 10**6),
     "paired": (runs_table, ["--metric", "accuracy", "--by", "method", "--pair-on", "seed",
@@ -85,15 +99,28 @@ COMMANDS = {
                           "--compare", "a,b", "--effect", "0.002"], 10**6),
     "best-of-k": (runs_table, ["--metric", "accuracy", "--by", "method"], 10**6),
     "tuning-curve": (search_table, ["--metric", "accuracy", "--by", "method", "--bounds", "0,1"],
-                     10**6),
+                     10**7),
     "significance": (predictions_table, ["--gold", "gold", "--item", "item", "--metric",
                                          "macro-f1"], 10**6),
     "metrics": (predictions_table, ["--gold", "gold", "--item", "item"], 10**6),
     "aggregate": (tasks_table, ["--metric", "score", "--by", "method", "--task", "task"], 10**6),
     "rank": (tasks_table, ["--metric", "score", "--by", "method", "--task", "task"], 10**6),
+    "aso": (runs_table, ["--metric", "accuracy", "--by", "method", "--pair-on", "seed"], 10**6),
+    "sequential": (runs_table, ["--metric", "accuracy", "--by", "method", "--pair-on", "seed",
+                                "--compare", "a,b", "--bounds", "0,1"], 10**6),
+    "parametric-curve": (search_table, ["--metric", "accuracy", "--by", "method",
+                                        "--ks", "1,10,100", "--bounds", "0,1"], 10**6),
+    "select": (selection_table, ["--validation", "validation", "--test", "test", "--by",
+                                 "method", "--unit", "seed", "--config", "config"], 10**6),
+    "selection-curve": (selection_table, ["--validation", "validation", "--test", "test",
+                                          "--by", "method"], 10**6),
+    "read": (predictions_table, [], 10**7),
     "variance": (crossed_table, ["--metric", "y", "--fixed", "experiment", "--random",
                                  "seed,config"], 10**5),
 }
+
+
+READ = "import sys; from vareval.data import read_table; read_table(sys.argv[1])"
 
 
 def timed(argv, timeout):
@@ -137,7 +164,8 @@ def main():
                     continue
                 path = Path(folder) / f"{name}-{n}.csv"
                 make(n, np.random.default_rng(n)).to_csv(path, index=False)
-                argv = [sys.executable, "-m", "vareval", name, str(path), *extra]
+                argv = ([sys.executable, "-c", READ, str(path)] if name == "read" else
+                        [sys.executable, "-m", "vareval", name, str(path), *extra])
                 got = timed(argv, args.timeout)
                 cells.append("timeout" if got is None else "{:.1f} / {:.1f} / {:.0f}".format(*got))
                 path.unlink()

@@ -66,20 +66,65 @@ def load_table(path, where, dropna, options, predictions=False):
     return df
 
 
-def _read_columns(where, options, predictions) -> list | None:
-    """The columns a command reads from its table, or None for every column.
+# The options that name a results table's columns, by command. A command not
+# here reads every column: variance (its terms name columns in a small formula
+# language: --fixed, --random, --nested, --slope, --by-group, --pairs-by) and
+# allocate (a pilot whose components and costs come from the store's design).
+_COLUMN_OPTIONS = {
+    **dict.fromkeys(("summarize", "best-of-k", "tuning-curve", "parametric-curve"),
+                    ("metric", "by")),
+    **dict.fromkeys(("paired", "plan", "sequential"), ("metric", "by", "pair_on")),
+    **dict.fromkeys(("aggregate", "rank", "aso"), ("metric", "by", "task", "pair_on")),
+    "select": ("validation", "test", "by", "unit", "config"),
+    "selection-curve": ("validation", "test", "by"),
+}
+# Columns the design is read from (vareval.data.design): read whenever present.
+DESIGN_COLUMNS = ("experiment", "seed", "config", "config_index", "rerun", "status",
+                  "trial_id", "n_searched", "n_tied", "selected_on", "selection")
+
+
+def _read_columns(where, options, predictions):
+    """The columns a command reads from its table: a list, a chooser, or None for every column.
 
     A predictions table whose systems are named (wide: --system; long:
     --system-column) is used only through its role options, so a wide file
-    costs what those columns cost. A results table is read whole: its design
-    is derived from columns no option names (seed, config, rerun, status), and
-    --where may name any column.
+    costs what those columns cost. A results table is read through the
+    columns its options name, the design's columns (:data:`DESIGN_COLUMNS`
+    and those the carried declaration names: the unit of a selection, the
+    settings configurations are nested in) and every column --where names.
     """
-    if not predictions or where:
+    if not predictions:
+        name = click.get_current_context(silent=True)
+        named = _COLUMN_OPTIONS.get(name.command.name if name else None)
+        if named is None:
+            return None
+        flags = [c for o in named if options.get(o) for c in split_columns(options[o])]
+        default = ["method"] if "by" in named and not options.get("by") else []  # sequential's
+        return functools.partial(_results_columns, flags=flags, where=where, optional=default)
+    if where:
         return None
     if not options.get("system_column") and not options.get("systems"):
         return None  # a wide table without --system: every other column is a system
     return list(dict.fromkeys(_used_columns(None, options, predictions)))
+
+
+def _results_columns(names, spec, *, flags, where, optional=()):
+    """Of the file's ``names``: the flags' columns, the design's and those --where names."""
+    spec = spec or {}
+    selected = spec.get("selected") or {}
+    declared = [*_names(selected.get("unit")), *_names(selected.get("by")),
+                *(spec.get("level_spaces") or {})]
+    if not set(flags) <= set(names):
+        return None  # every column: the error that follows lists what is there
+    # a name that occurs in --where's text may be used by it (a superset: never one too few)
+    used = {*flags, *optional, *DESIGN_COLUMNS, *declared,
+            *(n for n in names if where and n in where)}
+    return [n for n in names if n in used]
+
+
+def _names(value) -> list:
+    """A declaration's column name or names as a list."""
+    return [value] if isinstance(value, str) else list(value or [])
 
 
 def _used_columns(df, options, predictions) -> list:

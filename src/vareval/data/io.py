@@ -69,11 +69,14 @@ def read_table(path, *, numbers=(), columns=None) -> pd.DataFrame:
         Without it a column becomes numbers only when that loses nothing
         (``0.970370`` stays text, since it may be a label); every cell of a
         column named here must be a number (``nan`` and ``inf`` allowed).
-    columns : sequence of str, optional
+    columns : sequence of str or callable, optional
         Read only these columns (in the file's order); a command passes the
         columns it uses, so a wide file costs what those columns cost. When
         one of them is not in the file, every column is read, so the error
-        that follows lists what is there. Default: every column.
+        that follows lists what is there. A callable is given the file's
+        column names and the declaration the file carries (``spec``, or
+        None) and returns the columns to read (None: every column).
+        Default: every column.
 
     Returns
     -------
@@ -86,7 +89,7 @@ def read_table(path, *, numbers=(), columns=None) -> pd.DataFrame:
     DataError
         If the file is missing, empty, of an unknown type or unparsable.
     """
-    df = _read(path, None if columns is None else list(columns))
+    df = _read(path, columns if columns is None or callable(columns) else list(columns))
     attrs = dict(df.attrs)  # the design the file carried (vareval.data.carried)
     out = _as_numbers(df, [numbers] if isinstance(numbers, str) else list(numbers))
     out.attrs = attrs
@@ -107,6 +110,10 @@ def _read(path, columns=None) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.")
     try:
+        design = _design(path, fmt)
+        if callable(columns):  # chosen from the file's names and the design it carries
+            choose, spec = columns, (design or {}).get("spec")
+            columns = lambda names: choose(list(names), spec)  # noqa: E731
         df = _READERS[fmt](path, columns)
     except DataError:
         raise
@@ -117,9 +124,21 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
     _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
     df = df.reset_index(drop=True)
-    if fmt in ("csv", "tsv", "jsonl"):
-        carried.restore(df, carried.read_sidecar(path), path)
+    if fmt != "store":
+        carried.restore(df, design, path)
     return df
+
+
+def _design(path, fmt) -> dict | None:
+    """The design a file carries (:mod:`vareval.data.carried`), read before its data."""
+    if fmt in ("csv", "tsv", "jsonl"):
+        return carried.read_sidecar(path)
+    if fmt == "parquet":
+        _need_pyarrow(path)
+        import pyarrow.parquet as pq
+
+        return carried.read_parquet_design(pq.read_schema(path).metadata, path)
+    return None
 
 
 def _as_numbers(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -312,6 +331,8 @@ def _refuse_concatenated(path) -> None:
 
 def _wanted(names: list[str], columns) -> list[str] | None:
     """The file's columns to read, in its order: None (all) unless all of ``columns`` are there."""
+    if callable(columns):
+        columns = columns(names)
     keep = None if columns is None else set(columns)
     if keep is None or not keep <= set(names):
         return None
@@ -341,7 +362,8 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     )
     try:
         table = pa_csv.read_csv(
-            path, parse_options=pa_csv.ParseOptions(delimiter=sep), convert_options=options
+            path, read_options=pa_csv.ReadOptions(block_size=_BLOCK),
+            parse_options=pa_csv.ParseOptions(delimiter=sep), convert_options=options
         )
     except pa.ArrowInvalid:
         return None
@@ -362,6 +384,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
 
 
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
+_BLOCK = 1 << 23  # bytes parsed per block: fewer, longer chunks than arrow's 1 MB
 
 
 def _arrow_lossless(column):
@@ -404,12 +427,12 @@ def _canonical_floats(column):
     values = floats.to_numpy()
     if not np.isfinite(values).all():
         return None
-    spelled = all(_spelled_as_repr(column.slice(i, _WINDOW), floats.slice(i, _WINDOW),
-                                   values[i:i + _WINDOW]) for i in range(0, len(values), _WINDOW))
+    spelled = all(_spelled_as_repr(column.slice(i, _WINDOW), values[i:i + _WINDOW])
+                  for i in range(0, len(values), _WINDOW))
     return values if spelled else None
 
 
-_WINDOW = 1 << 16  # rows checked at a time: temporaries of a window, not of the column
+_WINDOW = 1 << 13  # rows checked at a time: temporaries of 64 KB, below malloc's mmap threshold
 
 
 def _spelled_as_int(ints, text) -> bool:
@@ -440,26 +463,121 @@ def _cast(column, to):
         return None
 
 
-def _spelled_as_repr(column, floats, values) -> bool:
+def _spelled_as_repr(column, values) -> bool:
     """Whether every cell is written as its float's ``repr``, Python's shortest spelling.
 
-    Arrow's shortest spelling is the same string wherever both write a
-    non-integer in fixed notation (Python does for 1e-4 <= |v| < 1e16, arrow
-    for 1e-6 <= |v| < 1e10); only the other cells are formatted by Python.
+    Proved by exact arithmetic where it can be (:func:`_surely_repr`); only
+    the other cells are formatted, a batch at a time, until one differs.
+    """
+    import pyarrow as pa
+
+    rest = np.flatnonzero(~_surely_repr(column, values))
+    for start in range(0, rest.size, 256):
+        at = rest[start:start + 256]
+        text = column.take(pa.array(at)).to_pylist()
+        if any(repr(v) != t for v, t in zip(values[at].tolist(), text, strict=True)):
+            return False
+    return True
+
+
+_SURE = 1e-9  # margin above the arithmetic's rounding error (< 1e-12 in these units)
+_POWERS = 10.0 ** np.arange(23)  # exact in a double up to 10**22
+_FIVES = 5.0 ** np.arange(23)  # exact up to 5**22
+_TWOS = 2.0 ** np.arange(23)
+_HALF_POWERS = _POWERS / 2
+_BELOW = np.r_[np.inf, 0.0, _POWERS[1:22]]  # |v| of a number with i integer digits is
+_ABOVE = np.r_[-np.inf, _POWERS[1:23]]  # in [_BELOW[i], _ABOVE[i])
+
+
+def _surely_repr(column, values):
+    """The cells proved written as their float's ``repr``, with no cell formatted.
+
+    Where ``repr`` writes fixed notation (1e-4 <= |v| < 1e16, not a whole
+    number) a cell ``T`` with ``k`` characters after its point is
+    ``repr(v)`` exactly when (a) the point is where ``repr`` puts it (no
+    ``+``, no leading zero), (b) no decimal of ``k - 1`` places reads back
+    as ``v`` and (c) ``T``'s digits ``M`` are the ``k``-place decimal
+    closest to ``v``: ``repr`` is the shortest string that reads back, and
+    of those the closest. In units of the last place, ``v``'s rounding
+    interval reaches ``reach = ulp(v) 10**k / 2`` either side, ``T`` is
+    ``off = M - v 10**k`` from ``v`` (``|off| <= reach``, as ``T`` reads
+    back as ``v``), (b) is ``dist(M - off, 10 Z) > reach`` and (c) is
+    ``|off| < 1/2``. ``v 10**k`` is formed exactly as a pair of doubles
+    (Dekker's product) and ``off`` is read modulo 1,000 from ``M``'s last
+    three digits, so ``|v| 10**k < 10**18`` keeps ``reach < 500``. With
+    fewer than three places ``reach < 1/2`` and a last digit other than 0
+    are enough. A cell written with an exponent is never proved: its
+    exponent's characters count in ``k``, so its value lies on the grid
+    of ``k - 1`` places (or, for ``X.eD``, the point is misplaced or the
+    last digit 0). Cells within ``_SURE`` of a boundary are left unproved.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    magnitude = np.abs(values)
-    agree = (
-        pc.equal(floats.cast(pa.string()), column).to_numpy(zero_copy_only=False)
-        & (magnitude >= 1e-4) & (magnitude < 1e9) & (values != np.round(values))
-    )
-    rest = np.flatnonzero(~agree)
-    if not rest.size:
-        return True
-    text = column.take(pa.array(rest)).to_pylist()
-    return all(repr(v) == t for v, t in zip(values[rest].tolist(), text, strict=True))
+    if isinstance(column, pa.ChunkedArray):  # one buffer: a window, not the column, is copied
+        column = column.combine_chunks()
+    with np.errstate(all="ignore"):  # cells outside the bounds compute garbage, then masked
+        magnitude = np.abs(values)
+        dot = pc.find_substring(column, ".").to_numpy(zero_copy_only=False)
+        length, last, last3 = _tails(column)
+        k = length - dot.astype(np.int64) - 1
+        places = np.clip(k, 0, 22)
+        ints = np.clip(dot - (values < 0), 0, 22)
+        ok = ((magnitude >= np.take(_BELOW, ints)) & (magnitude < np.take(_ABOVE, ints))
+              & (k >= 1) & (k <= 22) & (magnitude >= 1e-4))
+        hi, lo = _times_ten_to(magnitude, places)
+        ok &= hi < 1e18
+        whole = np.trunc(hi)
+        tail = (hi - whole) + lo  # |v| 10**k = whole + tail
+        off = (last3 - np.remainder(whole.astype(np.int64), 1000)) - tail
+        off -= 1000 * np.rint(off / 1000)  # M - |v| 10**k
+        grid = last - off
+        gap = np.abs(grid - 10 * np.rint(grid / 10))  # to the nearest decimal of k - 1 places
+        bits = magnitude.view(np.int64) & 0x7FF0000000000000
+        ulp = (bits - (52 << 52)).view(np.float64)  # 2**(exponent - 52), for a normal |v|
+        reach = ulp * np.take(_HALF_POWERS, places)
+        read = (k >= 3) & (last3 < 1000)  # the last three characters are digits
+        small = reach < 0.5 - _SURE
+        proved = read & (gap > reach + _SURE) & (small | (np.abs(off) < 0.5 - _SURE))
+        proved |= (k < 3) & small & (last >= 1) & (last <= 9)
+        return ok & proved
+
+
+def _tails(column):
+    """Each cell's length in bytes, last digit and last three digits (>= 1,000: not digits)."""
+    import pyarrow as pa
+
+    size = np.int64 if column.type == pa.large_string() else np.int32
+    _, offsets, data = column.buffers()
+    ends = np.frombuffer(offsets, size, len(column) + 1, column.offset * np.dtype(size).itemsize)
+    data = np.frombuffer(data, np.uint8) if data is not None else np.zeros(1, np.uint8)
+    end = ends[1:].astype(np.intp)
+    # the last three bytes as digits (a byte below "0" wraps past 9)
+    one, ten, hundred = (np.take(data, end - i, mode="clip") - np.uint8(48) for i in (1, 2, 3))
+    digits = np.maximum(np.maximum(one, ten), hundred) <= 9
+    last3 = one + 10 * ten.astype(np.int32) + 100 * hundred.astype(np.int32)
+    # last: 10 when the last byte is no digit
+    return np.diff(ends), np.minimum(one, 10), np.where(digits, last3, 1000)
+
+
+def _times_ten_to(v, k):
+    """``v * 10**k`` exactly, as ``hi + lo`` (Dekker's product by ``5**k``, then ``2**k``)."""
+    five, f_hi, f_lo = np.take(_FIVES, k), np.take(_FIVE_HIGH, k), np.take(_FIVE_LOW, k)
+    hi = v * five
+    v_hi, v_lo = _split(v)
+    lo = ((v_hi * f_hi - hi) + v_hi * f_lo + v_lo * f_hi) + v_lo * f_lo
+    two = np.take(_TWOS, k)
+    return hi * two, lo * two
+
+
+def _split(a):
+    """``a`` as two doubles of 26 bits each (Veltkamp), whose products are exact."""
+    c = 134217729.0 * a  # 2**27 + 1
+    high = c - (c - a)
+    return high, a - high
+
+
+_FIVE_HIGH, _FIVE_LOW = _split(_FIVES)
 
 
 def _json_cell(value, key, lineno, path):
@@ -521,8 +639,8 @@ def _read_parquet(path, columns=None):
     schema = pq.read_schema(path)
     _refuse_duplicates(f"file '{path}'", schema.names)
     df = pd.read_parquet(path, columns=_wanted(schema.names, columns))
-    df.attrs = {}  # only the design vareval wrote, read below
-    return carried.restore(df, carried.read_parquet_design(schema.metadata, path), path)
+    df.attrs = {}  # only the design vareval wrote, restored by the caller
+    return df
 
 
 _READERS = {

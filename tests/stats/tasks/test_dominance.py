@@ -243,3 +243,19 @@ class TestEffectSizes:
             cohens_d([1.0, 1.0], [1.0, 1.0])
         with pytest.raises(ArgumentError, match="at least 2"):
             hedges_g([1.0], [1.0, 2.0])
+
+
+def test_resamples_drawn_in_blocks_are_the_draws_of_one_call(monkeypatch):
+    """ASO's resamples, drawn a block of rows at a time (so 10^3 resamples of 5 x 10^5 runs
+    are never held at once), are those of one (n_resamples, n) draw, and the stream moves on
+    as after it: results are unchanged by the blocking."""
+    import vareval.stats.tasks.dominance as d
+
+    monkeypatch.setattr(d, "_CHUNK_ELEMENTS", 70)  # blocks of a few rows
+    x = np.random.default_rng(1).normal(size=23)
+    rng, whole = np.random.default_rng(2), np.random.default_rng(2)
+    lazy = d._Resamples(x, 11, rng)
+    once = np.sort(x[whole.integers(0, x.size, size=(11, x.size))], axis=1)
+    for rows in (1, 3, 11):
+        np.testing.assert_array_equal(np.concatenate(list(lazy.blocks(rows))), once)
+    assert rng.random() == whole.random()

@@ -24,6 +24,7 @@ the same for every resample, so all violation ratios are one weighted sum.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import warnings
 from collections.abc import Mapping
@@ -243,8 +244,31 @@ def _violation_ratios(a_sorted, b_sorted, steps) -> np.ndarray:
         return np.where(total > 0, violated / total, 0.5)
 
 
-def _sorted_resamples(x: np.ndarray, n_resamples: int, rng) -> np.ndarray:
-    return np.sort(x[rng.integers(0, x.size, size=(n_resamples, x.size))], axis=1)
+class _Resamples:
+    """The sorted bootstrap resamples of ``x``, drawn a block of rows at a time.
+
+    The stream is saved where the resamples begin and ``rng`` is moved past
+    them (the same draws as one ``(n_resamples, n)`` call), so any number of
+    passes over the blocks see the same resamples in the memory of a block:
+    10^3 resamples of 5 x 10^5 runs are never held at once.
+    """
+
+    def __init__(self, x: np.ndarray, n_resamples: int, rng):
+        self.x, self.n = x, n_resamples
+        self.start = copy.deepcopy(rng)
+        rows = self.rows(x.size)
+        for i in range(0, n_resamples, rows):
+            rng.integers(0, x.size, size=(min(rows, n_resamples - i), x.size))
+
+    @staticmethod
+    def rows(size: int) -> int:
+        return max(1, _CHUNK_ELEMENTS // max(size, 1))
+
+    def blocks(self, rows: int):
+        rng = copy.deepcopy(self.start)
+        for i in range(0, self.n, rows):
+            draw = rng.integers(0, self.x.size, size=(min(rows, self.n - i), self.x.size))
+            yield np.sort(self.x[draw], axis=1)
 
 
 def _aso_core(a, b, boot_a, boot_b, dt):
@@ -259,12 +283,10 @@ def _aso_core(a, b, boot_a, boot_b, dt):
             VarevalWarning,
             stacklevel=3,
         )
-    rows = max(1, _CHUNK_ELEMENTS // steps[0].size)
+    rows = _Resamples.rows(max(steps[0].size, a.size, b.size))
     boots = np.concatenate(
-        [
-            _violation_ratios(boot_a[i : i + rows], boot_b[i : i + rows], steps)
-            for i in range(0, boot_a.shape[0], rows)
-        ]
+        [_violation_ratios(x, y, steps) for x, y in zip(boot_a.blocks(rows),
+                                                         boot_b.blocks(rows), strict=True)]
     )
     sd = float(boots.std())
     if sd == 0:
@@ -358,8 +380,8 @@ def aso(
     b = as_scores(b, "b")
     confidence, n_resamples, threshold, dt = _aso_iv(confidence, n_resamples, threshold, dt)
     rng = as_rng(rng)
-    boot_a = _sorted_resamples(a, n_resamples, rng)
-    boot_b = _sorted_resamples(b, n_resamples, rng)
+    boot_a = _Resamples(a, n_resamples, rng)
+    boot_b = _Resamples(b, n_resamples, rng)
     ratio, sd = _aso_core(a, b, boot_a, boot_b, dt)
     return ASOResult(
         epsilon_min=float(_upper_bound(ratio, sd, confidence)),
@@ -501,7 +523,7 @@ def _pairwise_ratios(scores, task, n_resamples, dt, rng):
         raise ArgumentError(f"`scores`{where} must map at least two system names to their scores.")
     names = [str(k) for k in scores]
     samples = [as_scores(v, f"scores[{k!r}]{where}") for k, v in scores.items()]
-    boots = [_sorted_resamples(x, n_resamples, rng) for x in samples]
+    boots = [_Resamples(x, n_resamples, rng) for x in samples]
     k = len(samples)
     ratio = np.full((k, k), np.nan)
     sd = np.full((k, k), np.nan)

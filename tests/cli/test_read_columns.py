@@ -1,0 +1,117 @@
+"""Every results command reads only the columns it uses.
+
+A table with extra columns (free text, labels that are no numbers, cells no
+parser would take as numbers) gives the same answer as the table without
+them, and the extra columns are never read: the command's table holds the
+flags' columns, the design's and those --where names, so a wide file costs
+what the used columns cost.
+"""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from vareval.cli import main
+from vareval.data import io
+
+RUNS = ["--metric", "accuracy", "--by", "method"]
+PAIRED = [*RUNS, "--pair-on", "seed"]
+TASKS = [*RUNS, "--task", "task", "--pair-on", "seed"]
+CHOICE = ["--validation", "validation", "--test", "test", "--by", "method"]
+COMMANDS = {  # command: (its flags, the columns of the narrow table)
+    "summarize": (RUNS, ["method", "seed", "accuracy"]),
+    "paired": ([*PAIRED, "--compare", "a,b"], ["method", "seed", "accuracy"]),
+    "plan": ([*PAIRED, "--compare", "a,b", "--effect", "0.01"], ["method", "seed", "accuracy"]),
+    "best-of-k": ([*RUNS, "--resamples", "200"], ["method", "seed", "accuracy"]),
+    "tuning-curve": ([*RUNS, "--bounds", "0,1"], ["method", "accuracy"]),
+    "parametric-curve": ([*RUNS, "--ks", "1,5", "--resamples", "10", "--bounds", "0,1"],
+                         ["method", "accuracy"]),
+    "sequential": ([*PAIRED, "--compare", "a,b", "--bounds", "0,1"],
+                   ["method", "seed", "accuracy"]),
+    "aggregate": ([*TASKS, "--resamples", "200"], ["method", "seed", "task", "accuracy"]),
+    "rank": ([*TASKS, "--resamples", "200"], ["method", "seed", "task", "accuracy"]),
+    "aso": ([*TASKS, "--resamples", "100"], ["method", "seed", "task", "accuracy"]),
+    "select": ([*CHOICE, "--unit", "seed", "--config", "config"],
+               ["method", "seed", "config", "validation", "test"]),
+    "selection-curve": ([*CHOICE, "--ks", "1,2"], ["method", "config", "validation", "test"]),
+}  # fmt: skip
+
+
+def _table(rng):
+    """Three methods x 3 tasks x 8 seeds x 4 configurations, and junk columns."""
+    method, task, seed, config = (a.ravel() for a in np.indices((3, 3, 8, 4)))
+    n = method.size
+    score = 0.7 + 0.02 * method + 0.05 * task + rng.normal(0, 0.02, n)
+    return pd.DataFrame({
+        "method": np.array(["a", "b", "c"])[method], "task": np.char.add("t", task.astype(str)),
+        "seed": seed, "config": config, "accuracy": score.round(4),
+        "validation": (score + rng.normal(0, 0.01, n)).round(4), "test": score.round(4),
+        "notes": rng.choice(["free text, with a comma", "NA", "", "=1+1", "\u00e9t\u00e9"], n),
+        "labels": rng.choice(["1.10", "01", "1e999", "nan", "0x1F"], n),
+        "wide": ["x" * 200] * n,
+    })  # fmt: skip
+
+
+def _answer(path, command, flags, monkeypatch):
+    seen = []
+    original = io.read_table
+
+    def spy(*args, **kwargs):
+        df = original(*args, **kwargs)
+        seen.append(list(df.columns))
+        return df
+
+    monkeypatch.setattr(io, "read_table", spy)
+    result = CliRunner().invoke(main, [command, str(path), *flags, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), seen[0]
+
+
+@pytest.mark.parametrize("command", [
+    pytest.param(c, marks=pytest.mark.slow) if c == "parametric-curve" else c for c in COMMANDS
+])  # fmt: skip
+def test_extra_columns_are_not_read_and_change_nothing(tmp_path, monkeypatch, command):
+    flags, narrow_columns = COMMANDS[command]
+    table = _table(np.random.default_rng(3))
+    if command in ("summarize", "paired", "plan", "best-of-k", "sequential"):
+        table = table[(table.task == "t0") & (table.config == 0)]
+    elif command in ("tuning-curve", "parametric-curve", "aggregate", "rank", "aso"):
+        table = table[table.config == 0] if command != "tuning-curve" else table
+    narrow, wide = tmp_path / "narrow.csv", tmp_path / "wide.csv"
+    design = [c for c in ("seed", "config") if c not in narrow_columns]  # read by every command
+    table[[*narrow_columns, *design]].to_csv(narrow, index=False)
+    table.to_csv(wide, index=False)
+    expected, _ = _answer(narrow, command, flags, monkeypatch)
+    got, read = _answer(wide, command, flags, monkeypatch)
+    assert got == expected
+    assert not {"notes", "labels", "wide"} & set(read), read
+    assert set(read) <= set(table.columns) - {"notes", "labels", "wide"}
+
+
+def test_where_reads_the_columns_it_names(tmp_path, monkeypatch):
+    """--where may name any column: the ones it names are read, the others are not."""
+    table = _table(np.random.default_rng(4))
+    table = table[(table.task == "t0") & (table.config == 0)]
+    path = tmp_path / "wide.csv"
+    table.to_csv(path, index=False)
+    flags = [*RUNS, "--where", "labels != '01'"]
+    got, read = _answer(path, "summarize", flags, monkeypatch)
+    assert "labels" in read and "notes" not in read and "wide" not in read
+    kept = table[table["labels"].astype(str) != "01"]
+    path2 = tmp_path / "kept.csv"
+    kept[["method", "seed", "accuracy"]].to_csv(path2, index=False)
+    expected, _ = _answer(path2, "summarize", RUNS, monkeypatch)
+    assert got == expected
+
+
+def test_a_flag_column_missing_reads_everything_so_the_error_lists_the_columns(tmp_path):
+    table = _table(np.random.default_rng(5))
+    path = tmp_path / "wide.csv"
+    table.to_csv(path, index=False)
+    result = CliRunner().invoke(main, ["summarize", str(path), "--metric", "acc", "--by",
+                                       "method"])
+    assert result.exit_code == 2
+    assert "acc" in result.output and "notes" in result.output
