@@ -406,7 +406,7 @@ def test_memory_is_estimated_before_allocating(tmp_path, monkeypatch):
     from vareval.stats import _checks
 
     monkeypatch.setattr(_checks, "_memory_bytes", lambda: 2e9)  # a 2 GB machine
-    n = 20_000  # 20,000 classes: a 6.4 GB confusion matrix, 9.6 GB of per-item counts
+    n = 20_000  # 20,000 classes: a 6.4 GB confusion matrix, 19.2 GB of item-type rows
     df = pd.DataFrame({"item": np.arange(n), "gold": np.arange(n), "A": np.arange(n),
                        "B": np.roll(np.arange(n), 1)})  # fmt: skip
     path = tmp_path / "many.csv"
@@ -416,7 +416,7 @@ def test_memory_is_estimated_before_allocating(tmp_path, monkeypatch):
              "the confusion matrix of 20,000 classes", "would need 6.4 GB", "2 GB")  # fmt: skip
     _refused(_run("significance", path, "--gold", "gold", "--item", "item", "--system", "A,B",
                   "--metric", "macro-f1", "--resamples", "100"),
-             "per-item counts of 20,000 items x 20,000 classes", "9.6 GB")  # fmt: skip
+             "the rows of 20,000 item types x 60,000 statistics", "19.2 GB")  # fmt: skip
     with pytest.raises(VarevalError, match="confusion matrix of 20,000 classes"):
         vareval.metrics(df, gold="gold", item="item", systems=["A"])
     long = pd.DataFrame({"item": [1, 2, 3], "gold": ["a", "b", "x" * 300_000],
