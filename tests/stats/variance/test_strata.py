@@ -44,6 +44,27 @@ def _random_codes(g, rng):
     return rng.permutation(g.max() + 1)[g]
 
 
+def _batch_deviance_equals_schur(X, groups, rng, reml, batch):
+    """A fit's batched deviance takes the ``batch`` path and equals the Schur complement's."""
+    y = X @ rng.normal(size=X.shape[1]) + rng.normal(size=X.shape[0])
+    for g in groups:
+        y = y + rng.exponential() * rng.normal(size=g.max() + 1)[g]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = fit_mixed(y, X, groups, reml=reml)
+    st = _state(fit)
+    (stats,) = boot._simulate_stats(fit, 9, np.random.default_rng(1), [st.cp])
+    fast, old = boot._make_batch(st, stats, reml), boot._Batch(st.cp, stats, reml)
+    assert isinstance(fast, batch)
+    gamma = rng.exponential(2.0, (9, len(groups))) * (rng.random((9, len(groups))) > 0.3)
+    f1, s1 = fast.deviance(gamma)
+    f0, s0 = old.deviance(gamma)
+    np.testing.assert_allclose(f1, f0, rtol=1e-10, atol=1e-8)
+    np.testing.assert_allclose(s1, s0, rtol=1e-9)
+    rows = np.array([1, 4])
+    np.testing.assert_allclose(fast.deviance(gamma[rows], rows)[0], f0[rows], atol=1e-8)
+
+
 @pytest.mark.parametrize("reml", [True, False])
 @pytest.mark.parametrize("make", [_nested, _crossed])
 def test_strata_deviance_equals_schur_deviance(make, reml):
@@ -53,24 +74,7 @@ def test_strata_deviance_equals_schur_deviance(make, reml):
         groups = [_random_codes(g, rng) for g in groups]
         order = rng.permutation(X.shape[0])  # rows in any order
         X, groups = X[order], [g[order] for g in groups]
-        y = X @ rng.normal(size=X.shape[1]) + rng.normal(size=X.shape[0])
-        for g in groups:
-            y = y + rng.exponential() * rng.normal(size=g.max() + 1)[g]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VarevalWarning)
-            fit = fit_mixed(y, X, groups, reml=reml)
-        st = _state(fit)
-        assert Strata.of(st.X, st.cp.groups) is not None
-        (stats,) = boot._simulate_stats(fit, 9, np.random.default_rng(1), [st.cp])
-        fast, old = boot._make_batch(st, stats, reml), boot._Batch(st.cp, stats, reml)
-        assert isinstance(fast, boot._StrataBatch)
-        gamma = rng.exponential(2.0, (9, len(groups))) * (rng.random((9, len(groups))) > 0.3)
-        f1, s1 = fast.deviance(gamma)
-        f0, s0 = old.deviance(gamma)
-        np.testing.assert_allclose(f1, f0, rtol=1e-10, atol=1e-8)
-        np.testing.assert_allclose(s1, s0, rtol=1e-9)
-        rows = np.array([1, 4])
-        np.testing.assert_allclose(fast.deviance(gamma[rows], rows)[0], f0[rows], atol=1e-8)
+        _batch_deviance_equals_schur(X, groups, rng, reml, boot._StrataBatch)
 
 
 def test_strata_bootstrap_equals_schur_bootstrap():
@@ -137,24 +141,7 @@ def test_missing_rows_deviance_equals_schur_deviance(make, reml):
     rng = np.random.default_rng(12)
     for _ in range(6):
         X, groups = _drop_rows(*_with_reruns(make, rng), rng, rng.uniform(0.01, 0.08))
-        y = X @ rng.normal(size=X.shape[1]) + rng.normal(size=X.shape[0])
-        for g in groups:
-            y = y + rng.exponential() * rng.normal(size=g.max() + 1)[g]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VarevalWarning)
-            fit = fit_mixed(y, X, groups, reml=reml)
-        st = _state(fit)
-        assert Strata.of(st.X, st.cp.groups) is None
-        (stats,) = boot._simulate_stats(fit, 9, np.random.default_rng(1), [st.cp])
-        fast, old = boot._make_batch(st, stats, reml), boot._Batch(st.cp, stats, reml)
-        assert isinstance(fast, boot._MissingRowsBatch)
-        gamma = rng.exponential(2.0, (9, len(groups))) * (rng.random((9, len(groups))) > 0.3)
-        f1, s1 = fast.deviance(gamma)
-        f0, s0 = old.deviance(gamma)
-        np.testing.assert_allclose(f1, f0, rtol=1e-10, atol=1e-8)
-        np.testing.assert_allclose(s1, s0, rtol=1e-9)
-        rows = np.array([1, 4])
-        np.testing.assert_allclose(fast.deviance(gamma[rows], rows)[0], f0[rows], atol=1e-8)
+        _batch_deviance_equals_schur(X, groups, rng, reml, boot._MissingRowsBatch)
 
 
 def _pilot_short(rng, share=0.02):
