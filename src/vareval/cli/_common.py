@@ -78,9 +78,6 @@ _COLUMN_OPTIONS = {
     "select": ("validation", "test", "by", "unit", "config"),
     "selection-curve": ("validation", "test", "by"),
 }
-# Columns the design is read from (vareval.data.design): read whenever present.
-DESIGN_COLUMNS = ("experiment", "seed", "config", "config_index", "rerun", "status",
-                  "trial_id", "n_searched", "n_tied", "selected_on", "selection")
 
 
 def _read_columns(where, options, predictions):
@@ -89,9 +86,10 @@ def _read_columns(where, options, predictions):
     A predictions table whose systems are named (wide: --system; long:
     --system-column) is used only through its role options, so a wide file
     costs what those columns cost. A results table is read through the
-    columns its options name, the design's columns (:data:`DESIGN_COLUMNS`
-    and those the carried declaration names: the unit of a selection, the
-    settings configurations are nested in) and every column --where names.
+    columns its options name, the design's columns (a store table's design
+    columns, status, a selection's columns, and those the carried declaration
+    names: the unit of a selection, the settings configurations are nested in)
+    and every column --where names.
     """
     if not predictions:
         name = click.get_current_context(silent=True)
@@ -110,6 +108,9 @@ def _read_columns(where, options, predictions):
 
 def _results_columns(names, spec, *, flags, where, optional=()):
     """Of the file's ``names``: the flags' columns, the design's and those --where names."""
+    from vareval.data.selection import SELECTION_COLUMNS
+    from vareval.data.store_table import DESIGN_COLUMNS
+
     spec = spec or {}
     selected = spec.get("selected") or {}
     declared = [*_names(selected.get("unit")), *_names(selected.get("by")),
@@ -117,7 +118,7 @@ def _results_columns(names, spec, *, flags, where, optional=()):
     if not set(flags) <= set(names):
         return None  # every column: the error that follows lists what is there
     # a name that occurs in --where's text may be used by it (a superset: never one too few)
-    used = {*flags, *optional, *DESIGN_COLUMNS, *declared,
+    used = {*flags, *optional, *DESIGN_COLUMNS, "status", *SELECTION_COLUMNS, *declared,
             *(n for n in names if where and n in where)}
     return [n for n in names if n in used]
 

@@ -24,7 +24,8 @@ APPLICATION_ID = 0x56524556  # "VREV" in the SQLite header's application_id fiel
 SCHEMA_VERSION = 5  # 2: runs, curves, artifacts, trials.run_id; 3: sequences;
 # 4: trials.execution; 5: sequence_points
 STATUSES = ("pending", "running", "done", "failed")
-_DESIGN = ("trial_id", "experiment", "seed", "config", "config_index", "rerun")
+# a store table's design columns, beside its status, settings and metrics
+DESIGN_COLUMNS = ("trial_id", "experiment", "seed", "config", "config_index", "rerun")
 
 
 def connect(path, *, readonly: bool, create: bool = False, error=DataError):
@@ -311,7 +312,7 @@ def tidy_frame(
         )
         records.append(rec)
     taken = (
-        set(_DESIGN)
+        set(DESIGN_COLUMNS)
         | set(factor_names)
         | {"status", "attempts", "started", "finished", "duration", "host", "error"}
     )
