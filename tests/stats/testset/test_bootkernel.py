@@ -182,3 +182,16 @@ def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
     np.testing.assert_allclose(fast.confidence_interval(), slow.confidence_interval(),
                                atol=0.2 * sd)
     assert abs(np.std(fast.distribution) / sd - 1) < 0.06
+
+
+@pytest.mark.parametrize("c", [20, 400])
+def test_same_rng_same_answer_on_the_compiled_paths(c):
+    # the kernel's words come from the rng's own bit generator: one seed, one answer
+    g, a, b = _pair(1500, c, c)
+    kw = dict(metric="macro-f1", n_resamples=500, ci="percentile")
+    first, again = (paired_bootstrap(g, a, b, rng=5, **kw) for _ in range(2))
+    assert first.path.endswith("-compiled")
+    np.testing.assert_array_equal(first.distribution, again.distribution)
+    assert first.pvalue == again.pvalue
+    other = paired_bootstrap(g, a, b, rng=6, **kw)
+    assert not np.array_equal(first.distribution, other.distribution)
