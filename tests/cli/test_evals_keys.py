@@ -187,3 +187,16 @@ def test_groups_from_group_subtasks_and_their_refusals(tmp_path):
     r = evals("score", folder, "--metric", "acc")
     assert r.exit_code == 2 and "group_subtasks" in r.output and "a list of task names" in (
         r.output)
+
+
+def test_groups_of_different_sizes_name_every_count_of_independent_units(tmp_path):
+    folder, _ = _two_task_folder(tmp_path)
+    [results] = folder.glob("results_*.json")
+    data = json.loads(results.read_text())
+    data["group_subtasks"] = {"both": ["toyqa", "toyqb"], "one": ["toyqa"]}
+    results.write_text(json.dumps(data))
+    r = evals("score", folder, "--metric", "acc", "--groups")
+    assert r.exit_code == 0, r.output
+    df = read_eval_log(folder)
+    n_one = df.loc[df["task"] == "toyqa", "question"].nunique()
+    assert f"independent units: {n_one} to 40 questions (no --cluster), per row" in r.output

@@ -133,9 +133,13 @@ def plot_option(what: str):
                         help=f"Write a figure of {what} (PNG, SVG or PDF).")
 
 
-def _cluster_line(result, cluster) -> str:
+def _cluster_line(results, cluster) -> str:
+    """The independent units behind ``results`` (one result or several: groups, filters)."""
+    counts = sorted({r.n_clusters for r in (results if isinstance(results, list) else [results])})
     unit = f"clusters ({cluster})" if cluster else "questions (no --cluster)"
-    return f"independent units: {result.n_clusters} {unit}"
+    if len(counts) == 1:
+        return f"independent units: {counts[0]} {unit}"
+    return f"independent units: {counts[0]} to {counts[-1]} {unit}, per row in 'clusters'"
 
 
 def _fmt(x) -> str:
@@ -174,9 +178,9 @@ def score(table, roles, interval, confidence, resamples, seed, by_group, plot, a
     if plot:
         write_figure(result.plot(), plot, "--plot")
     frame = result.to_frame()
-    first = next(iter(result.results.values()))
+    every = list(result.results.values())
     lines = [result.title, table_text(frame, index=False), "",
-             f"{_cluster_line(first, roles['cluster'])}; interval {first.interval}; "
+             f"{_cluster_line(every, roles['cluster'])}; interval {every[0].interval}; "
              "naive = CLT over every answer, shown to compare"]
     payload = {"title": result.title, "seed": seed}
     if by_group:  # {group: {"tasks": [...], "models" or "filters": ...}}
@@ -305,9 +309,8 @@ def pass_at_k(table, roles, k, paired, correction, alpha, confidence, resamples,
         emit(as_json, {"seed": seed, **r.to_dict()}, "\n".join(text))
         return
     r = eval_pass_at_k(table, k=k, **roles, confidence=confidence)
-    first = next(iter(r.results.values()))
     text = [r.title, table_text(r.to_frame(), index=False), "",
-            _cluster_line(first, roles["cluster"])]
+            _cluster_line(list(r.results.values()), roles["cluster"])]
     emit(as_json, {"title": r.title, "models": r.to_dict()}, "\n".join(text))
 
 
