@@ -123,25 +123,36 @@ COMMANDS = {
 READ = "import sys; from vareval.data import read_table; read_table(sys.argv[1])"
 
 
+# Linux carries a process's high-water RSS through fork and exec, so a command
+# started straight from this process (which has just held the largest table)
+# would report this process's peak. A small launcher forks it instead and
+# reports the command's own rusage on its last line of stderr.
+LAUNCH = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, u = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), u.ru_utime + u.ru_stime, u.ru_maxrss, file=sys.stderr)
+"""
+
+
 def timed(argv, timeout):
     """Wall, CPU (user + system) seconds and peak RSS (MB) of one child process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            return None
-        time.sleep(0.05)
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.communicate()
+        return None
     wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        err = proc.stderr.read().decode(errors="replace").strip().splitlines()
-        raise SystemExit(f"{' '.join(argv[3:5])} failed: {err[-1] if err else status}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    lines = err.decode(errors="replace").strip().splitlines()
+    code, cpu, peak = lines[-1].split()
+    if int(code) != 0:
+        raise SystemExit(f"{' '.join(argv[3:5])} failed: {lines[-2] if len(lines) > 1 else code}")
+    return wall, float(cpu), int(peak) / 1024
 
 
 def main():
