@@ -147,8 +147,16 @@ def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, mo
     assert path == expect + "-compiled"
 
     ref = np.random.default_rng(9)
-    heavy = (types.counts >= rs.HEAVY_TYPE) & path.startswith("split")
-    lookup = types.item_type[~heavy[types.item_type]]
+    if types.labels is None:  # the type rows' path
+        heavy = (types.counts >= rs.HEAVY_TYPE) & path.startswith("split")
+        lookup = types.item_type[~heavy[types.item_type]]
+    else:  # the label counts' path: the items both systems got wrong drawn last
+        assert c > 10
+        heavy = (types.counts >= rs.LABEL_HEAVY_TYPE) & path.startswith("split")
+        lookup = types.item_type[~heavy[types.item_type]]
+        gl, al, bl = types.labels[lookup].T
+        neither = (al != gl) & (bl != gl)
+        lookup = np.concatenate([lookup[~neither], lookup[neither]])
     if heavy.any():
         given = ref.multinomial(n, np.append(types.counts[heavy], lookup.size) / n, size=b)
     else:
