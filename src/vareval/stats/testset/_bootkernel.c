@@ -166,13 +166,19 @@ static PyObject *resample_sums(PyObject *self, PyObject *args) {
     digits_t ds;
     digits_init(&ds, bg, high);
     const Py_ssize_t kr = k_row;
+    enum { BLOCK = 256 };
+    uint32_t drawn[BLOCK];
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r < n_res; r++) {
         /* The draws are counted by type, in a table that stays in the cache: one
          * increment a draw, then each type's row once, times its count. */
         const int64_t *restrict g = given + r * (n_given + 1);
         for (Py_ssize_t i = 0; i < n_given; i++) count[given_types[i]] += (int32_t)g[i];
-        for (int64_t j = g[n_given]; j > 0; j--) count[lookup[next_digit(&ds)]]++;
+        for (int64_t j = g[n_given]; j > 0; j -= BLOCK) { /* a block of draws, then counts */
+            const int block = j < BLOCK ? (int)j : BLOCK;
+            fill_digits(&ds, drawn, block);
+            for (int i = 0; i < block; i++) count[lookup[drawn[i]]]++;
+        }
         double *restrict row = out + r * width;
         for (Py_ssize_t i = 0; i < width; i++) row[i] = 0.0;
         for (Py_ssize_t t = 0; t < n_types; t++) {
