@@ -776,10 +776,18 @@ def choose_path(types: PairedTypes, method: str = "auto") -> str:
 HEAVY_TYPE = 40
 
 
-def _bootstrap_path(types: PairedTypes, method: str) -> str:
+# With the compiled kernel, drawing items beats the multinomial of the
+# compressed path from 4 classes (64 types) on (measured: 0.030 s against
+# 0.063 s for 10^4 resamples of 10^4 items; at 3 classes too, 0.017 against
+# 0.039 s, but 3 classes, at most 27 types, keep the compressed path and its draws).
+COMPRESSED_TYPES_COMPILED = 27
+
+
+def _bootstrap_path(types: PairedTypes, method: str, compiled: bool = False) -> str:
     """The bootstrap's path: ``split`` when many types mix frequent and rare ones."""
     path = choose_path(types, method)
-    if method != "auto" or (path == "compressed" and types.n_types <= 256):
+    most = COMPRESSED_TYPES_COMPILED if compiled else 256
+    if method != "auto" or (path == "compressed" and types.n_types <= most):
         return path
     heavy = np.count_nonzero(types.counts >= HEAVY_TYPE)
     if heavy == types.n_types:
@@ -860,9 +868,10 @@ def bootstrap_deltas(
     -------
     (deltas, path)
     """
-    path = _bootstrap_path(types, method)
-    kernel = _kernel() if path != "compressed" else None
-    if kernel is not None and hasattr(rng.bit_generator, "capsule") and types.n < 1 << 31:
+    kernel = _kernel()
+    compiled = kernel is not None and hasattr(rng.bit_generator, "capsule") and types.n < 1 << 31
+    path = _bootstrap_path(types, method, compiled)
+    if compiled and path != "compressed":
         draw = _label_deltas if types.labels is not None else _compiled_deltas
         return draw(kernel, metric, types, n_resamples, rng, path), path + "-compiled"
     n, t_count = types.n, types.n_types
