@@ -1,5 +1,11 @@
-/* The paired bootstrap's inner loop in one pass: draw an item, count its type; then
- * each resample's sums are its type counts times the types' rows.
+/* The paired bootstrap's inner loops. Two ways to a resample's sums:
+ *
+ * - resample_sums (any metric's rows): draw an item, count its type; then each
+ *   resample's sums are its type counts times the types' rows.
+ * - label_counts (precision/recall/F-type label metrics): draw an item, add 1 to
+ *   its one to three label counts; prf_deltas then combines the counts.
+ *
+ * Both draw from the same digit stream (below).
  *
  * resample_sums(capsule, lookup, cols, vals, given_types, given, out)
  *
@@ -300,11 +306,10 @@ done:
     return result;
 }
 
-/* One system's precision, recall or F-beta from its per-class TP, FP and FN,
- * tp[i * step] and so on. average 0 macro (over the classes present: den > 0 for F,
- * any count otherwise), 1 micro, 2 weighted (by gold count tp + fn); which 0
- * precision, 1 recall, 2 F-beta (b2 = beta**2); a class's value is 0 where its
- * denominator is 0. */
+/* One class's (or the micro sums') precision, recall or F-beta from TP, FP and FN:
+ * which 0 precision, 1 recall, 2 F-beta (b2 = beta**2); 0 where the denominator,
+ * also returned, is 0. prf_deltas averages them macro (over the classes present:
+ * den > 0 for F, any count otherwise), micro, or weighted by gold count tp + fn. */
 static inline double prf_class(double t, double p, double f, int which, double b2,
                                double *den_out) {
     const double num = which == 2 ? t * (1 + b2) : t;
@@ -320,6 +325,8 @@ static inline double prf_class(double t, double p, double f, int which, double b
  *           neither; then A's and B's false positives of each predicted class (the
  *           columns of label_counts). So A's TP = both + only A, FN = only B +
  *           neither; B's TP = both + only B, FN = only A + neither.
+ *   average 0 macro, 1 micro, 2 weighted; which 0 precision, 1 recall, 2 F-beta
+ *           with b2 = beta**2 (prf_class).
  *   out     float64 (R,): A's metric minus B's.
  */
 static PyObject *prf_deltas(PyObject *self, PyObject *args) {

@@ -34,7 +34,11 @@ Where the optional C extension ``_bootkernel`` was built at install, the
 bootstrap's index and split paths draw their items in it instead: one pass
 per draw (a uniform integer, its type, a count) and each resample's sums
 from its type counts, with the random words taken from the same numpy
-Generator (:func:`compiled_sums`). The paths' names then end in
+Generator (:func:`compiled_sums`). For precision/recall/F-type label
+metrics with many classes the types are label triples and no rows are
+summed: each drawn item adds 1 to its one to three label counts
+(:func:`label_slots`), and precision, recall and F-beta are combined from
+the counts in C too (:func:`count_deltas`). The paths' names then end in
 ``-compiled``. Without it (no compiler at install, or ``VAREVAL_NO_KERNEL``
 set) the numpy paths run; both draw from the same distribution, so their
 results agree within Monte Carlo error, not draw for draw.
@@ -861,8 +865,10 @@ def bootstrap_deltas(
     the same distribution.
 
     With the compiled kernel the index and split paths draw in it
-    (:func:`compiled_sums`): the split path's multinomial then covers the
-    frequent types and the number of rare draws at once.
+    (:func:`compiled_sums`, or for label types :func:`_label_deltas`): the
+    split path's multinomial then covers the frequent types and the number
+    of rare draws at once, and from 4 classes (more than 27 types) on it
+    draws items instead of the compressed path's multinomial.
 
     Returns
     -------
