@@ -195,7 +195,7 @@ def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
     assert abs(np.std(fast.distribution) / sd - 1) < 0.06
 
 
-@pytest.mark.parametrize("c", [20, 400])
+@pytest.mark.parametrize("c", [8, 20, 400])  # type rows (split); label counts (split, index)
 def test_same_rng_same_answer_on_the_compiled_paths(c):
     # the kernel's words come from the rng's own bit generator: one seed, one answer
     g, a, b = _pair(1500, c, c)
