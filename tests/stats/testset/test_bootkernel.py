@@ -375,3 +375,17 @@ def test_label_path_agrees_with_numpy_for_other_metrics(name, monkeypatch):
     np.testing.assert_allclose(fast.confidence_interval(), slow.confidence_interval(),
                                atol=0.2 * sd)
     assert abs(np.std(fast.distribution) / sd - 1) < 0.08
+
+
+def test_label_path_never_builds_the_type_rows(monkeypatch):
+    # the bootstrap and its BCa jackknife run from the label counts: no
+    # (types x 3 C) rows at 1,000 classes
+    g, a, b = _pair(2000, 1000, 5)
+
+    def refuse(*args):
+        raise AssertionError("the type rows were built")
+
+    monkeypatch.setattr(rs, "_label_rows", refuse)
+    r = paired_bootstrap(g, a, b, metric="macro-f1", n_resamples=300, rng=0)
+    assert r.path == "index-compiled" and r.ci_method == "bca"
+    assert np.isfinite([r.low, r.high]).all() and r.low < r.estimate < r.high
