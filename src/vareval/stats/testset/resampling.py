@@ -548,7 +548,8 @@ def label_slots(labels: np.ndarray, n_classes: int) -> np.ndarray:
     positives of each predicted class (:func:`prf_counts` turns them into
     each system's TP, FP and FN). An item adds 1 to its gold class's
     column of its block, and to each wrong system's FP column: one to
-    three counts, fewer than ``_prf_stats``' four nonzeros. Unused slots
+    three counts (the two systems' ``_prf_stats`` rows have two to four
+    nonzeros). Unused slots
     point at one of 16 spare columns past ``6 C`` (by the triple's row),
     so that no column is incremented at every draw.
     """
