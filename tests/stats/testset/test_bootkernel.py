@@ -147,8 +147,16 @@ def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, mo
     assert path == expect + "-compiled"
 
     ref = np.random.default_rng(9)
-    heavy = (types.counts >= rs.HEAVY_TYPE) & path.startswith("split")
-    lookup = types.item_type[~heavy[types.item_type]]
+    if types.labels is None:  # the type rows' path
+        heavy = (types.counts >= rs.HEAVY_TYPE) & path.startswith("split")
+        lookup = types.item_type[~heavy[types.item_type]]
+    else:  # the label counts' path: the items both systems got wrong drawn last
+        assert c > 10
+        heavy = (types.counts >= rs.LABEL_HEAVY_TYPE) & path.startswith("split")
+        lookup = types.item_type[~heavy[types.item_type]]
+        gl, al, bl = types.labels[lookup].T
+        neither = (al != gl) & (bl != gl)
+        lookup = np.concatenate([lookup[~neither], lookup[neither]])
     if heavy.any():
         given = ref.multinomial(n, np.append(types.counts[heavy], lookup.size) / n, size=b)
     else:
@@ -162,7 +170,7 @@ def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, mo
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("c", [3, 20, 100, 1000])
+@pytest.mark.parametrize("c", [3, 5, 20, 100, 1000])
 def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
     # The same data through the kernel and through numpy (different draws of
     # the same distribution): p-values within 4.5 standard errors, interval
@@ -174,7 +182,10 @@ def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
     monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
     rs._kernel.cache_clear()
     slow = paired_bootstrap(g, a, b, rng=2, **kw)
-    assert fast.path == (slow.path if c == 3 else slow.path + "-compiled")
+    if c == 3:  # 3 classes keep the compressed path, with or without the kernel
+        assert fast.path == slow.path == "compressed"
+    else:  # from 4 classes on the kernel draws items (numpy compresses up to 256 types)
+        assert fast.path == (slow.path if c > 5 else "split") + "-compiled"
     assert fast.estimate == slow.estimate
     p = (fast.pvalue + slow.pvalue) / 2
     assert abs(fast.pvalue - slow.pvalue) < 4.5 * np.sqrt(2 * p * (1 - p) / n_res) + 2 / n_res
@@ -184,7 +195,7 @@ def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
     assert abs(np.std(fast.distribution) / sd - 1) < 0.06
 
 
-@pytest.mark.parametrize("c", [20, 400])
+@pytest.mark.parametrize("c", [8, 20, 400])  # type rows (split); label counts (split, index)
 def test_same_rng_same_answer_on_the_compiled_paths(c):
     # the kernel's words come from the rng's own bit generator: one seed, one answer
     g, a, b = _pair(1500, c, c)
@@ -195,3 +206,186 @@ def test_same_rng_same_answer_on_the_compiled_paths(c):
     assert first.pvalue == again.pvalue
     other = paired_bootstrap(g, a, b, rng=6, **kw)
     assert not np.array_equal(first.distribution, other.distribution)
+
+
+# --- the label counts' path: counts at each draw, precision/recall/F in C ---------
+
+
+def test_label_counts_follow_the_definition():
+    # each drawn item adds 1 at its two slots, the last items at a third; the
+    # given types add their counts at their three slots; the same digit stream
+    rng = np.random.default_rng(11)
+    m, width = 3571, 40
+    slots = rng.integers(0, width, (m, 2)).astype(np.int32)
+    extra = rng.integers(0, width, 50).astype(np.int32)
+    given_slots = rng.integers(0, width, (3, 3)).astype(np.int32)
+    given = np.array([[0, 0, 0, 0], [4, 1, 0, 3], [0, 2, 7, 1000], [1, 0, 0, 17]])
+    out = np.full((4, width), -1, np.int32)
+    state = rng.bit_generator.state
+    with rng.bit_generator.lock:
+        kernel.label_counts(rng.bit_generator.capsule, slots, extra, given_slots, given, out)
+
+    ref = np.random.Generator(type(rng.bit_generator)())
+    ref.bit_generator.state = state
+    digits, after = digit_stream(ref.bit_generator, m, int(given[:, -1].sum()))
+    want = np.zeros((4, width), np.int64)
+    for r, drawn in enumerate(np.split(digits, np.cumsum(given[:, -1])[:-1])):
+        for d in drawn:
+            for col in list(slots[d]) + ([extra[d - (m - 50)]] if d >= m - 50 else []):
+                want[r, col] += 1
+        for h in range(3):
+            for col in given_slots[h]:
+                want[r, col] += given[r, h]
+    np.testing.assert_array_equal(out, want)
+    assert rng.bit_generator.state == after.state  # the same words were used, no more
+
+
+def test_label_counts_and_prf_deltas_refuse_bad_arrays():
+    rng = np.random.default_rng(0)
+    cap = rng.bit_generator.capsule
+    slots, no_extra = np.zeros((3, 2), np.int32), np.zeros(0, np.int32)
+    no_given, one = np.zeros((0, 3), np.int32), np.full((2, 1), 5, np.int64)
+    out = np.empty((2, 4), np.int32)
+    with pytest.raises(ValueError, match="out of range"):
+        kernel.label_counts(cap, np.full((3, 2), 4, np.int32), no_extra, no_given, one, out)
+    with pytest.raises(ValueError, match="out of range"):
+        kernel.label_counts(cap, slots, np.array([9], np.int32), no_given, one, out)
+    with pytest.raises(ValueError, match="out of range"):  # draws from no items
+        kernel.label_counts(cap, np.zeros((0, 2), np.int32), no_extra, no_given, one, out)
+    with pytest.raises(ValueError, match="out of range"):  # a count past int32
+        kernel.label_counts(cap, slots, no_extra, np.zeros((1, 3), np.int32),
+                            np.array([[2**31 - 1, 5]] * 2), out)
+    with pytest.raises(ValueError, match="sizes"):
+        kernel.label_counts(cap, slots, no_extra, no_given, one[:1], out)
+    with pytest.raises(TypeError, match="out"):
+        kernel.label_counts(cap, slots, no_extra, no_given, one, out.astype(float))
+    with pytest.raises(ValueError, match="inconsistent"):  # 6 C columns needed
+        kernel.prf_deltas(np.zeros((2, 11), np.int32), 2, 0, 2, 1.0, np.empty(2))
+    with pytest.raises(ValueError, match="inconsistent"):
+        kernel.prf_deltas(np.zeros((2, 12), np.int32), 2, 3, 2, 1.0, np.empty(2))
+
+
+def _per_class(gold, pred, classes):
+    """TP, FP and FN of each class, by a loop over the items."""
+    tp, fp, fn = (dict.fromkeys(classes, 0) for _ in range(3))
+    for g, p in zip(gold, pred, strict=True):
+        if g == p:
+            tp[g] += 1
+        else:
+            fp[p] += 1
+            fn[g] += 1
+    return [np.array([x[k] for k in classes]) for x in (tp, fp, fn)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 37, 400])
+def test_label_counts_give_each_systems_tp_fp_fn(size):
+    # the label counts of a multiset of items (some classes absent from the gold
+    # labels or the predictions) turn into each system's per-class TP, FP, FN
+    rng = np.random.default_rng(size)
+    c = 30
+    labels = np.column_stack([rng.integers(0, c // 2, 500), rng.integers(0, c, 500),
+                              rng.integers(3, c, 500)])
+    labels[:100, 2] = labels[:100, 0]  # B right, ties of A and B
+    labels[100:200, 1] = labels[100:200, 0]
+    pick = rng.integers(0, 500, size)
+    slots = rs.label_slots(labels, c)
+    counts = np.bincount(slots[pick].reshape(-1), minlength=rs.slots_width(c))
+    sums_a, sums_b = rs.prf_counts(counts, c)
+    g, a, b = labels[pick].T
+    np.testing.assert_array_equal(sums_a, np.concatenate(_per_class(g, a, range(c))))
+    np.testing.assert_array_equal(sums_b, np.concatenate(_per_class(g, b, range(c))))
+
+
+PRF = [f"{avg}-{which}" for avg in ("macro", "micro", "weighted")
+       for which in ("precision", "recall", "f1", "f0.5", "f2")]
+
+
+def _sklearn_score(name, gold, pred):
+    from sklearn import metrics as skm
+
+    average, which = name.split("-")
+    if which.startswith("f"):
+        return skm.fbeta_score(gold, pred, beta=float(which[1:]), average=average,
+                               zero_division=0)
+    fn = skm.precision_score if which == "precision" else skm.recall_score
+    return fn(gold, pred, average=average, zero_division=0)
+
+
+@pytest.mark.parametrize("name", PRF)
+def test_prf_deltas_equal_sklearn_on_any_multiset(name):
+    # the compiled combine on label counts equals scikit-learn's score of the
+    # resampled items (classes inferred from the gold and predicted labels,
+    # zero_division=0), with many classes, absent ones, 1 item and A == B
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(len(name))
+    c = 60
+    labels = np.column_stack([rng.integers(0, 40, 800), rng.integers(10, c, 800),
+                              rng.integers(0, c, 800)])
+    labels[::3, 1] = labels[::3, 0]
+    labels[::4, 2] = labels[::4, 0]
+    slots = rs.label_slots(labels, c)
+    picks = [rng.integers(0, 800, k) for k in (1, 1, 2, 5, 50, 800)] + [np.arange(800)]
+    picks.append(np.flatnonzero(labels[:, 1] == labels[:, 2]))  # A and B agree: delta 0
+    counts = np.array([np.bincount(slots[p].reshape(-1), minlength=rs.slots_width(c))
+                       for p in picks], dtype=np.int32)
+    metric = rs.get_metric(name)
+    got = rs.count_deltas(kernel, metric, counts, c)
+    want = [_sklearn_score(name, labels[p, 0], labels[p, 1])
+            - _sklearn_score(name, labels[p, 0], labels[p, 2]) for p in picks]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    assert got[-1] == 0.0
+    # and the numpy combine of the same counts (no kernel) agrees
+    np.testing.assert_allclose(rs.count_deltas(None, metric, counts, c), got, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["macro-f1", "weighted-precision", "micro-recall", "mcc",
+                                  "balanced_accuracy"])
+def test_label_jackknife_equals_the_rows_jackknife(name, monkeypatch):
+    # leave-one-out deltas from the label counts (kernel or numpy) equal those
+    # from the dense (types x 3 C) rows
+    g, a, b = _pair(1500, 40, 3)
+    metric = rs.get_metric(name)
+    types = rs.paired_types(metric, g, a, b)
+    assert types.labels is not None
+    got = rs.jackknife_deltas(metric, types)
+    dense = rs.PairedTypes(types.stats_a, types.stats_b, types.counts, types.item_type)
+    want = rs.jackknife_deltas(metric, dense)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
+    rs._kernel.cache_clear()
+    np.testing.assert_allclose(rs.jackknife_deltas(metric, types), want, rtol=0, atol=1e-12)
+    ta, tb = types.totals()
+    np.testing.assert_allclose(np.concatenate([ta, tb]), np.concatenate(dense.totals()))
+
+
+@pytest.mark.parametrize("name", ["weighted-recall", "micro-f1", "mcc", "macro-precision"])
+def test_label_path_agrees_with_numpy_for_other_metrics(name, monkeypatch):
+    # as the macro-F1 test above, for metrics combined in C and in numpy
+    g, a, b = _pair(3000, 100, 7)
+    n_res = 4000
+    kw = dict(metric=name, n_resamples=n_res, ci="percentile")
+    fast = paired_bootstrap(g, a, b, rng=1, **kw)
+    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
+    rs._kernel.cache_clear()
+    slow = paired_bootstrap(g, a, b, rng=2, **kw)
+    assert fast.path == slow.path + "-compiled" and fast.estimate == slow.estimate
+    p = (fast.pvalue + slow.pvalue) / 2
+    assert abs(fast.pvalue - slow.pvalue) < 4.5 * np.sqrt(2 * p * (1 - p) / n_res) + 2 / n_res
+    sd = np.std(slow.distribution)
+    np.testing.assert_allclose(fast.confidence_interval(), slow.confidence_interval(),
+                               atol=0.2 * sd)
+    assert abs(np.std(fast.distribution) / sd - 1) < 0.08
+
+
+def test_label_path_never_builds_the_type_rows(monkeypatch):
+    # the bootstrap and its BCa jackknife run from the label counts: no
+    # (types x 3 C) rows at 1,000 classes
+    g, a, b = _pair(2000, 1000, 5)
+
+    def refuse(*args):
+        raise AssertionError("the type rows were built")
+
+    monkeypatch.setattr(rs, "_label_rows", refuse)
+    r = paired_bootstrap(g, a, b, metric="macro-f1", n_resamples=300, rng=0)
+    assert r.path == "index-compiled" and r.ci_method == "bca"
+    assert np.isfinite([r.low, r.high]).all() and r.low < r.estimate < r.high

@@ -1,5 +1,11 @@
-/* The paired bootstrap's inner loop in one pass: draw an item, count its type; then
- * each resample's sums are its type counts times the types' rows.
+/* The paired bootstrap's inner loops. Two ways to a resample's sums:
+ *
+ * - resample_sums (any metric's rows): draw an item, count its type; then each
+ *   resample's sums are its type counts times the types' rows.
+ * - label_counts (precision/recall/F-type label metrics): draw an item, add 1 to
+ *   its one to three label counts; prf_deltas then combines the counts.
+ *
+ * Both draw from the same digit stream (below).
  *
  * resample_sums(capsule, lookup, cols, vals, given_types, given, out)
  *
@@ -28,6 +34,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
     void *state;
@@ -58,6 +65,57 @@ static inline uint64_t mul_high(uint64_t a, uint64_t b, uint64_t *low) {
     __uint128_t m = (__uint128_t)a * b;
     *low = (uint64_t)m;
     return (uint64_t)(m >> 64);
+}
+
+/* The digit stream of the header comment: k base-`high` digits a 64-bit word. */
+typedef struct {
+    bitgen_t *bg;
+    uint64_t h, threshold;
+    int k, left;
+    uint32_t digit[16];
+} digits_t;
+
+static void digits_init(digits_t *ds, bitgen_t *bg, Py_ssize_t high) {
+    const uint64_t h = high ? (uint64_t)high : 1;
+    uint64_t big = h;
+    int k = 1;
+    while (k < 16 && big <= (UINT64_C(1) << 58) / h) {
+        big *= h;
+        k++;
+    }
+    ds->bg = bg;
+    ds->h = h;
+    ds->k = k;
+    ds->left = 0;
+    ds->threshold = (0 - big) % big; /* 2**64 mod N */
+}
+
+static inline uint32_t next_digit(digits_t *ds) {
+    if (ds->left == 0) {
+        uint64_t x;
+        do {
+            x = ds->bg->next_uint64(ds->bg->state);
+            for (int i = 0; i < ds->k; i++) ds->digit[i] = (uint32_t)mul_high(x, ds->h, &x);
+        } while (x < ds->threshold); /* x is now (u * N) mod 2**64 */
+        ds->left = ds->k;
+    }
+    return ds->digit[ds->k - ds->left--];
+}
+
+/* The stream's next `count` digits into out: whole words straight into place. */
+static void fill_digits(digits_t *ds, uint32_t *restrict out, Py_ssize_t count) {
+    Py_ssize_t i = 0;
+    while (i < count && ds->left) out[i++] = ds->digit[ds->k - ds->left--];
+    const int k = ds->k;
+    const uint64_t h = ds->h;
+    for (; count - i >= k; i += k) {
+        uint64_t x;
+        do {
+            x = ds->bg->next_uint64(ds->bg->state);
+            for (int q = 0; q < k; q++) out[i + q] = (uint32_t)mul_high(x, h, &x);
+        } while (x < ds->threshold); /* a rejected word's digits are overwritten */
+    }
+    while (i < count) out[i++] = next_digit(ds);
 }
 
 static PyObject *resample_sums(PyObject *self, PyObject *args) {
@@ -111,33 +169,21 @@ static PyObject *resample_sums(PyObject *self, PyObject *args) {
         goto done;
     }
 
-    const uint64_t h = high ? (uint64_t)high : 1;
-    uint64_t big = h;
-    int k = 1;
-    while (k < 16 && big <= (UINT64_C(1) << 58) / h) {
-        big *= h;
-        k++;
-    }
-    const uint64_t threshold = (0 - big) % big; /* 2**64 mod N */
+    digits_t ds;
+    digits_init(&ds, bg, high);
     const Py_ssize_t kr = k_row;
-    uint32_t digit[16];
-    int left = 0;
+    enum { BLOCK = 256 };
+    uint32_t drawn[BLOCK];
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r < n_res; r++) {
         /* The draws are counted by type, in a table that stays in the cache: one
          * increment a draw, then each type's row once, times its count. */
         const int64_t *restrict g = given + r * (n_given + 1);
         for (Py_ssize_t i = 0; i < n_given; i++) count[given_types[i]] += (int32_t)g[i];
-        for (int64_t j = g[n_given]; j > 0; j--) {
-            if (left == 0) {
-                uint64_t x;
-                do {
-                    x = bg->next_uint64(bg->state);
-                    for (int i = 0; i < k; i++) digit[i] = (uint32_t)mul_high(x, h, &x);
-                } while (x < threshold); /* x is now (u * N) mod 2**64 */
-                left = k;
-            }
-            count[lookup[digit[k - left--]]]++;
+        for (int64_t j = g[n_given]; j > 0; j -= BLOCK) { /* a block of draws, then counts */
+            const int block = j < BLOCK ? (int)j : BLOCK;
+            fill_digits(&ds, drawn, block);
+            for (int i = 0; i < block; i++) count[lookup[drawn[i]]]++;
         }
         double *restrict row = out + r * width;
         for (Py_ssize_t i = 0; i < width; i++) row[i] = 0.0;
@@ -159,9 +205,206 @@ done:
     return result;
 }
 
+/* label_counts(capsule, slots, extra, given_slots, given, out)
+ *
+ * Each resample's counts, accumulated as its items are drawn: no type rows, O(n)
+ * a resample whatever the number of classes.
+ *
+ *   slots        int32 (m, 2): the 2 columns of `out` an item that can be drawn adds
+ *                1 to; draws are uniform on [0, m), the digit stream above.
+ *   extra        int32 (e,): a third column for each of the last e items.
+ *   given_slots  int32 (H, 3): the 3 columns of each type whose counts are given.
+ *   given        int64 (R, H + 1): resample r's counts of those types, then how
+ *                many items it draws.
+ *   out          int32 (R, W): row r becomes its counts (its given types' counts at
+ *                their columns, plus 1 per drawn item at each of its columns).
+ *
+ * A label item touches one to three counts (see label_slots in resampling.py); the
+ * caller points unused slots at spare columns of `out`, spread over several, so no
+ * single count is incremented at every draw.
+ */
+static PyObject *label_counts(PyObject *self, PyObject *args) {
+    PyObject *capsule, *objs[5];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &capsule, &objs[0], &objs[1], &objs[2], &objs[3],
+                          &objs[4]))
+        return NULL;
+    bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
+    if (bg == NULL) return NULL;
+    static const char *names[5] = {"slots", "extra", "given_slots", "given", "out"};
+    static const Py_ssize_t sizes[5] = {4, 4, 4, 8, 4};
+    Py_buffer v[5];
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < 5; got++)
+        if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 4) < 0) goto done;
+    const int32_t *restrict slots = v[0].buf, *restrict extra = v[1].buf;
+    const int32_t *restrict given_slots = v[2].buf;
+    const int64_t *restrict given = v[3].buf;
+    int32_t *restrict out = v[4].buf;
+    const Py_ssize_t high = v[0].len / 8, n_extra = v[1].len / 4, n_given = v[2].len / 12;
+    const Py_ssize_t n_res = v[4].ndim == 2 ? v[4].shape[0] : -1;
+    const Py_ssize_t width = v[4].ndim == 2 ? v[4].shape[1] : -1;
+    if (v[0].len % 8 || v[2].len % 12 || n_extra > high || n_res < 0 ||
+        v[3].len / 8 != n_res * (n_given + 1) || high > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "label_counts: inconsistent array sizes");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < 2 * high; i++)
+        if (slots[i] < 0 || slots[i] >= width) goto bad;
+    for (Py_ssize_t i = 0; i < n_extra; i++)
+        if (extra[i] < 0 || extra[i] >= width) goto bad;
+    for (Py_ssize_t i = 0; i < 3 * n_given; i++)
+        if (given_slots[i] < 0 || given_slots[i] >= width) goto bad;
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        int64_t total = 0;
+        for (Py_ssize_t i = 0; i <= n_given; i++) {
+            const int64_t c = given[r * (n_given + 1) + i];
+            if (c < 0 || (i == n_given && c > 0 && high == 0)) goto bad;
+            total += c;
+            if (total > INT32_MAX) goto bad; /* so no count can overflow */
+        }
+    }
+    digits_t ds;
+    digits_init(&ds, bg, high);
+    const uint32_t first_extra = (uint32_t)(high - n_extra);
+    const int32_t *restrict extra0 = extra - first_extra;
+    enum { BLOCK = 256 };
+    uint32_t drawn[BLOCK];
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        const int64_t *restrict g = given + r * (n_given + 1);
+        int32_t *restrict row = out + r * width;
+        memset(row, 0, width * sizeof(int32_t));
+        for (Py_ssize_t i = 0; i < n_given; i++) {
+            const int32_t c = (int32_t)g[i];
+            const int32_t *s = given_slots + 3 * i;
+            row[s[0]] += c;
+            row[s[1]] += c;
+            row[s[2]] += c;
+        }
+        /* the draws a block at a time, then their counts: the two loops overlap
+         * better than one that waits for each digit */
+        for (int64_t j = g[n_given]; j > 0; j -= BLOCK) {
+            const int block = j < BLOCK ? (int)j : BLOCK;
+            fill_digits(&ds, drawn, block);
+            for (int i = 0; i < block; i++) {
+                const uint32_t d = drawn[i];
+                row[slots[2 * (Py_ssize_t)d]]++;
+                row[slots[2 * (Py_ssize_t)d + 1]]++;
+                if (d >= first_extra) row[extra0[d]]++; /* rare: a well-predicted branch */
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+    goto done;
+bad:
+    PyErr_SetString(PyExc_ValueError, "label_counts: a slot or count is out of range");
+done:
+    while (got-- > 0) PyBuffer_Release(&v[got]);
+    return result;
+}
+
+/* One class's (or the micro sums') precision, recall or F-beta from TP, FP and FN:
+ * which 0 precision, 1 recall, 2 F-beta (b2 = beta**2); 0 where the denominator,
+ * also returned, is 0. prf_deltas averages them macro (over the classes present:
+ * den > 0 for F, any count otherwise), micro, or weighted by gold count tp + fn. */
+static inline double prf_class(double t, double p, double f, int which, double b2,
+                               double *den_out) {
+    const double num = which == 2 ? t * (1 + b2) : t;
+    const double den = which == 0 ? t + p : which == 1 ? t + f : num + p + b2 * f;
+    *den_out = den;
+    return den > 0 ? num / den : 0.0;
+}
+
+/* prf_deltas(counts, n_classes, average, which, b2, out)
+ *
+ *   counts  int32 (R, W), W >= 6 C: per resample, in blocks of C columns, the items
+ *           of each gold class that both systems got right, only A, only B,
+ *           neither; then A's and B's false positives of each predicted class (the
+ *           columns of label_counts). So A's TP = both + only A, FN = only B +
+ *           neither; B's TP = both + only B, FN = only A + neither.
+ *   average 0 macro, 1 micro, 2 weighted; which 0 precision, 1 recall, 2 F-beta
+ *           with b2 = beta**2 (prf_class).
+ *   out     float64 (R,): A's metric minus B's.
+ */
+static PyObject *prf_deltas(PyObject *self, PyObject *args) {
+    PyObject *objs[2];
+    Py_ssize_t c;
+    int average, which;
+    double b2;
+    if (!PyArg_ParseTuple(args, "OniidO", &objs[0], &c, &average, &which, &b2, &objs[1]))
+        return NULL;
+    Py_buffer v[2];
+    int got = 0;
+    PyObject *result = NULL;
+    if (get_buffer(objs[0], &v[0], "counts", 'i', 4, 0) < 0) goto done;
+    got = 1;
+    if (get_buffer(objs[1], &v[1], "out", 'f', 8, 1) < 0) goto done;
+    got = 2;
+    const Py_ssize_t n_res = v[0].ndim == 2 ? v[0].shape[0] : -1;
+    const Py_ssize_t width = v[0].ndim == 2 ? v[0].shape[1] : -1;
+    if (n_res < 0 || c < 1 || width < 6 * c || v[1].len / 8 != n_res || average < 0 ||
+        average > 2 || which < 0 || which > 2) {
+        PyErr_SetString(PyExc_ValueError, "prf_deltas: inconsistent arguments");
+        goto done;
+    }
+    const int32_t *counts = v[0].buf;
+    double *out = v[1].buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
+                      *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
+        double value[2];
+        if (average == 1) {
+            double tp[2] = {0, 0}, fp[2] = {0, 0}, fn[2] = {0, 0}, den;
+            for (Py_ssize_t i = 0; i < c; i++) {
+                tp[0] += both[i] + only_a[i];
+                tp[1] += both[i] + only_b[i];
+                fp[0] += fp_a[i];
+                fp[1] += fp_b[i];
+                fn[0] += only_b[i] + neither[i];
+                fn[1] += only_a[i] + neither[i];
+            }
+            for (int s = 0; s < 2; s++) value[s] = prf_class(tp[s], fp[s], fn[s], which, b2, &den);
+        } else {
+            double sum[2] = {0, 0}, weight[2] = {0, 0}, present[2] = {0, 0}, den;
+            for (Py_ssize_t i = 0; i < c; i++) {
+                const double t[2] = {both[i] + only_a[i], both[i] + only_b[i]};
+                const double p[2] = {fp_a[i], fp_b[i]};
+                const double f[2] = {only_b[i] + neither[i], only_a[i] + neither[i]};
+                for (int s = 0; s < 2; s++) {
+                    const double x = prf_class(t[s], p[s], f[s], which, b2, &den);
+                    if (average == 2) {
+                        sum[s] += x * (t[s] + f[s]);
+                        weight[s] += t[s] + f[s];
+                    } else {
+                        sum[s] += x;
+                        present[s] += which == 2 ? den > 0 : t[s] + p[s] + f[s] > 0;
+                    }
+                }
+            }
+            for (int s = 0; s < 2; s++) /* 0/0: NaN, as numpy */
+                value[s] = sum[s] / (average == 2 ? weight[s] : present[s]);
+        }
+        out[r] = value[0] - value[1];
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    while (got-- > 0) PyBuffer_Release(&v[got]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"resample_sums", resample_sums, METH_VARARGS,
      "Each resample's sums of its types' rows, given and drawn counts (see the source)."},
+    {"label_counts", label_counts, METH_VARARGS,
+     "Each resample's counts, accumulated at each draw (see the source)."},
+    {"prf_deltas", prf_deltas, METH_VARARGS,
+     "Precision, recall or F-beta of A minus B from per-class counts (see the source)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_bootkernel",

@@ -387,8 +387,8 @@ class _Prepared:
             self.n_types = self.n
         else:
             self.types = rs.paired_types(metric, gold, a, b)
-            rs.check_combine(metric, self.types.stats_a)  # a probe of the output's shape
             ta, tb = self.types.totals()
+            rs.check_combine(metric, ta[None, :])  # a probe of the output's shape
             self.score_a = rs.metric_value(metric, ta[None, :])
             self.score_b = rs.metric_value(metric, tb[None, :])
             self.n_types = self.types.n_types
