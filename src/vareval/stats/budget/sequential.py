@@ -523,7 +523,12 @@ class _Bettor:
         return out
 
     def _bisect(self, todo, j, t, base, sums, capped, lam_all, threshold):
-        """Bisect each bound in its bracket ``[m_j, m_j + 1/grid]``, ``refine`` times."""
+        """Bisect each bound in its bracket ``[m_j, m_j + 1/grid]``, ``refine`` times.
+
+        The terms summed one by one are the same for a run of bounds in one
+        bracket (once no new term switches there), and so is each bisection
+        point while their paths agree: each run sums them once per point.
+        """
         step = 1 / self.grid
         with np.errstate(divide="ignore", invalid="ignore"):
             spread = step * sums[-1] ** (1 / (_SERIES + 1))  # >= d max|r_i|
@@ -532,33 +537,53 @@ class _Bettor:
         coef = np.where(direct, 0.0, sums[:_SERIES] / np.arange(1, _SERIES + 1)[:, None])
         capped = np.where(direct, 0.0, capped)
         lo, count = self._switched(todo[0], j, t, direct)
-        out = np.empty(j.size)
+        new_terms = np.zeros(j.size, dtype=bool)  # a bound whose terms differ from the last's
+        new_terms[:1] = True
+        for a in (todo[0], j, np.where(direct, -1, lo), count, direct):
+            new_terms[1:] |= a[1:] != a[:-1]
+
+        def terms_at(m, path):  # the one-by-one terms' sum at m, once per run of equal terms
+            start = new_terms.copy()
+            start[1:] |= path[1:] != path[:-1]
+            first = np.flatnonzero(start)
+            at = self._term_sums(todo[0][first], lo[first], count[first], direct[first],
+                                 m[first], lam_all)
+            return at[np.cumsum(start) - 1]
+
+        mj = self.m[j]
+        path = np.zeros(j.size, dtype=np.int64)
+        const = np.where(direct, 0.0, base - terms_at(mj, path))
+        outside, inside = mj, mj + step
+        for _ in range(self.refine):
+            mid = (outside + inside) / 2
+            d = mid - mj
+            series = np.zeros_like(d)
+            for k in range(_SERIES - 1, -1, -1):  # Horner: sum_k d^k S_k / k
+                series = (series + coef[k]) * d
+            with np.errstate(divide="ignore", invalid="ignore"):
+                trunc = np.where(capped > 0, capped * np.log1p(d / mj), 0.0)
+            logk = const - series - trunc + terms_at(mid, path)
+            ruled_out = logk >= threshold
+            outside = np.where(ruled_out, mid, outside)
+            inside = np.where(ruled_out, inside, mid)
+            path = 2 * path + ruled_out
+        return outside - mj  # exact: outside lies in [m_j, 2 m_j] or m_j = 0
+
+    def _term_sums(self, seq, lo, count, direct, m, lam_all):
+        """Each bound's terms summed one by one, at its candidate ``m`` (blocks of bounds)."""
+        out = np.empty(seq.size)
+        n = self.y.shape[-1]
         rows = max(1, _CHUNK // 4 // max(1, int(count.max(initial=0))))
-        for s in range(0, j.size, rows):
+        for s in range(0, seq.size, rows):
             r = slice(s, s + rows)
             p = np.arange(int(count[r].max(initial=0)))
             valid = p < count[r, None]
             idx = np.where(direct[r, None], p, self._keys[np.minimum(lo[r, None] + p,
                                                                      self._keys.size - 1)]
-                           % self.y.shape[-1] if self._keys.size else p)
-            seq = todo[0][r, None]
+                           % n if self._keys.size else p)
             idx = np.where(valid, idx, 0)
-            y, lam, mj = self.y[seq, idx], lam_all[seq, idx], self.m[j[r]]
-            const = np.where(direct[r], 0.0, base[r] - _masked_sum(y, lam, mj, self.c, valid))
-            outside, inside = mj, mj + step
-            for _ in range(self.refine):
-                mid = (outside + inside) / 2
-                d = mid - mj
-                series = np.zeros_like(d)
-                for k in range(_SERIES - 1, -1, -1):  # Horner: sum_k d^k S_k / k
-                    series = (series + coef[k, r]) * d
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    trunc = np.where(capped[r] > 0, capped[r] * np.log1p(d / mj), 0.0)
-                logk = const - series - trunc + _masked_sum(y, lam, mid, self.c, valid)
-                ruled_out = logk >= threshold
-                outside = np.where(ruled_out, mid, outside)
-                inside = np.where(ruled_out, inside, mid)
-            out[r] = outside - mj  # exact: outside lies in [m_j, 2 m_j] or m_j = 0
+            y, lam = self.y[seq[r, None], idx], lam_all[seq[r, None], idx]
+            out[r] = _masked_sum(y, lam, m[r], self.c, valid)
         return out
 
     def _switched(self, seq, j, t, direct):
