@@ -28,8 +28,13 @@ Both paths' bounds are compared (largest absolute difference).
    ``OLD_STORE_COMMIT`` (the whole sequence as JSON). Reading the new pairs is the same
    code in both (from the first unfinished seed on) and is left out.
 
+5. One pass over 10^4, 10^5 and 5x10^5 pairs (the scaling table's 10^6-row file), the
+   betting sequence refined as by default, as it is (a window of candidates around each
+   bound) and at commit ``3c58163`` (``GRID_COMMIT``: log K carried at all 1,001
+   candidates), alternating old and new, CPU seconds; the largest bound difference.
+
 Run: PYTHONPATH=src python bench/bench_sequential.py [--old-every 1000] [--skip-old]
-     [--only 3|4]
+     [--only 3|4|5]
 """
 
 import argparse
@@ -49,6 +54,7 @@ from vareval.stats.budget.sequential import SequenceState, confidence_sequence  
 
 OLD_COMMIT = "ea99fa5"
 OLD_STORE_COMMIT = "f62ef4f"  # the last look that rewrote the whole sequence as JSON
+GRID_COMMIT = "3c58163"  # the last betting state that carried every candidate of the grid
 LOOK_SIZES = (1_000, 10_000, 20_000, 100_000)
 N, EVERY, BOUNDS = 10_000, 100, (-1, 1)
 
@@ -77,7 +83,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--old-every", type=int, default=1000)
     parser.add_argument("--skip-old", action="store_true")
-    parser.add_argument("--only", choices=("3", "4"))
+    parser.add_argument("--only", choices=("3", "4", "5"))
     args = parser.parse_args()
     if not args.skip_old and args.only is None:
         old_versus_new(args)
@@ -91,6 +97,34 @@ def main():
             print(f"   the looks at {pairs:,} pairs: ratio {t_old / t_new:.1f}x CPU")
     if args.only in (None, "4"):
         look_costs(old, seq)
+    if args.only in (None, "5"):
+        one_pass_sizes()
+
+
+def one_pass_sizes(sizes=(10_000, 100_000, 500_000), repeats=2):
+    """Part 5: one refined pass at each size, the whole grid carried (old) vs a window (new)."""
+    from vareval.stats.budget import sequential as new
+
+    old = old_module(GRID_COMMIT, name="grid_sequential")
+    g = np.random.default_rng(5)
+    print("5. one pass of the betting sequence (refined), CPU s, old (every candidate) vs "
+          "new (a window), alternating, the best of", repeats)
+    for n in sizes:
+        base = g.normal(0.85, 0.02, n)  # as the scaling table's runs: two methods by seed
+        x = (np.clip(base + 0.002 + g.normal(0, 0.01, n), 0, 1)
+             - np.clip(base + g.normal(0, 0.01, n), 0, 1))
+        cpu, bounds = {"old": [], "new": []}, {}
+        for _ in range(repeats):
+            for label, module in (("old", old), ("new", new)):
+                c = time.process_time()
+                out = module.betting_cs(x, BOUNDS)
+                cpu[label].append(time.process_time() - c)
+                bounds[label] = out
+        diff = max(np.abs(bounds["old"][i] - bounds["new"][i]).max() for i in (0, 1))
+        o, w = min(cpu["old"]), min(cpu["new"])
+        print(f"   {n:>7,} pairs: old {o:7.2f} s, new {w:6.2f} s, ratio {o / w:5.1f}x; "
+              f"largest bound difference {diff:.1e}")
+        sys.stdout.flush()
 
 
 def _old_write(module, st, state, cs, looks, start):

@@ -8,6 +8,7 @@ import pytest
 from scipy import integrate, optimize, stats
 
 from vareval.errors import ArgumentError
+from vareval.stats.budget import sequential
 from vareval.stats.budget.sequential import (
     REASONS,
     BettingState,
@@ -223,6 +224,31 @@ class TestRunningBettingState:
         low, high = betting_cs(y, (0, 1), **settings)
         np.testing.assert_allclose(low, by_hand[0], rtol=0, atol=1e-12)
         np.testing.assert_allclose(high, by_hand[1], rtol=0, atol=1e-12)
+
+    @pytest.mark.parametrize("window", [2, 3, 8])
+    @pytest.mark.parametrize("kind", ["Bernoulli difference", "N(0.35, 0.05)"])
+    def test_window_of_candidates_equals_the_whole_grid_by_hand(self, kind, window, rng,
+                                                                 monkeypatch):
+        # few candidates carried: the bound leaves its window often and at every grid
+        # edge; each move re-sums the window from the stored terms
+        monkeypatch.setattr(sequential, "_WINDOW", window)
+        monkeypatch.setattr(sequential, "_SPAN", 5)
+        y = _KINDS[kind](rng, 400)
+        by_hand = _betting_by_hand(y, grid=30, refine=7)
+        state = BettingState((0, 1), grid=30, refine=7)
+        parts = [state.update(part) for part in np.split(y, [1, 2, 50, 51, 230])]
+        for side in (0, 1):
+            np.testing.assert_allclose(np.concatenate([p[side] for p in parts]), by_hand[side],
+                                       rtol=0, atol=1e-12)
+
+    @pytest.mark.parametrize("kind", ["Bernoulli difference", "N(0.25, 0.01)"])
+    def test_refined_bound_lies_in_the_bracket_of_the_whole_grid(self, kind, rng):
+        # a long sequence (the windows move late too): each refined bound lies within
+        # one grid step inside the unrefined one, whose count carries every candidate
+        y = _KINDS[kind](rng, 12_000)
+        coarse, fine = betting_cs(y, (0, 1), refine=0), betting_cs(y, (0, 1))
+        assert np.all((fine[0] >= coarse[0] - 1e-15) & (fine[0] < coarse[0] + 1e-3))
+        assert np.all((fine[1] <= coarse[1] + 1e-15) & (fine[1] > coarse[1] - 1e-3))
 
     @pytest.mark.parametrize("kind", list(_KINDS))
     def test_updates_at_any_looks_equal_one_pass(self, kind, rng):

@@ -59,6 +59,30 @@ def test_bootstrap_equals_brute_force_on_the_same_draws(resample_tasks):
     np.testing.assert_allclose(r.high, hi)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_bootstrap_equals_sorting_each_resample_on_random_designs(seed):
+    # the IQM from multiplicities over the sorted scores and the median of many task
+    # means by partition equal the definitions on each resample, across several
+    # chunks of draws and parts of a chunk, with ties and one- or many-run tasks
+    gen = np.random.default_rng(seed)
+    shape = (int(gen.integers(1, 4)), int(gen.integers(70, 400)), int(gen.integers(2, 9)))
+    x = gen.normal(0.5, 0.3, shape)
+    if seed % 2:
+        x = np.round(x * 8) / 8  # many ties
+    resample_tasks = seed >= 2
+    r = interval_estimates(x, n_resamples=160, rng=seed, resample_tasks=resample_tasks,
+                           gamma=1.2, ci="bca")
+    draws = np.random.default_rng(seed)
+    cells = np.concatenate([agg._draw_cells(draws, b, shape, resample_tasks)
+                            for b in agg._chunks(160, x.size)])
+    brute = brute_aggregates(x.reshape(-1)[cells], gamma=1.2)
+    np.testing.assert_allclose(r.bootstrap_distribution, brute, rtol=0, atol=1e-12)
+    axis = 1 if resample_tasks else 2
+    jack = np.stack([brute_aggregates(np.delete(x, j, axis=axis), gamma=1.2)
+                     for j in range(shape[axis])])
+    np.testing.assert_allclose(r.jackknife, jack, rtol=0, atol=1e-12)
+
+
 def test_stratified_draws_keep_runs_within_their_task():
     cells = agg._draw_cells(np.random.default_rng(0), 50, (2, 4, 3), False)
     assert ((cells >= 0) & (cells < 24)).all()  # indices into the scores themselves

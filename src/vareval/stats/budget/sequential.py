@@ -56,6 +56,8 @@ BOUNDED_METHODS = ("betting", "empirical-bernstein")
 BETTING_GRID = 1000  # candidate means on [0, 1]: 1/1000 apart
 BETTING_REFINE = 12  # bisection steps per bound after the grid: resolution 1/1000 / 2^12
 _CHUNK = 1 << 22  # elements per block of (sequences x n x candidates)
+_WINDOW = 8  # candidates around each bound whose log capital is carried when refining
+_SPAN = 64  # observations tried at once after the bound left its window
 _SERIES = 9  # terms of the expansion between grid points (the 10th power sum bounds the rest)
 _SERIES_TOL = 1e-13  # largest neglected rest of log K at a bisection point
 
@@ -313,7 +315,7 @@ class BettingState:
             raise ArgumentError(f"`x` must have leading shape {self.shape}; got {y.shape[:-1]}.")
         y = y.reshape(-1, y.shape[-1])
         # the bisection's sums need every candidate at once: blocks of time
-        rows = max(1, _CHUNK // (y.shape[0] * (self.grid + 1))) if self.refine else y.shape[1]
+        rows = max(1, _CHUNK // (y.shape[0] * _WINDOW * 4)) if self.refine else y.shape[1]
         parts = [self._chunk(y[:, s : s + rows]) for s in range(0, y.shape[1], rows)]
         low = np.concatenate([p[0] for p in parts] or [y], axis=-1)
         high = np.concatenate([p[1] for p in parts] or [y], axis=-1)
@@ -354,19 +356,35 @@ class BettingState:
 
 
 class _Bettor:
-    """One bettor ``K+`` on ``[0, 1]`` (the lower bound), carried from update to update."""
+    """One bettor ``K+`` on ``[0, 1]`` (the lower bound), carried from update to update.
+
+    Without refining, ``log K_t`` is carried at every candidate of the grid
+    (``O(grid)`` a step). Refining, only a window of ``_WINDOW`` candidates
+    around the bound is carried, with the power sums of its brackets: ``log
+    K_t`` falls as the candidate rises (every term does), so the number of
+    candidates ruled out is read from the window whenever the window's first
+    candidate is ruled out and its last is not. When the bound leaves the
+    window, the window is moved around it (found by bisecting the candidates,
+    each ``log K_t`` summed over the past) and its sums are summed afresh from
+    the stored observations. The bound moves fast only while few observations
+    are stored, so a step costs ``O(_WINDOW)``, not ``O(grid)``.
+    """
 
     def __init__(self, k, grid, max_bet, refine):
         self.grid, self.c, self.refine = grid, max_bet, refine
         self.m = np.arange(grid + 1) / grid
         with np.errstate(divide="ignore"):
             self.cap = max_bet / self.m  # the truncation c / m of the bet
-        self.logk = np.zeros((k, grid + 1))  # log K_t(m_j)
         self.y = np.zeros((k, 0))
-        if refine:
-            self.sums = np.zeros((_SERIES + 1, k, grid))  # S_1 .. S_10 per bracket
-            self.capped = np.zeros((k, grid))
-            self.switch = np.zeros((k, 0), dtype=int)  # bracket where a term's truncation switches
+        if not refine:
+            self.logk = np.zeros((k, grid + 1))  # log K_t(m_j)
+            return
+        self.width = min(_WINDOW, grid + 1)
+        self.first = np.zeros(k, dtype=int)  # the window's first candidate
+        self.logk = np.zeros((k, self.width))  # log K_t at the window's candidates
+        self.sums = np.zeros((_SERIES + 1, k, self.width - 1))  # S_1 .. S_10 per bracket
+        self.capped = np.zeros((k, self.width - 1))
+        self.switch = np.zeros((k, 0), dtype=int)  # bracket where a term's truncation switches
 
     def extend(self, y, lam, t, lam_all, threshold):
         """Add observations ``y`` with bets ``lam`` at times ``t``.
@@ -376,22 +394,121 @@ class _Bettor:
         if not self.refine:
             return np.minimum(np.maximum(self._counts(y, lam, threshold) - 1, 0),
                               self.grid), np.zeros(y.shape)
-        # (sequence, candidate, time): the running sums along the last, contiguous axis
-        yx, lx = y[:, None, :], lam[:, None, :]
-        logk = self.logk[..., None] + np.cumsum(_log_capital(yx, lx, self.m[:, None], self.c),
-                                                axis=-1)
-        self.logk = logk[..., -1]
-        out = (logk >= threshold).sum(axis=1)  # K+ too large on a prefix of the grid
-        at = np.minimum(np.maximum(out - 1, 0), self.grid)
-        offset = np.zeros(at.shape)
+        before = self.y.shape[-1]
         self.y = np.concatenate([self.y, y], axis=-1)
+        self.switch = np.concatenate([self.switch, self._switch_bracket(lam)], axis=-1)
+        out, base = np.empty(y.shape, dtype=int), np.empty(y.shape)
+        sums, capped = np.empty((_SERIES + 1, *y.shape)), np.empty(y.shape)
+        pos, span = 0, _SPAN
+        while pos < y.shape[-1]:
+            part = slice(pos, min(pos + span, y.shape[-1]))
+            done, moved = self._window(y[:, part], lam[:, part], threshold, out[:, part],
+                                       base[:, part], sums[:, :, part], capped[:, part])
+            pos += done
+            span = _SPAN if moved.any() else 4 * span
+            if moved.any():  # the bound left the window at the next observation
+                self._move(np.flatnonzero(moved), before + pos + 1, lam_all, threshold)
+        at = np.minimum(np.maximum(out - 1, 0), self.grid)
         j = np.minimum(np.maximum(out - 1, 0), self.grid - 1)
-        base = np.take_along_axis(logk, j[:, None], 1)[:, 0]
-        sums, capped = self._running_sums(yx, lx, j)
+        offset = np.zeros(at.shape)
         todo = np.nonzero((out >= 1) & (out <= self.grid))  # a bracket inside [0, 1]
         offset[todo] = self._bisect(todo, j[todo], t[todo[1]], base[todo],
                                    sums[(slice(None), *todo)], capped[todo], lam_all, threshold)
         return at, offset
+
+    def _switch_bracket(self, lam):
+        """The bracket ``j`` with ``c / m_(j+1) < lam < c / m_j`` of each bet (-1: none)."""
+        above = np.searchsorted(-self.cap[:-1], -lam, side="left")  # brackets with c / m_j > lam
+        return np.where(self.cap[above] < lam, above - 1, -1)
+
+    def _window(self, y, lam, threshold, out, base, sums, capped):
+        """Carry the window over the observations ``y`` while the bound stays inside it.
+
+        Fills ``out`` (candidates ruled out), ``base`` (``log K`` at the
+        bound's bracket start), ``sums`` and ``capped`` (its power sums) for
+        the observations done; returns how many were done and which
+        sequences' bound left the window at the next one.
+        """
+        grid, width = self.grid, self.width
+        cand = self.first[:, None] + np.arange(width)  # (sequence, window)
+        yx, lx = y[:, None, :], lam[:, None, :]
+        logk = self.logk[..., None] + np.cumsum(
+            _log_capital(yx, lx, self.m[cand][..., None], self.c), axis=-1)
+        count = (logk >= threshold).sum(axis=1)
+        inside = (((count >= 1) | (self.first == 0)[:, None])
+                  & ((count < width) | (self.first + width - 1 == grid)[:, None]))
+        left = ~inside.all(axis=0)
+        done = int(left.argmax()) if left.any() else y.shape[-1]
+        moved = ~inside[:, done] if done < y.shape[-1] else np.zeros(len(y), dtype=bool)
+        if not done:
+            return done, moved
+        logk, count, yx, lx = logk[..., :done], count[:, :done], yx[..., :done], lx[..., :done]
+        self.logk = logk[..., -1]
+        out[:, :done] = self.first[:, None] + count
+        at = np.minimum(np.maximum(out[:, :done] - 1, 0), grid - 1) - self.first[:, None]
+        base[:, :done] = np.take_along_axis(logk, at[:, None], 1)[:, 0]
+        r, is_capped = self._terms(yx, lx, cand)
+
+        def running(terms, total):  # at each new t in its bracket; then carry the totals
+            at_t = np.take_along_axis(total, at, -1)
+            total += terms.sum(axis=-1)
+            return np.take_along_axis(np.cumsum(terms, axis=-1), at[:, None], 1)[:, 0] + at_t
+
+        capped[:, :done] = running(is_capped.astype(float), self.capped)
+        power = np.ones_like(r)
+        for k in range(_SERIES + 1):
+            power *= r
+            sums[k, :, :done] = running(power, self.sums[k])
+        return done, moved
+
+    def _terms(self, yx, lx, cand):
+        """``r_i`` of each term in each bracket of the window, and its truncation.
+
+        ``r_i`` is 0 where the truncation switches inside the bracket (those
+        terms are summed one by one); the second array says where the bet is
+        truncated on the whole bracket.
+        """
+        mj = self.m[cand[:, :-1]][..., None]
+        is_capped = lx >= self.cap[cand[:, :-1]][..., None]  # truncated on the whole bracket
+        whole = lx <= self.cap[cand[:, 1:]][..., None]  # untruncated on the whole bracket
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(is_capped, -(1 - self.c) / ((1 - self.c) * mj + self.c * yx),
+                         np.where(whole, lx / (1 + lx * (yx - mj)), 0.0))
+        return r, is_capped
+
+    def _move(self, seqs, n, lam_all, threshold):
+        """Centre the windows of ``seqs`` on their bound after ``n`` observations.
+
+        The bound's candidate count is bisected (``log K_n`` summed over the
+        stored terms at each probe); the window's log capital and power sums
+        are then summed over the first ``n - 1`` terms, the state before the
+        ``n``-th observation.
+        """
+        y, lam = self.y[seqs, :n], lam_all[seqs, :n]
+        low, high = np.zeros(len(seqs), dtype=int), np.full(len(seqs), self.grid + 1)
+        while (low < high).any():  # the number of candidates ruled out, in [low, high]
+            mid = (low + high) // 2
+            m = self.m[np.minimum(mid, self.grid)][:, None]
+            out = _log_capital(y, lam, m, self.c).sum(axis=-1) >= threshold
+            out &= low < high
+            low, high = np.where(out, mid + 1, low), np.where(out | (low >= high), high, mid)
+        first = np.clip(low - self.width // 2, 0, self.grid + 1 - self.width)
+        cand = first[:, None] + np.arange(self.width)
+        logk = np.zeros((len(seqs), self.width))
+        sums = np.zeros((_SERIES + 1, len(seqs), self.width - 1))
+        capped = np.zeros((len(seqs), self.width - 1))
+        rows = max(1, _CHUNK // (len(seqs) * self.width))
+        for s in range(0, n - 1, rows):  # blocks of the past, to bound memory
+            yx, lx = y[:, None, s : min(s + rows, n - 1)], lam[:, None, s : min(s + rows, n - 1)]
+            logk += _log_capital(yx, lx, self.m[cand][..., None], self.c).sum(axis=-1)
+            r, is_capped = self._terms(yx, lx, cand)
+            capped += is_capped.sum(axis=-1)
+            power = np.ones_like(r)
+            for k in range(_SERIES + 1):
+                power *= r
+                sums[k] += power.sum(axis=-1)
+        self.first[seqs], self.logk[seqs] = first, logk
+        self.sums[:, seqs], self.capped[seqs] = sums, capped
 
     def _counts(self, y, lam, threshold):
         """The grid alone (no bisection): candidates ruled out at each t, in blocks of the grid."""
@@ -405,34 +522,13 @@ class _Bettor:
             out += (logk >= threshold).sum(axis=-1)
         return out
 
-    def _running_sums(self, yx, lx, j):
-        """Power sums and truncated counts at each new t in its bracket ``j``; carry the totals."""
-        mj = self.m[:-1, None]
-        capped = lx >= self.cap[:-1, None]  # truncated on the whole bracket
-        whole = lx <= self.cap[1:, None]  # untruncated on the whole bracket
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(capped, -(1 - self.c) / ((1 - self.c) * mj + self.c * yx),
-                         np.where(whole, lx / (1 + lx * (yx - mj)), 0.0))
-        switch = ~capped & ~whole
-        self.switch = np.concatenate(
-            [self.switch, np.where(switch.any(1), switch.argmax(1), -1)], axis=-1)
-        used, at = np.unique(j, return_inverse=True)  # the brackets the new bounds lie in
-        at = at.reshape(j.shape)[:, None]
-
-        def running(terms, total):  # at each new t in its bracket; then carry the totals
-            before = np.take_along_axis(total, j, -1)
-            total += terms.sum(axis=-1)
-            return np.take_along_axis(np.cumsum(terms[:, used], axis=-1), at, 1)[:, 0] + before
-
-        counted = running(capped.astype(float), self.capped)
-        power, sums = np.ones_like(r), np.empty((_SERIES + 1, *j.shape))
-        for k in range(_SERIES + 1):
-            power *= r
-            sums[k] = running(power, self.sums[k])
-        return sums, counted
-
     def _bisect(self, todo, j, t, base, sums, capped, lam_all, threshold):
-        """Bisect each bound in its bracket ``[m_j, m_j + 1/grid]``, ``refine`` times."""
+        """Bisect each bound in its bracket ``[m_j, m_j + 1/grid]``, ``refine`` times.
+
+        The terms summed one by one are the same for a run of bounds in one
+        bracket (once no new term switches there), and so is each bisection
+        point while their paths agree: each run sums them once per point.
+        """
         step = 1 / self.grid
         with np.errstate(divide="ignore", invalid="ignore"):
             spread = step * sums[-1] ** (1 / (_SERIES + 1))  # >= d max|r_i|
@@ -441,33 +537,53 @@ class _Bettor:
         coef = np.where(direct, 0.0, sums[:_SERIES] / np.arange(1, _SERIES + 1)[:, None])
         capped = np.where(direct, 0.0, capped)
         lo, count = self._switched(todo[0], j, t, direct)
-        out = np.empty(j.size)
+        new_terms = np.zeros(j.size, dtype=bool)  # a bound whose terms differ from the last's
+        new_terms[:1] = True
+        for a in (todo[0], j, np.where(direct, -1, lo), count, direct):
+            new_terms[1:] |= a[1:] != a[:-1]
+
+        def terms_at(m, path):  # the one-by-one terms' sum at m, once per run of equal terms
+            start = new_terms.copy()
+            start[1:] |= path[1:] != path[:-1]
+            first = np.flatnonzero(start)
+            at = self._term_sums(todo[0][first], lo[first], count[first], direct[first],
+                                 m[first], lam_all)
+            return at[np.cumsum(start) - 1]
+
+        mj = self.m[j]
+        path = np.zeros(j.size, dtype=np.int64)
+        const = np.where(direct, 0.0, base - terms_at(mj, path))
+        outside, inside = mj, mj + step
+        for _ in range(self.refine):
+            mid = (outside + inside) / 2
+            d = mid - mj
+            series = np.zeros_like(d)
+            for k in range(_SERIES - 1, -1, -1):  # Horner: sum_k d^k S_k / k
+                series = (series + coef[k]) * d
+            with np.errstate(divide="ignore", invalid="ignore"):
+                trunc = np.where(capped > 0, capped * np.log1p(d / mj), 0.0)
+            logk = const - series - trunc + terms_at(mid, path)
+            ruled_out = logk >= threshold
+            outside = np.where(ruled_out, mid, outside)
+            inside = np.where(ruled_out, inside, mid)
+            path = 2 * path + ruled_out
+        return outside - mj  # exact: outside lies in [m_j, 2 m_j] or m_j = 0
+
+    def _term_sums(self, seq, lo, count, direct, m, lam_all):
+        """Each bound's terms summed one by one, at its candidate ``m`` (blocks of bounds)."""
+        out = np.empty(seq.size)
+        n = self.y.shape[-1]
         rows = max(1, _CHUNK // 4 // max(1, int(count.max(initial=0))))
-        for s in range(0, j.size, rows):
+        for s in range(0, seq.size, rows):
             r = slice(s, s + rows)
             p = np.arange(int(count[r].max(initial=0)))
             valid = p < count[r, None]
             idx = np.where(direct[r, None], p, self._keys[np.minimum(lo[r, None] + p,
                                                                      self._keys.size - 1)]
-                           % self.y.shape[-1] if self._keys.size else p)
-            seq = todo[0][r, None]
+                           % n if self._keys.size else p)
             idx = np.where(valid, idx, 0)
-            y, lam, mj = self.y[seq, idx], lam_all[seq, idx], self.m[j[r]]
-            const = np.where(direct[r], 0.0, base[r] - _masked_sum(y, lam, mj, self.c, valid))
-            outside, inside = mj, mj + step
-            for _ in range(self.refine):
-                mid = (outside + inside) / 2
-                d = mid - mj
-                series = np.zeros_like(d)
-                for k in range(_SERIES - 1, -1, -1):  # Horner: sum_k d^k S_k / k
-                    series = (series + coef[k, r]) * d
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    trunc = np.where(capped[r] > 0, capped[r] * np.log1p(d / mj), 0.0)
-                logk = const - series - trunc + _masked_sum(y, lam, mid, self.c, valid)
-                ruled_out = logk >= threshold
-                outside = np.where(ruled_out, mid, outside)
-                inside = np.where(ruled_out, inside, mid)
-            out[r] = outside - mj  # exact: outside lies in [m_j, 2 m_j] or m_j = 0
+            y, lam = self.y[seq[r, None], idx], lam_all[seq[r, None], idx]
+            out[r] = _masked_sum(y, lam, m[r], self.c, valid)
         return out
 
     def _switched(self, seq, j, t, direct):

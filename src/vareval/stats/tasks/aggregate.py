@@ -40,6 +40,7 @@ from vareval.stats._result import ConfidenceInterval, Result
 AGGREGATES = ("median", "iqm", "mean", "optimality_gap")
 _CHUNK = 125_000  # resampled scores drawn at once (another size would draw other runs)
 _PART = 65_000  # resampled scores processed at once, so their temporaries stay in cache
+_SHORT = 64  # a median over at most this many task means sorts them; a longer one partitions
 # the smallest design where the profile band's whole-curve coverage was measured
 _BAND_MIN_RUNS = 3
 _BAND_MIN_TASKS = 4
@@ -197,30 +198,41 @@ def _reference_pair(reference, n_tasks: int):
 
 
 def _row_means(values: np.ndarray, axes: int) -> np.ndarray:
-    """Mean over the last ``axes`` axes as one matrix-vector product.
+    """Mean over the last ``axes`` axes as one ``einsum`` row sum.
 
-    Far faster than ``mean`` over a short trailing axis (e.g. ten runs).
+    Far faster than ``mean`` (or a matrix-vector product) over a short
+    trailing axis (e.g. ten runs).
     """
     lead = values.shape[: values.ndim - axes]
     flat = values.reshape(math.prod(lead), -1)
-    return (flat @ np.full(flat.shape[1], 1.0 / flat.shape[1])).reshape(lead)
+    return (np.einsum("ij->i", flat) / flat.shape[1]).reshape(lead)
 
 
 def _median(values: np.ndarray) -> np.ndarray:
-    """Median over the last axis (finite values: no NaN check; a short sort beats a partition)."""
+    """Median over the last axis (finite values: no NaN check).
+
+    A short axis is sorted (faster than a partition there); a long one is
+    partitioned at its two middle positions, linear in its length.
+    """
     n = values.shape[-1]
-    middle = np.sort(values, axis=-1)
-    return 0.5 * (middle[..., (n - 1) // 2] + middle[..., n // 2])
+    middle = (n - 1) // 2, n // 2
+    if n <= _SHORT:
+        middle_values = np.sort(values, axis=-1)
+    else:
+        middle_values = np.partition(values, middle, axis=-1)
+    return 0.5 * (middle_values[..., middle[0]] + middle_values[..., middle[1]])
 
 
 class _Sorted:
-    """Each method's scores sorted once, so a resample's IQM needs no float sort.
+    """Each method's scores sorted once, so a resample's IQM needs no sort.
 
     A resample is a draw of scores ``values[..., task, run]``; the mean, the
     median of task means and the optimality gap are read from them directly.
-    The IQM is read from the draw's *ranks*: the sorted positions of the drawn
-    scores (small integers, sorted far faster than the scores themselves)
-    index the sorted scores, and their middle half is kept (see :meth:`_iqm`).
+    The IQM is read from the draw's *multiplicities*: how many times it drew
+    each score, counted over the scores' sorted order (``np.bincount``). Their
+    cumulative sum places every drawn copy in the sorted sample, so the
+    middle half is a weighted sum over the sorted scores (see :meth:`_iqm`):
+    linear in the draw, where sorting it was not.
     """
 
     def __init__(self, scores: np.ndarray):
@@ -233,23 +245,29 @@ class _Sorted:
         position = np.empty_like(order)
         np.put_along_axis(position, order, np.arange(flat.shape[1])[None, :], axis=1)
         # flat index into ``values`` of every (method, task, run) cell, in the
-        # smallest integer type that holds it (a smaller sort)
+        # smallest integer type that holds it (less to gather)
         key = position + flat.shape[1] * np.arange(n_methods)[:, None]
-        small = np.int16 if key.size <= np.iinfo(np.int16).max else np.int32
-        self.key = key.ravel().astype(small if key.size <= np.iinfo(np.int32).max else np.intp)
+        small = np.int32 if key.size <= np.iinfo(np.int32).max else np.intp
+        self.key = key.ravel().astype(small)
         self.scores = scores
 
-    def ranks(self, cells: np.ndarray) -> np.ndarray:
-        """Sorted ``values`` indices ``[b, method, draw]`` of a draw (see :func:`_draw_cells`)."""
-        keys = self.key.take(cells).reshape(*cells.shape[:2], -1)
-        keys.sort(axis=-1)  # in place: a fresh array
-        return keys
+    def counts(self, cells: np.ndarray) -> np.ndarray:
+        """Multiplicities ``[b, method, position]`` of the sorted scores in a draw.
 
-    def aggregate(self, values, ranks, names, gamma: float) -> np.ndarray:
+        ``cells[b, method, task, run]`` indexes ``scores.ravel()`` (see
+        :func:`_draw_cells`).
+        """
+        b, size = cells.shape[0], self.values.size
+        keys = self.key.take(cells).reshape(b, -1)
+        if b > 1:  # one histogram for the whole block: resample i counts in [i size, (i+1) size)
+            keys = keys + size * np.arange(b, dtype=np.intp)[:, None]
+        return np.bincount(keys.ravel(), minlength=b * size).reshape(b, *self.values.shape)
+
+    def aggregate(self, values, counts, names, gamma: float) -> np.ndarray:
         """Every named aggregate of ``values[..., method, task, run]``.
 
-        ``ranks[..., method, draw]`` holds the same draw's indices into the
-        sorted scores, in increasing order (needed by the IQM only).
+        ``counts[..., method, position]`` holds the same draw's multiplicities
+        of the sorted scores (needed by the IQM only).
         """
         task_means = _row_means(values, 1)
         out = []
@@ -259,30 +277,46 @@ class _Sorted:
             elif name == "median":
                 out.append(_median(task_means))
             elif name == "iqm":
-                out.append(self._iqm(ranks))
+                out.append(self._iqm(counts))
             else:  # optimality gap
                 out.append(gamma - _row_means(np.minimum(values, gamma), 2))
         return np.stack(out, axis=-1)
 
-    def _iqm(self, ranks):
-        """Mean of positions ``[cut, n - cut)`` of the sorted sample, as scipy's trim_mean."""
-        n = ranks.shape[-1]
+    def _iqm(self, counts):
+        """Mean of positions ``[cut, n - cut)`` of the sorted sample, as scipy's trim_mean.
+
+        The copies of sorted score ``i`` fill sample positions ``[upto_i -
+        counts_i, upto_i)``, ``upto`` the cumulative counts. The scores ``a``
+        and ``b`` where the kept range starts and ends count in part, those
+        between them wholly: one segment sum (``reduceat``) per row.
+        """
+        lead, size, width = counts.shape[:-2], self.values.size, self.values.shape[1]
+        counts = counts.reshape(-1)  # rows of sorted positions, the methods in turn
+        n = int(counts[:width].sum())  # draws of a method: every row alike
         cut = n // 4  # as scipy.stats.trim_mean: int(0.25 * n)
-        return _row_means(self.values.take(ranks[..., cut : n - cut]), 1)
+        upto = np.cumsum(counts)  # across rows too: row r starts at r n
+        first = n * np.arange(counts.size // width)
+        low, high = first + cut, first + n - cut
+        a = np.searchsorted(upto, low, side="right")  # the first score reaching past low
+        b = np.searchsorted(upto, high, side="left")  # the first score reaching high
+        values = self.values.ravel()  # the value at flat position g is values[g % size]
+        total = (np.minimum(upto[a], high) - low) * values[a % size]
+        total += np.where(b > a, high - upto[b - 1], 0) * values[b % size]
+        weighted = (counts.reshape(-1, size) * values).ravel()
+        edges = np.minimum(np.stack([a + 1, b], axis=-1).ravel(), weighted.size - 1)
+        total += np.where(b > a + 1, np.add.reduceat(weighted, edges)[::2], 0.0)
+        return total.reshape(*lead, -1) / (n - 2 * cut)
 
     def estimate(self, names, gamma: float) -> np.ndarray:
-        ranks = np.arange(self.values.size).reshape(self.values.shape)
-        return self.aggregate(self.scores, ranks, names, gamma)
+        return self.aggregate(self.scores, np.ones(self.values.shape, np.intp), names, gamma)
 
     def jackknife(self, names, gamma: float, over_tasks: bool) -> np.ndarray:
         """Leave-one-run-out (or leave-one-task-out) aggregates, ``[unit, method, name]``."""
         unit = self.task if over_tasks else self.run
         n_units = self.scores.shape[1 if over_tasks else 2]
-        # the kept positions of each method in increasing order: every method keeps as many
-        _, method, position = np.nonzero(unit[None] != np.arange(n_units)[:, None, None])
-        ranks = (method * self.values.shape[1] + position).reshape(n_units, unit.shape[0], -1)
+        counts = (unit[None] != np.arange(n_units)[:, None, None]).astype(np.intp)
         values = _leave_one_out(self.scores, 1 if over_tasks else 2)
-        return self.aggregate(values, ranks, names, gamma)
+        return self.aggregate(values, counts, names, gamma)
 
 
 def aggregate_scores(scores, aggregates=AGGREGATES, *, gamma: float = 1.0) -> np.ndarray:
@@ -540,9 +574,9 @@ def interval_estimates(
             width = -(-b // -(-runs.size // _PART))  # even parts of at most _PART scores
             for i in range(0, b, width):  # parts whose temporaries stay in cache
                 cells = first[i : i + width] + runs[i : i + width]
-                ranks = data.ranks(cells) if "iqm" in names else None
+                counts = data.counts(cells) if "iqm" in names else None
                 dist[start : start + len(cells)] = data.aggregate(
-                    flat.take(cells), ranks, names, gamma
+                    flat.take(cells), counts, names, gamma
                 )
                 start += len(cells)
             bar.update(b)
