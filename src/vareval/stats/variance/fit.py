@@ -44,7 +44,7 @@ from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
 FLAT_DEV = 1e-7  # a Newton step gaining less deviance than this: nothing left to gain
-_AI_FLOOR = 1e-3  # a theta below this on the Newton path: the bound may be the optimum
+_AT_ZERO = 1e-5  # the theta at which Newton evaluates a variance held at 0
 _LOG2PI = np.log(2.0 * np.pi)
 # The Schur complement on the smaller factors' r levels is dense or sparse
 # (stats/variance/sparse.py), whichever one evaluation is estimated to cost
@@ -969,10 +969,9 @@ def _shares(variance, codes, n_levels):
 def _optimise(cp, reml, start=None):
     """Minimise the profiled deviance over ``theta >= 0``.
 
-    Average-information Newton steps (:func:`_ai_newton`) find an interior
-    optimum; when a ``theta_j`` heads for 0, L-BFGS-B from ``x0`` with the
-    bound, and a probe of each zero coordinate. The Newton polish follows
-    either.
+    Projected average-information Newton steps (:func:`_ai_newton`), or
+    L-BFGS-B with the bound where they fail; then a probe of each zero
+    coordinate, restarting from any improvement, and the Newton polish.
     """
     import scipy.optimize as sopt
 
@@ -989,20 +988,21 @@ def _optimise(cp, reml, start=None):
             return 1e300, np.zeros_like(th)
         return ev["dev"], ev["grad"]
 
-    x0 = np.ones(k) if start is None else np.asarray(start, float)
-    found = _ai_newton(cp, reml, x0, counter)
-    if found is not None:  # an interior optimum: no bound to probe
-        x, ev = found
-        best = sopt.OptimizeResult(
-            x=x, fun=ev["dev"], jac=ev["grad"], message="Newton steps with the average information"
-        )
-        return _finish(cp, reml, best, counter)
     # moderate tolerances: the Newton polish below supplies the last digits
     opts = {"ftol": 1e-10, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
-    res = sopt.minimize(
-        fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
-    )
-    best = res
+
+    def local(x0):
+        found = _ai_newton(cp, reml, x0, counter)
+        if found is None:
+            return sopt.minimize(
+                fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
+            )
+        x, ev = found
+        return sopt.OptimizeResult(
+            x=x, fun=ev["dev"], jac=ev["grad"], message="Newton steps with the average information"
+        )
+
+    best = local(np.ones(k) if start is None else np.asarray(start, float))
     # theta_j = 0 is always a stationary point in theta_j (the deviance depends
     # on theta_j^2), so a gradient method can stop there even when it is a
     # maximum. Probe each zero coordinate on a grid and restart from any
@@ -1022,14 +1022,7 @@ def _optimise(cp, reml, start=None):
                     start2, f2 = x1, fx
         if start2 is None:
             break
-        res2 = sopt.minimize(
-            fun,
-            start2,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(0.0, None)] * k,
-            options=opts,
-        )
+        res2 = local(start2)
         if res2.fun < best.fun:
             best = res2
         else:
@@ -1053,45 +1046,57 @@ def _finish(cp, reml, best, counter):
 
 
 def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
-    """Newton steps in ``theta`` with the average-information Hessian, from ``x0 > 0``.
+    """Projected Newton steps in ``s = theta^2`` with the average-information Hessian.
 
-    The Hessian in ``theta`` is ``4 theta theta' * H_s + 2 diag(g_s)`` with
-    ``H_s`` from :meth:`_Crossprods._average_information` and ``g_s`` the
-    gradient in ``s = theta^2``; a step that raises the deviance is halved.
-    It converges in a few steps to an interior optimum (near one, ``H_s`` is
-    close to the exact Hessian), against L-BFGS-B's many from a curvature it
-    has to learn. Returns ``(theta, evaluation)`` once a step is below ``tol``
-    relative to ``theta``, or None when a ``theta_j`` heads for its bound 0
-    (or the steps fail): L-BFGS-B, which handles the bound, takes over.
+    ``H_s`` (:meth:`_Crossprods._average_information`) is positive
+    semi-definite and close to the exact Hessian near the optimum, so the
+    steps converge in a few evaluations where L-BFGS-B has to learn the
+    curvature. The bound ``s >= 0`` is handled as in Bertsekas (1982): a
+    coordinate at the bound whose gradient in ``s`` points outward is held
+    there, the others take the Newton step on their own block, and the point
+    is projected back onto the bound; a step that raises the deviance is
+    halved. A variance at 0 is evaluated at ``theta_j = _AT_ZERO``, where the
+    gradient over ``2 theta_j`` is the one in ``s_j`` (to ``O(_AT_ZERO^2)``)
+    and the deviance that at 0 to far below its rounding (so no 0 / 0 at the
+    bound, where the deviance is flat in ``theta_j``). Returns ``(theta,
+    evaluation)`` with the held coordinates at exactly 0 once the free block's
+    step is below ``tol`` relative to ``theta``, or None when the steps fail
+    (L-BFGS-B takes over).
+
+    References
+    ----------
+    Bertsekas, D. P. (1982). Projected Newton methods for optimization
+    problems with simple constraints. *SIAM J. Control Optim.* 20(2), 221-246.
     """
-    x = np.asarray(x0, dtype=float).copy()
-    if x.size == 0 or np.any(x < _AI_FLOOR):
+    s = np.asarray(x0, dtype=float) ** 2
+    if s.size == 0:
         return None
-    ev = cp.evaluate(x, reml=reml, information=True)
+    low = _AT_ZERO**2
+    s = np.maximum(s, low)
+    ev = cp.evaluate(np.sqrt(s), reml=reml, information=True)
     counter[0] += 1
     for _ in range(max_iter):
-        g = ev["grad"]
-        curv = 4.0 * np.outer(x, x) * ev["information"]
-        H = curv + np.diag(g / x)  # 2 diag(g_s) with g_s = g / (2 theta)
-        if np.any(np.linalg.eigvalsh(H) <= 0):
-            H = curv  # positive definite (H_s is) while theta > 0
-        try:
-            step = -np.linalg.solve(H, g)
-        except np.linalg.LinAlgError:
-            return None
+        g = ev["grad"] / (2.0 * np.sqrt(s))  # the gradient in s
+        H = ev["information"]
+        held = (s <= low) & (g > 0)
+        free = np.flatnonzero(~held)
+        step = np.zeros_like(s)
+        if free.size:
+            try:
+                step[free] = -np.linalg.solve(H[np.ix_(free, free)], g[free])
+            except np.linalg.LinAlgError:
+                return None
         if not np.all(np.isfinite(step)):
             return None
-        if np.max(np.abs(step) / x) < tol:
+        if np.all(np.abs(step[free]) < 2.0 * tol * s[free]):  # theta moves half as much
+            x = np.where(held, 0.0, np.sqrt(s))
             return x, ev
-        t, down = 1.0, step < 0
-        if np.any(down):  # at most 90 % of the way to 0 in one step
-            t = min(1.0, 0.9 * float(np.min(x[down] / -step[down])))
-        f, ev = ev["dev"], None  # its arrays freed before the next evaluation's
+        f, ev, t = ev["dev"], None, 1.0  # its arrays freed before the next evaluation's
         for _ in range(8):
-            xn = x + t * step
+            sn = np.maximum(s + t * step, low)
             counter[0] += 1
             try:
-                en = cp.evaluate(xn, reml=reml, information=True)
+                en = cp.evaluate(np.sqrt(sn), reml=reml, information=True)
             except _ZeroResidual:  # a step so long the system is singular: shorter
                 t /= 2
                 continue
@@ -1100,9 +1105,7 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
             t /= 2
         else:
             return None
-        x, ev = xn, en
-        if np.any(x < _AI_FLOOR):
-            return None
+        s, ev = sn, en
     return None
 
 
