@@ -39,12 +39,11 @@ import scipy.linalg as sla
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._result import Result
-from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
+from vareval.stats.variance.sparse import AT_ZERO, SparseSchur, row_pairs, unique_inverse
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
 FLAT_DEV = 1e-7  # a Newton step gaining less deviance than this: nothing left to gain
-_AT_ZERO = 1e-5  # the theta at which Newton evaluates a variance held at 0
 _LOG2PI = np.log(2.0 * np.pi)
 # The Schur complement on the smaller factors' r levels is dense or sparse
 # (stats/variance/sparse.py), whichever one evaluation is estimated to cost
@@ -1055,8 +1054,8 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
     coordinate at the bound whose gradient in ``s`` points outward is held
     there, the others take the Newton step on their own block, and the point
     is projected back onto the bound; a step that raises the deviance is
-    halved. A variance at 0 is evaluated at ``theta_j = _AT_ZERO``, where the
-    gradient over ``2 theta_j`` is the one in ``s_j`` (to ``O(_AT_ZERO^2)``)
+    halved. A variance at 0 is evaluated at ``theta_j = AT_ZERO``, where the
+    gradient over ``2 theta_j`` is the one in ``s_j`` (to ``O(AT_ZERO^2)``)
     and the deviance that at 0 to far below its rounding (so no 0 / 0 at the
     bound, where the deviance is flat in ``theta_j``). Returns ``(theta,
     evaluation)`` with the held coordinates at exactly 0 once the free block's
@@ -1071,7 +1070,7 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
     s = np.asarray(x0, dtype=float) ** 2
     if s.size == 0:
         return None
-    low = _AT_ZERO**2
+    low = AT_ZERO**2
     s = np.maximum(s, low)
     ev = cp.evaluate(np.sqrt(s), reml=reml, information=True)
     counter[0] += 1

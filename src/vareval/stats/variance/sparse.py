@@ -32,6 +32,8 @@ from vareval.stats.variance.supernodal import SparseCholesky
 
 MAX_FACTOR_NNZ = 60_000_000  # entries of the sparse factor (~0.5 GB)
 _KEPT = 8  # gradients kept by theta
+# the theta standing in for a variance at 0 where a gradient in s = theta^2 is needed
+AT_ZERO = 1e-8
 
 
 def row_pairs(N):
@@ -198,22 +200,16 @@ class SparseSchur:
         return out
 
     def _grad_in_s(self, s):
-        """``d log|A| / d s_j`` with ``s = theta^2``.
+        """``d log|A| / d s_j`` with ``s = theta^2``: the gradient in ``theta`` over ``2 theta``.
 
-        The gradient in ``theta`` over ``2 theta``; at ``s_j = 0`` (where that
-        is 0 / 0) quadratic extrapolation from ``s_j = h, 2h, 3h``, exact to
-        ``O(h^3)`` because ``log|A|`` is analytic in ``s``.
+        At ``s_j = 0`` (where that is 0 / 0) it is taken at ``theta_j =
+        AT_ZERO``: every term of the gradient carries a factor ``theta_j``, so
+        the quotient is the derivative at 0 to ``O(AT_ZERO^2)`` (relative, times
+        the curvature), without cancellation.
         """
-        s = np.asarray(s, dtype=float)
-        theta = np.sqrt(s)
-        pos = s > 0
-        out = self.grad_logdet_a(theta)
-        out[pos] /= 2.0 * theta[pos]
-        for j in np.flatnonzero(~pos):
-            at = [self._grad_in_s(np.where(np.arange(s.size) == j, m * 1e-6, s))[j]
-                  for m in (1, 2, 3)]  # fmt: skip
-            out[j] = 3.0 * at[0] - 3.0 * at[1] + at[2]
-        return out
+        theta = np.sqrt(np.asarray(s, dtype=float))
+        theta[theta == 0] = AT_ZERO
+        return self.grad_logdet_a(theta) / (2.0 * theta)
 
     def traces(self, theta, n, s2, hess_theta=None):
         """``tr(Sigma^-1 G_i Sigma^-1 G_j)`` for ``G = (Z_1 Z_1', ..., Z_k Z_k', I)``.
