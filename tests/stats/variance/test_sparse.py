@@ -350,3 +350,32 @@ def test_gradient_in_s_at_zero_equals_extrapolation(rng):
         np.testing.assert_allclose(
             got[free], schur.grad_logdet_a(theta)[free] / (2.0 * theta[free]), rtol=1e-10
         )
+
+
+def test_fit_jacobians_with_a_zero_variance_equal_fresh_differences(monkeypatch):
+    # a variance fitted at 0: Satterthwaite's Hessian and Kenward-Roger's traces
+    # from the fit's Newton-polish Jacobians (the zero's column from one
+    # gradient next to 0) equal those from fresh differences at the optimum
+    from vareval.stats.variance.tests import _Satterthwaite
+
+    monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")
+    g = np.random.default_rng(9)
+    n = 1500
+    a, b, c = g.integers(0, 150, n), g.integers(0, 90, n), g.integers(0, 40, n)
+    y = g.normal(size=150)[a] + 0.5 * g.normal(size=90)[b] + g.normal(size=n)  # c: none
+    X = np.column_stack([np.ones(n), g.normal(size=n)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = fit_mixed(y, X, [a, b, c])
+    st = fit._state
+    assert st.cp.sparse and fit.theta[2] == 0 and st.jacobians.near(fit.theta)
+    sat = _Satterthwaite(fit)
+    ev = st.cp.evaluate(fit.theta, reml=True, grad=True)
+    sigma = fit.sigma / np.sqrt(sat.unit2)
+    fresh = sat._hessian_vp(st.cp, fit.theta, sigma, ev)
+    reused = sat._hessian_vp(st.cp, fit.theta, sigma, ev, st.jacobians)
+    np.testing.assert_allclose(reused, fresh, rtol=1e-6, atol=1e-6 * np.abs(fresh).max())
+    schur = _Schur(st.cp, fit.theta)
+    fresh = schur.traces(n, 1.3)
+    reused = schur.traces(n, 1.3, st.jacobians)
+    np.testing.assert_allclose(reused, fresh, rtol=1e-6, atol=1e-6 * np.abs(fresh).max())

@@ -1132,7 +1132,8 @@ class _Jacobians:
     and Satterthwaite's and (on the sparse path) Kenward-Roger's second
     derivatives reuse them when the fit ends next to ``theta`` (its last
     Newton steps are ~1e-7 relative; lmerTest differentiates at lme4's optimum,
-    itself ~1e-6 from the exact one).
+    itself ~1e-6 from the exact one). The columns of a ``theta_i = 0`` are NaN
+    until :meth:`fill_zeros`.
     """
 
     theta: np.ndarray
@@ -1147,9 +1148,26 @@ class _Jacobians:
             np.all(np.abs(theta - self.theta) <= 1e-6 * self.theta)
         )
 
+    def fill_zeros(self, cp, reml):
+        """The columns of each ``theta_i = 0``, from one gradient at ``theta_i = AT_ZERO``.
+
+        Each part's component ``i`` is ``theta_i`` times a function of
+        ``theta_i^2`` and the others are functions of ``theta_i^2``, so at 0
+        the column is ``e_i`` times that component over ``theta_i`` (to
+        ``O(AT_ZERO^2)``); central differences across 0 give the same.
+        """
+        for i in np.flatnonzero(np.isnan(self.logdet_a[0])):
+            th = self.theta.copy()
+            th[i] = AT_ZERO
+            ev = cp.evaluate(th, reml=reml, grad=True)
+            for part, J in (("dlogdetA", self.logdet_a), ("dr2", self.r2), ("dlogdetRX2", self.rx)):
+                J[:, i] = 0.0
+                J[i, i] = ev[part][i] / AT_ZERO
+        return self
+
 
 def _difference_hessian(cp, reml, x, free, counter):
-    """The gradient's Jacobian on the free coordinates, and its parts' when all are free."""
+    """The gradient's Jacobian on the free coordinates, and its parts' (:class:`_Jacobians`)."""
     cols = {}
     for i in free:
         h = 1e-4 * abs(x[i])  # as _richardson_jacobian(r=1), so its points coincide
@@ -1162,10 +1180,10 @@ def _difference_hessian(cp, reml, x, free, counter):
             for part in ("grad", "dlogdetA", "dr2", "dlogdetRX2")
         }
     H = np.column_stack([cols[i]["grad"][free] for i in free])
-    jac = None
-    if free.size == x.size:
-        part = {p: np.column_stack([cols[i][p] for i in free]) for p in cols[free[0]]}
-        jac = _Jacobians(x.copy(), part["dlogdetA"], part["dr2"], part["dlogdetRX2"])
+    part = {p: np.full((x.size, x.size), np.nan) for p in ("dlogdetA", "dr2", "dlogdetRX2")}
+    for p, J in part.items():
+        J[:, free] = np.column_stack([cols[i][p] for i in free])
+    jac = _Jacobians(x.copy(), part["dlogdetA"], part["dr2"], part["dlogdetRX2"])
     return 0.5 * (H + H.T), jac
 
 

@@ -216,20 +216,15 @@ class SparseSchur:
 
         ``Sigma = s2 (sum_j s_j Z_j Z_j' + I)``, ``log|Sigma| = n log s2 + log|A(s)|``;
         the traces are minus its Hessian in the variances ``(s2 s_1, ..., s2)``.
-        With every ``theta_j > 0`` that Hessian comes from ``hess_theta``, the
-        Jacobian of :meth:`grad_logdet_a` in ``theta`` (``s = theta^2``);
-        otherwise from central differences of the gradient in ``s`` (one-sided,
+        Its block of the ``theta_j > 0`` comes from ``hess_theta``, the Jacobian
+        of :meth:`grad_logdet_a` in ``theta`` (``s = theta^2``), when given;
+        everything else from differences of the gradient in ``s`` (one-sided,
         second order, at ``s_j = 0``).
         """
         theta = np.asarray(theta, dtype=float)
         s = theta**2
         k = s.size
-        if hess_theta is not None and np.all(theta > 0):
-            # d/dtheta = 2 theta d/ds, d2/dtheta2 = 4 theta theta' d2/ds2 + 2 diag(d/ds)
-            g = self.grad_logdet_a(theta) / (2.0 * theta)
-            H = (hess_theta - np.diag(2.0 * g)) / (4.0 * np.outer(theta, theta))
-        else:
-            g, H = self._hessian_in_s(s)
+        g, H = self._hessian_in_s(s, hess_theta)
         H = 0.5 * (H + H.T)
         out = np.empty((k + 1, k + 1))
         out[:k, :k] = -H
@@ -237,12 +232,24 @@ class SparseSchur:
         out[k, k] = n - 2.0 * g @ s - s @ H @ s
         return out / s2**2
 
-    def _hessian_in_s(self, s):
-        """Gradient and Hessian of ``log|A|`` in ``s`` by differences in ``s``."""
+    def _hessian_in_s(self, s, hess_theta=None):
+        """Gradient and Hessian of ``log|A|`` in ``s``.
+
+        Columns of the ``s_j > 0`` from ``hess_theta`` when given
+        (``d/dtheta = 2 theta d/ds``, ``d2/dtheta2 = 4 theta theta' d2/ds2 +
+        2 diag(d/ds)``), the others by differences in ``s``.
+        """
         k = s.size
         g = self._grad_in_s(s)
         H = np.empty((k, k))
-        for j in range(k):
+        known = np.zeros(k, dtype=bool)
+        if hess_theta is not None:
+            known = s > 0
+            f, theta = np.flatnonzero(known), np.sqrt(s[known])
+            H[np.ix_(f, f)] = (hess_theta[np.ix_(f, f)] - np.diag(2.0 * g[f])) / (
+                4.0 * np.outer(theta, theta)
+            )
+        for j in np.flatnonzero(~known):
             h = 1e-4 * max(s[j], 1e-2)
             e = np.zeros(k)
             e[j] = h
@@ -252,4 +259,5 @@ class SparseSchur:
                 H[:, j] = (
                     -3 * g + 4 * self._grad_in_s(s + e) - self._grad_in_s(s + 2 * e)
                 ) / (2 * h)
+            H[j, known] = H[known, j]  # the known block's rows come from these columns
         return g, H

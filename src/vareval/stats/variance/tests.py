@@ -468,6 +468,7 @@ class _Satterthwaite:
         k = theta.size
         H = np.empty((k + 1, k + 1))
         if jacobians is not None and jacobians.near(theta):
+            jacobians.fill_zeros(cp, self.reml)
             J = jacobians.logdet_a + jacobians.r2 / s2u
             H[:k, :k] = J + jacobians.rx if self.reml else J
         else:
@@ -607,7 +608,7 @@ class _Schur:
         cp, qb, r, k = self.cp, self.qb, self.r, self.cp.k
         if r and cp.sparse:  # from the gradient of log|A| (stats/variance/sparse.py)
             # else at the points of Satterthwaite's Hessian, whose gradients are kept
-            H = None
+            H = None  # the columns of a theta_j = 0 are not used
             if jacobians is not None and jacobians.near(self.theta):
                 H = jacobians.logdet_a
             elif np.all(self.theta > 0):
