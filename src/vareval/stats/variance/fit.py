@@ -965,12 +965,14 @@ def _shares(variance, codes, n_levels):
     return share, icc
 
 
-def _optimise(cp, reml, start=None):
+def _optimise(cp, reml, start=None, polish=True):
     """Minimise the profiled deviance over ``theta >= 0``.
 
     Projected average-information Newton steps (:func:`_ai_newton`), or
     L-BFGS-B with the bound where they fail; then a probe of each zero
-    coordinate, restarting from any improvement, and the Newton polish.
+    coordinate, restarting from any improvement, and the Newton polish
+    (which a Newton optimum skips with ``polish=False``: its last step was
+    below ``1e-7`` relative, and the criterion is all an LRT refit needs).
     """
     import scipy.optimize as sopt
 
@@ -998,8 +1000,9 @@ def _optimise(cp, reml, start=None):
             )
         x, ev = found
         return sopt.OptimizeResult(
-            x=x, fun=ev["dev"], jac=ev["grad"], message="Newton steps with the average information"
-        )
+            x=x, fun=ev["dev"], jac=ev["grad"], newton=True,
+            message="Newton steps with the average information",
+        )  # fmt: skip
 
     best = local(np.ones(k) if start is None else np.asarray(start, float))
     # theta_j = 0 is always a stationary point in theta_j (the deviance depends
@@ -1026,6 +1029,8 @@ def _optimise(cp, reml, start=None):
             best = res2
         else:
             break
+    if not polish and best.get("newton"):
+        return best.x, True, best.message, counter[0], None
     return _finish(cp, reml, best, counter)
 
 
@@ -1323,9 +1328,10 @@ def fit_mixed(
 
 
 def _fit_from_crossprods(
-    cp, y, X, codes, fixed_names, group_names, level_names, reml, start=None, warn=True
+    cp, y, X, codes, fixed_names, group_names, level_names, reml, start=None, warn=True,
+    polish=True,
 ):
-    theta, converged, msg, nev, jacobians = _optimise(cp, reml, start)
+    theta, converged, msg, nev, jacobians = _optimise(cp, reml, start, polish)
     ev = cp.evaluate(theta, reml=reml)
     n, p, k = cp.n, cp.p, cp.k
     nn = n - p if reml else n

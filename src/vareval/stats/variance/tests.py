@@ -322,7 +322,7 @@ def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
             fits.append(
                 _fit_from_crossprods(
                     cp, st.y, st.X, codes, fit.fixed_names, names,
-                    level_names, fit.reml, start=s0, warn=False,
+                    level_names, fit.reml, start=s0, warn=False, polish=False,
                 )
             )  # fmt: skip
     ok = [f for f in fits if f.converged] or fits
