@@ -969,8 +969,8 @@ def _optimise(cp, reml, start=None, polish=True):
     """Minimise the profiled deviance over ``theta >= 0``.
 
     Projected average-information Newton steps (:func:`_ai_newton`), or
-    L-BFGS-B with the bound where they fail; then a probe of each zero
-    coordinate, restarting from any improvement, and the Newton polish
+    L-BFGS-B with the bound where they fail, then a probe of each zero
+    coordinate, restarting from any improvement; and the Newton polish
     (which a Newton optimum skips with ``polish=False``: its last step was
     below ``1e-7`` relative, and the criterion is all an LRT refit needs).
     """
@@ -1006,12 +1006,14 @@ def _optimise(cp, reml, start=None, polish=True):
 
     best = local(np.ones(k) if start is None else np.asarray(start, float))
     # theta_j = 0 is always a stationary point in theta_j (the deviance depends
-    # on theta_j^2), so a gradient method can stop there even when it is a
-    # maximum. Probe each zero coordinate on a grid and restart from any
-    # improvement (lme4's bobyqa, being derivative-free, does not need this).
+    # on theta_j^2), so a gradient method in theta can stop there even when it
+    # is a maximum. After L-BFGS-B, probe each zero coordinate on a grid and
+    # restart from any improvement (lme4's bobyqa, being derivative-free, does
+    # not need this). The Newton steps hold a zero only where the gradient in
+    # s_j = theta_j^2 is positive: a minimum along s_j, no probe needed.
     for _ in range(3):
         zero = np.flatnonzero(best.x <= 0)
-        if zero.size == 0:
+        if zero.size == 0 or best.get("newton"):
             break
         start2, f2 = None, best.fun
         for j in zero:
