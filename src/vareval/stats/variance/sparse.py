@@ -207,7 +207,15 @@ class SparseSchur:
         the quotient is the derivative at 0 to ``O(AT_ZERO^2)`` (relative, times
         the curvature), without cancellation.
         """
-        theta = np.sqrt(np.asarray(s, dtype=float))
+        return self._grad_at(np.sqrt(np.asarray(s, dtype=float)))
+
+    def _grad_at(self, theta):
+        """:meth:`_grad_in_s` at ``s = theta^2``, from ``theta`` itself.
+
+        ``theta`` is the kept gradients' key: Satterthwaite's column of a zero
+        was taken at this point.
+        """
+        theta = np.array(theta, dtype=float)
         theta[theta == 0] = AT_ZERO
         return self.grad_logdet_a(theta) / (2.0 * theta)
 
@@ -224,7 +232,7 @@ class SparseSchur:
         theta = np.asarray(theta, dtype=float)
         s = theta**2
         k = s.size
-        g, H = self._hessian_in_s(s, hess_theta)
+        g, H = self._hessian_in_s(s, hess_theta, self._grad_at(theta))
         H = 0.5 * (H + H.T)
         out = np.empty((k + 1, k + 1))
         out[:k, :k] = -H
@@ -232,15 +240,15 @@ class SparseSchur:
         out[k, k] = n - 2.0 * g @ s - s @ H @ s
         return out / s2**2
 
-    def _hessian_in_s(self, s, hess_theta=None):
-        """Gradient and Hessian of ``log|A|`` in ``s``.
+    def _hessian_in_s(self, s, hess_theta=None, g=None):
+        """Gradient (``g`` when given) and Hessian of ``log|A|`` in ``s``.
 
         Columns of the ``s_j > 0`` from ``hess_theta`` when given
         (``d/dtheta = 2 theta d/ds``, ``d2/dtheta2 = 4 theta theta' d2/ds2 +
         2 diag(d/ds)``), the others by differences in ``s``.
         """
         k = s.size
-        g = self._grad_in_s(s)
+        g = self._grad_in_s(s) if g is None else g
         H = np.empty((k, k))
         known = np.zeros(k, dtype=bool)
         if hess_theta is not None:
