@@ -500,25 +500,46 @@ def test_average_information_newton_finds_the_bounded_optimum(reml, monkeypatch)
         assert newton.n_evaluations <= bounded.n_evaluations
 
 
-def test_average_information_newton_leaves_a_zero_variance_to_the_bound(monkeypatch):
-    """A variance whose optimum is 0: the Newton path gives up, L-BFGS-B finds the 0."""
+def test_average_information_newton_ends_on_the_bound(monkeypatch):
+    """A variance whose optimum is 0: the projected Newton steps hold it there."""
     rng = np.random.default_rng(5)
     n = 300
     g1, g2 = rng.integers(0, 30, n), rng.integers(0, 10, n)
     y = rng.normal(size=30)[g1] + rng.normal(size=n)  # g2 has no variance
     cp = mixed._Crossprods(y, np.ones((n, 1)), [g1, g2], [30, 10])
-    assert mixed._optimise(cp, True)[0][1] == 0  # an optimum on the bound
-    assert mixed._ai_newton(cp, True, np.ones(2), [0]) is None  # Newton cannot end there
-    calls = []
-    real = mixed._ai_newton
+    x, ev = mixed._ai_newton(cp, True, np.ones(2), [0])
+    assert x[0] > 0 and x[1] == 0
+    assert ev["grad"][1] > 0  # the deviance rises into the interior: 0 is the optimum
+    assert mixed._optimise(cp, True)[0][1] == 0
 
-    def spy(*a, **k):
-        calls.append(real(*a, **k))
-        return calls[-1]
 
-    monkeypatch.setattr(mixed, "_ai_newton", spy)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", VarevalWarning)
-        f = fit_mixed(y, np.ones((n, 1)), [g1, g2])
-    assert calls and f.converged
-    assert (calls[0] is None) == (f.theta[1] < 1e-3)
+@pytest.mark.parametrize("reml", [True, False])
+def test_projected_newton_equals_lbfgsb_with_zero_variances(reml, monkeypatch):
+    """Random designs with variances at 0, from the default and from warm starts
+    holding zeros (as the LRT refits start): the projected Newton path and
+    L-BFGS-B (forced) reach one optimum, Newton in fewer evaluations."""
+    rng = np.random.default_rng(11)
+    for _ in range(6):
+        n = int(rng.integers(200, 600))
+        sizes = rng.integers(5, 60, 3)
+        sds = rng.choice([0.0, 0.0, 0.3, 1.0], 3)
+        groups = [rng.integers(0, m, n) for m in sizes]
+        y = sum(s * rng.normal(size=m)[g] for g, m, s in zip(groups, sizes, sds, strict=True))
+        y = y + rng.normal(size=n)
+        X = np.column_stack([np.ones(n), rng.normal(size=n)])
+        starts = [None, np.where(sds > 0, 1.0, 0.0), np.where(sds > 0, 0.0, 2.0)]
+        for start in starts:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", VarevalWarning)
+                cp = mixed._Crossprods(y, X, groups, list(sizes))
+                newton = mixed._optimise(cp, reml, start)
+                with monkeypatch.context() as m:
+                    m.setattr(mixed, "_ai_newton", lambda *a, **k: None)
+                    cp = mixed._Crossprods(y, X, groups, list(sizes))
+                    bounded = mixed._optimise(cp, reml, start)
+            assert newton[1] and bounded[1]
+            dev = [cp.evaluate(r[0], reml=reml)["dev"] for r in (newton, bounded)]
+            assert dev[0] == pytest.approx(dev[1], rel=1e-12, abs=1e-9)
+            np.testing.assert_allclose(newton[0], bounded[0], rtol=1e-6, atol=1e-6)
+            assert np.array_equal(newton[0] == 0, bounded[0] == 0)
+            assert newton[3] <= bounded[3]

@@ -323,3 +323,59 @@ def test_bootstrap_of_a_sparse_fit_equals_the_dense_fits(small, monkeypatch):
     num = got["dense"].select_dtypes("number").columns
     np.testing.assert_allclose(got["sparse"][num].to_numpy(float),
                                got["dense"][num].to_numpy(float), rtol=1e-5)  # fmt: skip
+
+
+@pytest.mark.parametrize("rng", [0, 1, 2])
+def test_gradient_in_s_at_zero_equals_extrapolation(rng):
+    # d log|A| / d s_j at s_j = 0 from one gradient at theta_j = sparse.AT_ZERO equals
+    # the quadratic extrapolation from s_j = h, 2h, 3h (exact to O(h^3))
+    g = np.random.default_rng(rng)
+    n = 1200
+    a, b, c = g.integers(0, 150, n), g.integers(0, 90, n), g.integers(0, 40, n)
+    y = g.normal(size=150)[a] + 0.5 * g.normal(size=90)[b] + g.normal(size=n)
+    cp = _Crossprods(y, np.ones((n, 1)), [a, b, c], [150, 90, 40], path="sparse")
+    schur = cp.schur
+    for zero in range(3):
+        s = g.uniform(0.2, 2.0, 3)
+        s[zero] = 0.0
+        got = schur._grad_in_s(s)
+        at = []
+        for h in (1e-6, 2e-6, 3e-6):
+            theta = np.sqrt(np.where(np.arange(3) == zero, h, s))
+            at.append(schur.grad_logdet_a(theta)[zero] / (2.0 * theta[zero]))
+        want = 3.0 * at[0] - 3.0 * at[1] + at[2]
+        assert got[zero] == pytest.approx(want, rel=1e-9)
+        free = np.arange(3) != zero  # the others as at exactly 0
+        theta = np.sqrt(s)
+        np.testing.assert_allclose(
+            got[free], schur.grad_logdet_a(theta)[free] / (2.0 * theta[free]), rtol=1e-10
+        )
+
+
+def test_fit_jacobians_with_a_zero_variance_equal_fresh_differences(monkeypatch):
+    # a variance fitted at 0: Satterthwaite's Hessian and Kenward-Roger's traces
+    # from the fit's Newton-polish Jacobians (the zero's column from one
+    # gradient next to 0) equal those from fresh differences at the optimum
+    from vareval.stats.variance.tests import _Satterthwaite
+
+    monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")
+    g = np.random.default_rng(9)
+    n = 1500
+    a, b, c = g.integers(0, 150, n), g.integers(0, 90, n), g.integers(0, 40, n)
+    y = g.normal(size=150)[a] + 0.5 * g.normal(size=90)[b] + g.normal(size=n)  # c: none
+    X = np.column_stack([np.ones(n), g.normal(size=n)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = fit_mixed(y, X, [a, b, c])
+    st = fit._state
+    assert st.cp.sparse and fit.theta[2] == 0 and st.jacobians.near(fit.theta)
+    sat = _Satterthwaite(fit)
+    ev = st.cp.evaluate(fit.theta, reml=True, grad=True)
+    sigma = fit.sigma / np.sqrt(sat.unit2)
+    fresh = sat._hessian_vp(st.cp, fit.theta, sigma, ev)
+    reused = sat._hessian_vp(st.cp, fit.theta, sigma, ev, st.jacobians)
+    np.testing.assert_allclose(reused, fresh, rtol=1e-6, atol=1e-6 * np.abs(fresh).max())
+    schur = _Schur(st.cp, fit.theta)
+    fresh = schur.traces(n, 1.3)
+    reused = schur.traces(n, 1.3, st.jacobians)
+    np.testing.assert_allclose(reused, fresh, rtol=1e-6, atol=1e-6 * np.abs(fresh).max())

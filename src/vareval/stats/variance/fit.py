@@ -39,12 +39,11 @@ import scipy.linalg as sla
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._result import Result
-from vareval.stats.variance.sparse import SparseSchur, row_pairs, unique_inverse
+from vareval.stats.variance.sparse import AT_ZERO, SparseSchur, row_pairs, unique_inverse
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
 FLAT_DEV = 1e-7  # a Newton step gaining less deviance than this: nothing left to gain
-_AI_FLOOR = 1e-3  # a theta below this on the Newton path: the bound may be the optimum
 _LOG2PI = np.log(2.0 * np.pi)
 # The Schur complement on the smaller factors' r levels is dense or sparse
 # (stats/variance/sparse.py), whichever one evaluation is estimated to cost
@@ -966,13 +965,14 @@ def _shares(variance, codes, n_levels):
     return share, icc
 
 
-def _optimise(cp, reml, start=None):
+def _optimise(cp, reml, start=None, polish=True):
     """Minimise the profiled deviance over ``theta >= 0``.
 
-    Average-information Newton steps (:func:`_ai_newton`) find an interior
-    optimum; when a ``theta_j`` heads for 0, L-BFGS-B from ``x0`` with the
-    bound, and a probe of each zero coordinate. The Newton polish follows
-    either.
+    Projected average-information Newton steps (:func:`_ai_newton`), or
+    L-BFGS-B with the bound where they fail, then a probe of each zero
+    coordinate, restarting from any improvement; and the Newton polish
+    (which a Newton optimum skips with ``polish=False``: its last step was
+    below ``1e-7`` relative, and the criterion is all an LRT refit needs).
     """
     import scipy.optimize as sopt
 
@@ -989,27 +989,31 @@ def _optimise(cp, reml, start=None):
             return 1e300, np.zeros_like(th)
         return ev["dev"], ev["grad"]
 
-    x0 = np.ones(k) if start is None else np.asarray(start, float)
-    found = _ai_newton(cp, reml, x0, counter)
-    if found is not None:  # an interior optimum: no bound to probe
-        x, ev = found
-        best = sopt.OptimizeResult(
-            x=x, fun=ev["dev"], jac=ev["grad"], message="Newton steps with the average information"
-        )
-        return _finish(cp, reml, best, counter)
     # moderate tolerances: the Newton polish below supplies the last digits
     opts = {"ftol": 1e-10, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
-    res = sopt.minimize(
-        fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
-    )
-    best = res
+
+    def local(x0):
+        found = _ai_newton(cp, reml, x0, counter)
+        if found is None:
+            return sopt.minimize(
+                fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * k, options=opts
+            )
+        x, ev = found
+        return sopt.OptimizeResult(
+            x=x, fun=ev["dev"], jac=ev["grad"], newton=True,
+            message="Newton steps with the average information",
+        )  # fmt: skip
+
+    best = local(np.ones(k) if start is None else np.asarray(start, float))
     # theta_j = 0 is always a stationary point in theta_j (the deviance depends
-    # on theta_j^2), so a gradient method can stop there even when it is a
-    # maximum. Probe each zero coordinate on a grid and restart from any
-    # improvement (lme4's bobyqa, being derivative-free, does not need this).
+    # on theta_j^2), so a gradient method in theta can stop there even when it
+    # is a maximum. After L-BFGS-B, probe each zero coordinate on a grid and
+    # restart from any improvement (lme4's bobyqa, being derivative-free, does
+    # not need this). The Newton steps hold a zero only where the gradient in
+    # s_j = theta_j^2 is positive: a minimum along s_j, no probe needed.
     for _ in range(3):
         zero = np.flatnonzero(best.x <= 0)
-        if zero.size == 0:
+        if zero.size == 0 or best.get("newton"):
             break
         start2, f2 = None, best.fun
         for j in zero:
@@ -1022,18 +1026,13 @@ def _optimise(cp, reml, start=None):
                     start2, f2 = x1, fx
         if start2 is None:
             break
-        res2 = sopt.minimize(
-            fun,
-            start2,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(0.0, None)] * k,
-            options=opts,
-        )
+        res2 = local(start2)
         if res2.fun < best.fun:
             best = res2
         else:
             break
+    if not polish and best.get("newton"):
+        return best.x, True, best.message, counter[0], None
     return _finish(cp, reml, best, counter)
 
 
@@ -1053,45 +1052,86 @@ def _finish(cp, reml, best, counter):
 
 
 def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
-    """Newton steps in ``theta`` with the average-information Hessian, from ``x0 > 0``.
+    """Newton steps with the average-information Hessian, projected onto ``theta >= 0``.
 
-    The Hessian in ``theta`` is ``4 theta theta' * H_s + 2 diag(g_s)`` with
-    ``H_s`` from :meth:`_Crossprods._average_information` and ``g_s`` the
-    gradient in ``s = theta^2``; a step that raises the deviance is halved.
-    It converges in a few steps to an interior optimum (near one, ``H_s`` is
-    close to the exact Hessian), against L-BFGS-B's many from a curvature it
-    has to learn. Returns ``(theta, evaluation)`` once a step is below ``tol``
-    relative to ``theta``, or None when a ``theta_j`` heads for its bound 0
-    (or the steps fail): L-BFGS-B, which handles the bound, takes over.
+    ``H_s`` (:meth:`_Crossprods._average_information`), the Hessian in
+    ``s = theta^2``, is positive semi-definite and close to the exact one near
+    the optimum, so the steps converge in a few evaluations where L-BFGS-B has
+    to learn the curvature. Away from the bound the step is taken in
+    ``theta``, with ``4 theta theta' * H_s + 2 diag(g_s)`` (``g_s`` the
+    gradient in ``s``; its exact second term speeds the first steps), at most
+    90 % of the way to 0. Where a coordinate is at the bound, or the Newton
+    step in ``s`` would take it there (in ``theta`` a variance whose optimum is
+    0 only shrinks geometrically), the step is taken in ``s`` as in Bertsekas
+    (1982): a coordinate at the bound whose gradient in ``s`` points outward is
+    held there, the others take the Newton step on their own block, and the
+    point is projected back onto the bound. A step that raises the deviance is
+    halved. A variance at 0 is evaluated at ``theta_j = AT_ZERO``, where the
+    gradient over ``2 theta_j`` is the one in ``s_j`` (to ``O(AT_ZERO^2)``) and
+    the deviance that at 0 to far below its rounding (no 0 / 0 at the bound,
+    where the deviance is flat in ``theta_j``). Returns ``(theta,
+    evaluation)``, the held coordinates at exactly 0, once the step on the
+    free ones is below ``tol`` relative to ``theta``, or None when the steps
+    fail (L-BFGS-B takes over).
+
+    References
+    ----------
+    Bertsekas, D. P. (1982). Projected Newton methods for optimization
+    problems with simple constraints. *SIAM J. Control Optim.* 20(2), 221-246.
     """
-    x = np.asarray(x0, dtype=float).copy()
-    if x.size == 0 or np.any(x < _AI_FLOOR):
+    s = np.asarray(x0, dtype=float) ** 2
+    if s.size == 0:
         return None
-    ev = cp.evaluate(x, reml=reml, information=True)
+    low = AT_ZERO**2
+    s = np.maximum(s, low)
+    ev = cp.evaluate(np.sqrt(s), reml=reml, information=True)
     counter[0] += 1
     for _ in range(max_iter):
-        g = ev["grad"]
-        curv = 4.0 * np.outer(x, x) * ev["information"]
-        H = curv + np.diag(g / x)  # 2 diag(g_s) with g_s = g / (2 theta)
-        if np.any(np.linalg.eigvalsh(H) <= 0):
-            H = curv  # positive definite (H_s is) while theta > 0
+        x = np.sqrt(s)
+        g = ev["grad"] / (2.0 * x)  # the gradient in s
+        H = ev["information"]
+        held = (s <= low) & (g > 0)
+        free = np.flatnonzero(~held)
+        step = np.zeros_like(s)
         try:
-            step = -np.linalg.solve(H, g)
+            step[free] = -np.linalg.solve(H[np.ix_(free, free)], g[free])
         except np.linalg.LinAlgError:
             return None
         if not np.all(np.isfinite(step)):
             return None
-        if np.max(np.abs(step) / x) < tol:
-            return x, ev
-        t, down = 1.0, step < 0
-        if np.any(down):  # at most 90 % of the way to 0 in one step
-            t = min(1.0, 0.9 * float(np.min(x[down] / -step[down])))
+        if np.all(s > low) and np.all(s + step > low):  # interior: a step in theta
+            curv = 4.0 * np.outer(x, x) * H
+            Ht = curv + np.diag(2.0 * g)
+            if np.any(np.linalg.eigvalsh(Ht) <= 0):
+                Ht = curv  # positive definite (H_s is) while theta > 0
+            try:
+                step = -np.linalg.solve(Ht, ev["grad"])
+            except np.linalg.LinAlgError:
+                return None
+            if not np.all(np.isfinite(step)):
+                return None
+            if np.max(np.abs(step) / x) < tol:
+                return x, ev
+            t, down = 1.0, step < 0
+            if np.any(down):  # at most 90 % of the way to 0 in one step
+                t = min(1.0, 0.9 * float(np.min(x[down] / -step[down])))
+
+            def trial(t, x=x, step=step):
+                return (x + t * step) ** 2
+        else:
+            if np.all(np.abs(step[free]) < 2.0 * tol * s[free]):  # theta moves half as much
+                return np.where(held, 0.0, x), ev
+            t = 1.0
+
+            def trial(t, s=s, step=step):
+                return np.maximum(s + t * step, low)
+
         f, ev = ev["dev"], None  # its arrays freed before the next evaluation's
         for _ in range(8):
-            xn = x + t * step
+            sn = trial(t)
             counter[0] += 1
             try:
-                en = cp.evaluate(xn, reml=reml, information=True)
+                en = cp.evaluate(np.sqrt(sn), reml=reml, information=True)
             except _ZeroResidual:  # a step so long the system is singular: shorter
                 t /= 2
                 continue
@@ -1100,9 +1140,7 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
             t /= 2
         else:
             return None
-        x, ev = xn, en
-        if np.any(x < _AI_FLOOR):
-            return None
+        s, ev = sn, en
     return None
 
 
@@ -1130,7 +1168,8 @@ class _Jacobians:
     and Satterthwaite's and (on the sparse path) Kenward-Roger's second
     derivatives reuse them when the fit ends next to ``theta`` (its last
     Newton steps are ~1e-7 relative; lmerTest differentiates at lme4's optimum,
-    itself ~1e-6 from the exact one).
+    itself ~1e-6 from the exact one). The columns of a ``theta_i = 0`` are NaN
+    until :meth:`fill_zeros`.
     """
 
     theta: np.ndarray
@@ -1145,9 +1184,26 @@ class _Jacobians:
             np.all(np.abs(theta - self.theta) <= 1e-6 * self.theta)
         )
 
+    def fill_zeros(self, cp, reml):
+        """The columns of each ``theta_i = 0``, from one gradient at ``theta_i = AT_ZERO``.
+
+        Each part's component ``i`` is ``theta_i`` times a function of
+        ``theta_i^2`` and the others are functions of ``theta_i^2``, so at 0
+        the column is ``e_i`` times that component over ``theta_i`` (to
+        ``O(AT_ZERO^2)``); central differences across 0 give the same.
+        """
+        for i in np.flatnonzero(np.isnan(self.logdet_a[0])):
+            th = self.theta.copy()
+            th[i] = AT_ZERO
+            ev = cp.evaluate(th, reml=reml, grad=True)
+            for part, J in (("dlogdetA", self.logdet_a), ("dr2", self.r2), ("dlogdetRX2", self.rx)):
+                J[:, i] = 0.0
+                J[i, i] = ev[part][i] / AT_ZERO
+        return self
+
 
 def _difference_hessian(cp, reml, x, free, counter):
-    """The gradient's Jacobian on the free coordinates, and its parts' when all are free."""
+    """The gradient's Jacobian on the free coordinates, and its parts' (:class:`_Jacobians`)."""
     cols = {}
     for i in free:
         h = 1e-4 * abs(x[i])  # as _richardson_jacobian(r=1), so its points coincide
@@ -1160,10 +1216,10 @@ def _difference_hessian(cp, reml, x, free, counter):
             for part in ("grad", "dlogdetA", "dr2", "dlogdetRX2")
         }
     H = np.column_stack([cols[i]["grad"][free] for i in free])
-    jac = None
-    if free.size == x.size:
-        part = {p: np.column_stack([cols[i][p] for i in free]) for p in cols[free[0]]}
-        jac = _Jacobians(x.copy(), part["dlogdetA"], part["dr2"], part["dlogdetRX2"])
+    part = {p: np.full((x.size, x.size), np.nan) for p in ("dlogdetA", "dr2", "dlogdetRX2")}
+    for p, J in part.items():
+        J[:, free] = np.column_stack([cols[i][p] for i in free])
+    jac = _Jacobians(x.copy(), part["dlogdetA"], part["dr2"], part["dlogdetRX2"])
     return 0.5 * (H + H.T), jac
 
 
@@ -1303,9 +1359,10 @@ def fit_mixed(
 
 
 def _fit_from_crossprods(
-    cp, y, X, codes, fixed_names, group_names, level_names, reml, start=None, warn=True
+    cp, y, X, codes, fixed_names, group_names, level_names, reml, start=None, warn=True,
+    polish=True,
 ):
-    theta, converged, msg, nev, jacobians = _optimise(cp, reml, start)
+    theta, converged, msg, nev, jacobians = _optimise(cp, reml, start, polish)
     ev = cp.evaluate(theta, reml=reml)
     n, p, k = cp.n, cp.p, cp.k
     nn = n - p if reml else n

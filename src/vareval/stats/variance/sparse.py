@@ -32,6 +32,8 @@ from vareval.stats.variance.supernodal import SparseCholesky
 
 MAX_FACTOR_NNZ = 60_000_000  # entries of the sparse factor (~0.5 GB)
 _KEPT = 8  # gradients kept by theta
+# the theta standing in for a variance at 0 where a gradient in s = theta^2 is needed
+AT_ZERO = 1e-8
 
 
 def row_pairs(N):
@@ -198,42 +200,39 @@ class SparseSchur:
         return out
 
     def _grad_in_s(self, s):
-        """``d log|A| / d s_j`` with ``s = theta^2``.
+        """``d log|A| / d s_j`` with ``s = theta^2``: the gradient in ``theta`` over ``2 theta``.
 
-        The gradient in ``theta`` over ``2 theta``; at ``s_j = 0`` (where that
-        is 0 / 0) quadratic extrapolation from ``s_j = h, 2h, 3h``, exact to
-        ``O(h^3)`` because ``log|A|`` is analytic in ``s``.
+        At ``s_j = 0`` (where that is 0 / 0) it is taken at ``theta_j =
+        AT_ZERO``: every term of the gradient carries a factor ``theta_j``, so
+        the quotient is the derivative at 0 to ``O(AT_ZERO^2)`` (relative, times
+        the curvature), without cancellation.
         """
-        s = np.asarray(s, dtype=float)
-        theta = np.sqrt(s)
-        pos = s > 0
-        out = self.grad_logdet_a(theta)
-        out[pos] /= 2.0 * theta[pos]
-        for j in np.flatnonzero(~pos):
-            at = [self._grad_in_s(np.where(np.arange(s.size) == j, m * 1e-6, s))[j]
-                  for m in (1, 2, 3)]  # fmt: skip
-            out[j] = 3.0 * at[0] - 3.0 * at[1] + at[2]
-        return out
+        return self._grad_at(np.sqrt(np.asarray(s, dtype=float)))
+
+    def _grad_at(self, theta):
+        """:meth:`_grad_in_s` at ``s = theta^2``, from ``theta`` itself.
+
+        ``theta`` is the kept gradients' key: Satterthwaite's column of a zero
+        was taken at this point.
+        """
+        theta = np.array(theta, dtype=float)
+        theta[theta == 0] = AT_ZERO
+        return self.grad_logdet_a(theta) / (2.0 * theta)
 
     def traces(self, theta, n, s2, hess_theta=None):
         """``tr(Sigma^-1 G_i Sigma^-1 G_j)`` for ``G = (Z_1 Z_1', ..., Z_k Z_k', I)``.
 
         ``Sigma = s2 (sum_j s_j Z_j Z_j' + I)``, ``log|Sigma| = n log s2 + log|A(s)|``;
         the traces are minus its Hessian in the variances ``(s2 s_1, ..., s2)``.
-        With every ``theta_j > 0`` that Hessian comes from ``hess_theta``, the
-        Jacobian of :meth:`grad_logdet_a` in ``theta`` (``s = theta^2``);
-        otherwise from central differences of the gradient in ``s`` (one-sided,
+        Its block of the ``theta_j > 0`` comes from ``hess_theta``, the Jacobian
+        of :meth:`grad_logdet_a` in ``theta`` (``s = theta^2``), when given;
+        everything else from differences of the gradient in ``s`` (one-sided,
         second order, at ``s_j = 0``).
         """
         theta = np.asarray(theta, dtype=float)
         s = theta**2
         k = s.size
-        if hess_theta is not None and np.all(theta > 0):
-            # d/dtheta = 2 theta d/ds, d2/dtheta2 = 4 theta theta' d2/ds2 + 2 diag(d/ds)
-            g = self.grad_logdet_a(theta) / (2.0 * theta)
-            H = (hess_theta - np.diag(2.0 * g)) / (4.0 * np.outer(theta, theta))
-        else:
-            g, H = self._hessian_in_s(s)
+        g, H = self._hessian_in_s(s, hess_theta, self._grad_at(theta))
         H = 0.5 * (H + H.T)
         out = np.empty((k + 1, k + 1))
         out[:k, :k] = -H
@@ -241,12 +240,24 @@ class SparseSchur:
         out[k, k] = n - 2.0 * g @ s - s @ H @ s
         return out / s2**2
 
-    def _hessian_in_s(self, s):
-        """Gradient and Hessian of ``log|A|`` in ``s`` by differences in ``s``."""
+    def _hessian_in_s(self, s, hess_theta=None, g=None):
+        """Gradient (``g`` when given) and Hessian of ``log|A|`` in ``s``.
+
+        Columns of the ``s_j > 0`` from ``hess_theta`` when given
+        (``d/dtheta = 2 theta d/ds``, ``d2/dtheta2 = 4 theta theta' d2/ds2 +
+        2 diag(d/ds)``), the others by differences in ``s``.
+        """
         k = s.size
-        g = self._grad_in_s(s)
+        g = self._grad_in_s(s) if g is None else g
         H = np.empty((k, k))
-        for j in range(k):
+        known = np.zeros(k, dtype=bool)
+        if hess_theta is not None:
+            known = s > 0
+            f, theta = np.flatnonzero(known), np.sqrt(s[known])
+            H[np.ix_(f, f)] = (hess_theta[np.ix_(f, f)] - np.diag(2.0 * g[f])) / (
+                4.0 * np.outer(theta, theta)
+            )
+        for j in np.flatnonzero(~known):
             h = 1e-4 * max(s[j], 1e-2)
             e = np.zeros(k)
             e[j] = h
@@ -256,4 +267,5 @@ class SparseSchur:
                 H[:, j] = (
                     -3 * g + 4 * self._grad_in_s(s + e) - self._grad_in_s(s + 2 * e)
                 ) / (2 * h)
+            H[j, known] = H[known, j]  # the known block's rows come from these columns
         return g, H

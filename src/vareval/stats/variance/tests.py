@@ -45,7 +45,6 @@ from vareval.stats._checks import as_confidence
 from vareval.stats._progress import progress_bar
 from vareval.stats._result import ConfidenceInterval, Result, t_interval_at
 from vareval.stats.variance.fit import (
-    SINGULAR_TOL,
     MixedModelFit,
     _Crossprods,
     _fit_from_crossprods,
@@ -301,9 +300,11 @@ def _lrt_result(term, fit, reduced, df, variance):
 def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
     """Refit ``fit``'s model with the grouping factors ``keep`` (or new ones).
 
-    Fitted from the default start and from ``start`` (a warm start from the
-    full fit); the better converged fit is kept, because a warm start at a
-    flat point (a variance at 0 in the full model) can stall the optimiser.
+    Fitted from ``start`` (a warm start from the full fit), and from the
+    default start too when that fit did not converge; the better converged fit
+    is kept. A variance at 0 in the start does not stall the fit: the Newton
+    steps move in ``s = theta^2``, where 0 is no stationary point, and every
+    zero of the result is probed (``fit._optimise``).
     """
     st = _state(fit)
     if codes is None:
@@ -313,17 +314,15 @@ def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
     n_levels = [len(lev) for lev in level_names]
     cp = _Crossprods(st.y, st.X, codes, n_levels)
     fits = []
-    # the warm start first; the default start too unless the warm one converged
-    # away from every boundary (where it cannot have stalled)
     for s0 in [None] if start is None else [start, None]:
-        if fits and fits[0].converged and min(start.min(), fits[0].theta.min()) > SINGULAR_TOL:
+        if fits and fits[0].converged:
             break
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", VarevalWarning)
             fits.append(
                 _fit_from_crossprods(
                     cp, st.y, st.X, codes, fit.fixed_names, names,
-                    level_names, fit.reml, start=s0, warn=False,
+                    level_names, fit.reml, start=s0, warn=False, polish=False,
                 )
             )  # fmt: skip
     ok = [f for f in fits if f.converged] or fits
@@ -469,6 +468,7 @@ class _Satterthwaite:
         k = theta.size
         H = np.empty((k + 1, k + 1))
         if jacobians is not None and jacobians.near(theta):
+            jacobians.fill_zeros(cp, self.reml)
             J = jacobians.logdet_a + jacobians.r2 / s2u
             H[:k, :k] = J + jacobians.rx if self.reml else J
         else:
@@ -608,7 +608,7 @@ class _Schur:
         cp, qb, r, k = self.cp, self.qb, self.r, self.cp.k
         if r and cp.sparse:  # from the gradient of log|A| (stats/variance/sparse.py)
             # else at the points of Satterthwaite's Hessian, whose gradients are kept
-            H = None
+            H = None  # the columns of a theta_j = 0 are not used
             if jacobians is not None and jacobians.near(self.theta):
                 H = jacobians.logdet_a
             elif np.all(self.theta > 0):
