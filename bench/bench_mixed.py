@@ -292,7 +292,8 @@ def command_side_by_side(only=None):
     print(f"{'design':34s} {'vareval CPU':>11s} {'wall':>6s} {'peak':>7s}   "
           f"{'lmer CPU':>8s} {'wall':>6s} {'R peak':>7s}   CPU ratio  peak ratio")  # fmt: skip
     for label, data, formula, flags in _COMMAND_CASES:
-        if only and not any(o in label for o in only):
+        kind = data if isinstance(data, str) else data[0]  # "crossed" picks both its rows
+        if only and not any(o in label or o == kind for o in only):
             continue
         if data == "InstEval":
             path = tmp / "insteval.csv"
