@@ -24,7 +24,10 @@ two give the same table (tested on random tables of tricky spellings).
 from __future__ import annotations
 
 import csv
+import functools
+import importlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -293,40 +296,59 @@ def _refuse_concatenated(path) -> None:
 
     Either would be read as data (a run whose method is the header's word, a
     label starting with an invisible U+FEFF); both are refused with the line.
-    The file is scanned in blocks that overlap by a header's length.
+    The file is read into one buffer a block at a time, each block scanned
+    with the end of the one before (a header's length), so a mark across two
+    blocks is seen; the BOM is looked for only in a block holding its first
+    byte (``memchr``'s speed), and lines are counted only for the message.
     """
     with open(path, "rb") as fh:
         header = fh.readline().removeprefix(_BOM).rstrip(b"\r\n")
         if not header:
             return
-        keep = len(header) + 2
-        buf, before = b"\n", 0  # the header line's newline; newlines in the file before buf
+        keep = len(header) + 3
+        lines = (b"\n" + header + b"\n", b"\n" + header + b"\r\n")
+        buf = bytearray(1 + keep + _SCAN)  # room for a block after what is kept
+        buf[0] = ord("\n")  # the header line's newline
+        base = fh.tell() - 1  # the file's offset of buf[0]
+        view, have = memoryview(buf), 1
         while True:
-            block = fh.read(_SCAN)
-            buf += block
-            at = buf.find(b"\n" + _BOM)
-            if at >= 0:
-                line = before + buf.count(b"\n", 0, at) + 2
+            got = fh.readinto(view[have:])
+            have += got
+            found = [buf.find(line, 0, have) for line in lines]
+            if not got:  # the last line may end the file without a newline
+                tail = max(0, have - keep - 2)
+                last = bytes(buf[tail:have]).rstrip(b"\r\n")
+                if last.endswith(b"\n" + header):
+                    found.append(tail + len(last) - len(header) - 1)
+            bom = buf.find(b"\n" + _BOM, 0, have) if buf.find(b"\xef", 0, have) >= 0 else -1
+            if bom >= 0:
                 raise DataError(
                     f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
-                    f"{line}, as when files are joined with "
+                    f"{_line_after(path, base + bom)}, as when files are joined with "
                     "cat; remove it (a label would start with an invisible character)."
                 )
-            found = [buf.find(b"\n" + header + end) for end in (b"\n", b"\r\n")]
-            if not block and buf.rstrip(b"\r\n").endswith(b"\n" + header):  # the last line
-                found.append(buf.rstrip(b"\r\n").rfind(b"\n"))
             found = [x for x in found if x >= 0]
             if found:
-                line = before + buf.count(b"\n", 0, min(found)) + 2
                 raise DataError(
-                    f"file '{path}' repeats its header line at line {line}, as when files are "
-                    "joined with cat; remove the repeated header (it would be read as a run)."
+                    f"file '{path}' repeats its header line at line "
+                    f"{_line_after(path, base + min(found))}, as when files are joined with "
+                    "cat; remove the repeated header (it would be read as a run)."
                 )
-            if not block:
+            if not got:
                 return
-            cut = max(0, len(buf) - keep)
-            before += buf.count(b"\n", 0, cut)
-            buf = buf[cut:]
+            cut = max(0, have - keep)
+            buf[:have - cut] = buf[cut:have]
+            base, have = base + cut, have - cut
+
+
+def _line_after(path, offset: int) -> int:
+    """The number of the line that starts after the newline at byte ``offset`` of a file."""
+    count = 0
+    with open(path, "rb") as fh:
+        while offset > 0:
+            block = fh.read(min(offset, _SCAN))
+            count, offset = count + block.count(b"\n"), offset - len(block)
+    return count + 2
 
 
 def _wanted(names: list[str], columns) -> list[str] | None:
@@ -403,13 +425,19 @@ def _arrow_lossless(column):
                       for i in range(0, len(column), _WINDOW))
         return _writable(ints.to_numpy()) if spelled else column.to_pandas()
     # Every cell must be canonical: the first cells decide a column of
-    # 6-decimal metrics (0.970370) before the whole column is formatted.
+    # 6-decimal metrics (0.970370) before the whole column is checked.
     if _canonical_floats(column.slice(0, 256)) is None:
         return column.to_pandas()
     values = _canonical_floats(column)
-    if values is None or (values == np.round(values)).all():
+    if values is None or _all_whole(values):
         return column.to_pandas()
     return _writable(values)
+
+
+def _all_whole(values: np.ndarray) -> bool:
+    """Whether every value is a whole number; the first values usually answer."""
+    head = values[:256]
+    return bool((head == np.round(head)).all() and (values == np.round(values)).all())
 
 
 def _writable(values: np.ndarray) -> np.ndarray:
@@ -418,9 +446,16 @@ def _writable(values: np.ndarray) -> np.ndarray:
 
 
 def _canonical_floats(column):
-    """``column`` as floats if every cell is a finite float spelled as its ``repr``, else None."""
+    """``column`` as floats if every cell is a finite float spelled as its ``repr``, else None.
+
+    With the compiled kernel (:func:`_kernel`) the cells are parsed and proved
+    in one pass; else arrow parses and :func:`_spelled_as_repr` checks.
+    """
     import pyarrow as pa
 
+    kernel = _kernel()
+    if kernel is not None:
+        return _kernel_floats(kernel, column)
     floats = _cast(column, pa.float64())
     if floats is None:
         return None
@@ -430,6 +465,57 @@ def _canonical_floats(column):
     spelled = all(_spelled_as_repr(column.slice(i, _WINDOW), values[i:i + _WINDOW])
                   for i in range(0, len(values), _WINDOW))
     return values if spelled else None
+
+
+@functools.cache
+def _kernel():
+    """The compiled float check, or None (not built, or ``VAREVAL_NO_KERNEL`` is set)."""
+    if os.environ.get("VAREVAL_NO_KERNEL"):
+        return None
+    try:
+        return importlib.import_module("vareval.data._readkernel")
+    except ImportError:
+        return None
+
+
+def _kernel_floats(kernel, column):
+    """:func:`_canonical_floats` by the kernel (``_readkernel.c``): one pass per chunk.
+
+    The kernel proves a cell is its float's ``repr`` and parses it, or
+    refutes it (the scan stops), or leaves it unknown (a tie, a magnitude
+    past its 128-bit integers); Python decides those, a batch at a time.
+    """
+    import pyarrow as pa
+
+    values = np.empty(len(column))
+    unknown = np.empty(len(column), np.uint8)
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    at, left = 0, 0
+    for chunk in chunks:
+        n = len(chunk)
+        _, offsets, data = chunk.buffers()
+        refuted, unknowns = kernel.repr_floats(
+            offsets, b"" if data is None else data, chunk.offset, n,
+            chunk.type == pa.large_string(), values[at:at + n], unknown[at:at + n])
+        if refuted >= 0:
+            return None
+        at, left = at + n, left + unknowns
+    rest = np.flatnonzero(unknown) if left else np.empty(0, np.intp)
+    for start in range(0, rest.size, 256):
+        at = rest[start:start + 256]
+        for i, text in zip(at.tolist(), column.take(pa.array(at)).to_pylist(), strict=True):
+            value = _float_or_none(text)
+            if value is None or not math.isfinite(value) or repr(value) != text:
+                return None
+            values[i] = value
+    return values
+
+
+def _float_or_none(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 _WINDOW = 1 << 13  # rows checked at a time: temporaries of 64 KB, below malloc's mmap threshold
