@@ -1,0 +1,144 @@
+"""The optional compiled float check of the table reader: sound against repr, equal to numpy.
+
+Skipped where the extension was not built (then the numpy proof runs, and
+test_io.py covers it).
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vareval.data import io
+
+pa = pytest.importorskip("pyarrow")
+kernel = pytest.importorskip("vareval.data._readkernel", reason="the kernel was not built")
+
+
+@pytest.fixture(autouse=True)
+def kernel_on(monkeypatch):
+    # the kernel runs here even where VAREVAL_NO_KERNEL is set for the other tests
+    monkeypatch.delenv("VAREVAL_NO_KERNEL", raising=False)
+    io._kernel.cache_clear()
+    yield
+    monkeypatch.undo()
+    io._kernel.cache_clear()
+
+
+def verdicts(cells, large=False):
+    """Each cell checked alone: 'proved' (with its float), 'refuted' or 'unknown'."""
+    column = pa.array(cells, pa.large_string() if large else pa.string())
+    _, offsets, data = column.buffers()
+    out = []
+    for i in range(len(cells)):
+        value, unknown = np.empty(1), np.empty(1, np.uint8)
+        refuted, _ = kernel.repr_floats(offsets, data, i, 1, large, value, unknown)
+        out.append(("refuted", None) if refuted == 0 else ("unknown", None) if unknown[0]
+                   else ("proved", value[0]))
+    return out
+
+
+def is_repr(text):
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(value) and repr(value) == text
+
+
+def test_kernel_proves_only_reprs_and_refutes_only_non_reprs():
+    """Every verdict is checked against Python's repr: a proved cell is repr(float(cell))
+    (the kernel's float bit for bit), a refuted one is not. Magnitudes 1e-30 to 1e45,
+    random bit patterns, ties of large floats, and near-miss spellings (one digit more,
+    one off, 17 where 16 read back, a trailing or leading zero, exponent forms repr
+    would not write)."""
+    rng = np.random.default_rng(3)
+    n = 1500
+    values = np.concatenate([
+        rng.random(n), rng.normal(0, 1, n),
+        rng.random(n) * 10.0 ** rng.integers(-30, 45, n) * rng.choice([-1, 1], n),
+        np.nextafter(10.0 ** rng.integers(-20, 30, n), rng.choice([0, np.inf], n)),
+        2.0 ** rng.integers(-70, 120, n) * rng.choice([1, 1.5, 1.25], n),
+        np.round(rng.random(n) * 1e4) / 10.0 ** rng.integers(0, 5, n),
+        rng.integers(-10**17, 10**17, n).astype(float),
+        rng.integers(0, 2**63, n).view(np.float64),
+    ])  # fmt: skip
+    values = values[np.isfinite(values)].tolist()
+
+    def digit(text, step):  # the last digit moved by step
+        return text[:-1] + str((int(text[-1]) + step) % 10) if text[-1].isdigit() else text
+
+    spellings = [repr, "{:.17g}".format, "{:.16g}".format, "{:.6g}".format, str,
+                 lambda v: repr(v) + "1", lambda v: repr(v) + "0",
+                 lambda v: digit(repr(v), 1), lambda v: digit(repr(v), -1),
+                 lambda v: repr(v).replace("e-0", "e-").replace("e+", "e"),
+                 lambda v: "0" + repr(v) if v >= 0 else "-0" + repr(-v),
+                 lambda v: f"{v:.15e}", lambda v: repr(float(np.nextafter(v, np.inf)))]
+    cells = [spell(v) for spell in spellings for v in values]
+    cells += ["0.0", "-0.0", "0", "-0", "1.", ".5", "+0.5", "0.5 ", "1E-05", "1e-05",
+              "1e5", "1e+05", "1.0e+16", "1e+16", "9007199254740993.0", "9007199254740992.0",
+              "1000000000000000.5", "0.00001", "0.0001", "1e-04", "12345678901234567.0",
+              "4.070334338702894e+16", "1301395767928599.2", "1301395767928599.3",
+              "nan", "inf", "-inf", "1e999", "5e-324", "2.2250738585072014e-308", "--1.5",
+              "1.5e+016", "1.5e-7", "0.1000000000000000055511151231257827", ""]
+    out = verdicts(cells)
+    for text, (verdict, value) in zip(cells, out, strict=True):
+        if verdict == "proved":
+            assert is_repr(text), text
+            assert value == float(text) and math.copysign(1, value) == math.copysign(
+                1, float(text)), text
+        elif verdict == "refuted":
+            assert not is_repr(text), text
+    assert verdicts(cells[:50], large=True) == out[:50]  # large_string offsets alike
+    # every repr cell of ordinary magnitudes is proved, none left to Python (from 1e13 on,
+    # some floats lie halfway between two 17-digit decimals: those ties are left to it)
+    plain = [repr(v) for v in values[:3 * n] if 1e-10 < abs(v) < 1e12]
+    assert all(v == "proved" for v, _ in verdicts(plain))
+
+
+def numpy_path(column):
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(io, "_kernel", lambda: None)
+        return io._arrow_lossless(column)
+
+
+def test_kernel_reads_every_column_as_the_numpy_path_does():
+    """Whole columns, in several chunks and sliced: numbers (the same floats) exactly
+    when the numpy path gives numbers; a cell left unknown is decided by Python's repr."""
+    rng = np.random.default_rng(4)
+    values = rng.random(400) * 10.0 ** rng.integers(-25, 25, 400)
+    canonical = [repr(v) for v in values.tolist()]
+    odd = ["0.50", "1e-5", "01.5", "3", "nan", "x", "1.5e+016", "2.0", "-0.0"]
+    for trial in range(60):
+        cells = list(rng.choice(canonical, 300))
+        if trial % 3 == 1:
+            cells[int(rng.integers(300))] = str(rng.choice(odd))
+        if trial % 3 == 2:  # whole numbers only: text, as every whole-number column
+            cells = [repr(float(v)) for v in rng.integers(-50, 50, 300)]
+        cuts = sorted(rng.integers(0, 300, 2))
+        chunks = [cells[:cuts[0]], cells[cuts[0]:cuts[1]], cells[cuts[1]:]]
+        kind = pa.large_string() if trial % 2 else pa.string()
+        column = pa.chunked_array([pa.array(c, kind) for c in chunks]).slice(trial % 5)
+        got, expected = io._arrow_lossless(column), numpy_path(column)
+        assert isinstance(got, np.ndarray) == isinstance(expected, np.ndarray), trial
+        if isinstance(got, np.ndarray):
+            np.testing.assert_array_equal(got, expected)
+        else:
+            pd.testing.assert_series_equal(got, expected)
+
+
+def test_read_table_is_the_same_with_and_without_the_kernel(tmp_path, monkeypatch):
+    """The file's table, through read_table, whichever path checks the floats."""
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"a": rng.random(3000), "b": rng.normal(0, 1e-7, 3000),
+                          "c": rng.integers(0, 9, 3000), "d": np.round(rng.random(3000), 3)})
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    with_kernel = io.read_table(path)
+    assert with_kernel["a"].dtype == np.float64 and with_kernel["b"].dtype == np.float64
+    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
+    io._kernel.cache_clear()
+    assert io._kernel() is None
+    pd.testing.assert_frame_equal(with_kernel, io.read_table(path))
+    pd.testing.assert_frame_equal(with_kernel, frame)
