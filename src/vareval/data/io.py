@@ -271,8 +271,13 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
 
 
 def _read_csv(path, columns=None, sep=","):
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        header = next(csv.reader(fh, delimiter=sep), [])
+    with open(path, "rb") as fh:  # binary: no codec to look up for a small file
+        line = fh.readline().removeprefix(_BOM)
+    if line.count(b'"') % 2:  # a quoted name runs over lines
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh, delimiter=sep), [])
+    else:
+        header = next(csv.reader([line.decode("utf-8").rstrip("\r\n")], delimiter=sep), [])
     _refuse_duplicates(f"file '{path}'", header)
     _refuse_concatenated(path)
     wanted = _wanted(header, columns)
@@ -307,7 +312,8 @@ def _refuse_concatenated(path) -> None:
             return
         keep = len(header) + 3
         lines = (b"\n" + header + b"\n", b"\n" + header + b"\r\n")
-        buf = bytearray(1 + keep + _SCAN)  # room for a block after what is kept
+        block = min(_SCAN, max(1, os.fstat(fh.fileno()).st_size))  # a small file: its size
+        buf = bytearray(1 + keep + block)  # room for a block after what is kept
         buf[0] = ord("\n")  # the header line's newline
         base = fh.tell() - 1  # the file's offset of buf[0]
         view, have = memoryview(buf), 1
@@ -398,13 +404,19 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
         column, strings[i] = strings[i], None
         return _arrow_lossless(column)
 
-    # arrow's kernels release the GIL: the columns' checks run side by side
-    with ThreadPoolExecutor(min(len(names), os.cpu_count() or 1)) as pool:
-        columns = list(pool.map(convert, range(len(names))))
+    # arrow's kernels (and the float check's) release the GIL: the columns' checks run
+    # side by side, unless starting the threads would cost more than they save
+    workers = min(len(names), os.cpu_count() or 1)
+    if workers < 2 or sum(column.nbytes for column in strings) < _THREADED:
+        columns = list(map(convert, range(len(names))))
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            columns = list(pool.map(convert, range(len(names))))
     # copy=False: one block per column, not a consolidating copy of every number
     return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
 
 
+_THREADED = 1 << 22  # bytes of text from which the columns are checked in threads
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
 _BLOCK = 1 << 23  # bytes parsed per block: fewer, longer chunks than arrow's 1 MB
 
@@ -419,8 +431,12 @@ def _arrow_lossless(column):
 
     if column.null_count or not len(column):
         return column.to_pandas()
-    ints = _cast(column, pa.int64())
-    if ints is not None:
+    kernel = _kernel()
+    if kernel is not None:  # parsed and checked in one pass; a miss tries the floats
+        ints = _kernel_ints(kernel, column)
+        if ints is not None:
+            return ints
+    elif (ints := _cast(column, pa.int64())) is not None:
         spelled = all(_spelled_as_int(ints.slice(i, _WINDOW), column.slice(i, _WINDOW))
                       for i in range(0, len(column), _WINDOW))
         return _writable(ints.to_numpy()) if spelled else column.to_pandas()
@@ -508,6 +524,21 @@ def _kernel_floats(kernel, column):
             if value is None or not math.isfinite(value) or repr(value) != text:
                 return None
             values[i] = value
+    return values
+
+
+def _kernel_ints(kernel, column):
+    """``column`` as int64 if every cell is an int's decimal form, else None (the kernel)."""
+    import pyarrow as pa
+
+    values = np.empty(len(column), np.int64)
+    at = 0
+    for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        _, offsets, data = chunk.buffers()
+        if kernel.int_cells(offsets, b"" if data is None else data, chunk.offset, len(chunk),
+                            chunk.type == pa.large_string(), values[at:at + len(chunk)]) >= 0:
+            return None
+        at += len(chunk)
     return values
 
 
