@@ -274,3 +274,13 @@ def test_concatenated_files_are_found_across_scan_blocks(tmp_path, monkeypatch, 
             io.read_table(path)
     (tmp_path / "ok.csv").write_bytes(b"\xef\xbb\xbfa,b\n1,2\n3,4\n")
     assert io.read_table(tmp_path / "ok.csv").shape == (2, 2)
+
+
+def test_text_that_is_not_utf8_is_refused_in_any_column(tmp_path):
+    """Arrow's UTF-8 check runs only on the columns that stay text (numbers are ASCII by
+    their spelling check): a stray Latin-1 byte in a label is still refused, in one line."""
+    for i, body in enumerate([b"1.5,caf\xe9\n2.5,x\n", b"caf\xe9,1\nx,2\n", b"1,2\n3,\xff\n"]):
+        path = tmp_path / f"t{i}.csv"
+        path.write_bytes(b"a,b\n" + body)
+        with pytest.raises(DataError, match="could not be read as csv: 'utf-8' codec"):
+            read_table(path)

@@ -387,6 +387,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
         strings_can_be_null=True,
         null_values=[""],
         quoted_strings_can_be_null=True,
+        check_utf8=False,  # checked only in the columns that stay text (_as_text)
     )
     try:
         table = pa_csv.read_csv(
@@ -407,11 +408,14 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     # arrow's kernels (and the float check's) release the GIL: the columns' checks run
     # side by side, unless starting the threads would cost more than they save
     workers = min(len(names), os.cpu_count() or 1)
-    if workers < 2 or sum(column.nbytes for column in strings) < _THREADED:
-        columns = list(map(convert, range(len(names))))
-    else:
-        with ThreadPoolExecutor(workers) as pool:
-            columns = list(pool.map(convert, range(len(names))))
+    try:
+        if workers < 2 or sum(column.nbytes for column in strings) < _THREADED:
+            columns = list(map(convert, range(len(names))))
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                columns = list(pool.map(convert, range(len(names))))
+    except pa.ArrowInvalid:  # text that is not UTF-8: the pandas reader says where
+        return None
     # copy=False: one block per column, not a consolidating copy of every number
     return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
 
@@ -430,7 +434,7 @@ def _arrow_lossless(column):
     import pyarrow as pa
 
     if column.null_count or not len(column):
-        return column.to_pandas()
+        return _as_text(column)
     kernel = _kernel()
     if kernel is not None:  # parsed and checked in one pass; a miss tries the floats
         ints = _kernel_ints(kernel, column)
@@ -439,15 +443,24 @@ def _arrow_lossless(column):
     elif (ints := _cast(column, pa.int64())) is not None:
         spelled = all(_spelled_as_int(ints.slice(i, _WINDOW), column.slice(i, _WINDOW))
                       for i in range(0, len(column), _WINDOW))
-        return _writable(ints.to_numpy()) if spelled else column.to_pandas()
+        return _writable(ints.to_numpy()) if spelled else _as_text(column)
     # Every cell must be canonical: the first cells decide a column of
     # 6-decimal metrics (0.970370) before the whole column is checked.
     if _canonical_floats(column.slice(0, 256)) is None:
-        return column.to_pandas()
+        return _as_text(column)
     values = _canonical_floats(column)
     if values is None or _all_whole(values):
-        return column.to_pandas()
+        return _as_text(column)
     return _writable(values)
+
+
+def _as_text(column):
+    """The column as text, once its bytes are checked to be UTF-8 (ArrowInvalid if not).
+
+    Numbers are ASCII by their spelling check, so only text columns need it.
+    """
+    column.validate(full=True)
+    return column.to_pandas()
 
 
 def _all_whole(values: np.ndarray) -> bool:
