@@ -168,3 +168,35 @@ def test_kernel_reads_int_columns_as_the_numpy_path_does():
             np.testing.assert_array_equal(got, expected)
         else:
             pd.testing.assert_series_equal(got, expected)
+
+
+def test_kernel_utf8_check_is_pythons_decoder_cell_by_cell():
+    """Each cell is UTF-8 exactly when Python decodes it (overlong forms, surrogates, past
+    U+10FFFF, cut sequences refused), also where two cells together would decode (a lead
+    byte ending one cell, its continuation starting the next)."""
+    rng = np.random.default_rng(10)
+    tricky = [b"\xc0\x80", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf5\x80",
+              b"\xe2\x82", b"\x82\xac", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xc3\xa9", b"\xff",
+              b"\xdf\xbf", b"\xef\xbf\xbf", b"\xf4\x8f\xbf\xbf", b"\xe0\xa0\x80", b"plain"]
+    for trial in range(300):
+        parts = rng.choice(len(tricky), int(rng.integers(1, 4)))
+        cell = b"".join(b"ab" * int(rng.integers(0, 6)) + tricky[i] for i in parts)
+        cells = [b"x" * 9, cell, b"y"] if trial % 2 else [cell]
+        column = pa.Array.from_buffers(  # the bytes as a string array, unchecked
+            pa.string(), len(cells), [None, *pa.array(cells, pa.binary()).buffers()[1:]])
+        _, offsets, data = column.buffers()
+        got = kernel.utf8_cells(offsets, data, 0, len(cells), False)
+        decodes = [_decodes(c) for c in cells]
+        assert got == (decodes.index(False) if False in decodes else -1), cells
+    cut = pa.Array.from_buffers(pa.string(), 2, [None, *pa.array(
+        [b"\xe2", b"\x82\xac"], pa.binary()).buffers()[1:]])
+    _, offsets, data = cut.buffers()
+    assert kernel.utf8_cells(offsets, data, 0, 2, False) == 0
+
+
+def _decodes(cell: bytes) -> bool:
+    try:
+        cell.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -1,6 +1,7 @@
 /* The reader's number checks in one pass: is each cell of a text column exactly
  * Python's repr of the float it reads as (or an int's decimal form, int_cells
- * below)?  The numbers are parsed in the same pass.
+ * below)?  The numbers are parsed in the same pass. And utf8_cells: arrow's UTF-8
+ * check, run only on the columns that stay text.
  *
  * repr_floats(offsets, data, first, n, wide, out, unknown) -> (rejected, unknowns)
  *
@@ -347,7 +348,97 @@ done:
     return result;
 }
 
+/* Whether s[0:len] is UTF-8 as RFC 3629 has it (no overlong form, surrogate or code
+ * point past U+10FFFF), as arrow's own check and Python's decoder require. */
+static int valid_utf8(const unsigned char *s, const unsigned char *end) {
+    while (s < end) {
+        uint64_t x;
+        if (end - s >= 8 && (memcpy(&x, s, 8), !(x & 0x8080808080808080ULL))) {
+            s += 8;  /* eight ASCII bytes */
+            continue;
+        }
+        unsigned char c = *s, lo = 0x80, hi = 0xBF;
+        int n;
+        if (c < 0x80) {
+            s++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1;
+        else if (c >= 0xE0 && c <= 0xEF)
+            n = 2, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        else if (c >= 0xF0 && c <= 0xF4)
+            n = 3, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        else
+            return 0;
+        if (end - s < n + 1 || s[1] < lo || s[1] > hi) return 0;
+        for (int k = 2; k <= n; k++)
+            if ((s[k] & 0xC0) != 0x80) return 0;
+        s += n + 1;
+    }
+    return 1;
+}
+
+/* utf8_cells(offsets, data, first, n, wide) -> the first cell that is not UTF-8, or -1.
+ * All-ASCII text (no byte >= 0x80 in the cells' span) is passed in one sweep. */
+static PyObject *utf8_cells(PyObject *self, PyObject *args) {
+    PyObject *offsets_obj, *data_obj;
+    Py_ssize_t first, n;
+    int wide;
+    if (!PyArg_ParseTuple(args, "OOnnp", &offsets_obj, &data_obj, &first, &n, &wide)) return NULL;
+    if (first < 0 || n < 0) {
+        PyErr_SetString(PyExc_ValueError, "utf8_cells: negative offset or length");
+        return NULL;
+    }
+    Py_buffer v[2];
+    int got = 0;
+    PyObject *result = NULL;
+    if (get_buffer(offsets_obj, &v[got], "offsets", (first + n + 1) * (wide ? 8 : 4), 0) < 0)
+        goto done;
+    got++;
+    if (get_buffer(data_obj, &v[got], "data", 0, 0) < 0) goto done;
+    got++;
+    const char *offsets = (const char *)v[0].buf;
+    const unsigned char *data = (const unsigned char *)v[1].buf;
+    Py_ssize_t data_len = v[1].len, invalid = -1, bad = 0;
+    int64_t start, stop, span_start = 0, span_stop = 0;  /* the cells' bytes: one span */
+    if (n) {
+        cell_bounds(offsets, wide, first, &span_start, &stop);
+        cell_bounds(offsets, wide, first + n - 1, &start, &span_stop);
+        bad = span_start < 0 || span_stop < span_start || span_stop > data_len;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (n && !bad) {
+        uint64_t high = 0, x;
+        const unsigned char *s = data + span_start, *end = data + span_stop;
+        for (; end - s >= 8; s += 8) high |= (memcpy(&x, s, 8), x);
+        for (; s < end; s++) high |= *s;
+        if (high & 0x8080808080808080ULL)
+            for (Py_ssize_t i = 0; i < n; i++) {
+                cell_bounds(offsets, wide, first + i, &start, &stop);
+                if (start < span_start || stop < start || stop > span_stop) {
+                    bad = 1;
+                    break;
+                }
+                if (!valid_utf8(data + start, data + stop)) {
+                    invalid = i;
+                    break;
+                }
+            }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad)
+        PyErr_SetString(PyExc_ValueError, "utf8_cells: an offset is out of range");
+    else
+        result = PyLong_FromSsize_t(invalid);
+done:
+    while (got-- > 0) PyBuffer_Release(&v[got]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"utf8_cells", utf8_cells, METH_VARARGS,
+     "The first cell that is not UTF-8, or -1 (see the source)."},
     {"repr_floats", repr_floats, METH_VARARGS,
      "Prove each cell is its float's repr and parse it, in one pass (see the source)."},
     {"int_cells", int_cells, METH_VARARGS,

@@ -387,7 +387,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
         strings_can_be_null=True,
         null_values=[""],
         quoted_strings_can_be_null=True,
-        check_utf8=False,  # checked only in the columns that stay text (_as_text)
+        check_utf8=_kernel() is None,  # else checked only where the text stays (_as_text)
     )
     try:
         table = pa_csv.read_csv(
@@ -455,11 +455,21 @@ def _arrow_lossless(column):
 
 
 def _as_text(column):
-    """The column as text, once its bytes are checked to be UTF-8 (ArrowInvalid if not).
+    """The column as text, its cells checked to be UTF-8 (ArrowInvalid if not).
 
-    Numbers are ASCII by their spelling check, so only text columns need it.
+    With the kernel, arrow's reader leaves the check to this: numbers are
+    ASCII by their spelling check, so only the columns that stay text need it.
     """
-    column.validate(full=True)
+    import pyarrow as pa
+
+    kernel = _kernel()
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    for chunk in chunks if kernel is not None else ():
+        _, offsets, data = chunk.buffers()
+        if len(chunk) - chunk.null_count and kernel.utf8_cells(
+                offsets, b"" if data is None else data, chunk.offset, len(chunk),
+                chunk.type == pa.large_string()) >= 0:
+            raise pa.ArrowInvalid("a cell is not UTF-8")
     return column.to_pandas()
 
 
