@@ -18,7 +18,10 @@ in the header is refused.
 
 CSV and TSV files are parsed by pyarrow when it is installed (the
 ``parquet`` extra; about 10x faster on large tables), else by pandas; the
-two give the same table (tested on random tables of tricky spellings).
+two give the same table (tested on random tables of tricky spellings). An
+optional compiled kernel (``_readkernel.c``, built at install where a C
+compiler is found) parses and checks a column's spellings in one pass; its
+numpy fallback gives the same table.
 """
 
 from __future__ import annotations
@@ -463,12 +466,8 @@ def _as_text(column):
     import pyarrow as pa
 
     kernel = _kernel()
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    for chunk in chunks if kernel is not None else ():
-        _, offsets, data = chunk.buffers()
-        if len(chunk) - chunk.null_count and kernel.utf8_cells(
-                offsets, b"" if data is None else data, chunk.offset, len(chunk),
-                chunk.type == pa.large_string()) >= 0:
+    for chunk in _chunks(column) if kernel is not None else ():
+        if len(chunk) > chunk.null_count and kernel.utf8_cells(*_text_buffers(chunk)) >= 0:
             raise pa.ArrowInvalid("a cell is not UTF-8")
     return column.to_pandas()
 
@@ -508,7 +507,7 @@ def _canonical_floats(column):
 
 @functools.cache
 def _kernel():
-    """The compiled float check, or None (not built, or ``VAREVAL_NO_KERNEL`` is set)."""
+    """The compiled checks (``_readkernel.c``), or None (not built, or ``VAREVAL_NO_KERNEL``)."""
     if os.environ.get("VAREVAL_NO_KERNEL"):
         return None
     try:
@@ -528,14 +527,11 @@ def _kernel_floats(kernel, column):
 
     values = np.empty(len(column))
     unknown = np.empty(len(column), np.uint8)
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     at, left = 0, 0
-    for chunk in chunks:
+    for chunk in _chunks(column):
         n = len(chunk)
-        _, offsets, data = chunk.buffers()
-        refuted, unknowns = kernel.repr_floats(
-            offsets, b"" if data is None else data, chunk.offset, n,
-            chunk.type == pa.large_string(), values[at:at + n], unknown[at:at + n])
+        refuted, unknowns = kernel.repr_floats(*_text_buffers(chunk), values[at:at + n],
+                                               unknown[at:at + n])
         if refuted >= 0:
             return None
         at, left = at + n, left + unknowns
@@ -552,17 +548,29 @@ def _kernel_floats(kernel, column):
 
 def _kernel_ints(kernel, column):
     """``column`` as int64 if every cell is an int's decimal form, else None (the kernel)."""
-    import pyarrow as pa
-
     values = np.empty(len(column), np.int64)
     at = 0
-    for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
-        _, offsets, data = chunk.buffers()
-        if kernel.int_cells(offsets, b"" if data is None else data, chunk.offset, len(chunk),
-                            chunk.type == pa.large_string(), values[at:at + len(chunk)]) >= 0:
+    for chunk in _chunks(column):
+        if kernel.int_cells(*_text_buffers(chunk), values[at:at + len(chunk)]) >= 0:
             return None
         at += len(chunk)
     return values
+
+
+def _chunks(column) -> list:
+    """An arrow array's chunks (itself, when it is not chunked)."""
+    import pyarrow as pa
+
+    return column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+
+
+def _text_buffers(chunk) -> tuple:
+    """A string array as the kernel takes it: offsets, bytes, offset, length, large."""
+    import pyarrow as pa
+
+    _, offsets, data = chunk.buffers()
+    return (offsets, b"" if data is None else data, chunk.offset, len(chunk),
+            chunk.type == pa.large_string())
 
 
 def _float_or_none(text):
