@@ -31,14 +31,16 @@
  *   (2) T is strictly closer to v than half the step 10**p of its last digit: no
  *       other n-digit decimal is as close;
  *   (3) neither decimal of n - 1 digits next to T (T with its last digit cut, and
- *       that plus one step 10**(p+1)) lies inside or on the interval: a shorter
- *       decimal inside the interval would lie between v and one of those two.
+ *       that plus one step 10**(p+1)) reads back as v (lies in the interval, an end
+ *       counting as in (1)): a shorter decimal that did would lie between v and one
+ *       of those two.
  * A cell is refuted when its form is not repr's, it has more than 17 significant
- * digits, or (3) finds a shorter decimal strictly inside the interval. A cell with
- * a decimal of (2) or (3) on a boundary (a tie, an end of the interval), or whose integers would pass 2**126, or
- * whose float is subnormal, is left unknown. The integers: every quantity is
- * multiplied by 2**(-g2) 5**(-g5), g2 = min(p, e - 2), g5 = min(p, 0), where
- * v = m 2**e, so that T, v, the quarter ulp 2**(e-2) and 10**p are integers.
+ * digits, or (3) finds a shorter decimal that reads back. A cell failing only (2)
+ * (a tie between two n-digit decimals, or a nearer one outside the interval), or
+ * whose integers could reach 2**126 (5**k past 2**64: |p| > 27), or whose float is
+ * subnormal, is left unknown. The integers: every quantity is multiplied by
+ * 2**(-g2) 5**(-g5), g2 = min(p, e - 2), g5 = min(p, 0), where v = m 2**e, so that
+ * T, v, the quarter ulp 2**(e-2) and 10**p are integers.
  * A whole number "I.0" (|I| < 10**16) is repr(v) exactly when I converts to a
  * double exactly.
  */
