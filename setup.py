@@ -14,7 +14,7 @@ setup(
             extra_compile_args=["-O3"],
             optional=True,
         ),
-        Extension(  # the table reader's float check (vareval.data.io)
+        Extension(  # the table reader's spelling checks (vareval.data.io)
             "vareval.data._readkernel",
             ["src/vareval/data/_readkernel.c"],
             extra_compile_args=["-O3"],

@@ -152,3 +152,7 @@ def test_allocate_reads_the_design_and_the_metric_only(tmp_path, monkeypatch):
     got, read = _answer(wide, "allocate", flags, monkeypatch)
     assert got == expected
     assert "duration" in read and not {"notes", "labels"} & set(read), read
+    table.drop(columns="experiment").to_csv(wide, index=False)  # not a store's table
+    result = CliRunner().invoke(main, ["allocate", str(wide), *flags])
+    assert result.exit_code == 2 and "missing: experiment" in result.output
+    assert "notes" in result.output  # every column read, so the error lists them all

@@ -67,8 +67,8 @@ def load_table(path, where, dropna, options, predictions=False):
 
 
 # The options that name a results table's columns, by command (allocate's pilot
-# also needs the design's columns, named by _results_columns, and a store's
-# duration). A command not here (report) reads every column.
+# also needs the design's columns and, where the file has it, a store's duration).
+# A command not here (report) reads every column.
 _COLUMN_OPTIONS = {
     **dict.fromkeys(("summarize", "best-of-k", "tuning-curve", "parametric-curve"),
                     ("metric", "by")),
@@ -102,6 +102,10 @@ def _read_columns(where, options, predictions):
         if named is None:
             return None
         flags = [c for o in named if options.get(o) for c in _option_columns(o, options[o])]
+        if command == "allocate":  # without them every column: the error lists what is there
+            from vareval.data.allocation import DESIGN_COLUMNS
+
+            flags += DESIGN_COLUMNS
         default = ["method"] if "by" in named and not options.get("by") else []  # sequential's
         return functools.partial(_results_columns, flags=flags, where=where,
                                  optional=[*default, *_OPTIONAL_COLUMNS.get(command, ())])
