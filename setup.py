@@ -13,6 +13,12 @@ setup(
             ["src/vareval/stats/testset/_bootkernel.c"],
             extra_compile_args=["-O3"],
             optional=True,
-        )
+        ),
+        Extension(  # the table reader's spelling checks (vareval.data.io)
+            "vareval.data._readkernel",
+            ["src/vareval/data/_readkernel.c"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
     ]
 )

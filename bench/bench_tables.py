@@ -9,6 +9,8 @@ same baseline); CPU seconds (user + system, every thread) are printed beside
 wall seconds, since on a loaded machine wall time measures the load. Readers
 alternate over ``--rounds`` rounds; the lowest CPU and peak of each are kept.
 Targets: vareval within 2x of pyarrow's CPU and 1.5x of its peak memory.
+vareval's read uses its compiled spelling checks where they were built
+(``VAREVAL_NO_KERNEL=1`` measures the numpy path instead).
 
 The files: predictions (item, gold, two systems' integer labels; 10^3 to
 10^7 rows), 6-decimal floats (model, seed, four metrics written ``%.6f``:

@@ -37,6 +37,12 @@ COMMANDS = {  # command: (its flags, the columns of the narrow table)
     "select": ([*CHOICE, "--unit", "seed", "--config", "config"],
                ["method", "seed", "config", "validation", "test"]),
     "selection-curve": ([*CHOICE, "--ks", "1,2"], ["method", "config", "validation", "test"]),
+    "variance": (["--metric", "accuracy", "--fixed", "method", "--random", "seed,config"],
+                 ["method", "seed", "config", "accuracy"]),
+    "variance --by-group": (["--metric", "accuracy", "--fixed", "method,task", "--random",
+                             "seed,config", "--nested", "config:seed", "--by-group",
+                             "seed=method", "--pairs-by", "method"],
+                            ["method", "task", "seed", "config", "accuracy"]),
 }  # fmt: skip
 
 
@@ -76,6 +82,9 @@ def _answer(path, command, flags, monkeypatch):
 def test_extra_columns_are_not_read_and_change_nothing(tmp_path, monkeypatch, command):
     flags, narrow_columns = COMMANDS[command]
     table = _table(np.random.default_rng(3))
+    if command.startswith("variance"):  # every configuration: a random factor
+        table = table[table.task != "t2"] if " " in command else table[table.task == "t0"]
+    command = command.split()[0]
     if command in ("summarize", "paired", "plan", "best-of-k", "sequential"):
         table = table[(table.task == "t0") & (table.config == 0)]
     elif command in ("tuning-curve", "parametric-curve", "aggregate", "rank", "aso"):
@@ -107,11 +116,43 @@ def test_where_reads_the_columns_it_names(tmp_path, monkeypatch):
     assert got == expected
 
 
-def test_a_flag_column_missing_reads_everything_so_the_error_lists_the_columns(tmp_path):
+@pytest.mark.parametrize("args", [["summarize", "--metric", "acc", "--by", "method"],
+                                  ["variance", "--metric", "accuracy", "--fixed", "method",
+                                   "--random", "seed,config", "--nested", "config:acc"]])
+def test_a_flag_column_missing_reads_everything_so_the_error_lists_the_columns(tmp_path, args):
     table = _table(np.random.default_rng(5))
     path = tmp_path / "wide.csv"
     table.to_csv(path, index=False)
-    result = CliRunner().invoke(main, ["summarize", str(path), "--metric", "acc", "--by",
-                                       "method"])
+    result = CliRunner().invoke(main, [args[0], str(path), *args[1:]])
     assert result.exit_code == 2
     assert "acc" in result.output and "notes" in result.output
+
+
+def test_allocate_reads_the_design_and_the_metric_only(tmp_path, monkeypatch):
+    """allocate's pilot: the store's design columns, the metric and the trials' duration
+    (for a budget in time); the same plan as from the table without the extra columns."""
+    rng = np.random.default_rng(6)
+    exp, seed, config, rerun = (a.ravel() for a in np.indices((2, 8, 3, 2)))
+    n = exp.size
+    table = pd.DataFrame({
+        "trial_id": np.arange(n), "experiment": np.array(["a", "b"])[exp], "seed": seed,
+        "config": [f"s{s}_c{c}" for s, c in zip(seed, config, strict=True)],
+        "config_index": config, "rerun": rerun,
+        "accuracy": (0.8 + 0.01 * exp + rng.normal(0, 0.01, 8)[seed]
+                     + rng.normal(0, 0.02, n)).round(4),
+        "duration": rng.uniform(50, 70, n).round(2),
+        "notes": rng.choice(["free text, with a comma", "NA", "", "=1+1"], n),
+        "labels": rng.choice(["1.10", "01", "1e999", "nan", "0x1F"], n),
+    })  # fmt: skip
+    narrow, wide = tmp_path / "narrow.csv", tmp_path / "wide.csv"
+    table.drop(columns=["notes", "labels"]).to_csv(narrow, index=False)
+    table.to_csv(wide, index=False)
+    flags = ["--metric", "accuracy", "--compare", "a,b", "--budget", "2h", "--resamples", "0"]
+    expected, _ = _answer(narrow, "allocate", flags, monkeypatch)
+    got, read = _answer(wide, "allocate", flags, monkeypatch)
+    assert got == expected
+    assert "duration" in read and not {"notes", "labels"} & set(read), read
+    table.drop(columns="experiment").to_csv(wide, index=False)  # not a store's table
+    result = CliRunner().invoke(main, ["allocate", str(wide), *flags])
+    assert result.exit_code == 2 and "missing: experiment" in result.output
+    assert "notes" in result.output  # every column read, so the error lists them all

@@ -185,15 +185,45 @@ def test_arrow_spelling_check_is_pythons_repr_rule_on_every_magnitude(monkeypatc
             np.testing.assert_array_equal(got, expected.to_numpy())
 
 
-def test_float_spelling_proof_never_passes_a_cell_repr_would_not_write():
+def _kernel_proved(column, floats):
+    """The compiled kernel's verdict on each cell alone: proved, with ``floats``' value."""
+    import numpy as np
+    import pyarrow as pa
+
+    from vareval.data import io
+
+    kernel = io._kernel()
+    column = column.combine_chunks()
+    _, offsets, data = column.buffers()
+    proved = np.zeros(len(column), bool)
+    for i in range(len(column)):
+        value, unknown = np.empty(1), np.empty(1, np.uint8)
+        refuted, _ = kernel.repr_floats(offsets, data, column.offset + i, 1,
+                                        column.type == pa.large_string(), value, unknown)
+        proved[i] = refuted < 0 and not unknown[0]
+        if proved[i]:  # the kernel's own parse is the float, sign and all
+            assert value[0] == floats[i] and np.signbit(value[0]) == np.signbit(floats[i])
+    return proved
+
+
+@pytest.mark.parametrize("prover", ["numpy", "kernel"])
+def test_float_spelling_proof_never_passes_a_cell_repr_would_not_write(prover):
     """The arithmetic proof that a cell is its float's repr (no cell formatted) is sound
     against repr itself on every magnitude and near-miss spelling (17 digits where 16
     read back, one place too many, a trailing 0, a leading 0, an exponent, a last digit
-    off by one), and proves almost every repr-written cell of ordinary metrics."""
+    off by one), and proves almost every repr-written cell of ordinary metrics: the
+    numpy proof and the compiled kernel's alike."""
     pa = pytest.importorskip("pyarrow")
     import numpy as np
 
     from vareval.data import io
+
+    if prover == "kernel":
+        pytest.importorskip("vareval.data._readkernel", reason="the kernel was not built")
+        io._kernel.cache_clear()
+        if io._kernel() is None:
+            pytest.skip("VAREVAL_NO_KERNEL is set")
+    surely = io._surely_repr if prover == "numpy" else _kernel_proved
 
     rng = np.random.default_rng(12)
     n = 4000
@@ -220,7 +250,7 @@ def test_float_spelling_proof_never_passes_a_cell_repr_would_not_write():
             parsed = pa.array(cells).cast(pa.float64()).to_numpy()
             column = pa.chunked_array([pa.array(cells[:999]), pa.array(cells[999:])]).slice(3)
             floats, text = parsed[3:], cells[3:]
-            proved = io._surely_repr(column, floats)
+            proved = surely(column, floats)
             pairs = zip(text, floats.tolist(), proved, strict=True)
             wrong = [t for t, v, p in pairs if p and repr(v) != t]
             assert not wrong, (name, wrong[:5])
@@ -244,3 +274,13 @@ def test_concatenated_files_are_found_across_scan_blocks(tmp_path, monkeypatch, 
             io.read_table(path)
     (tmp_path / "ok.csv").write_bytes(b"\xef\xbb\xbfa,b\n1,2\n3,4\n")
     assert io.read_table(tmp_path / "ok.csv").shape == (2, 2)
+
+
+def test_text_that_is_not_utf8_is_refused_in_any_column(tmp_path):
+    """Arrow's UTF-8 check runs only on the columns that stay text (numbers are ASCII by
+    their spelling check): a stray Latin-1 byte in a label is still refused, in one line."""
+    for i, body in enumerate([b"1.5,caf\xe9\n2.5,x\n", b"caf\xe9,1\nx,2\n", b"1,2\n3,\xff\n"]):
+        path = tmp_path / f"t{i}.csv"
+        path.write_bytes(b"a,b\n" + body)
+        with pytest.raises(DataError, match="could not be read as csv: 'utf-8' codec"):
+            read_table(path)

@@ -66,10 +66,9 @@ def load_table(path, where, dropna, options, predictions=False):
     return df
 
 
-# The options that name a results table's columns, by command. A command not
-# here reads every column: variance (its terms name columns in a small formula
-# language: --fixed, --random, --nested, --slope, --by-group, --pairs-by) and
-# allocate (a pilot whose components and costs come from the store's design).
+# The options that name a results table's columns, by command (allocate's pilot
+# also needs the design's columns and, where the file has it, a store's duration).
+# A command not here (report) reads every column.
 _COLUMN_OPTIONS = {
     **dict.fromkeys(("summarize", "best-of-k", "tuning-curve", "parametric-curve"),
                     ("metric", "by")),
@@ -77,7 +76,12 @@ _COLUMN_OPTIONS = {
     **dict.fromkeys(("aggregate", "rank", "aso"), ("metric", "by", "task", "pair_on")),
     "select": ("validation", "test", "by", "unit", "config"),
     "selection-curve": ("validation", "test", "by"),
+    "variance": ("metric", "fixed", "random_", "nested", "by_group", "slope", "pairs_by"),
+    "allocate": ("metric",),
 }
+# Options whose items join two names: --nested inner:outer, --by-group [factor=]column.
+_JOINED = {"nested": ":", "by_group": "="}
+_OPTIONAL_COLUMNS = {"allocate": ("duration",)}  # read when the file has them
 
 
 def _read_columns(where, options, predictions):
@@ -93,17 +97,31 @@ def _read_columns(where, options, predictions):
     """
     if not predictions:
         name = click.get_current_context(silent=True)
-        named = _COLUMN_OPTIONS.get(name.command.name if name else None)
+        command = name.command.name if name else None
+        named = _COLUMN_OPTIONS.get(command)
         if named is None:
             return None
-        flags = [c for o in named if options.get(o) for c in split_columns(options[o])]
+        flags = [c for o in named if options.get(o) for c in _option_columns(o, options[o])]
+        if command == "allocate":  # without them every column: the error lists what is there
+            from vareval.data.allocation import DESIGN_COLUMNS
+
+            flags += DESIGN_COLUMNS
         default = ["method"] if "by" in named and not options.get("by") else []  # sequential's
-        return functools.partial(_results_columns, flags=flags, where=where, optional=default)
+        return functools.partial(_results_columns, flags=flags, where=where,
+                                 optional=[*default, *_OPTIONAL_COLUMNS.get(command, ())])
     if where:
         return None
     if not options.get("system_column") and not options.get("systems"):
         return None  # a wide table without --system: every other column is a system
     return list(dict.fromkeys(_used_columns(None, options, predictions)))
+
+
+def _option_columns(option, value) -> list[str]:
+    """The columns an option's value names (a repeated option gives a tuple of values)."""
+    items = [c for v in ([value] if isinstance(value, str) else value) if v.strip()
+             for c in split_columns(v)]
+    joined = _JOINED.get(option)
+    return [part.strip() for c in items for part in (c.split(joined) if joined else [c])]
 
 
 def _results_columns(names, spec, *, flags, where, optional=()):

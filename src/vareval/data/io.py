@@ -18,13 +18,19 @@ in the header is refused.
 
 CSV and TSV files are parsed by pyarrow when it is installed (the
 ``parquet`` extra; about 10x faster on large tables), else by pandas; the
-two give the same table (tested on random tables of tricky spellings).
+two give the same table (tested on random tables of tricky spellings). An
+optional compiled kernel (``_readkernel.c``, built at install where a C
+compiler is found) parses and checks a column's spellings in one pass; its
+numpy fallback gives the same table.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
+import importlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -268,8 +274,13 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
 
 
 def _read_csv(path, columns=None, sep=","):
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        header = next(csv.reader(fh, delimiter=sep), [])
+    with open(path, "rb") as fh:  # binary: no codec to look up for a small file
+        line = fh.readline().removeprefix(_BOM)
+    if line.count(b'"') % 2:  # a quoted name runs over lines
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh, delimiter=sep), [])
+    else:
+        header = next(csv.reader([line.decode("utf-8").rstrip("\r\n")], delimiter=sep), [])
     _refuse_duplicates(f"file '{path}'", header)
     _refuse_concatenated(path)
     wanted = _wanted(header, columns)
@@ -293,40 +304,60 @@ def _refuse_concatenated(path) -> None:
 
     Either would be read as data (a run whose method is the header's word, a
     label starting with an invisible U+FEFF); both are refused with the line.
-    The file is scanned in blocks that overlap by a header's length.
+    The file is read into one buffer a block at a time, each block scanned
+    with the end of the one before (a header's length), so a mark across two
+    blocks is seen; the BOM is looked for only in a block holding its first
+    byte (``memchr``'s speed), and lines are counted only for the message.
     """
     with open(path, "rb") as fh:
         header = fh.readline().removeprefix(_BOM).rstrip(b"\r\n")
         if not header:
             return
-        keep = len(header) + 2
-        buf, before = b"\n", 0  # the header line's newline; newlines in the file before buf
+        keep = len(header) + 3
+        lines = (b"\n" + header + b"\n", b"\n" + header + b"\r\n")
+        block = min(_SCAN, max(1, os.fstat(fh.fileno()).st_size))  # a small file: its size
+        buf = bytearray(1 + keep + block)  # room for a block after what is kept
+        buf[0] = ord("\n")  # the header line's newline
+        base = fh.tell() - 1  # the file's offset of buf[0]
+        view, have = memoryview(buf), 1
         while True:
-            block = fh.read(_SCAN)
-            buf += block
-            at = buf.find(b"\n" + _BOM)
-            if at >= 0:
-                line = before + buf.count(b"\n", 0, at) + 2
+            got = fh.readinto(view[have:])
+            have += got
+            found = [buf.find(line, 0, have) for line in lines]
+            if not got:  # the last line may end the file without a newline
+                tail = max(0, have - keep - 2)
+                last = bytes(buf[tail:have]).rstrip(b"\r\n")
+                if last.endswith(b"\n" + header):
+                    found.append(tail + len(last) - len(header) - 1)
+            bom = buf.find(b"\n" + _BOM, 0, have) if buf.find(b"\xef", 0, have) >= 0 else -1
+            if bom >= 0:
                 raise DataError(
                     f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
-                    f"{line}, as when files are joined with "
+                    f"{_line_after(path, base + bom)}, as when files are joined with "
                     "cat; remove it (a label would start with an invisible character)."
                 )
-            found = [buf.find(b"\n" + header + end) for end in (b"\n", b"\r\n")]
-            if not block and buf.rstrip(b"\r\n").endswith(b"\n" + header):  # the last line
-                found.append(buf.rstrip(b"\r\n").rfind(b"\n"))
             found = [x for x in found if x >= 0]
             if found:
-                line = before + buf.count(b"\n", 0, min(found)) + 2
                 raise DataError(
-                    f"file '{path}' repeats its header line at line {line}, as when files are "
-                    "joined with cat; remove the repeated header (it would be read as a run)."
+                    f"file '{path}' repeats its header line at line "
+                    f"{_line_after(path, base + min(found))}, as when files are joined with "
+                    "cat; remove the repeated header (it would be read as a run)."
                 )
-            if not block:
+            if not got:
                 return
-            cut = max(0, len(buf) - keep)
-            before += buf.count(b"\n", 0, cut)
-            buf = buf[cut:]
+            cut = max(0, have - keep)
+            buf[:have - cut] = buf[cut:have]
+            base, have = base + cut, have - cut
+
+
+def _line_after(path, offset: int) -> int:
+    """The number of the line that starts after the newline at byte ``offset`` of a file."""
+    count = 0
+    with open(path, "rb") as fh:
+        while offset > 0:
+            block = fh.read(min(offset, _SCAN))
+            count, offset = count + block.count(b"\n"), offset - len(block)
+    return count + 2
 
 
 def _wanted(names: list[str], columns) -> list[str] | None:
@@ -359,6 +390,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
         strings_can_be_null=True,
         null_values=[""],
         quoted_strings_can_be_null=True,
+        check_utf8=_kernel() is None,  # else checked only where the text stays (_as_text)
     )
     try:
         table = pa_csv.read_csv(
@@ -376,13 +408,22 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
         column, strings[i] = strings[i], None
         return _arrow_lossless(column)
 
-    # arrow's kernels release the GIL: the columns' checks run side by side
-    with ThreadPoolExecutor(min(len(names), os.cpu_count() or 1)) as pool:
-        columns = list(pool.map(convert, range(len(names))))
+    # arrow's kernels (and the float check's) release the GIL: the columns' checks run
+    # side by side, unless starting the threads would cost more than they save
+    workers = min(len(names), os.cpu_count() or 1)
+    try:
+        if workers < 2 or sum(column.nbytes for column in strings) < _THREADED:
+            columns = list(map(convert, range(len(names))))
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                columns = list(pool.map(convert, range(len(names))))
+    except pa.ArrowInvalid:  # text that is not UTF-8: the pandas reader says where
+        return None
     # copy=False: one block per column, not a consolidating copy of every number
     return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
 
 
+_THREADED = 1 << 22  # bytes of text from which the columns are checked in threads
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
 _BLOCK = 1 << 23  # bytes parsed per block: fewer, longer chunks than arrow's 1 MB
 
@@ -396,20 +437,45 @@ def _arrow_lossless(column):
     import pyarrow as pa
 
     if column.null_count or not len(column):
-        return column.to_pandas()
-    ints = _cast(column, pa.int64())
-    if ints is not None:
+        return _as_text(column)
+    kernel = _kernel()
+    if kernel is not None:  # parsed and checked in one pass; a miss tries the floats
+        ints = _kernel_ints(kernel, column)
+        if ints is not None:
+            return ints
+    elif (ints := _cast(column, pa.int64())) is not None:
         spelled = all(_spelled_as_int(ints.slice(i, _WINDOW), column.slice(i, _WINDOW))
                       for i in range(0, len(column), _WINDOW))
-        return _writable(ints.to_numpy()) if spelled else column.to_pandas()
+        return _writable(ints.to_numpy()) if spelled else _as_text(column)
     # Every cell must be canonical: the first cells decide a column of
-    # 6-decimal metrics (0.970370) before the whole column is formatted.
+    # 6-decimal metrics (0.970370) before the whole column is checked.
     if _canonical_floats(column.slice(0, 256)) is None:
-        return column.to_pandas()
+        return _as_text(column)
     values = _canonical_floats(column)
-    if values is None or (values == np.round(values)).all():
-        return column.to_pandas()
+    if values is None or _all_whole(values):
+        return _as_text(column)
     return _writable(values)
+
+
+def _as_text(column):
+    """The column as text, its cells checked to be UTF-8 (ArrowInvalid if not).
+
+    With the kernel, arrow's reader leaves the check to this: numbers are
+    ASCII by their spelling check, so only the columns that stay text need it.
+    """
+    import pyarrow as pa
+
+    kernel = _kernel()
+    for chunk in _chunks(column) if kernel is not None else ():
+        if len(chunk) > chunk.null_count and kernel.utf8_cells(*_text_buffers(chunk)) >= 0:
+            raise pa.ArrowInvalid("a cell is not UTF-8")
+    return column.to_pandas()
+
+
+def _all_whole(values: np.ndarray) -> bool:
+    """Whether every value is a whole number; the first values usually answer."""
+    head = values[:256]
+    return bool((head == np.round(head)).all() and (values == np.round(values)).all())
 
 
 def _writable(values: np.ndarray) -> np.ndarray:
@@ -418,9 +484,16 @@ def _writable(values: np.ndarray) -> np.ndarray:
 
 
 def _canonical_floats(column):
-    """``column`` as floats if every cell is a finite float spelled as its ``repr``, else None."""
+    """``column`` as floats if every cell is a finite float spelled as its ``repr``, else None.
+
+    With the compiled kernel (:func:`_kernel`) the cells are parsed and proved
+    in one pass; else arrow parses and :func:`_spelled_as_repr` checks.
+    """
     import pyarrow as pa
 
+    kernel = _kernel()
+    if kernel is not None:
+        return _kernel_floats(kernel, column)
     floats = _cast(column, pa.float64())
     if floats is None:
         return None
@@ -430,6 +503,81 @@ def _canonical_floats(column):
     spelled = all(_spelled_as_repr(column.slice(i, _WINDOW), values[i:i + _WINDOW])
                   for i in range(0, len(values), _WINDOW))
     return values if spelled else None
+
+
+@functools.cache
+def _kernel():
+    """The compiled checks (``_readkernel.c``), or None (not built, or ``VAREVAL_NO_KERNEL``)."""
+    if os.environ.get("VAREVAL_NO_KERNEL"):
+        return None
+    try:
+        return importlib.import_module("vareval.data._readkernel")
+    except ImportError:
+        return None
+
+
+def _kernel_floats(kernel, column):
+    """:func:`_canonical_floats` by the kernel (``_readkernel.c``): one pass per chunk.
+
+    The kernel proves a cell is its float's ``repr`` and parses it, or
+    refutes it (the scan stops), or leaves it unknown (a tie, a magnitude
+    past its 128-bit integers); Python decides those, a batch at a time.
+    """
+    import pyarrow as pa
+
+    values = np.empty(len(column))
+    unknown = np.empty(len(column), np.uint8)
+    at, left = 0, 0
+    for chunk in _chunks(column):
+        n = len(chunk)
+        refuted, unknowns = kernel.repr_floats(*_text_buffers(chunk), values[at:at + n],
+                                               unknown[at:at + n])
+        if refuted >= 0:
+            return None
+        at, left = at + n, left + unknowns
+    rest = np.flatnonzero(unknown) if left else np.empty(0, np.intp)
+    for start in range(0, rest.size, 256):
+        at = rest[start:start + 256]
+        for i, text in zip(at.tolist(), column.take(pa.array(at)).to_pylist(), strict=True):
+            value = _float_or_none(text)
+            if value is None or not math.isfinite(value) or repr(value) != text:
+                return None
+            values[i] = value
+    return values
+
+
+def _kernel_ints(kernel, column):
+    """``column`` as int64 if every cell is an int's decimal form, else None (the kernel)."""
+    values = np.empty(len(column), np.int64)
+    at = 0
+    for chunk in _chunks(column):
+        if kernel.int_cells(*_text_buffers(chunk), values[at:at + len(chunk)]) >= 0:
+            return None
+        at += len(chunk)
+    return values
+
+
+def _chunks(column) -> list:
+    """An arrow array's chunks (itself, when it is not chunked)."""
+    import pyarrow as pa
+
+    return column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+
+
+def _text_buffers(chunk) -> tuple:
+    """A string array as the kernel takes it: offsets, bytes, offset, length, large."""
+    import pyarrow as pa
+
+    _, offsets, data = chunk.buffers()
+    return (offsets, b"" if data is None else data, chunk.offset, len(chunk),
+            chunk.type == pa.large_string())
+
+
+def _float_or_none(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 _WINDOW = 1 << 13  # rows checked at a time: temporaries of 64 KB, below malloc's mmap threshold

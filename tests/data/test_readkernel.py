@@ -1,0 +1,202 @@
+"""The optional compiled float check of the table reader: sound against repr, equal to numpy.
+
+Skipped where the extension was not built (then the numpy proof runs, and
+test_io.py covers it).
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vareval.data import io
+
+pa = pytest.importorskip("pyarrow")
+kernel = pytest.importorskip("vareval.data._readkernel", reason="the kernel was not built")
+
+
+@pytest.fixture(autouse=True)
+def kernel_on(monkeypatch):
+    # the kernel runs here even where VAREVAL_NO_KERNEL is set for the other tests
+    monkeypatch.delenv("VAREVAL_NO_KERNEL", raising=False)
+    io._kernel.cache_clear()
+    yield
+    monkeypatch.undo()
+    io._kernel.cache_clear()
+
+
+def verdicts(cells, large=False):
+    """Each cell checked alone: 'proved' (with its float), 'refuted' or 'unknown'."""
+    column = pa.array(cells, pa.large_string() if large else pa.string())
+    _, offsets, data = column.buffers()
+    out = []
+    for i in range(len(cells)):
+        value, unknown = np.empty(1), np.empty(1, np.uint8)
+        refuted, _ = kernel.repr_floats(offsets, data, i, 1, large, value, unknown)
+        out.append(("refuted", None) if refuted == 0 else ("unknown", None) if unknown[0]
+                   else ("proved", value[0]))
+    return out
+
+
+def is_repr(text):
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(value) and repr(value) == text
+
+
+def test_kernel_proves_only_reprs_and_refutes_only_non_reprs():
+    """Every verdict is checked against Python's repr: a proved cell is repr(float(cell))
+    (the kernel's float bit for bit), a refuted one is not. Magnitudes 1e-30 to 1e45,
+    random bit patterns, ties of large floats, and near-miss spellings (one digit more,
+    one off, 17 where 16 read back, a trailing or leading zero, exponent forms repr
+    would not write)."""
+    rng = np.random.default_rng(3)
+    n = 1500
+    values = np.concatenate([
+        rng.random(n), rng.normal(0, 1, n),
+        rng.random(n) * 10.0 ** rng.integers(-30, 45, n) * rng.choice([-1, 1], n),
+        np.nextafter(10.0 ** rng.integers(-20, 30, n), rng.choice([0, np.inf], n)),
+        2.0 ** rng.integers(-70, 120, n) * rng.choice([1, 1.5, 1.25], n),
+        np.round(rng.random(n) * 1e4) / 10.0 ** rng.integers(0, 5, n),
+        rng.integers(-10**17, 10**17, n).astype(float),
+        rng.integers(0, 2**63, n).view(np.float64),
+    ])  # fmt: skip
+    values = values[np.isfinite(values)].tolist()
+
+    def digit(text, step):  # the last digit moved by step
+        return text[:-1] + str((int(text[-1]) + step) % 10) if text[-1].isdigit() else text
+
+    spellings = [repr, "{:.17g}".format, "{:.16g}".format, "{:.6g}".format, str,
+                 lambda v: repr(v) + "1", lambda v: repr(v) + "0",
+                 lambda v: digit(repr(v), 1), lambda v: digit(repr(v), -1),
+                 lambda v: repr(v).replace("e-0", "e-").replace("e+", "e"),
+                 lambda v: "0" + repr(v) if v >= 0 else "-0" + repr(-v),
+                 lambda v: f"{v:.15e}", lambda v: repr(float(np.nextafter(v, np.inf)))]
+    cells = [spell(v) for spell in spellings for v in values]
+    cells += ["0.0", "-0.0", "0", "-0", "1.", ".5", "+0.5", "0.5 ", "1E-05", "1e-05",
+              "1e5", "1e+05", "1.0e+16", "1e+16", "9007199254740993.0", "9007199254740992.0",
+              "1000000000000000.5", "0.00001", "0.0001", "1e-04", "12345678901234567.0",
+              "4.070334338702894e+16", "1301395767928599.2", "1301395767928599.3",
+              "nan", "inf", "-inf", "1e999", "5e-324", "2.2250738585072014e-308", "--1.5",
+              "1.5e+016", "1.5e-7", "0.1000000000000000055511151231257827", ""]
+    out = verdicts(cells)
+    for text, (verdict, value) in zip(cells, out, strict=True):
+        if verdict == "proved":
+            assert is_repr(text), text
+            assert value == float(text) and math.copysign(1, value) == math.copysign(
+                1, float(text)), text
+        elif verdict == "refuted":
+            assert not is_repr(text), text
+    assert verdicts(cells[:50], large=True) == out[:50]  # large_string offsets alike
+    # every repr cell of ordinary magnitudes is proved, none left to Python (from 1e13 on,
+    # some floats lie halfway between two 17-digit decimals: those ties are left to it)
+    plain = [repr(v) for v in values[:3 * n] if 1e-10 < abs(v) < 1e12]
+    assert all(v == "proved" for v, _ in verdicts(plain))
+
+
+def numpy_path(column):
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(io, "_kernel", lambda: None)
+        return io._arrow_lossless(column)
+
+
+def test_kernel_reads_every_column_as_the_numpy_path_does():
+    """Whole columns, in several chunks and sliced: numbers (the same floats) exactly
+    when the numpy path gives numbers; a cell left unknown is decided by Python's repr."""
+    rng = np.random.default_rng(4)
+    values = rng.random(400) * 10.0 ** rng.integers(-25, 25, 400)
+    canonical = [repr(v) for v in values.tolist()]
+    odd = ["0.50", "1e-5", "01.5", "3", "nan", "x", "1.5e+016", "2.0", "-0.0"]
+    for trial in range(60):
+        cells = list(rng.choice(canonical, 300))
+        if trial % 3 == 1:
+            cells[int(rng.integers(300))] = str(rng.choice(odd))
+        if trial % 3 == 2:  # whole numbers only: text, as every whole-number column
+            cells = [repr(float(v)) for v in rng.integers(-50, 50, 300)]
+        cuts = sorted(rng.integers(0, 300, 2))
+        chunks = [cells[:cuts[0]], cells[cuts[0]:cuts[1]], cells[cuts[1]:]]
+        kind = pa.large_string() if trial % 2 else pa.string()
+        column = pa.chunked_array([pa.array(c, kind) for c in chunks]).slice(trial % 5)
+        got, expected = io._arrow_lossless(column), numpy_path(column)
+        assert isinstance(got, np.ndarray) == isinstance(expected, np.ndarray), trial
+        if isinstance(got, np.ndarray):
+            np.testing.assert_array_equal(got, expected)
+        else:
+            pd.testing.assert_series_equal(got, expected)
+
+
+def test_read_table_is_the_same_with_and_without_the_kernel(tmp_path, monkeypatch):
+    """The file's table, through read_table, whichever path checks the floats."""
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"a": rng.random(3000), "b": rng.normal(0, 1e-7, 3000),
+                          "c": rng.integers(0, 9, 3000), "d": np.round(rng.random(3000), 3)})
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    with_kernel = io.read_table(path)
+    assert with_kernel["a"].dtype == np.float64 and with_kernel["b"].dtype == np.float64
+    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
+    io._kernel.cache_clear()
+    assert io._kernel() is None
+    pd.testing.assert_frame_equal(with_kernel, io.read_table(path))
+    pd.testing.assert_frame_equal(with_kernel, frame)
+
+
+def test_kernel_reads_int_columns_as_the_numpy_path_does():
+    """An int column is numbers exactly when every cell is its int's decimal form (no
+    sign but '-', no leading zero, no '-0', within int64), whichever path checks it."""
+    rng = np.random.default_rng(9)
+    edge = ["0", "-1", "9223372036854775807", "-9223372036854775808"]
+    odd = ["01", "+4", "-0", "9223372036854775808", "-9223372036854775809", "1.0", " 1",
+           "1 ", "", "-", "1e3", "99999999999999999999", "٣"]
+    for trial in range(60):
+        cells = [str(v) for v in rng.integers(-10**int(rng.integers(1, 19)), 10**18, 200)]
+        cells[int(rng.integers(200))] = str(rng.choice(edge))
+        if trial % 2:
+            cells[int(rng.integers(200))] = str(rng.choice(odd))
+        cuts = sorted(rng.integers(0, 200, 2))
+        kind = pa.large_string() if trial % 3 == 0 else pa.string()
+        column = pa.chunked_array([pa.array(c, kind) for c in
+                                   (cells[:cuts[0]], cells[cuts[0]:cuts[1]], cells[cuts[1]:])])
+        column = column.slice(trial % 4)
+        got, expected = io._arrow_lossless(column), numpy_path(column)
+        assert isinstance(got, np.ndarray) == isinstance(expected, np.ndarray), trial
+        if isinstance(got, np.ndarray):
+            assert got.dtype == np.int64 and got.flags.writeable
+            np.testing.assert_array_equal(got, expected)
+        else:
+            pd.testing.assert_series_equal(got, expected)
+
+
+def test_kernel_utf8_check_is_pythons_decoder_cell_by_cell():
+    """Each cell is UTF-8 exactly when Python decodes it (overlong forms, surrogates, past
+    U+10FFFF, cut sequences refused), also where two cells together would decode (a lead
+    byte ending one cell, its continuation starting the next)."""
+    rng = np.random.default_rng(10)
+    tricky = [b"\xc0\x80", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf5\x80",
+              b"\xe2\x82", b"\x82\xac", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xc3\xa9", b"\xff",
+              b"\xdf\xbf", b"\xef\xbf\xbf", b"\xf4\x8f\xbf\xbf", b"\xe0\xa0\x80", b"plain"]
+    for trial in range(300):
+        parts = rng.choice(len(tricky), int(rng.integers(1, 4)))
+        cell = b"".join(b"ab" * int(rng.integers(0, 6)) + tricky[i] for i in parts)
+        cells = [b"x" * 9, cell, b"y"] if trial % 2 else [cell]
+        column = pa.Array.from_buffers(  # the bytes as a string array, unchecked
+            pa.string(), len(cells), [None, *pa.array(cells, pa.binary()).buffers()[1:]])
+        _, offsets, data = column.buffers()
+        got = kernel.utf8_cells(offsets, data, 0, len(cells), False)
+        decodes = [_decodes(c) for c in cells]
+        assert got == (decodes.index(False) if False in decodes else -1), cells
+    cut = pa.Array.from_buffers(pa.string(), 2, [None, *pa.array(
+        [b"\xe2", b"\x82\xac"], pa.binary()).buffers()[1:]])
+    _, offsets, data = cut.buffers()
+    assert kernel.utf8_cells(offsets, data, 0, 2, False) == 0
+
+
+def _decodes(cell: bytes) -> bool:
+    try:
+        cell.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
