@@ -332,7 +332,7 @@ def _fit(cls, scores, limits, constraints, search=False):
         raise ArgumentError(f"unknown constraint(s) {sorted(unknown)}; accepted: a, b, c, convex.")
     zs, ks, n = _buckets(ys, lo, hi)
     observed = ys[(ys > lo) & (ys <= hi)]
-    if observed.size < 2 or np.unique(observed).size < 2:
+    if observed.size < 2 or observed.min() == observed.max():
         raise VarevalError(
             "the fit needs at least 2 distinct scores inside `limits`; "
             f"got {np.unique(observed).size}."
@@ -472,15 +472,16 @@ class _ProfiledSpacing:
 
     def __init__(self, z, ks, n, a_lo, a_hi):
         self.top, self.bottom, self.a_lo, self.a_hi = z[-1], z[0], a_lo, a_hi
-        self.d = z[-1] - z  # distances to the highest point, falling to 0
+        d = z[-1] - z  # distances to the highest point, falling to 0
         kmid = ks[1:-1]
         j = np.flatnonzero(kmid > 0)  # empty buckets add nothing (as in _spacing_of)
-        far = (self.d[j] - self.d[j + 1]) < _FAR * self.d[j]  # narrow for every b: a series
+        far = (d[j] - d[j + 1]) < _FAR * d[j]  # narrow for every b: summed by series
         if far.sum() < _MIN_FAR:
             far[:] = False
-        self.far = _FarBuckets(self.d[j[far]], self.d[j[far] + 1], kmid[j[far]]) if far.any() \
-            else None
-        self.j, self.kmid = j[~far], kmid[j[~far]]
+        self.far = _FarBuckets(d[j[far]], d[j[far] + 1], kmid[j[far]]) if far.any() else None
+        near = j[~far]
+        self.d_lo, self.d_hi, self.kmid = d[near], d[near + 1], kmid[near]
+        self.span = d[0]  # z_m - z_1
         self.k0, self.klast = ks[0], ks[-1]
         self.m = kmid.sum() + self.klast
         self.s_free = self.m / (self.m + self.k0)
@@ -489,7 +490,7 @@ class _ProfiledSpacing:
         self.n = n
 
     def _s_range(self, beta, e):
-        span = beta + self.d[0]  # b - z_1
+        span = beta + self.span  # b - z_1
         b = self.top + beta
         with np.errstate(divide="ignore", invalid="ignore"):
             s_lo = np.where(np.isfinite(self.a_lo), (span / (b - self.a_lo)) ** e, 0.0)
@@ -503,19 +504,19 @@ class _ProfiledSpacing:
             return self.a_lo
         if self.s_free >= s_hi:
             return self.a_hi
-        return float(self.top + beta - (beta + self.d[0]) * self.s_free ** (-1 / e))
+        return float(self.top + beta - (beta + self.span) * self.s_free ** (-1 / e))
 
     def __call__(self, beta, e):
         """The loss at each ``beta`` (1-d) for one ``e``."""
         beta = np.asarray(beta, dtype=float)
-        x = (beta[:, None] + self.d) ** e
         with np.errstate(divide="ignore", invalid="ignore"):
-            mid = np.log(x[:, self.j] - x[:, self.j + 1]) @ self.kmid
+            b = beta[:, None]
+            mid = np.log((b + self.d_lo) ** e - (b + self.d_hi) ** e) @ self.kmid
             if self.far is not None:
                 mid = mid + self.far(beta, e)
             s_lo, s_hi = self._s_range(beta, e)
             s = np.clip(self.s_free, s_lo, s_hi)
-            total = (mid + self.klast * e * np.log(beta) - self.m * e * np.log(beta + self.d[0])
+            total = (mid + self.klast * e * np.log(beta) - self.m * e * np.log(beta + self.span)
                      + self.k0 * np.log1p(-s) + self.m * np.log(s))  # fmt: skip
         loss = -(total + self.const) / (self.n + 1)
         return np.where(np.isnan(loss), np.inf, loss)
@@ -560,12 +561,14 @@ class _FarBuckets:
                         p + q - 1, q)
                     self.moments[p, :, p + q] = coef * np.add.reduceat(term, first)
                 term = term * eps
+        self._powers, self._coef = np.arange(top + 1), {}
 
     def __call__(self, beta, e):
+        if e not in self._coef:  # per bin, the coefficient of each power of 1 / (beta + delta)
+            c = np.r_[e - 1.0, _log_series(e, len(_ORDERS) - 1)]
+            self._coef[e] = np.tensordot(c, self.moments, axes=1)
         r = 1.0 / (beta[:, None] + self.delta)  # (points, bins)
-        powers = r[..., None] ** np.arange(self.moments.shape[2])
-        c = np.r_[e - 1.0, _log_series(e, len(_ORDERS) - 1)]
-        series = np.einsum("p,pbs,vbs->v", c, self.moments, powers)
+        series = np.sum(r[..., None] ** self._powers * self._coef[e], axis=(1, 2))
         logs = (e - 1.0) * (np.log(beta[:, None] + self.delta) @ self.weight)
         return logs + series + self.total * np.log(e) + self.log_h
 
@@ -618,6 +621,7 @@ class GoodnessOfFit(Result):
 
 
 EXTRAPOLATION = "model-based extrapolation"
+_BLOCK_CELLS = 2**22  # resampled scores held at once (32 MB)
 _MIN_REFITS = 10  # successful refits an interval needs
 
 
@@ -778,17 +782,24 @@ def parametric_tuning_curve(
     constraints = {"convex": not hib, **(constraints or {})}
     dist, _ = fit(ys, tail_limits(ys), constraints)
     gen = as_rng(rng)
-    if bootstrap == "parametric":  # fresh samples from the fit: the model's own law
-        samples = dist.sample((n_resamples, ys.size), rng=gen)
-    else:
-        samples = ys[gen.integers(0, ys.size, size=(n_resamples, ys.size))]
+
+    def resamples(rows):
+        if bootstrap == "parametric":  # fresh samples from the fit: the model's own law
+            return dist.sample((rows, ys.size), rng=gen)
+        return ys[gen.integers(0, ys.size, size=(rows, ys.size))]
+
+    # a block of resamples at a time: the same stream as all at once (tested), except
+    # the noisy law's, which draws all uniforms before the noise
+    rows = n_resamples if family == "noisy-quadratic" else max(1, _BLOCK_CELLS // ys.size)
     boot = np.full((n_resamples, k.size), np.nan)
-    for i, sample in enumerate(samples):  # each resample is one refit (an optimisation)
-        try:
-            fit_i, _ = fit(sample, tail_limits(sample), constraints)
-        except VarevalError:
-            continue  # a resample with too few distinct tail scores: no refit (counted below)
-        boot[i] = fit_i.quantile_tuning_curve(k, q, higher_is_better=hib)
+    for first in range(0, n_resamples, rows):
+        block = resamples(min(rows, n_resamples - first))
+        for i, sample in enumerate(block, first):  # each resample is one refit
+            try:
+                fit_i, _ = fit(sample, tail_limits(sample), constraints)
+            except VarevalError:
+                continue  # too few distinct tail scores: no refit (counted below)
+            boot[i] = fit_i.quantile_tuning_curve(k, q, higher_is_better=hib)
     ok = ~np.isnan(boot[:, 0])
     if ok.sum() < max(_MIN_REFITS, n_resamples // 2):
         raise VarevalError(
