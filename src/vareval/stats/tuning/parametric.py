@@ -436,7 +436,8 @@ def _profiled_fits(zs, ks, n, cs, convex, a_range, b_range, spread):
     w_lo = np.log(max(b_range[0] - top, tiny))
     w_hi = np.log(b_range[1] - top)
     fixed_b = b_range[0] == b_range[1]
-    grid = np.array([w_hi]) if fixed_b else np.linspace(w_lo, w_hi, max(2, int(w_hi - w_lo) * 2 + 1))
+    steps = max(2, int(w_hi - w_lo) * 2 + 1)  # half a unit of log(b - z_m) apart
+    grid = np.array([w_hi]) if fixed_b else np.linspace(w_lo, w_hi, steps)
     terms = _ProfiledSpacing(z, ks, n, a_range[0], a_hi)
 
     def brent(e, lo, hi, xatol):  # the loss over log(b - z_m) in [lo, hi]
@@ -467,8 +468,10 @@ def _profiled_fits(zs, ks, n, cs, convex, a_range, b_range, spread):
 
 
 class _ProfiledSpacing:
-    """The spacing loss of the concave form with ``a`` profiled out, as a function of
-    ``beta = b - z_m`` and ``e = c / 2`` (see :func:`_profiled_fits`)."""
+    """The concave form's spacing loss with ``a`` profiled out.
+
+    A function of ``beta = b - z_m`` and ``e = c / 2`` (see :func:`_profiled_fits`).
+    """
 
     def __init__(self, z, ks, n, a_lo, a_hi):
         self.top, self.bottom, self.a_lo, self.a_hi = z[-1], z[0], a_lo, a_hi
@@ -529,10 +532,10 @@ _ORDERS = (8, 8, 6, 4, 2)  # powers of the offset kept, per power of t (0: the l
 
 
 class _FarBuckets:
-    r"""``sum_j k_j log((beta + d_j)^e - (beta + d'_j)^e)`` over many narrow buckets, in
-    ``O(bins)`` per evaluation instead of ``O(buckets)``.
+    r"""``sum_j k_j log((beta + d_j)^e - (beta + d'_j)^e)`` over many narrow buckets.
 
-    With ``h = d - d'`` and ``t = h / (beta + d) <= h / d <= 1e-3``, each term is
+    ``O(bins)`` per evaluation instead of ``O(buckets)``. With ``h = d - d'`` and
+    ``t = h / (beta + d) <= h / d <= 1e-3``, each term is
     ``(e - 1) log(beta + d) + log(e h) + g_e(t)``, ``g_e(t) = log((1 - (1 - t)^e) / (e t))
     = sum_p c_p(e) t^p`` (kept to ``p = 4``: ``1e-3^5``). The distances are
     binned geometrically (width 4 %): in a bin ``d = delta + eps`` with
