@@ -21,11 +21,13 @@ variant of opda that handles ties and censoring: observations outside the
 left-open interval ``limits = (lo, hi]`` count only as below or above it, tied
 values share one spacing weighted by their count, and the loss is
 ``-sum_j k_j log((n + 1) dF_j / k_j) / (n + 1)`` over the buckets ``j``.
-vareval minimises it for every allowed ``(c, convex)`` by bounded Nelder-Mead
-searches, roughly, then refines the three best finely (the best also from a
-second start far from the sample's range), in coordinates ``a = y_min - R e^u``,
-``b = y_max + R e^v`` where the loss is finite; opda uses differential
-evolution.
+vareval profiles the far end (``a`` of the concave form) out in closed form
+and minimises over the near end for every allowed ``(c, convex)``, roughly,
+then the three best finely (:func:`_profiled_fits`); with many scores the
+narrow buckets far from the near end are summed from binned moments
+(:class:`_FarBuckets`). The former bounded Nelder-Mead search over ``(a, b)``
+remains as ``_fit(..., search=True)``, the tests' reference. opda uses
+differential evolution.
 
 References
 ----------
