@@ -254,3 +254,18 @@ def test_bad_curve_arguments():
     weighted = EmpiricalDistribution([0.2, 0.4], [0.3, 0.7], a=0, b=1)
     with pytest.raises(VarevalError, match="weights"):
         weighted.v_statistic(2)
+
+
+def test_v_weights_equal_exact_rational_arithmetic(rng):
+    # one power per point, differenced: (i/n)^k - ((i-1)/n)^k in exact fractions; the
+    # rows telescope to 1 (the former two powers per point drifted by 3e-11 at n = 10^6)
+    from vareval.stats.tuning.curves import _v_weights
+
+    for _ in range(20):
+        n = int(rng.integers(1, 40))
+        k = rng.integers(1, 30, 3)
+        exact = [[float(Fraction(i, n) ** int(kk) - Fraction(i - 1, n) ** int(kk))
+                  for i in range(1, n + 1)] for kk in k]  # fmt: skip
+        np.testing.assert_allclose(_v_weights(n, k), exact, rtol=0, atol=2e-15)
+    k = np.array([1, 10, 1000, 10**6])
+    np.testing.assert_allclose(_v_weights(10**6, k).sum(axis=-1), 1.0, rtol=0, atol=1e-15)

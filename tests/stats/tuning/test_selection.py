@@ -144,3 +144,22 @@ def test_rows_marked_below_nominal_are_the_ones_that_under_cover(rng, scaled):
     sd = np.sqrt(0.95 * 0.05 / sims)
     assert np.all(cover[:2] > 0.95 - 0.02 - 4 * sd), cover  # unmarked: near nominal
     assert cover[-1] < 0.9, cover  # marked: the reason for the mark
+
+
+@pytest.mark.parametrize("hib", [True, False])
+def test_blocks_of_k_give_the_all_at_once_numbers_bit_for_bit(rng, monkeypatch, hib):
+    # the curve works on a few rows of k at a time so that (k x n) arrays stay small;
+    # every row must come out exactly as when all rows are computed in one piece
+    from vareval.stats.tuning import selection as module
+
+    n = 3_000
+    val = np.round(rng.normal(size=n), 2)  # ties in validation
+    tst = val + rng.normal(size=n)
+    k = np.r_[1:31, 50, 100, 500, 2_999, 3_000, 5_000]
+    whole = module._curve_rows(k, n, module._tie_groups(val, tst, not hib),
+                               np.sort(val) if hib else np.sort(val)[::-1])
+    monkeypatch.setattr(module, "_BLOCK_CELLS", 4 * n)  # blocks of 4 rows, the last short
+    got = selection_curve(val, tst, k, higher_is_better=hib)
+    for field, want in zip(["estimate", "v_statistic", "validation", "validation_v", "se"],
+                           whole, strict=True):
+        np.testing.assert_array_equal(getattr(got, field), want, err_msg=field)

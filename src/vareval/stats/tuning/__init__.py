@@ -3,9 +3,12 @@
 
 def __getattr__(name: str):
     # vareval.stats.tuning was one module (now .curves): its names still resolve, with a warning.
+    import importlib
     import warnings
 
-    from vareval.stats.tuning import curves
+    # not `from vareval.stats.tuning import curves`: before .curves is loaded, that looks the
+    # name up here first, and so would recurse
+    curves = importlib.import_module("vareval.stats.tuning.curves")
 
     if name.startswith("__") or not hasattr(curves, name):
         raise AttributeError(f"module 'vareval.stats.tuning' has no attribute {name!r}")

@@ -300,9 +300,12 @@ def _convolve(state, kern):
         return state * kern[0]
     if min(state.size, kern.size) < 128:
         return np.convolve(state, kern)
-    from scipy.signal import fftconvolve
+    from scipy import fft  # what scipy.signal.fftconvolve does, without its per-call checks
 
-    return np.maximum(fftconvolve(state, kern), 0.0)
+    size = state.size + kern.size - 1
+    fast = fft.next_fast_len(size, True)
+    out = fft.irfft(fft.rfft(state, fast) * fft.rfft(kern, fast), fast)[:size]
+    return np.maximum(out, 0.0)
 
 
 # -- pointwise Beta intervals --------------------------------------------------

@@ -395,9 +395,9 @@ def _weighted_sums(weights, n: int, k: np.ndarray, ys: np.ndarray):
 
 def _v_weights(n: int, k: np.ndarray) -> np.ndarray:
     """V-statistic weights ``(i/n)^k - ((i-1)/n)^k``, shape ``k.shape + (n,)``."""
-    i = np.arange(1, n + 1) / n
     kk = np.asarray(k, dtype=float)[..., None]
-    return i**kk - (i - 1.0 / n) ** kk
+    cdf = (np.arange(n + 1) / n) ** kk  # one power per point: (i-1)/n's is the previous one's
+    return np.diff(cdf, axis=-1)
 
 
 def _u_weights(n: int, k: np.ndarray) -> np.ndarray:

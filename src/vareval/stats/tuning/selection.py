@@ -194,6 +194,26 @@ def _tie_groups(val: np.ndarray, tst: np.ndarray, minimize: bool):
     return tst, group, start, end, end - start, sums
 
 
+_BLOCK_CELLS = 2**21  # k x n weights per block: 16 MB of float64, a few such temporaries
+
+
+def _curve_rows(k: np.ndarray, n: int, ties, sorted_val):
+    """U and V curves of test and validation, and the jackknife se, for the ``k`` given.
+
+    Every row of ``k`` is computed on its own, so blocks of rows give the
+    same numbers as all rows at once (tested).
+    """
+    sorted_test, group, start, end, count, sums = ties
+    u_w, v_w = _u_weights(n, k), _v_weights(n, k)
+    means = sums / count
+    estimate, v_stat = _curve(u_w, group, means), _curve(v_w, group, means)
+    val_u, val_v = u_w @ sorted_val, v_w @ sorted_val
+    del u_w, v_w
+    loo = _jackknife_u(sorted_test, group, start, end, count, sums, np.minimum(k, n - 1))
+    se = np.sqrt((n - 1) / n * np.sum((loo - loo.mean(axis=1, keepdims=True)) ** 2, axis=1))
+    return estimate, v_stat, val_u, val_v, np.where(k < n, se, np.nan)
+
+
 def _curve(weights: np.ndarray, group, means) -> np.ndarray:
     """``sum_i w_i * mean test score of i's tie group``, for each row of ``weights``."""
     return weights @ means[group]
@@ -355,15 +375,11 @@ def selection_curve(
     n = val.size
     if n < 2:
         raise ArgumentError(f"`validation` needs at least 2 configurations; got {n}.")
-    sorted_test, group, start, end, count, sums = _tie_groups(val, tst, not hib)
+    ties = _tie_groups(val, tst, not hib)
     sorted_val = np.sort(val)[::-1] if not hib else np.sort(val)
-    u_w, v_w = _u_weights(n, k), _v_weights(n, k)
-    means = sums / count
-    estimate, v_stat = _curve(u_w, group, means), _curve(v_w, group, means)
-    val_u, val_v = u_w @ sorted_val, v_w @ sorted_val
-    loo = _jackknife_u(sorted_test, group, start, end, count, sums, np.minimum(k, n - 1))
-    se = np.sqrt((n - 1) / n * np.sum((loo - loo.mean(axis=1, keepdims=True)) ** 2, axis=1))
-    se = np.where(k < n, se, np.nan)
+    rows = max(1, _BLOCK_CELLS // n)  # rows of k at a time: each (k, n) array stays small
+    parts = [_curve_rows(k[i : i + rows], n, ties, sorted_val) for i in range(0, k.size, rows)]
+    estimate, v_stat, val_u, val_v, se = (np.concatenate(p) for p in zip(*parts, strict=True))
     bounds = _as_bounds(bounds)
     lower, upper = _t_interval(estimate, se, n, confidence, bounds)
     return SelectionCurve(
@@ -379,7 +395,7 @@ def selection_curve(
         below_nominal=k > n / 10,
         confidence=confidence,
         n=n,
-        n_tie_groups=int(start.size),
+        n_tie_groups=int(ties[2].size),
         higher_is_better=hib,
         bounds=bounds,
     )
