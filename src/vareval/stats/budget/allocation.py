@@ -24,10 +24,10 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import stats
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence
+from vareval.stats._lazy import stats
 from vareval.stats._result import ConfidenceInterval, Result
 
 COMPONENTS = ("seed", "config", "seed:experiment", "config:experiment", "residual")

@@ -35,10 +35,10 @@ import dataclasses
 import itertools
 
 import numpy as np
-from scipy import stats
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
+from vareval.stats._lazy import stats
 from vareval.stats._progress import progress_bar
 from vareval.stats._result import Result
 from vareval.stats.evals._questions import (

@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_positive_int
+from vareval.stats._lazy import stats
 from vareval.stats._result import Result
 from vareval.stats.evals._questions import cluster_se, questions
 from vareval.stats.evals.compare import EvalComparisons, compare_matrix, model_questions

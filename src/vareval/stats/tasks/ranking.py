@@ -25,11 +25,12 @@ import dataclasses
 import functools
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._blas import one_blas_thread
 from vareval.stats._checks import as_positive_int, as_rng, check_size, renamed_keywords
+from vareval.stats._lazy import stats
 from vareval.stats._result import Result, renamed
 
 
@@ -293,7 +294,7 @@ def critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
 
 # Gauss-Legendre nodes on [-10, 10] for the integral over the normal density.
 _Z, _W = (10 * v for v in np.polynomial.legendre.leggauss(256))
-_W = _W * stats.norm.pdf(_Z)
+_W = _W * (np.exp(-(_Z**2) / 2.0) / np.sqrt(2 * np.pi))  # scipy.stats.norm.pdf, not imported
 _PHI = special.ndtr(_Z)
 
 
