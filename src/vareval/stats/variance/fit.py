@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg as sla
@@ -974,8 +975,6 @@ def _optimise(cp, reml, start=None):
     bound, and a probe of each zero coordinate. The Newton polish follows
     either.
     """
-    import scipy.optimize as sopt
-
     k = cp.k
     if k == 0:
         return np.zeros(0), True, "no random effects", 1, None
@@ -993,10 +992,12 @@ def _optimise(cp, reml, start=None):
     found = _ai_newton(cp, reml, x0, counter)
     if found is not None:  # an interior optimum: no bound to probe
         x, ev = found
-        best = sopt.OptimizeResult(
+        best = SimpleNamespace(
             x=x, fun=ev["dev"], jac=ev["grad"], message="Newton steps with the average information"
         )
         return _finish(cp, reml, best, counter)
+    import scipy.optimize as sopt  # only where L-BFGS-B runs: its import costs ~0.15 s CPU
+
     # moderate tolerances: the Newton polish below supplies the last digits
     opts = {"ftol": 1e-10, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
     res = sopt.minimize(
