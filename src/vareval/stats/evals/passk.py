@@ -18,7 +18,6 @@ from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_positive_int
-from vareval.stats._lazy import stats
 from vareval.stats._result import Result
 from vareval.stats.evals._questions import cluster_se, questions
 from vareval.stats.evals.compare import EvalComparisons, compare_matrix, model_questions
@@ -107,7 +106,7 @@ def pass_at_k(correct, question, k: int, cluster=None, *, confidence: float = 0.
     warn_few_clusters(q)
     est = float(values.mean())
     se = float(cluster_se(values, q.cluster, q.n_clusters))
-    half = stats.t.ppf((1 + confidence) / 2, q.n_clusters - 1) * se
+    half = special.stdtrit(q.n_clusters - 1, (1 + confidence) / 2) * se
     return PassAtK(
         estimate=est,
         low=max(est - half, 0.0),
