@@ -47,4 +47,4 @@ def test_the_paired_t_pvalue_is_scipy_stats():
 
 def test_the_range_integral_weights_are_the_normal_density():
     z, w = (10 * v for v in np.polynomial.legendre.leggauss(256))
-    _same(ranking._W, w * stats.norm.pdf(z))
+    _same(ranking._quadrature()[1], w * stats.norm.pdf(z))
