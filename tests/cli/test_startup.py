@@ -48,9 +48,10 @@ def test_vareval_warnings_print_as_one_line():
     assert out.output.strip() == "warning: ties in column 'f1'"
 
 
-# Each command runs in one fresh interpreter, in turn, and after each the modules it must not
-# have loaded are listed: scipy.stats costs ~0.4 s of CPU to import (more than these analyses),
-# scipy.optimize ~0.15 s, matplotlib is for --plot only.
+# The commands run in turn in one fresh interpreter, and after each the modules it must not
+# have loaded are listed (a module one loads shows after it too: the first list to name it
+# names the command): scipy.stats costs ~0.5 s of CPU to import (more than these analyses),
+# scipy.optimize ~0.1 s, matplotlib is for --plot only.
 _RUN_IN_TURN = """
 import contextlib, io, json, sys
 from vareval.cli import main
