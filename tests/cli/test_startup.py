@@ -1,5 +1,14 @@
+"""What a command imports: only what it uses (start-up is most of a small analysis's time)."""
+
+import json
 import subprocess
 import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vareval import datasets
 
 
 def test_help_imports_no_heavy_library():
@@ -37,3 +46,85 @@ def test_vareval_warnings_print_as_one_line():
         main.commands.pop("warn-once")
     assert out.exit_code == 0
     assert out.output.strip() == "warning: ties in column 'f1'"
+
+
+# The commands run in turn in one fresh interpreter, and after each the modules it must not
+# have loaded are listed (a module one loads shows after it too: the first list to name it
+# names the command): scipy.stats costs ~0.5 s of CPU to import (more than these analyses),
+# scipy.optimize ~0.1 s, matplotlib is for --plot only.
+_RUN_IN_TURN = """
+import contextlib, io, json, sys
+from vareval.cli import main
+found = {}
+for name, argv, unused in json.loads(sys.argv[1]):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(argv)
+        except SystemExit as e:
+            assert not e.code, (name, e.code)
+    found[name] = [m for m in unused if m in sys.modules]
+print(json.dumps(found))
+"""
+
+
+def _loaded(commands, cwd):
+    out = subprocess.run([sys.executable, "-c", _RUN_IN_TURN, json.dumps(commands)], cwd=cwd,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout)
+
+
+def _bundled(name):
+    return str(datasets.path(name))
+
+
+def test_commands_load_no_scipy_stats_unless_they_use_it():
+    unused = ["scipy.stats", "scipy.optimize", "matplotlib"]
+    runs, preds, evals = (_bundled(f) for f in
+                          ("digits_runs.csv", "digits_predictions.csv", "digits_eval.csv"))
+    commands = [
+        ("summarize", ["summarize", runs, "--metric", "accuracy", "--by", "method"]),
+        ("paired", ["paired", runs, "--metric", "accuracy", "--by", "method", "--pair-on",
+                    "seed", "--compare", "mlp,logreg"]),
+        ("best-of-k", ["best-of-k", runs, "--metric", "accuracy", "--by", "method"]),
+        ("sequential", ["sequential", runs, "--metric", "accuracy", "--by", "method",
+                        "--pair-on", "seed", "--compare", "mlp,logreg", "--bounds", "0,1"]),
+        ("significance", ["significance", preds, "--gold", "gold", "--item", "item",
+                          "--metric", "macro-f1", "--resamples", "200"]),
+        ("metrics", ["metrics", preds, "--gold", "gold", "--item", "item"]),
+        ("tuning-curve", ["tuning-curve", _bundled("hedwig.tsv"), "--metric", "f1", "--by",
+                          "model_name", "--bounds", "0,1", "--ks", "1,5"]),
+        ("evals score", ["evals", "score", evals, "--metric", "correct", "--cluster", "image"]),
+        ("evals compare", ["evals", "compare", evals, "--metric", "correct", "--cluster",
+                           "image"]),
+        ("aggregate", ["aggregate", _bundled("sklearn_tasks.csv"), "--metric", "accuracy",
+                       "--by", "method", "--task", "task", "--resamples", "200"]),
+        ("variance", ["variance", _bundled("decovac_sim.csv"), "--metric", "accuracy",
+                      "--fixed", "model,optimizer", "--random", "seed,config"]),
+    ]  # fmt: skip
+    found = _loaded([(n, a, unused[:1] if n == "variance" else unused) for n, a in commands],
+                    cwd=None)
+    assert found == {name: [] for name, _ in commands}
+
+
+def test_a_mixed_model_at_an_interior_optimum_loads_no_scipy_optimize(tmp_path):
+    """The Newton steps find it; L-BFGS-B (and scipy.optimize's import) is for a bound."""
+    rng = np.random.default_rng(3)
+    seed, config = np.meshgrid(np.arange(30), np.arange(30), indexing="ij")
+    seed, config = seed.ravel(), config.ravel()
+    y = rng.normal(0, 1, 30)[seed] + rng.normal(0, 1, 30)[config] + rng.normal(0, 1, seed.size)
+    pd.DataFrame({"seed": seed, "config": config, "y": y}).to_csv(tmp_path / "t.csv", index=False)
+    argv = ["variance", "t.csv", "--metric", "y", "--fixed", "", "--random", "seed,config"]
+    assert _loaded([("variance", argv, ["scipy.optimize", "scipy.stats"])], cwd=tmp_path) == {
+        "variance": []
+    }
+
+
+@pytest.mark.parametrize("name", ["scipy.stats"])
+def test_the_lazy_stand_in_gives_the_module_s_own_objects(name):
+    import importlib
+
+    from vareval.stats._lazy import stats
+
+    assert stats.t is importlib.import_module(name).t
+    assert "imported on first use" in repr(stats)

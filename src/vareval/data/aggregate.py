@@ -19,6 +19,7 @@ from vareval.data.tasks import reference_scores, task_scores
 from vareval.data.validate import shown
 from vareval.errors import ArgumentError, DataError
 from vareval.stats._checks import as_rng, keyword_only
+from vareval.stats.tasks.aggregate import AGGREGATES
 
 NORMALIZATIONS = ("none", "minmax", "reference")
 
@@ -105,7 +106,7 @@ def aggregate(
     reference=None,
     reference_low: str | None = None,
     reference_high: str | None = None,
-    aggregates=stats.tasks.aggregate.AGGREGATES,
+    aggregates=AGGREGATES,
     gamma: float = 1.0,
     n_resamples: int = 2000,
     confidence: float = 0.95,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence
@@ -294,7 +294,7 @@ def required_se(target, value, *, confidence=0.95, power=0.8, alpha=0.05):
     ``"power"`` (``value`` the effect): the two-sided z test at ``alpha``
     rejects with probability ``power``, ``|effect| / (z_{1-alpha/2} + z_power)``.
     """
-    z = stats.norm.ppf
+    z = special.ndtri
     if target == "se":
         return value
     if target == "halfwidth":

@@ -44,9 +44,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import stats as _st
 
 from vareval.errors import ArgumentError
+from vareval.stats._lazy import stats as _st
 from vareval.stats._result import ConfidenceInterval, Result
 
 NORMAL_MIXTURE_MIN_N = 10  # the asymptotic CS's first look: its SD needs a few observations

@@ -35,10 +35,11 @@ import dataclasses
 import itertools
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_positive_int, as_rng, as_scores
+from vareval.stats._lazy import stats
 from vareval.stats._progress import progress_bar
 from vareval.stats._result import Result
 from vareval.stats.evals._questions import (
@@ -399,7 +400,7 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
         t = np.where(se > 0, est / np.where(se > 0, se, 1), np.nan)
 
     def t_at(level):
-        half = stats.t.ppf((1 + level) / 2, df) * se
+        half = special.stdtrit(df, (1 + level) / 2) * se
         return est - half, est + half
 
     low, high = t_at(confidence)
@@ -424,7 +425,7 @@ def _pairwise(mq: ModelQuestions, pairs, test, interval, confidence, n_resamples
         if test == "permutation":
             p = p_perm
     if test == "t":
-        p = np.where(se > 0, 2 * stats.t.sf(np.abs(np.nan_to_num(t)), df), (est == 0) * 1.0)
+        p = np.where(se > 0, 2 * special.stdtr(df, -np.abs(np.nan_to_num(t))), (est == 0) * 1.0)
     elif test == "newcombe":
         p = _inverted_pvalue(_newcombe(mq, ia, ib, se), est)
     elif test == "mcnemar":

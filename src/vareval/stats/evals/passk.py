@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence, as_positive_int
@@ -106,7 +106,7 @@ def pass_at_k(correct, question, k: int, cluster=None, *, confidence: float = 0.
     warn_few_clusters(q)
     est = float(values.mean())
     se = float(cluster_se(values, q.cluster, q.n_clusters))
-    half = stats.t.ppf((1 + confidence) / 2, q.n_clusters - 1) * se
+    half = special.stdtrit(q.n_clusters - 1, (1 + confidence) / 2) * se
     return PassAtK(
         estimate=est,
         low=max(est - half, 0.0),

@@ -33,7 +33,7 @@ import dataclasses
 import warnings
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError, VarevalWarning
 from vareval.stats._checks import as_confidence, as_positive_int, as_rng
@@ -174,7 +174,7 @@ def binomial_n(p, se, n_questions, n_answers, n_clusters, design: bool, confiden
     if not design:
         return np.full(np.shape(p), float(n_questions))
     level = (1 + confidence) / 2
-    df_factor = (special.ndtri(level) / stats.t.ppf(level, n_clusters - 1)) ** 2
+    df_factor = (special.ndtri(level) / special.stdtrit(n_clusters - 1, level)) ** 2
     se = np.asarray(se, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         eff = np.where(se > 0, np.minimum(p * (1 - p) / se**2, n_answers) * df_factor, n_questions)
@@ -261,7 +261,7 @@ def eval_score(
         n_binom = float(binomial_n(estimate, se, n, x.size, g, design, confidence))
         low, high = _binary_interval(method, estimate, n_binom, confidence)
     elif method == "t":
-        half = stats.t.ppf((1 + confidence) / 2, g - 1) * se
+        half = special.stdtrit(g - 1, (1 + confidence) / 2) * se
         low, high = estimate - half, estimate + half
     elif method == "bootstrap":
         n_resamples = as_positive_int(n_resamples, "n_resamples")

@@ -14,7 +14,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError, VarevalWarning
 from vareval.stats._checks import (
@@ -26,6 +26,7 @@ from vareval.stats._checks import (
     mean_sd,
     renamed_keywords,
 )
+from vareval.stats._lazy import stats
 from vareval.stats._result import (
     ConfidenceInterval,
     Result,
@@ -226,7 +227,7 @@ def paired_difference(
         )
     best = np.max if higher_is_better else np.min
     t_ci = t_interval(mean, se, k - 1, confidence)
-    p = float(2 * stats.t.sf(abs(t), k - 1)) if np.isfinite(t) else np.nan
+    p = float(2 * special.stdtr(k - 1, -abs(t))) if np.isfinite(t) else np.nan
     corrected = {}
     boot_ci, note = (math.nan, math.nan), ""
     if split_sizes is not None:
@@ -411,7 +412,7 @@ def plan_replications(
     r = float(test_train_ratio)
     if not (np.isfinite(r) and r >= 0):
         raise ArgumentError(f"`test_train_ratio` must be >= 0; got {test_train_ratio!r}.")
-    z = stats.norm.ppf
+    z = special.ndtri
     scale = {"se": 1.0, "halfwidth": z((1 + confidence) / 2),
              "power": z(1 - alpha / 2) + z(power)}[target]  # fmt: skip
     room = (value / (scale * sd)) ** 2 - r  # 1/k must fit under it

@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Mapping
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError, VarevalWarning
 from vareval.stats._checks import (
@@ -40,6 +40,7 @@ from vareval.stats._checks import (
     as_scores,
     check_size,
 )
+from vareval.stats._lazy import stats
 from vareval.stats._result import LegacyIntervalMethod, Result
 
 _CHUNK_ELEMENTS = 4_000_000  # bootstrap rows x steps held in memory at once

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from vareval.errors import ArgumentError
+from vareval.stats._lazy import stats
 
 
 def positive_flags(gold: np.ndarray, pos_label) -> np.ndarray:

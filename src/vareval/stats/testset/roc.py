@@ -26,10 +26,11 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_alternative, as_confidence, as_labels, as_scores
+from vareval.stats._lazy import stats
 from vareval.stats._result import ConfidenceInterval, Result
 from vareval.stats.testset.auc import positive_flags
 

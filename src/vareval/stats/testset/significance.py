@@ -33,7 +33,7 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import (
@@ -46,6 +46,7 @@ from vareval.stats._checks import (
     check_size,
     constant_differences,
 )
+from vareval.stats._lazy import stats
 from vareval.stats._progress import progress_bar
 from vareval.stats._result import LegacyIntervalMethod, Result, renamed
 from vareval.stats.testset import resampling as rs

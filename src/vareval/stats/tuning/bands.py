@@ -49,7 +49,7 @@ import functools
 import warnings
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from vareval.errors import ArgumentError, VarevalWarning
 from vareval.stats._checks import (
@@ -60,6 +60,7 @@ from vareval.stats._checks import (
     as_scores,
     renamed_keywords,
 )
+from vareval.stats._lazy import stats
 from vareval.stats._progress import drawn, progress_bar
 from vareval.stats._result import Result, renamed_opposite
 from vareval.stats.tuning.curves import (
