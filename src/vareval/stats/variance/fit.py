@@ -1138,8 +1138,8 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
             counter[0] += 1
             try:
                 en = cp.evaluate(np.sqrt(sn), reml=reml, information=True)
-            except _ZeroResidual:  # a step so long the system is singular: shorter
-                t /= 2
+            except (_ZeroResidual, FitError):  # a step so long the system is singular
+                t /= 2  # (or loses positive definiteness in rounding): shorter
                 continue
             if en["dev"] <= f + 1e-10 * max(1.0, abs(f)):
                 break
