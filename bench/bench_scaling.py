@@ -136,11 +136,17 @@ print(os.waitstatus_to_exitcode(status), u.ru_utime + u.ru_stime, u.ru_maxrss, f
 """
 
 
+# Commands run from cached bytecode, as an installed package does, even where
+# PYTHONDONTWRITEBYTECODE is set: a private cache, so no checkout is written to.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "vareval-bench-pycache")
+
+
 def timed(argv, timeout):
     """Wall, CPU (user + system) seconds and peak RSS (MB) of one child process."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", LAUNCH, *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True, env=ENV)
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
