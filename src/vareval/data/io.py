@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import importlib
 import json
 import math
 import os
@@ -44,6 +43,7 @@ import pandas as pd
 from vareval.data import carried
 from vareval.data.store_table import read_store_table
 from vareval.errors import DataError
+from vareval.stats._compiled import compiled
 
 _FORMATS = {
     ".csv": "csv",
@@ -508,12 +508,7 @@ def _canonical_floats(column):
 @functools.cache
 def _kernel():
     """The compiled checks (``_readkernel.c``), or None (not built, or ``VAREVAL_NO_KERNEL``)."""
-    if os.environ.get("VAREVAL_NO_KERNEL"):
-        return None
-    try:
-        return importlib.import_module("vareval.data._readkernel")
-    except ImportError:
-        return None
+    return compiled("vareval.data._readkernel")
 
 
 def _kernel_floats(kernel, column):

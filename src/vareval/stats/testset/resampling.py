@@ -54,9 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import math
-import os
 import re
 from collections.abc import Callable
 
@@ -64,6 +62,7 @@ import numpy as np
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_scores, check_memory
+from vareval.stats._compiled import compiled
 from vareval.stats._progress import progress_bar
 from vareval.stats.testset.auc import mann_whitney_auc, positive_flags
 from vareval.stats.testset.classification import (
@@ -925,12 +924,7 @@ KERNEL_ELEMENTS = 1 << 17  # sums per kernel call: ~1 MB, in the cache for the c
 @functools.cache
 def _kernel():
     """The compiled bootstrap kernel, or None (not built, or ``VAREVAL_NO_KERNEL`` is set)."""
-    if os.environ.get("VAREVAL_NO_KERNEL"):
-        return None
-    try:
-        return importlib.import_module("vareval.stats.testset._bootkernel")
-    except ImportError:
-        return None
+    return compiled("vareval.stats.testset._bootkernel")
 
 
 def padded_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
