@@ -63,6 +63,8 @@ _NOT_PD = (
     "are degenerate."
 )
 _DENSE_LIMIT = 4_000_000  # q_big x r entries below which N_br is kept dense
+_PARTS = ("dlogdetA", "dr2", "dlogdetRX2")  # the gradient's parts, kept by point
+_KEPT_PARTS = 16
 
 
 # --------------------------------------------------------------------------
@@ -185,6 +187,7 @@ class _Crossprods:
         self.sparse = False
         self.fast_traces = True  # False: the gradient's traces from the full S^-1
         self._last = (None, None)  # the last evaluation, by (theta, reml)
+        self._parts = {}  # the gradient's parts of the last few, by (theta, reml)
         if self.k == 0:
             self.big = None
             self.rest = []
@@ -404,7 +407,25 @@ class _Crossprods:
             information and "information" not in last
         ):
             self._last = (key, self._evaluate(theta, reml, grad, information))
+            if grad:
+                self._parts.pop(key, None)
+                self._parts[key] = {p: self._last[1][p] for p in _PARTS}
+                if len(self._parts) > _KEPT_PARTS:
+                    self._parts.pop(next(iter(self._parts)))
         return self._last[1]
+
+    def gradient_parts(self, theta, reml=True):
+        """``dlogdetA``, ``dr2``, ``dlogdetRX2`` at ``theta``: those of a recent evaluation.
+
+        A few k-vectors are kept, so the tests' derivatives at points the fit
+        already evaluated (the Newton steps' last one) cost no factorisation.
+        """
+        theta = np.asarray(theta, dtype=float)
+        hit = self._parts.get((theta.tobytes(), bool(reml)))
+        if hit is None:
+            ev = self.evaluate(theta, reml=reml, grad=True)
+            hit = {p: ev[p] for p in _PARTS}
+        return hit
 
     def _evaluate(self, theta, reml, grad, information=False):
         n, p = self.n, self.p
@@ -916,8 +937,7 @@ def _check_same_grouping(codes, n_levels, group_names):
             continue
         rows = codes[j] >= 0
         a, b = codes[j][rows], codes[m][rows]
-        pairs = np.unique(a * n_levels[m] + b).size
-        if pairs == np.unique(a).size == np.unique(b).size:
+        if _determines(a, b, n_levels[j]) and _determines(b, a, n_levels[m]):
             raise FitError(
                 f"grouping factors {group_names[j]!r} and {group_names[m]!r} are "
                 f"confounded: each level of {group_names[j]!r} goes with one level "
@@ -937,9 +957,15 @@ def _nesting(codes, n_levels):
             rows = (codes[j] >= 0) & (codes[m] >= 0)
             if not np.array_equal(rows, codes[j] >= 0):
                 continue  # some of j's observations are outside m
-            pairs = np.unique(codes[j][rows] * n_levels[m] + codes[m][rows])
-            inside[j, m] = np.unique(pairs // n_levels[m]).size == pairs.size
+            inside[j, m] = _determines(codes[j][rows], codes[m][rows], n_levels[j])
     return inside
+
+
+def _determines(a, b, levels_a) -> bool:
+    """Whether each level of ``a`` goes with one level of ``b`` (O(n), no sort)."""
+    seen = np.full(levels_a, -1, dtype=np.intp)
+    seen[a] = b  # one of each level's partners; all of them equal it when nested
+    return bool(np.array_equal(seen[a], b))
 
 
 def _shares(variance, codes, n_levels):
@@ -1201,7 +1227,7 @@ class _Jacobians:
         for i in np.flatnonzero(np.isnan(self.logdet_a[0])):
             th = self.theta.copy()
             th[i] = AT_ZERO
-            ev = cp.evaluate(th, reml=reml, grad=True)
+            ev = cp.gradient_parts(th, reml=reml)  # often the Newton steps' last point
             for part, J in (("dlogdetA", self.logdet_a), ("dr2", self.r2), ("dlogdetRX2", self.rx)):
                 J[:, i] = 0.0
                 J[i, i] = ev[part][i] / AT_ZERO
@@ -1260,8 +1286,8 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
             scaled = np.inf
             break
         scaled = float(np.max(np.abs(step)))
-        if scaled < 1e-10:
-            break
+        if scaled < 1e-10 or np.all(np.abs(step) < 1e-9 * x[free]):
+            break  # a step the results would not show is not worth an evaluation
         xn = x.copy()
         xn[free] = np.maximum(x[free] + step, 0.0)
         ev = cp.evaluate(xn, reml=reml, grad=True)
@@ -1369,7 +1395,8 @@ def _fit_from_crossprods(
     polish=True,
 ):
     theta, converged, msg, nev, jacobians = _optimise(cp, reml, start, polish)
-    ev = cp.evaluate(theta, reml=reml)
+    # with its gradient for a full fit: Satterthwaite's first evaluation is this one
+    ev = cp.evaluate(theta, reml=reml, grad=polish)
     n, p, k = cp.n, cp.p, cp.k
     nn = n - p if reml else n
     sigma2 = ev["r2"] / nn
