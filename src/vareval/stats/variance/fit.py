@@ -1030,7 +1030,7 @@ def _optimise(cp, reml, start=None, polish=True):
             message="Newton steps with the average information",
         )  # fmt: skip
 
-    best = local(np.ones(k) if start is None else np.asarray(start, float))
+    best = local(_moment_start(cp) if start is None else np.asarray(start, float))
     # theta_j = 0 is always a stationary point in theta_j (the deviance depends
     # on theta_j^2), so a gradient method in theta can stop there even when it
     # is a maximum. After L-BFGS-B, probe each zero coordinate on a grid and
@@ -1060,6 +1060,52 @@ def _optimise(cp, reml, start=None, polish=True):
     if not polish and best.get("newton"):
         return best.x, True, best.message, counter[0], None
     return _finish(cp, reml, best, counter)
+
+
+def _moment_start(cp):
+    """Starting ``theta`` from MINQUE(0) (Rao 1971), clipped to ``[0.1, 10]``; else ones.
+
+    The variances whose expectations match ``|Z_j' e|^2`` and ``|e|^2``, ``e``
+    the least-squares residual: ``sum_j tr(M V_i M V_j) sigma_j^2 =
+    y'M V_i M y`` with ``M = I - X (X'X)^-1 X'``, ``V_j = Z_j Z_j'`` (``V = I``
+    for the residual). Every trace comes from the cross-products and the
+    counts of each pair of factors' level pairs, in O(n p^2). Unbiased and
+    cheap, and usually far closer to the REML optimum than ``theta = 1``:
+    each Newton step saved is a factorisation.
+    """
+    p, k = cp.p, cp.k
+    try:
+        C = np.linalg.inv(cp.XyXy[:p, :p])
+    except np.linalg.LinAlgError:
+        return np.ones(k)
+    coef = np.append(-C @ cp.XyXy[:p, p], 1.0)  # [X y] -> the residual e
+    A = [cp.ZtXy[j][:, :p] for j in range(k)]  # Z_j'X
+    CB = [C @ (a.T @ a) for a in A]
+    T = np.empty((k + 1, k + 1))
+    u = np.empty(k + 1)
+    for i in range(k):
+        u[i] = float(np.sum((cp.ZtXy[i] @ coef) ** 2))
+        T[i, k] = T[k, i] = float(cp.counts[i].sum()) - np.trace(CB[i])
+        for j in range(i, k):
+            a, b = cp.groups[i], cp.groups[j]
+            rows = (a >= 0) & (b >= 0)
+            a, b = a[rows], b[rows]
+            if i == j:
+                ff = float(np.sum(cp.counts[i] ** 2))  # |Z_i'Z_j|_F^2
+            else:
+                _, c = np.unique(a.astype(np.int64) * cp.q[j] + b, return_counts=True)
+                ff = float(np.sum(c.astype(float) ** 2))
+            AN = A[i][a].T @ A[j][b]  # X'Z_i Z_i'Z_j Z_j'X
+            T[i, j] = T[j, i] = ff - 2.0 * float(np.sum(C * AN)) + float(np.sum(CB[i] * CB[j].T))
+    T[k, k] = cp.n - p
+    u[k] = float(coef @ cp.XyXy @ coef)
+    try:
+        var = np.linalg.solve(T, u)
+    except np.linalg.LinAlgError:
+        return np.ones(k)
+    if not (np.all(np.isfinite(var)) and var[k] > 0):
+        return np.ones(k)
+    return np.sqrt(np.clip(var[:k] / var[k], 1e-2, 1e2))
 
 
 class _Optimum(dict):
