@@ -380,7 +380,8 @@ def variance(
             seed_by_experiment=seed_by_experiment,
             progress=None,
         )
-    payload, text, note = a.to_dict(), render(a), a.design.statement()
+    text, note = render(a), a.design.statement()
+    payload = a.to_dict() if as_json else {}  # its tables only when printed
     if intervals == "bootstrap" or bootstrap_lrt:
         payload["seed"] = seed
         text += f"\n(parametric bootstrap: {resamples:,} simulated responses, seed {seed})"

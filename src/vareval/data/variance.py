@@ -240,17 +240,21 @@ class VarianceAnalysis(FrameResult):
             ]
         )
 
-    def frames(self) -> dict:
-        """Every part as its own DataFrame: components, fixed, lrt, f_tests, pairwise, ..."""
-        return {
+    def frames(self, blups: bool = True) -> dict:
+        """Every part as its own DataFrame: components, fixed, lrt, f_tests, pairwise, ...
+
+        ``blups=False`` leaves out the per-level table (one row per level).
+        """
+        out = {
             "components": self.components_frame(),
             "fixed": self.fixed_frame(),
             "lrt": self.lrt_frame(),
             "f_tests": self.f_frame(),
             "pairwise": self.pairs_frame(),
-            "blups": self.blups_frame(),
+            "blups": self.blups_frame() if blups else None,
             "group_lrt": self.group_lrt_frame(),
         }
+        return {k: v for k, v in out.items() if v is not None}
 
     def to_frame(self) -> pd.DataFrame:
         """Every part stacked in one long table; ``table`` names the part of each row."""
@@ -263,8 +267,7 @@ class VarianceAnalysis(FrameResult):
         f = self.fit
         tables = {
             k: v.to_dict(orient="records")
-            for k, v in self.frames().items()
-            if k != "blups"
+            for k, v in self.frames(blups=False).items()
         }
         return {
             "metric": self.metric,

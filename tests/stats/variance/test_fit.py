@@ -543,3 +543,74 @@ def test_projected_newton_equals_lbfgsb_with_zero_variances(reml, monkeypatch):
             np.testing.assert_allclose(newton[0], bounded[0], rtol=1e-6, atol=1e-6)
             assert np.array_equal(newton[0] == 0, bounded[0] == 0)
             assert newton[3] <= bounded[3]
+
+
+def _minque0_by_n_by_n(y, X, groups):
+    """MINQUE(0) from its definition with n x n matrices: ``tr(M V_i M V_j) s = y'M V_i M y``."""
+    n = y.size
+    M = np.eye(n) - X @ np.linalg.solve(X.T @ X, X.T)
+    V = []
+    for g in groups:
+        Z = np.zeros((n, g.max() + 1))
+        rows = np.flatnonzero(g >= 0)
+        Z[rows, g[rows]] = 1.0
+        V.append(Z @ Z.T)
+    MV = [M @ v for v in V + [np.eye(n)]]
+    T = np.array([[np.sum(a * b.T) for b in MV] for a in MV])
+    return np.linalg.solve(T, np.array([y @ mv @ M @ y for mv in MV]))
+
+
+@pytest.mark.parametrize("layout", ["two crossed", "three crossed", "nested", "rows outside"])
+def test_moment_start_is_minque0(layout):
+    """The fit's start: MINQUE(0) from the cross-products equals its n x n definition."""
+    rng = np.random.default_rng(17)
+    n = 160
+    sizes = {"two crossed": (15, 6), "three crossed": (15, 6, 4), "nested": (30, 10),
+             "rows outside": (15, 6, 6)}[layout]  # fmt: skip
+    groups = [rng.integers(0, m, n) for m in sizes]
+    for g, m in zip(groups, sizes, strict=True):
+        g[:m] = np.arange(m)
+    if layout == "nested":
+        groups[1] = groups[0] // 3
+    if layout == "rows outside":
+        groups[2][groups[1] < 3] = -1
+        groups[1][groups[2] >= 0] = -1
+    X = np.column_stack([np.ones(n), rng.normal(size=n), rng.integers(0, 2, n)])
+    sds = (0.8, 1.5, 0.4)[: len(sizes)]
+    y = X @ [1.0, 0.3, -0.5] + rng.normal(size=n)
+    for g, m, s in zip(groups, sizes, sds, strict=True):
+        y = y + s * np.append(rng.normal(size=m), 0.0)[g]
+    cp = _Crossprods(y, X, groups, list(sizes))
+    want = _minque0_by_n_by_n(y, X, groups)
+    np.testing.assert_allclose(mixed._minque0(cp), want, rtol=1e-9)
+    start = mixed._moment_start(cp)
+    np.testing.assert_allclose(start, np.sqrt(np.clip(want[:-1] / want[-1], 1e-2, 1e2)))
+    # the same optimum from it as from theta = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        ones = mixed._optimise(_Crossprods(y, X, groups, list(sizes)), True, np.ones(len(sizes)))
+        moment = mixed._optimise(cp, True)
+    np.testing.assert_allclose(moment[0], ones[0], rtol=1e-6, atol=1e-7)
+
+
+def test_nesting_equals_its_pairs_definition():
+    """The O(n) nesting and same-grouping checks against counting distinct level pairs."""
+    rng = np.random.default_rng(23)
+    for _ in range(40):
+        n = int(rng.integers(5, 60))
+        a = rng.integers(0, int(rng.integers(1, 8)), n)
+        b = [a // 2, a % 3, rng.integers(0, 4, n), a.copy(), (a * 7 + 1) % 5][rng.integers(0, 5)]
+        if rng.random() < 0.3:
+            b = b.copy()
+            b[rng.integers(0, n)] = 9  # one observation breaks the nesting
+        codes, levels = [a, b], [int(a.max()) + 1, int(b.max()) + 1]
+        inside = mixed._nesting(codes, levels)
+        for j, m in [(0, 1), (1, 0)]:
+            pairs = np.unique(codes[j] * levels[m] + codes[m])
+            assert inside[j, m] == (np.unique(pairs // levels[m]).size == pairs.size)
+        same = np.unique(a * levels[1] + b).size == np.unique(a).size == np.unique(b).size
+        if same:
+            with pytest.raises(FitError, match="confounded"):
+                mixed._check_same_grouping(codes, levels, ["a", "b"])
+        else:
+            mixed._check_same_grouping(codes, levels, ["a", "b"])

@@ -21,6 +21,7 @@ from scipy import stats as sst
 
 from vareval.errors import ArgumentError, VarevalWarning
 from vareval.stats import contrast, f_test, fit_mixed, pairwise, random_effect_lrt
+from vareval.stats.variance import tests as tests_mod
 from vareval.stats.variance.tests import _KenwardRoger, holm
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "lme4"
@@ -451,3 +452,27 @@ def test_unpolished_refits_give_the_polished_lrt(reml, monkeypatch):
         for a, b in zip(fast, polished, strict=True):
             assert a.statistic == pytest.approx(b.statistic, rel=1e-7, abs=1e-6)
             assert a.loglik_reduced == pytest.approx(b.loglik_reduced, rel=1e-11, abs=1e-7)
+
+
+def test_lrt_refits_from_the_moved_start_equal_refits_from_the_default_start():
+    """Each reduced model started where its variance went (seed:experiment takes the
+    seed's when seed is dropped) ends where a refit from the default start ends."""
+    rng = np.random.default_rng(29)
+    n_seed, n = 40, 480
+    seed = np.repeat(np.arange(n_seed), n // n_seed)
+    exp = rng.integers(0, 3, n)
+    config = rng.integers(0, 25, n)
+    sxe = seed * 3 + exp
+    y = (0.1 * exp + rng.normal(size=n_seed)[seed] + 0.7 * rng.normal(size=25)[config]
+         + 0.5 * rng.normal(size=3 * n_seed)[sxe] + rng.normal(size=n))  # fmt: skip
+    X = np.column_stack([np.ones(n), exp == 1, exp == 2]).astype(float)
+    fit = fit_mixed(y, X, [seed, config, sxe], group_names=["seed", "config", "sxe"])
+    start = tests_mod._reduced_start(fit, 0)  # seed dropped: sxe carries its variance
+    v = fit.variance
+    np.testing.assert_allclose(start, np.sqrt([v[1] / v[3], (v[2] + v[0]) / v[3]]))
+    lrt = random_effect_lrt(fit)
+    for j, res in enumerate(lrt):
+        keep = [m for m in range(3) if m != j]
+        default = tests_mod._refit(fit, keep, start=None)
+        assert default.converged
+        assert -2 * res.loglik_reduced == pytest.approx(default.criterion, rel=1e-11, abs=1e-8)

@@ -25,6 +25,8 @@ mixed-effects models using lme4. *Journal of Statistical Software* 67(1).
 Gilmour, A. R., Thompson, R. and Cullis, B. R. (1995). Average information REML:
 an efficient algorithm for variance parameter estimation in linear mixed
 models. *Biometrics* 51(4), 1440-1450.
+Rao, C. R. (1971). Estimation of variance and covariance components - MINQUE
+theory. *Journal of Multivariate Analysis* 1(3), 257-275.
 """
 
 from __future__ import annotations
@@ -1063,21 +1065,33 @@ def _optimise(cp, reml, start=None, polish=True):
 
 
 def _moment_start(cp):
-    """Starting ``theta`` from MINQUE(0) (Rao 1971), clipped to ``[0.1, 10]``; else ones.
+    """Starting ``theta``: MINQUE(0) variances relative to the residual's, in ``[0.1, 10]``.
+
+    Usually far closer to the REML optimum than ``theta = 1`` (each Newton
+    step saved is a factorisation); ones where MINQUE(0) gives no positive
+    residual variance.
+    """
+    try:
+        var = _minque0(cp)
+    except np.linalg.LinAlgError:
+        return np.ones(cp.k)
+    if not (np.all(np.isfinite(var)) and var[-1] > 0):
+        return np.ones(cp.k)
+    return np.sqrt(np.clip(var[:-1] / var[-1], 1e-2, 1e2))
+
+
+def _minque0(cp):
+    """MINQUE(0) estimates of the factors' variances and the residual's (Rao 1971).
 
     The variances whose expectations match ``|Z_j' e|^2`` and ``|e|^2``, ``e``
     the least-squares residual: ``sum_j tr(M V_i M V_j) sigma_j^2 =
-    y'M V_i M y`` with ``M = I - X (X'X)^-1 X'``, ``V_j = Z_j Z_j'`` (``V = I``
+    y'M V_i M y`` with ``M = I - X (X'X)^-1 X'``, ``V_j = Z_j Z_j'`` (``I``
     for the residual). Every trace comes from the cross-products and the
-    counts of each pair of factors' level pairs, in O(n p^2). Unbiased and
-    cheap, and usually far closer to the REML optimum than ``theta = 1``:
-    each Newton step saved is a factorisation.
+    counts of each pair of factors' level pairs, in O(n p^2). Unbiased, not
+    constrained to be positive.
     """
     p, k = cp.p, cp.k
-    try:
-        C = np.linalg.inv(cp.XyXy[:p, :p])
-    except np.linalg.LinAlgError:
-        return np.ones(k)
+    C = np.linalg.inv(cp.XyXy[:p, :p])  # X has full rank (checked before any fit)
     coef = np.append(-C @ cp.XyXy[:p, p], 1.0)  # [X y] -> the residual e
     A = [cp.ZtXy[j][:, :p] for j in range(k)]  # Z_j'X
     CB = [C @ (a.T @ a) for a in A]
@@ -1099,13 +1113,7 @@ def _moment_start(cp):
             T[i, j] = T[j, i] = ff - 2.0 * float(np.sum(C * AN)) + float(np.sum(CB[i] * CB[j].T))
     T[k, k] = cp.n - p
     u[k] = float(coef @ cp.XyXy @ coef)
-    try:
-        var = np.linalg.solve(T, u)
-    except np.linalg.LinAlgError:
-        return np.ones(k)
-    if not (np.all(np.isfinite(var)) and var[k] > 0):
-        return np.ones(k)
-    return np.sqrt(np.clip(var[:k] / var[k], 1e-2, 1e2))
+    return np.linalg.solve(T, u)
 
 
 class _Optimum(dict):

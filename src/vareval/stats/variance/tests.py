@@ -724,12 +724,16 @@ class _KenwardRoger:
         # P_i = -X' S G_i S X, Q_ij = X' S G_i S G_j S X, Ktr_ij = tr(S G_i S G_j)
         P = [-(ZSX[sl[j]].T @ ZSX[sl[j]]) for j in range(k)]
         P.append(-inner(a0, c0, a0, c0))
-        a1, c1 = apply_S(a0, c0)  # S S X
-        ZSSX = zt(a1, c1)
-        a = np.zeros((q, k * p))  # Z_j Z_j' S X for every j: one solve
+        a = np.zeros((q, (k + 1) * p))  # S X, and Z_j Z_j' S X for every j
+        a[:, :p] = a0
         for j in range(k):
-            a[sl[j], j * p : (j + 1) * p] = ZSX[sl[j]]
-        ZSZO = np.split(zt(*apply_S(a, np.zeros((p, k * p)))), k, axis=1)
+            a[sl[j], (j + 1) * p : (j + 2) * p] = ZSX[sl[j]]
+        c = np.zeros((p, (k + 1) * p))
+        c[:, :p] = c0
+        a, c = apply_S(a, c)  # S S X and S Z_j Z_j' S X: one solve
+        a1, c1 = a[:, :p], c[:, :p]
+        ZSSX = zt(a1, c1)
+        ZSZO = np.split(zt(a[:, p:], c[:, p:]), k, axis=1)
         Q = {}
         for i in range(k):
             for j in range(i, k):
