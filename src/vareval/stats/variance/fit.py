@@ -189,6 +189,7 @@ class _Crossprods:
         self.sparse = False
         self.fast_traces = True  # False: the gradient's traces from the full S^-1
         self._last = (None, None)  # the last evaluation, by (theta, reml)
+        self._best = {}  # by reml: the evaluation of lowest deviance, by (theta, reml)
         self._parts = {}  # the gradient's parts of the last few, by (theta, reml)
         if self.k == 0:
             self.big = None
@@ -398,23 +399,31 @@ class _Crossprods:
 
         With the gradient comes ``gram`` (``G_j'G_j``, cheap); ``information``
         adds the gradient and :meth:`_average_information` (``"information"``).
-        The last evaluation is kept: the fit's final one, and the tests' first,
-        repeat the optimiser's last point.
+        The last evaluation is kept, and the lowest deviance so far (by
+        criterion): the fit's final evaluation, and the tests' first, repeat
+        the optimiser's best point, which a difference Hessian's evaluations
+        around it came after.
         """
         theta = np.asarray(theta, dtype=float)
-        key = (theta.tobytes(), bool(reml))
-        last_key, last = self._last
+        reml = bool(reml)
+        key = (theta.tobytes(), reml)
         grad = grad or gram or information
-        if last_key != key or (grad and "grad" not in last) or (
-            information and "information" not in last
-        ):
-            self._last = (key, self._evaluate(theta, reml, grad, information))
-            if grad:
-                self._parts.pop(key, None)
-                self._parts[key] = {p: self._last[1][p] for p in _PARTS}
-                if len(self._parts) > _KEPT_PARTS:
-                    self._parts.pop(next(iter(self._parts)))
-        return self._last[1]
+        for kept_key, kept in (self._last, self._best.get(reml, (None, None))):
+            if kept_key == key and ("grad" in kept or not grad) and (
+                "information" in kept or not information
+            ):
+                return kept
+        ev = self._evaluate(theta, reml, grad, information)
+        self._last = (key, ev)
+        best = self._best.get(reml)
+        if best is None or ev["dev"] <= best[1]["dev"]:
+            self._best[reml] = (key, ev)
+        if grad:
+            self._parts.pop(key, None)
+            self._parts[key] = {p: ev[p] for p in _PARTS}
+            if len(self._parts) > _KEPT_PARTS:
+                self._parts.pop(next(iter(self._parts)))
+        return ev
 
     def gradient_parts(self, theta, reml=True):
         """``dlogdetA``, ``dr2``, ``dlogdetRX2`` at ``theta``: those of a recent evaluation.
