@@ -18,7 +18,7 @@ import pytest
 
 from vareval.data.variance import variance
 from vareval.errors import FitError, VarevalWarning
-from vareval.stats import bootstrap_intervals, fit_mixed, pairwise
+from vareval.stats import bootstrap_intervals, fit_mixed, pairwise, random_effect_lrt
 from vareval.stats.variance import fit as mixed
 from vareval.stats.variance.fit import _Crossprods
 from vareval.stats.variance.tests import _Schur
@@ -379,3 +379,36 @@ def test_fit_jacobians_with_a_zero_variance_equal_fresh_differences(monkeypatch)
     fresh = schur.traces(n, 1.3)
     reused = schur.traces(n, 1.3, st.jacobians)
     np.testing.assert_allclose(reused, fresh, rtol=1e-6, atol=1e-6 * np.abs(fresh).max())
+
+
+@pytest.mark.parametrize("reml", [True, False])
+def test_a_dropped_factor_at_zero_is_the_reduced_model(monkeypatch, reml):
+    """An LRT refit dropping a small factor runs on the full model at theta_j = 0:
+    its evaluations and its refit equal those of the reduced model's own cross-products."""
+    rng = np.random.default_rng(31)
+    n = 900
+    seed, config, task = rng.integers(0, 120, n), rng.integers(0, 90, n), rng.integers(0, 6, n)
+    y = (rng.normal(size=120)[seed] + 0.8 * rng.normal(size=90)[config]
+         + 0.5 * rng.normal(size=6)[task] + rng.normal(size=n))  # fmt: skip
+    X = np.column_stack([np.ones(n), rng.normal(size=n)])
+    monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")
+    cp = _Crossprods(y, X, [seed, config, task], [120, 90, 6])
+    assert mixed._Dropped.worthwhile(cp, 2) and not mixed._Dropped.worthwhile(cp, cp.big)
+    dropped = mixed._Dropped(cp, 2)
+    own = _Crossprods(y, X, [seed, config], [120, 90])
+    theta = np.array([0.9, 0.6])
+    got = dropped.evaluate(theta, reml=reml, information=True)
+    want = own.evaluate(theta, reml=reml, information=True)
+    for part in ("dev", "beta", "grad", "dlogdetA", "dr2", "dlogdetRX2", "information"):
+        np.testing.assert_allclose(got[part], want[part], rtol=1e-10, atol=1e-10)
+    for a, b in zip(dropped.blups(theta, got), own.blups(theta, want), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VarevalWarning)
+        fit = fit_mixed(y, X, [seed, config, task], group_names=["seed", "config", "task"],
+                        reml=reml)  # fmt: skip
+        lrt = random_effect_lrt(fit)
+        monkeypatch.setattr(mixed._Dropped, "worthwhile", staticmethod(lambda cp, j: False))
+        fresh = random_effect_lrt(fit)
+    for a, b in zip(lrt, fresh, strict=True):
+        assert a.loglik_reduced == pytest.approx(b.loglik_reduced, rel=1e-11, abs=1e-8)

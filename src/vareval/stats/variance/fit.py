@@ -640,6 +640,53 @@ class _Crossprods:
         return [theta[j] * u[j] for j in range(self.k)]
 
 
+class _Dropped:
+    """The model without factor ``j``, evaluated as the full one at ``theta_j = 0``.
+
+    With ``lambda_j = 0`` factor ``j``'s block of ``A`` is the identity, so the
+    deviance, ``beta``, the other factors' conditional modes and every
+    derivative in their ``theta`` are the reduced model's. A likelihood-ratio
+    refit that drops a small factor of a sparse model evaluates no more than
+    the reduced model would, and skips its cross-products and sparse analysis.
+    """
+
+    def __init__(self, cp, j):
+        self.full = cp
+        self.keep = [m for m in range(cp.k) if m != j]
+        self.n, self.p, self.k = cp.n, cp.p, cp.k - 1
+        self.XyXy = cp.XyXy
+        for name in ("q", "groups", "counts", "ZtXy"):  # what the moment start reads
+            setattr(self, name, [getattr(cp, name)[m] for m in self.keep])
+
+    @staticmethod
+    def worthwhile(cp, j) -> bool:
+        """A sparse model whose factor ``j`` is off the diagonal block and small."""
+        return bool(
+            isinstance(cp, _Crossprods) and cp.sparse and j != cp.big and cp.q[j] <= 0.1 * cp.r
+        )
+
+    def _theta(self, theta):
+        out = np.zeros(self.full.k)
+        out[self.keep] = theta
+        return out
+
+    def evaluate(self, theta, reml=True, grad=False, gram=False, information=False):
+        ev = self.full.evaluate(self._theta(theta), reml, grad, gram, information)
+        if "grad" not in ev:
+            return ev
+        keep = self.keep
+        out = dict(ev, gram=[ev["gram"][m] for m in keep])
+        for part in ("grad",) + _PARTS:
+            out[part] = ev[part][keep]
+        if "information" in ev:
+            out["information"] = ev["information"][np.ix_(keep, keep)]
+        return out
+
+    def blups(self, theta, ev):
+        b = self.full.blups(self._theta(theta), ev)
+        return [b[m] for m in self.keep]
+
+
 # --------------------------------------------------------------------------
 # the result
 

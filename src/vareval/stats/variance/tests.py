@@ -47,6 +47,7 @@ from vareval.stats._result import ConfidenceInterval, Result, t_interval_at
 from vareval.stats.variance.fit import (
     MixedModelFit,
     _Crossprods,
+    _Dropped,
     _fit_from_crossprods,
     _nesting,
     _refit_as,
@@ -326,12 +327,16 @@ def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
     zero of the result is probed (``fit._optimise``).
     """
     st = _state(fit)
+    cp = None
     if codes is None:
         codes = [st.codes[m] for m in keep]
         names = [fit.group_names[m] for m in keep]
         level_names = [st.level_names[m] for m in keep]
-    n_levels = [len(lev) for lev in level_names]
-    cp = _Crossprods(st.y, st.X, codes, n_levels)
+        dropped = [m for m in range(len(st.codes)) if m not in keep]
+        if len(dropped) == 1 and _Dropped.worthwhile(st.cp, dropped[0]):
+            cp = _Dropped(st.cp, dropped[0])  # the full model's factor and analysis
+    if cp is None:
+        cp = _Crossprods(st.y, st.X, codes, [len(lev) for lev in level_names])
     fits = []
     for s0 in [None] if start is None else [start, None]:
         if fits and fits[0].converged:
