@@ -177,19 +177,19 @@ def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, mo
         digits, _ = digit_stream(ref.bit_generator, lookup.size, int(given[:, -1].sum()))
         for r, drawn in enumerate(np.split(digits, np.cumsum(given[:, -1])[:-1])):
             counts[r] = np.bincount(lookup[drawn], minlength=types.n_types)
-    else:  # the label counts' path: items both systems got right, then the others
+    else:  # the label counts' path: items both systems got right, one got right, neither
         assert c > 10
         gl, al, bl = types.labels.T
-        right = (al == gl) & (bl == gl)
-        heavy = np.where(right, types.counts >= rs.LABEL_HEAVY_ONE,
+        wrong = (al != gl).astype(int) + (bl != gl)
+        heavy = np.where(wrong == 0, types.counts >= rs.LABEL_HEAVY_ONE,
                          types.counts >= rs.LABEL_HEAVY_TYPE) & path.startswith("split")
         rare = types.item_type[~heavy[types.item_type]]
-        lookups = rare[right[rare]], rare[~right[rare]]
+        lookups = [rare[wrong[rare] == k] for k in range(3)]
         given = ref.multinomial(n, np.append(types.counts[heavy], [len(x) for x in lookups]) / n,
                                 size=b)
         streams = [Digits(ref.bit_generator, len(x)) for x in lookups]
         for r in range(b):
-            for lookup, stream, k in zip(lookups, streams, given[r, -2:], strict=True):
+            for lookup, stream, k in zip(lookups, streams, given[r, -3:], strict=True):
                 counts[r] += np.bincount(lookup[stream.take(k)], minlength=types.n_types)
     counts[:, heavy] += given[:, : np.count_nonzero(heavy)]
     want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
@@ -237,33 +237,34 @@ def test_same_rng_same_answer_on_the_compiled_paths(c):
 # --- the label counts' path: counts at each draw, precision/recall/F in C ---------
 
 
-@pytest.mark.parametrize("bits", [np.random.PCG64, np.random.Philox])
-def test_label_counts_follow_the_definition(bits):
-    # each drawn one-count item adds 1 at its column, each three-count item at its
-    # three; the given types add their counts at their three slots; two digit
-    # streams of the same words, a resample's one-count draws first
+@pytest.mark.parametrize(("bits", "width"), [(np.random.PCG64, 40), (np.random.Philox, 1024),
+                                             (np.random.PCG64, 5000), (np.random.SFC64, 1 << 21)])
+def test_label_counts_follow_the_definition(bits, width):
+    # each drawn item adds 1 at each of its one, two or three columns; the given
+    # types add their counts at their three slots; three digit streams of the
+    # same words, a resample's one-count draws first (the kernel packs the
+    # three-count table below 2**21 columns)
     rng = np.random.Generator(bits(11))
-    m1, m3, width = 3571, 659_000, 40
-    one = rng.integers(0, width, m1).astype(np.int32)
-    three = rng.integers(0, width, (m3, 3)).astype(np.int32)
+    tables = [rng.integers(0, width, (m, k)).astype(np.int32)
+              for m, k in ((3571, 1), (7, 2), (659_000, 3))]
+    tables[0] = tables[0].ravel()
     given_slots = rng.integers(0, width, (3, 3)).astype(np.int32)
-    given = np.array([[0, 0, 0, 0, 0], [4, 1, 0, 3, 2], [0, 2, 7, 1000, 301], [1, 0, 0, 17, 0],
-                      [0, 0, 0, 0, 9]])
+    given = np.array([[0, 0, 0, 0, 0, 0], [4, 1, 0, 3, 5, 2], [0, 2, 7, 1000, 0, 301],
+                      [1, 0, 0, 17, 1, 0], [0, 0, 0, 0, 0, 9]])
     out = np.full((5, width), -1, np.int32)
     state = rng.bit_generator.state
     with rng.bit_generator.lock:
-        kernel.label_counts(rng.bit_generator.capsule, rs.pcg64_state(rng.bit_generator), one,
-                            three, given_slots, given, out)
+        kernel.label_counts(rng.bit_generator.capsule, rs.pcg64_state(rng.bit_generator),
+                            *tables, given_slots, given, out)
 
     ref = copy_of(rng.bit_generator)
     ref.state = state
-    streams = Digits(ref, m1), Digits(ref, m3)
+    streams = [Digits(ref, len(t)) for t in tables]
     want = np.zeros((5, width), np.int64)
     for r in range(5):
-        for d in streams[0].take(given[r, 3]):
-            want[r, one[d]] += 1
-        for d in streams[1].take(given[r, 4]):
-            np.add.at(want[r], three[d], 1)
+        for table, stream, k in zip(tables, streams, given[r, 3:], strict=True):
+            for d in stream.take(k):
+                np.add.at(want[r], table[d], 1)
         for h in range(3):
             np.add.at(want[r], given_slots[h], given[r, h])
     np.testing.assert_array_equal(out, want)
@@ -275,10 +276,10 @@ def test_label_counts_follow_the_definition(bits):
 def test_pcg64_stepped_in_the_kernel_gives_its_own_words(width):
     # numpy's PCG64 stepped inline gives the words next_uint64 gives, and leaves
     # the generator where they end; a state that does not match falls back to calls
-    one = np.arange(5, dtype=np.int32)
+    one, two = np.arange(5, dtype=np.int32), np.array([[3, 4], [7, 7]], np.int32)
     three = np.column_stack([np.arange(7), np.arange(7) + 9, np.full(7, width - 1)])
     three = three.astype(np.int32)
-    given = np.array([[2, 4, 8], [0, 13, 5], [1, 0, 0]])
+    given = np.array([[2, 4, 3, 8], [0, 13, 0, 5], [1, 0, 1, 0]])
     runs = []
     for pcg in ("state", None, "wrong"):
         rng = np.random.default_rng(21)
@@ -287,8 +288,8 @@ def test_pcg64_stepped_in_the_kernel_gives_its_own_words(width):
         arg = None if pcg is None else arg if pcg == "state" else arg[::-1]
         out = np.empty((3, width), np.int32)
         with bits.lock:
-            kernel.label_counts(bits.capsule, arg, one, three, np.array([[1, 2, 3]], np.int32),
-                                given, out)
+            kernel.label_counts(bits.capsule, arg, one, two, three,
+                                np.array([[1, 2, 3]], np.int32), given, out)
         runs.append((out, bits.state, rng.random()))
     for out, state, after in runs[1:]:
         np.testing.assert_array_equal(out, runs[0][0])
@@ -299,26 +300,33 @@ def test_pcg64_stepped_in_the_kernel_gives_its_own_words(width):
 def test_label_counts_and_prf_deltas_refuse_bad_arrays():
     rng = np.random.default_rng(0)
     cap = rng.bit_generator.capsule
-    one, three = np.zeros(3, np.int32), np.zeros((3, 3), np.int32)
-    no_given, draws = np.zeros((0, 3), np.int32), np.full((2, 2), 5, np.int64)
+    one, two, three = np.zeros(3, np.int32), np.zeros((2, 2), np.int32), np.zeros((3, 3), np.int32)
+    no_given, draws = np.zeros((0, 3), np.int32), np.full((2, 3), 5, np.int64)
     out = np.empty((2, 4), np.int32)
+
+    def call(one=one, two=two, three=three, given_slots=no_given, given=draws, out=out, pcg=None):
+        kernel.label_counts(cap, pcg, one, two, three, given_slots, given, out)
+
     with pytest.raises(ValueError, match="out of range"):
-        kernel.label_counts(cap, None, np.full(3, 4, np.int32), three, no_given, draws, out)
+        call(one=np.full(3, 4, np.int32))
     with pytest.raises(ValueError, match="out of range"):
-        kernel.label_counts(cap, None, one, np.full((3, 3), -1, np.int32), no_given, draws, out)
+        call(two=np.full((2, 2), 9, np.int32))
+    with pytest.raises(ValueError, match="out of range"):
+        call(three=np.full((3, 3), -1, np.int32))
     with pytest.raises(ValueError, match="out of range"):  # draws from no items
-        kernel.label_counts(cap, None, one, np.zeros((0, 3), np.int32), no_given, draws, out)
+        call(three=np.zeros((0, 3), np.int32))
     with pytest.raises(ValueError, match="out of range"):  # a count past int32
-        kernel.label_counts(cap, None, one, three, np.zeros((1, 3), np.int32),
-                            np.array([[2**31 - 1, 5, 0]] * 2), out)
+        call(given_slots=np.zeros((1, 3), np.int32), given=np.array([[2**31 - 1, 5, 0, 0]] * 2))
     with pytest.raises(ValueError, match="sizes"):
-        kernel.label_counts(cap, None, one, three, no_given, draws[:1], out)
+        call(given=draws[:1])
     with pytest.raises(ValueError, match="sizes"):  # three columns an item
-        kernel.label_counts(cap, None, one, np.zeros((3, 2), np.int32), no_given, draws, out)
+        call(three=np.zeros((3, 2), np.int32))
+    with pytest.raises(ValueError, match="sizes"):
+        call(two=np.zeros(4, np.int32))
     with pytest.raises(TypeError, match="out"):
-        kernel.label_counts(cap, None, one, three, no_given, draws, out.astype(float))
+        call(out=out.astype(float))
     with pytest.raises(TypeError):  # the expected PCG64 state is bytes or None
-        kernel.label_counts(cap, "state", one, three, no_given, draws, out)
+        call(pcg="state")
     with pytest.raises(ValueError, match="inconsistent"):  # 6 C columns needed
         kernel.prf_deltas(np.zeros((2, 11), np.int32), 2, 0, 2, 1.0, np.empty(2))
     with pytest.raises(ValueError, match="inconsistent"):

@@ -281,9 +281,16 @@ done:
 }
 
 /* A drawn item's counts. One-count items (both systems right) add 1 at their
- * column; three-count items at three columns packed in 21 bits each (or, with
- * 2**21 columns or more, read from the (m, 3) table). */
+ * column, two-count items (one system right) at their two; three-count items at
+ * three columns packed in 21 bits each (or, with 2**21 columns or more, read from
+ * the (m, 3) table). */
 #define ADD_ONE(t, d) ((t)[one[d]]++)
+#define ADD_TWO(t, d)                                                                     \
+    do {                                                                                  \
+        const int32_t *s_ = two + 2 * (Py_ssize_t)(d);                                    \
+        (t)[s_[0]]++;                                                                     \
+        (t)[s_[1]]++;                                                                     \
+    } while (0)
 #define ADD_PACKED(t, d)                                                                  \
     do {                                                                                  \
         const uint64_t p_ = packed[d];                                                    \
@@ -316,15 +323,14 @@ done:
 
 /* label_counts' loop over resamples (see there). */
 static inline __attribute__((always_inline)) void label_loop(
-    words_t *source, const int inline_pcg, digits_t *ds_one, digits_t *ds_three,
-    Py_ssize_t n_res, Py_ssize_t n_given, const int64_t *restrict given,
-    const int32_t *restrict given_slots, int32_t *restrict out, int32_t *restrict spare,
-    Py_ssize_t width, const int32_t *restrict one, const uint64_t *restrict packed,
-    const int32_t *restrict three) {
+    words_t *source, const int inline_pcg, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,
+    const int64_t *restrict given, const int32_t *restrict given_slots, int32_t *restrict out,
+    int32_t *restrict spare, Py_ssize_t width, const int32_t *restrict one,
+    const int32_t *restrict two, const uint64_t *restrict packed, const int32_t *restrict three) {
     words_t w = *source; /* a local copy: the generator's state stays in registers */
     uint32_t drawn[DRAW_BLOCK];
     for (Py_ssize_t r = 0; r < n_res; r++) {
-        const int64_t *restrict g = given + r * (n_given + 2);
+        const int64_t *restrict g = given + r * (n_given + 3);
         int32_t *restrict row = out + r * width;
         memset(row, 0, width * sizeof(int32_t));
         memset(spare, 0, width * sizeof(int32_t));
@@ -335,105 +341,110 @@ static inline __attribute__((always_inline)) void label_loop(
             row[s[1]] += c;
             row[s[2]] += c;
         }
-        COUNT_DRAWS(&w, ds_one, g[n_given], inline_pcg, ADD_ONE);
+        COUNT_DRAWS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE);
+        COUNT_DRAWS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO);
         if (packed) {
-            COUNT_DRAWS(&w, ds_three, g[n_given + 1], inline_pcg, ADD_PACKED);
+            COUNT_DRAWS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_PACKED);
         } else {
-            COUNT_DRAWS(&w, ds_three, g[n_given + 1], inline_pcg, ADD_WIDE);
+            COUNT_DRAWS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_WIDE);
         }
         for (Py_ssize_t i = 0; i < width; i++) row[i] += spare[i];
     }
     *source = w;
 }
 
-/* label_counts(capsule, pcg, one, three, given_slots, given, out)
+/* label_counts(capsule, pcg, one, two, three, given_slots, given, out)
  *
  * Each resample's counts, accumulated as its items are drawn: no type rows, O(n)
  * a resample whatever the number of classes.
  *
- *   capsule, pcg  the bit generator (see pcg64_state in resampling.py)
+ *   capsule, pcg  the bit generator (as for resample_sums)
  *   one          int32 (m1,): the column of `out` each one-count item adds 1 to.
+ *   two          int32 (m2, 2): the 2 columns each two-count item adds 1 to.
  *   three        int32 (m3, 3): the 3 columns each three-count item adds 1 to.
  *   given_slots  int32 (H, 3): the 3 columns of each type whose counts are given.
- *   given        int64 (R, H + 2): resample r's counts of those types, then how
- *                many one-count and how many three-count items it draws.
+ *   given        int64 (R, H + 3): resample r's counts of those types, then how
+ *                many one-, two- and three-count items it draws.
  *   out          int32 (R, W): row r becomes its counts (its given types' counts at
  *                their columns, plus 1 per drawn item at each of its columns).
  *
- * Two digit streams of the same words: resample r draws its one-count items
- * first (uniform on [0, m1), base-m1 digits), then its three-count items
- * (uniform on [0, m3), base-m3 digits); each stream keeps the digits left in its
- * last word for its next draws, and takes the generator's next word when it needs
- * one. A label item touches one to three counts (see label_slots in
- * resampling.py); the caller points unused slots at spare columns of `out`.
+ * Three digit streams of the same words: resample r draws its one-count items
+ * (uniform on [0, m1), base-m1 digits), then its two-count items (on [0, m2)),
+ * then its three-count items (on [0, m3)); each stream keeps the digits left in
+ * its last word for its next draws, and takes the generator's next word when it
+ * needs one. A label item adds to one, two or three counts (see label_slots in
+ * resampling.py).
  */
 static PyObject *label_counts(PyObject *self, PyObject *args) {
-    PyObject *capsule, *pcg, *objs[5];
-    if (!PyArg_ParseTuple(args, "OOOOOOO", &capsule, &pcg, &objs[0], &objs[1], &objs[2],
-                          &objs[3], &objs[4]))
+    PyObject *capsule, *pcg, *objs[6];
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &capsule, &pcg, &objs[0], &objs[1], &objs[2],
+                          &objs[3], &objs[4], &objs[5]))
         return NULL;
     bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
     if (bg == NULL) return NULL;
-    static const char *names[5] = {"one", "three", "given_slots", "given", "out"};
-    static const Py_ssize_t sizes[5] = {4, 4, 4, 8, 4};
-    Py_buffer v[5];
+    static const char *names[6] = {"one", "two", "three", "given_slots", "given", "out"};
+    static const Py_ssize_t sizes[6] = {4, 4, 4, 4, 8, 4};
+    static const int ndims[6] = {1, 2, 2, 2, 2, 2}, columns[6] = {1, 2, 3, 3, 0, 0};
+    Py_buffer v[6];
     int got = 0;
     PyObject *result = NULL;
     int32_t *spare = NULL;
     uint64_t *packed = NULL;
-    for (; got < 5; got++)
-        if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 4) < 0) goto done;
-    const int32_t *restrict one = v[0].buf, *restrict three = v[1].buf;
-    const int32_t *restrict given_slots = v[2].buf;
-    const int64_t *restrict given = v[3].buf;
-    int32_t *restrict out = v[4].buf;
-    const Py_ssize_t m1 = v[0].len / 4, m3 = v[1].len / 12, n_given = v[2].len / 12;
-    const Py_ssize_t n_res = v[4].ndim == 2 ? v[4].shape[0] : -1;
-    const Py_ssize_t width = v[4].ndim == 2 ? v[4].shape[1] : -1;
-    if (v[0].ndim != 1 || v[1].ndim != 2 || v[1].shape[1] != 3 || v[2].ndim != 2 ||
-        v[2].shape[1] != 3 || n_res < 0 || v[3].len / 8 != n_res * (n_given + 2) ||
-        m1 > (Py_ssize_t)UINT32_MAX || m3 > (Py_ssize_t)UINT32_MAX) {
+    for (; got < 6; got++)
+        if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 5) < 0) goto done;
+    for (int i = 0; i < 6; i++)
+        if (v[i].ndim != ndims[i] || (columns[i] > 1 && v[i].shape[1] != columns[i])) {
+            PyErr_Format(PyExc_ValueError, "label_counts: inconsistent array sizes (%s)",
+                         names[i]);
+            goto done;
+        }
+    const int32_t *restrict one = v[0].buf, *restrict two = v[1].buf, *restrict three = v[2].buf;
+    const int32_t *restrict given_slots = v[3].buf;
+    const int64_t *restrict given = v[4].buf;
+    int32_t *restrict out = v[5].buf;
+    const Py_ssize_t m[3] = {v[0].shape[0], v[1].shape[0], v[2].shape[0]};
+    const Py_ssize_t n_given = v[3].shape[0], n_res = v[5].shape[0], width = v[5].shape[1];
+    if (v[4].shape[0] != n_res || v[4].shape[1] != n_given + 3 || m[0] > (Py_ssize_t)UINT32_MAX ||
+        m[1] > (Py_ssize_t)UINT32_MAX || m[2] > (Py_ssize_t)UINT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "label_counts: inconsistent array sizes");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < m1; i++)
-        if (one[i] < 0 || one[i] >= width) goto bad;
-    for (Py_ssize_t i = 0; i < 3 * m3; i++)
-        if (three[i] < 0 || three[i] >= width) goto bad;
+    for (int k = 0; k < 3; k++) {
+        const int32_t *table = v[k].buf;
+        for (Py_ssize_t i = 0; i < (k + 1) * m[k]; i++)
+            if (table[i] < 0 || table[i] >= width) goto bad;
+    }
     for (Py_ssize_t i = 0; i < 3 * n_given; i++)
         if (given_slots[i] < 0 || given_slots[i] >= width) goto bad;
     for (Py_ssize_t r = 0; r < n_res; r++) {
         int64_t total = 0;
-        for (Py_ssize_t i = 0; i < n_given + 2; i++) {
-            const int64_t c = given[r * (n_given + 2) + i];
-            if (c < 0 || (i == n_given && c > 0 && m1 == 0) ||
-                (i == n_given + 1 && c > 0 && m3 == 0))
-                goto bad;
+        for (Py_ssize_t i = 0; i < n_given + 3; i++) {
+            const int64_t c = given[r * (n_given + 3) + i];
+            if (c < 0 || (i >= n_given && c > 0 && m[i - n_given] == 0)) goto bad;
             total += c;
             if (total > INT32_MAX) goto bad; /* so no count can overflow */
         }
     }
     spare = PyMem_Malloc((width ? width : 1) * sizeof(int32_t));
-    if (width < (1 << 21) && m3) packed = PyMem_Malloc(m3 * sizeof(uint64_t));
-    if (spare == NULL || (width < (1 << 21) && m3 && packed == NULL)) {
+    if (width < (1 << 21) && m[2]) packed = PyMem_Malloc(m[2] * sizeof(uint64_t));
+    if (spare == NULL || (width < (1 << 21) && m[2] && packed == NULL)) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; packed && i < m3; i++)
+    for (Py_ssize_t i = 0; packed && i < m[2]; i++)
         packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
                     (uint64_t)three[3 * i + 2] << 42;
     words_t w;
     if (words_init(&w, bg, pcg) < 0) goto done;
-    digits_t ds_one, ds_three;
-    digits_init(&ds_one, m1);
-    digits_init(&ds_three, m3);
+    digits_t ds[3];
+    for (int k = 0; k < 3; k++) digits_init(&ds[k], m[k]);
     Py_BEGIN_ALLOW_THREADS
     if (w.pcg)
-        label_loop(&w, 1, &ds_one, &ds_three, n_res, n_given, given, given_slots, out, spare,
-                   width, one, packed, three);
+        label_loop(&w, 1, ds, n_res, n_given, given, given_slots, out, spare, width, one, two,
+                   packed, three);
     else
-        label_loop(&w, 0, &ds_one, &ds_three, n_res, n_given, given, given_slots, out, spare,
-                   width, one, packed, three);
+        label_loop(&w, 0, ds, n_res, n_given, given, given_slots, out, spare, width, one, two,
+                   packed, three);
     words_done(&w);
     Py_END_ALLOW_THREADS
     result = Py_None;

@@ -1007,7 +1007,7 @@ def _compiled_deltas(kernel, metric, types, n_resamples, rng, path):
 
 # Frequent types of the label path are drawn as a multinomial: one category
 # costs numpy about as much as this many item draws in the kernel (an item of
-# a type both systems got right adds to one count, any other to three).
+# a type both systems got right adds to one count, any other to two or three).
 LABEL_HEAVY_TYPE = 40
 LABEL_HEAVY_ONE = 100
 
@@ -1016,25 +1016,24 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
     """The index and split paths' deltas for label types, counted as each item is drawn.
 
     Each resample's label counts (:func:`label_slots`) are accumulated in
-    the kernel (``label_counts``: one or three counts a drawn item, ``O(n)``
+    the kernel (``label_counts``: one to three counts a drawn item, ``O(n)``
     a resample whatever the number of classes) and combined from them
     (:func:`count_deltas`), so no type rows are summed or built. A
     multinomial gives each resample's counts of the frequent types and how
-    many of its items are drawn among the rare items both systems got right
-    (one count each) and among the other rare items (three counts).
+    many of its items are drawn among the rare items that add to one count
+    (both systems right), two (one right) and three (neither).
     """
     n, c = types.n, types.n_classes
     slots = label_slots(types.labels, c)
     gold, a, b = types.labels.T
-    one_count = (a == gold) & (b == gold)  # both right: one count
-    heavy = np.where(one_count, types.counts >= LABEL_HEAVY_ONE, types.counts >= LABEL_HEAVY_TYPE)
+    adds = 3 - (a == gold) - (b == gold)  # counts an item adds to: its first slots
+    heavy = types.counts >= np.where(adds == 1, LABEL_HEAVY_ONE, LABEL_HEAVY_TYPE)
     heavy &= path == "split"
     given_slots = np.ascontiguousarray(slots[heavy])
     items = types.item_type[~heavy[types.item_type]]  # one entry per rare item
-    single = one_count[items]
-    one = np.ascontiguousarray(slots[items[single], 0])
-    three = np.ascontiguousarray(slots[items[~single]])
-    shares = np.append(types.counts[heavy], [len(one), len(three)]) / n
+    tables = [np.ascontiguousarray(slots[items[adds[items] == k], :k]) for k in (1, 2, 3)]
+    tables[0] = tables[0].ravel()
+    shares = np.append(types.counts[heavy], [len(t) for t in tables]) / n
     out = np.empty(n_resamples)
     step = min(n_resamples, max(1, KERNEL_ELEMENTS // slots_width(c)))
     held = np.empty((step, slots_width(c)), dtype=np.int32)  # one table, reused: no page faults
@@ -1043,7 +1042,7 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
         size = min(step, n_resamples - pos)
         given = rng.multinomial(n, shares, size=size)
         with bits.lock:
-            kernel.label_counts(bits.capsule, pcg64_state(bits), one, three, given_slots, given,
+            kernel.label_counts(bits.capsule, pcg64_state(bits), *tables, given_slots, given,
                                 held[:size])
         out[pos : pos + size] = count_deltas(kernel, metric, held[:size], c)
     return out
