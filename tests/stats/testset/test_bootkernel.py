@@ -26,28 +26,47 @@ def kernel_on(monkeypatch):
     rs._kernel.cache_clear()
 
 
-def digit_stream(bits, high, count):
-    """The kernel's draws, by its definition, from a copy of ``bits``: Python integers.
+class Digits:
+    """A digit stream of the kernel, by its definition, on the words of ``bits``.
 
     Each 64-bit word ``u`` is accepted when ``(u * N) mod 2**64 >= 2**64 mod N``,
     ``N = high**k`` (the largest ``k <= 16`` with ``N <= 2**58``); then the ``k``
     base-``high`` digits of ``floor(u * N / 2**64)``, most significant first.
-    Returns the digits and the bit generator after the words they used.
+    Digits left in a word wait for the stream's next draws; several streams
+    may share one bit generator, each taking its next word when it needs one.
     """
+
+    def __init__(self, bits, high):
+        self.bits, self.high, self.left = bits, high, []
+        self.k = 1
+        while self.k < 16 and high ** (self.k + 1) <= 1 << 58:
+            self.k += 1
+
+    def take(self, count):
+        big, out = self.high**self.k, []
+        while len(out) < count:
+            if not self.left:
+                u = int(self.bits.random_raw())
+                if (u * big) % (1 << 64) < (1 << 64) % big:
+                    continue
+                v = (u * big) >> 64
+                self.left = [v // self.high ** (self.k - 1 - i) % self.high for i in range(self.k)]
+            need = count - len(out)
+            out += self.left[:need]
+            self.left = self.left[need:]
+        return np.array(out, dtype=np.int64)
+
+
+def copy_of(bits):
     copy = type(bits)()
     copy.state = bits.state
-    k = 1
-    while k < 16 and high ** (k + 1) <= 1 << 58:
-        k += 1
-    big = high**k
-    digits = []
-    while len(digits) < count:
-        u = int(copy.random_raw())
-        if (u * big) % (1 << 64) < (1 << 64) % big:
-            continue
-        v = (u * big) >> 64
-        digits += [v // high ** (k - 1 - i) % high for i in range(k)]
-    return np.array(digits[:count], dtype=np.int64), copy
+    return copy
+
+
+def digit_stream(bits, high, count):
+    """The kernel's draws from a copy of ``bits``, and that copy after the words they used."""
+    copy = copy_of(bits)
+    return Digits(copy, high).take(count), copy
 
 
 @pytest.mark.parametrize("high", [1, 2, 7, 3571, 659_000, (1 << 20) + 7])
@@ -121,7 +140,7 @@ def test_bad_arrays_are_refused_not_read_past():
         rs.compiled_sums(kernel, rng, np.array([0, 1]), cols, vals, no_given, one, 1)
     with pytest.raises(ValueError, match="sizes"):
         bits = rng.bit_generator
-        kernel.resample_sums(bits.capsule, np.array([0], np.int32), cols, vals, no_given,
+        kernel.resample_sums(bits.capsule, None, np.array([0], np.int32), cols, vals, no_given,
                              one, out[:1])
 
 
@@ -147,25 +166,32 @@ def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, mo
     assert path == expect + "-compiled"
 
     ref = np.random.default_rng(9)
+    counts = np.zeros((b, types.n_types))
     if types.labels is None:  # the type rows' path
         heavy = (types.counts >= rs.HEAVY_TYPE) & path.startswith("split")
         lookup = types.item_type[~heavy[types.item_type]]
-    else:  # the label counts' path: the items both systems got wrong drawn last
+        if heavy.any():
+            given = ref.multinomial(n, np.append(types.counts[heavy], lookup.size) / n, size=b)
+        else:
+            given = np.full((b, 1), n)
+        digits, _ = digit_stream(ref.bit_generator, lookup.size, int(given[:, -1].sum()))
+        for r, drawn in enumerate(np.split(digits, np.cumsum(given[:, -1])[:-1])):
+            counts[r] = np.bincount(lookup[drawn], minlength=types.n_types)
+    else:  # the label counts' path: items both systems got right, one got right, neither
         assert c > 10
-        heavy = (types.counts >= rs.LABEL_HEAVY_TYPE) & path.startswith("split")
-        lookup = types.item_type[~heavy[types.item_type]]
-        gl, al, bl = types.labels[lookup].T
-        neither = (al != gl) & (bl != gl)
-        lookup = np.concatenate([lookup[~neither], lookup[neither]])
-    if heavy.any():
-        given = ref.multinomial(n, np.append(types.counts[heavy], lookup.size) / n, size=b)
-    else:
-        given = np.full((b, 1), n)
-    digits, _ = digit_stream(ref.bit_generator, lookup.size, int(given[:, -1].sum()))
-    counts = np.zeros((b, types.n_types))
-    for r, drawn in enumerate(np.split(digits, np.cumsum(given[:, -1])[:-1])):
-        counts[r] = np.bincount(lookup[drawn], minlength=types.n_types)
-        counts[r, heavy] += given[r, :-1]
+        gl, al, bl = types.labels.T
+        wrong = (al != gl).astype(int) + (bl != gl)
+        heavy = np.where(wrong == 0, types.counts >= rs.LABEL_HEAVY_ONE,
+                         types.counts >= rs.LABEL_HEAVY_TYPE) & path.startswith("split")
+        rare = types.item_type[~heavy[types.item_type]]
+        lookups = [rare[wrong[rare] == k] for k in range(3)]
+        given = ref.multinomial(n, np.append(types.counts[heavy], [len(x) for x in lookups]) / n,
+                                size=b)
+        streams = [Digits(ref.bit_generator, len(x)) for x in lookups]
+        for r in range(b):
+            for lookup, stream, k in zip(lookups, streams, given[r, -3:], strict=True):
+                counts[r] += np.bincount(lookup[stream.take(k)], minlength=types.n_types)
+    counts[:, heavy] += given[:, : np.count_nonzero(heavy)]
     want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
@@ -211,54 +237,96 @@ def test_same_rng_same_answer_on_the_compiled_paths(c):
 # --- the label counts' path: counts at each draw, precision/recall/F in C ---------
 
 
-def test_label_counts_follow_the_definition():
-    # each drawn item adds 1 at its two slots, the last items at a third; the
-    # given types add their counts at their three slots; the same digit stream
-    rng = np.random.default_rng(11)
-    m, width = 3571, 40
-    slots = rng.integers(0, width, (m, 2)).astype(np.int32)
-    extra = rng.integers(0, width, 50).astype(np.int32)
+@pytest.mark.parametrize(("bits", "width"), [(np.random.PCG64, 40), (np.random.Philox, 1024),
+                                             (np.random.PCG64, 5000), (np.random.SFC64, 1 << 21)])
+def test_label_counts_follow_the_definition(bits, width):
+    # each drawn item adds 1 at each of its one, two or three columns; the given
+    # types add their counts at their three slots; three digit streams of the
+    # same words, a resample's one-count draws first (the kernel packs the
+    # three-count table below 2**21 columns)
+    rng = np.random.Generator(bits(11))
+    tables = [rng.integers(0, width, (m, k)).astype(np.int32)
+              for m, k in ((3571, 1), (7, 2), (659_000, 3))]
+    tables[0] = tables[0].ravel()
     given_slots = rng.integers(0, width, (3, 3)).astype(np.int32)
-    given = np.array([[0, 0, 0, 0], [4, 1, 0, 3], [0, 2, 7, 1000], [1, 0, 0, 17]])
-    out = np.full((4, width), -1, np.int32)
+    given = np.array([[0, 0, 0, 0, 0, 0], [4, 1, 0, 3, 5, 2], [0, 2, 7, 1000, 0, 301],
+                      [1, 0, 0, 17, 1, 0], [0, 0, 0, 0, 0, 9]])
+    out = np.full((5, width), -1, np.int32)
     state = rng.bit_generator.state
     with rng.bit_generator.lock:
-        kernel.label_counts(rng.bit_generator.capsule, slots, extra, given_slots, given, out)
+        kernel.label_counts(rng.bit_generator.capsule, rs.pcg64_state(rng.bit_generator),
+                            *tables, given_slots, given, out)
 
-    ref = np.random.Generator(type(rng.bit_generator)())
-    ref.bit_generator.state = state
-    digits, after = digit_stream(ref.bit_generator, m, int(given[:, -1].sum()))
-    want = np.zeros((4, width), np.int64)
-    for r, drawn in enumerate(np.split(digits, np.cumsum(given[:, -1])[:-1])):
-        for d in drawn:
-            for col in list(slots[d]) + ([extra[d - (m - 50)]] if d >= m - 50 else []):
-                want[r, col] += 1
+    ref = copy_of(rng.bit_generator)
+    ref.state = state
+    streams = [Digits(ref, len(t)) for t in tables]
+    want = np.zeros((5, width), np.int64)
+    for r in range(5):
+        for table, stream, k in zip(tables, streams, given[r, 3:], strict=True):
+            for d in stream.take(k):
+                np.add.at(want[r], table[d], 1)
         for h in range(3):
-            for col in given_slots[h]:
-                want[r, col] += given[r, h]
+            np.add.at(want[r], given_slots[h], given[r, h])
     np.testing.assert_array_equal(out, want)
-    assert rng.bit_generator.state == after.state  # the same words were used, no more
+    # the same words were used, no more: both generators go on alike
+    np.testing.assert_array_equal(rng.bit_generator.random_raw(9), ref.random_raw(9))
+
+
+@pytest.mark.parametrize("width", [40, (1 << 21) + 3])
+def test_pcg64_stepped_in_the_kernel_gives_its_own_words(width):
+    # numpy's PCG64 stepped inline gives the words next_uint64 gives, and leaves
+    # the generator where they end; a state that does not match falls back to calls
+    one, two = np.arange(5, dtype=np.int32), np.array([[3, 4], [7, 7]], np.int32)
+    three = np.column_stack([np.arange(7), np.arange(7) + 9, np.full(7, width - 1)])
+    three = three.astype(np.int32)
+    given = np.array([[2, 4, 3, 8], [0, 13, 0, 5], [1, 0, 1, 0]])
+    runs = []
+    for pcg in ("state", None, "wrong"):
+        rng = np.random.default_rng(21)
+        bits = rng.bit_generator
+        arg = rs.pcg64_state(bits)
+        arg = None if pcg is None else arg if pcg == "state" else arg[::-1]
+        out = np.empty((3, width), np.int32)
+        with bits.lock:
+            kernel.label_counts(bits.capsule, arg, one, two, three,
+                                np.array([[1, 2, 3]], np.int32), given, out)
+        runs.append((out, bits.state, rng.random()))
+    for out, state, after in runs[1:]:
+        np.testing.assert_array_equal(out, runs[0][0])
+        assert state == runs[0][1] and after == runs[0][2]
+    assert rs.pcg64_state(np.random.Philox(1)) is None
 
 
 def test_label_counts_and_prf_deltas_refuse_bad_arrays():
     rng = np.random.default_rng(0)
     cap = rng.bit_generator.capsule
-    slots, no_extra = np.zeros((3, 2), np.int32), np.zeros(0, np.int32)
-    no_given, one = np.zeros((0, 3), np.int32), np.full((2, 1), 5, np.int64)
+    one, two, three = np.zeros(3, np.int32), np.zeros((2, 2), np.int32), np.zeros((3, 3), np.int32)
+    no_given, draws = np.zeros((0, 3), np.int32), np.full((2, 3), 5, np.int64)
     out = np.empty((2, 4), np.int32)
+
+    def call(one=one, two=two, three=three, given_slots=no_given, given=draws, out=out, pcg=None):
+        kernel.label_counts(cap, pcg, one, two, three, given_slots, given, out)
+
     with pytest.raises(ValueError, match="out of range"):
-        kernel.label_counts(cap, np.full((3, 2), 4, np.int32), no_extra, no_given, one, out)
+        call(one=np.full(3, 4, np.int32))
     with pytest.raises(ValueError, match="out of range"):
-        kernel.label_counts(cap, slots, np.array([9], np.int32), no_given, one, out)
+        call(two=np.full((2, 2), 9, np.int32))
+    with pytest.raises(ValueError, match="out of range"):
+        call(three=np.full((3, 3), -1, np.int32))
     with pytest.raises(ValueError, match="out of range"):  # draws from no items
-        kernel.label_counts(cap, np.zeros((0, 2), np.int32), no_extra, no_given, one, out)
+        call(three=np.zeros((0, 3), np.int32))
     with pytest.raises(ValueError, match="out of range"):  # a count past int32
-        kernel.label_counts(cap, slots, no_extra, np.zeros((1, 3), np.int32),
-                            np.array([[2**31 - 1, 5]] * 2), out)
+        call(given_slots=np.zeros((1, 3), np.int32), given=np.array([[2**31 - 1, 5, 0, 0]] * 2))
     with pytest.raises(ValueError, match="sizes"):
-        kernel.label_counts(cap, slots, no_extra, no_given, one[:1], out)
+        call(given=draws[:1])
+    with pytest.raises(ValueError, match="sizes"):  # three columns an item
+        call(three=np.zeros((3, 2), np.int32))
+    with pytest.raises(ValueError, match="sizes"):
+        call(two=np.zeros(4, np.int32))
     with pytest.raises(TypeError, match="out"):
-        kernel.label_counts(cap, slots, no_extra, no_given, one, out.astype(float))
+        call(out=out.astype(float))
+    with pytest.raises(TypeError):  # the expected PCG64 state is bytes or None
+        call(pcg="state")
     with pytest.raises(ValueError, match="inconsistent"):  # 6 C columns needed
         kernel.prf_deltas(np.zeros((2, 11), np.int32), 2, 0, 2, 1.0, np.empty(2))
     with pytest.raises(ValueError, match="inconsistent"):

@@ -3,14 +3,17 @@
  * - resample_sums (any metric's rows): draw an item, count its type; then each
  *   resample's sums are its type counts times the types' rows.
  * - label_counts (precision/recall/F-type label metrics): draw an item, add 1 to
- *   its one to three label counts; prf_deltas then combines the counts.
+ *   its one or three label counts; prf_deltas then combines the counts.
  *
- * Both draw from the same digit stream (below).
+ * Both draw digit streams (below) of the generator's words.
  *
- * resample_sums(capsule, lookup, cols, vals, given_types, given, out)
+ * resample_sums(capsule, pcg, lookup, cols, vals, given_types, given, out)
  *
  *   capsule      numpy's bit generator (`Generator.bit_generator.capsule`); the
  *                caller holds `bit_generator.lock`.
+ *   pcg          None, or the bytes a PCG64's state (state, inc) should hold in
+ *                memory: when it does, the words are stepped here (the same
+ *                words; see words_t).
  *   lookup       int32 (high,): the type of each item that can be drawn; draws are
  *                uniform on [0, high), high < 2**32.
  *   cols, vals   int32 and float64 (T, K): type t's row is vals[t] at columns
@@ -28,8 +31,9 @@
  * significant first, are the draws. They are computed by k multiplications,
  * x <- x * high, the digit being the high word of each product. The digit stream
  * runs on across resamples; digits left over at the end of a call are dropped.
- * No numpy headers are needed: only the bit generator's struct, stable since
- * numpy 1.17.
+ * No numpy headers are needed: only the bit generator's struct and PCG64's state,
+ * both stable since numpy 1.17 (and PCG64's checked against its Python state at
+ * each call).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -67,15 +71,69 @@ static inline uint64_t mul_high(uint64_t a, uint64_t b, uint64_t *low) {
     return (uint64_t)(m >> 64);
 }
 
-/* The digit stream of the header comment: k base-`high` digits a 64-bit word. */
+/* numpy's PCG64 (the default bit generator) stepped here, inline: the same words
+ * as its next_uint64, without a call through a pointer per word. Its state is the
+ * struct below (numpy's pcg64_state points to it first); the caller passes the
+ * state it expects (`pcg_expected`), and the words are stepped here only if the
+ * memory holds exactly that, else they come from next_uint64 as for any other
+ * bit generator. */
+typedef struct {
+    __uint128_t state, inc;
+} pcg64_t;
+
+#define PCG64_MULT (((__uint128_t)UINT64_C(2549297995355413924) << 64) | UINT64_C(4865540595714422341))
+
+static inline uint64_t pcg64_step(__uint128_t *state, __uint128_t inc) {
+    *state = *state * PCG64_MULT + inc;
+    const uint64_t v = (uint64_t)(*state >> 64) ^ (uint64_t)*state;
+    const unsigned rot = (unsigned)(*state >> 122);
+    return (v >> rot) | (v << ((-rot) & 63));
+}
+
+/* Where the 64-bit words come from: the bit generator's next_uint64, or numpy's
+ * PCG64 stepped here. */
 typedef struct {
     bitgen_t *bg;
+    unsigned char *pcg; /* numpy's PCG64 state when stepped here, else NULL */
+    __uint128_t state, inc;
+} words_t;
+
+static int words_init(words_t *w, bitgen_t *bg, PyObject *pcg_expected) {
+    w->bg = bg;
+    w->pcg = NULL;
+    if (pcg_expected == Py_None) return 0;
+    char *want;
+    Py_ssize_t size;
+    if (PyBytes_AsStringAndSize(pcg_expected, &want, &size) < 0) return -1;
+    unsigned char *mem = *(unsigned char **)bg->state;
+    if (size == 2 * sizeof(__uint128_t) && mem != NULL && memcmp(mem, want, size) == 0) {
+        w->pcg = mem;
+        memcpy(&w->state, mem, sizeof(__uint128_t));
+        memcpy(&w->inc, mem + sizeof(__uint128_t), sizeof(__uint128_t));
+    }
+    return 0;
+}
+
+static void words_done(words_t *w) {
+    if (w->pcg) memcpy(w->pcg, &w->state, sizeof(__uint128_t));
+}
+
+/* One word: `inline_pcg` is a constant at each use, so the loops that call this
+ * are compiled twice, with the PCG64 state in registers in one. */
+static inline __attribute__((always_inline)) uint64_t next_word(words_t *w,
+                                                                const int inline_pcg) {
+    if (inline_pcg) return pcg64_step(&w->state, w->inc);
+    return w->bg->next_uint64(w->bg->state);
+}
+
+/* A digit stream of the header comment: k base-`high` digits a 64-bit word. */
+typedef struct {
     uint64_t h, threshold;
     int k, left;
     uint32_t digit[16];
 } digits_t;
 
-static void digits_init(digits_t *ds, bitgen_t *bg, Py_ssize_t high) {
+static void digits_init(digits_t *ds, Py_ssize_t high) {
     const uint64_t h = high ? (uint64_t)high : 1;
     uint64_t big = h;
     int k = 1;
@@ -83,45 +141,75 @@ static void digits_init(digits_t *ds, bitgen_t *bg, Py_ssize_t high) {
         big *= h;
         k++;
     }
-    ds->bg = bg;
     ds->h = h;
     ds->k = k;
     ds->left = 0;
     ds->threshold = (0 - big) % big; /* 2**64 mod N */
 }
 
-static inline uint32_t next_digit(digits_t *ds) {
-    if (ds->left == 0) {
-        uint64_t x;
-        do {
-            x = ds->bg->next_uint64(ds->bg->state);
-            for (int i = 0; i < ds->k; i++) ds->digit[i] = (uint32_t)mul_high(x, ds->h, &x);
-        } while (x < ds->threshold); /* x is now (u * N) mod 2**64 */
-        ds->left = ds->k;
-    }
-    return ds->digit[ds->k - ds->left--];
+/* The next accepted word's k digits into d (a rejected word's are overwritten). */
+static inline __attribute__((always_inline)) void word_digits(words_t *w, const digits_t *ds,
+                                                              uint32_t *d, const int inline_pcg) {
+    const int k = ds->k;
+    const uint64_t h = ds->h;
+    uint64_t x;
+    do {
+        x = next_word(w, inline_pcg);
+        for (int q = 0; q < k; q++) d[q] = (uint32_t)mul_high(x, h, &x);
+    } while (x < ds->threshold); /* x is now (u * N) mod 2**64 */
 }
 
 /* The stream's next `count` digits into out: whole words straight into place. */
-static void fill_digits(digits_t *ds, uint32_t *restrict out, Py_ssize_t count) {
-    Py_ssize_t i = 0;
+static inline __attribute__((always_inline)) void fill_digits(words_t *w, digits_t *ds,
+                                                              uint32_t *restrict out, int count,
+                                                              const int inline_pcg) {
+    int i = 0;
     while (i < count && ds->left) out[i++] = ds->digit[ds->k - ds->left--];
     const int k = ds->k;
-    const uint64_t h = ds->h;
-    for (; count - i >= k; i += k) {
-        uint64_t x;
-        do {
-            x = ds->bg->next_uint64(ds->bg->state);
-            for (int q = 0; q < k; q++) out[i + q] = (uint32_t)mul_high(x, h, &x);
-        } while (x < ds->threshold); /* a rejected word's digits are overwritten */
+    for (; count - i >= k; i += k) word_digits(w, ds, out + i, inline_pcg);
+    if (i < count) { /* a word's first digits; the rest are left for the next call */
+        word_digits(w, ds, ds->digit, inline_pcg);
+        ds->left = k;
+        while (i < count) out[i++] = ds->digit[k - ds->left--];
     }
-    while (i < count) out[i++] = next_digit(ds);
+}
+
+enum { DRAW_BLOCK = 256 };
+
+/* resample_sums' loop over resamples (see there). */
+static inline __attribute__((always_inline)) void sums_loop(
+    words_t *source, const int inline_pcg, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,
+    const int64_t *restrict given, const int32_t *restrict given_types,
+    const int32_t *restrict lookup, int32_t *restrict count, Py_ssize_t n_types,
+    const int32_t *restrict cols, const double *restrict vals, Py_ssize_t kr, double *restrict out,
+    Py_ssize_t width) {
+    words_t w = *source; /* a local copy: the generator's state stays in registers */
+    uint32_t drawn[DRAW_BLOCK];
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        /* The draws are counted by type, in a table that stays in the cache: one
+         * increment a draw, then each type's row once, times its count. */
+        const int64_t *restrict g = given + r * (n_given + 1);
+        for (Py_ssize_t i = 0; i < n_given; i++) count[given_types[i]] += (int32_t)g[i];
+        for (int64_t j = g[n_given]; j > 0; j -= DRAW_BLOCK) { /* a block of draws, then counts */
+            const int block = j < DRAW_BLOCK ? (int)j : DRAW_BLOCK;
+            fill_digits(&w, ds, drawn, block, inline_pcg);
+            for (int i = 0; i < block; i++) count[lookup[drawn[i]]]++;
+        }
+        double *restrict row = out + r * width;
+        for (Py_ssize_t i = 0; i < width; i++) row[i] = 0.0;
+        for (Py_ssize_t t = 0; t < n_types; t++) {
+            const double c = count[t];
+            count[t] = 0;
+            for (Py_ssize_t q = 0; q < kr; q++) row[cols[t * kr + q]] += c * vals[t * kr + q];
+        }
+    }
+    *source = w;
 }
 
 static PyObject *resample_sums(PyObject *self, PyObject *args) {
-    PyObject *capsule, *objs[6];
-    if (!PyArg_ParseTuple(args, "OOOOOOO", &capsule, &objs[0], &objs[1], &objs[2], &objs[3],
-                          &objs[4], &objs[5]))
+    PyObject *capsule, *pcg, *objs[6];
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &capsule, &pcg, &objs[0], &objs[1], &objs[2],
+                          &objs[3], &objs[4], &objs[5]))
         return NULL;
     bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
     if (bg == NULL) return NULL;
@@ -168,31 +256,18 @@ static PyObject *resample_sums(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-
+    words_t w;
+    if (words_init(&w, bg, pcg) < 0) goto done;
     digits_t ds;
-    digits_init(&ds, bg, high);
-    const Py_ssize_t kr = k_row;
-    enum { BLOCK = 256 };
-    uint32_t drawn[BLOCK];
+    digits_init(&ds, high);
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; r < n_res; r++) {
-        /* The draws are counted by type, in a table that stays in the cache: one
-         * increment a draw, then each type's row once, times its count. */
-        const int64_t *restrict g = given + r * (n_given + 1);
-        for (Py_ssize_t i = 0; i < n_given; i++) count[given_types[i]] += (int32_t)g[i];
-        for (int64_t j = g[n_given]; j > 0; j -= BLOCK) { /* a block of draws, then counts */
-            const int block = j < BLOCK ? (int)j : BLOCK;
-            fill_digits(&ds, drawn, block);
-            for (int i = 0; i < block; i++) count[lookup[drawn[i]]]++;
-        }
-        double *restrict row = out + r * width;
-        for (Py_ssize_t i = 0; i < width; i++) row[i] = 0.0;
-        for (Py_ssize_t t = 0; t < n_types; t++) {
-            const double c = count[t];
-            count[t] = 0;
-            for (Py_ssize_t q = 0; q < kr; q++) row[cols[t * kr + q]] += c * vals[t * kr + q];
-        }
-    }
+    if (w.pcg)
+        sums_loop(&w, 1, &ds, n_res, n_given, given, given_types, lookup, count, n_types, cols,
+                  vals, k_row, out, width);
+    else
+        sums_loop(&w, 0, &ds, n_res, n_given, given, given_types, lookup, count, n_types, cols,
+                  vals, k_row, out, width);
+    words_done(&w);
     Py_END_ALLOW_THREADS
     result = Py_None;
     Py_INCREF(result);
@@ -205,76 +280,60 @@ done:
     return result;
 }
 
-/* label_counts(capsule, slots, extra, given_slots, given, out)
- *
- * Each resample's counts, accumulated as its items are drawn: no type rows, O(n)
- * a resample whatever the number of classes.
- *
- *   slots        int32 (m, 2): the 2 columns of `out` an item that can be drawn adds
- *                1 to; draws are uniform on [0, m), the digit stream above.
- *   extra        int32 (e,): a third column for each of the last e items.
- *   given_slots  int32 (H, 3): the 3 columns of each type whose counts are given.
- *   given        int64 (R, H + 1): resample r's counts of those types, then how
- *                many items it draws.
- *   out          int32 (R, W): row r becomes its counts (its given types' counts at
- *                their columns, plus 1 per drawn item at each of its columns).
- *
- * A label item touches one to three counts (see label_slots in resampling.py); the
- * caller points unused slots at spare columns of `out`, spread over several, so no
- * single count is incremented at every draw.
- */
-static PyObject *label_counts(PyObject *self, PyObject *args) {
-    PyObject *capsule, *objs[5];
-    if (!PyArg_ParseTuple(args, "OOOOOO", &capsule, &objs[0], &objs[1], &objs[2], &objs[3],
-                          &objs[4]))
-        return NULL;
-    bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
-    if (bg == NULL) return NULL;
-    static const char *names[5] = {"slots", "extra", "given_slots", "given", "out"};
-    static const Py_ssize_t sizes[5] = {4, 4, 4, 8, 4};
-    Py_buffer v[5];
-    int got = 0;
-    PyObject *result = NULL;
-    for (; got < 5; got++)
-        if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 4) < 0) goto done;
-    const int32_t *restrict slots = v[0].buf, *restrict extra = v[1].buf;
-    const int32_t *restrict given_slots = v[2].buf;
-    const int64_t *restrict given = v[3].buf;
-    int32_t *restrict out = v[4].buf;
-    const Py_ssize_t high = v[0].len / 8, n_extra = v[1].len / 4, n_given = v[2].len / 12;
-    const Py_ssize_t n_res = v[4].ndim == 2 ? v[4].shape[0] : -1;
-    const Py_ssize_t width = v[4].ndim == 2 ? v[4].shape[1] : -1;
-    if (v[0].len % 8 || v[2].len % 12 || n_extra > high || n_res < 0 ||
-        v[3].len / 8 != n_res * (n_given + 1) || high > (Py_ssize_t)UINT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "label_counts: inconsistent array sizes");
-        goto done;
+/* A drawn item's counts. One-count items (both systems right) add 1 at their
+ * column, two-count items (one system right) at their two; three-count items at
+ * three columns packed in 21 bits each (or, with 2**21 columns or more, read from
+ * the (m, 3) table). */
+#define ADD_ONE(t, d) ((t)[one[d]]++)
+#define ADD_TWO(t, d)                                                                     \
+    do {                                                                                  \
+        const int32_t *s_ = two + 2 * (Py_ssize_t)(d);                                    \
+        (t)[s_[0]]++;                                                                     \
+        (t)[s_[1]]++;                                                                     \
+    } while (0)
+#define ADD_PACKED(t, d)                                                                  \
+    do {                                                                                  \
+        const uint64_t p_ = packed[d];                                                    \
+        (t)[p_ & 0x1fffff]++;                                                             \
+        (t)[(p_ >> 21) & 0x1fffff]++;                                                     \
+        (t)[p_ >> 42]++;                                                                  \
+    } while (0)
+#define ADD_WIDE(t, d)                                                                    \
+    do {                                                                                  \
+        const int32_t *s_ = three + 3 * (Py_ssize_t)(d);                                  \
+        (t)[s_[0]]++;                                                                     \
+        (t)[s_[1]]++;                                                                     \
+        (t)[s_[2]]++;                                                                     \
+    } while (0)
+
+/* `count` draws of a stream, a block at a time, each counted by ADD: alternate
+ * draws into row and spare (summed into row after), so that two draws of one
+ * column in a row rarely wait for each other. */
+#define COUNT_DRAWS(w, ds, count, inline_pcg, ADD)                                        \
+    for (int64_t j_ = (count); j_ > 0; j_ -= DRAW_BLOCK) {                                \
+        const int m_ = j_ < DRAW_BLOCK ? (int)j_ : DRAW_BLOCK;                            \
+        fill_digits((w), (ds), drawn, m_, (inline_pcg));                                  \
+        int i_ = 0;                                                                       \
+        for (; i_ + 1 < m_; i_ += 2) {                                                    \
+            ADD(row, drawn[i_]);                                                          \
+            ADD(spare, drawn[i_ + 1]);                                                    \
+        }                                                                                 \
+        if (i_ < m_) ADD(row, drawn[i_]);                                                 \
     }
-    for (Py_ssize_t i = 0; i < 2 * high; i++)
-        if (slots[i] < 0 || slots[i] >= width) goto bad;
-    for (Py_ssize_t i = 0; i < n_extra; i++)
-        if (extra[i] < 0 || extra[i] >= width) goto bad;
-    for (Py_ssize_t i = 0; i < 3 * n_given; i++)
-        if (given_slots[i] < 0 || given_slots[i] >= width) goto bad;
+
+/* label_counts' loop over resamples (see there). */
+static inline __attribute__((always_inline)) void label_loop(
+    words_t *source, const int inline_pcg, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,
+    const int64_t *restrict given, const int32_t *restrict given_slots, int32_t *restrict out,
+    int32_t *restrict spare, Py_ssize_t width, const int32_t *restrict one,
+    const int32_t *restrict two, const uint64_t *restrict packed, const int32_t *restrict three) {
+    words_t w = *source; /* a local copy: the generator's state stays in registers */
+    uint32_t drawn[DRAW_BLOCK];
     for (Py_ssize_t r = 0; r < n_res; r++) {
-        int64_t total = 0;
-        for (Py_ssize_t i = 0; i <= n_given; i++) {
-            const int64_t c = given[r * (n_given + 1) + i];
-            if (c < 0 || (i == n_given && c > 0 && high == 0)) goto bad;
-            total += c;
-            if (total > INT32_MAX) goto bad; /* so no count can overflow */
-        }
-    }
-    digits_t ds;
-    digits_init(&ds, bg, high);
-    const uint32_t first_extra = (uint32_t)(high - n_extra);
-    const int32_t *restrict extra0 = extra - first_extra;
-    enum { BLOCK = 256 };
-    uint32_t drawn[BLOCK];
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; r < n_res; r++) {
-        const int64_t *restrict g = given + r * (n_given + 1);
+        const int64_t *restrict g = given + r * (n_given + 3);
         int32_t *restrict row = out + r * width;
         memset(row, 0, width * sizeof(int32_t));
+        memset(spare, 0, width * sizeof(int32_t));
         for (Py_ssize_t i = 0; i < n_given; i++) {
             const int32_t c = (int32_t)g[i];
             const int32_t *s = given_slots + 3 * i;
@@ -282,19 +341,111 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
             row[s[1]] += c;
             row[s[2]] += c;
         }
-        /* the draws a block at a time, then their counts: the two loops overlap
-         * better than one that waits for each digit */
-        for (int64_t j = g[n_given]; j > 0; j -= BLOCK) {
-            const int block = j < BLOCK ? (int)j : BLOCK;
-            fill_digits(&ds, drawn, block);
-            for (int i = 0; i < block; i++) {
-                const uint32_t d = drawn[i];
-                row[slots[2 * (Py_ssize_t)d]]++;
-                row[slots[2 * (Py_ssize_t)d + 1]]++;
-                if (d >= first_extra) row[extra0[d]]++; /* rare: a well-predicted branch */
-            }
+        COUNT_DRAWS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE);
+        COUNT_DRAWS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO);
+        if (packed) {
+            COUNT_DRAWS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_PACKED);
+        } else {
+            COUNT_DRAWS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_WIDE);
+        }
+        for (Py_ssize_t i = 0; i < width; i++) row[i] += spare[i];
+    }
+    *source = w;
+}
+
+/* label_counts(capsule, pcg, one, two, three, given_slots, given, out)
+ *
+ * Each resample's counts, accumulated as its items are drawn: no type rows, O(n)
+ * a resample whatever the number of classes.
+ *
+ *   capsule, pcg  the bit generator (as for resample_sums)
+ *   one          int32 (m1,): the column of `out` each one-count item adds 1 to.
+ *   two          int32 (m2, 2): the 2 columns each two-count item adds 1 to.
+ *   three        int32 (m3, 3): the 3 columns each three-count item adds 1 to.
+ *   given_slots  int32 (H, 3): the 3 columns of each type whose counts are given.
+ *   given        int64 (R, H + 3): resample r's counts of those types, then how
+ *                many one-, two- and three-count items it draws.
+ *   out          int32 (R, W): row r becomes its counts (its given types' counts at
+ *                their columns, plus 1 per drawn item at each of its columns).
+ *
+ * Three digit streams of the same words: resample r draws its one-count items
+ * (uniform on [0, m1), base-m1 digits), then its two-count items (on [0, m2)),
+ * then its three-count items (on [0, m3)); each stream keeps the digits left in
+ * its last word for its next draws, and takes the generator's next word when it
+ * needs one. A label item adds to one, two or three counts (see label_slots in
+ * resampling.py).
+ */
+static PyObject *label_counts(PyObject *self, PyObject *args) {
+    PyObject *capsule, *pcg, *objs[6];
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &capsule, &pcg, &objs[0], &objs[1], &objs[2],
+                          &objs[3], &objs[4], &objs[5]))
+        return NULL;
+    bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
+    if (bg == NULL) return NULL;
+    static const char *names[6] = {"one", "two", "three", "given_slots", "given", "out"};
+    static const Py_ssize_t sizes[6] = {4, 4, 4, 4, 8, 4};
+    static const int ndims[6] = {1, 2, 2, 2, 2, 2}, columns[6] = {1, 2, 3, 3, 0, 0};
+    Py_buffer v[6];
+    int got = 0;
+    PyObject *result = NULL;
+    int32_t *spare = NULL;
+    uint64_t *packed = NULL;
+    for (; got < 6; got++)
+        if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 5) < 0) goto done;
+    for (int i = 0; i < 6; i++)
+        if (v[i].ndim != ndims[i] || (columns[i] > 1 && v[i].shape[1] != columns[i])) {
+            PyErr_Format(PyExc_ValueError, "label_counts: inconsistent array sizes (%s)",
+                         names[i]);
+            goto done;
+        }
+    const int32_t *restrict one = v[0].buf, *restrict two = v[1].buf, *restrict three = v[2].buf;
+    const int32_t *restrict given_slots = v[3].buf;
+    const int64_t *restrict given = v[4].buf;
+    int32_t *restrict out = v[5].buf;
+    const Py_ssize_t m[3] = {v[0].shape[0], v[1].shape[0], v[2].shape[0]};
+    const Py_ssize_t n_given = v[3].shape[0], n_res = v[5].shape[0], width = v[5].shape[1];
+    if (v[4].shape[0] != n_res || v[4].shape[1] != n_given + 3 || m[0] > (Py_ssize_t)UINT32_MAX ||
+        m[1] > (Py_ssize_t)UINT32_MAX || m[2] > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "label_counts: inconsistent array sizes");
+        goto done;
+    }
+    for (int k = 0; k < 3; k++) {
+        const int32_t *table = v[k].buf;
+        for (Py_ssize_t i = 0; i < (k + 1) * m[k]; i++)
+            if (table[i] < 0 || table[i] >= width) goto bad;
+    }
+    for (Py_ssize_t i = 0; i < 3 * n_given; i++)
+        if (given_slots[i] < 0 || given_slots[i] >= width) goto bad;
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        int64_t total = 0;
+        for (Py_ssize_t i = 0; i < n_given + 3; i++) {
+            const int64_t c = given[r * (n_given + 3) + i];
+            if (c < 0 || (i >= n_given && c > 0 && m[i - n_given] == 0)) goto bad;
+            total += c;
+            if (total > INT32_MAX) goto bad; /* so no count can overflow */
         }
     }
+    spare = PyMem_Malloc((width ? width : 1) * sizeof(int32_t));
+    if (width < (1 << 21) && m[2]) packed = PyMem_Malloc(m[2] * sizeof(uint64_t));
+    if (spare == NULL || (width < (1 << 21) && m[2] && packed == NULL)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; packed && i < m[2]; i++)
+        packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
+                    (uint64_t)three[3 * i + 2] << 42;
+    words_t w;
+    if (words_init(&w, bg, pcg) < 0) goto done;
+    digits_t ds[3];
+    for (int k = 0; k < 3; k++) digits_init(&ds[k], m[k]);
+    Py_BEGIN_ALLOW_THREADS
+    if (w.pcg)
+        label_loop(&w, 1, ds, n_res, n_given, given, given_slots, out, spare, width, one, two,
+                   packed, three);
+    else
+        label_loop(&w, 0, ds, n_res, n_given, given, given_slots, out, spare, width, one, two,
+                   packed, three);
+    words_done(&w);
     Py_END_ALLOW_THREADS
     result = Py_None;
     Py_INCREF(result);
@@ -302,6 +453,8 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
 bad:
     PyErr_SetString(PyExc_ValueError, "label_counts: a slot or count is out of range");
 done:
+    PyMem_Free(spare);
+    PyMem_Free(packed);
     while (got-- > 0) PyBuffer_Release(&v[got]);
     return result;
 }
@@ -316,6 +469,36 @@ static inline double prf_class(double t, double p, double f, int which, double b
     const double den = which == 0 ? t + p : which == 1 ? t + f : num + p + b2 * f;
     *den_out = den;
     return den > 0 ? num / den : 0.0;
+}
+
+/* A macro average of one system's classes: `which` is a constant at each use, so
+ * the loop has no branch and gcc vectorises it (the division most of all); the
+ * values are summed in four interleaved partial sums. */
+static inline __attribute__((always_inline)) double macro_average(
+    const int32_t *restrict both, const int32_t *restrict mine, const int32_t *restrict other,
+    const int32_t *restrict neither, const int32_t *restrict fp, Py_ssize_t c, const int which,
+    double b2, double *restrict value, double *restrict present) {
+    for (Py_ssize_t i = 0; i < c; i++) {
+        const double t = both[i] + mine[i], p = fp[i], f = other[i] + neither[i];
+        const double num = which == 2 ? t * (1 + b2) : t;
+        const double den = which == 0 ? t + p : which == 1 ? t + f : num + p + b2 * f;
+        const double defined = (double)(den > 0); /* if not, num is 0 too: the value is 0 */
+        value[i] = num / (den + (1.0 - defined));
+        present[i] = which == 2 ? defined : (double)(t + p + f > 0);
+    }
+    double sum[4] = {0, 0, 0, 0}, count[4] = {0, 0, 0, 0};
+    Py_ssize_t i = 0;
+    for (; i + 4 <= c; i += 4)
+        for (int q = 0; q < 4; q++) {
+            sum[q] += value[i + q];
+            count[q] += present[i + q];
+        }
+    for (; i < c; i++) {
+        sum[0] += value[i];
+        count[0] += present[i];
+    }
+    /* 0/0: NaN, as numpy */
+    return ((sum[0] + sum[1]) + (sum[2] + sum[3])) / ((count[0] + count[1]) + (count[2] + count[3]));
 }
 
 /* prf_deltas(counts, n_classes, average, which, b2, out)
@@ -352,12 +535,32 @@ static PyObject *prf_deltas(PyObject *self, PyObject *args) {
     }
     const int32_t *counts = v[0].buf;
     double *out = v[1].buf;
+    double *scratch = average == 0 ? PyMem_Malloc(2 * c * sizeof(double)) : NULL;
+    if (average == 0 && scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *present_scratch = scratch + (average == 0 ? c : 0);
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r = 0; r < n_res; r++) {
         const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
                       *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
         double value[2];
-        if (average == 1) {
+        if (average == 0) {
+#define MACRO(w)                                                                              \
+    value[0] = macro_average(both, only_a, only_b, neither, fp_a, c, w, b2, scratch,          \
+                             present_scratch);                                                \
+    value[1] = macro_average(both, only_b, only_a, neither, fp_b, c, w, b2, scratch,          \
+                             present_scratch)
+            if (which == 0) {
+                MACRO(0);
+            } else if (which == 1) {
+                MACRO(1);
+            } else {
+                MACRO(2);
+            }
+#undef MACRO
+        } else if (average == 1) {
             double tp[2] = {0, 0}, fp[2] = {0, 0}, fn[2] = {0, 0}, den;
             for (Py_ssize_t i = 0; i < c; i++) {
                 tp[0] += both[i] + only_a[i];
@@ -391,6 +594,7 @@ static PyObject *prf_deltas(PyObject *self, PyObject *args) {
         out[r] = value[0] - value[1];
     }
     Py_END_ALLOW_THREADS
+    PyMem_Free(scratch);
     result = Py_None;
     Py_INCREF(result);
 done:

@@ -56,6 +56,7 @@ import dataclasses
 import functools
 import math
 import re
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -946,6 +947,20 @@ def padded_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return cols, vals
 
 
+def pcg64_state(bits) -> bytes | None:
+    """A PCG64's state (state, inc) as it lies in memory, else None.
+
+    The kernel steps numpy's PCG64 itself (the same words as its
+    ``next_uint64``, without a call per word) when the generator's memory
+    holds exactly these bytes; any other bit generator (or a layout that
+    does not match) is called word by word.
+    """
+    if type(bits) is not np.random.PCG64:
+        return None
+    state = bits.state["state"]
+    return b"".join(state[key].to_bytes(16, sys.byteorder) for key in ("state", "inc"))
+
+
 def compiled_sums(kernel, rng, lookup, cols, vals, given_types, given, width):
     """Each resample's sums of its types' rows, in the compiled kernel.
 
@@ -964,7 +979,8 @@ def compiled_sums(kernel, rng, lookup, cols, vals, given_types, given, width):
     sums = np.empty((given.shape[0], width))
     bits = rng.bit_generator
     with bits.lock:
-        kernel.resample_sums(bits.capsule, lookup, cols, vals, given_types, given, sums)
+        kernel.resample_sums(bits.capsule, pcg64_state(bits), lookup, cols, vals, given_types,
+                             given, sums)
     return sums
 
 
@@ -990,8 +1006,10 @@ def _compiled_deltas(kernel, metric, types, n_resamples, rng, path):
 
 
 # Frequent types of the label path are drawn as a multinomial: one category
-# costs numpy about as much as this many item draws in the kernel.
+# costs numpy about as much as this many item draws in the kernel (an item of
+# a type both systems got right adds to one count, any other to two or three).
 LABEL_HEAVY_TYPE = 40
+LABEL_HEAVY_ONE = 100
 
 
 def _label_deltas(kernel, metric, types, n_resamples, rng, path):
@@ -1000,31 +1018,32 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
     Each resample's label counts (:func:`label_slots`) are accumulated in
     the kernel (``label_counts``: one to three counts a drawn item, ``O(n)``
     a resample whatever the number of classes) and combined from them
-    (:func:`count_deltas`), so no type rows are summed or built.
+    (:func:`count_deltas`), so no type rows are summed or built. A
+    multinomial gives each resample's counts of the frequent types and how
+    many of its items are drawn among the rare items that add to one count
+    (both systems right), two (one right) and three (neither).
     """
     n, c = types.n, types.n_classes
     slots = label_slots(types.labels, c)
-    heavy = (types.counts >= LABEL_HEAVY_TYPE) & (path == "split")
+    gold, a, b = types.labels.T
+    adds = 3 - (a == gold) - (b == gold)  # counts an item adds to: its first slots
+    heavy = types.counts >= np.where(adds == 1, LABEL_HEAVY_ONE, LABEL_HEAVY_TYPE)
+    heavy &= path == "split"
     given_slots = np.ascontiguousarray(slots[heavy])
     items = types.item_type[~heavy[types.item_type]]  # one entry per rare item
-    # the items wrong for both systems (a third count) last, for the kernel's branch
-    third = slots[items, 2] < 6 * c
-    items = np.concatenate([items[~third], items[third]])
-    item_slots = np.ascontiguousarray(slots[items, :2])
-    extra = slots[items[items.size - np.count_nonzero(third) :], 2]
-    shares = np.append(types.counts[heavy], items.size) / n
+    tables = [np.ascontiguousarray(slots[items[adds[items] == k], :k]) for k in (1, 2, 3)]
+    tables[0] = tables[0].ravel()
+    shares = np.append(types.counts[heavy], [len(t) for t in tables]) / n
     out = np.empty(n_resamples)
     step = min(n_resamples, max(1, KERNEL_ELEMENTS // slots_width(c)))
     held = np.empty((step, slots_width(c)), dtype=np.int32)  # one table, reused: no page faults
     bits = rng.bit_generator
     for pos in range(0, n_resamples, step):
         size = min(step, n_resamples - pos)
-        if heavy.any():
-            given = rng.multinomial(n, shares, size=size)  # frequent types, then the rare draws
-        else:
-            given = np.full((size, 1), n, dtype=np.int64)
+        given = rng.multinomial(n, shares, size=size)
         with bits.lock:
-            kernel.label_counts(bits.capsule, item_slots, extra, given_slots, given, held[:size])
+            kernel.label_counts(bits.capsule, pcg64_state(bits), *tables, given_slots, given,
+                                held[:size])
         out[pos : pos + size] = count_deltas(kernel, metric, held[:size], c)
     return out
 
