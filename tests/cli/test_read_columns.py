@@ -156,3 +156,57 @@ def test_allocate_reads_the_design_and_the_metric_only(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["allocate", str(wide), *flags])
     assert result.exit_code == 2 and "missing: experiment" in result.output
     assert "notes" in result.output  # every column read, so the error lists them all
+
+
+REPORTS = {  # the report's flags: (those of INPUT's columns, those of the run)
+    "runs": (["--metric", "accuracy", "--by", "method", "--pair-on", "seed", "--task", "task",
+              "--random", "seed", "--fixed", "method"], ["--test", "t"]),
+    "selection": (["--metric", "test", "--by", "method", "--select-on", "validation",
+                   "--pair-on", "seed"], []),
+}  # fmt: skip
+
+
+def _report(path, flags, monkeypatch):
+    """The page ``vareval report`` writes for ``path`` and the columns it read."""
+    seen = []
+    original = io.read_table
+
+    def spy(*args, **kwargs):
+        df = original(*args, **kwargs)
+        seen.append(list(df.columns))
+        return df
+
+    monkeypatch.setattr(io, "read_table", spy)
+    out = path.with_suffix(".html")
+    result = CliRunner().invoke(main, ["report", str(path), "-o", str(out), *flags])
+    assert result.exit_code == 0, result.output
+    return out.read_text(encoding="utf-8"), seen[0]
+
+
+@pytest.mark.parametrize("case", REPORTS)
+def test_report_reads_only_the_columns_it_uses(tmp_path, monkeypatch, case):
+    """The report decides from the header which columns it needs and reads those only.
+
+    The page of the wide file is the page of the narrow one (the columns read), but
+    for one sentence naming the columns left unread (a selection's table drops them).
+    """
+    flags, more = REPORTS[case]
+    table = _table(np.random.default_rng(7))
+    table = table[table.task.isin(["t0", "t1"]) & (table.config < (2 if case == "runs" else 4))]
+    (tmp_path / "wide").mkdir()
+    (tmp_path / "narrow").mkdir()
+    wide, narrow = tmp_path / "wide" / "runs.csv", tmp_path / "narrow" / "runs.csv"
+    table.to_csv(wide, index=False)
+    page, read = _report(wide, [*flags, *more], monkeypatch)
+    used = {"runs": ["method", "task", "seed", "config", "accuracy"],
+            "selection": ["method", "task", "seed", "config", "validation", "test"]}[case]
+    assert read == used, read  # task and config: design columns, read when present
+    table[used].to_csv(narrow, index=False)
+    expected, _ = _report(narrow, [*flags, *more], monkeypatch)
+    unread = [c for c in table.columns if c not in used]
+    sentence = ("<p>Not read from the file (no option and no design role names them): "
+                + ", ".join(f"&#39;{c}&#39;" for c in unread) + ".</p>\n\n\n")  # and blank lines
+    if case == "runs":
+        assert sentence in page
+        page = page.replace(sentence, "", 1)
+    assert page == expected
