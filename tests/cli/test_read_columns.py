@@ -210,3 +210,129 @@ def test_report_reads_only_the_columns_it_uses(tmp_path, monkeypatch, case):
         assert sentence in page
         page = page.replace(sentence, "", 1)
     assert page == expected
+
+
+TRIAL = '''
+def train(trial):
+    if trial.factors["model"] == "b" and trial.seed == 0:
+        raise RuntimeError("diverged")
+    b = trial.factors["model"] == "b"
+    shift, (noise, own) = 0.03 * b, trial.rng("init").normal(size=2)
+    lr = trial.config["lr"]
+    return {"acc": 0.8 + shift + 0.01 * noise + 0.01 * lr + 0.02 * b * own * (1 + lr),
+            "val_acc": 0.79 + shift + 0.01 * noise, "loss": 0.3 - shift}
+'''
+
+EXPERIMENT = """
+[experiment]
+name = "columns"
+trial = "columns_trial:train"
+path = {path!r}
+seeds = 6
+configs = 2
+reruns = 1
+entropy = 11
+
+[factors]
+model = ["a", "b"]
+
+[space]
+lr = {{ distribution = "log-uniform", low = 0.01, high = 1.0 }}
+
+[randomness]
+sources = ["init"]
+"""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A store made by `vareval run`: 2 models x 6 seeds x 2 configurations, 2 trials failed."""
+    folder = tmp_path_factory.mktemp("store")
+    (folder / "columns_trial.py").write_text(TRIAL)
+    (folder / "experiment.toml").write_text(EXPERIMENT.format(path=str(folder)))
+    path = folder / "runs.db"
+    result = CliRunner().invoke(main, ["run", str(folder / "experiment.toml"), "--store",
+                                       str(path), "--engine", "serial", "--no-progress"])
+    assert "2 failed" in result.output, result.output
+    return path
+
+
+STORE_COMMANDS = {  # the store's columns each command builds, beside the design's and status
+    "summarize": (["--metric", "acc", "--by", "model"], []),
+    "paired": (["--metric", "acc", "--by", "model", "--pair-on", "seed,config", "--compare",
+                "a,b", "--where", "seed > 0"], []),
+    "variance": (["--metric", "acc", "--fixed", "model", "--random", "seed,config"], []),
+    "select": (["--validation", "val_acc", "--test", "acc", "--by", "model"], ["val_acc"]),
+}  # fmt: skip
+DESIGN = ["trial_id", "model", "experiment", "seed", "config", "config_index", "rerun", "acc",
+          "status"]
+
+
+@pytest.mark.parametrize("command", STORE_COMMANDS)
+def test_a_store_builds_only_the_columns_a_command_uses(store, monkeypatch, command):
+    """From a run store a command builds its columns only; the answer is the full table's."""
+    from vareval.data import store_table
+
+    flags, more = STORE_COMMANDS[command]
+    got, read = _answer(store, command, flags, monkeypatch)
+    assert read == [c for c in store_table.read_store_table(store, status="all").columns
+                    if c in {*DESIGN, *more}], read
+    everything = store_table.read_store_table
+
+    def full(path, *, status="done", columns=None):  # the table as built before: every column
+        return everything(path, status=status)
+
+    monkeypatch.setattr(io, "read_store_table", full)
+    expected, read_all = _answer(store, command, flags, monkeypatch)
+    assert {"lr", "loss", "host", "started"} <= set(read_all)
+    assert got == expected
+
+
+def test_a_store_table_of_some_columns_is_the_full_tables(store):
+    """read_store_table(columns=...) is the full table's columns, values, dtypes and attrs."""
+    from vareval.data.store_table import read_store_table, tidy_frame
+
+    rng = np.random.default_rng(8)
+    for status in ("done", "all"):
+        with pytest.warns(vareval_warning()) if status == "done" else _nothing():
+            full = read_store_table(store, status=status)
+        for _ in range(12):
+            chosen = list(rng.choice(full.columns, rng.integers(1, full.shape[1] + 1),
+                                     replace=False))
+            with pytest.warns(vareval_warning()) if status == "done" else _nothing():
+                part = read_store_table(store, status=status, columns=chosen)
+            want = [c for c in full.columns if c in chosen]
+            pd.testing.assert_frame_equal(part, full[want], check_exact=True)
+            assert part.attrs["metrics"] == full.attrs["metrics"] == ["acc", "val_acc", "loss"]
+            assert part.attrs["spec"] == full.attrs["spec"]
+            assert len(part.attrs.get("not_done", [])) == len(full.attrs.get("not_done", []))
+        missing = read_store_table(store, status="all", columns=["acc", "nope"])
+        assert list(missing.columns) == list(read_store_table(store, status="all").columns)
+    # the trial loop it replaces: one row per trial, every JSON field decoded on its own
+    import json
+    import sqlite3
+
+    from vareval.data.store_table import store_rows
+
+    con = sqlite3.connect(store)
+    rows = store_rows(con)
+    con.close()
+    table = tidy_frame(rows, ["model"], ["lr"])
+    for row, (_, got) in zip(rows, table.iterrows(), strict=True):
+        metrics = json.loads(row[8]) if row[8] else {}
+        assert got["model"] == json.loads(row[1])["model"]
+        assert got["lr"] == json.loads(row[7])["lr"]
+        for name in ("acc", "val_acc", "loss"):  # a failed trial's: NaN
+            assert got[name] == metrics[name] if name in metrics else np.isnan(got[name])
+
+
+def vareval_warning():
+    from vareval.errors import VarevalWarning
+
+    return VarevalWarning
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
