@@ -163,6 +163,8 @@ REPORTS = {  # the report's flags: (those of INPUT's columns, those of the run)
               "--random", "seed", "--fixed", "method"], ["--test", "t"]),
     "selection": (["--metric", "test", "--by", "method", "--select-on", "validation",
                    "--pair-on", "seed"], []),
+    "search": (["--metric", "accuracy", "--by", "method"], ["--search", "SELF", "--bounds",
+                                                            "0,1"]),
 }  # fmt: skip
 
 
@@ -178,9 +180,10 @@ def _report(path, flags, monkeypatch):
 
     monkeypatch.setattr(io, "read_table", spy)
     out = path.with_suffix(".html")
+    flags = [str(path) if f == "SELF" else f for f in flags]  # --search: the same file
     result = CliRunner().invoke(main, ["report", str(path), "-o", str(out), *flags])
     assert result.exit_code == 0, result.output
-    return out.read_text(encoding="utf-8"), seen[0]
+    return out.read_text(encoding="utf-8"), seen
 
 
 @pytest.mark.parametrize("case", REPORTS)
@@ -197,16 +200,18 @@ def test_report_reads_only_the_columns_it_uses(tmp_path, monkeypatch, case):
     (tmp_path / "narrow").mkdir()
     wide, narrow = tmp_path / "wide" / "runs.csv", tmp_path / "narrow" / "runs.csv"
     table.to_csv(wide, index=False)
-    page, read = _report(wide, [*flags, *more], monkeypatch)
-    used = {"runs": ["method", "task", "seed", "config", "accuracy"],
-            "selection": ["method", "task", "seed", "config", "validation", "test"]}[case]
-    assert read == used, read  # task and config: design columns, read when present
+    page, reads = _report(wide, [*flags, *more], monkeypatch)
+    used = {"selection": ["method", "task", "seed", "config", "validation", "test"]}.get(
+        case, ["method", "task", "seed", "config", "accuracy"])
+    assert reads[0] == used, reads  # task and config: design columns, read when present
+    if case == "search":  # read as `vareval tuning-curve` reads it
+        assert reads[1] == ["method", "seed", "config", "accuracy"], reads
     table[used].to_csv(narrow, index=False)
     expected, _ = _report(narrow, [*flags, *more], monkeypatch)
     unread = [c for c in table.columns if c not in used]
     sentence = ("<p>Not read from the file (no option and no design role names them): "
                 + ", ".join(f"&#39;{c}&#39;" for c in unread) + ".</p>\n\n\n")  # and blank lines
-    if case == "runs":
+    if case != "selection":
         assert sentence in page
         page = page.replace(sentence, "", 1)
     assert page == expected

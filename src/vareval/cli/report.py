@@ -145,11 +145,17 @@ def _store_sequences(path) -> dict:
     return {"sequential": {"records": records, "inferred": True}} if records else {}
 
 
-def _search_spec(path, bounds, metric, by) -> dict:
-    """The tuning section's input: the search table, its bounds and columns."""
+def _search_spec(path, bounds, metric, by, used) -> dict:
+    """The tuning section's input: the search table, its bounds and columns.
+
+    The table is read as ``vareval tuning-curve`` reads it: the ``used``
+    columns (its score and method columns) and the design's.
+    """
+    import functools
     from pathlib import Path
 
-    from vareval.data import read_table
+    from vareval.cli._common import _results_columns
+    from vareval.data.io import read_table
     from vareval.errors import ArgumentError
 
     if not bounds:
@@ -162,7 +168,9 @@ def _search_spec(path, bounds, metric, by) -> dict:
         raise ArgumentError(
             f"--bounds must be two comma-separated numbers A,B; got {bounds!r}."
         ) from None
-    spec = {"df": read_table(path), "bounds": (lo, hi), "source": Path(path).name}
+    columns = functools.partial(_results_columns, flags=used, where=None)
+    spec = {"df": read_table(path, columns=columns), "bounds": (lo, hi),
+            "source": Path(path).name}
     if metric:
         spec["metric"] = metric
     if by:
@@ -476,7 +484,8 @@ def report(
     elif context.get("variance"):
         extras["variance"] = context["variance"]
     if search_file:
-        extras["tuning"] = _search_spec(search_file, bounds, search_metric, search_by)
+        used = [search_metric or metric, *split_columns(search_by or by)]
+        extras["tuning"] = _search_spec(search_file, bounds, search_metric, search_by, used)
     elif bounds:
         raise ArgumentError("--bounds needs --search FILE (the search iterations).")
     if predictions:
