@@ -15,6 +15,7 @@ tar -x -C /tmp/old``), interleaved with this one, and says whether the two print
 
 Run: PYTHONPATH=src python bench/bench_columns.py [--rows 1000000] [--trials 100000]
                                                   [--old /tmp/old/src] [--rounds 2]
+(``--rows 0``: the store alone.)
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def main():
     trees = [("new", here)] + ([("old", args.old)] if args.old else [])
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        narrow = wide_table(folder / "wide.csv", args.rows)
+        narrow = wide_table(folder / "wide.csv", max(args.rows, 1))
         db = store(folder, args.trials)
         lines = {
             f"report, wide ({args.rows:,} x 30)": ["report", str(folder / "wide.csv"),
@@ -142,6 +143,8 @@ def main():
         for _, src in trees:  # compile each tree's bytecode before timing it
             subprocess.run([sys.executable, "-c", "import vareval.cli"], check=True,
                            env={**bench_scaling.ENV, "PYTHONPATH": src})
+        if not args.rows:  # --rows 0: the store alone
+            lines = {k: v for k, v in lines.items() if v[0] != "report"}
         print(f"load average {os.getloadavg()[0]:.1f}")
         print(f"{'command':>34} {'tree':>4} | {'CPU s':>6} {'wall s':>7} {'peak MB':>8}")
         for name, argv in lines.items():
