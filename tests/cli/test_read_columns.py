@@ -341,3 +341,29 @@ def _nothing():
     import contextlib
 
     return contextlib.nullcontext()
+
+
+def test_report_reads_the_predictions_columns_it_uses(tmp_path, monkeypatch):
+    """--predictions with --system: gold, item and the systems named, as `significance` reads."""
+    rng = np.random.default_rng(9)
+    gold = rng.integers(0, 3, 300)
+    preds = pd.DataFrame({
+        "item": np.arange(300), "gold": gold,
+        "x": np.where(rng.random(300) < 0.8, gold, (gold + 1) % 3),
+        "y": np.where(rng.random(300) < 0.7, gold, (gold + 2) % 3),
+        "z": rng.integers(0, 3, 300), "notes": rng.choice(["free, text", "NA", ""], 300),
+    })  # fmt: skip
+    runs = _table(np.random.default_rng(10))
+    runs = runs[(runs.task == "t0") & (runs.config == 0)][["method", "seed", "accuracy"]]
+    pages = {}
+    for kind, columns in (("wide", list(preds.columns)), ("narrow", ["item", "gold", "x", "y"])):
+        (tmp_path / kind).mkdir()
+        runs.to_csv(tmp_path / kind / "runs.csv", index=False)
+        preds[columns].to_csv(tmp_path / kind / "preds.csv", index=False)
+        flags = ["--metric", "accuracy", "--by", "method", "--predictions",
+                 str(tmp_path / kind / "preds.csv"), "--gold", "gold", "--item", "item",
+                 "--system", "x,y"]
+        pages[kind], reads = _report(tmp_path / kind / "runs.csv", flags, monkeypatch)
+        assert reads[1] == ["item", "gold", "x", "y"], reads
+    assert pages["wide"] == pages["narrow"]
+    assert '<section id="significance">' in pages["wide"]

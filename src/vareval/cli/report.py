@@ -28,8 +28,8 @@ DEMO_FOLDER = "vareval-demo"  # where `vareval demo` writes report.html
 def _read_input(path: str, columns=None):
     """Read a results file, or a run store when the runner's reader is installed.
 
-    ``columns`` (a :class:`_Columns`) chooses a file's columns from its header;
-    None reads every column.
+    ``columns`` (names, or a :class:`_Columns` choosing from the header) are the
+    file's columns to read; None reads every column.
 
     Returns
     -------
@@ -489,8 +489,11 @@ def report(
     elif bounds:
         raise ArgumentError("--bounds needs --search FILE (the search iterations).")
     if predictions:
+        named = [n for v in systems for n in split_columns(v)]
+        # as `vareval significance` reads it: with the systems named, those and gold and item
+        used = [c for c in (gold, item) if c] + named if named and gold else None
         extras["significance"] = {
-            "df": _read_input(predictions)[0],
+            "df": _read_input(predictions, used)[0],
             "source": Path(predictions).name,
             "gold": gold,
             "systems": [n for v in systems for n in split_columns(v)] or None,
