@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 import sqlite3
 import warnings
@@ -318,7 +319,7 @@ def _decoded(raw: list, ids: list, what: str, path, error) -> list:
         out = json.loads("[" + ",".join([r or empty for r in texts]) + "]")
     except (TypeError, ValueError):
         out = None
-    if out is None or len(out) != len(texts) or not all(type(d) is dict for d in out):
+    if out is None or len(out) != len(texts) or not set(map(type, out)) <= {dict}:
         return [loads(r, f"trial {t}'s `{what}`", path, error) if r or not empty else {}
                 for t, r in zip(ids, raw, strict=True)]
     if texts is raw:
@@ -337,7 +338,7 @@ def _names(factor_names, config_names, metrics: list) -> tuple[list, dict, dict]
     params = {k: k if k not in taken else f"config_{k}" for k in config_names}
     taken |= set(params.values())
     measured = {k: k if k not in taken else f"metric_{k}"
-                for k in dict.fromkeys(k for m in metrics for k in m)}
+                for k in dict.fromkeys(itertools.chain.from_iterable(metrics))}
     names = ["trial_id", *factor_names, "experiment", "seed", "config", "config_index",
              "rerun", *params.values(), *measured.values(), *BOOKKEEPING]
     return names, params, measured
