@@ -367,3 +367,41 @@ def test_report_reads_the_predictions_columns_it_uses(tmp_path, monkeypatch):
         assert reads[1] == ["item", "gold", "x", "y"], reads
     assert pages["wide"] == pages["narrow"]
     assert '<section id="significance">' in pages["wide"]
+
+
+def test_a_store_whose_trials_record_different_metrics(store, tmp_path):
+    """Trials that record other metrics, or fewer: columns in order of first appearance, NaN
+    where a trial lacks one, and a chosen column is the full table's."""
+    import json
+    import shutil
+    import sqlite3
+
+    from vareval.data.store_table import read_store_table
+
+    path = tmp_path / "mixed.db"
+    shutil.copy(store, path)
+    rng = np.random.default_rng(12)
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT id, metrics FROM trials ORDER BY id").fetchall()
+    written = {}
+    for tid, raw in rows:
+        metrics = json.loads(raw) if raw else {}
+        for name in ("loss", "val_acc"):
+            if metrics and rng.random() < 0.3:
+                del metrics[name]
+        if metrics and rng.random() < 0.3:
+            metrics[f"extra_{rng.integers(3)}"] = float(rng.normal())
+        written[tid] = metrics
+        con.execute("UPDATE trials SET metrics = ? WHERE id = ?",
+                    (json.dumps(metrics) if raw else raw, tid))
+    con.commit()
+    con.close()
+    full = read_store_table(path, status="all")
+    order = list(dict.fromkeys(k for tid, _ in rows for k in written[tid]))
+    assert full.attrs["metrics"] == order and len(order) > 3
+    assert list(full.columns[full.columns.get_loc("lr") + 1:][:len(order)]) == order
+    for name in order:
+        expected = [written[tid].get(name, np.nan) for tid, _ in rows]
+        np.testing.assert_array_equal(full[name].to_numpy(), np.array(expected, dtype=float))
+        part = read_store_table(path, status="all", columns=["trial_id", name, "status"])
+        pd.testing.assert_frame_equal(part, full[["trial_id", name, "status"]], check_exact=True)
