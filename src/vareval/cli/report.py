@@ -25,8 +25,11 @@ STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 DEMO_FOLDER = "vareval-demo"  # where `vareval demo` writes report.html
 
 
-def _read_input(path: str):
+def _read_input(path: str, columns=None):
     """Read a results file, or a run store when the runner's reader is installed.
+
+    ``columns`` (names, or a :class:`_Columns` choosing from the header) are the
+    file's columns to read; None reads every column.
 
     Returns
     -------
@@ -42,9 +45,10 @@ def _read_input(path: str):
 
         return read_answers([path]), {"evals_input": True}
     if Path(path).suffix.lower() not in STORE_SUFFIXES:
-        from vareval.data import read_table
+        from vareval.data.io import read_table
 
-        df = read_table(path)  # a file vareval wrote from a store carries its declaration
+        # a file vareval wrote from a store carries its declaration
+        df = read_table(path, columns=columns)
         if _ANSWERS <= set(map(str, df.columns)):
             return df, {"evals_input": True}
         return df, store_context(df.attrs.get("spec") or {})
@@ -57,6 +61,44 @@ def _read_input(path: str):
     df = read_store_table(path, status="all")  # failed trials are listed with their error
     df = _with_stderr(path, df)
     return df, {**store_context(df.attrs.get("spec") or {}), **_store_sequences(path)}
+
+
+class _Columns:
+    """The columns of a results file the report reads, chosen from its header.
+
+    The report reads the columns its options name, the design's columns (a
+    store table's design and bookkeeping columns, ``status``, ``task``, a
+    selection's columns and those a carried declaration names) and no other,
+    so a wide file costs what those columns cost; the names of the others are
+    kept (``unread``) for the page to list. Every column is read from a file
+    that carries a store's declaration (each column of a store's table has a
+    role on the page), from a table of answers (the evals analysis), and when
+    an option names a column the file lacks, so the error lists what is there.
+    """
+
+    def __init__(self, flags):
+        self.flags, self.unread = list(flags), []
+
+    def __call__(self, names, spec):
+        from vareval.cli._common import _results_columns
+        from vareval.report.sections.design import STORE_BOOKKEEPING
+
+        if spec or _ANSWERS <= set(map(str, names)):
+            return None
+        chosen = _results_columns(names, spec, flags=self.flags, where=None,
+                                  optional=[*STORE_BOOKKEEPING, "task"])
+        self.unread = [] if chosen is None else [n for n in names if n not in chosen]
+        return chosen
+
+
+def _flag_columns(metric, by, pair_on, random_effects, fixed, nested, task, select_on,
+                  select_unit, select_config) -> list[str]:
+    """The columns of INPUT the report's options name."""
+    named = [metric, by, pair_on, random_effects, fixed, task, (nested or "").replace(":", ",")]
+    if select_on:
+        named += [select_on, select_unit, select_config]
+    # split leniently: a malformed list is refused where its option is read, as before
+    return [c.strip() for v in named if v for c in v.split(",") if c.strip()]
 
 
 def _with_stderr(path, df):
@@ -103,11 +145,17 @@ def _store_sequences(path) -> dict:
     return {"sequential": {"records": records, "inferred": True}} if records else {}
 
 
-def _search_spec(path, bounds, metric, by) -> dict:
-    """The tuning section's input: the search table, its bounds and columns."""
+def _search_spec(path, bounds, metric, by, used) -> dict:
+    """The tuning section's input: the search table, its bounds and columns.
+
+    The table is read as ``vareval tuning-curve`` reads it: the ``used``
+    columns (its score and method columns) and the design's.
+    """
+    import functools
     from pathlib import Path
 
-    from vareval.data import read_table
+    from vareval.cli._common import _results_columns
+    from vareval.data.io import read_table
     from vareval.errors import ArgumentError
 
     if not bounds:
@@ -120,7 +168,9 @@ def _search_spec(path, bounds, metric, by) -> dict:
         raise ArgumentError(
             f"--bounds must be two comma-separated numbers A,B; got {bounds!r}."
         ) from None
-    spec = {"df": read_table(path), "bounds": (lo, hi), "source": Path(path).name}
+    columns = functools.partial(_results_columns, flags=used, where=None)
+    spec = {"df": read_table(path, columns=columns), "bounds": (lo, hi),
+            "source": Path(path).name}
     if metric:
         spec["metric"] = metric
     if by:
@@ -413,7 +463,9 @@ def report(
 
     needs("--predictions FILE", predictions, "gold", "systems", "item", "prediction_metric")
     needs("--figures DIR", figures_dir, "figure_format", "figure_width", "force")
-    df, context = _read_input(input_path)
+    columns = _Columns(_flag_columns(metric, by, pair_on, random_effects, fixed, nested, task,
+                                     select_on, select_unit, select_config))
+    df, context = _read_input(input_path, columns)
     if by is None:
         if not context:
             raise ArgumentError("--by is required: name the column(s) with the method.")
@@ -421,6 +473,8 @@ def report(
     extras = {
         k: context[k] for k in ("design_note", "column_roles", "sequential") if k in context
     }
+    if columns.unread and not select_on:  # a selection's table drops them in any case
+        extras["unread_columns"] = columns.unread
     if random_effects:
         extras["variance"] = {
             "random": split_columns(random_effects),
@@ -430,12 +484,16 @@ def report(
     elif context.get("variance"):
         extras["variance"] = context["variance"]
     if search_file:
-        extras["tuning"] = _search_spec(search_file, bounds, search_metric, search_by)
+        used = [search_metric or metric, *split_columns(search_by or by)]
+        extras["tuning"] = _search_spec(search_file, bounds, search_metric, search_by, used)
     elif bounds:
         raise ArgumentError("--bounds needs --search FILE (the search iterations).")
     if predictions:
+        named = [n for v in systems for n in split_columns(v)]
+        # as `vareval significance` reads it: with the systems named, those and gold and item
+        used = [c for c in (gold, item) if c] + named if named and gold else None
         extras["significance"] = {
-            "df": _read_input(predictions)[0],
+            "df": _read_input(predictions, used)[0],
             "source": Path(predictions).name,
             "gold": gold,
             "systems": [n for v in systems for n in split_columns(v)] or None,

@@ -117,7 +117,7 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.")
     try:
         design = _design(path, fmt)
-        if callable(columns):  # chosen from the file's names and the design it carries
+        if callable(columns) and fmt != "store":  # chosen from the names and the design
             choose, spec = columns, (design or {}).get("spec")
             columns = lambda names: choose(list(names), spec)  # noqa: E731
         df = _READERS[fmt](path, columns)
@@ -791,5 +791,5 @@ _READERS = {
     "tsv": lambda p, columns: _read_csv(p, columns, sep="\t"),
     "jsonl": _read_jsonl,
     "parquet": _read_parquet,
-    "store": lambda p, columns: read_store_table(p),  # a store's table is small
+    "store": lambda p, columns: read_store_table(p, columns=columns),  # given its declaration
 }

@@ -10,6 +10,8 @@ and metric, plus the design's columns (``experiment``, ``seed``, ``config``,
 from __future__ import annotations
 
 import contextlib
+import gc
+import itertools
 import json
 import sqlite3
 import warnings
@@ -225,14 +227,14 @@ def loads(raw, what: str, path, error=DataError):
         ) from None
 
 
+# a trial row's fields, in the order store_rows gives them
+FIELDS = ("id", "factors", "experiment", "seed", "config_label", "config_index", "rerun",
+          "config", "metrics", "status", "attempts", "started", "finished", "host", "error")
+
+
 def store_rows(con: sqlite3.Connection) -> list[tuple]:
-    """Every trial row, in id order (the columns the tidy table needs)."""
-    return con.execute(
-        "SELECT id, factors, experiment, seed, config_label, config_index, rerun, "
-        "config, "
-        "metrics, status, attempts, started, finished, host, error FROM trials ORDER "
-        "BY id"
-    ).fetchall()
+    """Every trial row, in id order (the :data:`FIELDS` the tidy table needs)."""
+    return con.execute(f"SELECT {', '.join(FIELDS)} FROM trials ORDER BY id").fetchall()
 
 
 def config_label(levels: dict, label: str, own_space) -> str:
@@ -246,6 +248,10 @@ def config_label(levels: dict, label: str, own_space) -> str:
     return "/".join(str(levels.get(f)) for f in own_space) + f"/{label}"
 
 
+# the trial's bookkeeping columns, after its settings and metrics
+BOOKKEEPING = ("status", "attempts", "started", "finished", "duration", "host", "error")
+
+
 def tidy_frame(
     rows: list[tuple],
     factor_names,
@@ -254,106 +260,163 @@ def tidy_frame(
     own_space=(),
     path="store",
     error=DataError,
+    columns=None,
+    spec=None,
 ) -> pd.DataFrame:
-    """Turn trial rows into the tidy table (see :func:`read_store_table`).
+    """Turn trial rows (:func:`store_rows`) into the tidy table (see :func:`read_store_table`).
 
     ``own_space`` names the factors whose levels have their own search spaces:
     a configuration label (``s0_c0``) then means a different setting at each
     level, so the table's ``config`` is prefixed with the levels
     (``logreg/s0_c0``) and one label identifies one setting, for any tool
-    that reads the table. A malformed JSON column raises ``error`` naming the
-    trial and the column.
+    that reads the table. ``columns`` (and ``spec``, what a callable
+    ``columns`` is given) chooses the columns, as in :func:`read_store_table`.
+    A malformed JSON column raises ``error`` naming the trial and the column.
     """
-    records = []
-    metric_names: dict[str, None] = {}
-    types: dict[str, set] = {}  # per parameter, the Python types of its values
-    for (
-        tid,
-        factors,
-        experiment,
-        seed,
-        label,
-        cidx,
-        rerun,
-        config,
-        metrics,
-        status,
-        attempts,
-        started,
-        finished,
-        host,
-        error_text,
-    ) in rows:
-        levels = loads(factors, f"trial {tid}'s `factors`", path, error)
-        rec = {
-            "trial_id": tid,
-            **levels,
-            "experiment": experiment,
-            "seed": seed,
-            "config": config_label(levels, label, own_space),
-            "config_index": cidx,
-            "rerun": rerun,
-        }
-        conf = loads(config, f"trial {tid}'s `config`", path, error)
-        rec.update(("\0c" + k, v) for k, v in conf.items())
-        for k, v in conf.items():
-            types.setdefault(k, set()).add(type(v))
-        m = loads(metrics, f"trial {tid}'s `metrics`", path, error) if metrics else {}
-        for k in m:
-            metric_names.setdefault(k, None)
-        rec.update(("\0m" + k, v) for k, v in m.items())
-        rec.update(
-            status=status,
-            attempts=attempts,
-            started=started,
-            finished=finished,
-            host=host,
-            error=error_text,
-        )
-        records.append(rec)
-    taken = (
-        set(DESIGN_COLUMNS)
-        | set(factor_names)
-        | {"status", "attempts", "started", "finished", "duration", "host", "error"}
-    )
-    rename = {}
-    for k in config_names:
-        rename["\0c" + k] = k if k not in taken else f"config_{k}"
-    taken |= set(rename.values())
-    for k in metric_names:
-        rename["\0m" + k] = k if k not in taken else f"metric_{k}"
-    columns = (
-        [
-            "trial_id",
-            *factor_names,
-            "experiment",
-            "seed",
-            "config",
-            "config_index",
-            "rerun",
-        ]
-        + ["\0c" + k for k in config_names]
-        + ["\0m" + k for k in metric_names]
-        + ["status", "attempts", "started", "finished", "host", "error"]
-    )
-    df = pd.DataFrame.from_records(records, columns=columns).rename(columns=rename)
-    for k in metric_names:
-        col = rename["\0m" + k]
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
-    for k in config_names:  # an integer parameter some trials lack stays integer
-        col = rename["\0c" + k]
-        if types.get(k) == {int} and df[col].isna().any():
+    fields = _fields(rows)
+    metrics = _decoded(fields["metrics"], fields["id"], "metrics", path, error)
+    names, params, measured = _names(factor_names, config_names, metrics)
+    keep = _chosen(names, columns, spec)
+    df = _tidy(fields, metrics, names, keep, factor_names, params, measured, own_space,
+               path, error)
+    return _only(df, keep)
+
+
+def _only(df: pd.DataFrame, keep: list) -> pd.DataFrame:
+    """``df``'s columns ``keep`` (it may hold more: those the table was chosen on)."""
+    if list(df.columns) == keep:
+        return df
+    out = df[keep]
+    out.attrs = dict(df.attrs)
+    return out
+
+
+def _fields(rows: list[tuple], fields=FIELDS) -> dict:
+    """Rows of ``fields`` (those of :func:`store_rows`) as one list per field."""
+    if not rows:
+        return {f: [] for f in fields}
+    return dict(zip(fields, map(list, zip(*rows, strict=True)), strict=True))
+
+
+def _read_fields(con: sqlite3.Connection, skip) -> dict:
+    """Every trial's fields but those in ``skip``, in id order, one list per field."""
+    fields = [f for f in FIELDS if f not in skip]
+    rows = con.execute(f"SELECT {', '.join(fields)} FROM trials ORDER BY id").fetchall()
+    return _fields(rows, fields)
+
+
+def _decoded(raw: list, ids: list, what: str, path, error) -> list:
+    """Each trial's JSON column ``what`` decoded (no ``metrics``: ``{}``).
+
+    Every row is decoded in one call, so 10^6 trials cost the parsing, not a
+    Python call per trial; when a row is not one JSON object, decoding row
+    by row finds it and names the trial.
+    """
+    empty = "{}" if what == "metrics" else ""
+    # a trial's levels and configuration are shared with others: each text is decoded once
+    texts = list(dict.fromkeys(raw)) if what != "metrics" else raw
+    try:
+        out = json.loads("[" + ",".join([r or empty for r in texts]) + "]")
+    except (TypeError, ValueError):
+        out = None
+    if out is None or len(out) != len(texts) or not set(map(type, out)) <= {dict}:
+        return [loads(r, f"trial {t}'s `{what}`", path, error) if r or not empty else {}
+                for t, r in zip(ids, raw, strict=True)]
+    if texts is raw:
+        return out
+    decoded = dict(zip(texts, out, strict=True))
+    return [decoded[r] for r in raw]
+
+
+def _names(factor_names, config_names, metrics: list) -> tuple[list, dict, dict]:
+    """The table's columns in order, and the column of each parameter and metric.
+
+    A parameter or metric named like another column gets a ``config_`` or
+    ``metric_`` prefix; metrics come in order of first appearance.
+    """
+    taken = set(DESIGN_COLUMNS) | set(factor_names) | set(BOOKKEEPING)
+    params = {k: k if k not in taken else f"config_{k}" for k in config_names}
+    taken |= set(params.values())
+    measured = {k: k if k not in taken else f"metric_{k}"
+                for k in dict.fromkeys(itertools.chain.from_iterable(metrics))}
+    names = ["trial_id", *factor_names, "experiment", "seed", "config", "config_index",
+             "rerun", *params.values(), *measured.values(), *BOOKKEEPING]
+    return names, params, measured
+
+
+def _chosen(names: list, columns, spec) -> list:
+    """The columns to build: ``columns`` (or what a callable chooses), else every column.
+
+    As for a file (:func:`vareval.data.io.read_table`), naming a column the
+    store lacks builds every column, so the error that follows lists them.
+    """
+    if callable(columns):
+        columns = columns(list(names), spec)
+    if columns is None or not set(columns) <= set(names):
+        return names
+    return [n for n in names if n in set(columns)]
+
+
+def _skipped(keep, factor_names, params: dict, own_space) -> set:
+    """The fields of :func:`store_rows` that ``keep``'s columns do not need."""
+    needed = {"id", "status", *keep}  # a table of finished trials is chosen on status
+    if "duration" in needed:
+        needed |= {"started", "finished"}
+    if "config" in needed:
+        needed.add("config_label")
+        if own_space:
+            needed.add("factors")
+    if set(factor_names) & needed:
+        needed.add("factors")
+    if set(params.values()) & needed:
+        needed.add("config")
+    return set(FIELDS) - needed
+
+
+def _tidy(fields, metrics, names, keep, factor_names, params, measured, own_space, path,
+          error) -> pd.DataFrame:
+    """The table's ``keep`` columns (and ``status``) from the trials' fields."""
+    built = set(keep) | {"status"}
+    if "duration" in built:
+        built |= {"started", "finished"}
+    ids, nan = fields["id"], np.nan
+    levels = confs = None
+    if set(factor_names) & built or ("config" in built and own_space):
+        levels = _decoded(fields["factors"], ids, "factors", path, error)
+    if set(params.values()) & built:
+        confs = _decoded(fields["config"], ids, "config", path, error)
+    columns = {"trial_id": ids}
+    columns.update((f, [lv.get(f, nan) for lv in levels]) for f in factor_names if f in built)
+    columns.update((k, fields[k]) for k in ("experiment", "seed", "config_index", "rerun",
+                                            *BOOKKEEPING) if k in fields and k in built)
+    if "config" in built:
+        columns["config"] = fields["config_label"] if not own_space else [
+            config_label(lv, label, own_space)
+            for lv, label in zip(levels, fields["config_label"], strict=True)]
+    columns.update((col, [c.get(k, nan) for c in confs]) for k, col in params.items()
+                   if col in built)
+    columns.update((col, [m.get(k, nan) for m in metrics]) for k, col in measured.items()
+                   if col in built)
+    order = [n for n in names if n in columns]
+    records = list(zip(*(columns[n] for n in order), strict=True))
+    df = pd.DataFrame.from_records(records, columns=order)
+    for col in measured.values():
+        if col in df:
+            df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    for k, col in params.items():  # an integer parameter some trials lack stays integer
+        if col in df and df[col].isna().any() and {type(c[k]) for c in confs if k in c} == {int}:
             df[col] = df[col].astype("Int64")
-    df.attrs["metrics"] = [rename["\0m" + k] for k in metric_names]
-    df.insert(
-        df.columns.get_loc("finished") + 1,
-        "duration",
-        (df["finished"] - df["started"]).where(df["status"] == "done", np.nan),
-    )
+    if "duration" in built:
+        df.insert(
+            df.columns.get_loc("finished") + 1,
+            "duration",
+            (df["finished"] - df["started"]).where(df["status"] == "done", np.nan),
+        )
+    df.attrs["metrics"] = list(measured.values())
     return df
 
 
-def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
+def read_store_table(path, *, status: str | None = "done", columns=None) -> pd.DataFrame:
     """Read a vareval run store as a tidy DataFrame, one row per trial.
 
     Parameters
@@ -364,6 +427,12 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
         ``"done"`` keeps the finished trials (those with metrics) and warns
         with the count of trials left out; ``"all"`` (or None) keeps every
         trial, with NaN metrics for the unfinished and failed ones.
+    columns : sequence of str or callable, optional
+        Build only these columns (in the table's order), so a command costs
+        what the columns it uses cost. A callable is given the table's column
+        names and the store's declaration and returns the columns (None:
+        every column). When one of them is not in the table, every column is
+        built, so the error that follows lists them. Default: every column.
 
     Returns
     -------
@@ -375,8 +444,9 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
         one per configuration key, one per metric (a name that collides with
         another column gets a ``config_``/``metric_`` prefix), then
         ``status``, ``attempts``, ``started``, ``finished``, ``duration``
-        (seconds), ``host`` and ``error``. ``df.attrs`` holds the experiment's
-        declaration (``spec``) and ``rerun_mode``.
+        (seconds), ``host`` and ``error`` (those ``columns`` chooses).
+        ``df.attrs`` holds the experiment's declaration (``spec``),
+        ``rerun_mode`` and the store's metric columns (``metrics``).
 
     Raises
     ------
@@ -388,11 +458,67 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
         raise DataError(f"`status` must be 'done' or 'all'; got {status!r}.")
     con = connect_readonly(path)
     try:
-        with sqlite_errors(path):
+        with sqlite_errors(path), _paused_gc():
+            con.execute("BEGIN")  # one snapshot: a run may be writing the store
             raw = con.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
-            rows = store_rows(con)
+            spec = _declaration(raw, path)
+            # the metrics first: their names are columns to choose from
+            rows = con.execute("SELECT id, metrics FROM trials ORDER BY id").fetchall()
+            metrics = _decoded([r[1] for r in rows], [r[0] for r in rows], "metrics", path,
+                               DataError)
+            del rows
+            factor_names = list(spec["factors"])
+            own_space = list(spec.get("level_spaces") or {})
+            names, params, measured = _names(factor_names, parameter_names(spec), metrics)
+            keep = _chosen(names, columns, spec)
+            skip = _skipped(keep, factor_names, params, own_space) | {"metrics"}
+            fields = _read_fields(con, skip)
+            con.execute("COMMIT")
     finally:
         con.close()
+    with _paused_gc():
+        df = _tidy(fields, metrics, names, keep, factor_names, params, measured, own_space,
+                   path, DataError)
+    if status == "done":
+        keep_rows = df["status"] == "done"
+        left = df.loc[~keep_rows, "status"].value_counts()
+        if len(left):
+            what = ", ".join(f"{n} {s}" for s, n in left.items())
+            warnings.warn(
+                f"store '{path}': {int((~keep_rows).sum())} of {len(df)} trials are not "
+                "done "
+                f"({what}) and are left out; see `vareval status {path}`.",
+                VarevalWarning,
+                stacklevel=2,
+            )
+        not_done = df.loc[~keep_rows].to_dict("records")
+        df = df.loc[keep_rows].reset_index(drop=True)
+        df.attrs["not_done"] = not_done  # counted by vareval.data.runs
+    df = _only(df, keep)
+    df.attrs["spec"] = spec
+    df.attrs["rerun_mode"] = spec.get("rerun_mode", "same")
+    return df
+
+
+@contextlib.contextmanager
+def _paused_gc():
+    """No cyclic garbage collection while a store's rows become columns.
+
+    The millions of row tuples and values made there hold no cycles, yet each
+    allocation burst sets off a collection that walks them all (a third of the
+    reading time at 10^5 trials).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _declaration(raw, path) -> dict:
+    """The experiment's declaration stored in the ``meta`` table, checked."""
     if raw is None:
         raise DataError(f"store '{path}' holds no experiment yet.")
     spec = loads(raw[0], "the experiment's declaration (meta `spec`)", path)
@@ -401,28 +527,4 @@ def read_store_table(path, *, status: str | None = "done") -> pd.DataFrame:
             f"store '{path}': the experiment's declaration (meta `spec`) lacks "
             "`factors` or `space`; the store was changed outside vareval."
         )
-    df = tidy_frame(
-        rows,
-        list(spec["factors"]),
-        parameter_names(spec),
-        own_space=list(spec.get("level_spaces") or {}),
-        path=path,
-    )
-    if status == "done":
-        keep = df["status"] == "done"
-        left = df.loc[~keep, "status"].value_counts()
-        if len(left):
-            what = ", ".join(f"{n} {s}" for s, n in left.items())
-            warnings.warn(
-                f"store '{path}': {int((~keep).sum())} of {len(df)} trials are not "
-                "done "
-                f"({what}) and are left out; see `vareval status {path}`.",
-                VarevalWarning,
-                stacklevel=2,
-            )
-        not_done = df.loc[~keep].to_dict("records")
-        df = df.loc[keep].reset_index(drop=True)
-        df.attrs["not_done"] = not_done  # counted by vareval.data.runs
-    df.attrs["spec"] = spec
-    df.attrs["rerun_mode"] = spec.get("rerun_mode", "same")
-    return df
+    return spec

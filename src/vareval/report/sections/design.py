@@ -199,6 +199,13 @@ def build(data: ReportData) -> Section:
             row_classes=classes,
         )
     )
+    unread = data.extras.get("unread_columns")
+    if unread:  # the command read only the columns it uses
+        from vareval.data.validate import shown
+
+        blocks.append(Paragraph(
+            f"Not read from the file (no option and no design role names them): {shown(unread)}."
+        ))
     if data.randomness:
         blocks.append(
             Table(
