@@ -57,10 +57,14 @@ Conference Proceedings*, 63-69.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas, lapack
 from scipy.sparse.linalg import splu
+
+from vareval.stats._compiled import compiled
 
 # The partition's time model, in seconds: a fixed cost per supernode (its
 # Python loop bodies in the factorisation, the selected inverse and a solve),
@@ -88,6 +92,12 @@ _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at mos
 # levels with a shift of 1, 4e-14 with this one), so it is small.
 _PROBE_SHIFT = 1e-3
 _PROBE_SMALLEST = 1e-100
+
+
+@functools.cache
+def _kernel():
+    """The compiled numeric phase, or None (not built, or ``VAREVAL_NO_KERNEL`` is set)."""
+    return compiled("vareval.stats.variance._superkernel")
 
 
 def _unique_pairs(row, col, n):
@@ -369,7 +379,10 @@ class SparseCholesky:
         self.n_fundamental = fundamental.size
         starts = _partition(parent, below, supernode_cost) if relax else fundamental
         self._supernodes(starts, parent, ptr[post], below, new[ind])
+        self._kernel = _kernel()
         self._maps(r, c, take, where)
+        if self._kernel is not None:
+            self._plan = self._kernel_plan()
 
     def _supernodes(self, starts, parent, begin, below, ind):
         """Columns, rows below, parent and children of each supernode.
@@ -463,7 +476,8 @@ class SparseCholesky:
         m2 = np.array(self._m, dtype=np.int64) ** 2
         by_size = np.argsort(m2, kind="stable")
         mapped = np.zeros(ns, dtype=bool)
-        mapped[by_size[np.cumsum(m2[by_size]) <= _MAP_SHARE * self.factor_nnz]] = True
+        share = 0.0 if self._kernel is not None else _MAP_SHARE  # the kernel needs none
+        mapped[by_size[np.cumsum(m2[by_size]) <= share * self.factor_nnz]] = True
         above = np.tri(int(np.sqrt(m2[mapped].max())) if mapped.any() else 0, k=-1, dtype=bool)
         for j in range(ns):
             p = self._parent[j]
@@ -487,6 +501,36 @@ class SparseCholesky:
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
+
+    def _kernel_plan(self):
+        """The numeric phase's index arrays, copied once into the compiled kernel."""
+
+        def ints(x):
+            return np.asarray(x, dtype=np.int64)
+
+        def flat(parts):
+            return np.concatenate([np.zeros(0, np.int64), *map(ints, parts)])
+
+        def ptr(sizes):
+            return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+
+        k, m = ints(self._k), ints(self._m)
+        self._kernel_start = ints(self._start + [self.n])
+        return self._kernel.plan(
+            k,
+            m,
+            ints(self._offset),
+            ints(self._parent),
+            ptr(m),
+            flat(self._rows),
+            flat(x for x in self._rel if x is not None),  # roots have no rows below
+            ptr([len(x) for x in self._kids]),
+            flat(self._kids),
+            ints(self._last_child),
+            ints(self._bounds),
+            flat(self._assemble),
+            ptr(k * k),
+        )
 
     def _flat_rows(self, width):
         """The rows below each supernode as flat indices into a C-ordered (n, width) array."""
@@ -532,6 +576,10 @@ class SparseCholesky:
             raise ValueError(f"expected {self.n_entries} values, got shape {values.shape}")
         v = values[self._source]
         storage = np.empty(self._offset[-1])
+        if self._kernel is not None:
+            if self._kernel.factor(self._plan, v, storage):
+                raise np.linalg.LinAlgError("the matrix is not positive definite")
+            return CholeskyFactor(self, storage, None)
         views = []
         update = [None] * self.n_supernodes
         bounds, offset, scatter = self._bounds, self._offset, self._scatter
@@ -596,6 +644,12 @@ class CholeskyFactor:
         x = np.ascontiguousarray(rhs[sym.perm].reshape(sym.n, -1))
         if x.size == 0:
             return x.reshape(rhs.shape)
+        if sym._kernel is not None:
+            rinv = self._block_inverses()
+            sym._kernel.solve(sym._plan, self._storage, rinv, sym._kernel_start, x, x.shape[1])
+            out = np.empty_like(x)
+            out[sym.perm] = x
+            return out.reshape(rhs.shape)
         start, end, below = sym._start, sym._end, sym._rows
         flat, xf = sym._flat_rows(x.shape[1]), x.reshape(-1)
         rinv = self._block_inverses()
@@ -620,7 +674,12 @@ class CholeskyFactor:
         Each is a small triangular inverse of a block of a positive definite
         factor, so the products lose no more than ``dtrsm`` would.
         """
-        if self._rinv is None:
+        if self._rinv is None and self._sym._kernel is not None:
+            sym = self._sym  # the kernel's: one flat array, supernode j's R^-1 at k_<j^2
+            self._rinv = np.empty(int(np.sum(np.square(sym._k, dtype=np.int64))))
+            if sym._kernel.block_inverses(sym._plan, self._storage, self._rinv):
+                raise np.linalg.LinAlgError("a diagonal block of the factor is singular")
+        elif self._rinv is None:
             trtri = lapack.dtrtri
             self._rinv = [trtri(R, lower=0)[0] for R, _ in self._views]
         return self._rinv
@@ -633,8 +692,11 @@ class CholeskyFactor:
         ``G [Ri | Z_IJ']'`` with ``G = [Ri | -V]``.
         """
         sym = self._sym
-        fronts = [None] * sym.n_supernodes
         out = np.empty(sym._source.size)
+        if sym._kernel is not None:
+            sym._kernel.inverse(sym._plan, self._storage, self._block_inverses(), out)
+            return out[sym._result]
+        fronts = [None] * sym.n_supernodes
         trmm, rinv = blas.dtrmm, self._block_inverses()
         for j in range(sym.n_supernodes - 1, -1, -1):
             W = self._views[j][1]
