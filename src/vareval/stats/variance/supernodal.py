@@ -67,11 +67,13 @@ from scipy.sparse.linalg import splu
 from vareval.stats._compiled import compiled
 
 # The partition's time model, in seconds: a fixed cost per supernode (its
-# Python loop bodies in the factorisation, the selected inverse and a solve),
+# Python loop bodies in the factorisation, the selected inverse and a solve;
+# far less in the compiled kernel, where more, narrower supernodes pay),
 # per dense flop of its front, and per entry of its update matrix (scattered
 # into the parent, gathered back in the inverse). Measured on the mixed
 # model's Schur complements (single-threaded OpenBLAS).
 _PER_SUPERNODE = 30e-6
+_KERNEL_PER_SUPERNODE = 1e-6  # the compiled kernel's: a few BLAS calls and allocations
 _PER_FLOP = 0.2e-9
 _PER_ENTRY = 3e-9
 # One evaluation of the mixed model (a factorisation, a selected inverse and a
@@ -79,6 +81,8 @@ _PER_ENTRY = 3e-9
 # (SparseCholesky.seconds; measured on the bench's Schur complements).
 _EVAL_PER_SUPERNODE = 1e-4
 _EVAL_PER_FLOP = 3.3e-10
+_KERNEL_EVAL_PER_SUPERNODE = 5e-6  # the same with the compiled kernel
+_KERNEL_EVAL_PER_FLOP = 2.7e-10
 _MAX_COLUMNS = 256  # columns of a supernode, at most
 _MAP_SHARE = 0.25  # the flat maps' entries, at most this share of the factor's
 _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
@@ -330,7 +334,9 @@ class SparseCholesky:
         ones, with no explicit zeros.
     supernode_cost : float, optional
         The time model's fixed cost of a supernode, in seconds: larger values
-        make fewer, wider supernodes with more explicit zeros.
+        make fewer, wider supernodes with more explicit zeros. By default the
+        numeric phase's: tens of microseconds in Python, one in the compiled
+        kernel.
 
     Attributes
     ----------
@@ -349,7 +355,7 @@ class SparseCholesky:
         Dense flops of the supernodes' fronts in one factorisation.
     """
 
-    def __init__(self, row, col, n, *, relax=True, supernode_cost=_PER_SUPERNODE):
+    def __init__(self, row, col, n, *, relax=True, supernode_cost=None):
         n = int(n)
         if n < 1:
             raise ValueError("n must be positive")
@@ -377,9 +383,11 @@ class SparseCholesky:
         self.nnz_l = int(ptr[-1]) + n
         fundamental = _fundamental(parent, below)
         self.n_fundamental = fundamental.size
+        self._kernel = _kernel()
+        if supernode_cost is None:
+            supernode_cost = _PER_SUPERNODE if self._kernel is None else _KERNEL_PER_SUPERNODE
         starts = _partition(parent, below, supernode_cost) if relax else fundamental
         self._supernodes(starts, parent, ptr[post], below, new[ind])
-        self._kernel = _kernel()
         self._maps(r, c, take, where)
         if self._kernel is not None:
             self._plan = self._kernel_plan()
@@ -425,9 +433,15 @@ class SparseCholesky:
         """Estimated seconds of one mixed-model evaluation on this pattern.
 
         A factorisation, the selected inverse and a few solves: a fixed cost
-        per supernode (their Python loops) and the fronts' dense flops.
+        per supernode (their Python loops, or the compiled kernel's calls) and
+        the fronts' dense flops.
         """
-        return _EVAL_PER_SUPERNODE * self.n_supernodes + _EVAL_PER_FLOP * self.flops
+        per_supernode, per_flop = (
+            (_EVAL_PER_SUPERNODE, _EVAL_PER_FLOP)
+            if self._kernel is None
+            else (_KERNEL_EVAL_PER_SUPERNODE, _KERNEL_EVAL_PER_FLOP)
+        )
+        return per_supernode * self.n_supernodes + per_flop * self.flops
 
     def _maps(self, r, c, take, where):
         """Where each value goes in its front, and the fronts' scatter/gather maps."""
