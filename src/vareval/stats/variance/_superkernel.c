@@ -380,6 +380,87 @@ static PyObject *inverse(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* The least best[a] + cube[top - t + a] over [a0, a1), and the first such a. */
+static void cheapest(const double *best, const double *cube, int64_t top, int64_t t, int64_t a0,
+                     int64_t a1, double *val, int64_t *arg) {
+    double v = best[a0] + cube[top - t + a0];
+    int64_t at = a0;
+    for (int64_t a = a0 + 1; a < a1; a++) {
+        double w = best[a] + cube[top - t + a];
+        if (w < v) {
+            v = w;
+            at = a;
+        }
+    }
+    *val = v;
+    *arg = at;
+}
+
+/* supernodal._partition's dynamic program, step for step (the same sums of the same
+ * doubles, the first start among equal costs), so it gives the same partition. */
+static void run_partition(int64_t n, const int64_t *t_in, const int64_t *inner,
+                          const int64_t *low, const int64_t *t_out, const double *c_in,
+                          const double *c_out, const double *cube, int64_t top, double *best,
+                          int64_t *start) {
+    int64_t t_cur = 0, a_cur = 0, arg = 0;
+    double val = 0.0;
+    best[0] = 0.0;
+    for (int64_t b = 0; b < n; b++) {
+        int64_t t = t_in[b], a_in = inner[b];
+        if (t == t_cur && a_in >= a_cur && arg >= a_in) { /* the same costs, and b's */
+            double v = best[b] + cube[top - t + b];
+            if (v < val) {
+                val = v;
+                arg = b;
+            }
+        } else {
+            cheapest(best, cube, top, t, a_in, b + 1, &val, &arg);
+            t_cur = t;
+            a_cur = a_in;
+        }
+        double cost = val + c_in[b];
+        int64_t a = arg;
+        if (low[b] < a_in) { /* ranges from earlier siblings' subtrees */
+            double v;
+            int64_t i;
+            cheapest(best, cube, top, t_out[b], low[b], a_in, &v, &i);
+            if (v + c_out[b] <= cost) {
+                cost = v + c_out[b];
+                a = i;
+            }
+        }
+        best[b + 1] = cost;
+        start[b] = a;
+    }
+}
+
+static PyObject *partition(PyObject *self, PyObject *args) {
+    Py_buffer b[8], start = {0};
+    long long top;
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*Lw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                          &b[6], &top, &start))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t n = b[0].len / 8;
+    int ok = start.len == n * 8 && b[6].len == (top + 1) * 8;
+    for (int i = 1; i < 6; i++) ok = ok && b[i].len == n * 8;
+    double *best = ok ? malloc((n + 1) * sizeof(double)) : NULL;
+    if (!ok)
+        PyErr_SetString(PyExc_ValueError, "partition: arrays of inconsistent sizes");
+    else if (!best)
+        PyErr_NoMemory();
+    else {
+        Py_BEGIN_ALLOW_THREADS run_partition(n, b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf,
+                                             b[5].buf, b[6].buf, top, best, start.buf);
+        Py_END_ALLOW_THREADS result = Py_NewRef(Py_None);
+    }
+    free(best);
+    for (int i = 0; i < 7; i++) PyBuffer_Release(&b[i]);
+    PyBuffer_Release(&start);
+    return result;
+}
+
 /* A BLAS/LAPACK routine's address from scipy's Cython API. */
 static void *scipy_function(PyObject *capi, const char *name) {
     PyObject *capsule = PyDict_GetItemString(capi, name); /* borrowed */
@@ -406,6 +487,7 @@ static int load_scipy(void) {
 }
 
 static PyMethodDef methods[] = {
+    {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
     {"plan", plan, METH_VARARGS, "The symbolic analysis as a capsule (see the source)."},
     {"factor", factor, METH_VARARGS, "The multifrontal factorisation (see the source)."},
     {"block_inverses", block_inverses, METH_VARARGS, "R^-1 of every supernode (see the source)."},

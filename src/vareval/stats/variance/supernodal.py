@@ -274,11 +274,17 @@ def _partition(parent, below, per_supernode):
     inner = np.maximum(first, low)  # a >= inner: in b's subtree
     m_in, m_out = below.astype(float), np.where(has, below[p] + 1.0, 0.0)  # siblings' merged
     const = [  # the rest of a range's cost, given m
-        (per_supernode + _PER_ENTRY * m**2 - _PER_FLOP * m**3 / 3).tolist() for m in (m_in, m_out)
+        per_supernode + _PER_ENTRY * m**2 - _PER_FLOP * m**3 / 3 for m in (m_in, m_out)
     ]
     t_in, t_out = (col + 1 + m_in).astype(np.int64), (col + 1 + m_out).astype(np.int64)
     top = _MAX_COLUMNS + int(max(m_in.max(), m_out.max())) + 1  # t - a <= top
     cube = _PER_FLOP / 3 * (top - np.arange(top + 1.0)) ** 3  # PF (t - a)^3 / 3 at top - t + a
+    kernel = _kernel()
+    if kernel is not None:  # the same program in C
+        start = np.empty(n, dtype=np.int64)
+        arrays = (t_in, inner, low, t_out, *const, cube)
+        kernel.partition(*(np.ascontiguousarray(x) for x in arrays), top, start)
+        return _starts(start.tolist())
     cubes, costs, best = cube.tolist(), [0.0], np.zeros(n + 1)  # best[b]: of [0, b)
 
     def cheapest(t, a0, a1):
@@ -293,7 +299,13 @@ def _partition(parent, below, per_supernode):
 
     start = [0] * n
     t_cur = a_cur = arg = val = 0  # for t_cur, the cheapest start in [a_cur, b - 1]: arg, val
-    lists = (t_in.tolist(), inner.tolist(), low.tolist(), t_out.tolist(), *const)
+    lists = (
+        t_in.tolist(),
+        inner.tolist(),
+        low.tolist(),
+        t_out.tolist(),
+        *(c.tolist() for c in const),
+    )
     for b, (t, a_in, a_low, t2, c_in, c_out) in enumerate(zip(*lists, strict=True)):
         if t == t_cur and a_in >= a_cur and arg >= a_in:  # the same costs, and b's
             v = costs[b] + cubes[top - t + b]
@@ -309,8 +321,13 @@ def _partition(parent, below, per_supernode):
         costs.append(cost)
         best[b + 1] = cost
         start[b] = a
+    return _starts(start)
+
+
+def _starts(start):
+    """The partition's first columns, from each column's cheapest start (a list)."""
     starts = []
-    b = n - 1
+    b = len(start) - 1
     while b >= 0:
         starts.append(start[b])
         b = start[b] - 1
