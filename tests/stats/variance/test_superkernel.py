@@ -141,7 +141,7 @@ def test_the_kernel_rejects_arrays_of_the_wrong_size():
     chol = SparseCholesky(row, col, S.shape[0])
     kernel, f = chol._kernel, chol.factor(val)
     with pytest.raises(ValueError, match="storage"):
-        kernel.factor(chol._plan, val[chol._source], np.empty(3))
+        kernel.factor(chol._plan, val[chol._source], np.empty(3), f._rinv)
     with pytest.raises(ValueError, match="wrong size"):
         kernel.solve(chol._plan, f._storage, f._block_inverses(), chol._kernel_start,
                      np.empty(5), 1)  # fmt: skip

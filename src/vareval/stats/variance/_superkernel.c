@@ -1,33 +1,37 @@
-/* The numeric phase of the supernodal Cholesky factorisation (supernodal.py):
- * the multifrontal factorisation, the triangular solves and the selected inverse,
- * each one loop over the supernodes, as the numpy path in supernodal.py does them
- * (see there for the method). The numpy path pays tens of microseconds of Python
- * per supernode and call; here a supernode costs its flops and a few BLAS calls.
+/* The numeric phase of the supernodal Cholesky factorisation (supernodal.py): the
+ * multifrontal factorisation, the triangular solves and the selected inverse, each one
+ * loop over the supernodes, as the numpy path in supernodal.py does them (see there for
+ * the method); and the supernode partition's dynamic program. The numpy path pays tens
+ * of microseconds of Python per supernode and call; here a supernode costs its flops
+ * and a few BLAS calls, so the partition is tuned for narrower supernodes.
  *
  * Dense work inside a front goes to BLAS/LAPACK through the function pointers scipy
- * exports (scipy.linalg.cython_blas / cython_lapack `__pyx_capi__`): no link step,
- * the same library (and threads setting) as the numpy path, and the largest fronts
- * (hundreds of columns at the roots, where most flops are) run blocked code several
- * times faster than plain loops would; a call from C costs well under a microsecond,
- * so the many small fronts lose nothing.
+ * exports (scipy.linalg.cython_blas / cython_lapack `__pyx_capi__`) rather than plain C
+ * loops: no link step, the same library (and threads setting) as the numpy path, and
+ * the fronts with many rows (over a thousand below a root on the banded designs with
+ * long-range links, where most flops are) run blocked code several times faster than
+ * plain loops; a call from C costs well under a microsecond, so small fronts lose
+ * little.
  *
  * plan(k, m, offset, parent, rows_ptr, rows, rel, kids_ptr, kids, last_child,
  *      bounds, assemble, rinv_offset) -> capsule
- *   The symbolic analysis, copied once (all int64). Supernode j has k[j] columns
- *   starting at rows_ptr... (see SparseCholesky._kernel_plan): its panel
- *   [L11' | L21'] (k x (k + m), Fortran) at storage[offset[j]:], its rows below
- *   rows[rows_ptr[j]:rows_ptr[j+1]] (increasing), their positions in the parent's
- *   front rel[...] (same range), its children kids[kids_ptr[j]:kids_ptr[j+1]],
- *   its values' positions in [F11 | F12] assemble[bounds[j]:bounds[j+1]],
- *   last_child[j] its lowest-numbered child (or -1), and R^-1 at
- *   rinv[rinv_offset[j]:] (k x k, Fortran).
- * factor(plan, v, storage) -> 0, or 1 if not positive definite
- *   v: float64 values in assemble's order; storage: float64 (offset[-1],), written.
- * block_inverses(plan, storage, rinv) -> 0 (or LAPACK's dtrtri info)
+ *   The symbolic analysis, copied once (all int64; SparseCholesky._kernel_plan).
+ *   Supernode j has k[j] columns and m[j] rows below them: its panel [L11' | L21']
+ *   (k x (k + m), Fortran) at storage[offset[j]:], its parent supernode parent[j]
+ *   (or -1), its rows below rows[rows_ptr[j]:rows_ptr[j+1]] (increasing) and their
+ *   positions in the parent's front rel[...] (same range), its children
+ *   kids[kids_ptr[j]:kids_ptr[j+1]] and last_child[j] the lowest-numbered one (or -1),
+ *   its values' positions in [F11 | F12] assemble[bounds[j]:bounds[j+1]], and
+ *   R^-1 = L11^-T at rinv[rinv_offset[j]:] (k x k, Fortran).
+ * factor(plan, v, storage, rinv) -> 0, or 1 if not positive definite
+ *   v: float64 values in assemble's order; storage (offset[-1],) and rinv
+ *   (rinv_offset[-1],) float64, written.
  * solve(plan, storage, rinv, start, x, width): x float64 C-ordered (n, width) in the
- *   elimination order, overwritten by S^-1 x.
+ *   elimination order, overwritten by S^-1 x; start int64 (ns + 1,) the supernodes'
+ *   first columns, then n.
  * inverse(plan, storage, rinv, out): out float64 (bounds[-1],) in assemble's order,
  *   the entries of S^-1 on the pattern.
+ * partition(t_in, inner, low, t_out, c_in, c_out, cube, top, start): see run_partition.
  * Every call releases the GIL.
  */
 #define PY_SSIZE_T_CLEAN
@@ -47,7 +51,7 @@ typedef void gemm_t(char *, char *, int *, int *, int *, double *, double *, int
 
 static potrf_t *dpotrf;
 static trtri_t *dtrtri;
-static trsm_t *dtrsm, *dtrmm; /* same signature */
+static trsm_t *dtrmm;
 static syrk_t *dsyrk;
 static gemm_t *dgemm;
 
@@ -140,11 +144,26 @@ static int check(Py_buffer *buf, int64_t doubles, const char *name) {
     return 1;
 }
 
-/* The multifrontal factorisation: returns 0, 1 (not positive definite) or -1 (memory). */
-static int run_factor(const Plan *p, const double *v, double *storage) {
+/* Ri = R^-1 (k x k, upper triangular, its lower part zero), or LAPACK's info. */
+static int invert(int k, const double *R, double *Ri) {
+    int info = 0;
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t r = 0; r < k; r++) Ri[r + k * c] = r <= c ? R[r + k * c] : 0.0;
+    dtrtri(&cU, &cN, &k, Ri, &k, &info);
+    return info;
+}
+
+/* The multifrontal factorisation, and R^-1 of each supernode's diagonal block: returns
+ * 0, 1 (not positive definite) or -1 (memory). */
+static int run_factor(const Plan *p, const double *v, double *storage, double *rinv) {
     double **update = calloc(p->ns > 0 ? p->ns : 1, sizeof(double *));
-    if (!update) return -1;
+    double *scratch = malloc(((size_t)p->maxkm + 1) * sizeof(double));
     int status = 0;
+    if (!update || !scratch) {
+        free(update);
+        free(scratch);
+        return -1;
+    }
     for (int64_t j = 0; j < p->ns; j++) {
         int k = (int)p->k[j], m = (int)p->m[j], info = 0;
         int64_t ks = (int64_t)k * (k + m);
@@ -173,65 +192,43 @@ static int run_factor(const Plan *p, const double *v, double *storage) {
             update[c] = NULL;
         }
         dpotrf(&cU, &k, panel, &k, &info); /* F11 = R'R, R = L11' */
+        double *Ri = rinv + p->rinv_offset[j];
+        if (!info) info = invert(k, panel, Ri);
         if (info) {
             free(F22);
             status = 1;
             break;
         }
         if (m) {
+            /* L21' = R^-T F12 as a product with R^-1 (needed anyway by the solves and
+             * the inverse): at these sizes OpenBLAS's dgemm is faster than its dtrsm */
             double *W = panel + (int64_t)k * k;
-            dtrsm(&cL, &cU, &cT, &cN, &k, &m, &one, panel, &k, W, &k); /* L21' = R^-T F12 */
+            memcpy(scratch, W, (size_t)k * m * sizeof(double));
+            dgemm(&cT, &cN, &k, &m, &k, &one, Ri, &k, scratch, &k, &zero, W, &k);
             dsyrk(&cL, &cT, &m, &k, &minus_one, W, &k, &one, F22, &m); /* F22 - L21 L21' */
             update[j] = F22;
         }
     }
     for (int64_t j = 0; j < p->ns; j++) free(update[j]);
     free(update);
+    free(scratch);
     return status;
 }
 
 static PyObject *factor(PyObject *self, PyObject *args) {
     PyObject *capsule;
-    Py_buffer v = {0}, storage = {0};
-    if (!PyArg_ParseTuple(args, "Oy*w*", &capsule, &v, &storage)) return NULL;
+    Py_buffer v = {0}, storage = {0}, rinv = {0};
+    if (!PyArg_ParseTuple(args, "Oy*w*w*", &capsule, &v, &storage, &rinv)) return NULL;
     PyObject *result = NULL;
     Plan *p = get_plan(capsule);
-    if (p && check(&v, p->nvals, "v") && check(&storage, p->nstore, "storage")) {
+    if (p && check(&v, p->nvals, "v") && check(&storage, p->nstore, "storage") &&
+        check(&rinv, p->nrinv, "rinv")) {
         int status;
-        Py_BEGIN_ALLOW_THREADS status = run_factor(p, v.buf, storage.buf);
+        Py_BEGIN_ALLOW_THREADS status = run_factor(p, v.buf, storage.buf, rinv.buf);
         Py_END_ALLOW_THREADS if (status < 0) PyErr_NoMemory();
         else result = PyLong_FromLong(status);
     }
     PyBuffer_Release(&v);
-    PyBuffer_Release(&storage);
-    return result;
-}
-
-/* R^-1 of each supernode's diagonal block (upper triangular, its lower part zero). */
-static int run_block_inverses(const Plan *p, const double *storage, double *rinv) {
-    for (int64_t j = 0; j < p->ns; j++) {
-        int k = (int)p->k[j], info = 0;
-        const double *R = storage + p->offset[j];
-        double *Ri = rinv + p->rinv_offset[j];
-        for (int c = 0; c < k; c++)
-            for (int r = 0; r < k; r++) Ri[r + (int64_t)k * c] = r <= c ? R[r + (int64_t)k * c] : 0.0;
-        dtrtri(&cU, &cN, &k, Ri, &k, &info);
-        if (info) return info;
-    }
-    return 0;
-}
-
-static PyObject *block_inverses(PyObject *self, PyObject *args) {
-    PyObject *capsule;
-    Py_buffer storage = {0}, rinv = {0};
-    if (!PyArg_ParseTuple(args, "Oy*w*", &capsule, &storage, &rinv)) return NULL;
-    PyObject *result = NULL;
-    Plan *p = get_plan(capsule);
-    if (p && check(&storage, p->nstore, "storage") && check(&rinv, p->nrinv, "rinv")) {
-        int status;
-        Py_BEGIN_ALLOW_THREADS status = run_block_inverses(p, storage.buf, rinv.buf);
-        Py_END_ALLOW_THREADS result = PyLong_FromLong(status);
-    }
     PyBuffer_Release(&storage);
     PyBuffer_Release(&rinv);
     return result;
@@ -477,7 +474,7 @@ static int load_scipy(void) {
     PyObject *cb = lapack ? PyObject_GetAttrString(blas, "__pyx_capi__") : NULL;
     PyObject *cl = cb ? PyObject_GetAttrString(lapack, "__pyx_capi__") : NULL;
     int ok = cl && (dpotrf = scipy_function(cl, "dpotrf")) && (dtrtri = scipy_function(cl, "dtrtri")) &&
-             (dtrsm = scipy_function(cb, "dtrsm")) && (dtrmm = scipy_function(cb, "dtrmm")) &&
+             (dtrmm = scipy_function(cb, "dtrmm")) &&
              (dsyrk = scipy_function(cb, "dsyrk")) && (dgemm = scipy_function(cb, "dgemm"));
     Py_XDECREF(blas);
     Py_XDECREF(lapack);
@@ -490,7 +487,6 @@ static PyMethodDef methods[] = {
     {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
     {"plan", plan, METH_VARARGS, "The symbolic analysis as a capsule (see the source)."},
     {"factor", factor, METH_VARARGS, "The multifrontal factorisation (see the source)."},
-    {"block_inverses", block_inverses, METH_VARARGS, "R^-1 of every supernode (see the source)."},
     {"solve", solve, METH_VARARGS, "S^-1 x in place, in the elimination order (see the source)."},
     {"inverse", inverse, METH_VARARGS, "S^-1 on the pattern (see the source)."},
     {NULL, NULL, 0, NULL},

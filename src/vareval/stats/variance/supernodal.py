@@ -547,6 +547,7 @@ class SparseCholesky:
 
         k, m = ints(self._k), ints(self._m)
         self._kernel_start = ints(self._start + [self.n])
+        self._kernel_rinv = int(np.sum(k * k))  # R^-1 of each supernode, one after another
         return self._kernel.plan(
             k,
             m,
@@ -607,10 +608,11 @@ class SparseCholesky:
             raise ValueError(f"expected {self.n_entries} values, got shape {values.shape}")
         v = values[self._source]
         storage = np.empty(self._offset[-1])
-        if self._kernel is not None:
-            if self._kernel.factor(self._plan, v, storage):
+        if self._kernel is not None:  # with R^-1 of each supernode
+            rinv = np.empty(self._kernel_rinv)
+            if self._kernel.factor(self._plan, v, storage, rinv):
                 raise np.linalg.LinAlgError("the matrix is not positive definite")
-            return CholeskyFactor(self, storage, None)
+            return CholeskyFactor(self, storage, None, rinv)
         views = []
         update = [None] * self.n_supernodes
         bounds, offset, scatter = self._bounds, self._offset, self._scatter
@@ -659,9 +661,9 @@ class CholeskyFactor:
         ``log|S|``.
     """
 
-    def __init__(self, symbolic, storage, views):
+    def __init__(self, symbolic, storage, views, rinv=None):
         self._sym, self._storage, self._views = symbolic, storage, views
-        self._rinv = None
+        self._rinv = rinv
         self.logdet = 2.0 * float(np.sum(np.log(storage[symbolic._diag])))
         if not np.isfinite(self.logdet):
             raise np.linalg.LinAlgError("the matrix is not positive definite")
@@ -705,12 +707,7 @@ class CholeskyFactor:
         Each is a small triangular inverse of a block of a positive definite
         factor, so the products lose no more than ``dtrsm`` would.
         """
-        if self._rinv is None and self._sym._kernel is not None:
-            sym = self._sym  # the kernel's: one flat array, supernode j's R^-1 at k_<j^2
-            self._rinv = np.empty(int(np.sum(np.square(sym._k, dtype=np.int64))))
-            if sym._kernel.block_inverses(sym._plan, self._storage, self._rinv):
-                raise np.linalg.LinAlgError("a diagonal block of the factor is singular")
-        elif self._rinv is None:
+        if self._rinv is None:  # the kernel's factor comes with them
             trtri = lapack.dtrtri
             self._rinv = [trtri(R, lower=0)[0] for R, _ in self._views]
         return self._rinv
