@@ -168,3 +168,25 @@ def test_mixed_model_fit_is_the_same_on_either_path(monkeypatch):
         frames.append([a.components_frame(), a.lrt_frame(), a.f_frame(), a.fixed_frame()])
     for k, n in zip(*frames, strict=True):
         pd.testing.assert_frame_equal(k, n, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("density", [0.005, 0.02, 0.1])
+def test_structure_and_ordering_without_superlus_factor(density, monkeypatch):
+    """The kernel's column-by-column structure of L is the numpy loop's, and SuperLU's
+    incomplete factorisation gives the ordering of its complete one."""
+    rng = np.random.default_rng(int(density * 1000))
+    for _ in range(5):
+        n = int(rng.integers(2, 300))
+        P = sp.random(n, n, density=density, random_state=rng) != 0
+        lo, hi, _, _ = supernodal._unique_pairs(*sp.tril(P + P.T + sp.eye(n)).nonzero(), n)
+        perm, _, _ = supernodal._minimum_degree(lo, hi, n)
+        assert np.array_equal(supernodal._minimum_degree(lo, hi, n, structure=False)[0], perm)
+        pinv = np.argsort(perm)
+        r, c = np.maximum(pinv[lo], pinv[hi]), np.minimum(pinv[lo], pinv[hi])
+        got = supernodal._elimination(r[r > c], c[r > c], n)
+        _use("numpy", monkeypatch)
+        want = supernodal._elimination(r[r > c], c[r > c], n)
+        _use("kernel", monkeypatch)
+        np.testing.assert_array_equal(got[0], want[0])
+        cols = np.repeat(np.arange(n), np.diff(want[0]))  # the kernel's rows in any order
+        np.testing.assert_array_equal(np.sort(cols * n + got[1]), cols * n + want[1])

@@ -32,6 +32,7 @@
  * inverse(plan, storage, rinv, out): out float64 (bounds[-1],) in assemble's order,
  *   the entries of S^-1 on the pattern.
  * partition(t_in, inner, low, t_out, c_in, c_out, cube, top, start): see run_partition.
+ * symbolic(ptr, ind) -> (ptr, ind) as bytes of int64: the structure of L (see there).
  * Every call releases the GIL.
  */
 #define PY_SSIZE_T_CLEAN
@@ -458,6 +459,86 @@ static PyObject *partition(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* The strictly lower structure of L, column by column (supernodal._elimination): column
+ * j holds A's rows below j and its children's rows below j, a child being a column
+ * whose first row below the diagonal is j; each column's rows in the order found. */
+static PyObject *symbolic(PyObject *self, PyObject *args) {
+    Py_buffer ptr = {0}, ind = {0};
+    if (!PyArg_ParseTuple(args, "y*y*", &ptr, &ind)) return NULL;
+    PyObject *result = NULL;
+    int64_t n = ptr.len / 8 - 1, size = 0, cap = 0;
+    const int64_t *ap = ptr.buf, *ai = ind.buf;
+    int64_t *lp = NULL, *li = NULL, *mark = NULL, *head = NULL, *next = NULL;
+    int ok = n >= 0 && ap[0] == 0 && ap[n] * 8 == ind.len;
+    for (int64_t j = 0; ok && j < n; j++) ok = ap[j] <= ap[j + 1];
+    for (int64_t e = 0; ok && n >= 0 && e < ap[n]; e++) ok = ai[e] >= 0 && ai[e] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "symbolic: not a CSC pattern");
+        goto done;
+    }
+    cap = 2 * ap[n] + n + 1;
+    lp = malloc((n + 1) * sizeof(int64_t));
+    li = malloc(cap * sizeof(int64_t));
+    mark = malloc((n + 1) * sizeof(int64_t));
+    head = malloc((n + 1) * sizeof(int64_t));
+    next = malloc((n + 1) * sizeof(int64_t));
+    if (!lp || !li || !mark || !head || !next) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int64_t j = 0; j < n; j++) mark[j] = head[j] = -1;
+    lp[0] = 0;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t first = -1;
+        mark[j] = j;
+        for (int pass = 0; pass < 2; pass++) {
+            /* A's column j, then each child's rows */
+            for (int64_t c = pass ? head[j] : j; c >= 0; c = pass ? next[c] : -1) {
+                const int64_t *rows = pass ? li + lp[c] : ai + ap[j];
+                int64_t count = pass ? lp[c + 1] - lp[c] : ap[j + 1] - ap[j];
+                if (size + count > cap) {
+                    int64_t *grown = realloc(li, (cap = 2 * cap + count) * sizeof(int64_t));
+                    if (!grown) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    li = grown;
+                    rows = pass ? li + lp[c] : ai + ap[j];
+                }
+                for (int64_t t = 0; t < count; t++) {
+                    int64_t i = rows[t];
+                    if (i > j && mark[i] != j) {
+                        mark[i] = j;
+                        li[size++] = i;
+                        if (first < 0 || i < first) first = i;
+                    }
+                }
+            }
+        }
+        lp[j + 1] = size;
+        if (first >= 0) { /* j is a child of its first row below */
+            next[j] = head[first];
+            head[first] = j;
+        }
+    }
+    {
+        PyObject *p = PyBytes_FromStringAndSize((char *)lp, (n + 1) * sizeof(int64_t));
+        PyObject *i = p ? PyBytes_FromStringAndSize((char *)li, size * sizeof(int64_t)) : NULL;
+        if (i) result = PyTuple_Pack(2, p, i);
+        Py_XDECREF(p);
+        Py_XDECREF(i);
+    }
+done:
+    free(lp);
+    free(li);
+    free(mark);
+    free(head);
+    free(next);
+    PyBuffer_Release(&ptr);
+    PyBuffer_Release(&ind);
+    return result;
+}
+
 /* A BLAS/LAPACK routine's address from scipy's Cython API. */
 static void *scipy_function(PyObject *capi, const char *name) {
     PyObject *capsule = PyDict_GetItemString(capi, name); /* borrowed */
@@ -485,6 +566,7 @@ static int load_scipy(void) {
 
 static PyMethodDef methods[] = {
     {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
+    {"symbolic", symbolic, METH_VARARGS, "The structure of L from A's lower pattern (CSC)."},
     {"plan", plan, METH_VARARGS, "The symbolic analysis as a capsule (see the source)."},
     {"factor", factor, METH_VARARGS, "The multifrontal factorisation (see the source)."},
     {"solve", solve, METH_VARARGS, "S^-1 x in place, in the elimination order (see the source)."},
