@@ -41,9 +41,11 @@ the numeric phase is a Python loop over the supernodes of a few LAPACK/BLAS
 calls and precomputed fancy indexing each, nothing per column or entry.
 
 Where it is built, the compiled kernel ``_superkernel.c`` runs the same three
-loops (and the partition's dynamic program) in C, calling the BLAS/LAPACK
-scipy links; it forms ``L21' = L11^-1 F12`` as a product with the block
-inverse rather than by ``dtrsm``. A supernode then costs about a microsecond
+loops in C, calling the BLAS/LAPACK scipy links, and forms ``L21' = L11^-1 F12``
+as a product with the block inverse rather than by ``dtrsm``; it also runs the
+partition's dynamic program and derives the structure of ``L`` from the
+ordering, which then comes from SuperLU's incomplete factorisation (cheaper
+than the probe's complete one). A supernode then costs about a microsecond
 beyond its flops, so the partition is tuned for narrower ones. The numpy path
 (``VAREVAL_NO_KERNEL=1``) is the reference it is tested equal to.
 
@@ -172,9 +174,13 @@ def _minimum_degree(lo, hi, n, structure=True):
         shape=(n, n),
     ).tocsc()
     if not structure:
-        lu = spilu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, relax=1,
-                   drop_tol=np.inf, fill_factor=1.0, options={"SymmetricMode": True})  # fmt: skip
-        return np.argsort(np.asarray(lu.perm_c, dtype=np.int64)), None, None
+        try:
+            lu = spilu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, relax=1,
+                       drop_tol=np.inf, fill_factor=1.0,
+                       options={"SymmetricMode": True})  # fmt: skip
+            return np.argsort(np.asarray(lu.perm_c, dtype=np.int64)), None, None
+        except RuntimeError:  # not expected (the probe's diagonal is positive): the full LU
+            pass
     lu = splu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, relax=1,
               options={"SymmetricMode": True})  # fmt: skip
     perm = np.argsort(np.asarray(lu.perm_c, dtype=np.int64))
