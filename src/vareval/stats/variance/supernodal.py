@@ -40,6 +40,15 @@ Fortran-ordered block (its upper triangle meaningful) followed by the
 the numeric phase is a Python loop over the supernodes of a few LAPACK/BLAS
 calls and precomputed fancy indexing each, nothing per column or entry.
 
+Where it is built, the compiled kernel ``_superkernel.c`` runs the same three
+loops in C, calling the BLAS/LAPACK scipy links, and forms ``L21' = L11^-1 F12``
+as a product with the block inverse rather than by ``dtrsm``; it also runs the
+partition's dynamic program and derives the structure of ``L`` from the
+ordering, which then comes from SuperLU's incomplete factorisation (cheaper
+than the probe's complete one). A supernode then costs about a microsecond
+beyond its flops, so the partition is tuned for narrower ones. The numpy path
+(``VAREVAL_NO_KERNEL=1``) is the reference it is tested equal to.
+
 References
 ----------
 Ashcraft, C. and Grimes, R. (1989). The influence of relaxed supernode
@@ -57,17 +66,23 @@ Conference Proceedings*, 63-69.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas, lapack
-from scipy.sparse.linalg import splu
+from scipy.sparse.linalg import spilu, splu
+
+from vareval.stats._compiled import compiled
 
 # The partition's time model, in seconds: a fixed cost per supernode (its
-# Python loop bodies in the factorisation, the selected inverse and a solve),
+# Python loop bodies in the factorisation, the selected inverse and a solve;
+# far less in the compiled kernel, where more, narrower supernodes pay),
 # per dense flop of its front, and per entry of its update matrix (scattered
 # into the parent, gathered back in the inverse). Measured on the mixed
 # model's Schur complements (single-threaded OpenBLAS).
 _PER_SUPERNODE = 30e-6
+_KERNEL_PER_SUPERNODE = 1e-6  # the compiled kernel's: a few BLAS calls and allocations
 _PER_FLOP = 0.2e-9
 _PER_ENTRY = 3e-9
 # One evaluation of the mixed model (a factorisation, a selected inverse and a
@@ -75,6 +90,8 @@ _PER_ENTRY = 3e-9
 # (SparseCholesky.seconds; measured on the bench's Schur complements).
 _EVAL_PER_SUPERNODE = 1e-4
 _EVAL_PER_FLOP = 3.3e-10
+_KERNEL_EVAL_PER_SUPERNODE = 5e-6  # the same with the compiled kernel
+_KERNEL_EVAL_PER_FLOP = 2.7e-10
 _MAX_COLUMNS = 256  # columns of a supernode, at most
 _MAP_SHARE = 0.25  # the flat maps' entries, at most this share of the factor's
 _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at most
@@ -88,6 +105,12 @@ _SMALL_WINDOW = 8  # the partition's candidate starts it scans in Python, at mos
 # levels with a shift of 1, 4e-14 with this one), so it is small.
 _PROBE_SHIFT = 1e-3
 _PROBE_SMALLEST = 1e-100
+
+
+@functools.cache
+def _kernel():
+    """The compiled numeric phase, or None (not built, or ``VAREVAL_NO_KERNEL`` is set)."""
+    return compiled("vareval.stats.variance._superkernel")
 
 
 def _unique_pairs(row, col, n):
@@ -121,7 +144,7 @@ def _unique_pairs(row, col, n):
     return lo, hi, order[first], where
 
 
-def _minimum_degree(lo, hi, n):
+def _minimum_degree(lo, hi, n, structure=True):
     """SuperLU's multiple minimum degree ordering, and the structure of ``L`` in it.
 
     ``(lo, hi)`` are the pairs as :func:`_unique_pairs` gives them, sorted.
@@ -129,7 +152,10 @@ def _minimum_degree(lo, hi, n):
     structure of the Cholesky factor of the permuted pattern as CSC arrays
     (a column's rows in any order), read off SuperLU's factor of a probe
     matrix with the pattern; ``ptr = ind = None`` when that factor may not
-    show all of it.
+    show all of it, or when ``structure`` is False: then SuperLU's incomplete
+    factorisation, dropping every entry, gives the same ordering (SuperLU
+    orders the columns before either factorisation) at a fraction of the
+    time and memory, and the compiled kernel derives the structure.
     """
     off = lo != hi
     r, c = lo[off], hi[off]
@@ -147,6 +173,14 @@ def _minimum_degree(lo, hi, n):
         ),
         shape=(n, n),
     ).tocsc()
+    if not structure:
+        try:
+            lu = spilu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, relax=1,
+                       drop_tol=np.inf, fill_factor=1.0,
+                       options={"SymmetricMode": True})  # fmt: skip
+            return np.argsort(np.asarray(lu.perm_c, dtype=np.int64)), None, None
+        except RuntimeError:  # not expected (the probe's diagonal is positive): the full LU
+            pass
     lu = splu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, relax=1,
               options={"SymmetricMode": True})  # fmt: skip
     perm = np.argsort(np.asarray(lu.perm_c, dtype=np.int64))
@@ -168,11 +202,16 @@ def _elimination(r, c, n):
     ``(r, c)`` is the strictly lower pattern (``r > c``). Column ``j`` of ``L``
     holds ``A``'s column ``j`` and its children's columns below ``j``; its
     parent is its first row below the diagonal (Liu 1990). The fallback for
-    when SuperLU's factor does not show the structure.
+    when SuperLU's factor does not show the structure, and the way to it with
+    the compiled kernel (which runs the same loop, O(nnz(L))).
     """
     A = sp.csc_matrix((np.ones(r.size), (r, c)), shape=(n, n))
     A.sum_duplicates()  # sorted rows: a column's first is its parent
     ptr, ind = A.indptr, A.indices.astype(np.int64)
+    kernel = _kernel()
+    if kernel is not None:  # the same in C (a column's rows in the order found)
+        ptr, ind = kernel.symbolic(ptr.astype(np.int64), ind)
+        return np.frombuffer(ptr, dtype=np.int64), np.frombuffer(ind, dtype=np.int64)
     kids = [[] for _ in range(n)]
     struct = [None] * n
     for j in range(n):
@@ -260,11 +299,17 @@ def _partition(parent, below, per_supernode):
     inner = np.maximum(first, low)  # a >= inner: in b's subtree
     m_in, m_out = below.astype(float), np.where(has, below[p] + 1.0, 0.0)  # siblings' merged
     const = [  # the rest of a range's cost, given m
-        (per_supernode + _PER_ENTRY * m**2 - _PER_FLOP * m**3 / 3).tolist() for m in (m_in, m_out)
+        per_supernode + _PER_ENTRY * m**2 - _PER_FLOP * m**3 / 3 for m in (m_in, m_out)
     ]
     t_in, t_out = (col + 1 + m_in).astype(np.int64), (col + 1 + m_out).astype(np.int64)
     top = _MAX_COLUMNS + int(max(m_in.max(), m_out.max())) + 1  # t - a <= top
     cube = _PER_FLOP / 3 * (top - np.arange(top + 1.0)) ** 3  # PF (t - a)^3 / 3 at top - t + a
+    kernel = _kernel()
+    if kernel is not None:  # the same program in C
+        start = np.empty(n, dtype=np.int64)
+        arrays = (t_in, inner, low, t_out, *const, cube)
+        kernel.partition(*(np.ascontiguousarray(x) for x in arrays), top, start)
+        return _starts(start.tolist())
     cubes, costs, best = cube.tolist(), [0.0], np.zeros(n + 1)  # best[b]: of [0, b)
 
     def cheapest(t, a0, a1):
@@ -279,7 +324,13 @@ def _partition(parent, below, per_supernode):
 
     start = [0] * n
     t_cur = a_cur = arg = val = 0  # for t_cur, the cheapest start in [a_cur, b - 1]: arg, val
-    lists = (t_in.tolist(), inner.tolist(), low.tolist(), t_out.tolist(), *const)
+    lists = (
+        t_in.tolist(),
+        inner.tolist(),
+        low.tolist(),
+        t_out.tolist(),
+        *(c.tolist() for c in const),
+    )
     for b, (t, a_in, a_low, t2, c_in, c_out) in enumerate(zip(*lists, strict=True)):
         if t == t_cur and a_in >= a_cur and arg >= a_in:  # the same costs, and b's
             v = costs[b] + cubes[top - t + b]
@@ -295,8 +346,13 @@ def _partition(parent, below, per_supernode):
         costs.append(cost)
         best[b + 1] = cost
         start[b] = a
+    return _starts(start)
+
+
+def _starts(start):
+    """The partition's first columns, from each column's cheapest start (a list)."""
     starts = []
-    b = n - 1
+    b = len(start) - 1
     while b >= 0:
         starts.append(start[b])
         b = start[b] - 1
@@ -320,7 +376,9 @@ class SparseCholesky:
         ones, with no explicit zeros.
     supernode_cost : float, optional
         The time model's fixed cost of a supernode, in seconds: larger values
-        make fewer, wider supernodes with more explicit zeros.
+        make fewer, wider supernodes with more explicit zeros. By default the
+        numeric phase's: tens of microseconds in Python, one in the compiled
+        kernel.
 
     Attributes
     ----------
@@ -339,13 +397,14 @@ class SparseCholesky:
         Dense flops of the supernodes' fronts in one factorisation.
     """
 
-    def __init__(self, row, col, n, *, relax=True, supernode_cost=_PER_SUPERNODE):
+    def __init__(self, row, col, n, *, relax=True, supernode_cost=None):
         n = int(n)
         if n < 1:
             raise ValueError("n must be positive")
         lo, hi, take, where = _unique_pairs(row, col, n)
         self.n, self.n_entries = n, where.size
-        perm, ptr, ind = _minimum_degree(lo, hi, n)
+        self._kernel = _kernel()
+        perm, ptr, ind = _minimum_degree(lo, hi, n, structure=self._kernel is None)
         pinv = np.empty(n, dtype=np.int64)
         pinv[perm] = np.arange(n)
         r, c = pinv[lo], pinv[hi]
@@ -367,9 +426,13 @@ class SparseCholesky:
         self.nnz_l = int(ptr[-1]) + n
         fundamental = _fundamental(parent, below)
         self.n_fundamental = fundamental.size
+        if supernode_cost is None:
+            supernode_cost = _PER_SUPERNODE if self._kernel is None else _KERNEL_PER_SUPERNODE
         starts = _partition(parent, below, supernode_cost) if relax else fundamental
         self._supernodes(starts, parent, ptr[post], below, new[ind])
         self._maps(r, c, take, where)
+        if self._kernel is not None:
+            self._plan = self._kernel_plan()
 
     def _supernodes(self, starts, parent, begin, below, ind):
         """Columns, rows below, parent and children of each supernode.
@@ -412,9 +475,15 @@ class SparseCholesky:
         """Estimated seconds of one mixed-model evaluation on this pattern.
 
         A factorisation, the selected inverse and a few solves: a fixed cost
-        per supernode (their Python loops) and the fronts' dense flops.
+        per supernode (their Python loops, or the compiled kernel's calls) and
+        the fronts' dense flops.
         """
-        return _EVAL_PER_SUPERNODE * self.n_supernodes + _EVAL_PER_FLOP * self.flops
+        per_supernode, per_flop = (
+            (_EVAL_PER_SUPERNODE, _EVAL_PER_FLOP)
+            if self._kernel is None
+            else (_KERNEL_EVAL_PER_SUPERNODE, _KERNEL_EVAL_PER_FLOP)
+        )
+        return per_supernode * self.n_supernodes + per_flop * self.flops
 
     def _maps(self, r, c, take, where):
         """Where each value goes in its front, and the fronts' scatter/gather maps."""
@@ -463,7 +532,8 @@ class SparseCholesky:
         m2 = np.array(self._m, dtype=np.int64) ** 2
         by_size = np.argsort(m2, kind="stable")
         mapped = np.zeros(ns, dtype=bool)
-        mapped[by_size[np.cumsum(m2[by_size]) <= _MAP_SHARE * self.factor_nnz]] = True
+        share = 0.0 if self._kernel is not None else _MAP_SHARE  # the kernel needs none
+        mapped[by_size[np.cumsum(m2[by_size]) <= share * self.factor_nnz]] = True
         above = np.tri(int(np.sqrt(m2[mapped].max())) if mapped.any() else 0, k=-1, dtype=bool)
         for j in range(ns):
             p = self._parent[j]
@@ -487,6 +557,37 @@ class SparseCholesky:
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
+
+    def _kernel_plan(self):
+        """The numeric phase's index arrays, copied once into the compiled kernel."""
+
+        def ints(x):
+            return np.asarray(x, dtype=np.int64)
+
+        def flat(parts):
+            return np.concatenate([np.zeros(0, np.int64), *map(ints, parts)])
+
+        def ptr(sizes):
+            return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+
+        k, m = ints(self._k), ints(self._m)
+        self._kernel_start = ints(self._start + [self.n])
+        self._kernel_rinv = int(np.sum(k * k))  # R^-1 of each supernode, one after another
+        return self._kernel.plan(
+            k,
+            m,
+            ints(self._offset),
+            ints(self._parent),
+            ptr(m),
+            flat(self._rows),
+            flat(x for x in self._rel if x is not None),  # roots have no rows below
+            ptr([len(x) for x in self._kids]),
+            flat(self._kids),
+            ints(self._last_child),
+            ints(self._bounds),
+            flat(self._assemble),
+            ptr(k * k),
+        )
 
     def _flat_rows(self, width):
         """The rows below each supernode as flat indices into a C-ordered (n, width) array."""
@@ -532,6 +633,11 @@ class SparseCholesky:
             raise ValueError(f"expected {self.n_entries} values, got shape {values.shape}")
         v = values[self._source]
         storage = np.empty(self._offset[-1])
+        if self._kernel is not None:  # with R^-1 of each supernode
+            rinv = np.empty(self._kernel_rinv)
+            if self._kernel.factor(self._plan, v, storage, rinv):
+                raise np.linalg.LinAlgError("the matrix is not positive definite")
+            return CholeskyFactor(self, storage, None, rinv)
         views = []
         update = [None] * self.n_supernodes
         bounds, offset, scatter = self._bounds, self._offset, self._scatter
@@ -580,9 +686,9 @@ class CholeskyFactor:
         ``log|S|``.
     """
 
-    def __init__(self, symbolic, storage, views):
+    def __init__(self, symbolic, storage, views, rinv=None):
         self._sym, self._storage, self._views = symbolic, storage, views
-        self._rinv = None
+        self._rinv = rinv
         self.logdet = 2.0 * float(np.sum(np.log(storage[symbolic._diag])))
         if not np.isfinite(self.logdet):
             raise np.linalg.LinAlgError("the matrix is not positive definite")
@@ -596,6 +702,12 @@ class CholeskyFactor:
         x = np.ascontiguousarray(rhs[sym.perm].reshape(sym.n, -1))
         if x.size == 0:
             return x.reshape(rhs.shape)
+        if sym._kernel is not None:
+            rinv = self._block_inverses()
+            sym._kernel.solve(sym._plan, self._storage, rinv, sym._kernel_start, x, x.shape[1])
+            out = np.empty_like(x)
+            out[sym.perm] = x
+            return out.reshape(rhs.shape)
         start, end, below = sym._start, sym._end, sym._rows
         flat, xf = sym._flat_rows(x.shape[1]), x.reshape(-1)
         rinv = self._block_inverses()
@@ -620,7 +732,7 @@ class CholeskyFactor:
         Each is a small triangular inverse of a block of a positive definite
         factor, so the products lose no more than ``dtrsm`` would.
         """
-        if self._rinv is None:
+        if self._rinv is None:  # the kernel's factor comes with them
             trtri = lapack.dtrtri
             self._rinv = [trtri(R, lower=0)[0] for R, _ in self._views]
         return self._rinv
@@ -633,8 +745,11 @@ class CholeskyFactor:
         ``G [Ri | Z_IJ']'`` with ``G = [Ri | -V]``.
         """
         sym = self._sym
-        fronts = [None] * sym.n_supernodes
         out = np.empty(sym._source.size)
+        if sym._kernel is not None:
+            sym._kernel.inverse(sym._plan, self._storage, self._block_inverses(), out)
+            return out[sym._result]
+        fronts = [None] * sym.n_supernodes
         trmm, rinv = blas.dtrmm, self._block_inverses()
         for j in range(sym.n_supernodes - 1, -1, -1):
             W = self._views[j][1]

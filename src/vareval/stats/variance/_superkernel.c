@@ -1,0 +1,584 @@
+/* The numeric phase of the supernodal Cholesky factorisation (supernodal.py): the
+ * multifrontal factorisation, the triangular solves and the selected inverse, each one
+ * loop over the supernodes, as the numpy path in supernodal.py does them (see there for
+ * the method); and the supernode partition's dynamic program. The numpy path pays tens
+ * of microseconds of Python per supernode and call; here a supernode costs its flops
+ * and a few BLAS calls, so the partition is tuned for narrower supernodes.
+ *
+ * Dense work inside a front goes to BLAS/LAPACK through the function pointers scipy
+ * exports (scipy.linalg.cython_blas / cython_lapack `__pyx_capi__`) rather than plain C
+ * loops: no link step, the same library (and threads setting) as the numpy path, and
+ * the fronts with many rows (over a thousand below a root on the banded designs with
+ * long-range links, where most flops are) run blocked code several times faster than
+ * plain loops; a call from C costs well under a microsecond, so small fronts lose
+ * little.
+ *
+ * plan(k, m, offset, parent, rows_ptr, rows, rel, kids_ptr, kids, last_child,
+ *      bounds, assemble, rinv_offset) -> capsule
+ *   The symbolic analysis, copied once (all int64; SparseCholesky._kernel_plan).
+ *   Supernode j has k[j] columns and m[j] rows below them: its panel [L11' | L21']
+ *   (k x (k + m), Fortran) at storage[offset[j]:], its parent supernode parent[j]
+ *   (or -1), its rows below rows[rows_ptr[j]:rows_ptr[j+1]] (increasing) and their
+ *   positions in the parent's front rel[...] (same range), its children
+ *   kids[kids_ptr[j]:kids_ptr[j+1]] and last_child[j] the lowest-numbered one (or -1),
+ *   its values' positions in [F11 | F12] assemble[bounds[j]:bounds[j+1]], and
+ *   R^-1 = L11^-T at rinv[rinv_offset[j]:] (k x k, Fortran).
+ * factor(plan, v, storage, rinv) -> 0, or 1 if not positive definite
+ *   v: float64 values in assemble's order; storage (offset[-1],) and rinv
+ *   (rinv_offset[-1],) float64, written.
+ * solve(plan, storage, rinv, start, x, width): x float64 C-ordered (n, width) in the
+ *   elimination order, overwritten by S^-1 x; start int64 (ns + 1,) the supernodes'
+ *   first columns, then n.
+ * inverse(plan, storage, rinv, out): out float64 (bounds[-1],) in assemble's order,
+ *   the entries of S^-1 on the pattern.
+ * partition(t_in, inner, low, t_out, c_in, c_out, cube, top, start): see run_partition.
+ * symbolic(ptr, ind) -> (ptr, ind) as bytes of int64: the structure of L (see there).
+ * Every call releases the GIL.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void potrf_t(char *, int *, double *, int *, int *);
+typedef void trtri_t(char *, char *, int *, double *, int *, int *);
+typedef void trsm_t(char *, char *, char *, char *, int *, int *, double *, double *, int *,
+                    double *, int *);
+typedef void syrk_t(char *, char *, int *, int *, double *, double *, int *, double *, double *,
+                    int *);
+typedef void gemm_t(char *, char *, int *, int *, int *, double *, double *, int *, double *,
+                    int *, double *, double *, int *);
+
+static potrf_t *dpotrf;
+static trtri_t *dtrtri;
+static trsm_t *dtrmm;
+static syrk_t *dsyrk;
+static gemm_t *dgemm;
+
+typedef struct {
+    int64_t ns, nvals, nstore, nrinv, maxkm, maxm;
+    int64_t *k, *m, *offset, *parent, *rows_ptr, *rows, *rel, *kids_ptr, *kids, *last_child,
+        *bounds, *assemble, *rinv_offset;
+    void *block; /* one allocation holding every array */
+} Plan;
+
+static char cU = 'U', cL = 'L', cN = 'N', cT = 'T', cR = 'R';
+static double one = 1.0, zero = 0.0, minus_one = -1.0;
+
+static void plan_free(PyObject *capsule) {
+    Plan *p = PyCapsule_GetPointer(capsule, "supernodal plan");
+    if (p) {
+        free(p->block);
+        free(p);
+    }
+}
+
+#define NARRAYS 13
+
+static PyObject *plan(PyObject *self, PyObject *args) {
+    Py_buffer b[NARRAYS];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*y*y*", &b[0], &b[1], &b[2], &b[3], &b[4],
+                          &b[5], &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &b[12]))
+        return NULL;
+    PyObject *result = NULL;
+    Plan *p = calloc(1, sizeof(Plan));
+    Py_ssize_t total = 0;
+    for (int i = 0; i < NARRAYS; i++) total += b[i].len;
+    if (!p || !(p->block = malloc(total + 8))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t **dest[NARRAYS] = {&p->k,    &p->m,        &p->offset,   &p->parent, &p->rows_ptr,
+                               &p->rows, &p->rel,      &p->kids_ptr, &p->kids,   &p->last_child,
+                               &p->bounds, &p->assemble, &p->rinv_offset};
+    char *at = p->block;
+    for (int i = 0; i < NARRAYS; i++) {
+        if (b[i].len % 8) {
+            PyErr_SetString(PyExc_ValueError, "plan arrays must be int64");
+            goto done;
+        }
+        memcpy(at, b[i].buf, b[i].len);
+        *dest[i] = (int64_t *)at;
+        at += b[i].len;
+    }
+    p->ns = b[0].len / 8;
+    if (b[1].len / 8 != p->ns || b[2].len / 8 != p->ns + 1 || b[3].len / 8 != p->ns ||
+        b[4].len / 8 != p->ns + 1 || b[6].len != b[5].len || b[7].len / 8 != p->ns + 1 ||
+        b[9].len / 8 != p->ns || b[10].len / 8 != p->ns + 1 || b[12].len / 8 != p->ns + 1) {
+        PyErr_SetString(PyExc_ValueError, "plan arrays of inconsistent sizes");
+        goto done;
+    }
+    p->nvals = p->bounds[p->ns];
+    p->nstore = p->offset[p->ns];
+    p->nrinv = p->rinv_offset[p->ns];
+    if (b[11].len / 8 != p->nvals) {
+        PyErr_SetString(PyExc_ValueError, "plan arrays of inconsistent sizes");
+        goto done;
+    }
+    for (int64_t j = 0; j < p->ns; j++) {
+        if (p->k[j] * p->m[j] > p->maxkm) p->maxkm = p->k[j] * p->m[j];
+        if (p->m[j] > p->maxm) p->maxm = p->m[j];
+    }
+    result = PyCapsule_New(p, "supernodal plan", plan_free);
+done:
+    for (int i = 0; i < NARRAYS; i++)
+        if (b[i].obj) PyBuffer_Release(&b[i]);
+    if (!result && p) {
+        free(p->block);
+        free(p);
+    }
+    return result;
+}
+
+static Plan *get_plan(PyObject *capsule) {
+    return PyCapsule_GetPointer(capsule, "supernodal plan");
+}
+
+static int check(Py_buffer *buf, int64_t doubles, const char *name) {
+    if (buf->len != doubles * 8) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %lld float64 values", name,
+                     (long long)doubles);
+        return 0;
+    }
+    return 1;
+}
+
+/* Ri = R^-1 (k x k, upper triangular, its lower part zero), or LAPACK's info. */
+static int invert(int k, const double *R, double *Ri) {
+    int info = 0;
+    for (int64_t c = 0; c < k; c++)
+        for (int64_t r = 0; r < k; r++) Ri[r + k * c] = r <= c ? R[r + k * c] : 0.0;
+    dtrtri(&cU, &cN, &k, Ri, &k, &info);
+    return info;
+}
+
+/* The multifrontal factorisation, and R^-1 of each supernode's diagonal block: returns
+ * 0, 1 (not positive definite) or -1 (memory). */
+static int run_factor(const Plan *p, const double *v, double *storage, double *rinv) {
+    double **update = calloc(p->ns > 0 ? p->ns : 1, sizeof(double *));
+    double *scratch = malloc(((size_t)p->maxkm + 1) * sizeof(double));
+    int status = 0;
+    if (!update || !scratch) {
+        free(update);
+        free(scratch);
+        return -1;
+    }
+    for (int64_t j = 0; j < p->ns; j++) {
+        int k = (int)p->k[j], m = (int)p->m[j], info = 0;
+        int64_t ks = (int64_t)k * (k + m);
+        double *panel = storage + p->offset[j], *F22 = NULL;
+        memset(panel, 0, ks * sizeof(double));
+        if (m && !(F22 = calloc((size_t)m * m, sizeof(double)))) {
+            status = -1;
+            break;
+        }
+        for (int64_t e = p->bounds[j]; e < p->bounds[j + 1]; e++) panel[p->assemble[e]] = v[e];
+        for (int64_t t = p->kids_ptr[j]; t < p->kids_ptr[j + 1]; t++) { /* extend-add */
+            int64_t c = p->kids[t], mc = p->m[c];
+            const int64_t *rel = p->rel + p->rows_ptr[c];
+            double *U = update[c]; /* lower triangle of the child's m x m update */
+            for (int64_t bb = 0; bb < mc; bb++) {
+                int64_t pb = rel[bb];
+                const double *col = U + mc * bb;
+                if (pb < k) /* row pb of [F11 | F12], columns rel[a] >= pb */
+                    for (int64_t a = bb; a < mc; a++) panel[pb + (int64_t)k * rel[a]] += col[a];
+                else {
+                    double *dst = F22 + (int64_t)m * (pb - k) - k;
+                    for (int64_t a = bb; a < mc; a++) dst[rel[a]] += col[a];
+                }
+            }
+            free(U);
+            update[c] = NULL;
+        }
+        dpotrf(&cU, &k, panel, &k, &info); /* F11 = R'R, R = L11' */
+        double *Ri = rinv + p->rinv_offset[j];
+        if (!info) info = invert(k, panel, Ri);
+        if (info) {
+            free(F22);
+            status = 1;
+            break;
+        }
+        if (m) {
+            /* L21' = R^-T F12 as a product with R^-1 (needed anyway by the solves and
+             * the inverse): at these sizes OpenBLAS's dgemm is faster than its dtrsm */
+            double *W = panel + (int64_t)k * k;
+            memcpy(scratch, W, (size_t)k * m * sizeof(double));
+            dgemm(&cT, &cN, &k, &m, &k, &one, Ri, &k, scratch, &k, &zero, W, &k);
+            dsyrk(&cL, &cT, &m, &k, &minus_one, W, &k, &one, F22, &m); /* F22 - L21 L21' */
+            update[j] = F22;
+        }
+    }
+    for (int64_t j = 0; j < p->ns; j++) free(update[j]);
+    free(update);
+    free(scratch);
+    return status;
+}
+
+static PyObject *factor(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer v = {0}, storage = {0}, rinv = {0};
+    if (!PyArg_ParseTuple(args, "Oy*w*w*", &capsule, &v, &storage, &rinv)) return NULL;
+    PyObject *result = NULL;
+    Plan *p = get_plan(capsule);
+    if (p && check(&v, p->nvals, "v") && check(&storage, p->nstore, "storage") &&
+        check(&rinv, p->nrinv, "rinv")) {
+        int status;
+        Py_BEGIN_ALLOW_THREADS status = run_factor(p, v.buf, storage.buf, rinv.buf);
+        Py_END_ALLOW_THREADS if (status < 0) PyErr_NoMemory();
+        else result = PyLong_FromLong(status);
+    }
+    PyBuffer_Release(&v);
+    PyBuffer_Release(&storage);
+    PyBuffer_Release(&rinv);
+    return result;
+}
+
+/* x (n x w, C order) is, in BLAS's column-major terms, X' (w x n, leading dimension w):
+ * supernode j's rows are the w x k block at column start[j]. L y = b is, per supernode,
+ * y_J' = b_J' R^-1 then b_I' -= y_J' L21'; L' x = y is x_J' -= x_I' L21 then
+ * x_J' = x_J' R^-T. */
+static int run_solve(const Plan *p, const double *storage, const double *rinv,
+                     const int64_t *start, double *x, int w) {
+    double *T = malloc(((size_t)p->maxm * w + 1) * sizeof(double));
+    if (!T) return -1;
+    for (int64_t j = 0; j < p->ns; j++) {
+        int k = (int)p->k[j], m = (int)p->m[j];
+        double *xj = x + start[j] * w;
+        const double *Ri = rinv + p->rinv_offset[j];
+        dtrmm(&cR, &cU, &cN, &cN, &w, &k, &one, (double *)Ri, &k, xj, &w);
+        if (m) {
+            const int64_t *rows = p->rows + p->rows_ptr[j];
+            double *W = (double *)storage + p->offset[j] + (int64_t)k * k;
+            dgemm(&cN, &cN, &w, &m, &k, &one, xj, &w, W, &k, &zero, T, &w);
+            for (int a = 0; a < m; a++) {
+                double *dst = x + rows[a] * w;
+                const double *src = T + (int64_t)w * a;
+                for (int c = 0; c < w; c++) dst[c] -= src[c];
+            }
+        }
+    }
+    for (int64_t j = p->ns - 1; j >= 0; j--) {
+        int k = (int)p->k[j], m = (int)p->m[j];
+        double *xj = x + start[j] * w;
+        const double *Ri = rinv + p->rinv_offset[j];
+        if (m) {
+            const int64_t *rows = p->rows + p->rows_ptr[j];
+            double *W = (double *)storage + p->offset[j] + (int64_t)k * k;
+            for (int a = 0; a < m; a++) memcpy(T + (int64_t)w * a, x + rows[a] * w, w * sizeof(double));
+            dgemm(&cN, &cT, &w, &k, &m, &minus_one, T, &w, W, &k, &one, xj, &w);
+        }
+        dtrmm(&cR, &cU, &cT, &cN, &w, &k, &one, (double *)Ri, &k, xj, &w);
+    }
+    free(T);
+    return 0;
+}
+
+static PyObject *solve(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer storage = {0}, rinv = {0}, start = {0}, x = {0};
+    int w;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*w*i", &capsule, &storage, &rinv, &start, &x, &w))
+        return NULL;
+    PyObject *result = NULL;
+    Plan *p = get_plan(capsule);
+    if (p && check(&storage, p->nstore, "storage") && check(&rinv, p->nrinv, "rinv")) {
+        const int64_t *s = start.buf;
+        if (start.len != (p->ns + 1) * 8 || w < 1 || x.len != s[p->ns] * w * 8)
+            PyErr_SetString(PyExc_ValueError, "solve: start or x of the wrong size");
+        else {
+            int status;
+            Py_BEGIN_ALLOW_THREADS status = run_solve(p, storage.buf, rinv.buf, s, x.buf, w);
+            Py_END_ALLOW_THREADS if (status < 0) PyErr_NoMemory();
+            else result = Py_NewRef(Py_None);
+        }
+    }
+    PyBuffer_Release(&storage);
+    PyBuffer_Release(&rinv);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&x);
+    return result;
+}
+
+/* The Takahashi equations from the root down. Supernode j's front is
+ * [Z_JJ | Z_IJ'] (k x (k + m), Fortran; Z_JJ's upper triangle is read) then Z_II
+ * (m x m, both triangles); it lives until its lowest-numbered child has read it.
+ * With Ri = R^-1 and G = -Ri L21' (k x m): Z_IJ' = G Z_II, Z_JJ = Ri Ri' + G Z_IJ. */
+static int run_inverse(const Plan *p, const double *storage, const double *rinv, double *out) {
+    double **fronts = calloc(p->ns > 0 ? p->ns : 1, sizeof(double *));
+    double *G = malloc(((size_t)p->maxkm + 1) * sizeof(double));
+    int status = 0;
+    if (!fronts || !G) {
+        free(fronts);
+        free(G);
+        return -1;
+    }
+    for (int64_t j = p->ns - 1; j >= 0; j--) {
+        int k = (int)p->k[j], m = (int)p->m[j];
+        int64_t kk = (int64_t)k * k, ks = kk + (int64_t)k * m;
+        const double *Ri = rinv + p->rinv_offset[j];
+        double *buf = malloc(((size_t)ks + (size_t)m * m) * sizeof(double));
+        if (!buf) {
+            status = -1;
+            break;
+        }
+        memcpy(buf, Ri, kk * sizeof(double));
+        dtrmm(&cR, &cU, &cT, &cN, &k, &k, &one, (double *)Ri, &k, buf, &k); /* Ri Ri' */
+        if (m) {
+            int64_t q = p->parent[j], kp = p->k[q], mp = p->m[q];
+            const int64_t *rel = p->rel + p->rows_ptr[j];
+            const double *P = fronts[q], *P22 = P + kp * (kp + mp);
+            double *Zii = buf + ks, *ZijT = buf + kk;
+            for (int64_t bb = 0; bb < m; bb++) { /* Z_II from the parent's front */
+                int64_t pb = rel[bb];
+                for (int64_t a = bb; a < m; a++) {
+                    int64_t pa = rel[a]; /* > pb */
+                    double z = pb < kp ? P[pb + kp * pa] : P22[(pa - kp) + mp * (pb - kp)];
+                    Zii[a + m * bb] = Zii[bb + m * a] = z;
+                }
+            }
+            if (p->last_child[q] == j) {
+                free(fronts[q]);
+                fronts[q] = NULL;
+            }
+            memcpy(G, storage + p->offset[j] + kk, (size_t)k * m * sizeof(double));
+            dtrmm(&cL, &cU, &cN, &cN, &k, &m, &minus_one, (double *)Ri, &k, G, &k); /* -Ri L21' */
+            dgemm(&cN, &cN, &k, &m, &m, &one, G, &k, Zii, &m, &zero, ZijT, &k);
+            dgemm(&cN, &cT, &k, &k, &m, &one, G, &k, ZijT, &k, &one, buf, &k);
+        }
+        for (int64_t e = p->bounds[j]; e < p->bounds[j + 1]; e++) out[e] = buf[p->assemble[e]];
+        if (p->last_child[j] >= 0)
+            fronts[j] = buf;
+        else
+            free(buf);
+    }
+    for (int64_t j = 0; j < p->ns; j++) free(fronts[j]);
+    free(fronts);
+    free(G);
+    return status;
+}
+
+static PyObject *inverse(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer storage = {0}, rinv = {0}, out = {0};
+    if (!PyArg_ParseTuple(args, "Oy*y*w*", &capsule, &storage, &rinv, &out)) return NULL;
+    PyObject *result = NULL;
+    Plan *p = get_plan(capsule);
+    if (p && check(&storage, p->nstore, "storage") && check(&rinv, p->nrinv, "rinv") &&
+        check(&out, p->nvals, "out")) {
+        int status;
+        Py_BEGIN_ALLOW_THREADS status = run_inverse(p, storage.buf, rinv.buf, out.buf);
+        Py_END_ALLOW_THREADS if (status < 0) PyErr_NoMemory();
+        else result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&storage);
+    PyBuffer_Release(&rinv);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* The least best[a] + cube[top - t + a] over [a0, a1), and the first such a. */
+static void cheapest(const double *best, const double *cube, int64_t top, int64_t t, int64_t a0,
+                     int64_t a1, double *val, int64_t *arg) {
+    double v = best[a0] + cube[top - t + a0];
+    int64_t at = a0;
+    for (int64_t a = a0 + 1; a < a1; a++) {
+        double w = best[a] + cube[top - t + a];
+        if (w < v) {
+            v = w;
+            at = a;
+        }
+    }
+    *val = v;
+    *arg = at;
+}
+
+/* supernodal._partition's dynamic program, step for step (the same sums of the same
+ * doubles, the first start among equal costs), so it gives the same partition. */
+static void run_partition(int64_t n, const int64_t *t_in, const int64_t *inner,
+                          const int64_t *low, const int64_t *t_out, const double *c_in,
+                          const double *c_out, const double *cube, int64_t top, double *best,
+                          int64_t *start) {
+    int64_t t_cur = 0, a_cur = 0, arg = 0;
+    double val = 0.0;
+    best[0] = 0.0;
+    for (int64_t b = 0; b < n; b++) {
+        int64_t t = t_in[b], a_in = inner[b];
+        if (t == t_cur && a_in >= a_cur && arg >= a_in) { /* the same costs, and b's */
+            double v = best[b] + cube[top - t + b];
+            if (v < val) {
+                val = v;
+                arg = b;
+            }
+        } else {
+            cheapest(best, cube, top, t, a_in, b + 1, &val, &arg);
+            t_cur = t;
+            a_cur = a_in;
+        }
+        double cost = val + c_in[b];
+        int64_t a = arg;
+        if (low[b] < a_in) { /* ranges from earlier siblings' subtrees */
+            double v;
+            int64_t i;
+            cheapest(best, cube, top, t_out[b], low[b], a_in, &v, &i);
+            if (v + c_out[b] <= cost) {
+                cost = v + c_out[b];
+                a = i;
+            }
+        }
+        best[b + 1] = cost;
+        start[b] = a;
+    }
+}
+
+static PyObject *partition(PyObject *self, PyObject *args) {
+    Py_buffer b[8], start = {0};
+    long long top;
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*Lw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                          &b[6], &top, &start))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t n = b[0].len / 8;
+    int ok = start.len == n * 8 && b[6].len == (top + 1) * 8;
+    for (int i = 1; i < 6; i++) ok = ok && b[i].len == n * 8;
+    double *best = ok ? malloc((n + 1) * sizeof(double)) : NULL;
+    if (!ok)
+        PyErr_SetString(PyExc_ValueError, "partition: arrays of inconsistent sizes");
+    else if (!best)
+        PyErr_NoMemory();
+    else {
+        Py_BEGIN_ALLOW_THREADS run_partition(n, b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf,
+                                             b[5].buf, b[6].buf, top, best, start.buf);
+        Py_END_ALLOW_THREADS result = Py_NewRef(Py_None);
+    }
+    free(best);
+    for (int i = 0; i < 7; i++) PyBuffer_Release(&b[i]);
+    PyBuffer_Release(&start);
+    return result;
+}
+
+/* The strictly lower structure of L, column by column (supernodal._elimination): column
+ * j holds A's rows below j and its children's rows below j, a child being a column
+ * whose first row below the diagonal is j; each column's rows in the order found. */
+static PyObject *symbolic(PyObject *self, PyObject *args) {
+    Py_buffer ptr = {0}, ind = {0};
+    if (!PyArg_ParseTuple(args, "y*y*", &ptr, &ind)) return NULL;
+    PyObject *result = NULL;
+    int64_t n = ptr.len / 8 - 1, size = 0, cap = 0;
+    const int64_t *ap = ptr.buf, *ai = ind.buf;
+    int64_t *lp = NULL, *li = NULL, *mark = NULL, *head = NULL, *next = NULL;
+    int ok = n >= 0 && ap[0] == 0 && ap[n] * 8 == ind.len;
+    for (int64_t j = 0; ok && j < n; j++) ok = ap[j] <= ap[j + 1];
+    for (int64_t e = 0; ok && n >= 0 && e < ap[n]; e++) ok = ai[e] >= 0 && ai[e] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "symbolic: not a CSC pattern");
+        goto done;
+    }
+    cap = 2 * ap[n] + n + 1;
+    lp = malloc((n + 1) * sizeof(int64_t));
+    li = malloc(cap * sizeof(int64_t));
+    mark = malloc((n + 1) * sizeof(int64_t));
+    head = malloc((n + 1) * sizeof(int64_t));
+    next = malloc((n + 1) * sizeof(int64_t));
+    if (!lp || !li || !mark || !head || !next) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int64_t j = 0; j < n; j++) mark[j] = head[j] = -1;
+    lp[0] = 0;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t first = -1;
+        mark[j] = j;
+        for (int pass = 0; pass < 2; pass++) {
+            /* A's column j, then each child's rows */
+            for (int64_t c = pass ? head[j] : j; c >= 0; c = pass ? next[c] : -1) {
+                const int64_t *rows = pass ? li + lp[c] : ai + ap[j];
+                int64_t count = pass ? lp[c + 1] - lp[c] : ap[j + 1] - ap[j];
+                if (size + count > cap) {
+                    int64_t *grown = realloc(li, (cap = 2 * cap + count) * sizeof(int64_t));
+                    if (!grown) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    li = grown;
+                    rows = pass ? li + lp[c] : ai + ap[j];
+                }
+                for (int64_t t = 0; t < count; t++) {
+                    int64_t i = rows[t];
+                    if (i > j && mark[i] != j) {
+                        mark[i] = j;
+                        li[size++] = i;
+                        if (first < 0 || i < first) first = i;
+                    }
+                }
+            }
+        }
+        lp[j + 1] = size;
+        if (first >= 0) { /* j is a child of its first row below */
+            next[j] = head[first];
+            head[first] = j;
+        }
+    }
+    {
+        PyObject *p = PyBytes_FromStringAndSize((char *)lp, (n + 1) * sizeof(int64_t));
+        PyObject *i = p ? PyBytes_FromStringAndSize((char *)li, size * sizeof(int64_t)) : NULL;
+        if (i) result = PyTuple_Pack(2, p, i);
+        Py_XDECREF(p);
+        Py_XDECREF(i);
+    }
+done:
+    free(lp);
+    free(li);
+    free(mark);
+    free(head);
+    free(next);
+    PyBuffer_Release(&ptr);
+    PyBuffer_Release(&ind);
+    return result;
+}
+
+/* A BLAS/LAPACK routine's address from scipy's Cython API. */
+static void *scipy_function(PyObject *capi, const char *name) {
+    PyObject *capsule = PyDict_GetItemString(capi, name); /* borrowed */
+    if (!capsule) {
+        PyErr_Format(PyExc_ImportError, "scipy exports no %s", name);
+        return NULL;
+    }
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));
+}
+
+static int load_scipy(void) {
+    PyObject *blas = PyImport_ImportModule("scipy.linalg.cython_blas");
+    PyObject *lapack = blas ? PyImport_ImportModule("scipy.linalg.cython_lapack") : NULL;
+    PyObject *cb = lapack ? PyObject_GetAttrString(blas, "__pyx_capi__") : NULL;
+    PyObject *cl = cb ? PyObject_GetAttrString(lapack, "__pyx_capi__") : NULL;
+    int ok = cl && (dpotrf = scipy_function(cl, "dpotrf")) && (dtrtri = scipy_function(cl, "dtrtri")) &&
+             (dtrmm = scipy_function(cb, "dtrmm")) &&
+             (dsyrk = scipy_function(cb, "dsyrk")) && (dgemm = scipy_function(cb, "dgemm"));
+    Py_XDECREF(blas);
+    Py_XDECREF(lapack);
+    Py_XDECREF(cb);
+    Py_XDECREF(cl);
+    return ok ? 0 : -1;
+}
+
+static PyMethodDef methods[] = {
+    {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
+    {"symbolic", symbolic, METH_VARARGS, "The structure of L from A's lower pattern (CSC)."},
+    {"plan", plan, METH_VARARGS, "The symbolic analysis as a capsule (see the source)."},
+    {"factor", factor, METH_VARARGS, "The multifrontal factorisation (see the source)."},
+    {"solve", solve, METH_VARARGS, "S^-1 x in place, in the elimination order (see the source)."},
+    {"inverse", inverse, METH_VARARGS, "S^-1 on the pattern (see the source)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_superkernel",
+                                    "The supernodal Cholesky's compiled numeric phase.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__superkernel(void) {
+    if (load_scipy() < 0) return NULL;
+    return PyModule_Create(&module);
+}

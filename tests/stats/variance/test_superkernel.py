@@ -1,0 +1,192 @@
+"""The supernodal Cholesky's compiled numeric phase (stats/variance/_superkernel.c).
+
+The kernel and the numpy path (``VAREVAL_NO_KERNEL=1``, the reference) run on
+the same symbolic analysis (the same supernode partition, given explicitly)
+and must agree to 1e-12 relative: the factor's every stored entry, ``log|S|``,
+solves with one and several right-hand sides, and ``S^-1`` on the pattern.
+On random SPD patterns, the structured matrices of test_supernodal.py, and
+the Schur complements of the bench's designs (make_crossed, make_banded with
+and without long-range links), too large for a dense reference. The
+supernode partition's dynamic program, also in C, picks the same supernodes.
+The mixed-model fit itself gives the same estimates on either path.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from vareval.stats.variance import supernodal
+from vareval.stats.variance.supernodal import SparseCholesky
+
+from .test_supernodal import MATRICES, PARTITIONS, _entries, _spd, _use
+
+ROOT = Path(__file__).resolve().parents[3]
+TOL = 1e-12
+
+
+@pytest.fixture(autouse=True)
+def _kernel_built(monkeypatch):
+    _use("kernel", monkeypatch)  # skips where it is not built
+    yield
+    supernodal._kernel.cache_clear()
+
+
+def _both(row, col, n, values, monkeypatch, **partition):
+    """The same factorisation by the kernel and by numpy: their results, side by side."""
+    partition = partition or {"supernode_cost": supernodal._KERNEL_PER_SUPERNODE}
+    rng = np.random.default_rng(n)
+    B = rng.normal(size=(n, 5))
+    out = []
+    for engine in ("kernel", "numpy"):
+        _use(engine, monkeypatch)
+        chol = SparseCholesky(row, col, n, **partition)
+        assert (chol._kernel is not None) == (engine == "kernel")
+        f = chol.factor(values)
+        out.append((chol, f, f.solve(B[:, 0]), f.solve(B), f.inverse_on_pattern()))
+    return out
+
+
+def _agree(kernel, numpy):
+    (ck, fk, *rk), (cn, fn, *rn) = kernel, numpy
+    # the partition's dynamic program in C chooses the same supernodes
+    assert ck._start == cn._start and np.array_equal(ck.perm, cn.perm)
+    assert fk.logdet == pytest.approx(fn.logdet, rel=TOL, abs=TOL)
+    for got, want in [(fk._storage, fn._storage), *zip(rk, rn, strict=True)]:
+        np.testing.assert_allclose(got, want, rtol=TOL, atol=TOL * np.max(np.abs(want)))
+
+
+@pytest.mark.parametrize("partition", list(PARTITIONS))
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_equal_to_numpy_on_structured_matrices(name, partition, monkeypatch):
+    S = MATRICES[name]
+    row, col, val = _entries(S, np.random.default_rng(len(name)))
+    _agree(*_both(row, col, S.shape[0], val, monkeypatch, **PARTITIONS[partition]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_equal_to_numpy_on_random_patterns(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 300))
+    density = rng.uniform(0.5, 6.0) / n  # sparse to well filled in
+    S = _spd(sp.random(n, n, density=density, random_state=rng).toarray() != 0, rng)
+    lower = seed % 2 == 0  # one triangle or both
+    row, col, val = _entries(S, rng, lower_only=lower)
+    cost = float(10 ** rng.uniform(-9, -3))  # narrow to wide supernodes
+    _agree(*_both(row, col, n, val, monkeypatch, supernode_cost=cost))
+
+
+def _schur(d, theta):
+    """The Schur complement on the factors but the first, as the mixed model forms it.
+
+    ``S = I + L (N_rr - N_br' D^-1 N_br) L`` (the first factor eliminated:
+    ``D = theta_0^2 n_0 + 1``, ``L`` the other factors' theta per level), as
+    sparse (row, col, value) of its lower triangle.
+    """
+    Z = [sp.csr_matrix((np.ones(len(d)), (np.arange(len(d)), pd.factorize(d[c])[0]))) for c in d]
+    Zr = sp.hstack(Z[1:]).tocsr()
+    lam = np.concatenate([np.full(z.shape[1], t) for z, t in zip(Z[1:], theta[1:], strict=True)])
+    D = theta[0] ** 2 * np.asarray(Z[0].sum(axis=0)).ravel() + 1.0
+    Nbr = Z[0].T @ Zr
+    E = Zr.T @ Zr - theta[0] ** 2 * (Nbr.T @ sp.diags(1.0 / D) @ Nbr)
+    S = sp.tril(sp.eye(Zr.shape[1]) + sp.diags(lam) @ E @ sp.diags(lam)).tocoo()
+    return S.row, S.col, S.data, Zr.shape[1]
+
+
+def _bench():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_mixed
+    finally:
+        sys.path.pop(0)
+    return bench_mixed
+
+
+DESIGNS = {
+    "make_crossed(60)": lambda b: b.make_crossed(60)[["seed", "config"]],
+    "make_crossed(40), seed:experiment": lambda b: b.make_crossed(40).assign(
+        se=lambda d: d.seed + ":" + d.experiment
+    )[["seed", "config", "se"]],
+    "make_banded(2000)": lambda b: b.make_banded(2000)[["seed", "config", "task"]],
+    "make_banded(1000, 3% links)": lambda b: b.make_banded(1000, links=0.03)[
+        ["seed", "config", "task"]
+    ],
+}
+
+
+@pytest.mark.parametrize("design", list(DESIGNS))
+def test_equal_to_numpy_on_the_bench_designs(design, monkeypatch):
+    d = DESIGNS[design](_bench())
+    row, col, val, n = _schur(d, np.array([1.3, 2.0, 0.7])[: d.shape[1]])
+    _agree(*_both(row, col, n, val, monkeypatch))
+
+
+def test_not_positive_definite_frees_and_raises(monkeypatch):
+    S = MATRICES["crossed"]
+    row, col, val = _entries(S, np.random.default_rng(1))
+    chol = SparseCholesky(row, col, S.shape[0])
+    bad = S - (np.linalg.eigvalsh(S)[0] + 1.0) * np.eye(S.shape[0])
+    for _ in range(3):  # the kernel frees its fronts on the way out and can go on
+        with pytest.raises(np.linalg.LinAlgError):
+            chol.factor(bad[row, col])
+        assert chol.factor(val).logdet == pytest.approx(np.linalg.slogdet(S)[1], rel=1e-10)
+
+
+def test_the_kernel_rejects_arrays_of_the_wrong_size():
+    S = MATRICES["random"]
+    row, col, val = _entries(S, np.random.default_rng(2))
+    chol = SparseCholesky(row, col, S.shape[0])
+    kernel, f = chol._kernel, chol.factor(val)
+    with pytest.raises(ValueError, match="storage"):
+        kernel.factor(chol._plan, val[chol._source], np.empty(3), f._rinv)
+    with pytest.raises(ValueError, match="wrong size"):
+        kernel.solve(chol._plan, f._storage, f._block_inverses(), chol._kernel_start,
+                     np.empty(5), 1)  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:singular fit")
+def test_mixed_model_fit_is_the_same_on_either_path(monkeypatch):
+    import vareval
+    from vareval.stats.variance import fit
+
+    monkeypatch.setattr(fit, "FORCE_PATH", "sparse")
+    factors = []
+    factor = SparseCholesky.factor
+    monkeypatch.setattr(
+        SparseCholesky, "factor", lambda self, v: factors.append(self) or factor(self, v)
+    )
+    d = _bench().make_crossed(40)
+    frames = []
+    for engine in ("kernel", "numpy"):
+        _use(engine, monkeypatch)
+        factors.clear()
+        a = vareval.variance(d, metric="y")
+        assert factors and all((c._kernel is not None) == (engine == "kernel") for c in factors)
+        frames.append([a.components_frame(), a.lrt_frame(), a.f_frame(), a.fixed_frame()])
+    for k, n in zip(*frames, strict=True):
+        pd.testing.assert_frame_equal(k, n, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("density", [0.005, 0.02, 0.1])
+def test_structure_and_ordering_without_superlus_factor(density, monkeypatch):
+    """The kernel's column-by-column structure of L is the numpy loop's, and SuperLU's
+    incomplete factorisation gives the ordering of its complete one."""
+    rng = np.random.default_rng(int(density * 1000))
+    for _ in range(5):
+        n = int(rng.integers(2, 300))
+        P = sp.random(n, n, density=density, random_state=rng) != 0
+        lo, hi, _, _ = supernodal._unique_pairs(*sp.tril(P + P.T + sp.eye(n)).nonzero(), n)
+        perm, _, _ = supernodal._minimum_degree(lo, hi, n)
+        assert np.array_equal(supernodal._minimum_degree(lo, hi, n, structure=False)[0], perm)
+        pinv = np.argsort(perm)
+        r, c = np.maximum(pinv[lo], pinv[hi]), np.minimum(pinv[lo], pinv[hi])
+        got = supernodal._elimination(r[r > c], c[r > c], n)
+        _use("numpy", monkeypatch)
+        want = supernodal._elimination(r[r > c], c[r > c], n)
+        _use("kernel", monkeypatch)
+        np.testing.assert_array_equal(got[0], want[0])
+        cols = np.repeat(np.arange(n), np.diff(want[0]))  # the kernel's rows in any order
+        np.testing.assert_array_equal(np.sort(cols * n + got[1]), cols * n + want[1])
