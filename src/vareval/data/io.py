@@ -149,10 +149,10 @@ def _design(path, fmt) -> dict | None:
 
 def _as_numbers(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """The named columns as floats; a cell that is not a number is an error naming its row."""
+    if not columns:  # before the import: the validators load scipy.special (0.2 s)
+        return df
     from vareval.data.validate import numbers_where_possible, require_columns
 
-    if not columns:
-        return df
     require_columns(df, columns, "numbers")
     out = numbers_where_possible(df, columns)
     for column in columns:
@@ -420,7 +420,30 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     except pa.ArrowInvalid:  # text that is not UTF-8: the pandas reader says where
         return None
     # copy=False: one block per column, not a consolidating copy of every number
-    return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
+    index = _names_index(names)
+    if index is None:
+        return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
+    frame = pd.DataFrame(dict(enumerate(columns)), copy=False)  # keys 0..: no text index yet
+    frame.columns = index
+    return frame
+
+
+def _names_index(names: list[str]):
+    """The column index pandas would build for ``names``; None where it holds objects.
+
+    From pandas 3 that index holds arrow text. It is built from buffers here:
+    pandas would call ``pa.array``, whose first call imports pyarrow's pandas
+    layer (3 ms, more than reading a small file).
+    """
+    import pyarrow as pa
+
+    if _PANDAS_STR is None:
+        return None
+    data = [name.encode() for name in names]
+    ends = np.cumsum([0, *map(len, data)], dtype=np.int64)
+    text = pa.LargeStringArray.from_buffers(len(data), pa.py_buffer(ends),
+                                            pa.py_buffer(b"".join(data)))
+    return pd.Index(_PANDAS_STR.__from_arrow__(text), copy=False)
 
 
 _THREADED = 1 << 22  # bytes of text from which the columns are checked in threads
@@ -469,7 +492,13 @@ def _as_text(column):
     for chunk in _chunks(column) if kernel is not None else ():
         if len(chunk) > chunk.null_count and kernel.utf8_cells(*_text_buffers(chunk)) >= 0:
             raise pa.ArrowInvalid("a cell is not UTF-8")
+    if _PANDAS_STR is not None:  # what to_pandas builds, without its first-call imports (3 ms)
+        return pd.Series(_PANDAS_STR.__from_arrow__(column), copy=False)
     return column.to_pandas()
+
+
+# pandas' text dtype from 3.0, which arrow's to_pandas gives a text column
+_PANDAS_STR = pd.StringDtype(na_value=np.nan) if int(pd.__version__.split(".")[0]) >= 3 else None
 
 
 def _all_whole(values: np.ndarray) -> bool:
