@@ -33,8 +33,10 @@ import math
 import os
 import sys
 import tempfile
+from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -387,8 +389,12 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     except ImportError:
         return None
     names = header if wanted is None else wanted
+    size = os.path.getsize(path)
+    # a small file's text as pandas holds it (large_string): no cast when a column stays
+    # text (a first cast costs 0.7 ms); a large file's with half the offsets' memory
+    text = pa.large_string() if size < _ONE_THREAD else pa.string()
     options = pa_csv.ConvertOptions(
-        column_types=dict.fromkeys(names, pa.string()),
+        column_types=dict.fromkeys(names, text),
         include_columns=names,
         strings_can_be_null=True,
         null_values=[""],
@@ -397,7 +403,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     )
     try:
         table = pa_csv.read_csv(
-            path, read_options=_read_options(pa_csv, os.path.getsize(path)),
+            path, read_options=_read_options(pa_csv, size),
             parse_options=pa_csv.ParseOptions(delimiter=sep), convert_options=options
         )
     except pa.ArrowInvalid:
@@ -443,7 +449,7 @@ def _names_index(names: list[str]):
     if _PANDAS_STR is None:
         return None
     data = [name.encode() for name in names]
-    ends = np.cumsum([0, *map(len, data)], dtype=np.int64)
+    ends = array("q", accumulate(map(len, data), initial=0))  # arrow's int64 offsets
     text = pa.LargeStringArray.from_buffers(len(data), pa.py_buffer(ends),
                                             pa.py_buffer(b"".join(data)))
     return pd.Index(_PANDAS_STR.__from_arrow__(text), copy=False)
@@ -553,6 +559,9 @@ def _canonical_floats(column):
 def _kernel():
     """The compiled checks (``_readkernel.c``), or None (not built, or ``VAREVAL_NO_KERNEL``)."""
     return compiled("vareval.data._readkernel")
+
+
+_kernel()  # loaded with the reader, as pyarrow.csv loads its own: not in a first read's time
 
 
 def _kernel_floats(kernel, column):
