@@ -130,7 +130,8 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(f"file '{path}' could not be read as {fmt}: {first}") from None
     if df.shape[1] == 0 or len(df) == 0:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
-    _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
+    if fmt == "store":  # a file's reader refuses a name repeated in its header
+        _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
     if not df.index.equals(pd.RangeIndex(len(df))):
         df = df.reset_index(drop=True)
     if fmt != "store":
@@ -421,7 +422,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     # side by side, unless starting the threads would cost more than they save
     workers = min(len(names), os.cpu_count() or 1)
     try:
-        if workers < 2 or sum(column.nbytes for column in strings) < _THREADED:
+        if workers < 2 or size < _THREADED or sum(c.nbytes for c in strings) < _THREADED:
             columns = list(map(convert, range(len(names))))
         else:
             with ThreadPoolExecutor(workers) as pool:
