@@ -503,7 +503,7 @@ def _arrow_lossless(column):
 
 
 def _as_text(column):
-    """The column as text, its cells checked to be UTF-8 (ArrowInvalid if not).
+    """The column as pandas text (its array), its cells checked to be UTF-8 (ArrowInvalid if not).
 
     With the kernel, arrow's reader leaves the check to this: numbers are
     ASCII by their spelling check, so only the columns that stay text need it.
@@ -514,8 +514,8 @@ def _as_text(column):
     for chunk in _chunks(column) if kernel is not None else ():
         if len(chunk) > chunk.null_count and kernel.utf8_cells(*_text_buffers(chunk)) >= 0:
             raise pa.ArrowInvalid("a cell is not UTF-8")
-    if _PANDAS_STR is not None:  # what to_pandas builds, without its first-call imports (3 ms)
-        return pd.Series(_PANDAS_STR.__from_arrow__(column), copy=False)
+    if _PANDAS_STR is not None:  # to_pandas' array, without its first-call imports (3 ms)
+        return _PANDAS_STR.__from_arrow__(column)
     return column.to_pandas()
 
 
