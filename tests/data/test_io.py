@@ -145,6 +145,25 @@ def test_small_and_large_files_are_read_alike(tmp_path, monkeypatch):
         pd.testing.assert_index_equal(small.columns, large.columns, exact=True)
 
 
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_text_columns_are_what_arrows_to_pandas_makes(tmp_path, storage):
+    """Text columns and the column names, made from arrow's buffers, equal arrow's
+    ``to_pandas`` (pandas 3: its ``str`` dtype, stored as pandas' option says)."""
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    import pyarrow as pa
+
+    path = tmp_path / "t.csv"
+    path.write_text("item,gold,model\nq1,1.10,NA\nq2,01,\nq3,é,cat\n")
+    with pd.option_context("mode.string_storage", storage):
+        got = read_table(path)
+        table = pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(
+            column_types=dict.fromkeys(["item", "gold", "model"], pa.string()),
+            strings_can_be_null=True, null_values=[""]))
+        expected = pd.DataFrame({n: table.column(n).to_pandas() for n in table.column_names})
+    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_index_equal(got.columns, expected.columns, exact=True)
+
+
 def test_a_read_loads_neither_the_validators_nor_pyarrows_pandas_layer(tmp_path):
     """Reading a table without numbers= imports no scipy (the validators import
     scipy.special: 0.2 s) and, from pandas 3, not pyarrow's pandas layer either (its first

@@ -447,13 +447,13 @@ def _names_index(names: list[str]):
     """
     import pyarrow as pa
 
-    if _PANDAS_STR is None:
+    if (dtype := _pandas_str()) is None:
         return None
     data = [name.encode() for name in names]
     ends = array("q", accumulate(map(len, data), initial=0))  # arrow's int64 offsets
     text = pa.LargeStringArray.from_buffers(len(data), pa.py_buffer(ends),
                                             pa.py_buffer(b"".join(data)))
-    return pd.Index(_PANDAS_STR.__from_arrow__(text), copy=False)
+    return pd.Index(dtype.__from_arrow__(text), copy=False)
 
 
 _THREADED = 1 << 22  # bytes of text from which the columns are checked in threads
@@ -514,13 +514,20 @@ def _as_text(column):
     for chunk in _chunks(column) if kernel is not None else ():
         if len(chunk) > chunk.null_count and kernel.utf8_cells(*_text_buffers(chunk)) >= 0:
             raise pa.ArrowInvalid("a cell is not UTF-8")
-    if _PANDAS_STR is not None:  # to_pandas' array, without its first-call imports (3 ms)
-        return _PANDAS_STR.__from_arrow__(column)
+    if (dtype := _pandas_str()) is not None:  # to_pandas' array, without its first imports
+        return dtype.__from_arrow__(column)
     return column.to_pandas()
 
 
-# pandas' text dtype from 3.0, which arrow's to_pandas gives a text column
-_PANDAS_STR = pd.StringDtype(na_value=np.nan) if int(pd.__version__.split(".")[0]) >= 3 else None
+_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
+
+
+def _pandas_str():
+    """The text dtype of pandas 3, as arrow's ``to_pandas`` makes it (None before 3.0).
+
+    Made at each read: its storage follows ``pd.options.mode.string_storage``.
+    """
+    return pd.StringDtype(na_value=np.nan) if _PANDAS_3 else None
 
 
 def _all_whole(values: np.ndarray) -> bool:
