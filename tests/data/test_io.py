@@ -124,6 +124,73 @@ def test_arrow_reader_gives_the_pandas_readers_table(tmp_path, sep, suffix, monk
         pd.testing.assert_frame_equal(some, slow[names])
 
 
+def test_small_and_large_files_are_read_alike(tmp_path, monkeypatch):
+    """A small file is read as one block in this thread with its text as large_string; a
+    large one in blocks, threads and string. The tables are the same, index and dtypes."""
+    pytest.importorskip("pyarrow")
+    import numpy as np
+
+    from vareval.data import io
+
+    rng = np.random.default_rng(11)
+    for trial in range(30):
+        path = tmp_path / f"t{trial}.csv"
+        path.write_text(_tricky_table(rng, ","))
+        small = read_table(path)
+        with monkeypatch.context() as m:  # every file "large": the big files' path
+            m.setattr(io, "_ONE_THREAD", 0)
+            m.setattr(io, "_THREADED", 0)
+            large = read_table(path)
+        pd.testing.assert_frame_equal(small, large)
+        pd.testing.assert_index_equal(small.columns, large.columns, exact=True)
+
+
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_text_columns_are_what_arrows_to_pandas_makes(tmp_path, storage):
+    """Text columns and the column names, made from arrow's buffers, equal arrow's
+    ``to_pandas`` (pandas 3: its ``str`` dtype, stored as pandas' option says)."""
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    import pyarrow as pa
+
+    path = tmp_path / "t.csv"
+    path.write_text("item,gold,model\nq1,1.10,NA\nq2,01,\nq3,é,cat\n")
+    with pd.option_context("mode.string_storage", storage):
+        got = read_table(path)
+        table = pa_csv.read_csv(path, convert_options=pa_csv.ConvertOptions(
+            column_types=dict.fromkeys(["item", "gold", "model"], pa.string()),
+            strings_can_be_null=True, null_values=[""]))
+        expected = pd.DataFrame({n: table.column(n).to_pandas() for n in table.column_names})
+    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_index_equal(got.columns, expected.columns, exact=True)
+
+
+def test_a_read_loads_neither_the_validators_nor_pyarrows_pandas_layer(tmp_path):
+    """Reading a table without numbers= imports no scipy (the validators import
+    scipy.special: 0.2 s) and, from pandas 3, not pyarrow's pandas layer either (its first
+    import costs 3 ms, more than reading a small file): the text columns and the column
+    names are built from arrow's buffers, as to_pandas would build them."""
+    pytest.importorskip("pyarrow")
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.csv"
+    path.write_text("item,gold,model,score\nq1,1.10,NA,0.25\nq2,01,cat,0.5\n")
+    from vareval.stats._compiled import compiled
+
+    unwanted = ["scipy", "vareval.data.validate"]  # the child has this environment
+    if int(pd.__version__.split(".")[0]) >= 3 and compiled("vareval.data._readkernel"):
+        unwanted.append("pyarrow.pandas_compat")  # (the numpy path's arrow calls load it)
+    code = ("import sys, pandas, pyarrow.csv; from vareval.data import read_table; "
+            "df = read_table(sys.argv[1]); "
+            f"loaded = ','.join(m for m in {unwanted!r} if m in sys.modules); "
+            "print([str(d) for d in df.dtypes]); print(loaded)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    text = "str" if int(pd.__version__.split(".")[0]) >= 3 else "object"
+    assert out[0] == str([text, text, text, "float64"])
+    assert out[1] == ""
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".parquet"])
 def test_columns_reads_those_columns_as_the_whole_table_has_them(tmp_path, suffix):
     """Every format: columns= gives the full read's columns, cell for cell; a name

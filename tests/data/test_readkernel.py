@@ -125,7 +125,7 @@ def test_kernel_reads_every_column_as_the_numpy_path_does():
         if isinstance(got, np.ndarray):
             np.testing.assert_array_equal(got, expected)
         else:
-            pd.testing.assert_series_equal(got, expected)
+            pd.testing.assert_series_equal(pd.Series(got), pd.Series(expected))
 
 
 def test_read_table_is_the_same_with_and_without_the_kernel(tmp_path, monkeypatch):
@@ -167,7 +167,7 @@ def test_kernel_reads_int_columns_as_the_numpy_path_does():
             assert got.dtype == np.int64 and got.flags.writeable
             np.testing.assert_array_equal(got, expected)
         else:
-            pd.testing.assert_series_equal(got, expected)
+            pd.testing.assert_series_equal(pd.Series(got), pd.Series(expected))
 
 
 def test_kernel_utf8_check_is_pythons_decoder_cell_by_cell():

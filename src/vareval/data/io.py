@@ -33,8 +33,10 @@ import math
 import os
 import sys
 import tempfile
+from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -128,8 +130,10 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(f"file '{path}' could not be read as {fmt}: {first}") from None
     if df.shape[1] == 0 or len(df) == 0:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
-    _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
-    df = df.reset_index(drop=True)
+    if fmt == "store":  # a file's reader refuses a name repeated in its header
+        _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
+    if not df.index.equals(pd.RangeIndex(len(df))):
+        df = df.reset_index(drop=True)
     if fmt != "store":
         carried.restore(df, design, path)
     return df
@@ -149,10 +153,10 @@ def _design(path, fmt) -> dict | None:
 
 def _as_numbers(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """The named columns as floats; a cell that is not a number is an error naming its row."""
+    if not columns:  # before the import: the validators load scipy.special (0.2 s)
+        return df
     from vareval.data.validate import numbers_where_possible, require_columns
 
-    if not columns:
-        return df
     require_columns(df, columns, "numbers")
     out = numbers_where_possible(df, columns)
     for column in columns:
@@ -168,6 +172,8 @@ def _as_numbers(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 def _refuse_duplicates(where: str, names) -> None:
     """Refuse a header naming a column twice (pandas would rename one silently)."""
+    if len(set(names)) == len(names):
+        return
     counts = Counter(names)
     twice = [name for name, n in counts.items() if n > 1]
     if twice:
@@ -296,7 +302,9 @@ def _read_csv(path, columns=None, sep=","):
 
 
 _BOM = "\ufeff".encode()
-_SCAN = 1 << 24  # bytes read at a time: a 2 GB table is scanned, never held
+# bytes read at a time: a 2 GB table is scanned, never held; one buffer of 1 MB stays in
+# cache, where one of 16 MB (or a 10 MB file's size) cost its page faults on every read
+_SCAN = 1 << 20
 
 
 def _refuse_concatenated(path) -> None:
@@ -384,8 +392,12 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     except ImportError:
         return None
     names = header if wanted is None else wanted
+    size = os.path.getsize(path)
+    # a small file's text as pandas holds it (large_string): no cast when a column stays
+    # text (a first cast costs 0.7 ms); a large file's with half the offsets' memory
+    text = pa.large_string() if size < _ONE_THREAD else pa.string()
     options = pa_csv.ConvertOptions(
-        column_types=dict.fromkeys(names, pa.string()),
+        column_types=dict.fromkeys(names, text),
         include_columns=names,
         strings_can_be_null=True,
         null_values=[""],
@@ -394,7 +406,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     )
     try:
         table = pa_csv.read_csv(
-            path, read_options=pa_csv.ReadOptions(block_size=_BLOCK),
+            path, read_options=_read_options(pa_csv, size),
             parse_options=pa_csv.ParseOptions(delimiter=sep), convert_options=options
         )
     except pa.ArrowInvalid:
@@ -412,7 +424,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     # side by side, unless starting the threads would cost more than they save
     workers = min(len(names), os.cpu_count() or 1)
     try:
-        if workers < 2 or sum(column.nbytes for column in strings) < _THREADED:
+        if workers < 2 or size < _THREADED or sum(c.nbytes for c in strings) < _THREADED:
             columns = list(map(convert, range(len(names))))
         else:
             with ThreadPoolExecutor(workers) as pool:
@@ -420,12 +432,47 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     except pa.ArrowInvalid:  # text that is not UTF-8: the pandas reader says where
         return None
     # copy=False: one block per column, not a consolidating copy of every number
-    return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
+    index = _names_index(names)
+    if index is None:
+        return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
+    frame = pd.DataFrame(dict(enumerate(columns)), copy=False)  # keys 0..: no text index yet
+    frame.columns = index
+    return frame
+
+
+def _names_index(names: list[str]):
+    """The column index pandas would build for ``names``; None where it holds objects.
+
+    From pandas 3 that index holds arrow text. It is built from buffers here:
+    pandas would call ``pa.array``, whose first call imports pyarrow's pandas
+    layer (3 ms, more than reading a small file).
+    """
+    import pyarrow as pa
+
+    if (dtype := _pandas_str()) is None:
+        return None
+    data = [name.encode() for name in names]
+    ends = array("q", accumulate(map(len, data), initial=0))  # arrow's int64 offsets
+    text = pa.LargeStringArray.from_buffers(len(data), pa.py_buffer(ends),
+                                            pa.py_buffer(b"".join(data)))
+    return pd.Index(dtype.__from_arrow__(text), copy=False)
 
 
 _THREADED = 1 << 22  # bytes of text from which the columns are checked in threads
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
 _BLOCK = 1 << 23  # bytes parsed per block: fewer, longer chunks than arrow's 1 MB
+_ONE_THREAD = 1 << 20  # bytes below which arrow parses in this thread (one block: no gain)
+
+
+def _read_options(pa_csv, size: int):
+    """Arrow's read options for a file of ``size`` bytes.
+
+    A small file is one block of its own size, parsed in this thread: an
+    8 MB block's buffer and arrow's thread pool cost more (0.3-0.5 ms on
+    a first read) than parsing a file of 10^4 rows does.
+    """
+    block = max(1 << 16, min(_BLOCK, size + 1))
+    return pa_csv.ReadOptions(block_size=block, use_threads=size >= _ONE_THREAD)
 
 
 def _arrow_lossless(column):
@@ -458,7 +505,7 @@ def _arrow_lossless(column):
 
 
 def _as_text(column):
-    """The column as text, its cells checked to be UTF-8 (ArrowInvalid if not).
+    """The column as pandas text (its array), its cells checked to be UTF-8 (ArrowInvalid if not).
 
     With the kernel, arrow's reader leaves the check to this: numbers are
     ASCII by their spelling check, so only the columns that stay text need it.
@@ -469,7 +516,20 @@ def _as_text(column):
     for chunk in _chunks(column) if kernel is not None else ():
         if len(chunk) > chunk.null_count and kernel.utf8_cells(*_text_buffers(chunk)) >= 0:
             raise pa.ArrowInvalid("a cell is not UTF-8")
+    if (dtype := _pandas_str()) is not None:  # to_pandas' array, without its first imports
+        return dtype.__from_arrow__(column)
     return column.to_pandas()
+
+
+_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
+
+
+def _pandas_str():
+    """The text dtype of pandas 3, as arrow's ``to_pandas`` makes it (None before 3.0).
+
+    Made at each read: its storage follows ``pd.options.mode.string_storage``.
+    """
+    return pd.StringDtype(na_value=np.nan) if _PANDAS_3 else None
 
 
 def _all_whole(values: np.ndarray) -> bool:
@@ -509,6 +569,9 @@ def _canonical_floats(column):
 def _kernel():
     """The compiled checks (``_readkernel.c``), or None (not built, or ``VAREVAL_NO_KERNEL``)."""
     return compiled("vareval.data._readkernel")
+
+
+_kernel()  # loaded with the reader, as pyarrow.csv loads its own: not in a first read's time
 
 
 def _kernel_floats(kernel, column):
