@@ -200,3 +200,78 @@ def _decodes(cell: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def every_verdict(cells, exact):
+    """Each cell's verdict (0 proved, 1 unknown, 2 refuted) and float, in whole-array calls
+    resumed after each refuted cell; `exact` forces the kernel's 128-bit integers."""
+    column = pa.array(cells, pa.string())
+    _, offsets, data = column.buffers()
+    n = len(cells)
+    values, unknown = np.full(n, np.nan), np.zeros(n, np.uint8)
+    verdict = np.zeros(n, np.uint8)
+    at = 0
+    while at < n:
+        refuted, _ = kernel.repr_floats(offsets, data, at, n - at, False, values[at:],
+                                        unknown[at:], exact)
+        stop = n if refuted < 0 else at + refuted
+        verdict[at:stop] = unknown[at:stop]
+        if refuted < 0:
+            break
+        verdict[stop], values[stop] = 2, np.nan
+        at = stop + 1
+    values[verdict != 0] = np.nan
+    return verdict, values
+
+
+def spellings(values):
+    """Each float's repr and near misses: the last digit one off either way, a digit
+    more, the last digit cut, 15 to 17 significant digits."""
+    cells = []
+    for v in values:
+        text = repr(v)
+        mantissa, e, exponent = text.partition("e")
+        last = int(mantissa[-1])
+        cells += [text, f"{mantissa[:-1]}{(last + 1) % 10}{e}{exponent}",
+                  f"{mantissa[:-1]}{(last - 1) % 10}{e}{exponent}", f"{mantissa}3{e}{exponent}",
+                  f"{mantissa[:-1]}{e}{exponent}", f"{v:.17g}", f"{v:.16g}", f"{v:.15g}"]
+    return cells
+
+
+def check_fast_path_is_the_exact_path(values):
+    cells = spellings(values)
+    fast, fast_values = every_verdict(cells, exact=False)
+    exact, exact_values = every_verdict(cells, exact=True)
+    np.testing.assert_array_equal(fast, exact)
+    np.testing.assert_array_equal(fast_values, exact_values)  # bit for bit (NaN alike)
+    for i in np.flatnonzero(fast != 1).tolist():  # and both against repr itself
+        assert is_repr(cells[i]) == (fast[i] == 0), cells[i]
+        if fast[i] == 0:
+            assert fast_values[i] == float(cells[i]), cells[i]
+    return fast
+
+
+def random_doubles(rng, n):
+    """Random bit patterns (finite, normal or not), uniform floats, and magnitudes where
+    the 64-bit test's bounds are nearly reached (a step 10**p or quarter ulp near 2**56)."""
+    bits = rng.integers(0, 2**63, n, dtype=np.int64).view(np.float64)
+    values = np.concatenate([
+        bits, rng.random(n), rng.random(n) * 10.0 ** rng.integers(-30, 30, n),
+        np.round(rng.random(n) * 10.0 ** rng.integers(1, 8, n)) / 10.0 ** rng.integers(0, 9, n),
+        np.nextafter(2.0 ** rng.integers(-80, 80, n), rng.choice([0, np.inf], n)),
+    ])  # fmt: skip
+    return values[np.isfinite(values) & (values != 0)].tolist()
+
+
+def test_kernel_64_bit_test_decides_as_the_128_bit_one():
+    """The 64-bit fast test (T - V modulo 2**64) gives every cell the verdict and float of
+    the exact 128-bit test: reprs, near misses and other spellings of random doubles."""
+    verdict = check_fast_path_is_the_exact_path(random_doubles(np.random.default_rng(11), 12_000))
+    assert (verdict == 0).sum() > 12_000 and (verdict == 2).sum() > 12_000  # both kinds met
+
+
+@pytest.mark.slow
+def test_kernel_64_bit_test_decides_as_the_128_bit_one_at_scale(scaled):
+    """As above on 10**6 random doubles (scaled) and their near misses."""
+    n = scaled(200_000, 20_000)
+    check_fast_path_is_the_exact_path(random_doubles(np.random.default_rng(12), n))

@@ -84,8 +84,15 @@ static inline int inside(u128 c, u128 v, u128 lo, u128 hi) {
     return d < reach ? 1 : d == reach ? 2 : 0;
 }
 
-/* The exact part: T = D 10**p (D > 0, its last digit `last` not 0); *value = float(T). */
-static int prove(uint64_t D, int last, int p, double *value) {
+/* Where X = C - V lies against (-lo, hi), X exact in an int64: as inside(). */
+static inline int inside64(int64_t x, uint64_t lo, uint64_t hi) {
+    uint64_t d = x > 0 ? (uint64_t)x : 0 - (uint64_t)x, reach = x > 0 ? hi : lo;
+    return d < reach ? 1 : d == reach ? 2 : 0;
+}
+
+/* The exact part: T = D 10**p (D > 0, its last digit `last` not 0); *value = float(T).
+ * `exact` forces the 128-bit integers (the tests compare both ways). */
+static int prove(uint64_t D, int last, int p, double *value, int exact) {
     double v;
     if (p >= 0 && p <= 22)
         v = (double)D * pow10[p];
@@ -103,6 +110,30 @@ static int prove(uint64_t D, int last, int p, double *value) {
         uint64_t m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
         int e = biased - 1075;
         int g2 = p < e - 2 ? p : e - 2, g5 = p < 0 ? p : 0, fits = 1;
+        /* The same test in 64-bit integers when the quarter ulp is below 2**56 and the
+         * step 10**p below 2**57 (scaled): T and V themselves may pass 2**64, but T - V
+         * is exact mod 2**64, and small. The estimate v (three roundings at most) is
+         * within 3 ulps of T at T's binade, 6 of v's, and each move brings it nearer:
+         * |T - V| <= 24 quarters < 2**61, so every quantity below (|T - V| plus ten
+         * steps < 2**62) is exact in an int64. */
+        int q_shift = e - 2 - g2, s_shift = p - g2;
+        if (!exact && q_shift + pow5_bits[-g5] <= 56 && s_shift + pow5_bits[p - g5] <= 57) {
+            uint64_t quarter = pow5[-g5] << q_shift, step10 = pow5[p - g5] << s_shift;
+            int64_t x = (int64_t)(D * pow5[p - g5] * (1ULL << s_shift) -
+                                  (m * pow5[-g5] << (e - g2)));  /* T - V, mod 2**64 */
+            uint64_t hi = 2 * quarter, lo = (m == (1ULL << 52) && biased > 1) ? quarter : hi;
+            uint64_t d = x > 0 ? (uint64_t)x : 0 - (uint64_t)x, reach = x > 0 ? hi : lo;
+            if (d > reach || (d == reach && (m & 1))) {
+                v = next_to(v, x > 0);
+                continue;
+            }
+            int64_t cut = x - (int64_t)(last * step10);
+            int a = inside64(cut, lo, hi), b = inside64(cut + (int64_t)(10 * step10), lo, hi);
+            if (a == 1 || b == 1 || ((a || b) && !(m & 1))) return REFUTED;
+            if (2 * d >= step10) return UNKNOWN;
+            *value = v;
+            return PROVED;
+        }
         u128 T = scaled(D, p - g2, p - g5, &fits);
         u128 V = scaled(m, e - g2, -g5, &fits);
         u128 quarter = scaled(1, e - 2 - g2, -g5, &fits);
@@ -155,7 +186,7 @@ static inline const unsigned char *digits(const unsigned char *s, const unsigned
 }
 
 /* One cell: PROVED (with *value), UNKNOWN or REFUTED. */
-static int check_cell(const unsigned char *s, Py_ssize_t len, double *value) {
+static int check_cell(const unsigned char *s, Py_ssize_t len, double *value, int exact) {
     const unsigned char *end = s + len;
     int negative = s < end && *s == '-';
     s += negative;
@@ -188,7 +219,7 @@ static int check_cell(const unsigned char *s, Py_ssize_t len, double *value) {
         if (zeros > 3) return REFUTED;  /* decpt <= -4 has an exponent */
         if ((*int_start == '0' ? 0 : n_int) + n_frac - zeros > 17)
             return REFUTED;  /* repr never writes more than 17 digits */
-        int state = prove(D, frac_end[-1] - '0', -n_frac, value);
+        int state = prove(D, frac_end[-1] - '0', -n_frac, value, exact);
         if (state == PROVED && negative) *value = -*value;
         return state;
     }
@@ -205,7 +236,7 @@ static int check_cell(const unsigned char *s, Py_ssize_t len, double *value) {
     }
     E *= sign;
     if (E > -5 && E < 16) return REFUTED;  /* -4 < decpt = E + 1 <= 16: fixed notation */
-    int state = prove(D, (int)(D % 10), E - n_frac, value);
+    int state = prove(D, (int)(D % 10), E - n_frac, value, exact);
     if (state == PROVED && negative) *value = -*value;
     return state;
 }
@@ -240,9 +271,9 @@ static inline void cell_bounds(const char *offsets, int wide, Py_ssize_t i, int6
 static PyObject *repr_floats(PyObject *self, PyObject *args) {
     PyObject *offsets_obj, *data_obj, *out_obj, *unknown_obj;
     Py_ssize_t first, n;
-    int wide;
-    if (!PyArg_ParseTuple(args, "OOnnpOO", &offsets_obj, &data_obj, &first, &n, &wide, &out_obj,
-                          &unknown_obj))
+    int wide, exact = 0;
+    if (!PyArg_ParseTuple(args, "OOnnpOO|p", &offsets_obj, &data_obj, &first, &n, &wide, &out_obj,
+                          &unknown_obj, &exact))
         return NULL;
     if (first < 0 || n < 0) {
         PyErr_SetString(PyExc_ValueError, "repr_floats: negative offset or length");
@@ -273,7 +304,7 @@ static PyObject *repr_floats(PyObject *self, PyObject *args) {
             bad = 1;
             break;
         }
-        int state = check_cell(data + start, stop - start, &out[i]);
+        int state = check_cell(data + start, stop - start, &out[i], exact);
         unknown[i] = state == UNKNOWN;
         unknowns += state == UNKNOWN;
         if (state == REFUTED) {
