@@ -55,9 +55,8 @@ enum { PROVED, UNKNOWN, REFUTED };
 
 static uint64_t pow5[28];  /* 5**k < 2**64 */
 static int pow5_bits[28];
-static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+static uint64_t pow10_mant[50];  /* 10**p ~ pow10_mant[p + 27] 2**pow10_exp[p + 27], */
+static int pow10_exp[50];        /* -27 <= p <= 22, the mantissa in [2**63, 2**64) */
 
 static inline int bits64(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
 
@@ -93,15 +92,21 @@ static inline int inside64(int64_t x, uint64_t lo, uint64_t hi) {
 /* The exact part: T = D 10**p (D > 0, its last digit `last` not 0); *value = float(T).
  * `exact` forces the 128-bit integers (the tests compare both ways). */
 static int prove(uint64_t D, int last, int p, double *value, int exact) {
+    if (p < -27 || p > 22) return UNKNOWN;  /* past what the 128-bit integers below hold */
+    /* The estimate v: D 10**p from the top 64 bits of D's and 10**p's mantissas' product,
+     * rounded to 53 bits (within an ulp of T, and nearly always float(T)). */
+    int lz = __builtin_clzll(D);
+    u128 product = (u128)(D << lz) * pow10_mant[p + 27];
+    uint64_t top = (uint64_t)(product >> 64);
+    int shift = !(top >> 63);  /* the product's top bit is bit 127 or 126 */
+    if (shift) top = top << 1 | (uint64_t)product >> 63;
+    uint64_t mant = (top >> 11) + ((top >> 10) & 1);
+    int biased0 = pow10_exp[p + 27] - lz - shift + 1150 + (int)(mant >> 53);
+    mant >>= mant >> 53;
+    if (biased0 <= 0 || biased0 >= 0x7ff) return UNKNOWN;
+    uint64_t bits0 = (uint64_t)biased0 << 52 | (mant & ((1ULL << 52) - 1));
     double v;
-    if (p >= 0 && p <= 22)
-        v = (double)D * pow10[p];
-    else if (p < 0 && p >= -22)
-        v = (double)D / pow10[-p];  /* exact when D <= 2**53: one rounding */
-    else if (p < 0 && p >= -27)
-        v = (double)D / pow10[22] / pow10[-p - 22];
-    else
-        return UNKNOWN;  /* past what the 128-bit integers below hold */
+    memcpy(&v, &bits0, 8);
     for (int step = 0; step < 4; step++) {
         uint64_t bits;
         memcpy(&bits, &v, 8);
@@ -485,5 +490,25 @@ PyMODINIT_FUNC PyInit__readkernel(void) {
     pow5[0] = 1;
     for (int k = 1; k < 28; k++) pow5[k] = pow5[k - 1] * 5;
     for (int k = 0; k < 28; k++) pow5_bits[k] = bits64(pow5[k]);
+    for (int p = -27; p <= 22; p++) {
+        u128 ten = 1;  /* 10**|p| < 2**90 */
+        for (int k = 0; k < (p < 0 ? -p : p); k++) ten *= 10;
+        int b = 128 - (ten >> 64 ? __builtin_clzll((uint64_t)(ten >> 64))
+                                 : 64 + __builtin_clzll((uint64_t)ten));  /* its bits */
+        if (p >= 0) {  /* its top 64 bits */
+            pow10_mant[p + 27] = (uint64_t)(ten << (128 - b) >> 64);
+            pow10_exp[p + 27] = b - 64;
+        } else {  /* floor(2**(b + 63) / 10**-p), by long division */
+            u128 r = (u128)1 << (b - 1);
+            uint64_t q = 0;
+            for (int k = 0; k < 64; k++) {
+                r <<= 1;
+                q = q << 1 | (r >= ten);
+                if (r >= ten) r -= ten;
+            }
+            pow10_mant[p + 27] = q;
+            pow10_exp[p + 27] = -(b + 63);
+        }
+    }
     return PyModule_Create(&module);
 }
