@@ -40,7 +40,12 @@
  * whose integers could reach 2**126 (5**k past 2**64: |p| > 27), or whose float is
  * subnormal, is left unknown. The integers: every quantity is multiplied by
  * 2**(-g2) 5**(-g5), g2 = min(p, e - 2), g5 = min(p, 0), where v = m 2**e, so that
- * T, v, the quarter ulp 2**(e-2) and 10**p are integers.
+ * T, v, the quarter ulp 2**(e-2) and 10**p are integers. Where the quarter ulp and
+ * 10**p are small in those units (a cell of 16-17 digits, a short one near 1), the
+ * test runs in 64-bit integers: T - V is exact modulo 2**64 and small, and so is
+ * every quantity compared; elsewhere in 128-bit integers. Both give each cell the
+ * same verdict (tests/data/test_readkernel.py). The estimate of v comes from the top
+ * 64 bits of D times 10**p's 64-bit mantissa, not a division.
  * A whole number "I.0" (|I| < 10**16) is repr(v) exactly when I converts to a
  * double exactly.
  */
@@ -117,10 +122,9 @@ static int prove(uint64_t D, int last, int p, double *value, int exact) {
         int g2 = p < e - 2 ? p : e - 2, g5 = p < 0 ? p : 0, fits = 1;
         /* The same test in 64-bit integers when the quarter ulp is below 2**56 and the
          * step 10**p below 2**57 (scaled): T and V themselves may pass 2**64, but T - V
-         * is exact mod 2**64, and small. The estimate v (three roundings at most) is
-         * within 3 ulps of T at T's binade, 6 of v's, and each move brings it nearer:
-         * |T - V| <= 24 quarters < 2**61, so every quantity below (|T - V| plus ten
-         * steps < 2**62) is exact in an int64. */
+         * is exact modulo 2**64, and small. The estimate is within two of v's ulps of T
+         * and each move brings v nearer: |T - V| <= 8 quarters < 2**59, so every
+         * quantity below (|T - V| plus ten steps < 2**61) is exact in an int64. */
         int q_shift = e - 2 - g2, s_shift = p - g2;
         if (!exact && q_shift + pow5_bits[-g5] <= 56 && s_shift + pow5_bits[p - g5] <= 57) {
             uint64_t quarter = pow5[-g5] << q_shift, step10 = pow5[p - g5] << s_shift;
