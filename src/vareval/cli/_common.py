@@ -126,7 +126,7 @@ def _option_columns(option, value) -> list[str]:
 
 def _results_columns(names, spec, *, flags, where, optional=()):
     """Of the file's ``names``: the flags' columns, the design's and those --where names."""
-    from vareval.data.selection import SELECTION_COLUMNS
+    from vareval.data.carried import SELECTION_COLUMNS
     from vareval.data.store_table import DESIGN_COLUMNS
 
     spec = spec or {}

@@ -32,6 +32,9 @@ KEY = b"vareval.design"
 SIDECAR = ".design.json"
 FORMAT = "vareval design"
 VERSION = 1
+# the columns a selection output adds to the table (vareval.data.selection.select):
+# here, so that reading a table need not import the selection module
+SELECTION_COLUMNS = ("n_searched", "n_tied", "selected_on", "selection")
 
 
 def payload(df) -> dict | None:

@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from vareval.data.carried import SELECTION_COLUMNS  # noqa: F401 (its home before)
 from vareval.data.design import analysed_rows, design_of, metric_bounds
 from vareval.data.tables import FrameResult
 from vareval.data.tuning import default_ks
@@ -30,7 +31,6 @@ from vareval.stats.tuning.selection import TIES, choose_on_validation, selection
 
 __all__ = ["SelectedTable", "SelectionCurves", "select", "selection_curves"]
 
-SELECTION_COLUMNS = ("n_searched", "n_tied", "selected_on", "selection")
 
 
 def _columns(value, role: str) -> list[str]:

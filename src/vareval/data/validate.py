@@ -199,6 +199,8 @@ def label_text(series: pd.Series, column: str, role: str) -> pd.Series:
         series = series.astype(np.int64)
     if series.dtype.kind in "biuf":
         return series.astype(str).astype(object)
+    if pd.api.types.infer_dtype(series, skipna=False) == "string":  # text already
+        return series.astype(object)
     return series.map(_cell_text).astype(object)
 
 

@@ -779,7 +779,8 @@ def _seed_by_experiment(df, seed, fixed, groups):
         if np.all(g >= 0) and pairs == n == np.unique(g).size:
             return None
     k = cells.max() + 1
-    levels = tuple(f"{s_levels[u // k]}:{cell_names[u % k]}" for u in uniq)
+    seed_of, cell_of = np.asarray(s_levels, dtype=object), np.asarray(cell_names, dtype=object)
+    levels = tuple(map("{}:{}".format, seed_of[uniq // k], cell_of[uniq % k]))
     return codes.astype(np.intp), levels
 
 

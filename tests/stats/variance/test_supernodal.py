@@ -299,6 +299,22 @@ def test_superlu_structure_is_the_exact_fill(density, rng):
         np.testing.assert_array_equal(np.sort(cols * n + ind), np.sort(cols * n + want_ind))
 
 
+@pytest.mark.parametrize("relax", [True, False])
+def test_children_rows_in_parent_fronts(relax, rng):
+    """The vectorised look-up of each child's rows in its parent's front is the per-front one."""
+    for density in (0.005, 0.02, 0.1):
+        n = int(rng.integers(2, 300))
+        ch = SparseCholesky(*_random_pattern(rng, n, density), n, relax=relax)
+        for j in range(ch.n_supernodes):
+            p = ch._parent[j]
+            if p < 0:
+                assert ch._rel[j] is None and ch._q[j] == 0
+                continue
+            front = np.concatenate([np.arange(ch._start[p], ch._end[p]), ch._rows[p]])
+            np.testing.assert_array_equal(front[ch._rel[j]], ch._rows[j])
+            assert ch._q[j] == np.count_nonzero(ch._rel[j] < ch._k[p])
+
+
 @pytest.mark.parametrize("name", ["random", "blocks", "star", "crossed"])
 def test_fallback_structure(name, monkeypatch):
     """When SuperLU's factor may have lost entries, the fallback gives the same analysis."""

@@ -935,7 +935,7 @@ def _fit_mixed_iv(y, X, groups, fixed_names, group_names, level_names):
         n_levels.append(m)
     if level_names is None:
         level_names = [tuple(str(i) for i in range(m)) for m in n_levels]
-    level_names = tuple(tuple(str(s) for s in names) for names in level_names)
+    level_names = tuple(tuple(map(str, names)) for names in level_names)
     for j, names in enumerate(level_names):
         if len(names) != n_levels[j]:
             raise ArgumentError(

@@ -454,7 +454,7 @@ class SparseCholesky:
         distinct = np.ones(key.size, dtype=bool)
         distinct[1:] = key[1:] != key[:-1]
         owner, rows = np.divmod(key[distinct], n)
-        self._rows = np.split(rows, np.searchsorted(owner, np.arange(1, ns)))
+        self._rows = _split(rows, np.searchsorted(owner, np.arange(1, ns)))
         self._m = [x.size for x in self._rows]
         self._parent = [int(sup[x[0]]) if x.size else -1 for x in self._rows]
         self._kids = [[] for _ in range(ns)]
@@ -488,10 +488,6 @@ class SparseCholesky:
     def _maps(self, r, c, take, where):
         """Where each value goes in its front, and the fronts' scatter/gather maps."""
         ns = self.n_supernodes
-        fronts = [  # all rows of each front: its columns, then the rows below
-            np.concatenate([np.arange(self._start[j], self._end[j]), self._rows[j]])
-            for j in range(ns)
-        ]
         sup = np.repeat(np.arange(ns), self._k)[c]  # each pair's supernode
         order = np.argsort(sup, kind="stable")  # pairs grouped by supernode
         bounds = np.searchsorted(sup[order], np.arange(ns + 1))
@@ -513,7 +509,7 @@ class SparseCholesky:
         if not np.array_equal(below.take(i, mode="clip"), key):
             raise AssertionError("a value's row is missing from its front")
         at[out] = k[out] + i - (np.cumsum(m) - m)[sup[out]]
-        self._assemble = np.split(c - start + at * k, bounds[1:-1])
+        self._assemble = _split(c - start + at * k, bounds[1:-1])
         # child -> parent: each child's rows as positions in its parent's front
         # (rel, increasing) and how many of them are among the parent's columns
         # (q). Most fronts keep flat maps of their m x m update (the lower
@@ -523,7 +519,7 @@ class SparseCholesky:
         # extended-added and gathered by two blocks of flat positions formed
         # from those O(m) indices at each use. int64 m x m maps for every front
         # held 1.4 GB at 10,000 banded levels with long-range links.
-        self._rel, self._q = [None] * ns, [0] * ns
+        self._rel, self._q = self._relative()
         self._scatter, self._gather = [None] * ns, [None] * ns
         # the fronts with fewest rows below get maps while their update entries
         # sum to at most _MAP_SHARE times the factor's (two intp maps each, so
@@ -535,17 +531,11 @@ class SparseCholesky:
         share = 0.0 if self._kernel is not None else _MAP_SHARE  # the kernel needs none
         mapped[by_size[np.cumsum(m2[by_size]) <= share * self.factor_nnz]] = True
         above = np.tri(int(np.sqrt(m2[mapped].max())) if mapped.any() else 0, k=-1, dtype=bool)
-        for j in range(ns):
-            p = self._parent[j]
+        for j in np.flatnonzero(mapped):
+            p, rel = self._parent[j], self._rel[j]
             if p < 0:
                 continue
-            rel = np.searchsorted(fronts[p], self._rows[j])
-            if not np.array_equal(fronts[p].take(rel, mode="clip"), self._rows[j]):
-                raise AssertionError("a supernode's rows are missing from its parent's front")
             kp, m = self._k[p], self._m[j]
-            self._rel[j], self._q[j] = rel, int(np.searchsorted(rel, kp))
-            if not mapped[j]:
-                continue
             # as [b, a] for row a and column b (Fortran order flattened) of the
             # parent's front, whose positions increase with the rows
             sp_, q = kp + self._m[p], self._q[j]
@@ -557,6 +547,36 @@ class SparseCholesky:
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
+
+    def _relative(self):
+        """Each child's rows as positions in its parent's front, and how many are columns.
+
+        A front's rows are its columns, then the rows below, increasing: every
+        child's rows are looked up at once among all fronts' (supernode, row)
+        keys. Returns the lists ``rel`` (None for a root) and ``q``.
+        """
+        ns, n = self.n_supernodes, self.n
+        k, m = np.array(self._k, dtype=np.int64), np.array(self._m, dtype=np.int64)
+        rows = np.concatenate([np.zeros(0, np.int64), *self._rows])
+        owner = np.repeat(np.arange(ns), m)
+        front = np.sort(np.concatenate([np.repeat(np.arange(ns), k) * n + np.arange(n),
+                                        owner * n + rows]))  # fmt: skip
+        first = np.concatenate([[0], np.cumsum(k + m)])  # each front's first key
+        parent = np.array(self._parent, dtype=np.int64)
+        child = parent[owner] >= 0
+        key = parent[owner[child]] * n + rows[child]
+        at = np.searchsorted(front, key)
+        if not np.array_equal(front.take(at, mode="clip"), key):
+            raise AssertionError("a supernode's rows are missing from its parent's front")
+        rel = np.full(rows.size, -1, dtype=np.int64)
+        rel[child] = at - first[parent[owner[child]]]
+        q = np.bincount(owner[child & (rel < k[np.maximum(parent, 0)][owner])], minlength=ns)
+        ends = np.cumsum(m).tolist()
+        rel_of = [
+            rel[e - c : e] if p >= 0 else None
+            for e, c, p in zip(ends, self._m, self._parent, strict=True)
+        ]
+        return rel_of, q.tolist()
 
     def _kernel_plan(self):
         """The numeric phase's index arrays, copied once into the compiled kernel."""
@@ -666,6 +686,12 @@ class SparseCholesky:
                 update[j] = syrk(-1.0, W, beta=1.0, c=F22, trans=1, lower=1, overwrite_c=1)
             views.append((R, W))
         return CholeskyFactor(self, storage, views)
+
+
+def _split(a, cuts):
+    """``np.split(a, cuts)`` by plain slices (np.split costs ~10 us a piece)."""
+    edges = [0, *np.asarray(cuts).tolist(), len(a)]
+    return [a[i:j] for i, j in zip(edges[:-1], edges[1:], strict=True)]
 
 
 def _fundamental(parent, below):
