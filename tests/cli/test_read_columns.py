@@ -61,7 +61,8 @@ def _table(rng):
     })  # fmt: skip
 
 
-def _answer(path, command, flags, monkeypatch):
+def _spy_reads(monkeypatch):
+    """The columns of every table ``io.read_table`` returns from now on, in order."""
     seen = []
     original = io.read_table
 
@@ -71,6 +72,11 @@ def _answer(path, command, flags, monkeypatch):
         return df
 
     monkeypatch.setattr(io, "read_table", spy)
+    return seen
+
+
+def _answer(path, command, flags, monkeypatch):
+    seen = _spy_reads(monkeypatch)
     result = CliRunner().invoke(main, [command, str(path), *flags, "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout), seen[0]
@@ -170,15 +176,7 @@ REPORTS = {  # the report's flags: (those of INPUT's columns, those of the run)
 
 def _report(path, flags, monkeypatch):
     """The page ``vareval report`` writes for ``path`` and the columns it read."""
-    seen = []
-    original = io.read_table
-
-    def spy(*args, **kwargs):
-        df = original(*args, **kwargs)
-        seen.append(list(df.columns))
-        return df
-
-    monkeypatch.setattr(io, "read_table", spy)
+    seen = _spy_reads(monkeypatch)
     out = path.with_suffix(".html")
     flags = [str(path) if f == "SELF" else f for f in flags]  # --search: the same file
     result = CliRunner().invoke(main, ["report", str(path), "-o", str(out), *flags])
