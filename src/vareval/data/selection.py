@@ -19,7 +19,6 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from vareval.data.carried import SELECTION_COLUMNS  # noqa: F401 (its home before)
 from vareval.data.design import analysed_rows, design_of, metric_bounds
 from vareval.data.tables import FrameResult
 from vareval.data.tuning import default_ks
