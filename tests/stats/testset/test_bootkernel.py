@@ -272,6 +272,37 @@ def test_label_counts_follow_the_definition(bits, width):
     np.testing.assert_array_equal(rng.bit_generator.random_raw(9), ref.random_raw(9))
 
 
+@pytest.mark.parametrize("bits", [np.random.PCG64, np.random.Philox])
+def test_one_count_words_counted_from_registers_follow_the_definition(bits):
+    # a one-count stream of four digits a word is counted word by word (its
+    # digits never stored): the same draws as the definition, across a word's
+    # leftover digits, whole words, rejected words (1.5 % of them at 23,081
+    # items) and a last partial word, the other streams' words in between
+    rng = np.random.Generator(bits(5))
+    width, m = 700, 23_081
+    one = rng.integers(0, width, m).astype(np.int32)
+    two = rng.integers(0, width, (3101, 2)).astype(np.int32)
+    three = rng.integers(0, width, (50, 3)).astype(np.int32)
+    given = np.array([[1, 0, 0], [4, 3, 1], [7, 0, 0], [4001, 5, 2], [3, 2, 9], [0, 1, 0],
+                      [2002, 0, 0], [6, 1, 1]])
+    given = np.column_stack([np.zeros(len(given), np.int64), given])
+    out = np.empty((len(given), width), np.int32)
+    state = rng.bit_generator.state
+    with rng.bit_generator.lock:
+        kernel.label_counts(rng.bit_generator.capsule, rs.pcg64_state(rng.bit_generator), one,
+                            two, three, np.zeros((1, 3), np.int32), given, out)
+    ref = copy_of(rng.bit_generator)
+    ref.state = state
+    streams = [Digits(ref, len(t)) for t in (one, two, three)]
+    assert streams[0].k == 4
+    want = np.zeros_like(out, dtype=np.int64)
+    for r in range(len(given)):
+        for table, stream, k in zip((one, two, three), streams, given[r, 1:], strict=True):
+            np.add.at(want[r], table[stream.take(k)], 1)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(rng.bit_generator.random_raw(9), ref.random_raw(9))
+
+
 @pytest.mark.parametrize("width", [40, (1 << 21) + 3])
 def test_pcg64_stepped_in_the_kernel_gives_its_own_words(width):
     # numpy's PCG64 stepped inline gives the words next_uint64 gives, and leaves
