@@ -273,18 +273,18 @@ def test_label_counts_follow_the_definition(bits, width):
 
 
 @pytest.mark.parametrize("bits", [np.random.PCG64, np.random.Philox])
-def test_one_count_words_counted_from_registers_follow_the_definition(bits):
-    # a one-count stream of four digits a word is counted word by word (its
-    # digits never stored): the same draws as the definition, across a word's
-    # leftover digits, whole words, rejected words (1.5 % of them at 23,081
-    # items) and a last partial word, the other streams' words in between
+def test_words_counted_from_registers_follow_the_definition(bits):
+    # streams of 4 digits a word are counted word by word (the digits never
+    # stored; 6 a word go by blocks): the same draws as the definition, the
+    # streams interleaved, across a word's leftover digits, whole words,
+    # rejected words (1.5 % of them at 23,081 items) and a last partial word
     rng = np.random.Generator(bits(5))
     width, m = 700, 23_081
     one = rng.integers(0, width, m).astype(np.int32)
-    two = rng.integers(0, width, (3101, 2)).astype(np.int32)
-    three = rng.integers(0, width, (50, 3)).astype(np.int32)
-    given = np.array([[1, 0, 0], [4, 3, 1], [7, 0, 0], [4001, 5, 2], [3, 2, 9], [0, 1, 0],
-                      [2002, 0, 0], [6, 1, 1]])
+    two = rng.integers(0, width, (3200, 2)).astype(np.int32)
+    three = rng.integers(0, width, (440, 3)).astype(np.int32)
+    given = np.array([[1, 0, 0], [4, 3, 1], [7, 0, 0], [4001, 2005, 602], [3, 2, 9], [0, 1, 0],
+                      [2002, 11, 7], [6, 1, 1]])
     given = np.column_stack([np.zeros(len(given), np.int64), given])
     out = np.empty((len(given), width), np.int32)
     state = rng.bit_generator.state
@@ -294,7 +294,7 @@ def test_one_count_words_counted_from_registers_follow_the_definition(bits):
     ref = copy_of(rng.bit_generator)
     ref.state = state
     streams = [Digits(ref, len(t)) for t in (one, two, three)]
-    assert streams[0].k == 4
+    assert [s.k for s in streams] == [4, 4, 6]
     want = np.zeros_like(out, dtype=np.int64)
     for r in range(len(given)):
         for table, stream, k in zip((one, two, three), streams, given[r, 1:], strict=True):

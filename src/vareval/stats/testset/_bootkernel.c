@@ -321,39 +321,40 @@ done:
         if (i_ < m_) ADD(row, drawn[i_]);                                                 \
     }
 
-/* As COUNT_DRAWS, for a stream of four digits a word (k = 4: 3,102 to 23,170
- * items): each whole word's digits are counted straight from registers, so a draw
- * costs no store of its digit (the one-count draws, the most, are store-bound).
- * The same digits in the same order as COUNT_DRAWS (a word's leftover digits
- * first; a last partial word's rest kept for the stream's next draws): the
- * counts are the same. Other k: COUNT_DRAWS. */
-#define COUNT_WORDS(w, ds, count, inline_pcg, ADD)                                        \
-    if ((ds)->k != 4) {                                                                   \
-        COUNT_DRAWS(w, ds, count, inline_pcg, ADD);                                       \
-    } else {                                                                              \
+/* As COUNT_DRAWS, for a stream of K digits a word, K a constant: each whole
+ * word's digits are counted straight from registers, so a draw costs no store
+ * of its digit (the counting is bound by stores more than by anything else). The
+ * same digits in the same order as COUNT_DRAWS (a word's leftover digits first;
+ * a last partial word's rest kept for the stream's next draws): the same counts. */
+#define COUNT_WORDS_K(w, ds, count, inline_pcg, ADD, K)                                   \
+    do {                                                                                  \
         int64_t j_ = (count);                                                             \
-        for (; j_ > 0 && (ds)->left; j_--) ADD(row, (ds)->digit[4 - (ds)->left--]);      \
+        for (; j_ > 0 && (ds)->left; j_--) ADD(row, (ds)->digit[K - (ds)->left--]);      \
         const uint64_t h_ = (ds)->h, threshold_ = (ds)->threshold;                        \
-        for (; j_ >= 4; j_ -= 4) {                                                        \
+        for (; j_ >= K; j_ -= K) {                                                        \
             uint64_t x_;                                                                  \
-            uint32_t d0_, d1_, d2_, d3_;                                                  \
+            uint32_t d_[K];                                                               \
             do { /* word_digits, unrolled */                                              \
                 x_ = next_word((w), (inline_pcg));                                        \
-                d0_ = (uint32_t)mul_high(x_, h_, &x_);                                    \
-                d1_ = (uint32_t)mul_high(x_, h_, &x_);                                    \
-                d2_ = (uint32_t)mul_high(x_, h_, &x_);                                    \
-                d3_ = (uint32_t)mul_high(x_, h_, &x_);                                    \
+                for (int q_ = 0; q_ < K; q_++) d_[q_] = (uint32_t)mul_high(x_, h_, &x_);  \
             } while (__builtin_expect(x_ < threshold_, 0));                               \
-            ADD(row, d0_);                                                                \
-            ADD(spare, d1_);                                                              \
-            ADD(row, d2_);                                                                \
-            ADD(spare, d3_);                                                              \
+            for (int q_ = 0; q_ < K; q_++) ADD(q_ & 1 ? spare : row, d_[q_]);             \
         }                                                                                 \
         if (j_ > 0) {                                                                     \
             word_digits((w), (ds), (ds)->digit, (inline_pcg));                            \
-            (ds)->left = 4;                                                               \
-            for (; j_ > 0; j_--) ADD(row, (ds)->digit[4 - (ds)->left--]);                \
+            (ds)->left = K;                                                               \
+            for (; j_ > 0; j_--) ADD(row, (ds)->digit[K - (ds)->left--]);                \
         }                                                                                 \
+    } while (0)
+
+/* COUNT_WORDS_K for a stream of four digits a word (3,105 to 23,170 items: the
+ * one- and two-count streams from ~100 classes on), else COUNT_DRAWS. (Also
+ * dispatching 5 and 6 digits a word made the whole kernel slower.) */
+#define COUNT_WORDS(w, ds, count, inline_pcg, ADD)                                        \
+    if ((ds)->k == 4) {                                                                   \
+        COUNT_WORDS_K(w, ds, count, inline_pcg, ADD, 4);                                  \
+    } else {                                                                              \
+        COUNT_DRAWS(w, ds, count, inline_pcg, ADD);                                       \
     }
 
 /* label_counts' loop over resamples (see there). */
@@ -376,12 +377,12 @@ static inline __attribute__((always_inline)) void label_loop(
             row[s[1]] += c;
             row[s[2]] += c;
         }
-        COUNT_WORDS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE); /* not the others: slower */
-        COUNT_DRAWS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO);
+        COUNT_WORDS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE);
+        COUNT_WORDS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO);
         if (packed) {
-            COUNT_DRAWS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_PACKED);
+            COUNT_WORDS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_PACKED);
         } else {
-            COUNT_DRAWS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_WIDE);
+            COUNT_WORDS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_WIDE);
         }
         for (Py_ssize_t i = 0; i < width; i++) row[i] += spare[i];
     }
