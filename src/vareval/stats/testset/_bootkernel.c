@@ -306,24 +306,20 @@ done:
         (t)[s_[2]]++;                                                                     \
     } while (0)
 
-/* `count` draws of a stream, a block at a time, each counted by ADD: alternate
- * draws into row and spare (summed into row after), so that two draws of one
- * column in a row rarely wait for each other. */
+/* `count` draws of a stream, a block at a time, each counted by ADD. (Alternate
+ * draws counted in a second table, so that two draws of one column in a row
+ * would not wait for each other, gain nothing since the digits of a whole word
+ * are counted from registers: 1,000 classes 0.164 -> 0.148 s without it.) */
 #define COUNT_DRAWS(w, ds, count, inline_pcg, ADD)                                        \
     for (int64_t j_ = (count); j_ > 0; j_ -= DRAW_BLOCK) {                                \
         const int m_ = j_ < DRAW_BLOCK ? (int)j_ : DRAW_BLOCK;                            \
         fill_digits((w), (ds), drawn, m_, (inline_pcg));                                  \
-        int i_ = 0;                                                                       \
-        for (; i_ + 1 < m_; i_ += 2) {                                                    \
-            ADD(row, drawn[i_]);                                                          \
-            ADD(spare, drawn[i_ + 1]);                                                    \
-        }                                                                                 \
-        if (i_ < m_) ADD(row, drawn[i_]);                                                 \
+        for (int i_ = 0; i_ < m_; i_++) ADD(row, drawn[i_]);                              \
     }
 
 /* As COUNT_DRAWS, for a stream of K digits a word, K a constant: each whole
  * word's digits are counted straight from registers, so a draw costs no store
- * of its digit (the counting is bound by stores more than by anything else). The
+ * of its digit (a store fewer a draw: 100 classes 0.150 -> 0.117 s). The
  * same digits in the same order as COUNT_DRAWS (a word's leftover digits first;
  * a last partial word's rest kept for the stream's next draws): the same counts. */
 #define COUNT_WORDS_K(w, ds, count, inline_pcg, ADD, K)                                   \
@@ -338,7 +334,7 @@ done:
                 x_ = next_word((w), (inline_pcg));                                        \
                 for (int q_ = 0; q_ < K; q_++) d_[q_] = (uint32_t)mul_high(x_, h_, &x_);  \
             } while (__builtin_expect(x_ < threshold_, 0));                               \
-            for (int q_ = 0; q_ < K; q_++) ADD(q_ & 1 ? spare : row, d_[q_]);             \
+            for (int q_ = 0; q_ < K; q_++) ADD(row, d_[q_]);                              \
         }                                                                                 \
         if (j_ > 0) {                                                                     \
             word_digits((w), (ds), (ds)->digit, (inline_pcg));                            \
@@ -361,7 +357,7 @@ done:
 static inline __attribute__((always_inline)) void label_loop(
     words_t *source, const int inline_pcg, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,
     const int64_t *restrict given, const int32_t *restrict given_slots, int32_t *restrict out,
-    int32_t *restrict spare, Py_ssize_t width, const int32_t *restrict one,
+    Py_ssize_t width, const int32_t *restrict one,
     const int32_t *restrict two, const uint64_t *restrict packed, const int32_t *restrict three) {
     words_t w = *source; /* a local copy: the generator's state stays in registers */
     uint32_t drawn[DRAW_BLOCK];
@@ -369,7 +365,6 @@ static inline __attribute__((always_inline)) void label_loop(
         const int64_t *restrict g = given + r * (n_given + 3);
         int32_t *restrict row = out + r * width;
         memset(row, 0, width * sizeof(int32_t));
-        memset(spare, 0, width * sizeof(int32_t));
         for (Py_ssize_t i = 0; i < n_given; i++) {
             const int32_t c = (int32_t)g[i];
             const int32_t *s = given_slots + 3 * i;
@@ -384,7 +379,6 @@ static inline __attribute__((always_inline)) void label_loop(
         } else {
             COUNT_WORDS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_WIDE);
         }
-        for (Py_ssize_t i = 0; i < width; i++) row[i] += spare[i];
     }
     *source = w;
 }
@@ -424,7 +418,6 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
     Py_buffer v[6];
     int got = 0;
     PyObject *result = NULL;
-    int32_t *spare = NULL;
     uint64_t *packed = NULL;
     for (; got < 6; got++)
         if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 5) < 0) goto done;
@@ -461,9 +454,8 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
             if (total > INT32_MAX) goto bad; /* so no count can overflow */
         }
     }
-    spare = PyMem_Malloc((width ? width : 1) * sizeof(int32_t));
     if (width < (1 << 21) && m[2]) packed = PyMem_Malloc(m[2] * sizeof(uint64_t));
-    if (spare == NULL || (width < (1 << 21) && m[2] && packed == NULL)) {
+    if (width < (1 << 21) && m[2] && packed == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -476,10 +468,10 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
     for (int k = 0; k < 3; k++) digits_init(&ds[k], m[k]);
     Py_BEGIN_ALLOW_THREADS
     if (w.pcg)
-        label_loop(&w, 1, ds, n_res, n_given, given, given_slots, out, spare, width, one, two,
+        label_loop(&w, 1, ds, n_res, n_given, given, given_slots, out, width, one, two,
                    packed, three);
     else
-        label_loop(&w, 0, ds, n_res, n_given, given, given_slots, out, spare, width, one, two,
+        label_loop(&w, 0, ds, n_res, n_given, given, given_slots, out, width, one, two,
                    packed, three);
     words_done(&w);
     Py_END_ALLOW_THREADS
@@ -489,7 +481,6 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
 bad:
     PyErr_SetString(PyExc_ValueError, "label_counts: a slot or count is out of range");
 done:
-    PyMem_Free(spare);
     PyMem_Free(packed);
     while (got-- > 0) PyBuffer_Release(&v[got]);
     return result;
