@@ -176,6 +176,57 @@ static inline __attribute__((always_inline)) void fill_digits(words_t *w, digits
 
 enum { DRAW_BLOCK = 256 };
 
+/* `count` draws of a stream, a block at a time, each counted by ADD. (Alternate
+ * draws counted in a second table, so that two draws of one column in a row
+ * would not wait for each other, gain nothing since the digits of a whole word
+ * are counted from registers: 1,000 classes 0.164 -> 0.148 s without it.)
+ * ADD(t, d) counts digit d in table t; `drawn` is the caller's block of
+ * DRAW_BLOCK digits. */
+#define COUNT_DRAWS(w, ds, count, inline_pcg, ADD, t)                                     \
+    for (int64_t j_ = (count); j_ > 0; j_ -= DRAW_BLOCK) {                                \
+        const int m_ = j_ < DRAW_BLOCK ? (int)j_ : DRAW_BLOCK;                            \
+        fill_digits((w), (ds), drawn, m_, (inline_pcg));                                  \
+        for (int i_ = 0; i_ < m_; i_++) ADD(t, drawn[i_]);                                \
+    }
+
+/* As COUNT_DRAWS, for a stream of K digits a word, K a constant: each whole
+ * word's digits are counted straight from registers, so a draw costs no store
+ * of its digit (a store fewer a draw: 100 classes 0.150 -> 0.117 s). The
+ * same digits in the same order as COUNT_DRAWS (a word's leftover digits first;
+ * a last partial word's rest kept for the stream's next draws): the same counts. */
+#define COUNT_WORDS_K(w, ds, count, inline_pcg, ADD, t, K)                                \
+    do {                                                                                  \
+        int64_t j_ = (count);                                                             \
+        for (; j_ > 0 && (ds)->left; j_--) ADD(t, (ds)->digit[K - (ds)->left--]);         \
+        const uint64_t h_ = (ds)->h, threshold_ = (ds)->threshold;                        \
+        for (; j_ >= K; j_ -= K) {                                                        \
+            uint64_t x_;                                                                  \
+            uint32_t d_[K];                                                               \
+            do { /* word_digits, unrolled */                                              \
+                x_ = next_word((w), (inline_pcg));                                        \
+                for (int q_ = 0; q_ < K; q_++) d_[q_] = (uint32_t)mul_high(x_, h_, &x_);  \
+            } while (__builtin_expect(x_ < threshold_, 0));                               \
+            for (int q_ = 0; q_ < K; q_++) ADD(t, d_[q_]);                                \
+        }                                                                                 \
+        if (j_ > 0) {                                                                     \
+            word_digits((w), (ds), (ds)->digit, (inline_pcg));                            \
+            (ds)->left = K;                                                               \
+            for (; j_ > 0; j_--) ADD(t, (ds)->digit[K - (ds)->left--]);                   \
+        }                                                                                 \
+    } while (0)
+
+/* COUNT_WORDS_K for a stream of four digits a word (3,105 to 23,170 items: the
+ * one- and two-count streams from ~100 classes on), else COUNT_DRAWS. (Also
+ * dispatching 5 and 6 digits a word made the whole kernel slower.) */
+#define COUNT_WORDS(w, ds, count, inline_pcg, ADD, t)                                     \
+    if ((ds)->k == 4) {                                                                   \
+        COUNT_WORDS_K(w, ds, count, inline_pcg, ADD, t, 4);                               \
+    } else {                                                                              \
+        COUNT_DRAWS(w, ds, count, inline_pcg, ADD, t);                                    \
+    }
+
+#define ADD_TYPE(t, d) ((t)[lookup[d]]++)
+
 /* resample_sums' loop over resamples (see there). */
 static inline __attribute__((always_inline)) void sums_loop(
     words_t *source, const int inline_pcg, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,
@@ -190,11 +241,7 @@ static inline __attribute__((always_inline)) void sums_loop(
          * increment a draw, then each type's row once, times its count. */
         const int64_t *restrict g = given + r * (n_given + 1);
         for (Py_ssize_t i = 0; i < n_given; i++) count[given_types[i]] += (int32_t)g[i];
-        for (int64_t j = g[n_given]; j > 0; j -= DRAW_BLOCK) { /* a block of draws, then counts */
-            const int block = j < DRAW_BLOCK ? (int)j : DRAW_BLOCK;
-            fill_digits(&w, ds, drawn, block, inline_pcg);
-            for (int i = 0; i < block; i++) count[lookup[drawn[i]]]++;
-        }
+        COUNT_WORDS(&w, ds, g[n_given], inline_pcg, ADD_TYPE, count);
         double *restrict row = out + r * width;
         for (Py_ssize_t i = 0; i < width; i++) row[i] = 0.0;
         for (Py_ssize_t t = 0; t < n_types; t++) {
@@ -306,53 +353,6 @@ done:
         (t)[s_[2]]++;                                                                     \
     } while (0)
 
-/* `count` draws of a stream, a block at a time, each counted by ADD. (Alternate
- * draws counted in a second table, so that two draws of one column in a row
- * would not wait for each other, gain nothing since the digits of a whole word
- * are counted from registers: 1,000 classes 0.164 -> 0.148 s without it.) */
-#define COUNT_DRAWS(w, ds, count, inline_pcg, ADD)                                        \
-    for (int64_t j_ = (count); j_ > 0; j_ -= DRAW_BLOCK) {                                \
-        const int m_ = j_ < DRAW_BLOCK ? (int)j_ : DRAW_BLOCK;                            \
-        fill_digits((w), (ds), drawn, m_, (inline_pcg));                                  \
-        for (int i_ = 0; i_ < m_; i_++) ADD(row, drawn[i_]);                              \
-    }
-
-/* As COUNT_DRAWS, for a stream of K digits a word, K a constant: each whole
- * word's digits are counted straight from registers, so a draw costs no store
- * of its digit (a store fewer a draw: 100 classes 0.150 -> 0.117 s). The
- * same digits in the same order as COUNT_DRAWS (a word's leftover digits first;
- * a last partial word's rest kept for the stream's next draws): the same counts. */
-#define COUNT_WORDS_K(w, ds, count, inline_pcg, ADD, K)                                   \
-    do {                                                                                  \
-        int64_t j_ = (count);                                                             \
-        for (; j_ > 0 && (ds)->left; j_--) ADD(row, (ds)->digit[K - (ds)->left--]);      \
-        const uint64_t h_ = (ds)->h, threshold_ = (ds)->threshold;                        \
-        for (; j_ >= K; j_ -= K) {                                                        \
-            uint64_t x_;                                                                  \
-            uint32_t d_[K];                                                               \
-            do { /* word_digits, unrolled */                                              \
-                x_ = next_word((w), (inline_pcg));                                        \
-                for (int q_ = 0; q_ < K; q_++) d_[q_] = (uint32_t)mul_high(x_, h_, &x_);  \
-            } while (__builtin_expect(x_ < threshold_, 0));                               \
-            for (int q_ = 0; q_ < K; q_++) ADD(row, d_[q_]);                              \
-        }                                                                                 \
-        if (j_ > 0) {                                                                     \
-            word_digits((w), (ds), (ds)->digit, (inline_pcg));                            \
-            (ds)->left = K;                                                               \
-            for (; j_ > 0; j_--) ADD(row, (ds)->digit[K - (ds)->left--]);                \
-        }                                                                                 \
-    } while (0)
-
-/* COUNT_WORDS_K for a stream of four digits a word (3,105 to 23,170 items: the
- * one- and two-count streams from ~100 classes on), else COUNT_DRAWS. (Also
- * dispatching 5 and 6 digits a word made the whole kernel slower.) */
-#define COUNT_WORDS(w, ds, count, inline_pcg, ADD)                                        \
-    if ((ds)->k == 4) {                                                                   \
-        COUNT_WORDS_K(w, ds, count, inline_pcg, ADD, 4);                                  \
-    } else {                                                                              \
-        COUNT_DRAWS(w, ds, count, inline_pcg, ADD);                                       \
-    }
-
 /* label_counts' loop over resamples (see there). */
 static inline __attribute__((always_inline)) void label_loop(
     words_t *source, const int inline_pcg, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,
@@ -372,12 +372,12 @@ static inline __attribute__((always_inline)) void label_loop(
             row[s[1]] += c;
             row[s[2]] += c;
         }
-        COUNT_WORDS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE);
-        COUNT_WORDS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO);
+        COUNT_WORDS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE, row);
+        COUNT_WORDS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO, row);
         if (packed) {
-            COUNT_WORDS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_PACKED);
+            COUNT_WORDS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_PACKED, row);
         } else {
-            COUNT_WORDS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_WIDE);
+            COUNT_WORDS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_WIDE, row);
         }
     }
     *source = w;
