@@ -334,9 +334,10 @@ done:
 #define ADD_ONE(t, d) ((t)[one[d]]++)
 #define ADD_TWO(t, d)                                                                     \
     do {                                                                                  \
-        const int32_t *s_ = two + 2 * (Py_ssize_t)(d);                                    \
-        (t)[s_[0]]++;                                                                     \
-        (t)[s_[1]]++;                                                                     \
+        uint64_t p_; /* both columns in one load (in either order: both get 1) */        \
+        memcpy(&p_, two + 2 * (Py_ssize_t)(d), sizeof p_);                                \
+        (t)[(uint32_t)p_]++;                                                              \
+        (t)[p_ >> 32]++;                                                                  \
     } while (0)
 #define ADD_PACKED(t, d)                                                                  \
     do {                                                                                  \
