@@ -238,12 +238,15 @@ def test_same_rng_same_answer_on_the_compiled_paths(c):
 
 
 @pytest.mark.parametrize(("bits", "width"), [(np.random.PCG64, 40), (np.random.Philox, 1024),
-                                             (np.random.PCG64, 5000), (np.random.SFC64, 1 << 21)])
+                                             (np.random.PCG64, 5000), (np.random.SFC64, 1 << 21),
+                                             (np.random.PCG64, 1 << 16),
+                                             (np.random.PCG64, (1 << 16) + 1)])
 def test_label_counts_follow_the_definition(bits, width):
     # each drawn item adds 1 at each of its one, two or three columns; the given
     # types add their counts at their three slots; three digit streams of the
     # same words, a resample's one-count draws first (the kernel packs the
-    # three-count table below 2**21 columns)
+    # three-count table below 2**21 columns, and narrows the one- and two-count
+    # tables to 16-bit columns up to 2**16 columns)
     rng = np.random.Generator(bits(11))
     tables = [rng.integers(0, width, (m, k)).astype(np.int32)
               for m, k in ((3571, 1), (7, 2), (659_000, 3))]

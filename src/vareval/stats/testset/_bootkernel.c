@@ -330,8 +330,17 @@ done:
 /* A drawn item's counts. One-count items (both systems right) add 1 at their
  * column, two-count items (one system right) at their two; three-count items at
  * three columns packed in 21 bits each (or, with 2**21 columns or more, read from
- * the (m, 3) table). */
+ * the (m, 3) table). Below 2**16 columns the one- and two-count tables are
+ * narrowed (ADD_ONE16, ADD_TWO16: 16-bit columns, half the cache; 100 classes
+ * 0.113 -> 0.109 s). */
 #define ADD_ONE(t, d) ((t)[one[d]]++)
+#define ADD_ONE16(t, d) ((t)[one16[d]]++)
+#define ADD_TWO16(t, d)                                                                   \
+    do {                                                                                  \
+        const uint32_t p_ = two16[d];                                                     \
+        (t)[p_ & 0xffff]++;                                                               \
+        (t)[p_ >> 16]++;                                                                  \
+    } while (0)
 #define ADD_TWO(t, d)                                                                     \
     do {                                                                                  \
         uint64_t p_; /* both columns in one load (in either order: both get 1) */        \
@@ -358,8 +367,9 @@ done:
 static inline __attribute__((always_inline)) void label_loop(
     words_t *source, const int inline_pcg, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,
     const int64_t *restrict given, const int32_t *restrict given_slots, int32_t *restrict out,
-    Py_ssize_t width, const int32_t *restrict one,
-    const int32_t *restrict two, const uint64_t *restrict packed, const int32_t *restrict three) {
+    Py_ssize_t width, const int32_t *restrict one, const int32_t *restrict two,
+    const uint64_t *restrict packed, const int32_t *restrict three, const int narrow,
+    const uint16_t *restrict one16, const uint32_t *restrict two16) {
     words_t w = *source; /* a local copy: the generator's state stays in registers */
     uint32_t drawn[DRAW_BLOCK];
     for (Py_ssize_t r = 0; r < n_res; r++) {
@@ -373,8 +383,13 @@ static inline __attribute__((always_inline)) void label_loop(
             row[s[1]] += c;
             row[s[2]] += c;
         }
-        COUNT_WORDS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE, row);
-        COUNT_WORDS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO, row);
+        if (narrow) { /* a constant at each use, as inline_pcg */
+            COUNT_WORDS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE16, row);
+            COUNT_WORDS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO16, row);
+        } else {
+            COUNT_WORDS(&w, &ds[0], g[n_given], inline_pcg, ADD_ONE, row);
+            COUNT_WORDS(&w, &ds[1], g[n_given + 1], inline_pcg, ADD_TWO, row);
+        }
         if (packed) {
             COUNT_WORDS(&w, &ds[2], g[n_given + 2], inline_pcg, ADD_PACKED, row);
         } else {
@@ -383,6 +398,23 @@ static inline __attribute__((always_inline)) void label_loop(
     }
     *source = w;
 }
+
+/* label_loop for each (inline_pcg, narrow), each its own function: inlined into
+ * one, the four made the loops 1.2-1.7x slower. */
+#define LABEL_LOOP(name, inline_pcg, narrow)                                              \
+    static __attribute__((noinline)) void name(                                           \
+        words_t *source, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,              \
+        const int64_t *given, const int32_t *given_slots, int32_t *out, Py_ssize_t width, \
+        const int32_t *one, const int32_t *two, const uint64_t *packed,                   \
+        const int32_t *three, const uint16_t *one16, const uint32_t *two16) {             \
+        label_loop(source, inline_pcg, ds, n_res, n_given, given, given_slots, out, width,\
+                   one, two, packed, three, narrow, one16, two16);                        \
+    }
+LABEL_LOOP(label_loop_00, 0, 0)
+LABEL_LOOP(label_loop_01, 0, 1)
+LABEL_LOOP(label_loop_10, 1, 0)
+LABEL_LOOP(label_loop_11, 1, 1)
+#undef LABEL_LOOP
 
 /* label_counts(capsule, pcg, one, two, three, given_slots, given, out)
  *
@@ -420,6 +452,8 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
     int got = 0;
     PyObject *result = NULL;
     uint64_t *packed = NULL;
+    uint16_t *one16 = NULL;
+    uint32_t *two16 = NULL;
     for (; got < 6; got++)
         if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 5) < 0) goto done;
     for (int i = 0; i < 6; i++)
@@ -455,11 +489,19 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
             if (total > INT32_MAX) goto bad; /* so no count can overflow */
         }
     }
+    const int narrow = width <= (1 << 16);
     if (width < (1 << 21) && m[2]) packed = PyMem_Malloc(m[2] * sizeof(uint64_t));
-    if (width < (1 << 21) && m[2] && packed == NULL) {
+    if (narrow) {
+        one16 = PyMem_Malloc((m[0] ? m[0] : 1) * sizeof(uint16_t));
+        two16 = PyMem_Malloc((m[1] ? m[1] : 1) * sizeof(uint32_t));
+    }
+    if ((width < (1 << 21) && m[2] && packed == NULL) || (narrow && (!one16 || !two16))) {
         PyErr_NoMemory();
         goto done;
     }
+    for (Py_ssize_t i = 0; narrow && i < m[0]; i++) one16[i] = (uint16_t)one[i];
+    for (Py_ssize_t i = 0; narrow && i < m[1]; i++)
+        two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
     for (Py_ssize_t i = 0; packed && i < m[2]; i++)
         packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
                     (uint64_t)three[3 * i + 2] << 42;
@@ -468,12 +510,9 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
     digits_t ds[3];
     for (int k = 0; k < 3; k++) digits_init(&ds[k], m[k]);
     Py_BEGIN_ALLOW_THREADS
-    if (w.pcg)
-        label_loop(&w, 1, ds, n_res, n_given, given, given_slots, out, width, one, two,
-                   packed, three);
-    else
-        label_loop(&w, 0, ds, n_res, n_given, given, given_slots, out, width, one, two,
-                   packed, three);
+    (w.pcg ? (narrow ? label_loop_11 : label_loop_10) : (narrow ? label_loop_01 : label_loop_00))(
+        &w, ds, n_res, n_given, given, given_slots, out, width, one, two, packed, three, one16,
+        two16);
     words_done(&w);
     Py_END_ALLOW_THREADS
     result = Py_None;
@@ -483,6 +522,8 @@ bad:
     PyErr_SetString(PyExc_ValueError, "label_counts: a slot or count is out of range");
 done:
     PyMem_Free(packed);
+    PyMem_Free(one16);
+    PyMem_Free(two16);
     while (got-- > 0) PyBuffer_Release(&v[got]);
     return result;
 }
