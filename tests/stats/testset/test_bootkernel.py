@@ -277,8 +277,8 @@ def test_label_counts_follow_the_definition(bits, width):
 
 @pytest.mark.parametrize("bits", [np.random.PCG64, np.random.Philox])
 def test_words_counted_from_registers_follow_the_definition(bits):
-    # streams of 4 digits a word are counted word by word (the digits never
-    # stored; 6 a word go by blocks): the same draws as the definition, the
+    # streams of 4 (and the three-count stream's 6) digits a word are counted
+    # word by word (the digits never stored): the same draws as the definition, the
     # streams interleaved, across a word's leftover digits, whole words,
     # rejected words (1.5 % of them at 23,081 items) and a last partial word
     rng = np.random.Generator(bits(5))
