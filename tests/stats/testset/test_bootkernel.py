@@ -238,12 +238,15 @@ def test_same_rng_same_answer_on_the_compiled_paths(c):
 
 
 @pytest.mark.parametrize(("bits", "width"), [(np.random.PCG64, 40), (np.random.Philox, 1024),
-                                             (np.random.PCG64, 5000), (np.random.SFC64, 1 << 21)])
+                                             (np.random.PCG64, 5000), (np.random.SFC64, 1 << 21),
+                                             (np.random.PCG64, 1 << 16),
+                                             (np.random.PCG64, (1 << 16) + 1)])
 def test_label_counts_follow_the_definition(bits, width):
     # each drawn item adds 1 at each of its one, two or three columns; the given
     # types add their counts at their three slots; three digit streams of the
     # same words, a resample's one-count draws first (the kernel packs the
-    # three-count table below 2**21 columns)
+    # three-count table below 2**21 columns, and narrows the one- and two-count
+    # tables to 16-bit columns up to 2**16 columns)
     rng = np.random.Generator(bits(11))
     tables = [rng.integers(0, width, (m, k)).astype(np.int32)
               for m, k in ((3571, 1), (7, 2), (659_000, 3))]
@@ -269,6 +272,37 @@ def test_label_counts_follow_the_definition(bits, width):
             np.add.at(want[r], given_slots[h], given[r, h])
     np.testing.assert_array_equal(out, want)
     # the same words were used, no more: both generators go on alike
+    np.testing.assert_array_equal(rng.bit_generator.random_raw(9), ref.random_raw(9))
+
+
+@pytest.mark.parametrize("bits", [np.random.PCG64, np.random.Philox])
+def test_words_counted_from_registers_follow_the_definition(bits):
+    # streams of 4 (and the three-count stream's 6) digits a word are counted
+    # word by word (the digits never stored): the same draws as the definition, the
+    # streams interleaved, across a word's leftover digits, whole words,
+    # rejected words (1.5 % of them at 23,081 items) and a last partial word
+    rng = np.random.Generator(bits(5))
+    width, m = 700, 23_081
+    one = rng.integers(0, width, m).astype(np.int32)
+    two = rng.integers(0, width, (3200, 2)).astype(np.int32)
+    three = rng.integers(0, width, (440, 3)).astype(np.int32)
+    given = np.array([[1, 0, 0], [4, 3, 1], [7, 0, 0], [4001, 2005, 602], [3, 2, 9], [0, 1, 0],
+                      [2002, 11, 7], [6, 1, 1]])
+    given = np.column_stack([np.zeros(len(given), np.int64), given])
+    out = np.empty((len(given), width), np.int32)
+    state = rng.bit_generator.state
+    with rng.bit_generator.lock:
+        kernel.label_counts(rng.bit_generator.capsule, rs.pcg64_state(rng.bit_generator), one,
+                            two, three, np.zeros((1, 3), np.int32), given, out)
+    ref = copy_of(rng.bit_generator)
+    ref.state = state
+    streams = [Digits(ref, len(t)) for t in (one, two, three)]
+    assert [s.k for s in streams] == [4, 4, 6]
+    want = np.zeros_like(out, dtype=np.int64)
+    for r in range(len(given)):
+        for table, stream, k in zip((one, two, three), streams, given[r, 1:], strict=True):
+            np.add.at(want[r], table[stream.take(k)], 1)
+    np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(rng.bit_generator.random_raw(9), ref.random_raw(9))
 
 
