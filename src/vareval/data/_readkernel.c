@@ -263,6 +263,24 @@ static int get_buffer(PyObject *obj, Py_buffer *view, const char *name, Py_ssize
     return 0;
 }
 
+/* The cells' two buffers, arrow's offsets (int32, or int64 when `wide`) and its
+ * text, into v[0] and v[1] for cells first .. first + n - 1; -1 with the error set
+ * (and nothing held) where they cannot serve. */
+static int cell_buffers(const char *fn, PyObject *offsets_obj, PyObject *data_obj,
+                        Py_ssize_t first, Py_ssize_t n, int wide, Py_buffer *v) {
+    if (first < 0 || n < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: negative offset or length", fn);
+        return -1;
+    }
+    if (get_buffer(offsets_obj, &v[0], "offsets", (first + n + 1) * (wide ? 8 : 4), 0) < 0)
+        return -1;
+    if (get_buffer(data_obj, &v[1], "data", 0, 0) < 0) {
+        PyBuffer_Release(&v[0]);
+        return -1;
+    }
+    return 0;
+}
+
 /* Where cell i's bytes start and stop in the data buffer. */
 static inline void cell_bounds(const char *offsets, int wide, Py_ssize_t i, int64_t *start,
                                int64_t *stop) {
@@ -284,18 +302,10 @@ static PyObject *repr_floats(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOnnpOO|p", &offsets_obj, &data_obj, &first, &n, &wide, &out_obj,
                           &unknown_obj, &exact))
         return NULL;
-    if (first < 0 || n < 0) {
-        PyErr_SetString(PyExc_ValueError, "repr_floats: negative offset or length");
-        return NULL;
-    }
     Py_buffer v[4];
-    int got = 0;
+    if (cell_buffers("repr_floats", offsets_obj, data_obj, first, n, wide, v) < 0) return NULL;
+    int got = 2;
     PyObject *result = NULL;
-    Py_ssize_t width = wide ? 8 : 4;
-    if (get_buffer(offsets_obj, &v[got], "offsets", (first + n + 1) * width, 0) < 0) goto done;
-    got++;
-    if (get_buffer(data_obj, &v[got], "data", 0, 0) < 0) goto done;
-    got++;
     if (get_buffer(out_obj, &v[got], "out", n * 8, 1) < 0) goto done;
     got++;
     if (get_buffer(unknown_obj, &v[got], "unknown", n, 1) < 0) goto done;
@@ -340,18 +350,10 @@ static PyObject *int_cells(PyObject *self, PyObject *args) {
     int wide;
     if (!PyArg_ParseTuple(args, "OOnnpO", &offsets_obj, &data_obj, &first, &n, &wide, &out_obj))
         return NULL;
-    if (first < 0 || n < 0) {
-        PyErr_SetString(PyExc_ValueError, "int_cells: negative offset or length");
-        return NULL;
-    }
     Py_buffer v[3];
-    int got = 0;
+    if (cell_buffers("int_cells", offsets_obj, data_obj, first, n, wide, v) < 0) return NULL;
+    int got = 2;
     PyObject *result = NULL;
-    if (get_buffer(offsets_obj, &v[got], "offsets", (first + n + 1) * (wide ? 8 : 4), 0) < 0)
-        goto done;
-    got++;
-    if (get_buffer(data_obj, &v[got], "data", 0, 0) < 0) goto done;
-    got++;
     if (get_buffer(out_obj, &v[got], "out", n * 8, 1) < 0) goto done;
     got++;
     const char *offsets = (const char *)v[0].buf;
@@ -428,18 +430,10 @@ static PyObject *utf8_cells(PyObject *self, PyObject *args) {
     Py_ssize_t first, n;
     int wide;
     if (!PyArg_ParseTuple(args, "OOnnp", &offsets_obj, &data_obj, &first, &n, &wide)) return NULL;
-    if (first < 0 || n < 0) {
-        PyErr_SetString(PyExc_ValueError, "utf8_cells: negative offset or length");
-        return NULL;
-    }
     Py_buffer v[2];
-    int got = 0;
+    if (cell_buffers("utf8_cells", offsets_obj, data_obj, first, n, wide, v) < 0) return NULL;
+    int got = 2;
     PyObject *result = NULL;
-    if (get_buffer(offsets_obj, &v[got], "offsets", (first + n + 1) * (wide ? 8 : 4), 0) < 0)
-        goto done;
-    got++;
-    if (get_buffer(data_obj, &v[got], "data", 0, 0) < 0) goto done;
-    got++;
     const char *offsets = (const char *)v[0].buf;
     const unsigned char *data = (const unsigned char *)v[1].buf;
     Py_ssize_t data_len = v[1].len, invalid = -1, bad = 0;
@@ -473,7 +467,6 @@ static PyObject *utf8_cells(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "utf8_cells: an offset is out of range");
     else
         result = PyLong_FromSsize_t(invalid);
-done:
     while (got-- > 0) PyBuffer_Release(&v[got]);
     return result;
 }
