@@ -31,6 +31,31 @@ def rng(request):
     return np.random.default_rng(seed)
 
 
+@pytest.fixture
+def kernel_switch(monkeypatch):
+    """Return ``switch(loader, on=True)``: a compiled kernel on or off for this test.
+
+    ``loader`` is a module's cached kernel loader (``vareval.stats._compiled``);
+    its cache is cleared at the switch and again once the environment is restored,
+    so the kernel runs here even where ``VAREVAL_NO_KERNEL`` is set for the others.
+    """
+    loaders = []
+
+    def switch(loader, on=True):
+        if on:
+            monkeypatch.delenv("VAREVAL_NO_KERNEL", raising=False)
+        else:
+            monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
+        loader.cache_clear()
+        loaders.append(loader)
+        return loader()
+
+    yield switch
+    monkeypatch.undo()
+    for loader in loaders:
+        loader.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def allocation_sim():
     """tests/stats/budget/_allocation_sim.py: simulated experiments for the allocation tests."""

@@ -17,13 +17,8 @@ kernel = pytest.importorskip("vareval.data._readkernel", reason="the kernel was 
 
 
 @pytest.fixture(autouse=True)
-def kernel_on(monkeypatch):
-    # the kernel runs here even where VAREVAL_NO_KERNEL is set for the other tests
-    monkeypatch.delenv("VAREVAL_NO_KERNEL", raising=False)
-    io._kernel.cache_clear()
-    yield
-    monkeypatch.undo()
-    io._kernel.cache_clear()
+def kernel_on(kernel_switch):
+    kernel_switch(io._kernel)
 
 
 def verdicts(cells, large=False):
@@ -128,7 +123,7 @@ def test_kernel_reads_every_column_as_the_numpy_path_does():
             pd.testing.assert_series_equal(pd.Series(got), pd.Series(expected))
 
 
-def test_read_table_is_the_same_with_and_without_the_kernel(tmp_path, monkeypatch):
+def test_read_table_is_the_same_with_and_without_the_kernel(tmp_path, kernel_switch):
     """The file's table, through read_table, whichever path checks the floats."""
     rng = np.random.default_rng(6)
     frame = pd.DataFrame({"a": rng.random(3000), "b": rng.normal(0, 1e-7, 3000),
@@ -137,8 +132,7 @@ def test_read_table_is_the_same_with_and_without_the_kernel(tmp_path, monkeypatc
     frame.to_csv(path, index=False)
     with_kernel = io.read_table(path)
     assert with_kernel["a"].dtype == np.float64 and with_kernel["b"].dtype == np.float64
-    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
-    io._kernel.cache_clear()
+    kernel_switch(io._kernel, on=False)
     assert io._kernel() is None
     pd.testing.assert_frame_equal(with_kernel, io.read_table(path))
     pd.testing.assert_frame_equal(with_kernel, frame)

@@ -17,13 +17,8 @@ kernel = pytest.importorskip(
 
 
 @pytest.fixture(autouse=True)
-def kernel_on(monkeypatch):
-    # the kernel runs here even where VAREVAL_NO_KERNEL is set for the other tests
-    monkeypatch.delenv("VAREVAL_NO_KERNEL", raising=False)
-    rs._kernel.cache_clear()
-    yield
-    monkeypatch.undo()
-    rs._kernel.cache_clear()
+def kernel_on(kernel_switch):
+    kernel_switch(rs._kernel)
 
 
 class Digits:
@@ -197,7 +192,7 @@ def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, mo
 
 
 @pytest.mark.parametrize("c", [3, 5, 20, 100, 1000])
-def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
+def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, kernel_switch):
     # The same data through the kernel and through numpy (different draws of
     # the same distribution): p-values within 4.5 standard errors, interval
     # ends within a fifth of the deltas' SD (4 standard errors), the same point estimate.
@@ -205,8 +200,7 @@ def test_kernel_and_numpy_paths_agree_within_monte_carlo_error(c, monkeypatch):
     n_res = 6000
     kw = dict(metric="macro-f1", n_resamples=n_res, ci="percentile")
     fast = paired_bootstrap(g, a, b, rng=1, **kw)
-    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
-    rs._kernel.cache_clear()
+    kernel_switch(rs._kernel, on=False)
     slow = paired_bootstrap(g, a, b, rng=2, **kw)
     if c == 3:  # 3 classes keep the compressed path, with or without the kernel
         assert fast.path == slow.path == "compressed"
@@ -442,7 +436,7 @@ def test_prf_deltas_equal_sklearn_on_any_multiset(name):
 
 @pytest.mark.parametrize("name", ["macro-f1", "weighted-precision", "micro-recall", "mcc",
                                   "balanced_accuracy"])
-def test_label_jackknife_equals_the_rows_jackknife(name, monkeypatch):
+def test_label_jackknife_equals_the_rows_jackknife(name, kernel_switch):
     # leave-one-out deltas from the label counts (kernel or numpy) equal those
     # from the dense (types x 3 C) rows
     g, a, b = _pair(1500, 40, 3)
@@ -453,22 +447,20 @@ def test_label_jackknife_equals_the_rows_jackknife(name, monkeypatch):
     dense = rs.PairedTypes(types.stats_a, types.stats_b, types.counts, types.item_type)
     want = rs.jackknife_deltas(metric, dense)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
-    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
-    rs._kernel.cache_clear()
+    kernel_switch(rs._kernel, on=False)
     np.testing.assert_allclose(rs.jackknife_deltas(metric, types), want, rtol=0, atol=1e-12)
     ta, tb = types.totals()
     np.testing.assert_allclose(np.concatenate([ta, tb]), np.concatenate(dense.totals()))
 
 
 @pytest.mark.parametrize("name", ["weighted-recall", "micro-f1", "mcc", "macro-precision"])
-def test_label_path_agrees_with_numpy_for_other_metrics(name, monkeypatch):
+def test_label_path_agrees_with_numpy_for_other_metrics(name, kernel_switch):
     # as the macro-F1 test above, for metrics combined in C and in numpy
     g, a, b = _pair(3000, 100, 7)
     n_res = 4000
     kw = dict(metric=name, n_resamples=n_res, ci="percentile")
     fast = paired_bootstrap(g, a, b, rng=1, **kw)
-    monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
-    rs._kernel.cache_clear()
+    kernel_switch(rs._kernel, on=False)
     slow = paired_bootstrap(g, a, b, rng=2, **kw)
     assert fast.path == slow.path + "-compiled" and fast.estimate == slow.estimate
     p = (fast.pvalue + slow.pvalue) / 2

@@ -29,20 +29,18 @@ TOL = 1e-12
 
 
 @pytest.fixture(autouse=True)
-def _kernel_built(monkeypatch):
-    _use("kernel", monkeypatch)  # skips where it is not built
-    yield
-    supernodal._kernel.cache_clear()
+def _kernel_built(kernel_switch):
+    _use("kernel", kernel_switch)  # skips where it is not built
 
 
-def _both(row, col, n, values, monkeypatch, **partition):
+def _both(row, col, n, values, kernel_switch, **partition):
     """The same factorisation by the kernel and by numpy: their results, side by side."""
     partition = partition or {"supernode_cost": supernodal._KERNEL_PER_SUPERNODE}
     rng = np.random.default_rng(n)
     B = rng.normal(size=(n, 5))
     out = []
     for engine in ("kernel", "numpy"):
-        _use(engine, monkeypatch)
+        _use(engine, kernel_switch)
         chol = SparseCholesky(row, col, n, **partition)
         assert (chol._kernel is not None) == (engine == "kernel")
         f = chol.factor(values)
@@ -61,14 +59,14 @@ def _agree(kernel, numpy):
 
 @pytest.mark.parametrize("partition", list(PARTITIONS))
 @pytest.mark.parametrize("name", list(MATRICES))
-def test_equal_to_numpy_on_structured_matrices(name, partition, monkeypatch):
+def test_equal_to_numpy_on_structured_matrices(name, partition, kernel_switch):
     S = MATRICES[name]
     row, col, val = _entries(S, np.random.default_rng(len(name)))
-    _agree(*_both(row, col, S.shape[0], val, monkeypatch, **PARTITIONS[partition]))
+    _agree(*_both(row, col, S.shape[0], val, kernel_switch, **PARTITIONS[partition]))
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_equal_to_numpy_on_random_patterns(seed, monkeypatch):
+def test_equal_to_numpy_on_random_patterns(seed, kernel_switch):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(20, 300))
     density = rng.uniform(0.5, 6.0) / n  # sparse to well filled in
@@ -76,7 +74,7 @@ def test_equal_to_numpy_on_random_patterns(seed, monkeypatch):
     lower = seed % 2 == 0  # one triangle or both
     row, col, val = _entries(S, rng, lower_only=lower)
     cost = float(10 ** rng.uniform(-9, -3))  # narrow to wide supernodes
-    _agree(*_both(row, col, n, val, monkeypatch, supernode_cost=cost))
+    _agree(*_both(row, col, n, val, kernel_switch, supernode_cost=cost))
 
 
 def _schur(d, theta):
@@ -118,13 +116,13 @@ DESIGNS = {
 
 
 @pytest.mark.parametrize("design", list(DESIGNS))
-def test_equal_to_numpy_on_the_bench_designs(design, monkeypatch):
+def test_equal_to_numpy_on_the_bench_designs(design, kernel_switch):
     d = DESIGNS[design](_bench())
     row, col, val, n = _schur(d, np.array([1.3, 2.0, 0.7])[: d.shape[1]])
-    _agree(*_both(row, col, n, val, monkeypatch))
+    _agree(*_both(row, col, n, val, kernel_switch))
 
 
-def test_not_positive_definite_frees_and_raises(monkeypatch):
+def test_not_positive_definite_frees_and_raises():
     S = MATRICES["crossed"]
     row, col, val = _entries(S, np.random.default_rng(1))
     chol = SparseCholesky(row, col, S.shape[0])
@@ -148,7 +146,7 @@ def test_the_kernel_rejects_arrays_of_the_wrong_size():
 
 
 @pytest.mark.filterwarnings("ignore:singular fit")
-def test_mixed_model_fit_is_the_same_on_either_path(monkeypatch):
+def test_mixed_model_fit_is_the_same_on_either_path(monkeypatch, kernel_switch):
     import vareval
     from vareval.stats.variance import fit
 
@@ -161,7 +159,7 @@ def test_mixed_model_fit_is_the_same_on_either_path(monkeypatch):
     d = _bench().make_crossed(40)
     frames = []
     for engine in ("kernel", "numpy"):
-        _use(engine, monkeypatch)
+        _use(engine, kernel_switch)
         factors.clear()
         a = vareval.variance(d, metric="y")
         assert factors and all((c._kernel is not None) == (engine == "kernel") for c in factors)
@@ -171,7 +169,7 @@ def test_mixed_model_fit_is_the_same_on_either_path(monkeypatch):
 
 
 @pytest.mark.parametrize("density", [0.005, 0.02, 0.1])
-def test_structure_and_ordering_without_superlus_factor(density, monkeypatch):
+def test_structure_and_ordering_without_superlus_factor(density, kernel_switch):
     """The kernel's column-by-column structure of L is the numpy loop's, and SuperLU's
     incomplete factorisation gives the ordering of its complete one."""
     rng = np.random.default_rng(int(density * 1000))
@@ -184,9 +182,9 @@ def test_structure_and_ordering_without_superlus_factor(density, monkeypatch):
         pinv = np.argsort(perm)
         r, c = np.maximum(pinv[lo], pinv[hi]), np.minimum(pinv[lo], pinv[hi])
         got = supernodal._elimination(r[r > c], c[r > c], n)
-        _use("numpy", monkeypatch)
+        _use("numpy", kernel_switch)
         want = supernodal._elimination(r[r > c], c[r > c], n)
-        _use("kernel", monkeypatch)
+        _use("kernel", kernel_switch)
         np.testing.assert_array_equal(got[0], want[0])
         cols = np.repeat(np.arange(n), np.diff(want[0]))  # the kernel's rows in any order
         np.testing.assert_array_equal(np.sort(cols * n + got[1]), cols * n + want[1])

@@ -149,31 +149,20 @@ def _close(got, want):
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=RTOL * np.max(np.abs(want)))
 
 
-def _use(engine, monkeypatch):
+def _use(engine, kernel_switch):
     """Run the numeric phase in the compiled kernel or in numpy (skip if not built)."""
-    if engine == "kernel":
-        monkeypatch.delenv("VAREVAL_NO_KERNEL", raising=False)
-    else:
-        monkeypatch.setenv("VAREVAL_NO_KERNEL", "1")
-    supernodal._kernel.cache_clear()
-    if engine == "kernel" and supernodal._kernel() is None:
+    if kernel_switch(supernodal._kernel, on=engine == "kernel") is None and engine == "kernel":
         pytest.skip("the compiled supernodal kernel is not built")
-
-
-@pytest.fixture(autouse=True)
-def _restore_kernel():
-    yield
-    supernodal._kernel.cache_clear()  # after monkeypatch restored the environment
 
 
 @pytest.mark.parametrize("engine", ["numpy-maps", "numpy-blocks", "kernel"])
 @pytest.mark.parametrize("partition", list(PARTITIONS))
 @pytest.mark.parametrize("name", list(MATRICES))
-def test_against_dense(name, partition, engine, monkeypatch):
+def test_against_dense(name, partition, engine, monkeypatch, kernel_switch):
     # the numpy path's extend-add and the inverse's gather by flat maps (small
     # fronts) and by blocks of fancy indexing (fronts with many rows below), and
     # the compiled kernel, give one factor
-    _use(engine, monkeypatch)
+    _use(engine, kernel_switch)
     if engine == "numpy-blocks":
         monkeypatch.setattr(supernodal, "_MAP_SHARE", 0.0)
     S = MATRICES[name]
