@@ -205,3 +205,33 @@ def test_a_signal_after_the_last_line_is_aborted_not_a_death(tmp_path, sig):
 @pytest.mark.slow
 def test_dozens_of_signals_at_random_moments(tmp_path, rng, scaled):
     _signal_points(tmp_path, rng, scaled(60, minimum=12), seeds=5)
+
+
+_ORPHAN = textwrap.dedent("""
+    import os, sys
+    import multiprocessing.spawn as spawn
+    if sys.argv[1] == "preloaded":
+        import vareval.experiment._forkserver
+    read, write = os.pipe()
+    os.close(write)  # the runner died before it sent the worker's start-up data
+    try:
+        spawn._main(read, None)
+    except Exception:  # what the forkserver's child does (multiprocessing/forkserver.py)
+        sys.excepthook(*sys.exc_info())
+    try:
+        raise ValueError("any other error")
+    except Exception:
+        sys.excepthook(*sys.exc_info())
+""")
+
+
+@pytest.mark.parametrize("preloaded", [True, False])
+def test_a_worker_whose_runner_died_mid_start_prints_no_traceback(preloaded):
+    # A runner SIGKILLed while handing a new worker its start-up data: the forkserver's
+    # child reads a closed pipe. With the pool's preload it ends quietly; other errors
+    # are printed as ever (and without it, Python prints the EOFError: the case exists).
+    arg = "preloaded" if preloaded else "plain"
+    err = subprocess.run([sys.executable, "-c", _ORPHAN, arg], capture_output=True,
+                         text=True, timeout=60).stderr
+    assert ("EOFError" in err) is not preloaded, err
+    assert "ValueError: any other error" in err, err

@@ -434,7 +434,8 @@ def _context(start_method: str | None = None):
         start_method = "forkserver" if "forkserver" in methods else "spawn"
     ctx = mp.get_context(start_method)
     if start_method == "forkserver":
-        ctx.set_forkserver_preload([__name__])
+        # _forkserver: a worker whose runner was killed mid-start ends without a traceback
+        ctx.set_forkserver_preload([__name__, "vareval.experiment._forkserver"])
     return ctx
 
 
