@@ -402,17 +402,23 @@ class _Crossprods:
         The last evaluation is kept, and the lowest deviance so far (by
         criterion): the fit's final evaluation, and the tests' first, repeat
         the optimiser's best point, which a difference Hessian's evaluations
-        around it came after.
+        around it came after. A kept evaluation at ``theta_j = AT_ZERO`` serves
+        for ``theta_j = 0`` (:func:`_at_zero`).
         """
         theta = np.asarray(theta, dtype=float)
         reml = bool(reml)
         key = (theta.tobytes(), reml)
         grad = grad or gram or information
+        zero = theta == 0
+        near = (np.where(zero, AT_ZERO, theta).tobytes(), reml) if np.any(zero) else None
         for kept_key, kept in (self._last, self._best.get(reml, (None, None))):
-            if kept_key == key and ("grad" in kept or not grad) and (
-                "information" in kept or not information
-            ):
-                return kept
+            if kept_key is None:
+                continue
+            if ("grad" in kept or not grad) and ("information" in kept or not information):
+                if kept_key == key:
+                    return kept
+                if kept_key == near:
+                    return _at_zero(kept, zero)
         ev = self._evaluate(theta, reml, grad, information)
         self._last = (key, ev)
         best = self._best.get(reml)
@@ -638,6 +644,23 @@ class _Crossprods:
         for i, j in enumerate(self.rest):
             u[j] = ev["u_r"][self.rest_offsets[i] : self.rest_offsets[i + 1]]
         return [theta[j] * u[j] for j in range(self.k)]
+
+
+def _at_zero(ev, zero):
+    """The evaluation ``ev`` at ``theta_j = AT_ZERO`` as the one at ``theta_j = 0`` (``zero``).
+
+    The deviance and everything else depend on ``theta_j^2 = 1e-16`` (they
+    move by ``1e-16`` times their derivative in ``s_j``, below rounding on
+    any criterion the fit reports); the gradient's components ``j`` carry a
+    factor ``theta_j`` and are exactly 0 at 0. The Newton steps' last point
+    is evaluated at ``AT_ZERO``, so the fit's final evaluation at 0 costs
+    nothing.
+    """
+    out = dict(ev)
+    for part in ("grad",) + _PARTS:
+        if part in out:
+            out[part] = np.where(zero, 0.0, out[part])
+    return out
 
 
 class _Dropped:
@@ -1074,8 +1097,8 @@ def _optimise(cp, reml, start=None, polish=True):
     # moderate tolerances: the Newton polish below supplies the last digits
     opts = {"ftol": 1e-10, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
 
-    def local(x0):
-        found = _ai_newton(cp, reml, x0, counter)
+    def local(x0, confirm=True):
+        found = _ai_newton(cp, reml, x0, counter, confirm=confirm)
         if found is None:
             import scipy.optimize as sopt  # only where L-BFGS-B runs: ~0.15 s CPU to import
 
@@ -1084,11 +1107,13 @@ def _optimise(cp, reml, start=None, polish=True):
             )
         x, ev = found
         return _Optimum(
-            x=x, fun=ev["dev"], jac=ev["grad"], newton=True,
-            message="Newton steps with the average information",
+            x=x, fun=None if ev is None else ev["dev"], jac=None if ev is None else ev["grad"],
+            newton=True, message="Newton steps with the average information",
         )  # fmt: skip
 
-    best = local(_moment_start(cp) if start is None else np.asarray(start, float))
+    # the last Newton point unevaluated when it is predicted (the polish, or the
+    # refit's final evaluation, evaluates it)
+    best = local(_moment_start(cp) if start is None else np.asarray(start, float), False)
     # theta_j = 0 is always a stationary point in theta_j (the deviance depends
     # on theta_j^2), so a gradient method in theta can stop there even when it
     # is a maximum. After L-BFGS-B, probe each zero coordinate on a grid and
@@ -1180,9 +1205,10 @@ class _Optimum(dict):
 
 def _finish(cp, reml, best, counter):
     """The Newton polish and the zero snap after the optimiser's ``best``."""
-    x, f, g, scaled, jac = _newton_polish(
-        cp, reml, np.asarray(best.x), float(best.fun), np.asarray(best.jac), counter
-    )
+    f, g = (None, None) if best.fun is None else (float(best.fun), np.asarray(best.jac))
+    x, f, g, scaled, jac = _newton_polish(cp, reml, np.asarray(best.x), f, g, counter)
+    if f is None:  # no polish ran (tests replace it)
+        f = cp.evaluate(x, reml=reml)["dev"]
     x = _snap_zero(cp, reml, x, f)
     msg = str(best.message)
     # L-BFGS-B often ends with an ABNORMAL line search at a flat optimum, and the
@@ -1193,7 +1219,7 @@ def _finish(cp, reml, best, counter):
     return x, converged, msg, counter[0], jac
 
 
-def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
+def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30, confirm=True):
     """Newton steps with the average-information Hessian, projected onto ``theta >= 0``.
 
     ``H_s`` (:meth:`_Crossprods._average_information`), the Hessian in
@@ -1216,6 +1242,14 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
     free ones is below ``tol`` relative to ``theta``, or None when the steps
     fail (L-BFGS-B takes over).
 
+    With ``confirm=False`` the last step is not evaluated when its successor
+    is predicted below ``tol / 10``: the steps converge linearly (the average
+    information is not the exact Hessian), so the next step's size is about
+    the last one's squared over the one before (:func:`_converged_next`). The
+    point returned is the one the confirming evaluation would have returned,
+    with None for its evaluation; whoever needs it evaluates it (the Newton
+    polish, a refit's final evaluation).
+
     References
     ----------
     Bertsekas, D. P. (1982). Projected Newton methods for optimization
@@ -1228,6 +1262,7 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
     s = np.maximum(s, low)
     ev = cp.evaluate(np.sqrt(s), reml=reml, information=True)
     counter[0] += 1
+    last = np.inf  # the size of the last step, when taken in full (else inf)
     for _ in range(max_iter):
         x = np.sqrt(s)
         g = ev["grad"] / (2.0 * x)  # the gradient in s
@@ -1252,7 +1287,8 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
                 return None
             if not np.all(np.isfinite(step)):
                 return None
-            if np.max(np.abs(step) / x) < tol:
+            size = float(np.max(np.abs(step) / x))
+            if size < tol:
                 return x, ev
             t, down = 1.0, step < 0
             if np.any(down):  # at most 90 % of the way to 0 in one step
@@ -1260,13 +1296,27 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
 
             def trial(t, x=x, step=step):
                 return (x + t * step) ** 2
+
+            if not confirm and t == 1.0 and _converged_next(size, last, tol):
+                return np.sqrt(trial(1.0)), None
         else:
-            if np.all(np.abs(step[free]) < 2.0 * tol * s[free]):  # theta moves half as much
+            size = float(np.max(np.abs(step[free]) / (2.0 * s[free]), initial=0.0))
+            if size < tol:  # theta moves half as much as s
                 return np.where(held, 0.0, x), ev
             t = 1.0
 
             def trial(t, s=s, step=step):
                 return np.maximum(s + t * step, low)
+
+            # the held coordinates stay held: their gradient in s keeps its sign
+            shift = H[np.ix_(np.flatnonzero(held), free)] @ step[free]
+            if (
+                not confirm
+                and _converged_next(size, last, tol)
+                and np.all(s[free] + step[free] > low)
+                and np.all(g[held] > 10.0 * np.abs(shift))
+            ):
+                return np.where(held, 0.0, np.sqrt(trial(1.0))), None
 
         f, ev = ev["dev"], None  # its arrays freed before the next evaluation's
         for _ in range(8):
@@ -1282,8 +1332,20 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30):
             t /= 2
         else:
             return None
+        last = size if t == 1.0 else np.inf
         s, ev = sn, en
     return None
+
+
+def _converged_next(size, last, tol):
+    """Whether the Newton step after one of ``size`` is predicted below ``tol / 10``.
+
+    ``last`` is the size of the step before (inf unless taken in full). The
+    steps converge linearly near the optimum, at the ratio of their sizes:
+    the next is predicted ``size^2 / last``, trusted once the steps are small
+    (``size < 1e-5``) and shrinking.
+    """
+    return size < 1e-5 and size < last and size * size < 0.1 * tol * last
 
 
 def _snap_zero(cp, reml, x, f):
@@ -1368,7 +1430,8 @@ def _difference_hessian(cp, reml, x, free, counter):
 def _newton_polish(cp, reml, x, f, g, counter, steps=6):
     """Newton steps on the free coordinates with a difference Hessian of the gradient.
 
-    Returns the point, its deviance and gradient, the size of the last Newton
+    ``f`` and ``g`` None: ``x`` is evaluated after the first difference
+    Hessian (:func:`_evaluate_last`). Returns the point, its deviance and gradient, the size of the last Newton
     step (max |H^-1 g|; 0 when every coordinate is at its bound, or when the
     step would lower the deviance by less than ``FLAT_DEV``: a variance heading
     to 0 leaves the deviance flat in its ``theta_j``, so its Newton step stays
@@ -1387,6 +1450,8 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
         if H is None or not np.array_equal(free, H_free) or scaled >= 1e-4:
             H_free = free
             H, jac = _difference_hessian(cp, reml, x, free, counter)
+        if g is None:
+            f, g = _evaluate_last(cp, reml, x, counter)
         try:
             if np.any(np.linalg.eigvalsh(H) <= 0):
                 scaled = np.inf
@@ -1412,12 +1477,28 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
         if not (lower or flatter):
             break
         x, f, g = xn, ev["dev"], ev["grad"]
+    if g is None:  # every coordinate at its bound: no difference Hessian
+        f, g = _evaluate_last(cp, reml, x, counter)
     free = np.flatnonzero(x > 0)
     if np.isfinite(scaled) and free.size and np.array_equal(free, H_free):
         step = np.linalg.solve(H, g[free])  # at the final point
         if 0.5 * float(g[free] @ step) < FLAT_DEV:
             scaled = 0.0
     return x, f, g, scaled, jac
+
+
+def _evaluate_last(cp, reml, x, counter):
+    """Deviance and gradient at the Newton steps' last point ``x``, evaluated after
+    the difference Hessian around it (so its factor is the one kept).
+
+    A ``theta_j = 0`` is evaluated at ``AT_ZERO``, as the Newton steps do: the
+    gradient there is the one Satterthwaite's and Kenward-Roger's column of
+    that variance need, and :meth:`_Crossprods.evaluate` serves the evaluation
+    at 0 from it.
+    """
+    ev = cp.evaluate(np.where(x > 0, x, AT_ZERO), reml=reml, grad=True)
+    counter[0] += 1
+    return ev["dev"], np.where(x > 0, ev["grad"], 0.0)
 
 
 @single_blas_thread

@@ -156,11 +156,13 @@ class SparseSchur:
         """The Cholesky factor of ``S`` at ``theta``.
 
         The last one is kept: the fit's final evaluation and the tests'
-        first one repeat the optimiser's last point.
+        first one repeat the optimiser's last point. One kept at ``theta_j =
+        AT_ZERO`` serves for ``theta_j = 0`` (``S`` moves by ``AT_ZERO^2``).
         """
         theta = np.asarray(theta, dtype=float)
         key = theta.tobytes()
-        if self._last[0] != key:
+        near = np.where(theta == 0, AT_ZERO, theta).tobytes()
+        if self._last[0] not in (key, near):
             E, lam, _ = self._entries(theta)
             values = lam[self.row] * E * lam[self.col] + self.is_diag
             self._last = (key, self.chol.factor(values))
