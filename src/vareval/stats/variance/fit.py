@@ -1431,12 +1431,13 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
     """Newton steps on the free coordinates with a difference Hessian of the gradient.
 
     ``f`` and ``g`` None: ``x`` is evaluated after the first difference
-    Hessian (:func:`_evaluate_last`). Returns the point, its deviance and gradient, the size of the last Newton
-    step (max |H^-1 g|; 0 when every coordinate is at its bound, or when the
-    step would lower the deviance by less than ``FLAT_DEV``: a variance heading
-    to 0 leaves the deviance flat in its ``theta_j``, so its Newton step stays
-    large relative to ``theta_j`` while nothing is left to gain) and the
-    :class:`_Jacobians` of the last difference Hessian (or None).
+    Hessian (:func:`_evaluate_last`). Returns the point, its deviance and
+    gradient, the size of the last Newton step (max |H^-1 g|; 0 when every
+    coordinate is at its bound, or when the step would lower the deviance by
+    less than ``FLAT_DEV``: a variance heading to 0 leaves the deviance flat in
+    its ``theta_j``, so its Newton step stays large relative to ``theta_j``
+    while nothing is left to gain) and the :class:`_Jacobians` of the last
+    difference Hessian (or None).
     """
     scaled = 0.0
     H, H_free, jac = None, None, None
@@ -1488,8 +1489,10 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
 
 
 def _evaluate_last(cp, reml, x, counter):
-    """Deviance and gradient at the Newton steps' last point ``x``, evaluated after
-    the difference Hessian around it (so its factor is the one kept).
+    """Deviance and gradient at the Newton steps' last point ``x``.
+
+    Evaluated after the difference Hessian around it, so its factor is the
+    one kept.
 
     A ``theta_j = 0`` is evaluated at ``AT_ZERO``, as the Newton steps do: the
     gradient there is the one Satterthwaite's and Kenward-Roger's column of

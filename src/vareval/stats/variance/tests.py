@@ -607,18 +607,33 @@ class _Schur:
         if not self.r:
             return t
         lr = self.lam_r[:, None]
-        w_r = self.cS.solve(rhs[qb:] - self.tb * lr * (cp.N_brT @ t))
-        w_b = (rhs[:qb] - self.tb * (cp.N_br @ (lr * w_r))) / self.d[:, None]
-        return np.vstack([w_b, w_r])
+        out = np.empty_like(rhs)  # filled in place: no stacked copies of (q, m) arrays
+        out[qb:] = self.cS.solve(rhs[qb:] - self.tb * lr * (cp.N_brT @ t))
+        np.subtract(rhs[:qb], self.tb * (cp.N_br @ (lr * out[qb:])), out=out[:qb])
+        out[:qb] /= self.d[:, None]
+        return out
+
+    def quad(self, v):
+        """``v' A^-1 v`` for a (q, m) array: ``v_b' D^-1 v_b + y' S^-1 y`` by the Schur form."""
+        cp, qb = self.cp, self.qb
+        t = v[:qb] / self.d[:, None]
+        out = v[:qb].T @ t
+        if self.r:
+            y = v[qb:] - self.tb * self.lam_r[:, None] * (cp.N_brT @ t)
+            out += y.T @ self.cS.solve(y)
+        return out
 
     def nmul(self, a):
         """``Z'Z a`` for a (q, m) array."""
         cp, qb = self.cp, self.qb
-        out_b = cp.n_b[:, None] * a[:qb]
         if not self.r:
-            return out_b
-        out_b = out_b + cp.N_br @ a[qb:]
-        return np.vstack([out_b, cp.N_brT @ a[:qb] + cp.N_rr @ a[qb:]])
+            return cp.n_b[:, None] * a
+        out = np.empty_like(a)
+        np.multiply(cp.n_b[:, None], a[:qb], out=out[:qb])
+        out[:qb] += cp.N_br @ a[qb:]
+        out[qb:] = cp.N_brT @ a[:qb]
+        out[qb:] += cp.N_rr @ a[qb:]
+        return out
 
     def traces(self, n, s2, jacobians=None):
         """``tr(S G_i S G_j)`` for ``G = (Z_1 Z_1', ..., Z_k Z_k', I)``, ``S = Sigma^-1``.
@@ -713,38 +728,36 @@ class _KenwardRoger:
         lam, ZtX, sl = sy.lam[:, None], sy.ZtX, sy.slices
         q = lam.shape[0]
 
-        def zt(a, c):  # Z'(Z a + X c)
-            return sy.nmul(a) + ZtX @ c
-
-        def apply_S(a, c):  # S (Z a + X c), as coefficients
-            return (a - lam * sy.solve(lam * zt(a, c))) / s2e, c / s2e
-
-        def inner(a1, c1, a2, c2):  # (Z a1 + X c1)'(Z a2 + X c2)
-            return a1.T @ zt(a2, c2) + c1.T @ (ZtX.T @ a2 + XtX @ c2)
-
-        a0, c0 = apply_S(np.zeros((q, p)), np.eye(p))  # S X
-        ZSX = zt(a0, c0)  # Z' S X
-        Phi = np.linalg.inv(ZtX.T @ a0 + XtX @ c0)
+        # S = (I - Z Lambda A^-1 Lambda Z') / s2e (Woodbury): S X = Z a0 + X c0
+        c0 = np.eye(p) / s2e
+        a0 = -(lam * sy.solve(lam * ZtX)) / s2e
+        ZSX = sy.nmul(a0) + ZtX @ c0  # Z' S X
+        XSX = ZtX.T @ a0 + XtX @ c0  # X' S X
+        Phi = np.linalg.inv(XSX)
         Phi = 0.5 * (Phi + Phi.T)
         # P_i = -X' S G_i S X, Q_ij = X' S G_i S G_j S X, Ktr_ij = tr(S G_i S G_j)
         P = [-(ZSX[sl[j]].T @ ZSX[sl[j]]) for j in range(k)]
-        P.append(-inner(a0, c0, a0, c0))
-        a = np.zeros((q, (k + 1) * p))  # S X, and Z_j Z_j' S X for every j
-        a[:, :p] = a0
+        P.append(-(a0.T @ ZSX + c0.T @ XSX))
+        # Q_ij = u_i' S u_j for u_j = G_j S X = Z_j Z_j' S X (u_k = S X), each
+        # (u_i'u_j - (Lambda Z'u_i)' A^-1 (Lambda Z'u_j)) / s2e: one solve
+        B = np.zeros((q, k * p))  # u_j = Z B_j
         for j in range(k):
-            a[sl[j], (j + 1) * p : (j + 2) * p] = ZSX[sl[j]]
-        c = np.zeros((p, (k + 1) * p))
-        c[:, :p] = c0
-        a, c = apply_S(a, c)  # S S X and S Z_j Z_j' S X: one solve
-        a1, c1 = a[:, :p], c[:, :p]
-        ZSSX = zt(a1, c1)
-        ZSZO = np.split(zt(a[:, p:], c[:, p:]), k, axis=1)
-        Q = {}
-        for i in range(k):
+            B[sl[j], j * p : (j + 1) * p] = ZSX[sl[j]]
+        V = np.empty((q, (k + 1) * p))  # Lambda Z'u_j, then Lambda Z'S X
+        V[:, : k * p] = sy.nmul(B)  # Z'Z_j Z_j' S X
+        V[:, k * p :] = ZSX
+        uu = {}
+        for i in range(k):  # u_i'u_j = (Z_i' S X)' (Z_i' Z_j Z_j' S X)
             for j in range(i, k):
-                Q[i, j] = ZSX[sl[i]].T @ ZSZO[j][sl[i]]
-            Q[i, k] = ZSX[sl[i]].T @ ZSSX[sl[i]]
-        Q[k, k] = inner(a0, c0, a1, c1)
+                uu[i, j] = ZSX[sl[i]].T @ V[sl[i], j * p : (j + 1) * p]
+            uu[i, k] = -P[i]
+        uu[k, k] = -P[k]
+        V *= lam
+        VW = sy.quad(V)
+        Q = {
+            (i, j): (u - VW[i * p : (i + 1) * p, j * p : (j + 1) * p]) / s2e
+            for (i, j), u in uu.items()
+        }
         self._adjusted(Phi, P, Q, sy.traces(n, s2e, _state(fit).jacobians))
 
     def _adjusted(self, Phi, P, Q, Ktr):
