@@ -397,8 +397,8 @@ class _Crossprods:
     def evaluate(self, theta, reml=True, grad=False, gram=False, information=False):
         """Profiled deviance at ``theta`` and the pieces the fit needs.
 
-        With the gradient comes ``gram`` (``G_j'G_j``, cheap); ``information``
-        adds the gradient and :meth:`_average_information` (``"information"``).
+        ``gram`` adds the gradient and ``G_j'G_j`` (``"gram"``); ``information``
+        the gradient and :meth:`_average_information` (``"information"``).
         The last evaluation is kept, and the lowest deviance so far (by
         criterion): the fit's final evaluation, and the tests' first, repeat
         the optimiser's best point, which a difference Hessian's evaluations
@@ -409,17 +409,18 @@ class _Crossprods:
         reml = bool(reml)
         key = (theta.tobytes(), reml)
         grad = grad or gram or information
+        need = [n for n, on in (("grad", grad), ("gram", gram), ("information", information)) if on]
         zero = theta == 0
         near = (np.where(zero, AT_ZERO, theta).tobytes(), reml) if np.any(zero) else None
         for kept_key, kept in (self._last, self._best.get(reml, (None, None))):
             if kept_key is None:
                 continue
-            if ("grad" in kept or not grad) and ("information" in kept or not information):
+            if all(n in kept for n in need):
                 if kept_key == key:
                     return kept
                 if kept_key == near:
                     return _at_zero(kept, zero)
-        ev = self._evaluate(theta, reml, grad, information)
+        ev = self._evaluate(theta, reml, grad, information, gram)
         self._last = (key, ev)
         best = self._best.get(reml)
         if best is None or ev["dev"] <= best[1]["dev"]:
@@ -444,7 +445,7 @@ class _Crossprods:
             hit = {p: ev[p] for p in _PARTS}
         return hit
 
-    def _evaluate(self, theta, reml, grad, information=False):
+    def _evaluate(self, theta, reml, grad, information=False, gram=False):
         n, p = self.n, self.p
         out = {}
         if self.k == 0:
@@ -461,10 +462,10 @@ class _Crossprods:
                 cS, E = self.schur_factor(theta, d, lam)
                 logdetA += cS.logdet
                 V_r = lam[:, None] * self.ZtXy_r
-                W_b, W_r = self._solve_a(cS, V_b, V_r, tb, d, lam)
+                W_b, W_r, NW = self._solve_a(cS, V_b, V_r, tb, d, lam, parts=True)
                 Q = V_b.T @ W_b + V_r.T @ W_r
             else:
-                W_b = V_b / d[:, None]
+                W_b, NW = V_b / d[:, None], 0.0
                 Q = V_b.T @ W_b
         M = self.XyXy - Q
         M = 0.5 * (M + M.T)
@@ -510,16 +511,10 @@ class _Crossprods:
             return out
         # gradient: d/dtheta_j = dlogdetA_j - c * 2 theta_j |G_j RX^-1|^2
         #           - nn * 2 theta_j |g_j|^2 / r2,
-        # with G = Z'V^-1 X and g = Z'V^-1 (y - X beta)
-        Wc = np.column_stack([W_b[:, :p], u_b])
-        ZZ_b = self.n_b[:, None] * (tb * Wc)
-        if self.r:
-            Wcr = np.column_stack([W_r[:, :p], u_r])
-            LW_r = lam[:, None] * Wcr
-            ZZ_b = ZZ_b + self.N_br @ LW_r
-            ZZ_r = self.N_brT @ (tb * Wc) + self.N_rr @ LW_r
-        base_b = np.column_stack([self.ZtXy_b[:, :p], self.ZtXy_b @ coef])
-        H_b = base_b - ZZ_b
+        # with G = Z'V^-1 X and g = Z'V^-1 (y - X beta): the columns of
+        # H = Z'V^-1 [X y] and H coef. For the largest factor Z_b'V^-1 =
+        # (Z_b' - N_br Lambda_r (A^-1 Lambda Z')_r) / D, from the solve itself
+        H_b = (self.ZtXy_b - NW) / d[:, None]
         dA = np.zeros(self.k)
         dRX = np.zeros(self.k)
         dr2 = np.zeros(self.k)
@@ -527,23 +522,26 @@ class _Crossprods:
 
         def _terms(j, H, th):
             G = H[:, :p]
-            gv = H[:, p]  # Z_j' V^-1 (y - X beta)
+            gv = H @ coef  # Z_j' V^-1 (y - X beta)
             GR = G @ RXi
             dRX[j] = -2.0 * th * float(np.sum(GR * GR))
             dr2[j] = -2.0 * th * float(gv @ gv)
-            GG[j] = G.T @ G
+            if gram:
+                GG[j] = G.T @ G
+            return gv
 
         dA[b] = 2.0 * tb * float(np.sum(self.n_b / d))
-        _terms(b, H_b, tb)
+        zr_b = _terms(b, H_b, tb)
         if self.r:
-            base_r = np.column_stack([self.ZtXy_r[:, :p], self.ZtXy_r @ coef])
-            H_r = base_r - ZZ_r
+            # Z_r'V^-1 = Z_r' - Z_r'Z Lambda A^-1 Lambda Z'
+            H_r = self.ZtXy_r - (self.N_brT @ (tb * W_b) + self.N_rr @ (lam[:, None] * W_r))
+            zr_r = np.empty(self.r)
             rest = [
                 (j, slice(self.rest_offsets[i], self.rest_offsets[i + 1]))
                 for i, j in enumerate(self.rest)
             ]
             for j, sl in rest:
-                _terms(j, H_r[sl], theta[j])
+                zr_r[sl] = _terms(j, H_r[sl], theta[j])
             if self.sparse:
                 # S^-1 on the sparse pattern only: log|A|'s derivatives from it
                 dA = self.schur.grad_logdet_a(theta, cS)
@@ -555,18 +553,25 @@ class _Crossprods:
         g = dA + dr2 * nn / r2
         if reml:
             g = g + dRX
-        out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2, gram=GG)
+        out.update(dlogdetA=dA, dlogdetRX2=dRX, dr2=dr2)
+        if gram:
+            out["gram"] = GG
         if information:  # while the factor is at hand (kept in no result)
-            others = (lam, cS, H_r[:, p]) if self.r else (None, None, None)
-            out["information"] = self._average_information(out, tb, d, H_b[:, p], *others, reml)
+            others = (lam, cS, zr_r) if self.r else (None, None, None)
+            out["information"] = self._average_information(out, tb, d, zr_b, *others, reml)
         out["grad"] = g
         return out
 
-    def _solve_a(self, cS, V_b, V_r, tb, d, lam):
-        """``A^-1 [V_b; V_r]`` by the Schur complement (``cS`` its factor)."""
+    def _solve_a(self, cS, V_b, V_r, tb, d, lam, parts=False):
+        """``A^-1 [V_b; V_r]`` by the Schur complement (``cS`` its factor).
+
+        With ``parts``, also ``N_br Lambda_r W_r`` (the gradient's ``Z_b'V^-1``).
+        """
         t = V_b / d[:, None]
         W_r = cS.solve(V_r - lam[:, None] * (tb * (self.N_brT @ t)))
-        return (V_b - tb * (self.N_br @ (lam[:, None] * W_r))) / d[:, None], W_r
+        NW = self.N_br @ (lam[:, None] * W_r)
+        W_b = (V_b - tb * NW) / d[:, None]
+        return (W_b, W_r, NW) if parts else (W_b, W_r)
 
     def _average_information(self, ev, tb, d, zr_b, lam, cS, zr_r, reml):
         """The average-information approximation of the deviance's Hessian in ``s = theta^2``.
@@ -698,7 +703,9 @@ class _Dropped:
         if "grad" not in ev:
             return ev
         keep = self.keep
-        out = dict(ev, gram=[ev["gram"][m] for m in keep])
+        out = dict(ev)
+        if "gram" in ev:
+            out["gram"] = [ev["gram"][m] for m in keep]
         for part in ("grad",) + _PARTS:
             out[part] = ev[part][keep]
         if "information" in ev:
@@ -1499,7 +1506,7 @@ def _evaluate_last(cp, reml, x, counter):
     that variance need, and :meth:`_Crossprods.evaluate` serves the evaluation
     at 0 from it.
     """
-    ev = cp.evaluate(np.where(x > 0, x, AT_ZERO), reml=reml, grad=True)
+    ev = cp.evaluate(np.where(x > 0, x, AT_ZERO), reml=reml, gram=True)  # Satterthwaite's
     counter[0] += 1
     return ev["dev"], np.where(x > 0, ev["grad"], 0.0)
 
