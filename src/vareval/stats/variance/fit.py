@@ -102,6 +102,19 @@ def _independent_blocks(N_rr, N_br):
     return blocks
 
 
+def _level_sums(g, inside, Xy, levels):
+    """``Z'[X y]``: the sums of ``Xy``'s rows over each level of the codes ``g``.
+
+    A sum per column by ``bincount``, in row order (as a sparse ``Z'`` sums).
+    """
+    if not inside.all():
+        g, Xy = g[inside], Xy[inside]
+    out = np.empty((levels, Xy.shape[1]))
+    for c in range(Xy.shape[1]):
+        out[:, c] = np.bincount(g, weights=Xy[:, c], minlength=levels)
+    return out
+
+
 class _DenseFactor:
     """Cholesky factor of a dense symmetric positive definite S."""
 
@@ -176,7 +189,7 @@ class _BlockFactor:
 class _Crossprods:
     """The sufficient statistics of a random-intercept model, and its deviance."""
 
-    def __init__(self, y, X, groups, n_levels, path=None):
+    def __init__(self, y, X, groups, n_levels, path=None, sums=None):
         import scipy.sparse as sp
 
         n, p = X.shape
@@ -184,7 +197,8 @@ class _Crossprods:
         self.k = len(groups)
         self.q = [int(m) for m in n_levels]
         Xy = np.column_stack([X, y])
-        self.XyXy = Xy.T @ Xy
+        # sums: those of a model with the same y, X and these factors (a refit's)
+        self.XyXy = Xy.T @ Xy if sums is None else sums["XyXy"]
         self.groups = groups
         self.sparse = False
         self.fast_traces = True  # False: the gradient's traces from the full S^-1
@@ -202,18 +216,13 @@ class _Crossprods:
         # code -1: the observation is outside the factor (its Z row is 0), as
         # for a variance per level of a fixed factor
         inside = [g >= 0 for g in groups]
-        rows = np.arange(n)
-        Zt = [
-            sp.csr_matrix(
-                (np.ones(int(m.sum())), (g[m], rows[m])), shape=(self.q[j], n)
-            )
-            for j, (g, m) in enumerate(zip(groups, inside, strict=True))
-        ]
-        self.counts = [
-            np.bincount(g[m], minlength=self.q[j]).astype(float)
-            for j, (g, m) in enumerate(zip(groups, inside, strict=True))
-        ]
-        self.ZtXy = [np.asarray(Zt[j] @ Xy) for j in range(self.k)]
+        if sums is None:
+            self.counts, self.ZtXy = [], []
+            for j, (g, m) in enumerate(zip(groups, inside, strict=True)):
+                self.counts.append(np.bincount(g[m], minlength=self.q[j]).astype(float))
+                self.ZtXy.append(_level_sums(g, m, Xy, self.q[j]))
+        else:
+            self.counts, self.ZtXy = sums["counts"], sums["ZtXy"]
         b = self.big
         self.n_b = self.counts[b]
         self.ZtXy_b = self.ZtXy[b]
@@ -246,6 +255,17 @@ class _Crossprods:
                 self._dense_setup()
             self.ZtXy_r = np.vstack([self.ZtXy[j] for j in self.rest])
 
+    def sums(self, keep):
+        """``X'X`` etc., the level counts and ``Z_j'[X y]`` of the factors ``keep``.
+
+        What a refit with those factors (same ``y`` and ``X``) would compute again.
+        """
+        return {
+            "XyXy": self.XyXy,
+            "counts": [self.counts[j] for j in keep],
+            "ZtXy": [self.ZtXy[j] for j in keep],
+        }
+
     def _sparse_is_cheaper(self, path):
         """Whether an evaluation costs less with the sparse Schur complement.
 
@@ -262,10 +282,11 @@ class _Crossprods:
         dense = _DENSE_CUBE * r**3 + _DENSE_ENTRY * r * r
         if dense < _CHEAP:
             return False
-        blocks = self._blocks = _independent_blocks(self.N_rr, self.N_br)
-        if blocks is not None:  # the dense path factors the blocks apart
-            cube = sum(idx.shape[0] * idx.shape[1] ** 3 for idx in blocks)
-            dense = _DENSE_CUBE * cube + _DENSE_ENTRY * r * r
+        # the dense cost with independent blocks of one level each: finding the
+        # blocks (a product N_br'N_br) is worth it only where they could decide
+        floor = _DENSE_CUBE * r + _DENSE_ENTRY * r * r
+        if floor < _CHEAP:
+            dense = self._block_cost(dense)
             if dense < _CHEAP:
                 return False
         try:
@@ -274,10 +295,21 @@ class _Crossprods:
             if r > SPARSE_LEVELS:
                 raise
             return False
-        if schur.chol.seconds() >= dense:
+        seconds = schur.chol.seconds()
+        if seconds >= floor and not hasattr(self, "_blocks"):
+            dense = self._block_cost(dense)
+        if seconds >= dense:
             return False
         self.schur = schur
         return True
+
+    def _block_cost(self, dense):
+        """The dense path's cost by its independent blocks (kept in ``_blocks``)."""
+        blocks = self._blocks = _independent_blocks(self.N_rr, self.N_br)
+        if blocks is None:  # one block: the cost as it is
+            return dense
+        cube = sum(idx.shape[0] * idx.shape[1] ** 3 for idx in blocks)
+        return _DENSE_CUBE * cube + _DENSE_ENTRY * self.r * self.r
 
     def _rest_table(self, groups, inside, offs):
         """N_rr: co-occurrence counts of the smaller factors' levels (r x r), sparse."""

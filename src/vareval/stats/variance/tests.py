@@ -336,7 +336,8 @@ def _refit(fit, keep, start=None, codes=None, names=None, level_names=None):
         if len(dropped) == 1 and _Dropped.worthwhile(st.cp, dropped[0]):
             cp = _Dropped(st.cp, dropped[0])  # the full model's factor and analysis
     if cp is None:
-        cp = _Crossprods(st.y, st.X, codes, [len(lev) for lev in level_names])
+        sums = None if keep is None else st.cp.sums(keep)  # the kept factors' own
+        cp = _Crossprods(st.y, st.X, codes, [len(lev) for lev in level_names], sums=sums)
     fits = []
     for s0 in [None] if start is None else [start, None]:
         if fits and fits[0].converged:
