@@ -1137,7 +1137,9 @@ def _optimise(cp, reml, start=None, polish=True):
     opts = {"ftol": 1e-10, "gtol": 1e-6, "maxiter": 1000, "maxls": 30}
 
     def local(x0, confirm=True):
-        found = _ai_newton(cp, reml, x0, counter, confirm=confirm)
+        # an LRT refit needs its criterion alone: to ~1e-10 relative, 1e-7 at most
+        flat = None if polish or confirm else FLAT_DEV
+        found = _ai_newton(cp, reml, x0, counter, confirm=confirm, flat=flat)
         if found is None:
             import scipy.optimize as sopt  # only where L-BFGS-B runs: ~0.15 s CPU to import
 
@@ -1258,7 +1260,7 @@ def _finish(cp, reml, best, counter):
     return x, converged, msg, counter[0], jac
 
 
-def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30, confirm=True):
+def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30, confirm=True, flat=None):
     """Newton steps with the average-information Hessian, projected onto ``theta >= 0``.
 
     ``H_s`` (:meth:`_Crossprods._average_information`), the Hessian in
@@ -1287,7 +1289,10 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30, confirm=True):
     the last one's squared over the one before (:func:`_converged_next`). The
     point returned is the one the confirming evaluation would have returned,
     with None for its evaluation; whoever needs it evaluates it (the Newton
-    polish, a refit's final evaluation).
+    polish, a refit's final evaluation). With ``flat`` (a caller that needs
+    the deviance alone, to that much) the steps also stop at an evaluated
+    point once the Newton step is small (``< 1e-5``) and predicted to lower
+    the deviance by less than ``min(flat, 1e-10 |deviance|)``.
 
     References
     ----------
@@ -1327,7 +1332,7 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30, confirm=True):
             if not np.all(np.isfinite(step)):
                 return None
             size = float(np.max(np.abs(step) / x))
-            if size < tol:
+            if size < tol or _flat(flat, size, ev["grad"], step, ev["dev"]):
                 return x, ev
             t, down = 1.0, step < 0
             if np.any(down):  # at most 90 % of the way to 0 in one step
@@ -1340,8 +1345,8 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30, confirm=True):
                 return np.sqrt(trial(1.0)), None
         else:
             size = float(np.max(np.abs(step[free]) / (2.0 * s[free]), initial=0.0))
-            if size < tol:  # theta moves half as much as s
-                return np.where(held, 0.0, x), ev
+            if size < tol or _flat(flat, size, g[free], step[free], ev["dev"]):
+                return np.where(held, 0.0, x), ev  # (theta moves half as much as s)
             t = 1.0
 
             def trial(t, s=s, step=step):
@@ -1374,6 +1379,19 @@ def _ai_newton(cp, reml, x0, counter, tol=1e-7, max_iter=30, confirm=True):
         last = size if t == 1.0 else np.inf
         s, ev = sn, en
     return None
+
+
+def _flat(flat, size, g, step, dev):
+    """Whether a Newton step of relative ``size`` is predicted to gain less than ``flat``.
+
+    The quadratic model's gain ``-g'step / 2``, below ``flat`` and ``1e-10``
+    relative to the deviance ``dev``; only for small steps (``< 1e-5``),
+    where the model is close.
+    """
+    if flat is None or size >= 1e-5:
+        return False
+    gain = -0.5 * float(g @ step)
+    return gain < min(flat, 1e-10 * max(1.0, abs(dev)))
 
 
 def _converged_next(size, last, tol):
