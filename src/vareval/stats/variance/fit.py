@@ -1523,7 +1523,7 @@ def _newton_polish(cp, reml, x, f, g, counter, steps=6):
             break  # a step the results would not show is not worth an evaluation
         xn = x.copy()
         xn[free] = np.maximum(x[free] + step, 0.0)
-        ev = cp.evaluate(xn, reml=reml, grad=True)
+        ev = cp.evaluate(xn, reml=reml, gram=True)  # with G_j'G_j: it may be the last
         counter[0] += 1
         # take a step that lowers the deviance beyond its rounding, or one that
         # keeps it and lowers the gradient (the last digits of an optimum)
@@ -1647,7 +1647,7 @@ def _fit_from_crossprods(
 ):
     theta, converged, msg, nev, jacobians = _optimise(cp, reml, start, polish)
     # with its gradient for a full fit: Satterthwaite's first evaluation is this one
-    ev = cp.evaluate(theta, reml=reml, grad=polish)
+    ev = cp.evaluate(theta, reml=reml, gram=polish)
     n, p, k = cp.n, cp.p, cp.k
     nn = n - p if reml else n
     sigma2 = ev["r2"] / nn
