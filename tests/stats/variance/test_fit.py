@@ -614,3 +614,78 @@ def test_nesting_equals_its_pairs_definition():
                 mixed._check_same_grouping(codes, levels, ["a", "b"])
         else:
             mixed._check_same_grouping(codes, levels, ["a", "b"])
+
+
+def _zero_designs(rng, count=6):
+    """Random crossed designs, some variances 0 (as in the projected-Newton test)."""
+    out = []
+    for _ in range(count):
+        n = int(rng.integers(200, 600))
+        sizes = rng.integers(5, 60, 3)
+        sds = rng.choice([0.0, 0.0, 0.3, 1.0], 3)
+        groups = [rng.integers(0, m, n) for m in sizes]
+        y = sum(s * rng.normal(size=m)[g] for g, m, s in zip(groups, sizes, sds, strict=True))
+        X = np.column_stack([np.ones(n), rng.normal(size=n)])
+        out.append((y + rng.normal(size=n), X, groups, list(sizes)))
+    return out
+
+
+@pytest.mark.parametrize("path", ["dense", "sparse"])
+def test_an_evaluation_at_at_zero_serves_for_zero(path):
+    """The kept evaluation at theta_j = AT_ZERO answers for theta_j = 0, as a fresh
+    evaluation at 0 would (to rounding; the zero's gradient components exactly 0)."""
+    from vareval.stats.variance.sparse import AT_ZERO
+
+    for y, X, groups, sizes in _zero_designs(np.random.default_rng(41), 3):
+        cp = _Crossprods(y, X, groups, sizes, path=path)
+        theta = np.array([0.7, 0.0, 1.3])
+        kept = cp.evaluate(np.where(theta > 0, theta, AT_ZERO), gram=True)
+        served = cp.evaluate(theta, gram=True)
+        fresh = cp._evaluate(theta, True, True, gram=True)
+        assert served["dev"] == kept["dev"]  # no new evaluation
+        assert served["dev"] == pytest.approx(fresh["dev"], rel=1e-13, abs=1e-10)
+        for part in ("grad", "dlogdetA", "dr2", "dlogdetRX2"):
+            assert served[part][1] == 0.0  # (the sparse selected inverse leaves ~1e-8 there)
+            scale = np.max(np.abs(fresh[part]))
+            np.testing.assert_allclose(served[part], fresh[part], rtol=1e-9, atol=1e-7 * scale)
+        np.testing.assert_allclose(served["beta"], fresh["beta"], rtol=1e-12)
+        np.testing.assert_allclose(served["gram"][0], fresh["gram"][0], rtol=1e-12)
+
+
+def test_the_predicted_last_newton_step_is_the_confirmed_one():
+    """Without its confirming evaluation the Newton steps return the point the
+    confirming evaluation returns (to 1e-9), in fewer evaluations."""
+    predicted = 0
+    for reml in (True, False):
+        for y, X, groups, sizes in _zero_designs(np.random.default_rng(43)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", VarevalWarning)
+                out = {}
+                for confirm in (True, False):
+                    cp = _Crossprods(y, X, groups, sizes)
+                    counter = [0]
+                    found = mixed._ai_newton(
+                        cp, reml, mixed._moment_start(cp), counter, confirm=confirm
+                    )
+                    out[confirm] = (found, counter[0])
+            (x1, _), n1 = out[True]
+            (x0, ev0), n0 = out[False]
+            np.testing.assert_allclose(x0, x1, rtol=1e-9, atol=1e-12)
+            assert np.array_equal(x0 == 0, x1 == 0)
+            assert n0 <= n1 and (ev0 is not None or n0 < n1)
+            predicted += ev0 is None
+    assert predicted >= 3  # the prediction is exercised
+
+
+def test_level_sums_equal_the_sparse_product():
+    """Z'[X y] by bincount is bitwise the sparse product's (rows outside a factor too)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(47)
+    for it in range(6):
+        n, q = int(rng.integers(10, 5000)), int(rng.integers(2, 300))
+        g = rng.integers(-1 if it % 2 else 0, q, n)
+        Xy = rng.normal(size=(n, 4)) * [1.0, 1e3, 1e-3, 7.0]
+        m = g >= 0
+        Zt = sp.csr_matrix((np.ones(int(m.sum())), (g[m], np.flatnonzero(m))), shape=(q, n))
+        assert np.array_equal(mixed._level_sums(g, m, Xy, q), Zt @ Xy)
