@@ -40,6 +40,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The hottest loops compiled again for AVX2 and AVX-512, chosen at load (GCC's
+ * function multiversioning, x86-64 ELF only), with floating-point contraction
+ * off so that every variant computes the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#else
+#define CLONES
+#endif
+
 typedef struct {
     void *state;
     uint64_t (*next_uint64)(void *st);
@@ -419,7 +428,7 @@ static inline __attribute__((always_inline)) void label_loop(
 /* label_loop for each (inline_pcg, narrow), each its own function: inlined into
  * one, the four made the loops 1.2-1.7x slower. */
 #define LABEL_LOOP(name, inline_pcg, narrow)                                              \
-    static __attribute__((noinline)) void name(                                           \
+    static __attribute__((noinline)) CLONES void name(                                    \
         words_t *source, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,              \
         const int64_t *given, const int32_t *given_slots, int32_t *out, Py_ssize_t width, \
         const int32_t *one, const int32_t *two, const uint64_t *packed,                   \
@@ -587,6 +596,31 @@ static inline __attribute__((always_inline)) double macro_average(
     return ((sum[0] + sum[1]) + (sum[2] + sum[3])) / ((count[0] + count[1]) + (count[2] + count[3]));
 }
 
+/* prf_deltas' macro averages, resample by resample. */
+static __attribute__((noinline)) CLONES void macro_deltas(
+    const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width, Py_ssize_t c, int which,
+    double b2, double *scratch, double *present_scratch, double *out) {
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
+                      *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
+        double value[2];
+#define MACRO(w)                                                                              \
+    value[0] = macro_average(both, only_a, only_b, neither, fp_a, c, w, b2, scratch,          \
+                             present_scratch);                                                \
+    value[1] = macro_average(both, only_b, only_a, neither, fp_b, c, w, b2, scratch,          \
+                             present_scratch)
+        if (which == 0) {
+            MACRO(0);
+        } else if (which == 1) {
+            MACRO(1);
+        } else {
+            MACRO(2);
+        }
+#undef MACRO
+        out[r] = value[0] - value[1];
+    }
+}
+
 /* prf_deltas(counts, n_classes, average, which, b2, out)
  *
  *   counts  int32 (R, W), W >= 6 C: per resample, in blocks of C columns, the items
@@ -628,25 +662,12 @@ static PyObject *prf_deltas(PyObject *self, PyObject *args) {
     }
     double *present_scratch = scratch + (average == 0 ? c : 0);
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; r < n_res; r++) {
+    if (average == 0) macro_deltas(counts, n_res, width, c, which, b2, scratch, present_scratch, out);
+    for (Py_ssize_t r = 0; average != 0 && r < n_res; r++) {
         const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
                       *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
         double value[2];
-        if (average == 0) {
-#define MACRO(w)                                                                              \
-    value[0] = macro_average(both, only_a, only_b, neither, fp_a, c, w, b2, scratch,          \
-                             present_scratch);                                                \
-    value[1] = macro_average(both, only_b, only_a, neither, fp_b, c, w, b2, scratch,          \
-                             present_scratch)
-            if (which == 0) {
-                MACRO(0);
-            } else if (which == 1) {
-                MACRO(1);
-            } else {
-                MACRO(2);
-            }
-#undef MACRO
-        } else if (average == 1) {
+        if (average == 1) {
             double tp[2] = {0, 0}, fp[2] = {0, 0}, fn[2] = {0, 0}, den;
             for (Py_ssize_t i = 0; i < c; i++) {
                 tp[0] += both[i] + only_a[i];
