@@ -44,7 +44,8 @@
  * function multiversioning, x86-64 ELF only), with floating-point contraction
  * off so that every variant computes the same bits. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#define CLONES                                                                            \
+    __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
 #else
 #define CLONES
 #endif
@@ -89,10 +90,11 @@ static inline uint64_t mul_high(uint64_t a, uint64_t b, uint64_t *low) {
  *
  * The state is held one step ahead (`ahead`: the state whose output is the next
  * word), so a word's output and digits start at once, beside the step to the
- * state after it, instead of waiting for that step's 128-bit multiplication
- * (1,000 classes 0.133 -> 0.118 s). (Stepping 2, 3, 4 or 8 interleaved lanes by
- * a**L, the same words, was slower: 0.093 -> 0.096-0.163 s in the counting loop,
- * whose multiplications and loads, not the step's latency, set its pace.) */
+ * state after it, instead of waiting for that step's 128-bit multiplication (the
+ * label path at 1,000 classes 0.133 -> 0.123 s). (Stepping 2, 3, 4 or 8 interleaved
+ * lanes by a**L, the same words, was slower: a harness of the label loop 0.087 ->
+ * 0.094-0.163 s. The integer multiplier, seven products a word with four digits,
+ * sets the pace, not the step's latency; see bench/README.md.) */
 #define PCG64_MULT (((__uint128_t)UINT64_C(2549297995355413924) << 64) | UINT64_C(4865540595714422341))
 
 /* Where the 64-bit words come from: the bit generator's next_uint64, or numpy's
@@ -662,7 +664,8 @@ static PyObject *prf_deltas(PyObject *self, PyObject *args) {
     }
     double *present_scratch = scratch + (average == 0 ? c : 0);
     Py_BEGIN_ALLOW_THREADS
-    if (average == 0) macro_deltas(counts, n_res, width, c, which, b2, scratch, present_scratch, out);
+    if (average == 0)
+        macro_deltas(counts, n_res, width, c, which, b2, scratch, present_scratch, out);
     for (Py_ssize_t r = 0; average != 0 && r < n_res; r++) {
         const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
                       *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
