@@ -583,13 +583,21 @@ static inline __attribute__((always_inline)) double macro_average(
         value[i] = num / (den + (1.0 - defined));
         present[i] = which == 2 ? defined : (double)(t + p + f > 0);
     }
-    double sum[4] = {0, 0, 0, 0}, count[4] = {0, 0, 0, 0};
+    /* the four partial sums as two vectors of two: lane q adds value[i + q] in
+     * order, as the loop over q it replaces (which gcc vectorised into lane
+     * extractions and scalar adds) */
+    typedef double two_t __attribute__((vector_size(2 * sizeof(double)), aligned(8), may_alias));
+    two_t sum01 = {0, 0}, sum23 = {0, 0}, count01 = {0, 0}, count23 = {0, 0};
     Py_ssize_t i = 0;
-    for (; i + 4 <= c; i += 4)
-        for (int q = 0; q < 4; q++) {
-            sum[q] += value[i + q];
-            count[q] += present[i + q];
-        }
+    for (; i + 4 <= c; i += 4) {
+        const two_t *v = (const two_t *)(value + i), *m = (const two_t *)(present + i);
+        sum01 += v[0];
+        sum23 += v[1];
+        count01 += m[0];
+        count23 += m[1];
+    }
+    double sum[4] = {sum01[0], sum01[1], sum23[0], sum23[1]};
+    double count[4] = {count01[0], count01[1], count23[0], count23[1]};
     for (; i < c; i++) {
         sum[0] += value[i];
         count[0] += present[i];
