@@ -501,13 +501,14 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "label_counts: inconsistent array sizes");
         goto done;
     }
-    for (int k = 0; k < 3; k++) {
-        const int32_t *table = v[k].buf;
-        for (Py_ssize_t i = 0; i < (k + 1) * m[k]; i++)
-            if (table[i] < 0 || table[i] >= width) goto bad;
+    for (int k = 0; k < 4; k++) { /* every column in [0, width): no early exit, so it vectorises */
+        const int32_t *table = k < 3 ? v[k].buf : given_slots;
+        const Py_ssize_t size = k < 3 ? (k + 1) * m[k] : 3 * n_given;
+        const int32_t last = width - 1 > INT32_MAX ? INT32_MAX : (int32_t)(width - 1);
+        int outside = 0;
+        for (Py_ssize_t i = 0; i < size; i++) outside |= (table[i] < 0) | (table[i] > last);
+        if (outside) goto bad;
     }
-    for (Py_ssize_t i = 0; i < 3 * n_given; i++)
-        if (given_slots[i] < 0 || given_slots[i] >= width) goto bad;
     for (Py_ssize_t r = 0; r < n_res; r++) {
         int64_t total = 0;
         for (Py_ssize_t i = 0; i < n_given + 3; i++) {
@@ -527,12 +528,15 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; narrow && i < m[0]; i++) one16[i] = (uint16_t)one[i];
-    for (Py_ssize_t i = 0; narrow && i < m[1]; i++)
-        two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
-    for (Py_ssize_t i = 0; packed && i < m[2]; i++)
-        packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
-                    (uint64_t)three[3 * i + 2] << 42;
+    if (narrow) { /* loops without a test in their condition, so they vectorise */
+        for (Py_ssize_t i = 0; i < m[0]; i++) one16[i] = (uint16_t)one[i];
+        for (Py_ssize_t i = 0; i < m[1]; i++)
+            two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
+    }
+    if (packed)
+        for (Py_ssize_t i = 0; i < m[2]; i++)
+            packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
+                        (uint64_t)three[3 * i + 2] << 42;
     words_t w;
     if (words_init(&w, bg, pcg) < 0) goto done;
     digits_t ds[3];
