@@ -41,9 +41,10 @@
 #include <string.h>
 
 /* The hottest loops compiled again for AVX2 and AVX-512, chosen at load (GCC's
- * function multiversioning, x86-64 ELF only), with floating-point contraction
- * off so that every variant computes the same bits. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+ * function multiversioning, through glibc's ifunc: x86-64 Linux), with
+ * floating-point contraction off so that every variant computes the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && \
+    defined(__GLIBC__)
 #define CLONES                                                                            \
     __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
 #else
