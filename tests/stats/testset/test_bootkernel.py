@@ -325,6 +325,67 @@ def test_pcg64_stepped_in_the_kernel_gives_its_own_words(width):
     assert rs.pcg64_state(np.random.Philox(1)) is None
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_pcg64_stepped_in_the_kernel_follows_numpys_stream_across_calls(seed):
+    # the kernel holds numpy's PCG64 one step ahead and steps it back when a call
+    # ends: over many seeds and call lengths (no word, one, a word's digits less
+    # or more one, a rejected word's worth, thousands), each call's draws are the
+    # definition's on numpy's own words (random_raw), each call starts where the
+    # last one left the generator, and the generator is left after the words used
+    rng = np.random.default_rng(seed)
+    ref = copy_of(rng.bit_generator)
+    sizes = np.random.default_rng(100 + seed)
+    for high in (2, 700, 3105, 23_170, 659_000, 100_003):
+        k = Digits(ref, high).k
+        lookup = (np.arange(high) % 97).astype(np.int32)
+        cols, vals = rs.padded_rows(np.eye(97))
+        for draws in (0, 1, k - 1, k, k + 1, 3 * k + 2, int(sizes.integers(1, 5000))):
+            given = np.array([[draws // 3], [0], [draws - draws // 3]])  # resamples of a call
+            got = rs.compiled_sums(kernel, rng, lookup, cols, vals, np.zeros(0, np.int32),
+                                   given, 97)
+            stream = Digits(ref, high)  # a call's left-over digits are dropped
+            want = [np.bincount(lookup[stream.take(int(m))], minlength=97) for m in given[:, 0]]
+            np.testing.assert_array_equal(got, want)
+            assert rng.bit_generator.state == ref.state
+    np.testing.assert_array_equal(rng.bit_generator.random_raw(5), ref.random_raw(5))
+
+
+def _macro_in_order(t, p, f, which, b2):
+    """A macro average summed as the kernel documents it, in Python floats.
+
+    Class i's value num / den (0 where den = 0) goes to partial sum i mod 4
+    (the last c mod 4 classes to the first), and the result is
+    ((s0 + s1) + (s2 + s3)) / (the classes present, summed alike).
+    """
+    s, m, whole = [0.0] * 4, [0.0] * 4, len(t) - len(t) % 4
+    for i, (ti, pi, fi) in enumerate(zip(t.tolist(), p.tolist(), f.tolist(), strict=True)):
+        num = ti * (1 + b2) if which == 2 else ti
+        den = ti + pi if which == 0 else ti + fi if which == 1 else num + pi + b2 * fi
+        q = i % 4 if i < whole else 0
+        s[q] += num / den if den > 0 else 0.0
+        m[q] += float(den > 0) if which == 2 else float(ti + pi + fi > 0)
+    return ((s[0] + s[1]) + (s[2] + s[3])) / ((m[0] + m[1]) + (m[2] + m[3]))
+
+
+@pytest.mark.parametrize("c", [7, 60, 1001])
+def test_macro_combine_is_bit_exact_in_its_documented_order(c):
+    # whichever variant of the combine the CPU runs (it is also compiled for AVX2
+    # and AVX-512), precision, recall and F-beta (beta**2 inexact, so a fused
+    # multiply-add would show) are the same bits as the plain sum in its order
+    rng = np.random.default_rng(c)
+    rows = 20
+    counts = rng.integers(0, 300, (rows, 6 * c)).astype(np.int32)
+    counts[:, rng.random(6 * c) < 0.2] = 0  # absent classes
+    both, only_a, only_b, neither, fp_a, fp_b = counts.reshape(rows, 6, c).transpose(1, 0, 2)
+    for which, b2 in ((0, 1.0), (1, 1.0), (2, 1.0), (2, 1.3**2), (2, 0.5**2)):
+        out = np.empty(rows)
+        kernel.prf_deltas(counts, c, 0, which, b2, out)
+        for r in range(rows):
+            a = _macro_in_order(both[r] + only_a[r], fp_a[r], only_b[r] + neither[r], which, b2)
+            b = _macro_in_order(both[r] + only_b[r], fp_b[r], only_a[r] + neither[r], which, b2)
+            assert out[r] == a - b
+
+
 def test_label_counts_and_prf_deltas_refuse_bad_arrays():
     rng = np.random.default_rng(0)
     cap = rng.bit_generator.capsule

@@ -40,6 +40,17 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The hottest loops compiled again for AVX2 and AVX-512, chosen at load (GCC's
+ * function multiversioning, through glibc's ifunc: x86-64 Linux), with
+ * floating-point contraction off so that every variant computes the same bits. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) && \
+    defined(__GLIBC__)
+#define CLONES                                                                            \
+    __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#else
+#define CLONES
+#endif
+
 typedef struct {
     void *state;
     uint64_t (*next_uint64)(void *st);
@@ -76,26 +87,23 @@ static inline uint64_t mul_high(uint64_t a, uint64_t b, uint64_t *low) {
  * struct below (numpy's pcg64_state points to it first); the caller passes the
  * state it expects (`pcg_expected`), and the words are stepped here only if the
  * memory holds exactly that, else they come from next_uint64 as for any other
- * bit generator. */
-typedef struct {
-    __uint128_t state, inc;
-} pcg64_t;
-
+ * bit generator.
+ *
+ * The state is held one step ahead (`ahead`: the state whose output is the next
+ * word), so a word's output and digits start at once, beside the step to the
+ * state after it, instead of waiting for that step's 128-bit multiplication (the
+ * label path at 1,000 classes 0.133 -> 0.123 s). (Stepping 2, 3, 4 or 8 interleaved
+ * lanes by a**L, the same words, was slower: a harness of the label loop 0.087 ->
+ * 0.094-0.163 s. The integer multiplier, seven products a word with four digits,
+ * sets the pace, not the step's latency; see bench/README.md.) */
 #define PCG64_MULT (((__uint128_t)UINT64_C(2549297995355413924) << 64) | UINT64_C(4865540595714422341))
-
-static inline uint64_t pcg64_step(__uint128_t *state, __uint128_t inc) {
-    *state = *state * PCG64_MULT + inc;
-    const uint64_t v = (uint64_t)(*state >> 64) ^ (uint64_t)*state;
-    const unsigned rot = (unsigned)(*state >> 122);
-    return (v >> rot) | (v << ((-rot) & 63));
-}
 
 /* Where the 64-bit words come from: the bit generator's next_uint64, or numpy's
  * PCG64 stepped here. */
 typedef struct {
     bitgen_t *bg;
     unsigned char *pcg; /* numpy's PCG64 state when stepped here, else NULL */
-    __uint128_t state, inc;
+    __uint128_t ahead, mult, inc; /* mult: PCG64_MULT (from a register, not rebuilt each step) */
 } words_t;
 
 static int words_init(words_t *w, bitgen_t *bg, PyObject *pcg_expected) {
@@ -107,22 +115,38 @@ static int words_init(words_t *w, bitgen_t *bg, PyObject *pcg_expected) {
     if (PyBytes_AsStringAndSize(pcg_expected, &want, &size) < 0) return -1;
     unsigned char *mem = *(unsigned char **)bg->state;
     if (size == 2 * sizeof(__uint128_t) && mem != NULL && memcmp(mem, want, size) == 0) {
+        __uint128_t state;
         w->pcg = mem;
-        memcpy(&w->state, mem, sizeof(__uint128_t));
+        memcpy(&state, mem, sizeof(__uint128_t));
         memcpy(&w->inc, mem + sizeof(__uint128_t), sizeof(__uint128_t));
+        w->mult = PCG64_MULT;
+        w->ahead = state * PCG64_MULT + w->inc;
     }
     return 0;
 }
 
+/* Numpy's PCG64 left at its last word taken: the state one step before `ahead`,
+ * (ahead - inc) / a (a is odd, so invertible mod 2**128). */
 static void words_done(words_t *w) {
-    if (w->pcg) memcpy(w->pcg, &w->state, sizeof(__uint128_t));
+    if (!w->pcg) return;
+    __uint128_t inverse = PCG64_MULT; /* right in 3 bits; each Newton step doubles them */
+    for (int i = 0; i < 6; i++) inverse *= 2 - PCG64_MULT * inverse;
+    const __uint128_t state = (w->ahead - w->inc) * inverse;
+    memcpy(w->pcg, &state, sizeof(__uint128_t));
 }
 
-/* One word: `inline_pcg` is a constant at each use, so the loops that call this
- * are compiled twice, with the PCG64 state in registers in one. */
+/* One word (PCG64's XSL-RR output of the state it steps to): `inline_pcg` is a
+ * constant at each use, so the loops that call this are compiled twice, with the
+ * PCG64 state in registers in one. */
 static inline __attribute__((always_inline)) uint64_t next_word(words_t *w,
                                                                 const int inline_pcg) {
-    if (inline_pcg) return pcg64_step(&w->state, w->inc);
+    if (inline_pcg) {
+        const __uint128_t s = w->ahead;
+        const uint64_t v = (uint64_t)(s >> 64) ^ (uint64_t)s;
+        const unsigned rot = (unsigned)(s >> 122);
+        w->ahead = s * w->mult + w->inc;
+        return (v >> rot) | (v << ((-rot) & 63));
+    }
     return w->bg->next_uint64(w->bg->state);
 }
 
@@ -407,7 +431,7 @@ static inline __attribute__((always_inline)) void label_loop(
 /* label_loop for each (inline_pcg, narrow), each its own function: inlined into
  * one, the four made the loops 1.2-1.7x slower. */
 #define LABEL_LOOP(name, inline_pcg, narrow)                                              \
-    static __attribute__((noinline)) void name(                                           \
+    static __attribute__((noinline)) CLONES void name(                                    \
         words_t *source, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,              \
         const int64_t *given, const int32_t *given_slots, int32_t *out, Py_ssize_t width, \
         const int32_t *one, const int32_t *two, const uint64_t *packed,                   \
@@ -478,13 +502,14 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "label_counts: inconsistent array sizes");
         goto done;
     }
-    for (int k = 0; k < 3; k++) {
-        const int32_t *table = v[k].buf;
-        for (Py_ssize_t i = 0; i < (k + 1) * m[k]; i++)
-            if (table[i] < 0 || table[i] >= width) goto bad;
+    for (int k = 0; k < 4; k++) { /* every column in [0, width): no early exit, so it vectorises */
+        const int32_t *table = k < 3 ? v[k].buf : given_slots;
+        const Py_ssize_t size = k < 3 ? (k + 1) * m[k] : 3 * n_given;
+        const int32_t last = width - 1 > INT32_MAX ? INT32_MAX : (int32_t)(width - 1);
+        int outside = 0;
+        for (Py_ssize_t i = 0; i < size; i++) outside |= (table[i] < 0) | (table[i] > last);
+        if (outside) goto bad;
     }
-    for (Py_ssize_t i = 0; i < 3 * n_given; i++)
-        if (given_slots[i] < 0 || given_slots[i] >= width) goto bad;
     for (Py_ssize_t r = 0; r < n_res; r++) {
         int64_t total = 0;
         for (Py_ssize_t i = 0; i < n_given + 3; i++) {
@@ -504,12 +529,15 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; narrow && i < m[0]; i++) one16[i] = (uint16_t)one[i];
-    for (Py_ssize_t i = 0; narrow && i < m[1]; i++)
-        two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
-    for (Py_ssize_t i = 0; packed && i < m[2]; i++)
-        packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
-                    (uint64_t)three[3 * i + 2] << 42;
+    if (narrow) { /* loops without a test in their condition, so they vectorise */
+        for (Py_ssize_t i = 0; i < m[0]; i++) one16[i] = (uint16_t)one[i];
+        for (Py_ssize_t i = 0; i < m[1]; i++)
+            two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
+    }
+    if (packed)
+        for (Py_ssize_t i = 0; i < m[2]; i++)
+            packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
+                        (uint64_t)three[3 * i + 2] << 42;
     words_t w;
     if (words_init(&w, bg, pcg) < 0) goto done;
     digits_t ds[3];
@@ -560,19 +588,52 @@ static inline __attribute__((always_inline)) double macro_average(
         value[i] = num / (den + (1.0 - defined));
         present[i] = which == 2 ? defined : (double)(t + p + f > 0);
     }
-    double sum[4] = {0, 0, 0, 0}, count[4] = {0, 0, 0, 0};
+    /* the four partial sums as two vectors of two: lane q adds value[i + q] in
+     * order, as the loop over q it replaces (which gcc vectorised into lane
+     * extractions and scalar adds) */
+    typedef double two_t __attribute__((vector_size(2 * sizeof(double)), aligned(8), may_alias));
+    two_t sum01 = {0, 0}, sum23 = {0, 0}, count01 = {0, 0}, count23 = {0, 0};
     Py_ssize_t i = 0;
-    for (; i + 4 <= c; i += 4)
-        for (int q = 0; q < 4; q++) {
-            sum[q] += value[i + q];
-            count[q] += present[i + q];
-        }
+    for (; i + 4 <= c; i += 4) {
+        const two_t *v = (const two_t *)(value + i), *m = (const two_t *)(present + i);
+        sum01 += v[0];
+        sum23 += v[1];
+        count01 += m[0];
+        count23 += m[1];
+    }
+    double sum[4] = {sum01[0], sum01[1], sum23[0], sum23[1]};
+    double count[4] = {count01[0], count01[1], count23[0], count23[1]};
     for (; i < c; i++) {
         sum[0] += value[i];
         count[0] += present[i];
     }
     /* 0/0: NaN, as numpy */
     return ((sum[0] + sum[1]) + (sum[2] + sum[3])) / ((count[0] + count[1]) + (count[2] + count[3]));
+}
+
+/* prf_deltas' macro averages, resample by resample. */
+static __attribute__((noinline)) CLONES void macro_deltas(
+    const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width, Py_ssize_t c, int which,
+    double b2, double *scratch, double *present_scratch, double *out) {
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
+                      *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
+        double value[2];
+#define MACRO(w)                                                                              \
+    value[0] = macro_average(both, only_a, only_b, neither, fp_a, c, w, b2, scratch,          \
+                             present_scratch);                                                \
+    value[1] = macro_average(both, only_b, only_a, neither, fp_b, c, w, b2, scratch,          \
+                             present_scratch)
+        if (which == 0) {
+            MACRO(0);
+        } else if (which == 1) {
+            MACRO(1);
+        } else {
+            MACRO(2);
+        }
+#undef MACRO
+        out[r] = value[0] - value[1];
+    }
 }
 
 /* prf_deltas(counts, n_classes, average, which, b2, out)
@@ -616,25 +677,13 @@ static PyObject *prf_deltas(PyObject *self, PyObject *args) {
     }
     double *present_scratch = scratch + (average == 0 ? c : 0);
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t r = 0; r < n_res; r++) {
+    if (average == 0)
+        macro_deltas(counts, n_res, width, c, which, b2, scratch, present_scratch, out);
+    for (Py_ssize_t r = 0; average != 0 && r < n_res; r++) {
         const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
                       *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
         double value[2];
-        if (average == 0) {
-#define MACRO(w)                                                                              \
-    value[0] = macro_average(both, only_a, only_b, neither, fp_a, c, w, b2, scratch,          \
-                             present_scratch);                                                \
-    value[1] = macro_average(both, only_b, only_a, neither, fp_b, c, w, b2, scratch,          \
-                             present_scratch)
-            if (which == 0) {
-                MACRO(0);
-            } else if (which == 1) {
-                MACRO(1);
-            } else {
-                MACRO(2);
-            }
-#undef MACRO
-        } else if (average == 1) {
+        if (average == 1) {
             double tp[2] = {0, 0}, fp[2] = {0, 0}, fn[2] = {0, 0}, den;
             for (Py_ssize_t i = 0; i < c; i++) {
                 tp[0] += both[i] + only_a[i];
