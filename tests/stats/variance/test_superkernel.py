@@ -41,7 +41,9 @@ def _both(row, col, n, values, kernel_switch, **partition):
     out = []
     for engine in ("kernel", "numpy"):
         _use(engine, kernel_switch)
-        chol = SparseCholesky(row, col, n, **partition)
+        # numpy on the kernel's ordering (its own default is SuperLU's)
+        perm = out[0][0].perm if out else None
+        chol = SparseCholesky(row, col, n, perm=perm, **partition)
         assert (chol._kernel is not None) == (engine == "kernel")
         f = chol.factor(values)
         out.append((chol, f, f.solve(B[:, 0]), f.solve(B), f.inverse_on_pattern()))

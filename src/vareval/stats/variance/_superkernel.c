@@ -539,6 +539,338 @@ done:
     return result;
 }
 
+/* ---- The approximate minimum degree ordering (Amestoy, Davis & Duff 1996) ----
+ *
+ * Minimum degree on the quotient graph: an eliminated variable becomes an element
+ * (the clique of its uneliminated neighbours, stored as one list), and each variable
+ * keeps a list of its adjacent elements followed by its adjacent variables not yet
+ * covered by a common element. The degree of a variable is not computed exactly but
+ * bounded above (the paper's approximate external degree): with p the pivot and Lp
+ * its element,
+ *   d_i <= min(n_left - |i|, d_i(old) + |Lp \ i|, |A_i| + |Lp \ i| + sum_e |Le \ Lp|),
+ * the last sum over i's other elements, each |Le \ Lp| found for all of them at once
+ * in one pass over the elements adjacent to Lp. Elements with Le inside Lp are
+ * absorbed into p (aggressive absorption); variables of Lp whose only neighbour is p
+ * are eliminated with it (mass elimination); variables with the same lists are
+ * merged into one supervariable (found by a hash of the lists, then compared).
+ * Variables of degree above max(16, 10 sqrt(n)) are left out and ordered last.
+ * Weights: nv[i] the number of variables in supervariable i; degrees count them.
+ *
+ * Only the ordering comes from here: the structure of L is derived from the
+ * permuted pattern (symbolic), so the ordering affects fill and time, never the
+ * factor's correctness.
+ */
+enum { VAR = 0, ELEM = 1, DEAD = 2, DENSE = 3 };
+
+typedef struct {
+    int64_t n, iwlen, pfree;
+    int64_t *iw, *pe, *len, *elen, *nv, *deg, *head, *next, *prev, *w, *hhead, *hnext, *mk,
+        *chain, *tail, *tmp;
+    char *kind;
+} Amd;
+
+static void amd_insert(Amd *a, int64_t i, int64_t d) {
+    a->prev[i] = -1;
+    a->next[i] = a->head[d];
+    if (a->head[d] >= 0) a->prev[a->head[d]] = i;
+    a->head[d] = i;
+}
+
+static void amd_remove(Amd *a, int64_t i) {
+    if (a->prev[i] >= 0)
+        a->next[a->prev[i]] = a->next[i];
+    else
+        a->head[a->deg[i]] = a->next[i];
+    if (a->next[i] >= 0) a->prev[a->next[i]] = a->prev[i];
+}
+
+/* Compact the live lists to the front of iw (each list's first entry is replaced by
+ * -(owner + 1) to find it in one pass) and make room for `need` more entries. */
+static int amd_compact(Amd *a, int64_t need) {
+    int64_t n = a->n, *iw = a->iw, r = 0, w = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (a->kind[i] != DEAD && a->pe[i] >= 0 && a->len[i] > 0) {
+            a->tmp[i] = iw[a->pe[i]];
+            iw[a->pe[i]] = -(i + 1);
+        }
+    while (r < a->pfree) {
+        if (iw[r] < 0) {
+            int64_t i = -iw[r] - 1, L = a->len[i];
+            iw[w] = a->tmp[i];
+            memmove(iw + w + 1, iw + r + 1, (L - 1) * sizeof(int64_t));
+            a->pe[i] = w;
+            w += L;
+            r += L;
+        } else
+            r++;
+    }
+    a->pfree = w;
+    if (w + need > a->iwlen) {
+        int64_t size = (w + need) + (w + need) / 2;
+        int64_t *grown = realloc(a->iw, size * sizeof(int64_t));
+        if (!grown) return -1;
+        a->iw = grown;
+        a->iwlen = size;
+    }
+    return 0;
+}
+
+/* perm (n): the elimination order, from the symmetric pattern without its diagonal
+ * (ptr, adj: each column's neighbours). Returns 0, -1 (memory) or -2 (an internal
+ * inconsistency: the caller falls back to another ordering). */
+static int amd_order(int64_t n, const int64_t *ptr, const int64_t *adj, double dense,
+                     int64_t *perm) {
+    Amd a = {0};
+    int status = -1;
+    int64_t nnz = ptr[n];
+    a.n = n;
+    a.iwlen = nnz + nnz / 5 + 2 * n + 16;
+    a.iw = malloc(a.iwlen * sizeof(int64_t));
+    int64_t **arrays[] = {&a.pe, &a.len, &a.elen, &a.nv,    &a.deg,   &a.head,  &a.next, &a.prev,
+                          &a.w,  &a.hhead, &a.hnext, &a.mk, &a.chain, &a.tail, &a.tmp};
+    int narrays = sizeof arrays / sizeof *arrays, ok = a.iw != NULL;
+    for (int t = 0; t < narrays; t++) ok = ok && (*arrays[t] = malloc((n + 1) * sizeof(int64_t)));
+    a.kind = malloc(n + 1);
+    if (!ok || !a.kind) goto done;
+    status = -2;
+    int64_t out = 0, left = 0, mindeg = 0, wflg = 1, stamp = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t d = ptr[i + 1] - ptr[i];
+        a.kind[i] = (dense >= 0 && d > 16 && 2 * d > n && (double)d * d > dense * dense * n) ? DENSE : VAR;
+        a.nv[i] = 1;
+        a.w[i] = a.mk[i] = 0;
+        a.chain[i] = -1;
+        a.tail[i] = i;
+        a.hhead[i] = -1;
+        a.head[i] = -1;
+    }
+    a.head[n] = -1;
+    for (int64_t i = 0; i < n; i++) {
+        a.pe[i] = a.pfree;
+        a.elen[i] = 0;
+        if (a.kind[i] == DENSE) {
+            a.pe[i] = -1;
+            a.len[i] = 0;
+            continue;
+        }
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++)
+            if (adj[t] != i && a.kind[adj[t]] == VAR) a.iw[a.pfree++] = adj[t];
+        a.len[i] = a.deg[i] = a.pfree - a.pe[i];
+        left++;
+    }
+    for (int64_t i = n - 1; i >= 0; i--) /* the lowest index first among equal degrees */
+        if (a.kind[i] == VAR) amd_insert(&a, i, a.deg[i]);
+    int64_t *iw;
+    while (left > 0) {
+        /* the pivot: a variable of least degree */
+        while (mindeg < n && a.head[mindeg] < 0) mindeg++;
+        if (mindeg >= n) goto done;
+        int64_t p = a.head[mindeg];
+        amd_remove(&a, p);
+        int64_t nvp = a.nv[p];
+        left -= nvp;
+        a.nv[p] = -nvp;
+        if (a.pfree + left + 1 > a.iwlen && amd_compact(&a, left + 1) < 0) {
+            status = -1;
+            goto done;
+        }
+        iw = a.iw;
+        /* its element Lp: the variables of its elements (absorbed) and its own */
+        int64_t lp = a.pfree, degme = 0, ps = a.pe[p];
+        for (int64_t t = 0; t < a.len[p]; t++) {
+            int64_t x = iw[ps + t], s0 = x, s1 = x + 1;
+            if (t < a.elen[p]) {
+                if (a.kind[x] != ELEM) continue;
+                s0 = a.pe[x];
+                s1 = s0 + a.len[x];
+                a.kind[x] = DEAD;
+                a.pe[x] = -1;
+            }
+            for (int64_t s = s0; s < s1; s++) {
+                int64_t j = t < a.elen[p] ? iw[s] : x;
+                if (a.kind[j] == VAR && a.nv[j] > 0) {
+                    degme += a.nv[j];
+                    a.nv[j] = -a.nv[j];
+                    iw[a.pfree++] = j;
+                    amd_remove(&a, j);
+                }
+            }
+        }
+        int64_t lpend = a.pfree;
+        a.kind[p] = ELEM;
+        a.pe[p] = lp;
+        a.len[p] = lpend - lp;
+        a.elen[p] = -1;
+        /* |Le \ Lp| for every element adjacent to Lp: w[e] - wflg */
+        for (int64_t t = lp; t < lpend; t++) {
+            int64_t i = iw[t], nvi = -a.nv[i];
+            for (int64_t s = a.pe[i]; s < a.pe[i] + a.elen[i]; s++) {
+                int64_t e = iw[s];
+                if (a.kind[e] != ELEM) continue;
+                if (a.w[e] < wflg) a.w[e] = a.deg[e] + wflg;
+                a.w[e] -= nvi;
+            }
+        }
+        /* each variable of Lp: prune its lists, add p, bound its degree, hash its lists */
+        for (int64_t t = lp; t < lpend; t++) {
+            int64_t i = iw[t], nvi = -a.nv[i], s0 = a.pe[i], wr = s0, dext = 0;
+            uint64_t h = 0;
+            for (int64_t s = s0; s < s0 + a.elen[i]; s++) {
+                int64_t e = iw[s];
+                if (a.kind[e] != ELEM) continue;
+                int64_t we = a.w[e] - wflg;
+                if (we > 0) {
+                    dext += we;
+                    iw[wr++] = e;
+                    h += (uint64_t)e;
+                } else { /* Le inside Lp: absorbed into p */
+                    a.kind[e] = DEAD;
+                    a.pe[e] = -1;
+                }
+            }
+            int64_t vs = wr;
+            for (int64_t s = s0 + a.elen[i]; s < s0 + a.len[i]; s++) {
+                int64_t j = iw[s];
+                if (a.kind[j] == VAR && a.nv[j] > 0) {
+                    dext += a.nv[j];
+                    iw[wr++] = j;
+                    h += (uint64_t)j;
+                }
+            }
+            if (vs == s0 && wr == vs) { /* p is its only neighbour: eliminated with p */
+                a.kind[i] = DEAD;
+                a.pe[i] = -1;
+                a.nv[i] = 0;
+                left -= nvi;
+                a.chain[a.tail[p]] = i;
+                a.tail[p] = a.tail[i];
+                continue;
+            }
+            if (wr + 1 > s0 + a.len[i]) goto done; /* no room for p: cannot happen */
+            memmove(iw + vs + 1, iw + vs, (wr - vs) * sizeof(int64_t));
+            iw[vs] = p;
+            a.elen[i] = vs - s0 + 1;
+            a.len[i] = wr - s0 + 1;
+            h += (uint64_t)p;
+            int64_t d = a.deg[i] + degme - nvi, d2 = dext + degme - nvi;
+            a.deg[i] = d < d2 ? d : d2;
+            int64_t b = (int64_t)(h % (uint64_t)n);
+            a.prev[i] = b; /* its hash bucket (it is in no degree list now) */
+            a.hnext[i] = a.hhead[b];
+            a.hhead[b] = i;
+        }
+        /* supervariables: variables of Lp with the same lists are merged */
+        for (int64_t t = lp; t < lpend; t++) {
+            int64_t b = a.kind[iw[t]] == VAR ? a.prev[iw[t]] : -1;
+            if (b < 0 || a.hhead[b] < 0) continue;
+            for (int64_t i = a.hhead[b]; i >= 0; i = a.hnext[i]) {
+                if (a.hnext[i] < 0) break;
+                stamp++;
+                for (int64_t s = a.pe[i]; s < a.pe[i] + a.len[i]; s++) a.mk[iw[s]] = stamp;
+                int64_t before = i;
+                for (int64_t j = a.hnext[i]; j >= 0; j = a.hnext[j]) {
+                    int same = a.len[j] == a.len[i] && a.elen[j] == a.elen[i];
+                    for (int64_t s = a.pe[j]; same && s < a.pe[j] + a.len[j]; s++)
+                        same = a.mk[iw[s]] == stamp;
+                    if (!same) {
+                        before = j;
+                        continue;
+                    }
+                    a.nv[i] += a.nv[j]; /* both negative while in Lp */
+                    a.deg[i] += a.nv[j];
+                    a.kind[j] = DEAD;
+                    a.pe[j] = -1;
+                    a.nv[j] = 0;
+                    a.chain[a.tail[i]] = j;
+                    a.tail[i] = a.tail[j];
+                    a.hnext[before] = a.hnext[j];
+                }
+            }
+            a.hhead[b] = -1;
+        }
+        /* back into the degree lists; Lp keeps its variables only */
+        int64_t wr = lp, size = 0;
+        for (int64_t t = lp; t < lpend; t++) {
+            int64_t i = iw[t];
+            if (a.kind[i] != VAR || a.nv[i] >= 0) continue;
+            a.nv[i] = -a.nv[i];
+            size += a.nv[i];
+            iw[wr++] = i;
+            int64_t d = a.deg[i], cap = left - a.nv[i];
+            d = d < cap ? d : cap;
+            a.deg[i] = d = d < 0 ? 0 : d;
+            amd_insert(&a, i, d);
+            if (d < mindeg) mindeg = d;
+        }
+        a.len[p] = wr - lp;
+        a.deg[p] = size;
+        a.nv[p] = nvp;
+        a.pfree = wr;
+        wflg += n + 1;
+        for (int64_t x = p; x >= 0; x = a.chain[x]) perm[out++] = x;
+    }
+    for (int64_t i = 0; i < n; i++) /* the dense variables, last */
+        if (a.kind[i] == DENSE) perm[out++] = i;
+    status = out == n ? 0 : -2;
+done:
+    free(a.iw);
+    for (int t = 0; t < narrays; t++) free(*arrays[t]);
+    free(a.kind);
+    return status;
+}
+
+/* amd(lo, hi, n) -> perm as bytes of int64: the AMD ordering of the symmetric pattern
+ * with off-diagonal pairs (lo[t], hi[t]) (each pair once, either way round); None
+ * where the ordering failed a consistency check (the caller orders otherwise). */
+static PyObject *amd(PyObject *self, PyObject *args) {
+    Py_buffer lo = {0}, hi = {0};
+    long long nn;
+    double dense = 10.0;
+    if (!PyArg_ParseTuple(args, "y*y*L|d", &lo, &hi, &nn, &dense)) return NULL;
+    PyObject *result = NULL;
+    int64_t n = nn, m = lo.len / 8, *ptr = NULL, *adj = NULL, *perm = NULL;
+    const int64_t *a = lo.buf, *b = hi.buf;
+    int ok = n >= 1 && lo.len == hi.len && lo.len % 8 == 0;
+    for (int64_t t = 0; ok && t < m; t++) ok = a[t] >= 0 && a[t] < n && b[t] >= 0 && b[t] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "amd: pairs outside [0, n) or of unequal length");
+        goto done;
+    }
+    ptr = calloc(n + 2, sizeof(int64_t));
+    adj = malloc((2 * m + 1) * sizeof(int64_t));
+    perm = malloc(n * sizeof(int64_t));
+    if (!ptr || !adj || !perm) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t t = 0; t < m; t++) {
+        ptr[a[t] + 2]++;
+        ptr[b[t] + 2]++;
+    }
+    for (int64_t i = 0; i < n; i++) ptr[i + 2] += ptr[i + 1];
+    for (int64_t t = 0; t < m; t++) {
+        adj[ptr[a[t] + 1]++] = b[t];
+        adj[ptr[b[t] + 1]++] = a[t];
+    }
+    status = amd_order(n, ptr, adj, dense, perm);
+    Py_END_ALLOW_THREADS
+    if (status == -1)
+        PyErr_NoMemory();
+    else if (status == -2)
+        result = Py_NewRef(Py_None);
+    else
+        result = PyBytes_FromStringAndSize((char *)perm, n * sizeof(int64_t));
+done:
+    free(ptr);
+    free(adj);
+    free(perm);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    return result;
+}
+
 /* A BLAS/LAPACK routine's address from scipy's Cython API. */
 static void *scipy_function(PyObject *capi, const char *name) {
     PyObject *capsule = PyDict_GetItemString(capi, name); /* borrowed */
@@ -567,6 +899,7 @@ static int load_scipy(void) {
 static PyMethodDef methods[] = {
     {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
     {"symbolic", symbolic, METH_VARARGS, "The structure of L from A's lower pattern (CSC)."},
+    {"amd", amd, METH_VARARGS, "The approximate minimum degree ordering (see the source)."},
     {"plan", plan, METH_VARARGS, "The symbolic analysis as a capsule (see the source)."},
     {"factor", factor, METH_VARARGS, "The multifrontal factorisation (see the source)."},
     {"solve", solve, METH_VARARGS, "S^-1 x in place, in the elimination order (see the source)."},

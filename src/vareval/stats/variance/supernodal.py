@@ -196,6 +196,21 @@ def _minimum_degree(lo, hi, n, structure=True):
     return perm, ptr - np.arange(n + 1), np.delete(L.indices, ptr[:-1])
 
 
+def _approximate_minimum_degree(kernel, lo, hi, n):
+    """The kernel's approximate minimum degree ordering (Amestoy, Davis & Duff 1996).
+
+    ``(lo, hi)`` are the pairs as :func:`_unique_pairs` gives them. Returns
+    position -> index. SuperLU's ordering where the kernel reports an
+    inconsistency (not expected; the ordering only affects fill, never the
+    factor).
+    """
+    off = lo != hi
+    perm = kernel.amd(lo[off], hi[off], n)
+    if perm is None:
+        return _minimum_degree(lo, hi, n, structure=False)[0]
+    return np.frombuffer(perm, dtype=np.int64)
+
+
 def _elimination(r, c, n):
     """The strictly lower structure of ``L`` as CSC arrays, column by column.
 
@@ -379,6 +394,11 @@ class SparseCholesky:
         make fewer, wider supernodes with more explicit zeros. By default the
         numeric phase's: tens of microseconds in Python, one in the compiled
         kernel.
+    perm : array_like of int, optional
+        An elimination order to use (position -> index; it is then
+        postordered). By default a fill-reducing one: the approximate minimum
+        degree ordering where the compiled kernel is built, else SuperLU's
+        multiple minimum degree.
 
     Attributes
     ----------
@@ -397,14 +417,22 @@ class SparseCholesky:
         Dense flops of the supernodes' fronts in one factorisation.
     """
 
-    def __init__(self, row, col, n, *, relax=True, supernode_cost=None):
+    def __init__(self, row, col, n, *, relax=True, supernode_cost=None, perm=None):
         n = int(n)
         if n < 1:
             raise ValueError("n must be positive")
         lo, hi, take, where = _unique_pairs(row, col, n)
         self.n, self.n_entries = n, where.size
         self._kernel = _kernel()
-        perm, ptr, ind = _minimum_degree(lo, hi, n, structure=self._kernel is None)
+        if perm is not None:
+            perm = np.asarray(perm, dtype=np.int64)
+            if not np.array_equal(np.sort(perm), np.arange(n)):
+                raise ValueError(f"perm must be a permutation of range({n})")
+            ptr = ind = None
+        elif self._kernel is not None:  # AMD in C; its structure from the kernel too
+            perm, ptr, ind = _approximate_minimum_degree(self._kernel, lo, hi, n), None, None
+        else:
+            perm, ptr, ind = _minimum_degree(lo, hi, n)
         pinv = np.empty(n, dtype=np.int64)
         pinv[perm] = np.arange(n)
         r, c = pinv[lo], pinv[hi]
@@ -435,17 +463,20 @@ class SparseCholesky:
             self._plan = self._kernel_plan()
 
     def _supernodes(self, starts, parent, begin, below, ind):
-        """Columns, rows below, parent and children of each supernode.
+        """Columns, rows below, parent and children of each supernode, as flat arrays.
 
         Column ``j``'s rows below the diagonal are ``ind[begin[j] : begin[j] + below[j]]``.
+        Supernode ``j``'s rows below are ``rows[rows_ptr[j] : rows_ptr[j + 1]]``
+        (increasing), its children ``kids[kids_ptr[j] : kids_ptr[j + 1]]``
+        (increasing).
         """
         n = self.n
         ends = np.append(starts[1:], n)
         ns = starts.size
-        sup = np.repeat(np.arange(ns), ends - starts)  # column -> supernode
+        k = ends - starts
+        sup = np.repeat(np.arange(ns), k)  # column -> supernode
         self.n_supernodes = ns
-        self._start, self._end = starts.tolist(), ends.tolist()
-        self._k = (ends - starts).tolist()
+        self._start = starts.tolist()
         # rows below: those of the columns whose parent is outside the supernode
         exits = np.flatnonzero((parent < 0) | (parent >= ends[sup]))
         count = below[exits]
@@ -454,22 +485,45 @@ class SparseCholesky:
         distinct = np.ones(key.size, dtype=bool)
         distinct[1:] = key[1:] != key[:-1]
         owner, rows = np.divmod(key[distinct], n)
-        self._rows = _split(rows, np.searchsorted(owner, np.arange(1, ns)))
-        self._m = [x.size for x in self._rows]
-        self._parent = [int(sup[x[0]]) if x.size else -1 for x in self._rows]
-        self._kids = [[] for _ in range(ns)]
-        for j, p in enumerate(self._parent):
-            if p >= 0:
-                self._kids[p].append(j)
-        k, m = np.array(self._k), np.array(self._m)
+        m = np.bincount(owner, minlength=ns)
+        rows_ptr = np.concatenate([[0], np.cumsum(m)])
+        sparent = np.full(ns, -1, dtype=np.int64)
+        sparent[m > 0] = sup[rows[rows_ptr[:-1][m > 0]]]  # the first row's supernode
+        kids = np.flatnonzero(sparent >= 0)
+        kids = kids[np.argsort(sparent[kids], kind="stable")]
+        kids_ptr = np.searchsorted(sparent[kids], np.arange(ns + 1))
+        self._sup = sup
+        self._ks, self._ms, self._sparent = k, m, sparent
+        self._rows_flat, self._rows_ptr = rows, rows_ptr
+        self._kids_flat, self._kids_ptr = kids, kids_ptr
         self.factor_nnz = int(np.sum(k * (k + 1) // 2 + k * m))
         self.flops = float(np.sum(((k + m) ** 3.0 - m**3.0) / 3.0))  # dense flops of the fronts
         # the factor's storage: supernode j's [L11' | L21'] (k x (k + m), Fortran)
-        offset = np.concatenate([[0], np.cumsum(k * (k + m))])
-        self._offset = offset.tolist()
+        self._offsets = np.concatenate([[0], np.cumsum(k * (k + m))])
         # column i of supernode j: L11's diagonal at offset[j] + (i - start[j]) (k + 1)
-        step = np.repeat(k + 1, k)
-        self._diag = np.repeat(offset[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * step
+        self._diag = np.repeat(self._offsets[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * (
+            np.repeat(k + 1, k)
+        )
+
+    def _lists(self):
+        """The numpy path's per-supernode lists, split from the flat arrays."""
+        ns, k, m = self.n_supernodes, self._ks, self._ms
+        self._end = (self._ks + np.asarray(self._start)).tolist()
+        self._k, self._m, self._parent = k.tolist(), m.tolist(), self._sparent.tolist()
+        self._offset = self._offsets.tolist()
+        self._rows = _split(self._rows_flat, self._rows_ptr[1:-1])
+        kids = _split(self._kids_flat, self._kids_ptr[1:-1])
+        self._kids = [x.tolist() for x in kids]
+        self._bounds = self._bounds_arr.tolist()
+        self._assemble = _split(self._assemble_flat, self._bounds_arr[1:-1])
+        ends = self._rows_ptr[1:].tolist()
+        self._rel = [
+            self._rel_flat[e - c : e] if p >= 0 else None
+            for e, c, p in zip(ends, self._m, self._parent, strict=True)
+        ]
+        kp = k[np.maximum(self._sparent, 0)]
+        owner = np.repeat(np.arange(ns), m)
+        self._q = np.bincount(owner[self._rel_flat < kp[owner]], minlength=ns).tolist()
 
     def seconds(self):
         """Estimated seconds of one mixed-model evaluation on this pattern.
@@ -486,12 +540,12 @@ class SparseCholesky:
         return per_supernode * self.n_supernodes + per_flop * self.flops
 
     def _maps(self, r, c, take, where):
-        """Where each value goes in its front, and the fronts' scatter/gather maps."""
-        ns = self.n_supernodes
-        sup = np.repeat(np.arange(ns), self._k)[c]  # each pair's supernode
+        """Where each value goes in its front, and each child's rows in its parent's."""
+        ns, n = self.n_supernodes, self.n
+        k, m, rows, rows_ptr = self._ks, self._ms, self._rows_flat, self._rows_ptr
+        sup = self._sup[c]  # each pair's supernode
         order = np.argsort(sup, kind="stable")  # pairs grouped by supernode
-        bounds = np.searchsorted(sup[order], np.arange(ns + 1))
-        self._bounds = bounds.tolist()
+        self._bounds_arr = np.searchsorted(sup[order], np.arange(ns + 1))
         self._source = take[order]  # sorted position -> entry whose value it takes
         pos = np.empty(order.size, dtype=np.intp)
         pos[order] = np.arange(order.size)
@@ -499,115 +553,84 @@ class SparseCholesky:
         # value (row i >= column j) -> [F11 | F12][j, i]: the upper triangle, i's
         # position in the front among the columns, or after them among the rows below
         sup, r, c = sup[order], r[order], c[order]
-        start, k = np.array(self._start)[sup], np.array(self._k)[sup]
+        start, kk = np.asarray(self._start)[sup], k[sup]
         at = r - start
-        out = np.flatnonzero(at >= k)
-        m = np.array(self._m)
-        below = np.repeat(np.arange(ns) * self.n, m) + np.concatenate(self._rows)  # sorted
-        key = sup[out] * self.n + r[out]
+        out = np.flatnonzero(at >= kk)
+        owner = np.repeat(np.arange(ns), m)
+        below = owner * n + rows  # sorted
+        key = sup[out] * n + r[out]
         i = np.searchsorted(below, key)
         if not np.array_equal(below.take(i, mode="clip"), key):
             raise AssertionError("a value's row is missing from its front")
-        at[out] = k[out] + i - (np.cumsum(m) - m)[sup[out]]
-        self._assemble = _split(c - start + at * k, bounds[1:-1])
-        # child -> parent: each child's rows as positions in its parent's front
-        # (rel, increasing) and how many of them are among the parent's columns
-        # (q). Most fronts keep flat maps of their m x m update (the lower
-        # triangle into the parent's [F11 | F12], mirrored to its upper triangle,
-        # and F22; the upper triangle, all zeros, into a last, discarded slot):
-        # one take or add.at. The largest, past the maps' budget, are
-        # extended-added and gathered by two blocks of flat positions formed
-        # from those O(m) indices at each use. int64 m x m maps for every front
-        # held 1.4 GB at 10,000 banded levels with long-range links.
-        self._rel, self._q = self._relative()
+        at[out] = kk[out] + i - rows_ptr[sup[out]]
+        self._assemble_flat = c - start + at * kk
+        # child -> parent: each child's rows as positions in its parent's front (a
+        # front's rows are its columns, then the rows below, increasing): every
+        # child's rows looked up at once among all fronts' (supernode, row) keys
+        front = np.sort(np.concatenate([self._sup.astype(np.int64) * n + np.arange(n), below]))
+        first = np.concatenate([[0], np.cumsum(k + m)])  # each front's first key
+        p = self._sparent[owner]  # every supernode with rows below has a parent
+        key = p * n + rows
+        at = np.searchsorted(front, key)
+        if not np.array_equal(front.take(at, mode="clip"), key):
+            raise AssertionError("a supernode's rows are missing from its parent's front")
+        self._rel_flat = at - first[p]
+        if self._kernel is not None:
+            return
+        self._lists()
+        # Most fronts keep flat maps of their m x m update (the lower triangle into
+        # the parent's [F11 | F12], mirrored to its upper triangle, and F22; the
+        # upper triangle, all zeros, into a last, discarded slot): one take or
+        # add.at. The largest, past the maps' budget, are extended-added and
+        # gathered by two blocks of flat positions formed from those O(m) indices
+        # at each use. int64 m x m maps for every front held 1.4 GB at 10,000
+        # banded levels with long-range links.
         self._scatter, self._gather = [None] * ns, [None] * ns
         # the fronts with fewest rows below get maps while their update entries
         # sum to at most _MAP_SHARE times the factor's (two intp maps each, so
         # half the factor's bytes; intp: take and add.at convert others). More
         # maps bought no time on the bench's designs, only memory
-        m2 = np.array(self._m, dtype=np.int64) ** 2
+        m2 = m.astype(np.int64) ** 2
         by_size = np.argsort(m2, kind="stable")
         mapped = np.zeros(ns, dtype=bool)
-        share = 0.0 if self._kernel is not None else _MAP_SHARE  # the kernel needs none
-        mapped[by_size[np.cumsum(m2[by_size]) <= share * self.factor_nnz]] = True
+        mapped[by_size[np.cumsum(m2[by_size]) <= _MAP_SHARE * self.factor_nnz]] = True
         above = np.tri(int(np.sqrt(m2[mapped].max())) if mapped.any() else 0, k=-1, dtype=bool)
         for j in np.flatnonzero(mapped):
             p, rel = self._parent[j], self._rel[j]
             if p < 0:
                 continue
-            kp, m = self._k[p], self._m[j]
+            kp, mj = self._k[p], self._m[j]
             # as [b, a] for row a and column b (Fortran order flattened) of the
             # parent's front, whose positions increase with the rows
             sp_, q = kp + self._m[p], self._q[j]
             mirror = np.add.outer(rel, kp * rel)  # min(a, b) + max(a, b) kp where a >= b
-            gather = np.where(above[:m, :m], mirror.T, mirror)
+            gather = np.where(above[:mj, :mj], mirror.T, mirror)
             np.add.outer((rel[q:] - kp) * (sp_ - kp), rel[q:] + kp * (sp_ - 1), out=gather[q:, q:])
             self._gather[j] = gather.ravel()
-            self._scatter[j] = np.where(above[:m, :m], kp * sp_ + (sp_ - kp) ** 2, gather).ravel()
+            self._scatter[j] = np.where(above[:mj, :mj], kp * sp_ + (sp_ - kp) ** 2, gather).ravel()
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
 
-    def _relative(self):
-        """Each child's rows as positions in its parent's front, and how many are columns.
-
-        A front's rows are its columns, then the rows below, increasing: every
-        child's rows are looked up at once among all fronts' (supernode, row)
-        keys. Returns the lists ``rel`` (None for a root) and ``q``.
-        """
-        ns, n = self.n_supernodes, self.n
-        k, m = np.array(self._k, dtype=np.int64), np.array(self._m, dtype=np.int64)
-        rows = np.concatenate([np.zeros(0, np.int64), *self._rows])
-        owner = np.repeat(np.arange(ns), m)
-        front = np.sort(np.concatenate([np.repeat(np.arange(ns), k) * n + np.arange(n),
-                                        owner * n + rows]))  # fmt: skip
-        first = np.concatenate([[0], np.cumsum(k + m)])  # each front's first key
-        parent = np.array(self._parent, dtype=np.int64)
-        child = parent[owner] >= 0
-        key = parent[owner[child]] * n + rows[child]
-        at = np.searchsorted(front, key)
-        if not np.array_equal(front.take(at, mode="clip"), key):
-            raise AssertionError("a supernode's rows are missing from its parent's front")
-        rel = np.full(rows.size, -1, dtype=np.int64)
-        rel[child] = at - first[parent[owner[child]]]
-        q = np.bincount(owner[child & (rel < k[np.maximum(parent, 0)][owner])], minlength=ns)
-        ends = np.cumsum(m).tolist()
-        rel_of = [
-            rel[e - c : e] if p >= 0 else None
-            for e, c, p in zip(ends, self._m, self._parent, strict=True)
-        ]
-        return rel_of, q.tolist()
-
     def _kernel_plan(self):
         """The numeric phase's index arrays, copied once into the compiled kernel."""
+        k, m = self._ks.astype(np.int64), self._ms.astype(np.int64)
+        kids, kids_ptr = self._kids_flat, self._kids_ptr
+        last_child = np.full(self.n_supernodes, -1, dtype=np.int64)  # the lowest-numbered
+        has = kids_ptr[1:] > kids_ptr[:-1]
+        last_child[has] = kids[kids_ptr[:-1][has]]
+        self._kernel_start = np.append(self._start, self.n).astype(np.int64)
+        self._kernel_rinv = int(np.sum(k * k))  # R^-1 of each supernode, one after another
 
         def ints(x):
-            return np.asarray(x, dtype=np.int64)
+            return np.ascontiguousarray(x, dtype=np.int64)
 
-        def flat(parts):
-            return np.concatenate([np.zeros(0, np.int64), *map(ints, parts)])
-
-        def ptr(sizes):
-            return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
-
-        k, m = ints(self._k), ints(self._m)
-        self._kernel_start = ints(self._start + [self.n])
-        self._kernel_rinv = int(np.sum(k * k))  # R^-1 of each supernode, one after another
         return self._kernel.plan(
-            k,
-            m,
-            ints(self._offset),
-            ints(self._parent),
-            ptr(m),
-            flat(self._rows),
-            flat(x for x in self._rel if x is not None),  # roots have no rows below
-            ptr([len(x) for x in self._kids]),
-            flat(self._kids),
-            ints(self._last_child),
-            ints(self._bounds),
-            flat(self._assemble),
-            ptr(k * k),
-        )
+            *map(ints, (k, m, self._offsets, self._sparent, self._rows_ptr, self._rows_flat,
+                        self._rel_flat, kids_ptr, kids, last_child, self._bounds_arr,
+                        self._assemble_flat)),
+            ints(np.concatenate([[0], np.cumsum(k * k)])),
+        )  # fmt: skip
 
     def _flat_rows(self, width):
         """The rows below each supernode as flat indices into a C-ordered (n, width) array."""
@@ -652,7 +675,7 @@ class SparseCholesky:
         if values.shape != (self.n_entries,):
             raise ValueError(f"expected {self.n_entries} values, got shape {values.shape}")
         v = values[self._source]
-        storage = np.empty(self._offset[-1])
+        storage = np.empty(int(self._offsets[-1]))
         if self._kernel is not None:  # with R^-1 of each supernode
             rinv = np.empty(self._kernel_rinv)
             if self._kernel.factor(self._plan, v, storage, rinv):
