@@ -401,3 +401,13 @@ def test_rejects_bad_patterns_and_values():
     with pytest.raises(ValueError):
         f.solve(np.ones(3))
     assert f.solve(np.ones((2, 0))).shape == (2, 0)
+
+
+@pytest.mark.parametrize("size", [1, 300, 2**16 + 5, 2**32, 2**40])
+def test_stable_argsort_is_numpys(size):
+    """The radix argsort of keys in [0, size) is numpy's stable one, repeated keys included."""
+    rng = np.random.default_rng(size % 1000)
+    key = rng.integers(0, size, 3000).astype(np.int64)
+    key = rng.permutation(np.concatenate([key, key[:1500], [0, size - 1]]))
+    want = np.argsort(key, kind="stable")
+    np.testing.assert_array_equal(supernodal.stable_argsort(key, size), want)

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from vareval.errors import FitError
-from vareval.stats.variance.supernodal import SparseCholesky
+from vareval.stats.variance.supernodal import SparseCholesky, stable_argsort
 
 MAX_FACTOR_NNZ = 60_000_000  # entries of the sparse factor (~0.5 GB)
 _KEPT = 8  # gradients kept by theta
@@ -72,17 +72,29 @@ def unique_inverse(key, size):
     """``np.unique(key, return_inverse=True)`` for integer keys in ``[0, size)``.
 
     Below ``_MARK_LIMIT`` by marking the keys present in a table (O(n + size))
-    rather than sorting them; the same arrays either way.
+    rather than sorting them; below ``2**32`` by a radix sort
+    (:func:`~vareval.stats.variance.supernodal.stable_argsort`); the same
+    arrays either way.
     """
-    if size > _MARK_LIMIT:
+    key = np.asarray(key)
+    if size > 2**32 or key.size == 0:
         uniq, inv = np.unique(key, return_inverse=True)
         return uniq, inv.ravel()
+    if size > _MARK_LIMIT:
+        order = stable_argsort(key, size)
+        ordered = key[order]
+        new = np.empty(key.size, dtype=bool)
+        new[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        inv = np.empty(key.size, dtype=np.intp)
+        inv[order] = np.cumsum(new) - 1
+        return ordered[new], inv
     present = np.zeros(size, dtype=bool)
     present[key] = True
     uniq = np.flatnonzero(present)
     pos = np.empty(size, dtype=np.int32 if uniq.size < 2**31 else np.int64)
     pos[uniq] = np.arange(uniq.size)
-    return uniq.astype(np.asarray(key).dtype), pos[key].astype(np.intp)
+    return uniq.astype(key.dtype), pos[key].astype(np.intp)
 
 
 class SparseSchur:

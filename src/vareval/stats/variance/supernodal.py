@@ -113,6 +113,21 @@ def _kernel():
     return compiled("vareval.stats.variance._superkernel")
 
 
+def stable_argsort(key, size):
+    """``np.argsort(key, kind="stable")`` for integer keys in ``[0, size)``.
+
+    Below ``2**32`` by two stable sorts of 16-bit halves, which numpy does by
+    radix, O(n) rather than a comparison sort's O(n log n); the same order.
+    """
+    key = np.asarray(key)
+    if size > 2**32:
+        return np.argsort(key, kind="stable")
+    order = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
+    if size > 2**16:
+        order = order[np.argsort((key[order] >> 16).astype(np.uint16), kind="stable")]
+    return order
+
+
 def _unique_pairs(row, col, n):
     """The unordered pairs of the pattern and which entry gives each one's value.
 
@@ -130,7 +145,11 @@ def _unique_pairs(row, col, n):
         raise ValueError("the pattern must hold every diagonal entry")
     upper = row < col
     key = np.maximum(row, col) * n + np.minimum(row, col)
-    order = np.lexsort((upper, key))  # per pair, the lower-triangle entry first
+    if upper.any():  # per pair, the lower-triangle entry first
+        order = np.argsort(upper, kind="stable")
+        order = order[stable_argsort(key[order], n * n)]
+    else:
+        order = stable_argsort(key, n * n)
     key, upper = key[order], upper[order]
     same = key[1:] == key[:-1]
     if np.any(same & (upper[1:] == upper[:-1])):
@@ -481,7 +500,8 @@ class SparseCholesky:
         exits = np.flatnonzero((parent < 0) | (parent >= ends[sup]))
         count = below[exits]
         at = np.repeat(begin[exits] - (np.cumsum(count) - count), count) + np.arange(count.sum())
-        key = np.sort(np.repeat(sup[exits] * n, count) + ind[at])
+        key = np.repeat(sup[exits] * n, count) + ind[at]
+        key = key[stable_argsort(key, n * n)]
         distinct = np.ones(key.size, dtype=bool)
         distinct[1:] = key[1:] != key[:-1]
         owner, rows = np.divmod(key[distinct], n)
@@ -544,7 +564,7 @@ class SparseCholesky:
         ns, n = self.n_supernodes, self.n
         k, m, rows, rows_ptr = self._ks, self._ms, self._rows_flat, self._rows_ptr
         sup = self._sup[c]  # each pair's supernode
-        order = np.argsort(sup, kind="stable")  # pairs grouped by supernode
+        order = stable_argsort(sup, ns)  # pairs grouped by supernode
         self._bounds_arr = np.searchsorted(sup[order], np.arange(ns + 1))
         self._source = take[order]  # sorted position -> entry whose value it takes
         pos = np.empty(order.size, dtype=np.intp)
@@ -567,8 +587,11 @@ class SparseCholesky:
         # child -> parent: each child's rows as positions in its parent's front (a
         # front's rows are its columns, then the rows below, increasing): every
         # child's rows looked up at once among all fronts' (supernode, row) keys
-        front = np.sort(np.concatenate([self._sup.astype(np.int64) * n + np.arange(n), below]))
         first = np.concatenate([[0], np.cumsum(k + m)])  # each front's first key
+        front = np.empty(first[-1], dtype=np.int64)  # its columns, then its rows below
+        col = np.arange(n)
+        front[first[self._sup] + col - np.asarray(self._start)[self._sup]] = self._sup * n + col
+        front[np.repeat(first[:-1] + k - rows_ptr[:-1], m) + np.arange(rows.size)] = below
         p = self._sparent[owner]  # every supernode with rows below has a parent
         key = p * n + rows
         at = np.searchsorted(front, key)
