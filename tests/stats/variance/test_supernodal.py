@@ -253,7 +253,9 @@ def _reference_postorder(parent):
     return np.array(out), size
 
 
-def test_postorder_and_subtree_sizes(rng):
+@pytest.mark.parametrize("engine", ["numpy", "kernel"])
+def test_postorder_and_subtree_sizes(engine, rng, kernel_switch):
+    _use(engine, kernel_switch)
     for _ in range(30):
         n = int(rng.integers(1, 300))
         parent = np.array([rng.integers(j + 1, n + 1) for j in range(n)])

@@ -31,8 +31,11 @@
  *   first columns, then n.
  * inverse(plan, storage, rinv, out): out float64 (bounds[-1],) in assemble's order,
  *   the entries of S^-1 on the pattern.
- * partition(t_in, inner, low, t_out, c_in, c_out, cube, top, start): see run_partition.
+ * partition(t_in, inner, low, t_out, c_in, c_out, cube, top, start) -> the supernodes' first
+ *   columns as bytes of int64 (start: each column's cheapest start): see run_partition.
  * symbolic(ptr, ind) -> (ptr, ind) as bytes of int64: the structure of L (see there).
+ * postorder(parent) -> (post, size) as bytes of int64 (see there).
+ * amd(lo, hi, n[, dense]) -> perm as bytes of int64, or None (see there).
  * Every call releases the GIL.
  */
 #define PY_SSIZE_T_CLEAN
@@ -444,18 +447,99 @@ static PyObject *partition(PyObject *self, PyObject *args) {
     int ok = start.len == n * 8 && b[6].len == (top + 1) * 8;
     for (int i = 1; i < 6; i++) ok = ok && b[i].len == n * 8;
     double *best = ok ? malloc((n + 1) * sizeof(double)) : NULL;
+    int64_t *first = ok ? malloc((n + 1) * sizeof(int64_t)) : NULL, count = 0;
     if (!ok)
         PyErr_SetString(PyExc_ValueError, "partition: arrays of inconsistent sizes");
-    else if (!best)
+    else if (!best || !first)
         PyErr_NoMemory();
     else {
+        const int64_t *st = start.buf;
         Py_BEGIN_ALLOW_THREADS run_partition(n, b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf,
                                              b[5].buf, b[6].buf, top, best, start.buf);
-        Py_END_ALLOW_THREADS result = Py_NewRef(Py_None);
+        for (int64_t e = n - 1; e >= 0; e = st[e] - 1) first[count++] = st[e]; /* back */
+        for (int64_t t = 0; t < count / 2; t++) { /* increasing */
+            int64_t x = first[t];
+            first[t] = first[count - 1 - t];
+            first[count - 1 - t] = x;
+        }
+        Py_END_ALLOW_THREADS result = PyBytes_FromStringAndSize((char *)first, count * 8);
     }
     free(best);
+    free(first);
     for (int i = 0; i < 7; i++) PyBuffer_Release(&b[i]);
     PyBuffer_Release(&start);
+    return result;
+}
+
+/* postorder(parent) -> (post, size) as bytes of int64: supernodal._postorder and
+ * _subtree_sizes on an elimination forest (parent[j] > j, or -1 for a root): the
+ * nodes depth first, children largest subtree first (ties by index), roots in index
+ * order; and each node's subtree size. */
+static const int64_t *sibling_size; /* the comparator's sizes (the GIL is held) */
+
+static int by_size(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    if (sibling_size[a] != sibling_size[b]) return sibling_size[a] > sibling_size[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+static PyObject *postorder(PyObject *self, PyObject *args) {
+    Py_buffer par = {0};
+    if (!PyArg_ParseTuple(args, "y*", &par)) return NULL;
+    PyObject *result = NULL, *po = NULL, *so = NULL;
+    const int64_t *parent = par.buf;
+    int64_t n = par.len / 8, *size = NULL, *post = NULL, *begin = NULL, *order = NULL,
+            *group = NULL;
+    int ok = par.len % 8 == 0;
+    for (int64_t j = 0; ok && j < n; j++) ok = parent[j] == -1 || (parent[j] > j && parent[j] < n);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "postorder: not an elimination forest");
+        goto done;
+    }
+    size_t bytes = (n + 2) * sizeof(int64_t);
+    size = malloc(bytes), post = malloc(bytes), begin = malloc(bytes), order = malloc(bytes);
+    group = calloc(n + 2, sizeof(int64_t));
+    if (!size || !post || !begin || !order || !group) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int64_t j = 0; j < n; j++) size[j] = 1;
+    for (int64_t j = 0; j < n; j++) /* children before their parents */
+        if (parent[j] >= 0) size[parent[j]] += size[j];
+    /* siblings grouped by parent (roots first), each group by index, then by size */
+    for (int64_t j = 0; j < n; j++) group[parent[j] + 2]++;
+    for (int64_t g = 0; g <= n; g++) group[g + 1] += group[g];
+    for (int64_t j = 0; j < n; j++) order[group[parent[j] + 1]++] = j;
+    /* now group[p + 1] is the end of p's children, group[p] their start */
+    sibling_size = size;
+    for (int64_t p = 0; p < n; p++)
+        if (group[p + 1] - group[p] > 1)
+            qsort(order + group[p], group[p + 1] - group[p], sizeof(int64_t), by_size);
+    int64_t cursor = 0;
+    for (int64_t t = 0; t < group[0]; t++) { /* roots, by index */
+        begin[order[t]] = cursor;
+        cursor += size[order[t]];
+    }
+    for (int64_t p = n - 1; p >= 0; p--) { /* a parent's position is known before its children's */
+        cursor = begin[p];
+        for (int64_t t = group[p]; t < group[p + 1]; t++) {
+            begin[order[t]] = cursor;
+            cursor += size[order[t]];
+        }
+    }
+    for (int64_t j = 0; j < n; j++) post[begin[j] + size[j] - 1] = j;
+    po = PyBytes_FromStringAndSize((char *)post, n * sizeof(int64_t));
+    so = po ? PyBytes_FromStringAndSize((char *)size, n * sizeof(int64_t)) : NULL;
+    if (so) result = PyTuple_Pack(2, po, so);
+done:
+    Py_XDECREF(po);
+    Py_XDECREF(so);
+    free(size);
+    free(post);
+    free(begin);
+    free(order);
+    free(group);
+    PyBuffer_Release(&par);
     return result;
 }
 
@@ -898,6 +982,7 @@ static int load_scipy(void) {
 
 static PyMethodDef methods[] = {
     {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
+    {"postorder", postorder, METH_VARARGS, "The elimination forest's postorder and subtree sizes."},
     {"symbolic", symbolic, METH_VARARGS, "The structure of L from A's lower pattern (CSC)."},
     {"amd", amd, METH_VARARGS, "The approximate minimum degree ordering (see the source)."},
     {"plan", plan, METH_VARARGS, "The symbolic analysis as a capsule (see the source)."},

@@ -259,12 +259,19 @@ def _elimination(r, c, n):
     return np.concatenate([[0], np.cumsum(counts)]), np.concatenate(struct)
 
 
+def _int64(x):
+    return np.ascontiguousarray(x, dtype=np.int64)
+
+
 def _subtree_sizes(parent):
     """Nodes in each node's subtree, by doubling: ``log2(depth)`` passes over the forest.
 
     After pass ``i``, ``size[v]`` counts the nodes below ``v`` by fewer than
     ``2**i`` edges and ``up[v]`` is ``v``'s ancestor ``2**i`` edges up.
     """
+    kernel = _kernel()
+    if kernel is not None:  # in C, one pass (children precede their parents)
+        return np.frombuffer(kernel.postorder(_int64(parent))[1], dtype=np.int64)
     size = np.ones(parent.size)
     up = parent.copy()
     while True:
@@ -284,6 +291,9 @@ def _postorder(parent):
     plus the sizes of the siblings visited before it: summed up the tree by
     doubling.
     """
+    kernel = _kernel()
+    if kernel is not None:  # the same in C
+        return np.frombuffer(kernel.postorder(_int64(parent))[0], dtype=np.int64)
     n = parent.size
     size = _subtree_sizes(parent)
     order = np.lexsort((np.where(parent >= 0, -size, 0), parent))  # siblings in visit order
@@ -342,8 +352,8 @@ def _partition(parent, below, per_supernode):
     if kernel is not None:  # the same program in C
         start = np.empty(n, dtype=np.int64)
         arrays = (t_in, inner, low, t_out, *const, cube)
-        kernel.partition(*(np.ascontiguousarray(x) for x in arrays), top, start)
-        return _starts(start.tolist())
+        first = kernel.partition(*(np.ascontiguousarray(x) for x in arrays), top, start)
+        return np.frombuffer(first, dtype=np.int64)
     cubes, costs, best = cube.tolist(), [0.0], np.zeros(n + 1)  # best[b]: of [0, b)
 
     def cheapest(t, a0, a1):
