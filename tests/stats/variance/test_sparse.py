@@ -198,6 +198,9 @@ def test_row_pairs_sum_to_the_weighted_cross_product():
         got = np.bincount(key, value * w[row], minlength=shape[1] ** 2)
         ref = (N.T @ sp.diags(w) @ N).toarray()
         np.testing.assert_allclose(got.reshape(shape[1], shape[1]), ref, rtol=1e-12)
+        key, value, row = row_pairs(N, upper=True)  # its upper triangle (a <= b)
+        got = np.bincount(key, value * w[row], minlength=shape[1] ** 2)
+        np.testing.assert_allclose(got.reshape(shape[1], shape[1]), np.triu(ref), rtol=1e-12)
 
 
 def test_three_factors_sparse_path_equals_dense_path(monkeypatch):

@@ -413,3 +413,18 @@ def test_stable_argsort_is_numpys(size):
     key = rng.permutation(np.concatenate([key, key[:1500], [0, size - 1]]))
     want = np.argsort(key, kind="stable")
     np.testing.assert_array_equal(supernodal.stable_argsort(key, size), want)
+
+
+@pytest.mark.parametrize("name", ["random", "crossed", "star"])
+def test_lower_triangle_by_columns(name):
+    """A lower triangle listed column by column (as SparseSchur gives it) is taken unsorted."""
+    S = MATRICES[name]
+    r, c = np.nonzero(np.tril(S).T)  # by columns of the lower triangle
+    row, col = c, r
+    assert np.all(np.diff(col * S.shape[0] + row) > 0)
+    chol = SparseCholesky(row, col, S.shape[0])
+    f = chol.factor(S[row, col])
+    assert f.logdet == pytest.approx(np.linalg.slogdet(S)[1], rel=1e-10)
+    _close(f.inverse_on_pattern(), np.linalg.inv(S)[row, col])
+    lo, hi, take, where = supernodal._unique_pairs(row, col, S.shape[0], ordered=False)
+    assert np.array_equal(lo, row) and np.array_equal(take, np.arange(row.size))

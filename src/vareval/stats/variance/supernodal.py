@@ -128,12 +128,16 @@ def stable_argsort(key, size):
     return order
 
 
-def _unique_pairs(row, col, n):
+def _unique_pairs(row, col, n, ordered=True):
     """The unordered pairs of the pattern and which entry gives each one's value.
 
     Returns ``(lo, hi, take, where)``: pair ``t`` is ``(lo[t], hi[t])`` with
     ``lo >= hi``, its value is entry ``take[t]``'s (the one with ``row >= col``
     when both triangles are given) and entry ``e`` holds pair ``where[e]``.
+    The pairs are sorted by ``(lo, hi)``; unless ``ordered``, a lower triangle
+    listed column by column (``col * n + row`` increasing, as
+    :class:`~vareval.stats.variance.sparse.SparseSchur` gives it) is taken as
+    it is, without a sort.
     """
     row = np.asarray(row, dtype=np.int64).ravel()
     col = np.asarray(col, dtype=np.int64).ravel()
@@ -144,6 +148,13 @@ def _unique_pairs(row, col, n):
     if row.size < n:
         raise ValueError("the pattern must hold every diagonal entry")
     upper = row < col
+    if not ordered and not upper.any():
+        key = col * n + row
+        if np.all(key[1:] > key[:-1]):  # each entry once
+            if np.count_nonzero(row == col) != n:
+                raise ValueError("the pattern must hold every diagonal entry")
+            every = np.arange(row.size)
+            return row, col, every, every
     key = np.maximum(row, col) * n + np.minimum(row, col)
     if upper.any():  # per pair, the lower-triangle entry first
         order = np.argsort(upper, kind="stable")
@@ -450,9 +461,10 @@ class SparseCholesky:
         n = int(n)
         if n < 1:
             raise ValueError("n must be positive")
-        lo, hi, take, where = _unique_pairs(row, col, n)
-        self.n, self.n_entries = n, where.size
         self._kernel = _kernel()
+        # the kernel's analysis takes the pairs in any order; SuperLU's wants them sorted
+        lo, hi, take, where = _unique_pairs(row, col, n, ordered=self._kernel is None)
+        self.n, self.n_entries = n, where.size
         if perm is not None:
             perm = np.asarray(perm, dtype=np.int64)
             if not np.array_equal(np.sort(perm), np.arange(n)):
