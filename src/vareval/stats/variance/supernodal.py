@@ -255,13 +255,15 @@ def _elimination(r, c, n):
     when SuperLU's factor does not show the structure, and the way to it with
     the compiled kernel (which runs the same loop, O(nnz(L))).
     """
+    kernel = _kernel()
+    if kernel is not None:  # the same in C (a column's rows in any order, and found so)
+        r, c = _int64(r), _int64(c)
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(c, minlength=n))])
+        ptr, ind = kernel.symbolic(ptr, r[stable_argsort(c, n)])
+        return np.frombuffer(ptr, dtype=np.int64), np.frombuffer(ind, dtype=np.int64)
     A = sp.csc_matrix((np.ones(r.size), (r, c)), shape=(n, n))
     A.sum_duplicates()  # sorted rows: a column's first is its parent
     ptr, ind = A.indptr, A.indices.astype(np.int64)
-    kernel = _kernel()
-    if kernel is not None:  # the same in C (a column's rows in the order found)
-        ptr, ind = kernel.symbolic(ptr.astype(np.int64), ind)
-        return np.frombuffer(ptr, dtype=np.int64), np.frombuffer(ind, dtype=np.int64)
     kids = [[] for _ in range(n)]
     struct = [None] * n
     for j in range(n):
