@@ -147,6 +147,10 @@ def test_the_kernel_rejects_arrays_of_the_wrong_size():
     with pytest.raises(ValueError, match="wrong size"):
         kernel.solve(chol._plan, f._storage, f._block_inverses(), chol._kernel_start,
                      np.empty(5), 1)  # fmt: skip
+    with pytest.raises(ValueError, match="inconsistent"):
+        kernel.positions(*[np.zeros(2, dtype=np.int64)] * 9)
+    with pytest.raises(ValueError, match="elimination forest"):
+        kernel.postorder(np.array([1, 0], dtype=np.int64))  # a parent below its child
 
 
 @pytest.mark.filterwarnings("ignore:singular fit")
@@ -273,3 +277,27 @@ def test_amd_rejects_bad_pairs_and_falls_back(monkeypatch):
     np.testing.assert_array_equal(got, supernodal._minimum_degree(lo, hi, n, structure=False)[0])
     with pytest.raises(ValueError, match="permutation"):
         SparseCholesky(lo, hi, n, perm=np.zeros(n, dtype=np.int64))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_front_positions_equal_numpys(seed):
+    """The kernel's table look-up of values' and children's rows in the fronts is the
+    numpy path's searchsorted, on random patterns and the structured matrices."""
+    rng = np.random.default_rng(200 + seed)
+    mats = [MATRICES[name] for name in list(MATRICES)[seed::4]]
+    n = int(rng.integers(2, 300))
+    P = sp.random(n, n, density=rng.uniform(0.5, 5.0) / n, random_state=rng).toarray() != 0
+    for S in [*mats, np.eye(n) + (P | P.T)]:
+        row, col, _ = _entries(S, rng)
+        for cost in (1e-9, 1e-6, 1e-3):
+            chol = SparseCholesky(row, col, S.shape[0], supernode_cost=cost)
+            lo, hi, _, _ = supernodal._unique_pairs(row, col, S.shape[0])
+            pinv = np.empty(S.shape[0], dtype=np.int64)
+            pinv[chol.perm] = np.arange(S.shape[0])
+            r, c = np.maximum(pinv[lo], pinv[hi]), np.minimum(pinv[lo], pinv[hi])
+            order = np.argsort(chol._sup[c], kind="stable")
+            got = chol._positions(r[order], c[order], chol._kernel)
+            want = chol._positions(r[order], c[order], None)
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(got[0], chol._assemble_flat)  # the pairs' order

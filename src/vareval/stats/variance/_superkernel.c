@@ -35,6 +35,8 @@
  *   columns as bytes of int64 (start: each column's cheapest start): see run_partition.
  * symbolic(ptr, ind) -> (ptr, ind) as bytes of int64: the structure of L (see there).
  * postorder(parent) -> (post, size) as bytes of int64 (see there).
+ * positions(k, start, rows_ptr, rows, bounds, r, c, kids_ptr, kids) -> (assemble, rel)
+ *   or None (see there).
  * amd(lo, hi, n[, dense]) -> perm as bytes of int64, or None (see there).
  * Every call releases the GIL.
  */
@@ -468,6 +470,92 @@ static PyObject *partition(PyObject *self, PyObject *args) {
     free(first);
     for (int i = 0; i < 7; i++) PyBuffer_Release(&b[i]);
     PyBuffer_Release(&start);
+    return result;
+}
+
+/* positions(k, start, rows_ptr, rows, bounds, r, c, kids_ptr, kids) -> (assemble, rel)
+ * as bytes of int64 (supernodal.SparseCholesky._positions): with the pairs (r >= c)
+ * grouped by supernode (bounds), each value's position c - start + at k in its front's
+ * [F11 | F12], at being r's position in the front (its columns, then its rows below);
+ * and each supernode's rows below as positions in its parent's front. One pass over
+ * the fronts with a table row -> position; None if a row is missing from a front. */
+static PyObject *positions(PyObject *self, PyObject *args) {
+    Py_buffer b[9];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                          &b[6], &b[7], &b[8]))
+        return NULL;
+    PyObject *result = NULL, *ao = NULL, *ro = NULL;
+    const int64_t *k = b[0].buf, *start = b[1].buf, *rows_ptr = b[2].buf, *rows = b[3].buf,
+                  *bounds = b[4].buf, *r = b[5].buf, *c = b[6].buf, *kids_ptr = b[7].buf,
+                  *kids = b[8].buf;
+    int64_t ns = b[0].len / 8, nrows = b[3].len / 8, npairs = b[5].len / 8, n = 0;
+    int64_t nkids = b[8].len / 8, *pos = NULL, *stamp = NULL, *assemble = NULL, *rel = NULL;
+    int ok = b[1].len == b[0].len && b[2].len / 8 == ns + 1 && b[4].len / 8 == ns + 1 &&
+             b[6].len == b[5].len && b[7].len / 8 == ns + 1;
+    for (int i = 0; i < 9; i++) ok = ok && b[i].len % 8 == 0;
+    for (int64_t j = 0; ok && j < ns; j++) {
+        ok = k[j] >= 1 && start[j] == n && rows_ptr[j] <= rows_ptr[j + 1] &&
+             bounds[j] <= bounds[j + 1] && kids_ptr[j] <= kids_ptr[j + 1];
+        n += k[j];
+    }
+    ok = ok && rows_ptr[0] == 0 && bounds[0] == 0 && kids_ptr[0] == 0;
+    ok = ok && rows_ptr[ns] == nrows && bounds[ns] == npairs && kids_ptr[ns] == nkids;
+    for (int64_t t = 0; ok && t < nrows; t++) ok = rows[t] >= 0 && rows[t] < n;
+    for (int64_t t = 0; ok && t < npairs; t++) ok = r[t] >= 0 && r[t] < n && c[t] >= 0 && c[t] < n;
+    for (int64_t t = 0; ok && t < nkids; t++) ok = kids[t] >= 0 && kids[t] < ns;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "positions: arrays of inconsistent sizes");
+        goto done;
+    }
+    pos = malloc((n + 1) * sizeof(int64_t));
+    stamp = malloc((n + 1) * sizeof(int64_t));
+    assemble = malloc((npairs + 1) * sizeof(int64_t));
+    rel = malloc((nrows + 1) * sizeof(int64_t));
+    if (!pos || !stamp || !assemble || !rel) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int missing = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t i = 0; i < n; i++) stamp[i] = -1;
+    for (int64_t j = 0; j < ns && !missing; j++) {
+        for (int64_t i = 0; i < k[j]; i++) { /* the front's columns, then its rows */
+            pos[start[j] + i] = i;
+            stamp[start[j] + i] = j;
+        }
+        for (int64_t t = rows_ptr[j]; t < rows_ptr[j + 1]; t++) {
+            pos[rows[t]] = k[j] + t - rows_ptr[j];
+            stamp[rows[t]] = j;
+        }
+        for (int64_t e = bounds[j]; e < bounds[j + 1]; e++) {
+            if (stamp[r[e]] != j || stamp[c[e]] != j || pos[c[e]] >= k[j]) missing = 1;
+            assemble[e] = c[e] - start[j] + pos[r[e]] * k[j];
+        }
+        for (int64_t t = kids_ptr[j]; t < kids_ptr[j + 1]; t++) {
+            int64_t child = kids[t];
+            for (int64_t u = rows_ptr[child]; u < rows_ptr[child + 1]; u++) {
+                if (stamp[rows[u]] != j) missing = 1;
+                rel[u] = pos[rows[u]];
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (missing) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    ao = PyBytes_FromStringAndSize((char *)assemble, npairs * sizeof(int64_t));
+    ro = ao ? PyBytes_FromStringAndSize((char *)rel, nrows * sizeof(int64_t)) : NULL;
+    if (ro) result = PyTuple_Pack(2, ao, ro);
+done:
+    Py_XDECREF(ao);
+    Py_XDECREF(ro);
+    free(pos);
+    free(stamp);
+    free(assemble);
+    free(rel);
+    for (int i = 0; i < 9; i++) PyBuffer_Release(&b[i]);
     return result;
 }
 
@@ -992,6 +1080,7 @@ static int load_scipy(void) {
 
 static PyMethodDef methods[] = {
     {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
+    {"positions", positions, METH_VARARGS, "Values' and children's positions in the fronts."},
     {"postorder", postorder, METH_VARARGS, "The elimination forest's postorder and subtree sizes."},
     {"symbolic", symbolic, METH_VARARGS, "The structure of L from A's lower pattern (CSC)."},
     {"amd", amd, METH_VARARGS, "The approximate minimum degree ordering (see the source)."},

@@ -590,8 +590,7 @@ class SparseCholesky:
 
     def _maps(self, r, c, take, where):
         """Where each value goes in its front, and each child's rows in its parent's."""
-        ns, n = self.n_supernodes, self.n
-        k, m, rows, rows_ptr = self._ks, self._ms, self._rows_flat, self._rows_ptr
+        ns, m = self.n_supernodes, self._ms
         sup = self._sup[c]  # each pair's supernode
         order = stable_argsort(sup, ns)  # pairs grouped by supernode
         self._bounds_arr = np.searchsorted(sup[order], np.arange(ns + 1))
@@ -599,34 +598,7 @@ class SparseCholesky:
         pos = np.empty(order.size, dtype=np.intp)
         pos[order] = np.arange(order.size)
         self._result = pos[where]  # entry -> sorted position (the inverse's output)
-        # value (row i >= column j) -> [F11 | F12][j, i]: the upper triangle, i's
-        # position in the front among the columns, or after them among the rows below
-        sup, r, c = sup[order], r[order], c[order]
-        start, kk = np.asarray(self._start)[sup], k[sup]
-        at = r - start
-        out = np.flatnonzero(at >= kk)
-        owner = np.repeat(np.arange(ns), m)
-        below = owner * n + rows  # sorted
-        key = sup[out] * n + r[out]
-        i = np.searchsorted(below, key)
-        if not np.array_equal(below.take(i, mode="clip"), key):
-            raise AssertionError("a value's row is missing from its front")
-        at[out] = kk[out] + i - rows_ptr[sup[out]]
-        self._assemble_flat = c - start + at * kk
-        # child -> parent: each child's rows as positions in its parent's front (a
-        # front's rows are its columns, then the rows below, increasing): every
-        # child's rows looked up at once among all fronts' (supernode, row) keys
-        first = np.concatenate([[0], np.cumsum(k + m)])  # each front's first key
-        front = np.empty(first[-1], dtype=np.int64)  # its columns, then its rows below
-        col = np.arange(n)
-        front[first[self._sup] + col - np.asarray(self._start)[self._sup]] = self._sup * n + col
-        front[np.repeat(first[:-1] + k - rows_ptr[:-1], m) + np.arange(rows.size)] = below
-        p = self._sparent[owner]  # every supernode with rows below has a parent
-        key = p * n + rows
-        at = np.searchsorted(front, key)
-        if not np.array_equal(front.take(at, mode="clip"), key):
-            raise AssertionError("a supernode's rows are missing from its parent's front")
-        self._rel_flat = at - first[p]
+        self._assemble_flat, self._rel_flat = self._positions(r[order], c[order], self._kernel)
         if self._kernel is not None:
             return
         self._lists()
@@ -663,6 +635,53 @@ class SparseCholesky:
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
+
+    def _positions(self, r, c, kernel):
+        """Each value's position in its front, each child's rows' in its parent's.
+
+        ``(r, c)``: the pairs grouped by supernode (``_bounds_arr``). Returns
+        ``(assemble, rel)`` as flat arrays: value (row ``i >= `` column ``j``) ->
+        ``[F11 | F12][j, i]`` (the upper triangle: ``i``'s position in the front
+        among the columns, or after them among the rows below), flattened in
+        Fortran order; supernode ``j``'s rows below -> positions in its parent's
+        front (a front's rows are its columns, then the rows below, increasing).
+        By the kernel (one pass with a table) or by ``searchsorted``.
+        """
+        ns, n = self.n_supernodes, self.n
+        k, m, rows, rows_ptr = self._ks, self._ms, self._rows_flat, self._rows_ptr
+        if kernel is not None:
+            got = kernel.positions(*map(_int64, (k, self._start, rows_ptr, rows,
+                                                 self._bounds_arr, r, c, self._kids_ptr,
+                                                 self._kids_flat)))  # fmt: skip
+            if got is None:
+                raise AssertionError("a row is missing from its front")
+            return tuple(np.frombuffer(x, dtype=np.int64) for x in got)
+        sup = np.repeat(np.arange(ns), np.diff(self._bounds_arr))
+        start, kk = np.asarray(self._start)[sup], k[sup]
+        at = r - start
+        out = np.flatnonzero(at >= kk)
+        owner = np.repeat(np.arange(ns), m)
+        below = owner * n + rows  # sorted
+        key = sup[out] * n + r[out]
+        i = np.searchsorted(below, key)
+        if not np.array_equal(below.take(i, mode="clip"), key):
+            raise AssertionError("a value's row is missing from its front")
+        at[out] = kk[out] + i - rows_ptr[sup[out]]
+        assemble = c - start + at * kk
+        # child -> parent: each child's rows as positions in its parent's front (a
+        # front's rows are its columns, then the rows below, increasing): every
+        # child's rows looked up at once among all fronts' (supernode, row) keys
+        first = np.concatenate([[0], np.cumsum(k + m)])  # each front's first key
+        front = np.empty(first[-1], dtype=np.int64)  # its columns, then its rows below
+        col = np.arange(n)
+        front[first[self._sup] + col - np.asarray(self._start)[self._sup]] = self._sup * n + col
+        front[np.repeat(first[:-1] + k - rows_ptr[:-1], m) + np.arange(rows.size)] = below
+        p = self._sparent[owner]  # every supernode with rows below has a parent
+        key = p * n + rows
+        at = np.searchsorted(front, key)
+        if not np.array_equal(front.take(at, mode="clip"), key):
+            raise AssertionError("a supernode's rows are missing from its parent's front")
+        return assemble, at - first[p]
 
     def _kernel_plan(self):
         """The numeric phase's index arrays, copied once into the compiled kernel."""
