@@ -550,9 +550,8 @@ class SparseCholesky:
         # the factor's storage: supernode j's [L11' | L21'] (k x (k + m), Fortran)
         self._offsets = np.concatenate([[0], np.cumsum(k * (k + m))])
         # column i of supernode j: L11's diagonal at offset[j] + (i - start[j]) (k + 1)
-        self._diag = np.repeat(self._offsets[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * (
-            np.repeat(k + 1, k)
-        )
+        step = np.repeat(k + 1, k)
+        self._diag = np.repeat(self._offsets[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * step
 
     def _lists(self):
         """The numpy path's per-supernode lists, split from the flat arrays."""
@@ -570,6 +569,7 @@ class SparseCholesky:
             self._rel_flat[e - c : e] if p >= 0 else None
             for e, c, p in zip(ends, self._m, self._parent, strict=True)
         ]
+        # q: how many of a child's rows are among its parent's columns
         kp = k[np.maximum(self._sparent, 0)]
         owner = np.repeat(np.arange(ns), m)
         self._q = np.bincount(owner[self._rel_flat < kp[owner]], minlength=ns).tolist()
