@@ -405,9 +405,11 @@ def test_rejects_bad_patterns_and_values():
     assert f.solve(np.ones((2, 0))).shape == (2, 0)
 
 
-@pytest.mark.parametrize("size", [1, 300, 2**16 + 5, 2**32, 2**40])
-def test_stable_argsort_is_numpys(size):
+@pytest.mark.parametrize("engine", ["numpy", "kernel"])
+@pytest.mark.parametrize("size", [1, 300, 2**16, 2**16 + 5, 2**32, 2**40])
+def test_stable_argsort_is_numpys(size, engine, kernel_switch):
     """The radix argsort of keys in [0, size) is numpy's stable one, repeated keys included."""
+    _use(engine, kernel_switch)
     rng = np.random.default_rng(size % 1000)
     key = rng.integers(0, size, 3000).astype(np.int64)
     key = rng.permutation(np.concatenate([key, key[:1500], [0, size - 1]]))

@@ -35,6 +35,7 @@
  *   columns as bytes of int64 (start: each column's cheapest start): see run_partition.
  * symbolic(ptr, ind) -> (ptr, ind) as bytes of int64: the structure of L (see there).
  * postorder(parent) -> (post, size) as bytes of int64 (see there).
+ * argsort(key, size) -> order as bytes of int64 (see there).
  * positions(k, start, rows_ptr, rows, bounds, r, c, kids_ptr, kids) -> (assemble, rel)
  *   or None (see there).
  * amd(lo, hi, n[, dense]) -> perm as bytes of int64, or None (see there).
@@ -470,6 +471,52 @@ static PyObject *partition(PyObject *self, PyObject *args) {
     free(first);
     for (int i = 0; i < 7; i++) PyBuffer_Release(&b[i]);
     PyBuffer_Release(&start);
+    return result;
+}
+
+/* argsort(key, size) -> order as bytes of int64: numpy's stable argsort of int64 keys
+ * in [0, size), size <= 2**32, by a least-significant-digit radix sort on two 16-bit
+ * digits (one when size <= 2**16): O(n), two passes over the keys. */
+static PyObject *argsort(PyObject *self, PyObject *args) {
+    Py_buffer kb = {0};
+    long long size;
+    if (!PyArg_ParseTuple(args, "y*L", &kb, &size)) return NULL;
+    PyObject *result = NULL;
+    const int64_t *key = kb.buf;
+    int64_t n = kb.len / 8, *order = NULL, *tmp = NULL, *cnt = NULL;
+    int ok = kb.len % 8 == 0 && size >= 0 && size <= (1LL << 32);
+    for (int64_t t = 0; ok && t < n; t++) ok = key[t] >= 0 && key[t] < size;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "argsort: keys outside [0, size) or size > 2**32");
+        goto done;
+    }
+    order = malloc((n + 1) * sizeof(int64_t));
+    tmp = malloc((n + 1) * sizeof(int64_t));
+    cnt = malloc((65536 + 1) * sizeof(int64_t));
+    if (!order || !tmp || !cnt) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int passes = size > 65536 ? 2 : 1;
+    for (int pass = 0; pass < passes; pass++) {
+        int shift = 16 * pass;
+        int64_t *out = pass == passes - 1 ? order : tmp;
+        memset(cnt, 0, (65536 + 1) * sizeof(int64_t));
+        for (int64_t t = 0; t < n; t++) cnt[((key[t] >> shift) & 0xFFFF) + 1]++;
+        for (int d = 0; d < 65536; d++) cnt[d + 1] += cnt[d];
+        for (int64_t t = 0; t < n; t++) { /* pass 0 in index order, pass 1 in tmp's */
+            int64_t i = pass ? tmp[t] : t;
+            out[cnt[(key[i] >> shift) & 0xFFFF]++] = i;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = PyBytes_FromStringAndSize((char *)order, n * sizeof(int64_t));
+done:
+    free(order);
+    free(tmp);
+    free(cnt);
+    PyBuffer_Release(&kb);
     return result;
 }
 
@@ -1080,6 +1127,7 @@ static int load_scipy(void) {
 
 static PyMethodDef methods[] = {
     {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
+    {"argsort", argsort, METH_VARARGS, "numpy's stable argsort of keys below 2**32, by radix."},
     {"positions", positions, METH_VARARGS, "Values' and children's positions in the fronts."},
     {"postorder", postorder, METH_VARARGS, "The elimination forest's postorder and subtree sizes."},
     {"symbolic", symbolic, METH_VARARGS, "The structure of L from A's lower pattern (CSC)."},

@@ -127,6 +127,9 @@ def stable_argsort(key, size):
     key = np.asarray(key)
     if size > 2**32:
         return np.argsort(key, kind="stable")
+    kernel = _kernel()
+    if kernel is not None:  # the same radix sort in C, one pass a digit
+        return np.frombuffer(kernel.argsort(_int64(key), size), dtype=np.int64)
     order = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
     if size > 2**16:
         order = order[np.argsort((key[order] >> 16).astype(np.uint16), kind="stable")]
