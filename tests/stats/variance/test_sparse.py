@@ -167,13 +167,14 @@ def test_twenty_thousand_crossed_levels_are_analysed():
     assert np.all(np.isfinite(a.pairs.df)) and len(a.pairs.labels) == 15
 
 
-@pytest.mark.parametrize("size", [50, 10_000, 9_000_000])
+@pytest.mark.parametrize("size", [50, 10_000, 9_000_000, 2**32, 2**40])
 def test_unique_inverse_equals_numpy(size):
-    # the marking table (and, past its limit, the sort) against np.unique
+    # the marking table, past its limit the radix sort, past 2**32 np.unique: as np.unique
     from vareval.stats.variance.sparse import unique_inverse
 
     rng = np.random.default_rng(size)
     key = rng.integers(0, size, 5000).astype(np.int64)
+    key = rng.permutation(np.concatenate([key, key[:2000], [0, size - 1]]))  # repeats, ends
     uniq, inv = unique_inverse(key, size)
     ref_u, ref_inv = np.unique(key, return_inverse=True)
     np.testing.assert_array_equal(uniq, ref_u)
@@ -197,6 +198,9 @@ def test_row_pairs_sum_to_the_weighted_cross_product():
         got = np.bincount(key, value * w[row], minlength=shape[1] ** 2)
         ref = (N.T @ sp.diags(w) @ N).toarray()
         np.testing.assert_allclose(got.reshape(shape[1], shape[1]), ref, rtol=1e-12)
+        key, value, row = row_pairs(N, upper=True)  # its upper triangle (a <= b)
+        got = np.bincount(key, value * w[row], minlength=shape[1] ** 2)
+        np.testing.assert_allclose(got.reshape(shape[1], shape[1]), np.triu(ref), rtol=1e-12)
 
 
 def test_three_factors_sparse_path_equals_dense_path(monkeypatch):

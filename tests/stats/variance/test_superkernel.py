@@ -7,8 +7,10 @@ solves with one and several right-hand sides, and ``S^-1`` on the pattern.
 On random SPD patterns, the structured matrices of test_supernodal.py, and
 the Schur complements of the bench's designs (make_crossed, make_banded with
 and without long-range links), too large for a dense reference. The
-supernode partition's dynamic program, also in C, picks the same supernodes.
-The mixed-model fit itself gives the same estimates on either path.
+supernode partition's dynamic program, also in C, picks the same supernodes
+(numpy runs on the kernel's ordering). The mixed-model fit itself gives the
+same estimates on either path. The kernel's approximate minimum degree
+ordering is a permutation whose fill stays near SuperLU's MMD's.
 """
 
 import sys
@@ -41,7 +43,9 @@ def _both(row, col, n, values, kernel_switch, **partition):
     out = []
     for engine in ("kernel", "numpy"):
         _use(engine, kernel_switch)
-        chol = SparseCholesky(row, col, n, **partition)
+        # numpy on the kernel's ordering (its own default is SuperLU's)
+        perm = out[0][0].perm if out else None
+        chol = SparseCholesky(row, col, n, perm=perm, **partition)
         assert (chol._kernel is not None) == (engine == "kernel")
         f = chol.factor(values)
         out.append((chol, f, f.solve(B[:, 0]), f.solve(B), f.inverse_on_pattern()))
@@ -143,6 +147,10 @@ def test_the_kernel_rejects_arrays_of_the_wrong_size():
     with pytest.raises(ValueError, match="wrong size"):
         kernel.solve(chol._plan, f._storage, f._block_inverses(), chol._kernel_start,
                      np.empty(5), 1)  # fmt: skip
+    with pytest.raises(ValueError, match="inconsistent"):
+        kernel.positions(*[np.zeros(2, dtype=np.int64)] * 9)
+    with pytest.raises(ValueError, match="elimination forest"):
+        kernel.postorder(np.array([1, 0], dtype=np.int64))  # a parent below its child
 
 
 @pytest.mark.filterwarnings("ignore:singular fit")
@@ -188,3 +196,108 @@ def test_structure_and_ordering_without_superlus_factor(density, kernel_switch):
         np.testing.assert_array_equal(got[0], want[0])
         cols = np.repeat(np.arange(n), np.diff(want[0]))  # the kernel's rows in any order
         np.testing.assert_array_equal(np.sort(cols * n + got[1]), cols * n + want[1])
+
+
+def _fill(perm, lo, hi, n):
+    """nnz(L) of the pattern's Cholesky factor in the order ``perm`` (the numpy loop)."""
+    pinv = np.empty(n, dtype=np.int64)
+    pinv[perm] = np.arange(n)
+    r, c = np.maximum(pinv[lo], pinv[hi]), np.minimum(pinv[lo], pinv[hi])
+    ptr, _ = supernodal._elimination(r[r > c], c[r > c], n)
+    return int(ptr[-1]) + n
+
+
+def _orderings(S, kernel_switch):
+    """AMD (the kernel's) and SuperLU's MMD orderings of S's pattern, and their fill."""
+    n = S.shape[0]
+    lo, hi, _, _ = supernodal._unique_pairs(*np.nonzero(np.tril(S)), n)
+    off = lo != hi
+    raw = supernodal._kernel().amd(lo[off], hi[off], n)
+    amd = np.frombuffer(raw, dtype=np.int64)
+    mmd = supernodal._minimum_degree(lo, hi, n, structure=False)[0]
+    _use("numpy", kernel_switch)
+    out = amd, _fill(amd, lo, hi, n), _fill(mmd, lo, hi, n)
+    _use("kernel", kernel_switch)
+    return out
+
+
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_amd_orders_structured_matrices_as_well_as_mmd(name, kernel_switch):
+    """A permutation, with fill within 10 % of SuperLU's MMD (equal or less on most)."""
+    S = MATRICES[name]
+    perm, amd, mmd = _orderings(S, kernel_switch)
+    assert np.array_equal(np.sort(perm), np.arange(S.shape[0]))
+    assert amd <= 1.1 * mmd, (amd, mmd)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_amd_on_random_patterns(seed, kernel_switch):
+    """Random patterns, sparse to well filled in, some with isolated levels and hubs."""
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(2, 400))
+    P = (sp.random(n, n, density=rng.uniform(0.3, 8.0) / n, random_state=rng) != 0).toarray()
+    if seed % 3 == 0:  # a few hubs
+        P[rng.integers(0, n, 3)] = rng.random((3, n)) < 0.5
+    S = np.eye(n) + (P | P.T)
+    perm, amd, mmd = _orderings(S, kernel_switch)
+    assert np.array_equal(np.sort(perm), np.arange(n))
+    natural = _fill(np.arange(n), *supernodal._unique_pairs(*np.nonzero(np.tril(S)), n)[:2], n)
+    assert amd <= 1.15 * mmd and amd <= natural, (amd, mmd, natural)
+
+
+def test_amd_puts_dense_levels_last_and_keeps_the_fill(kernel_switch):
+    """Levels adjacent to more than half the others (and 40 sqrt(n)) are ordered last."""
+    rng = np.random.default_rng(5)
+    n, dense = 2200, [7, 1500]
+    i = np.arange(n - 1)
+    P = np.zeros((n, n), dtype=bool)
+    P[i, i + 1] = True  # a path
+    P[dense, :] = rng.random((2, n)) < 0.95  # two levels meeting nearly all others
+    S = np.eye(n) + (P | P.T)
+    perm, amd, mmd = _orderings(S, kernel_switch)
+    assert sorted(perm[-2:]) == dense
+    assert amd <= 1.01 * mmd
+
+
+def test_amd_rejects_bad_pairs_and_falls_back(monkeypatch):
+    kernel = supernodal._kernel()
+    with pytest.raises(ValueError, match="outside"):
+        kernel.amd(np.array([0, 5]), np.array([1, 2]), 4)
+    assert np.array_equal(np.frombuffer(kernel.amd(np.zeros(0, np.int64), np.zeros(0, np.int64), 3),
+                                        dtype=np.int64), [0, 1, 2])  # fmt: skip
+
+    class Failing:  # an ordering that reports an inconsistency: SuperLU's is used
+        def amd(self, *args):
+            return None
+
+    S = MATRICES["random"]
+    n = S.shape[0]
+    lo, hi, _, _ = supernodal._unique_pairs(*np.nonzero(np.tril(S)), n)
+    got = supernodal._approximate_minimum_degree(Failing(), lo, hi, n)
+    np.testing.assert_array_equal(got, supernodal._minimum_degree(lo, hi, n, structure=False)[0])
+    with pytest.raises(ValueError, match="permutation"):
+        SparseCholesky(lo, hi, n, perm=np.zeros(n, dtype=np.int64))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_front_positions_equal_numpys(seed):
+    """The kernel's table look-up of values' and children's rows in the fronts is the
+    numpy path's searchsorted, on random patterns and the structured matrices."""
+    rng = np.random.default_rng(200 + seed)
+    mats = [MATRICES[name] for name in list(MATRICES)[seed::4]]
+    n = int(rng.integers(2, 300))
+    P = sp.random(n, n, density=rng.uniform(0.5, 5.0) / n, random_state=rng).toarray() != 0
+    for S in [*mats, np.eye(n) + (P | P.T)]:
+        row, col, _ = _entries(S, rng)
+        for cost in (1e-9, 1e-6, 1e-3):
+            chol = SparseCholesky(row, col, S.shape[0], supernode_cost=cost)
+            lo, hi, _, _ = supernodal._unique_pairs(row, col, S.shape[0])
+            pinv = np.empty(S.shape[0], dtype=np.int64)
+            pinv[chol.perm] = np.arange(S.shape[0])
+            r, c = np.maximum(pinv[lo], pinv[hi]), np.minimum(pinv[lo], pinv[hi])
+            order = np.argsort(chol._sup[c], kind="stable")
+            got = chol._positions(r[order], c[order], chol._kernel)
+            want = chol._positions(r[order], c[order], None)
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(got[0], chol._assemble_flat)  # the pairs' order

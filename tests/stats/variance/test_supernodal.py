@@ -253,7 +253,9 @@ def _reference_postorder(parent):
     return np.array(out), size
 
 
-def test_postorder_and_subtree_sizes(rng):
+@pytest.mark.parametrize("engine", ["numpy", "kernel"])
+def test_postorder_and_subtree_sizes(engine, rng, kernel_switch):
+    _use(engine, kernel_switch)
     for _ in range(30):
         n = int(rng.integers(1, 300))
         parent = np.array([rng.integers(j + 1, n + 1) for j in range(n)])
@@ -294,6 +296,7 @@ def test_children_rows_in_parent_fronts(relax, rng):
     for density in (0.005, 0.02, 0.1):
         n = int(rng.integers(2, 300))
         ch = SparseCholesky(*_random_pattern(rng, n, density), n, relax=relax)
+        ch._lists()  # the numpy path's per-supernode lists (the kernel's path has none)
         for j in range(ch.n_supernodes):
             p = ch._parent[j]
             if p < 0:
@@ -305,8 +308,9 @@ def test_children_rows_in_parent_fronts(relax, rng):
 
 
 @pytest.mark.parametrize("name", ["random", "blocks", "star", "crossed"])
-def test_fallback_structure(name, monkeypatch):
+def test_fallback_structure(name, monkeypatch, kernel_switch):
     """When SuperLU's factor may have lost entries, the fallback gives the same analysis."""
+    kernel_switch(supernodal._kernel, on=False)  # SuperLU's ordering and structure
     S = MATRICES[name]
     row, col, val = _entries(S, np.random.default_rng(8))
     want = SparseCholesky(row, col, S.shape[0])
@@ -399,3 +403,30 @@ def test_rejects_bad_patterns_and_values():
     with pytest.raises(ValueError):
         f.solve(np.ones(3))
     assert f.solve(np.ones((2, 0))).shape == (2, 0)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "kernel"])
+@pytest.mark.parametrize("size", [1, 300, 2**16, 2**16 + 5, 2**32, 2**40])
+def test_stable_argsort_is_numpys(size, engine, kernel_switch):
+    """The radix argsort of keys in [0, size) is numpy's stable one, repeated keys included."""
+    _use(engine, kernel_switch)
+    rng = np.random.default_rng(size % 1000)
+    key = rng.integers(0, size, 3000).astype(np.int64)
+    key = rng.permutation(np.concatenate([key, key[:1500], [0, size - 1]]))
+    want = np.argsort(key, kind="stable")
+    np.testing.assert_array_equal(supernodal.stable_argsort(key, size), want)
+
+
+@pytest.mark.parametrize("name", ["random", "crossed", "star"])
+def test_lower_triangle_by_columns(name):
+    """A lower triangle listed column by column (as SparseSchur gives it) is taken unsorted."""
+    S = MATRICES[name]
+    r, c = np.nonzero(np.tril(S).T)  # by columns of the lower triangle
+    row, col = c, r
+    assert np.all(np.diff(col * S.shape[0] + row) > 0)
+    chol = SparseCholesky(row, col, S.shape[0])
+    f = chol.factor(S[row, col])
+    assert f.logdet == pytest.approx(np.linalg.slogdet(S)[1], rel=1e-10)
+    _close(f.inverse_on_pattern(), np.linalg.inv(S)[row, col])
+    lo, hi, take, where = supernodal._unique_pairs(row, col, S.shape[0], ordered=False)
+    assert np.array_equal(lo, row) and np.array_equal(take, np.arange(row.size))

@@ -31,8 +31,14 @@
  *   first columns, then n.
  * inverse(plan, storage, rinv, out): out float64 (bounds[-1],) in assemble's order,
  *   the entries of S^-1 on the pattern.
- * partition(t_in, inner, low, t_out, c_in, c_out, cube, top, start): see run_partition.
+ * partition(t_in, inner, low, t_out, c_in, c_out, cube, top, start) -> the supernodes' first
+ *   columns as bytes of int64 (start: each column's cheapest start): see run_partition.
  * symbolic(ptr, ind) -> (ptr, ind) as bytes of int64: the structure of L (see there).
+ * postorder(parent) -> (post, size) as bytes of int64 (see there).
+ * argsort(key, size) -> order as bytes of int64 (see there).
+ * positions(k, start, rows_ptr, rows, bounds, r, c, kids_ptr, kids) -> (assemble, rel)
+ *   or None (see there).
+ * amd(lo, hi, n[, dense]) -> perm as bytes of int64, or None (see there).
  * Every call releases the GIL.
  */
 #define PY_SSIZE_T_CLEAN
@@ -444,18 +450,231 @@ static PyObject *partition(PyObject *self, PyObject *args) {
     int ok = start.len == n * 8 && b[6].len == (top + 1) * 8;
     for (int i = 1; i < 6; i++) ok = ok && b[i].len == n * 8;
     double *best = ok ? malloc((n + 1) * sizeof(double)) : NULL;
+    int64_t *first = ok ? malloc((n + 1) * sizeof(int64_t)) : NULL, count = 0;
     if (!ok)
         PyErr_SetString(PyExc_ValueError, "partition: arrays of inconsistent sizes");
-    else if (!best)
+    else if (!best || !first)
         PyErr_NoMemory();
     else {
+        const int64_t *st = start.buf;
         Py_BEGIN_ALLOW_THREADS run_partition(n, b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf,
                                              b[5].buf, b[6].buf, top, best, start.buf);
-        Py_END_ALLOW_THREADS result = Py_NewRef(Py_None);
+        for (int64_t e = n - 1; e >= 0; e = st[e] - 1) first[count++] = st[e]; /* back */
+        for (int64_t t = 0; t < count / 2; t++) { /* increasing */
+            int64_t x = first[t];
+            first[t] = first[count - 1 - t];
+            first[count - 1 - t] = x;
+        }
+        Py_END_ALLOW_THREADS result = PyBytes_FromStringAndSize((char *)first, count * 8);
     }
     free(best);
+    free(first);
     for (int i = 0; i < 7; i++) PyBuffer_Release(&b[i]);
     PyBuffer_Release(&start);
+    return result;
+}
+
+/* argsort(key, size) -> order as bytes of int64: numpy's stable argsort of int64 keys
+ * in [0, size), size <= 2**32, by a least-significant-digit radix sort on two 16-bit
+ * digits (one when size <= 2**16): O(n), two passes over the keys. */
+static PyObject *argsort(PyObject *self, PyObject *args) {
+    Py_buffer kb = {0};
+    long long size;
+    if (!PyArg_ParseTuple(args, "y*L", &kb, &size)) return NULL;
+    PyObject *result = NULL;
+    const int64_t *key = kb.buf;
+    int64_t n = kb.len / 8, *order = NULL, *tmp = NULL, *cnt = NULL;
+    int ok = kb.len % 8 == 0 && size >= 0 && size <= (1LL << 32);
+    for (int64_t t = 0; ok && t < n; t++) ok = key[t] >= 0 && key[t] < size;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "argsort: keys outside [0, size) or size > 2**32");
+        goto done;
+    }
+    order = malloc((n + 1) * sizeof(int64_t));
+    tmp = malloc((n + 1) * sizeof(int64_t));
+    cnt = malloc((65536 + 1) * sizeof(int64_t));
+    if (!order || !tmp || !cnt) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int passes = size > 65536 ? 2 : 1;
+    for (int pass = 0; pass < passes; pass++) {
+        int shift = 16 * pass;
+        int64_t *out = pass == passes - 1 ? order : tmp;
+        memset(cnt, 0, (65536 + 1) * sizeof(int64_t));
+        for (int64_t t = 0; t < n; t++) cnt[((key[t] >> shift) & 0xFFFF) + 1]++;
+        for (int d = 0; d < 65536; d++) cnt[d + 1] += cnt[d];
+        for (int64_t t = 0; t < n; t++) { /* pass 0 in index order, pass 1 in tmp's */
+            int64_t i = pass ? tmp[t] : t;
+            out[cnt[(key[i] >> shift) & 0xFFFF]++] = i;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = PyBytes_FromStringAndSize((char *)order, n * sizeof(int64_t));
+done:
+    free(order);
+    free(tmp);
+    free(cnt);
+    PyBuffer_Release(&kb);
+    return result;
+}
+
+/* positions(k, start, rows_ptr, rows, bounds, r, c, kids_ptr, kids) -> (assemble, rel)
+ * as bytes of int64 (supernodal.SparseCholesky._positions): with the pairs (r >= c)
+ * grouped by supernode (bounds), each value's position c - start + at k in its front's
+ * [F11 | F12], at being r's position in the front (its columns, then its rows below);
+ * and each supernode's rows below as positions in its parent's front. One pass over
+ * the fronts with a table row -> position; None if a row is missing from a front. */
+static PyObject *positions(PyObject *self, PyObject *args) {
+    Py_buffer b[9];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                          &b[6], &b[7], &b[8]))
+        return NULL;
+    PyObject *result = NULL, *ao = NULL, *ro = NULL;
+    const int64_t *k = b[0].buf, *start = b[1].buf, *rows_ptr = b[2].buf, *rows = b[3].buf,
+                  *bounds = b[4].buf, *r = b[5].buf, *c = b[6].buf, *kids_ptr = b[7].buf,
+                  *kids = b[8].buf;
+    int64_t ns = b[0].len / 8, nrows = b[3].len / 8, npairs = b[5].len / 8, n = 0;
+    int64_t nkids = b[8].len / 8, *pos = NULL, *stamp = NULL, *assemble = NULL, *rel = NULL;
+    int ok = b[1].len == b[0].len && b[2].len / 8 == ns + 1 && b[4].len / 8 == ns + 1 &&
+             b[6].len == b[5].len && b[7].len / 8 == ns + 1;
+    for (int i = 0; i < 9; i++) ok = ok && b[i].len % 8 == 0;
+    for (int64_t j = 0; ok && j < ns; j++) {
+        ok = k[j] >= 1 && start[j] == n && rows_ptr[j] <= rows_ptr[j + 1] &&
+             bounds[j] <= bounds[j + 1] && kids_ptr[j] <= kids_ptr[j + 1];
+        n += k[j];
+    }
+    ok = ok && rows_ptr[0] == 0 && bounds[0] == 0 && kids_ptr[0] == 0;
+    ok = ok && rows_ptr[ns] == nrows && bounds[ns] == npairs && kids_ptr[ns] == nkids;
+    for (int64_t t = 0; ok && t < nrows; t++) ok = rows[t] >= 0 && rows[t] < n;
+    for (int64_t t = 0; ok && t < npairs; t++) ok = r[t] >= 0 && r[t] < n && c[t] >= 0 && c[t] < n;
+    for (int64_t t = 0; ok && t < nkids; t++) ok = kids[t] >= 0 && kids[t] < ns;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "positions: arrays of inconsistent sizes");
+        goto done;
+    }
+    pos = malloc((n + 1) * sizeof(int64_t));
+    stamp = malloc((n + 1) * sizeof(int64_t));
+    assemble = malloc((npairs + 1) * sizeof(int64_t));
+    rel = malloc((nrows + 1) * sizeof(int64_t));
+    if (!pos || !stamp || !assemble || !rel) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int missing = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t i = 0; i < n; i++) stamp[i] = -1;
+    for (int64_t j = 0; j < ns && !missing; j++) {
+        for (int64_t i = 0; i < k[j]; i++) { /* the front's columns, then its rows */
+            pos[start[j] + i] = i;
+            stamp[start[j] + i] = j;
+        }
+        for (int64_t t = rows_ptr[j]; t < rows_ptr[j + 1]; t++) {
+            pos[rows[t]] = k[j] + t - rows_ptr[j];
+            stamp[rows[t]] = j;
+        }
+        for (int64_t e = bounds[j]; e < bounds[j + 1]; e++) {
+            if (stamp[r[e]] != j || stamp[c[e]] != j || pos[c[e]] >= k[j]) missing = 1;
+            assemble[e] = c[e] - start[j] + pos[r[e]] * k[j];
+        }
+        for (int64_t t = kids_ptr[j]; t < kids_ptr[j + 1]; t++) {
+            int64_t child = kids[t];
+            for (int64_t u = rows_ptr[child]; u < rows_ptr[child + 1]; u++) {
+                if (stamp[rows[u]] != j) missing = 1;
+                rel[u] = pos[rows[u]];
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (missing) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    ao = PyBytes_FromStringAndSize((char *)assemble, npairs * sizeof(int64_t));
+    ro = ao ? PyBytes_FromStringAndSize((char *)rel, nrows * sizeof(int64_t)) : NULL;
+    if (ro) result = PyTuple_Pack(2, ao, ro);
+done:
+    Py_XDECREF(ao);
+    Py_XDECREF(ro);
+    free(pos);
+    free(stamp);
+    free(assemble);
+    free(rel);
+    for (int i = 0; i < 9; i++) PyBuffer_Release(&b[i]);
+    return result;
+}
+
+/* postorder(parent) -> (post, size) as bytes of int64: supernodal._postorder and
+ * _subtree_sizes on an elimination forest (parent[j] > j, or -1 for a root): the
+ * nodes depth first, children largest subtree first (ties by index), roots in index
+ * order; and each node's subtree size. */
+static const int64_t *sibling_size; /* the comparator's sizes (the GIL is held) */
+
+static int by_size(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    if (sibling_size[a] != sibling_size[b]) return sibling_size[a] > sibling_size[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+static PyObject *postorder(PyObject *self, PyObject *args) {
+    Py_buffer par = {0};
+    if (!PyArg_ParseTuple(args, "y*", &par)) return NULL;
+    PyObject *result = NULL, *po = NULL, *so = NULL;
+    const int64_t *parent = par.buf;
+    int64_t n = par.len / 8, *size = NULL, *post = NULL, *begin = NULL, *order = NULL,
+            *group = NULL;
+    int ok = par.len % 8 == 0;
+    for (int64_t j = 0; ok && j < n; j++) ok = parent[j] == -1 || (parent[j] > j && parent[j] < n);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "postorder: not an elimination forest");
+        goto done;
+    }
+    size_t bytes = (n + 2) * sizeof(int64_t);
+    size = malloc(bytes), post = malloc(bytes), begin = malloc(bytes), order = malloc(bytes);
+    group = calloc(n + 2, sizeof(int64_t));
+    if (!size || !post || !begin || !order || !group) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int64_t j = 0; j < n; j++) size[j] = 1;
+    for (int64_t j = 0; j < n; j++) /* children before their parents */
+        if (parent[j] >= 0) size[parent[j]] += size[j];
+    /* siblings grouped by parent (roots first), each group by index, then by size */
+    for (int64_t j = 0; j < n; j++) group[parent[j] + 2]++;
+    for (int64_t g = 0; g <= n; g++) group[g + 1] += group[g];
+    for (int64_t j = 0; j < n; j++) order[group[parent[j] + 1]++] = j;
+    /* now group[p + 1] is the end of p's children, group[p] their start */
+    sibling_size = size;
+    for (int64_t p = 0; p < n; p++)
+        if (group[p + 1] - group[p] > 1)
+            qsort(order + group[p], group[p + 1] - group[p], sizeof(int64_t), by_size);
+    int64_t cursor = 0;
+    for (int64_t t = 0; t < group[0]; t++) { /* roots, by index */
+        begin[order[t]] = cursor;
+        cursor += size[order[t]];
+    }
+    for (int64_t p = n - 1; p >= 0; p--) { /* a parent's position is known before its children's */
+        cursor = begin[p];
+        for (int64_t t = group[p]; t < group[p + 1]; t++) {
+            begin[order[t]] = cursor;
+            cursor += size[order[t]];
+        }
+    }
+    for (int64_t j = 0; j < n; j++) post[begin[j] + size[j] - 1] = j;
+    po = PyBytes_FromStringAndSize((char *)post, n * sizeof(int64_t));
+    so = po ? PyBytes_FromStringAndSize((char *)size, n * sizeof(int64_t)) : NULL;
+    if (so) result = PyTuple_Pack(2, po, so);
+done:
+    Py_XDECREF(po);
+    Py_XDECREF(so);
+    free(size);
+    free(post);
+    free(begin);
+    free(order);
+    free(group);
+    PyBuffer_Release(&par);
     return result;
 }
 
@@ -539,6 +758,348 @@ done:
     return result;
 }
 
+/* ---- The approximate minimum degree ordering (Amestoy, Davis & Duff 1996) ----
+ *
+ * Minimum degree on the quotient graph: an eliminated variable becomes an element
+ * (the clique of its uneliminated neighbours, stored as one list), and each variable
+ * keeps a list of its adjacent elements followed by its adjacent variables not yet
+ * covered by a common element. The degree of a variable is not computed exactly but
+ * bounded above (the paper's approximate external degree): with p the pivot and Lp
+ * its element,
+ *   d_i <= min(n_left - |i|, d_i(old) + |Lp \ i|, |A_i| + |Lp \ i| + sum_e |Le \ Lp|),
+ * the last sum over i's other elements, each |Le \ Lp| found for all of them at once
+ * in one pass over the elements adjacent to Lp. Elements with Le inside Lp are
+ * absorbed into p (aggressive absorption); variables of Lp whose only neighbour is p
+ * are eliminated with it (mass elimination); variables with the same lists are
+ * merged into one supervariable (found by a hash of the lists, then compared).
+ * Dense variables, adjacent to more than half of the others and to more than
+ * max(16, dense sqrt(n)) (dense = 40 by default: the paper's 10 left out so many of
+ * InstEval's levels that fill grew 2.6 % over SuperLU's MMD, 1.05 % with 40), are left
+ * out and ordered last: each would be in almost every Lp, its lists scanned each time
+ * (67 ms instead of 1.6 ms on the banded design's 5,000 levels and 12 tasks).
+ * Weights: nv[i] the number of variables in supervariable i; degrees count them.
+ *
+ * Only the ordering comes from here: the structure of L is derived from the
+ * permuted pattern (symbolic), so the ordering affects fill and time, never the
+ * factor's correctness.
+ */
+enum { VAR = 0, ELEM = 1, DEAD = 2, DENSE = 3 };
+
+typedef struct {
+    int64_t n, iwlen, pfree;
+    int64_t *iw, *pe, *len, *elen, *nv, *deg, *head, *next, *prev, *w, *hhead, *hnext, *mk,
+        *chain, *tail, *tmp;
+    char *kind;
+} Amd;
+
+static void amd_insert(Amd *a, int64_t i, int64_t d) {
+    a->prev[i] = -1;
+    a->next[i] = a->head[d];
+    if (a->head[d] >= 0) a->prev[a->head[d]] = i;
+    a->head[d] = i;
+}
+
+static void amd_remove(Amd *a, int64_t i) {
+    if (a->prev[i] >= 0)
+        a->next[a->prev[i]] = a->next[i];
+    else
+        a->head[a->deg[i]] = a->next[i];
+    if (a->next[i] >= 0) a->prev[a->next[i]] = a->prev[i];
+}
+
+/* Compact the live lists to the front of iw (each list's first entry is replaced by
+ * -(owner + 1) to find it in one pass) and make room for `need` more entries. */
+static int amd_compact(Amd *a, int64_t need) {
+    int64_t n = a->n, *iw = a->iw, r = 0, w = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (a->kind[i] != DEAD && a->pe[i] >= 0 && a->len[i] > 0) {
+            a->tmp[i] = iw[a->pe[i]];
+            iw[a->pe[i]] = -(i + 1);
+        }
+    while (r < a->pfree) {
+        if (iw[r] < 0) {
+            int64_t i = -iw[r] - 1, L = a->len[i];
+            iw[w] = a->tmp[i];
+            memmove(iw + w + 1, iw + r + 1, (L - 1) * sizeof(int64_t));
+            a->pe[i] = w;
+            w += L;
+            r += L;
+        } else
+            r++;
+    }
+    a->pfree = w;
+    if (w + need > a->iwlen) {
+        int64_t size = (w + need) + (w + need) / 2;
+        int64_t *grown = realloc(a->iw, size * sizeof(int64_t));
+        if (!grown) return -1;
+        a->iw = grown;
+        a->iwlen = size;
+    }
+    return 0;
+}
+
+/* perm (n): the elimination order, from the symmetric pattern without its diagonal
+ * (ptr, adj: each column's neighbours). Returns 0, -1 (memory) or -2 (an internal
+ * inconsistency: the caller falls back to another ordering). */
+static int amd_order(int64_t n, const int64_t *ptr, const int64_t *adj, double dense,
+                     int64_t *perm) {
+    Amd a = {0};
+    int status = -1;
+    int64_t nnz = ptr[n];
+    a.n = n;
+    a.iwlen = nnz + nnz / 5 + 2 * n + 16;
+    a.iw = malloc(a.iwlen * sizeof(int64_t));
+    int64_t **arrays[] = {&a.pe, &a.len, &a.elen, &a.nv,    &a.deg,   &a.head,  &a.next, &a.prev,
+                          &a.w,  &a.hhead, &a.hnext, &a.mk, &a.chain, &a.tail, &a.tmp};
+    int narrays = sizeof arrays / sizeof *arrays, ok = a.iw != NULL;
+    for (int t = 0; t < narrays; t++) ok = ok && (*arrays[t] = malloc((n + 1) * sizeof(int64_t)));
+    a.kind = malloc(n + 1);
+    if (!ok || !a.kind) goto done;
+    status = -2;
+    int64_t out = 0, left = 0, mindeg = 0, wflg = 1, stamp = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t d = ptr[i + 1] - ptr[i];
+        int wide = d > 16 && 2 * d > n && (double)d * d > dense * dense * (double)n;
+        a.kind[i] = dense >= 0 && wide ? DENSE : VAR;
+        a.nv[i] = 1;
+        a.w[i] = a.mk[i] = 0;
+        a.chain[i] = -1;
+        a.tail[i] = i;
+        a.hhead[i] = -1;
+        a.head[i] = -1;
+    }
+    a.head[n] = -1;
+    for (int64_t i = 0; i < n; i++) {
+        a.pe[i] = a.pfree;
+        a.elen[i] = 0;
+        if (a.kind[i] == DENSE) {
+            a.pe[i] = -1;
+            a.len[i] = 0;
+            continue;
+        }
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++)
+            if (adj[t] != i && a.kind[adj[t]] == VAR) a.iw[a.pfree++] = adj[t];
+        a.len[i] = a.deg[i] = a.pfree - a.pe[i];
+        left++;
+    }
+    for (int64_t i = n - 1; i >= 0; i--) /* the lowest index first among equal degrees */
+        if (a.kind[i] == VAR) amd_insert(&a, i, a.deg[i]);
+    int64_t *iw;
+    while (left > 0) {
+        /* the pivot: a variable of least degree */
+        while (mindeg < n && a.head[mindeg] < 0) mindeg++;
+        if (mindeg >= n) goto done;
+        int64_t p = a.head[mindeg];
+        amd_remove(&a, p);
+        int64_t nvp = a.nv[p];
+        left -= nvp;
+        a.nv[p] = -nvp;
+        /* room for Lp: its size is at most p's degree (an upper bound), checked below */
+        int64_t room = a.deg[p] + 1;
+        if (a.pfree + room > a.iwlen && amd_compact(&a, room) < 0) {
+            status = -1;
+            goto done;
+        }
+        int64_t limit = a.pfree + room;
+        iw = a.iw;
+        /* its element Lp: the variables of its elements (absorbed) and its own */
+        int64_t lp = a.pfree, degme = 0, ps = a.pe[p];
+        for (int64_t t = 0; t < a.len[p]; t++) {
+            int64_t x = iw[ps + t], s0 = x, s1 = x + 1;
+            if (t < a.elen[p]) {
+                if (a.kind[x] != ELEM) continue;
+                s0 = a.pe[x];
+                s1 = s0 + a.len[x];
+                a.kind[x] = DEAD;
+                a.pe[x] = -1;
+            }
+            for (int64_t s = s0; s < s1; s++) {
+                int64_t j = t < a.elen[p] ? iw[s] : x;
+                if (a.kind[j] == VAR && a.nv[j] > 0) {
+                    if (a.pfree == limit) goto done; /* a degree below |Lp|: cannot happen */
+                    degme += a.nv[j];
+                    a.nv[j] = -a.nv[j];
+                    iw[a.pfree++] = j;
+                    amd_remove(&a, j);
+                }
+            }
+        }
+        int64_t lpend = a.pfree;
+        a.kind[p] = ELEM;
+        a.pe[p] = lp;
+        a.len[p] = lpend - lp;
+        a.elen[p] = -1;
+        /* |Le \ Lp| for every element adjacent to Lp: w[e] - wflg */
+        for (int64_t t = lp; t < lpend; t++) {
+            int64_t i = iw[t], nvi = -a.nv[i];
+            for (int64_t s = a.pe[i]; s < a.pe[i] + a.elen[i]; s++) {
+                int64_t e = iw[s];
+                if (a.kind[e] != ELEM) continue;
+                if (a.w[e] < wflg) a.w[e] = a.deg[e] + wflg;
+                a.w[e] -= nvi;
+            }
+        }
+        /* each variable of Lp: prune its lists, add p, bound its degree, hash its lists */
+        for (int64_t t = lp; t < lpend; t++) {
+            int64_t i = iw[t], nvi = -a.nv[i], s0 = a.pe[i], wr = s0, dext = 0;
+            uint64_t h = 0;
+            for (int64_t s = s0; s < s0 + a.elen[i]; s++) {
+                int64_t e = iw[s];
+                if (a.kind[e] != ELEM) continue;
+                int64_t we = a.w[e] - wflg;
+                if (we > 0) {
+                    dext += we;
+                    iw[wr++] = e;
+                    h += (uint64_t)e;
+                } else { /* Le inside Lp: absorbed into p */
+                    a.kind[e] = DEAD;
+                    a.pe[e] = -1;
+                }
+            }
+            int64_t vs = wr;
+            for (int64_t s = s0 + a.elen[i]; s < s0 + a.len[i]; s++) {
+                int64_t j = iw[s];
+                if (a.kind[j] == VAR && a.nv[j] > 0) {
+                    dext += a.nv[j];
+                    iw[wr++] = j;
+                    h += (uint64_t)j;
+                }
+            }
+            if (vs == s0 && wr == vs) { /* p is its only neighbour: eliminated with p */
+                a.kind[i] = DEAD;
+                a.pe[i] = -1;
+                a.nv[i] = 0;
+                left -= nvi;
+                a.chain[a.tail[p]] = i;
+                a.tail[p] = a.tail[i];
+                continue;
+            }
+            if (wr + 1 > s0 + a.len[i]) goto done; /* no room for p: cannot happen */
+            iw[wr] = iw[vs]; /* p after the elements, the first variable moved last */
+            iw[vs] = p;
+            a.elen[i] = vs - s0 + 1;
+            a.len[i] = wr - s0 + 1;
+            h += (uint64_t)p;
+            int64_t d = a.deg[i] + degme - nvi, d2 = dext + degme - nvi;
+            a.deg[i] = d < d2 ? d : d2;
+            int64_t b = (int64_t)(h % (uint64_t)n);
+            a.prev[i] = b; /* its hash bucket (it is in no degree list now) */
+            a.hnext[i] = a.hhead[b];
+            a.hhead[b] = i;
+        }
+        /* supervariables: variables of Lp with the same lists are merged */
+        for (int64_t t = lp; t < lpend; t++) {
+            int64_t b = a.kind[iw[t]] == VAR ? a.prev[iw[t]] : -1;
+            if (b < 0 || a.hhead[b] < 0) continue;
+            for (int64_t i = a.hhead[b]; i >= 0; i = a.hnext[i]) {
+                if (a.hnext[i] < 0) break;
+                stamp++;
+                for (int64_t s = a.pe[i]; s < a.pe[i] + a.len[i]; s++) a.mk[iw[s]] = stamp;
+                int64_t before = i;
+                for (int64_t j = a.hnext[i]; j >= 0; j = a.hnext[j]) {
+                    int same = a.len[j] == a.len[i] && a.elen[j] == a.elen[i];
+                    for (int64_t s = a.pe[j]; same && s < a.pe[j] + a.len[j]; s++)
+                        same = a.mk[iw[s]] == stamp;
+                    if (!same) {
+                        before = j;
+                        continue;
+                    }
+                    a.nv[i] += a.nv[j]; /* both negative while in Lp */
+                    a.deg[i] += a.nv[j];
+                    a.kind[j] = DEAD;
+                    a.pe[j] = -1;
+                    a.nv[j] = 0;
+                    a.chain[a.tail[i]] = j;
+                    a.tail[i] = a.tail[j];
+                    a.hnext[before] = a.hnext[j];
+                }
+            }
+            a.hhead[b] = -1;
+        }
+        /* back into the degree lists; Lp keeps its variables only */
+        int64_t wr = lp, size = 0;
+        for (int64_t t = lp; t < lpend; t++) {
+            int64_t i = iw[t];
+            if (a.kind[i] != VAR || a.nv[i] >= 0) continue;
+            a.nv[i] = -a.nv[i];
+            size += a.nv[i];
+            iw[wr++] = i;
+            int64_t d = a.deg[i], cap = left - a.nv[i];
+            d = d < cap ? d : cap;
+            a.deg[i] = d = d < 0 ? 0 : d;
+            amd_insert(&a, i, d);
+            if (d < mindeg) mindeg = d;
+        }
+        a.len[p] = wr - lp;
+        a.deg[p] = size;
+        a.nv[p] = nvp;
+        a.pfree = wr;
+        wflg += n + 1;
+        for (int64_t x = p; x >= 0; x = a.chain[x]) perm[out++] = x;
+    }
+    for (int64_t i = 0; i < n; i++) /* the dense variables, last */
+        if (a.kind[i] == DENSE) perm[out++] = i;
+    status = out == n ? 0 : -2;
+done:
+    free(a.iw);
+    for (int t = 0; t < narrays; t++) free(*arrays[t]);
+    free(a.kind);
+    return status;
+}
+
+/* amd(lo, hi, n[, dense]) -> perm as bytes of int64: the AMD ordering of the symmetric
+ * pattern with off-diagonal pairs (lo[t], hi[t]) (each pair once, either way round);
+ * dense < 0 leaves no variable out. None where the ordering failed a consistency check
+ * (the caller orders otherwise). */
+static PyObject *amd(PyObject *self, PyObject *args) {
+    Py_buffer lo = {0}, hi = {0};
+    long long nn;
+    double dense = 40.0;
+    if (!PyArg_ParseTuple(args, "y*y*L|d", &lo, &hi, &nn, &dense)) return NULL;
+    PyObject *result = NULL;
+    int64_t n = nn, m = lo.len / 8, *ptr = NULL, *adj = NULL, *perm = NULL;
+    const int64_t *a = lo.buf, *b = hi.buf;
+    int ok = n >= 1 && lo.len == hi.len && lo.len % 8 == 0;
+    for (int64_t t = 0; ok && t < m; t++) ok = a[t] >= 0 && a[t] < n && b[t] >= 0 && b[t] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "amd: pairs outside [0, n) or of unequal length");
+        goto done;
+    }
+    ptr = calloc(n + 2, sizeof(int64_t));
+    adj = malloc((2 * m + 1) * sizeof(int64_t));
+    perm = malloc(n * sizeof(int64_t));
+    if (!ptr || !adj || !perm) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t t = 0; t < m; t++) {
+        ptr[a[t] + 2]++;
+        ptr[b[t] + 2]++;
+    }
+    for (int64_t i = 0; i < n; i++) ptr[i + 2] += ptr[i + 1];
+    for (int64_t t = 0; t < m; t++) {
+        adj[ptr[a[t] + 1]++] = b[t];
+        adj[ptr[b[t] + 1]++] = a[t];
+    }
+    status = amd_order(n, ptr, adj, dense, perm);
+    Py_END_ALLOW_THREADS
+    if (status == -1)
+        PyErr_NoMemory();
+    else if (status == -2)
+        result = Py_NewRef(Py_None);
+    else
+        result = PyBytes_FromStringAndSize((char *)perm, n * sizeof(int64_t));
+done:
+    free(ptr);
+    free(adj);
+    free(perm);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    return result;
+}
+
 /* A BLAS/LAPACK routine's address from scipy's Cython API. */
 static void *scipy_function(PyObject *capi, const char *name) {
     PyObject *capsule = PyDict_GetItemString(capi, name); /* borrowed */
@@ -566,7 +1127,11 @@ static int load_scipy(void) {
 
 static PyMethodDef methods[] = {
     {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
+    {"argsort", argsort, METH_VARARGS, "numpy's stable argsort of keys below 2**32, by radix."},
+    {"positions", positions, METH_VARARGS, "Values' and children's positions in the fronts."},
+    {"postorder", postorder, METH_VARARGS, "The elimination forest's postorder and subtree sizes."},
     {"symbolic", symbolic, METH_VARARGS, "The structure of L from A's lower pattern (CSC)."},
+    {"amd", amd, METH_VARARGS, "The approximate minimum degree ordering (see the source)."},
     {"plan", plan, METH_VARARGS, "The symbolic analysis as a capsule (see the source)."},
     {"factor", factor, METH_VARARGS, "The multifrontal factorisation (see the source)."},
     {"solve", solve, METH_VARARGS, "S^-1 x in place, in the elimination order (see the source)."},

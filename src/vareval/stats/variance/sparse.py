@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from vareval.errors import FitError
-from vareval.stats.variance.supernodal import SparseCholesky
+from vareval.stats.variance.supernodal import SparseCholesky, stable_argsort
 
 MAX_FACTOR_NNZ = 60_000_000  # entries of the sparse factor (~0.5 GB)
 _KEPT = 8  # gradients kept by theta
@@ -36,19 +36,21 @@ _KEPT = 8  # gradients kept by theta
 AT_ZERO = 1e-8
 
 
-def row_pairs(N):
+def row_pairs(N, upper=False):
     """Pairs of non-zeros of a CSR matrix sharing a row: ``N' diag(w) N`` as a sum.
 
     Returns ``(key, value, row)``: ``N' diag(w) N`` is
     ``bincount(key, value * w[row])`` reshaped to (columns, columns). Rows
     with the same number of non-zeros ``c`` give their ``c x c`` pairs as one
     broadcast, so no temporary is larger than the result (fresh memory is
-    what such a setup pays for most).
+    what such a setup pays for most). With ``upper``, only the pairs of
+    columns ``a <= b`` (``key // columns <= key % columns``): its upper
+    triangle, half the pairs.
     """
     N = sp.csr_matrix(N)
     N.sort_indices()
-    per_row = np.diff(N.indptr)
-    n_pairs = int(np.sum(per_row.astype(np.int64) ** 2))
+    per_row = np.diff(N.indptr).astype(np.int64)
+    n_pairs = int(np.sum(per_row * (per_row + 1) // 2 if upper else per_row**2))
     key = np.empty(n_pairs, dtype=np.int64)
     value = np.empty(n_pairs)
     row = np.empty(n_pairs, dtype=np.int64)
@@ -57,10 +59,18 @@ def row_pairs(N):
         rows = np.flatnonzero(per_row == c)
         take = N.indptr[rows][:, None] + np.arange(c)  # (rows, c) entry indices
         cols, vals = N.indices[take].astype(np.int64), N.data[take]
-        end = at + rows.size * c * c
-        key[at:end].reshape(-1, c, c)[...] = cols[:, :, None] * N.shape[1] + cols[:, None, :]
-        np.multiply(vals[:, :, None], vals[:, None, :], out=value[at:end].reshape(-1, c, c))
-        row[at:end].reshape(-1, c * c)[...] = rows[:, None]
+        if upper:  # the row's columns are sorted: positions a <= b
+            a, b = np.triu_indices(c)
+            cc = a.size
+            end = at + rows.size * cc
+            np.add(cols[:, a] * N.shape[1], cols[:, b], out=key[at:end].reshape(-1, cc))
+            np.multiply(vals[:, a], vals[:, b], out=value[at:end].reshape(-1, cc))
+        else:
+            cc = c * c
+            end = at + rows.size * cc
+            key[at:end].reshape(-1, c, c)[...] = cols[:, :, None] * N.shape[1] + cols[:, None, :]
+            np.multiply(vals[:, :, None], vals[:, None, :], out=value[at:end].reshape(-1, c, c))
+        row[at:end].reshape(-1, cc)[...] = rows[:, None]
         at = end
     return key, value, row
 
@@ -72,17 +82,29 @@ def unique_inverse(key, size):
     """``np.unique(key, return_inverse=True)`` for integer keys in ``[0, size)``.
 
     Below ``_MARK_LIMIT`` by marking the keys present in a table (O(n + size))
-    rather than sorting them; the same arrays either way.
+    rather than sorting them; below ``2**32`` by a radix sort
+    (:func:`~vareval.stats.variance.supernodal.stable_argsort`); the same
+    arrays either way.
     """
-    if size > _MARK_LIMIT:
+    key = np.asarray(key)
+    if size > 2**32 or key.size == 0:
         uniq, inv = np.unique(key, return_inverse=True)
         return uniq, inv.ravel()
+    if size > _MARK_LIMIT:
+        order = stable_argsort(key, size)
+        ordered = key[order]
+        new = np.empty(key.size, dtype=bool)
+        new[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        inv = np.empty(key.size, dtype=np.intp)
+        inv[order] = np.cumsum(new) - 1
+        return ordered[new], inv
     present = np.zeros(size, dtype=bool)
     present[key] = True
     uniq = np.flatnonzero(present)
     pos = np.empty(size, dtype=np.int32 if uniq.size < 2**31 else np.int64)
     pos[uniq] = np.arange(uniq.size)
-    return uniq.astype(np.asarray(key).dtype), pos[key].astype(np.intp)
+    return uniq.astype(key.dtype), pos[key].astype(np.intp)
 
 
 class SparseSchur:
@@ -102,13 +124,12 @@ class SparseSchur:
         Nb = sp.csr_matrix(cp.N_br)
         # pairs of non-zeros of N_br sharing a row: N_br' diag(w) N_br = M_pair @ w;
         # S is symmetric, so only its lower triangle (row >= col) is kept
-        pkey, pval, prow = row_pairs(Nb)
-        plow = pkey // r <= pkey % r
+        pkey, pval, prow = row_pairs(Nb, upper=True)  # (col, row) pairs, col <= row
         rlow = Nrr.col <= Nrr.row
         keys = np.concatenate(
             [
                 Nrr.col[rlow].astype(np.int64) * r + Nrr.row[rlow],
-                pkey[plow],
+                pkey,
                 np.arange(r, dtype=np.int64) * (r + 1),
             ]
         )
@@ -117,11 +138,9 @@ class SparseSchur:
         self.col, self.row = np.divmod(uniq, r)
         self.is_diag = self.row == self.col
         self.weight = np.where(self.is_diag, 1.0, 2.0)  # tr(Z M) = sum weight * Z * M
-        n1, n2 = int(rlow.sum()), int(plow.sum())
+        n1, n2 = int(rlow.sum()), pkey.size
         self.nrr = np.bincount(inv[:n1], weights=Nrr.data[rlow], minlength=n_u)
-        self.pairs = sp.csr_matrix(
-            (pval[plow], (inv[n1 : n1 + n2], prow[plow])), shape=(n_u, Nb.shape[0])
-        )
+        self.pairs = sp.csr_matrix((pval, (inv[n1 : n1 + n2], prow)), shape=(n_u, Nb.shape[0]))
         self.pairs.sum_duplicates()
         self.block = cp.rest_block[self.row]  # the factor of each entry's row
         self.block_col = cp.rest_block[self.col]  # and column

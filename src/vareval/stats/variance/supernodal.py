@@ -43,14 +43,19 @@ calls and precomputed fancy indexing each, nothing per column or entry.
 Where it is built, the compiled kernel ``_superkernel.c`` runs the same three
 loops in C, calling the BLAS/LAPACK scipy links, and forms ``L21' = L11^-1 F12``
 as a product with the block inverse rather than by ``dtrsm``; it also runs the
-partition's dynamic program and derives the structure of ``L`` from the
-ordering, which then comes from SuperLU's incomplete factorisation (cheaper
-than the probe's complete one). A supernode then costs about a microsecond
-beyond its flops, so the partition is tuned for narrower ones. The numpy path
-(``VAREVAL_NO_KERNEL=1``) is the reference it is tested equal to.
+analysis's loops: an approximate minimum degree ordering (Amestoy, Davis & Duff
+1996) in place of SuperLU's (a quarter of the time on the crossed design, a
+hundredth on the banded one, fill within a few per cent either way), the
+structure of ``L`` from the ordering, the postorder and the partition's
+dynamic program; the analysis then keeps flat arrays, no Python object per
+supernode. A supernode costs about a microsecond beyond its flops, so the
+partition is tuned for narrower ones. The numpy path (``VAREVAL_NO_KERNEL=1``)
+is the reference it is tested equal to, given the same ordering.
 
 References
 ----------
+Amestoy, P. R., Davis, T. A. and Duff, I. S. (1996). An approximate minimum
+degree ordering algorithm. *SIAM J. Matrix Anal. Appl.* 17(4), 886-905.
 Ashcraft, C. and Grimes, R. (1989). The influence of relaxed supernode
 partitions on the multifrontal method. *ACM TOMS* 15(4), 291-309.
 Duff, I. S. and Reid, J. K. (1983). The multifrontal solution of indefinite
@@ -113,12 +118,34 @@ def _kernel():
     return compiled("vareval.stats.variance._superkernel")
 
 
-def _unique_pairs(row, col, n):
+def stable_argsort(key, size):
+    """``np.argsort(key, kind="stable")`` for integer keys in ``[0, size)``.
+
+    Below ``2**32`` by two stable sorts of 16-bit halves, which numpy does by
+    radix, O(n) rather than a comparison sort's O(n log n); the same order.
+    """
+    key = np.asarray(key)
+    if size > 2**32:
+        return np.argsort(key, kind="stable")
+    kernel = _kernel()
+    if kernel is not None:  # the same radix sort in C, one pass a digit
+        return np.frombuffer(kernel.argsort(_int64(key), size), dtype=np.int64)
+    order = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
+    if size > 2**16:
+        order = order[np.argsort((key[order] >> 16).astype(np.uint16), kind="stable")]
+    return order
+
+
+def _unique_pairs(row, col, n, ordered=True):
     """The unordered pairs of the pattern and which entry gives each one's value.
 
     Returns ``(lo, hi, take, where)``: pair ``t`` is ``(lo[t], hi[t])`` with
     ``lo >= hi``, its value is entry ``take[t]``'s (the one with ``row >= col``
     when both triangles are given) and entry ``e`` holds pair ``where[e]``.
+    The pairs are sorted by ``(lo, hi)``; unless ``ordered``, a lower triangle
+    listed column by column (``col * n + row`` increasing, as
+    :class:`~vareval.stats.variance.sparse.SparseSchur` gives it) is taken as
+    it is, without a sort.
     """
     row = np.asarray(row, dtype=np.int64).ravel()
     col = np.asarray(col, dtype=np.int64).ravel()
@@ -129,8 +156,19 @@ def _unique_pairs(row, col, n):
     if row.size < n:
         raise ValueError("the pattern must hold every diagonal entry")
     upper = row < col
+    if not ordered and not upper.any():
+        key = col * n + row
+        if np.all(key[1:] > key[:-1]):  # each entry once
+            if np.count_nonzero(row == col) != n:
+                raise ValueError("the pattern must hold every diagonal entry")
+            every = np.arange(row.size)
+            return row, col, every, every
     key = np.maximum(row, col) * n + np.minimum(row, col)
-    order = np.lexsort((upper, key))  # per pair, the lower-triangle entry first
+    if upper.any():  # per pair, the lower-triangle entry first
+        order = np.argsort(upper, kind="stable")
+        order = order[stable_argsort(key[order], n * n)]
+    else:
+        order = stable_argsort(key, n * n)
     key, upper = key[order], upper[order]
     same = key[1:] == key[:-1]
     if np.any(same & (upper[1:] == upper[:-1])):
@@ -196,6 +234,21 @@ def _minimum_degree(lo, hi, n, structure=True):
     return perm, ptr - np.arange(n + 1), np.delete(L.indices, ptr[:-1])
 
 
+def _approximate_minimum_degree(kernel, lo, hi, n):
+    """The kernel's approximate minimum degree ordering (Amestoy, Davis & Duff 1996).
+
+    ``(lo, hi)`` are the pairs as :func:`_unique_pairs` gives them. Returns
+    position -> index. SuperLU's ordering where the kernel reports an
+    inconsistency (not expected; the ordering only affects fill, never the
+    factor).
+    """
+    off = lo != hi
+    perm = kernel.amd(lo[off], hi[off], n)
+    if perm is None:
+        return _minimum_degree(lo, hi, n, structure=False)[0]
+    return np.frombuffer(perm, dtype=np.int64)
+
+
 def _elimination(r, c, n):
     """The strictly lower structure of ``L`` as CSC arrays, column by column.
 
@@ -205,13 +258,15 @@ def _elimination(r, c, n):
     when SuperLU's factor does not show the structure, and the way to it with
     the compiled kernel (which runs the same loop, O(nnz(L))).
     """
+    kernel = _kernel()
+    if kernel is not None:  # the same in C (a column's rows in any order, and found so)
+        r, c = _int64(r), _int64(c)
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(c, minlength=n))])
+        ptr, ind = kernel.symbolic(ptr, r[stable_argsort(c, n)])
+        return np.frombuffer(ptr, dtype=np.int64), np.frombuffer(ind, dtype=np.int64)
     A = sp.csc_matrix((np.ones(r.size), (r, c)), shape=(n, n))
     A.sum_duplicates()  # sorted rows: a column's first is its parent
     ptr, ind = A.indptr, A.indices.astype(np.int64)
-    kernel = _kernel()
-    if kernel is not None:  # the same in C (a column's rows in the order found)
-        ptr, ind = kernel.symbolic(ptr.astype(np.int64), ind)
-        return np.frombuffer(ptr, dtype=np.int64), np.frombuffer(ind, dtype=np.int64)
     kids = [[] for _ in range(n)]
     struct = [None] * n
     for j in range(n):
@@ -225,12 +280,19 @@ def _elimination(r, c, n):
     return np.concatenate([[0], np.cumsum(counts)]), np.concatenate(struct)
 
 
+def _int64(x):
+    return np.ascontiguousarray(x, dtype=np.int64)
+
+
 def _subtree_sizes(parent):
     """Nodes in each node's subtree, by doubling: ``log2(depth)`` passes over the forest.
 
     After pass ``i``, ``size[v]`` counts the nodes below ``v`` by fewer than
     ``2**i`` edges and ``up[v]`` is ``v``'s ancestor ``2**i`` edges up.
     """
+    kernel = _kernel()
+    if kernel is not None:  # in C, one pass (children precede their parents)
+        return np.frombuffer(kernel.postorder(_int64(parent))[1], dtype=np.int64)
     size = np.ones(parent.size)
     up = parent.copy()
     while True:
@@ -250,6 +312,9 @@ def _postorder(parent):
     plus the sizes of the siblings visited before it: summed up the tree by
     doubling.
     """
+    kernel = _kernel()
+    if kernel is not None:  # the same in C
+        return np.frombuffer(kernel.postorder(_int64(parent))[0], dtype=np.int64)
     n = parent.size
     size = _subtree_sizes(parent)
     order = np.lexsort((np.where(parent >= 0, -size, 0), parent))  # siblings in visit order
@@ -308,8 +373,8 @@ def _partition(parent, below, per_supernode):
     if kernel is not None:  # the same program in C
         start = np.empty(n, dtype=np.int64)
         arrays = (t_in, inner, low, t_out, *const, cube)
-        kernel.partition(*(np.ascontiguousarray(x) for x in arrays), top, start)
-        return _starts(start.tolist())
+        first = kernel.partition(*(np.ascontiguousarray(x) for x in arrays), top, start)
+        return np.frombuffer(first, dtype=np.int64)
     cubes, costs, best = cube.tolist(), [0.0], np.zeros(n + 1)  # best[b]: of [0, b)
 
     def cheapest(t, a0, a1):
@@ -379,6 +444,11 @@ class SparseCholesky:
         make fewer, wider supernodes with more explicit zeros. By default the
         numeric phase's: tens of microseconds in Python, one in the compiled
         kernel.
+    perm : array_like of int, optional
+        An elimination order to use (position -> index; it is then
+        postordered). By default a fill-reducing one: the approximate minimum
+        degree ordering where the compiled kernel is built, else SuperLU's
+        multiple minimum degree.
 
     Attributes
     ----------
@@ -397,14 +467,23 @@ class SparseCholesky:
         Dense flops of the supernodes' fronts in one factorisation.
     """
 
-    def __init__(self, row, col, n, *, relax=True, supernode_cost=None):
+    def __init__(self, row, col, n, *, relax=True, supernode_cost=None, perm=None):
         n = int(n)
         if n < 1:
             raise ValueError("n must be positive")
-        lo, hi, take, where = _unique_pairs(row, col, n)
-        self.n, self.n_entries = n, where.size
         self._kernel = _kernel()
-        perm, ptr, ind = _minimum_degree(lo, hi, n, structure=self._kernel is None)
+        # the kernel's analysis takes the pairs in any order; SuperLU's wants them sorted
+        lo, hi, take, where = _unique_pairs(row, col, n, ordered=self._kernel is None)
+        self.n, self.n_entries = n, where.size
+        if perm is not None:
+            perm = np.asarray(perm, dtype=np.int64)
+            if not np.array_equal(np.sort(perm), np.arange(n)):
+                raise ValueError(f"perm must be a permutation of range({n})")
+            ptr = ind = None
+        elif self._kernel is not None:  # AMD in C; its structure from the kernel too
+            perm, ptr, ind = _approximate_minimum_degree(self._kernel, lo, hi, n), None, None
+        else:
+            perm, ptr, ind = _minimum_degree(lo, hi, n)
         pinv = np.empty(n, dtype=np.int64)
         pinv[perm] = np.arange(n)
         r, c = pinv[lo], pinv[hi]
@@ -435,41 +514,68 @@ class SparseCholesky:
             self._plan = self._kernel_plan()
 
     def _supernodes(self, starts, parent, begin, below, ind):
-        """Columns, rows below, parent and children of each supernode.
+        """Columns, rows below, parent and children of each supernode, as flat arrays.
 
         Column ``j``'s rows below the diagonal are ``ind[begin[j] : begin[j] + below[j]]``.
+        Supernode ``j``'s rows below are ``rows[rows_ptr[j] : rows_ptr[j + 1]]``
+        (increasing), its children ``kids[kids_ptr[j] : kids_ptr[j + 1]]``
+        (increasing).
         """
         n = self.n
         ends = np.append(starts[1:], n)
         ns = starts.size
-        sup = np.repeat(np.arange(ns), ends - starts)  # column -> supernode
+        k = ends - starts
+        sup = np.repeat(np.arange(ns), k)  # column -> supernode
         self.n_supernodes = ns
-        self._start, self._end = starts.tolist(), ends.tolist()
-        self._k = (ends - starts).tolist()
+        self._start = starts.tolist()
         # rows below: those of the columns whose parent is outside the supernode
         exits = np.flatnonzero((parent < 0) | (parent >= ends[sup]))
         count = below[exits]
         at = np.repeat(begin[exits] - (np.cumsum(count) - count), count) + np.arange(count.sum())
-        key = np.sort(np.repeat(sup[exits] * n, count) + ind[at])
+        key = np.repeat(sup[exits] * n, count) + ind[at]
+        key = key[stable_argsort(key, n * n)]
         distinct = np.ones(key.size, dtype=bool)
         distinct[1:] = key[1:] != key[:-1]
         owner, rows = np.divmod(key[distinct], n)
-        self._rows = _split(rows, np.searchsorted(owner, np.arange(1, ns)))
-        self._m = [x.size for x in self._rows]
-        self._parent = [int(sup[x[0]]) if x.size else -1 for x in self._rows]
-        self._kids = [[] for _ in range(ns)]
-        for j, p in enumerate(self._parent):
-            if p >= 0:
-                self._kids[p].append(j)
-        k, m = np.array(self._k), np.array(self._m)
+        m = np.bincount(owner, minlength=ns)
+        rows_ptr = np.concatenate([[0], np.cumsum(m)])
+        sparent = np.full(ns, -1, dtype=np.int64)
+        sparent[m > 0] = sup[rows[rows_ptr[:-1][m > 0]]]  # the first row's supernode
+        kids = np.flatnonzero(sparent >= 0)
+        kids = kids[np.argsort(sparent[kids], kind="stable")]
+        kids_ptr = np.searchsorted(sparent[kids], np.arange(ns + 1))
+        self._sup = sup
+        self._ks, self._ms, self._sparent = k, m, sparent
+        self._rows_flat, self._rows_ptr = rows, rows_ptr
+        self._kids_flat, self._kids_ptr = kids, kids_ptr
         self.factor_nnz = int(np.sum(k * (k + 1) // 2 + k * m))
         self.flops = float(np.sum(((k + m) ** 3.0 - m**3.0) / 3.0))  # dense flops of the fronts
         # the factor's storage: supernode j's [L11' | L21'] (k x (k + m), Fortran)
-        offset = np.concatenate([[0], np.cumsum(k * (k + m))])
-        self._offset = offset.tolist()
+        self._offsets = np.concatenate([[0], np.cumsum(k * (k + m))])
         # column i of supernode j: L11's diagonal at offset[j] + (i - start[j]) (k + 1)
         step = np.repeat(k + 1, k)
-        self._diag = np.repeat(offset[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * step
+        self._diag = np.repeat(self._offsets[:-1], k) + (np.arange(n) - np.repeat(starts, k)) * step
+
+    def _lists(self):
+        """The numpy path's per-supernode lists, split from the flat arrays."""
+        ns, k, m = self.n_supernodes, self._ks, self._ms
+        self._end = (self._ks + np.asarray(self._start)).tolist()
+        self._k, self._m, self._parent = k.tolist(), m.tolist(), self._sparent.tolist()
+        self._offset = self._offsets.tolist()
+        self._rows = _split(self._rows_flat, self._rows_ptr[1:-1])
+        kids = _split(self._kids_flat, self._kids_ptr[1:-1])
+        self._kids = [x.tolist() for x in kids]
+        self._bounds = self._bounds_arr.tolist()
+        self._assemble = _split(self._assemble_flat, self._bounds_arr[1:-1])
+        ends = self._rows_ptr[1:].tolist()
+        self._rel = [
+            self._rel_flat[e - c : e] if p >= 0 else None
+            for e, c, p in zip(ends, self._m, self._parent, strict=True)
+        ]
+        # q: how many of a child's rows are among its parent's columns
+        kp = k[np.maximum(self._sparent, 0)]
+        owner = np.repeat(np.arange(ns), m)
+        self._q = np.bincount(owner[self._rel_flat < kp[owner]], minlength=ns).tolist()
 
     def seconds(self):
         """Estimated seconds of one mixed-model evaluation on this pattern.
@@ -486,128 +592,119 @@ class SparseCholesky:
         return per_supernode * self.n_supernodes + per_flop * self.flops
 
     def _maps(self, r, c, take, where):
-        """Where each value goes in its front, and the fronts' scatter/gather maps."""
-        ns = self.n_supernodes
-        sup = np.repeat(np.arange(ns), self._k)[c]  # each pair's supernode
-        order = np.argsort(sup, kind="stable")  # pairs grouped by supernode
-        bounds = np.searchsorted(sup[order], np.arange(ns + 1))
-        self._bounds = bounds.tolist()
+        """Where each value goes in its front, and each child's rows in its parent's."""
+        ns, m = self.n_supernodes, self._ms
+        sup = self._sup[c]  # each pair's supernode
+        order = stable_argsort(sup, ns)  # pairs grouped by supernode
+        self._bounds_arr = np.searchsorted(sup[order], np.arange(ns + 1))
         self._source = take[order]  # sorted position -> entry whose value it takes
         pos = np.empty(order.size, dtype=np.intp)
         pos[order] = np.arange(order.size)
         self._result = pos[where]  # entry -> sorted position (the inverse's output)
-        # value (row i >= column j) -> [F11 | F12][j, i]: the upper triangle, i's
-        # position in the front among the columns, or after them among the rows below
-        sup, r, c = sup[order], r[order], c[order]
-        start, k = np.array(self._start)[sup], np.array(self._k)[sup]
-        at = r - start
-        out = np.flatnonzero(at >= k)
-        m = np.array(self._m)
-        below = np.repeat(np.arange(ns) * self.n, m) + np.concatenate(self._rows)  # sorted
-        key = sup[out] * self.n + r[out]
-        i = np.searchsorted(below, key)
-        if not np.array_equal(below.take(i, mode="clip"), key):
-            raise AssertionError("a value's row is missing from its front")
-        at[out] = k[out] + i - (np.cumsum(m) - m)[sup[out]]
-        self._assemble = _split(c - start + at * k, bounds[1:-1])
-        # child -> parent: each child's rows as positions in its parent's front
-        # (rel, increasing) and how many of them are among the parent's columns
-        # (q). Most fronts keep flat maps of their m x m update (the lower
-        # triangle into the parent's [F11 | F12], mirrored to its upper triangle,
-        # and F22; the upper triangle, all zeros, into a last, discarded slot):
-        # one take or add.at. The largest, past the maps' budget, are
-        # extended-added and gathered by two blocks of flat positions formed
-        # from those O(m) indices at each use. int64 m x m maps for every front
-        # held 1.4 GB at 10,000 banded levels with long-range links.
-        self._rel, self._q = self._relative()
+        self._assemble_flat, self._rel_flat = self._positions(r[order], c[order], self._kernel)
+        if self._kernel is not None:
+            return
+        self._lists()
+        # Most fronts keep flat maps of their m x m update (the lower triangle into
+        # the parent's [F11 | F12], mirrored to its upper triangle, and F22; the
+        # upper triangle, all zeros, into a last, discarded slot): one take or
+        # add.at. The largest, past the maps' budget, are extended-added and
+        # gathered by two blocks of flat positions formed from those O(m) indices
+        # at each use. int64 m x m maps for every front held 1.4 GB at 10,000
+        # banded levels with long-range links.
         self._scatter, self._gather = [None] * ns, [None] * ns
         # the fronts with fewest rows below get maps while their update entries
         # sum to at most _MAP_SHARE times the factor's (two intp maps each, so
         # half the factor's bytes; intp: take and add.at convert others). More
         # maps bought no time on the bench's designs, only memory
-        m2 = np.array(self._m, dtype=np.int64) ** 2
+        m2 = m.astype(np.int64) ** 2
         by_size = np.argsort(m2, kind="stable")
         mapped = np.zeros(ns, dtype=bool)
-        share = 0.0 if self._kernel is not None else _MAP_SHARE  # the kernel needs none
-        mapped[by_size[np.cumsum(m2[by_size]) <= share * self.factor_nnz]] = True
+        mapped[by_size[np.cumsum(m2[by_size]) <= _MAP_SHARE * self.factor_nnz]] = True
         above = np.tri(int(np.sqrt(m2[mapped].max())) if mapped.any() else 0, k=-1, dtype=bool)
         for j in np.flatnonzero(mapped):
             p, rel = self._parent[j], self._rel[j]
             if p < 0:
                 continue
-            kp, m = self._k[p], self._m[j]
+            kp, mj = self._k[p], self._m[j]
             # as [b, a] for row a and column b (Fortran order flattened) of the
             # parent's front, whose positions increase with the rows
             sp_, q = kp + self._m[p], self._q[j]
             mirror = np.add.outer(rel, kp * rel)  # min(a, b) + max(a, b) kp where a >= b
-            gather = np.where(above[:m, :m], mirror.T, mirror)
+            gather = np.where(above[:mj, :mj], mirror.T, mirror)
             np.add.outer((rel[q:] - kp) * (sp_ - kp), rel[q:] + kp * (sp_ - 1), out=gather[q:, q:])
             self._gather[j] = gather.ravel()
-            self._scatter[j] = np.where(above[:m, :m], kp * sp_ + (sp_ - kp) ** 2, gather).ravel()
+            self._scatter[j] = np.where(above[:mj, :mj], kp * sp_ + (sp_ - kp) ** 2, gather).ravel()
         # the inverse's fronts can go once their last child (lowest index) has read them
         self._last_child = [min(kids) if kids else -1 for kids in self._kids]
         self._flat = {}  # solves' scatter maps, by the right-hand side's width
 
-    def _relative(self):
-        """Each child's rows as positions in its parent's front, and how many are columns.
+    def _positions(self, r, c, kernel):
+        """Each value's position in its front, each child's rows' in its parent's.
 
-        A front's rows are its columns, then the rows below, increasing: every
-        child's rows are looked up at once among all fronts' (supernode, row)
-        keys. Returns the lists ``rel`` (None for a root) and ``q``.
+        ``(r, c)``: the pairs grouped by supernode (``_bounds_arr``). Returns
+        ``(assemble, rel)`` as flat arrays: value (row ``i >= `` column ``j``) ->
+        ``[F11 | F12][j, i]`` (the upper triangle: ``i``'s position in the front
+        among the columns, or after them among the rows below), flattened in
+        Fortran order; supernode ``j``'s rows below -> positions in its parent's
+        front (a front's rows are its columns, then the rows below, increasing).
+        By the kernel (one pass with a table) or by ``searchsorted``.
         """
         ns, n = self.n_supernodes, self.n
-        k, m = np.array(self._k, dtype=np.int64), np.array(self._m, dtype=np.int64)
-        rows = np.concatenate([np.zeros(0, np.int64), *self._rows])
+        k, m, rows, rows_ptr = self._ks, self._ms, self._rows_flat, self._rows_ptr
+        if kernel is not None:
+            got = kernel.positions(*map(_int64, (k, self._start, rows_ptr, rows,
+                                                 self._bounds_arr, r, c, self._kids_ptr,
+                                                 self._kids_flat)))  # fmt: skip
+            if got is None:
+                raise AssertionError("a row is missing from its front")
+            return tuple(np.frombuffer(x, dtype=np.int64) for x in got)
+        sup = np.repeat(np.arange(ns), np.diff(self._bounds_arr))
+        start, kk = np.asarray(self._start)[sup], k[sup]
+        at = r - start
+        out = np.flatnonzero(at >= kk)
         owner = np.repeat(np.arange(ns), m)
-        front = np.sort(np.concatenate([np.repeat(np.arange(ns), k) * n + np.arange(n),
-                                        owner * n + rows]))  # fmt: skip
+        below = owner * n + rows  # sorted
+        key = sup[out] * n + r[out]
+        i = np.searchsorted(below, key)
+        if not np.array_equal(below.take(i, mode="clip"), key):
+            raise AssertionError("a value's row is missing from its front")
+        at[out] = kk[out] + i - rows_ptr[sup[out]]
+        assemble = c - start + at * kk
+        # child -> parent: each child's rows as positions in its parent's front (a
+        # front's rows are its columns, then the rows below, increasing): every
+        # child's rows looked up at once among all fronts' (supernode, row) keys
         first = np.concatenate([[0], np.cumsum(k + m)])  # each front's first key
-        parent = np.array(self._parent, dtype=np.int64)
-        child = parent[owner] >= 0
-        key = parent[owner[child]] * n + rows[child]
+        front = np.empty(first[-1], dtype=np.int64)  # its columns, then its rows below
+        col = np.arange(n)
+        front[first[self._sup] + col - np.asarray(self._start)[self._sup]] = self._sup * n + col
+        front[np.repeat(first[:-1] + k - rows_ptr[:-1], m) + np.arange(rows.size)] = below
+        p = self._sparent[owner]  # every supernode with rows below has a parent
+        key = p * n + rows
         at = np.searchsorted(front, key)
         if not np.array_equal(front.take(at, mode="clip"), key):
             raise AssertionError("a supernode's rows are missing from its parent's front")
-        rel = np.full(rows.size, -1, dtype=np.int64)
-        rel[child] = at - first[parent[owner[child]]]
-        q = np.bincount(owner[child & (rel < k[np.maximum(parent, 0)][owner])], minlength=ns)
-        ends = np.cumsum(m).tolist()
-        rel_of = [
-            rel[e - c : e] if p >= 0 else None
-            for e, c, p in zip(ends, self._m, self._parent, strict=True)
-        ]
-        return rel_of, q.tolist()
+        return assemble, at - first[p]
 
     def _kernel_plan(self):
         """The numeric phase's index arrays, copied once into the compiled kernel."""
+        k, m = self._ks.astype(np.int64), self._ms.astype(np.int64)
+        kids, kids_ptr = self._kids_flat, self._kids_ptr
+        last_child = np.full(self.n_supernodes, -1, dtype=np.int64)  # the lowest-numbered
+        has = kids_ptr[1:] > kids_ptr[:-1]
+        last_child[has] = kids[kids_ptr[:-1][has]]
+        self._kernel_start = np.append(self._start, self.n).astype(np.int64)
+        self._kernel_rinv = int(np.sum(k * k))  # R^-1 of each supernode, one after another
 
         def ints(x):
-            return np.asarray(x, dtype=np.int64)
+            return np.ascontiguousarray(x, dtype=np.int64)
 
-        def flat(parts):
-            return np.concatenate([np.zeros(0, np.int64), *map(ints, parts)])
-
-        def ptr(sizes):
-            return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
-
-        k, m = ints(self._k), ints(self._m)
-        self._kernel_start = ints(self._start + [self.n])
-        self._kernel_rinv = int(np.sum(k * k))  # R^-1 of each supernode, one after another
         return self._kernel.plan(
-            k,
-            m,
-            ints(self._offset),
-            ints(self._parent),
-            ptr(m),
-            flat(self._rows),
-            flat(x for x in self._rel if x is not None),  # roots have no rows below
-            ptr([len(x) for x in self._kids]),
-            flat(self._kids),
-            ints(self._last_child),
-            ints(self._bounds),
-            flat(self._assemble),
-            ptr(k * k),
-        )
+            *map(ints, (k, m, self._offsets, self._sparent, self._rows_ptr, self._rows_flat,
+                        self._rel_flat, kids_ptr, kids, last_child, self._bounds_arr,
+                        self._assemble_flat)),
+            ints(np.concatenate([[0], np.cumsum(k * k)])),
+        )  # fmt: skip
 
     def _flat_rows(self, width):
         """The rows below each supernode as flat indices into a C-ordered (n, width) array."""
@@ -652,7 +749,7 @@ class SparseCholesky:
         if values.shape != (self.n_entries,):
             raise ValueError(f"expected {self.n_entries} values, got shape {values.shape}")
         v = values[self._source]
-        storage = np.empty(self._offset[-1])
+        storage = np.empty(int(self._offsets[-1]))
         if self._kernel is not None:  # with R^-1 of each supernode
             rinv = np.empty(self._kernel_rinv)
             if self._kernel.factor(self._plan, v, storage, rinv):
