@@ -36,16 +36,21 @@ class _OnFirstUse:
         return f"<{self._name}, imported on first use>"
 
 
+_MAXLOG = 7.09782712893383996843e2  # cephes' MAXLOG, log(DBL_MAX)
+
+
 class _Special(_OnFirstUse):
     """``scipy.special`` on first use; ``chdtrc`` at 1 and 2 df of a real number in closed form."""
 
     def chdtrc(self, df, x):
         """``P(chi2_df > x)``: scipy.special.chdtrc's value (to ~1e-13 relative; tested)."""
         if isinstance(x, numbers.Real) and isinstance(df, numbers.Real) and df in (1, 2):
-            x = float(x)
-            if x < 0:  # as scipy: no tail below the support's start
+            h, a = float(x) / 2, df / 2
+            if h < 0:  # as scipy: no tail below the support's start
                 return math.nan
-            return math.erfc(math.sqrt(x / 2)) if df == 1 else math.exp(-x / 2)
+            if h > 0 and a * math.log(h) - h - math.lgamma(a) < -_MAXLOG:
+                return 0.0  # where scipy's igamc returns 0 (its underflow test), not a subnormal
+            return math.erfc(math.sqrt(h)) if df == 1 else math.exp(-h)
         return self.__getattr__("chdtrc")(df, x)
 
 
