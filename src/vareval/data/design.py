@@ -335,7 +335,7 @@ def reruns_of(df: pd.DataFrame, metrics, by=None) -> Reruns:
     spec = df.attrs.get("spec") or {}
     cell = _cell_columns(df, by, spec)
     ok = _usable(df, metrics)
-    rows = df.loc[ok]
+    rows = df if ok.all() else df.loc[ok]
     memo = {}
     sizes = np.ones(1, dtype=np.int64) if rows.empty or not cell else _group_sizes(rows, cell, memo)
     if sizes.size:
