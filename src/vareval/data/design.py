@@ -577,13 +577,13 @@ def design_of(
     unit = "seed" if "seed" in df.columns else None
     source = "store" if spec else ("labels" if unit else "none")
     memo = {}  # column -> its codes, for every grouping below
-    units = int(df[unit].nunique()) if unit else 0
+    units = _group_ids(df, [unit], memo)[1] if unit else 0  # nunique: labels, not missing
     configs, config_in = None, ()
     selected = spec.get("selected") or {}
     if unit and selected:
         configs = "chosen"  # a selection's output: the search's nesting is behind it
         config_in = tuple(dict.fromkeys([*selected.get("unit", [unit]), *by]))
-    elif unit and "config" in df.columns and df["config"].nunique() > 1:
+    elif unit and "config" in df.columns and _group_ids(df, ["config"], memo)[1] > 1:
         if spec:
             nested = bool(spec.get("nested", True))
             owners = tuple(spec.get("level_spaces") or {})
