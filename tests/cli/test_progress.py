@@ -132,3 +132,15 @@ def test_the_helper_resolves_show(monkeypatch):
         assert drawn(None) is expected and drawn(False) is False
     with progress_bar(3, "x", False) as bar:
         bar.update(3)  # a hidden bar still counts
+
+
+def test_a_hidden_bar_takes_every_call_a_drawn_one_does(monkeypatch):
+    """Not drawn, the bar is a stand-in (no tqdm import) with the tqdm methods the work calls."""
+    monkeypatch.setenv("VAREVAL_PROGRESS", "0")
+    with progress_bar(10, "x") as bar:
+        bar.update(3)
+        bar.reset(total=4)
+        bar.set_description("y", refresh=False)
+        bar.set_postfix(done=1)
+    bar.close()
+    assert type(bar).__name__ == "_Hidden"

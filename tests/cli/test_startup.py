@@ -79,7 +79,8 @@ def _bundled(name):
 
 
 def test_commands_load_no_scipy_stats_unless_they_use_it():
-    unused = ["scipy.stats", "scipy.optimize", "matplotlib"]
+    # tqdm: a bar is drawn on a terminal only (here stderr is a pipe)
+    unused = ["scipy.stats", "scipy.optimize", "matplotlib", "tqdm"]
     runs, preds, evals = (_bundled(f) for f in
                           ("digits_runs.csv", "digits_predictions.csv", "digits_eval.csv"))
     commands = [
@@ -102,7 +103,8 @@ def test_commands_load_no_scipy_stats_unless_they_use_it():
         ("variance", ["variance", _bundled("decovac_sim.csv"), "--metric", "accuracy",
                       "--fixed", "model,optimizer", "--random", "seed,config"]),
     ]  # fmt: skip
-    found = _loaded([(n, a, unused[:1] if n == "variance" else unused) for n, a in commands],
+    found = _loaded([(n, a, [unused[0], unused[3]] if n == "variance" else unused)
+                     for n, a in commands],
                     cwd=None)
     assert found == {name: [] for name, _ in commands}
 
@@ -120,11 +122,42 @@ def test_a_mixed_model_at_an_interior_optimum_loads_no_scipy_optimize(tmp_path):
     }
 
 
-@pytest.mark.parametrize("name", ["scipy.stats"])
-def test_the_lazy_stand_in_gives_the_module_s_own_objects(name):
+@pytest.mark.parametrize(("name", "attr"), [("stats", "t"), ("special", "stdtrit")])
+def test_the_lazy_stand_in_gives_the_module_s_own_objects(name, attr):
     import importlib
 
-    from vareval.stats._lazy import stats
+    from vareval.stats import _lazy
 
-    assert stats.t is importlib.import_module(name).t
-    assert "imported on first use" in repr(stats)
+    stand_in = getattr(_lazy, name)
+    assert getattr(stand_in, attr) is getattr(importlib.import_module(f"scipy.{name}"), attr)
+    assert "imported on first use" in repr(stand_in)
+
+
+def test_each_command_is_registered_from_the_module_the_table_names():
+    import importlib
+    import pkgutil
+
+    import vareval.cli
+    from vareval.cli import _MODULE_OF
+
+    defined = {}
+    for info in pkgutil.iter_modules(vareval.cli.__path__):
+        module = importlib.import_module(f"vareval.cli.{info.name}")
+        for command in getattr(module, "COMMANDS", ()):
+            defined[command.name] = info.name
+    assert defined == _MODULE_OF
+    assert sorted(vareval.cli.main.commands) == sorted(_MODULE_OF)
+
+
+def test_a_variance_command_loads_only_what_it_uses(tmp_path):
+    """No other command's module; no bar's tqdm off a terminal; the LRTs' chi-square tails
+    without scipy.special (the intercept-only model has no F test)."""
+    rng = np.random.default_rng(4)
+    seed, config = (a.ravel() for a in np.meshgrid(np.arange(12), np.arange(12), indexing="ij"))
+    y = rng.normal(0, 1, 12)[seed] + rng.normal(0, 1, 12)[config] + rng.normal(0, 1, seed.size)
+    pd.DataFrame({"seed": seed, "config": config, "y": y}).to_csv(tmp_path / "t.csv", index=False)
+    argv = ["variance", "t.csv", "--metric", "y", "--fixed", "", "--random", "seed,config"]
+    others = [f"vareval.cli.{m}" for m in ("repeated", "significance", "tuning", "aggregate",
+                                           "ranking", "run", "report", "evals", "datasets")]
+    unused = ["scipy.special", "scipy.stats", "tqdm", *others]
+    assert _loaded([("variance", argv, unused)], cwd=tmp_path) == {"variance": []}

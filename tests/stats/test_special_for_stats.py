@@ -48,3 +48,25 @@ def test_the_paired_t_pvalue_is_scipy_stats():
 def test_the_range_integral_weights_are_the_normal_density():
     z, w = (10 * v for v in np.polynomial.legendre.leggauss(256))
     _same(ranking._quadrature()[1], w * stats.norm.pdf(z))
+
+
+def test_the_chi_square_tails_of_1_and_2_df_are_scipy_s():
+    """The mixed model's LRTs take chdtrc at 1 and 2 df in closed form (no scipy.special import)."""
+    from vareval.stats._lazy import special as lazy
+
+    rng = np.random.default_rng(2)
+    x = np.concatenate([np.linspace(0, 80, 4001), np.geomspace(1e-300, 1600, 2001),
+                        np.linspace(1400, 1450, 5001), rng.exponential(10, 2000),
+                        [0.0, np.inf]])  # fmt: skip
+    for df in (1, 2, 1.0, np.int64(2)):
+        ours = np.array([lazy.chdtrc(df, v) for v in x])
+        ref = special.chdtrc(df, x)
+        tol = np.where(x <= 80, 5e-14, 1e-12)  # erfc's own condition grows with x
+        np.testing.assert_array_less(np.abs(ours - ref), tol * ref + 1e-320)
+        _same(ours == 0, ref == 0)  # 0 where scipy underflows to 0, not a subnormal
+    for bad in (-1.0, np.nan):  # below the support, NaN: NaN, as scipy
+        assert np.isnan(lazy.chdtrc(1, bad)) and np.isnan(special.chdtrc(1, bad))
+    # other df, arrays and other functions are scipy.special's own
+    assert lazy.chdtrc(3, 2.5) == special.chdtrc(3, 2.5)
+    _same(lazy.chdtrc(1, x[:50]), special.chdtrc(1, x[:50]))
+    assert lazy.fdtrc is special.fdtrc and lazy.stdtrit is special.stdtrit

@@ -1,13 +1,16 @@
 """The ``vareval`` command: a thin layer over the data and statistics layers.
 
 Each command lives in the module named for its job and imports the heavy
-libraries inside its function, so ``vareval --help`` stays fast. A user's
+libraries inside its function, so ``vareval --help`` stays fast; a command's
+module is imported when it runs (``_MODULE_OF``), so ``vareval variance`` does
+not load the other commands' modules (``--help`` lists, and so loads, all). A user's
 mistake (:class:`~vareval.errors.VarevalError`) prints one ``error:`` line
 and exits with status 2, never a traceback.
 """
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 import warnings
@@ -18,9 +21,42 @@ from vareval import __version__
 from vareval._interrupts import as_keyboard_interrupt
 from vareval.errors import VarevalError, VarevalWarning
 
+# command -> its module in vareval.cli (a test holds this to the modules' COMMANDS)
+_MODULE_OF = {
+    "summarize": "repeated", "best-of-k": "repeated", "paired": "repeated", "plan": "repeated",
+    "significance": "significance", "metrics": "significance", "tuning-curve": "tuning",
+    "parametric-curve": "tuning", "variance": "variance", "aggregate": "aggregate",
+    "aso": "ranking", "rank": "ranking", "run": "run", "status": "run", "export": "run",
+    "replay": "run", "report": "report", "import": "importers", "demo": "demo",
+    "sequential": "sequential", "allocate": "allocation", "datasets": "datasets",
+    "select": "selection", "selection-curve": "selection", "evals": "evals",
+}  # fmt: skip
+
 
 class _Group(click.Group):
-    """A command group whose user errors are one ``error:`` line and exit status 2."""
+    """A command group whose user errors are one ``error:`` line and exit status 2.
+
+    Its commands are registered when first looked up (:func:`_load`): running
+    one imports its module only; ``commands`` (listing, ``--help``) imports all.
+    """
+
+    @property
+    def commands(self) -> dict:
+        for module in dict.fromkeys(_MODULE_OF.values()):
+            _load(module)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value):
+        self._commands = value
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name not in self._commands and cmd_name in _MODULE_OF:
+            _load(_MODULE_OF[cmd_name])
+        return self._commands.get(cmd_name)
+
+    def add_command(self, cmd, name=None):
+        self._commands[name or cmd.name] = cmd  # without listing (loading) every command
 
     def main(self, args=None, prog_name=None, **extra):
         extra.pop("standalone_mode", None)
@@ -59,8 +95,9 @@ class _Group(click.Group):
         """The (sub)command that ``args`` invoke, to name its flags in an error."""
         command = self
         for token in sys.argv[1:] if args is None else args:
-            if isinstance(command, click.Group) and token in command.commands:
-                command = command.commands[token]
+            sub = command.get_command(None, token) if isinstance(command, click.Group) else None
+            if sub is not None:
+                command = sub
             elif not token.startswith("-"):
                 break
         return command
@@ -146,33 +183,17 @@ def main():
     """Honest numbers from noisy machine-learning experiments."""
 
 
-def _register():
-    from vareval.cli import (
-        aggregate,
-        allocation,
-        datasets,
-        demo,
-        evals,
-        importers,
-        ranking,
-        repeated,
-        report,
-        run,
-        selection,
-        sequential,
-        significance,
-        tuning,
-        variance,
-    )
+_LOADED: set[str] = set()
 
-    modules = (
-        repeated, significance, tuning, variance, aggregate, ranking, run, report, importers, demo,
-        sequential, allocation, datasets, selection, evals,
-    )
-    for module in modules:
-        for command in module.COMMANDS:
-            _guard_paths(command)
-            main.add_command(command)
+
+def _load(module: str) -> None:
+    """Import ``vareval.cli.<module>`` once and register its commands on ``main``."""
+    if module in _LOADED:
+        return
+    _LOADED.add(module)
+    for command in importlib.import_module(f"vareval.cli.{module}").COMMANDS:
+        _guard_paths(command)
+        main.add_command(command)
 
 
 def _guard_paths(command: click.Command) -> None:
@@ -193,6 +214,3 @@ def _guard_paths(command: click.Command) -> None:
         return callback(*args, **kwargs)
 
     command.callback = checked
-
-
-_register()

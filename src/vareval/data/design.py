@@ -253,6 +253,56 @@ def _usable(df: pd.DataFrame, metrics) -> np.ndarray:
     return ok
 
 
+def _group_ids(df: pd.DataFrame, cols, memo=None) -> tuple[np.ndarray, int]:
+    """Each row's group of ``cols`` as ``df.groupby(cols)`` forms them, and their number.
+
+    Ids ``0..k-1`` (-1: a key is missing, a row groupby drops), from one
+    ``pd.factorize`` per column, as pandas' grouping does. ``memo`` (a dict
+    for this ``df``) keeps each column's and each grouping's ids.
+    """
+    memo = {} if memo is None else memo
+    key = ("groups", *cols)
+    if key not in memo:
+        ids, k = np.zeros(len(df), dtype=np.int64), 1
+        for c in cols:
+            if c not in memo:
+                codes, uniques = pd.factorize(df[c])
+                memo[c] = (codes.astype(np.int64), len(uniques))
+            codes, size = memo[c]
+            if len(cols) == 1:
+                ids, k = codes, size
+                break
+            pair = np.where((ids < 0) | (codes < 0), -1, ids * size + codes)
+            ids = np.full(len(df), -1, dtype=np.int64)
+            ok = pair >= 0
+            ids[ok], uniques = pd.factorize(pair[ok])
+            k = len(uniques)
+        memo[key] = (ids, k)
+    return memo[key]
+
+
+def _group_sizes(df: pd.DataFrame, cols, memo=None) -> np.ndarray:
+    """``df.groupby(cols).size()``'s values (in another order)."""
+    ids, k = _group_ids(df, cols, memo)
+    return np.bincount(ids[ids >= 0], minlength=k)
+
+
+def _cells_that_differ(df: pd.DataFrame, cols, metrics, memo=None) -> int:
+    """Groups of ``cols`` holding two distinct values of some metric.
+
+    ``(df.groupby(cols)[metrics].nunique() > 1).any(axis=1).sum()``: values
+    are told apart by ``pd.factorize``, as ``nunique`` does; missing ones don't count.
+    """
+    ids, k = _group_ids(df, cols, memo)
+    differs = np.zeros(k, dtype=bool)
+    for m in metrics:
+        values, uniques = pd.factorize(df[m])
+        ok = (ids >= 0) & (values >= 0)
+        pairs = pd.unique(ids[ok] * max(len(uniques), 1) + values[ok])
+        differs |= np.bincount(pairs // max(len(uniques), 1), minlength=k) > 1
+    return int(differs.sum())
+
+
 def reruns_of(df: pd.DataFrame, metrics, by=None) -> Reruns:
     """Read a table's reruns as its design says they are (see :class:`Reruns`).
 
@@ -285,12 +335,17 @@ def reruns_of(df: pd.DataFrame, metrics, by=None) -> Reruns:
     spec = df.attrs.get("spec") or {}
     cell = _cell_columns(df, by, spec)
     ok = _usable(df, metrics)
-    rows = df.loc[ok]
-    if rows.empty or not {"seed", "config"} & set(cell):
-        sizes = pd.Series([1]) if rows.empty or not cell else rows.groupby(cell).size()
-    else:
-        sizes = rows.groupby(cell, sort=False).size()
-    counts = (int(sizes.min()), float(sizes.median()), int(sizes.max()))
+    rows = df if ok.all() else df.loc[ok]
+    memo = {}
+    sizes = np.ones(1, dtype=np.int64) if rows.empty or not cell else _group_sizes(rows, cell, memo)
+    if sizes.size:
+        ordered = np.sort(sizes)  # (np.median's partition is slow on many ties)
+        half = ordered.size // 2
+        median = ordered[half] if ordered.size % 2 else (ordered[half - 1] + ordered[half]) / 2
+        counts = (int(ordered[0]), float(median), int(ordered[-1]))
+    else:  # every row misses a key: pandas' refusal, as before
+        sizes = rows.groupby(cell).size()
+        counts = (int(sizes.min()), float(sizes.median()), int(sizes.max()))
     mode = spec.get("rerun_mode", "same") if spec else (
         "same" if "rerun" in df.columns else None
     )  # fmt: skip
@@ -298,8 +353,7 @@ def reruns_of(df: pd.DataFrame, metrics, by=None) -> Reruns:
     named = mode is not None and bool({"seed", "config"} & set(cell))
     differ = 0
     if named and multi and metrics:
-        spread = rows.groupby(cell, sort=False)[list(metrics)].nunique()
-        differ = int((spread > 1).any(axis=1).sum())
+        differ = _cells_that_differ(rows, cell, metrics, memo)
     if not named or not multi:
         read_as = "rows"
     elif mode == "independent":
@@ -456,10 +510,27 @@ def is_share(x) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and 0 < x < 1
 
 
-def _nested_in(df: pd.DataFrame, inner: str, outer) -> bool:
-    """Whether every label of ``inner`` occurs within one level of ``outer`` only."""
+def _nested_in(df: pd.DataFrame, inner: str, outer, memo=None) -> bool:
+    """Whether every label of ``inner`` occurs within one level of ``outer`` only.
+
+    ``df.groupby(inner)[outer].nunique() <= 1`` everywhere (missing labels don't count).
+    """
     cols = [outer] if isinstance(outer, str) else list(outer)
-    return bool(df.groupby(inner, sort=False)[cols].nunique().le(1).all(axis=None))
+    i, k = _group_ids(df, [inner], memo)
+    for col in cols:
+        o, _ = _group_ids(df, [col], memo)
+        ok = (i >= 0) & (o >= 0)
+        level = np.empty(k, dtype=np.int64)
+        level[i[ok]] = o[ok]  # one level of outer per inner label, if it is nested
+        if not np.array_equal(level[i[ok]], o[ok]):
+            return False
+    return True
+
+
+def _most_rows(df: pd.DataFrame, cols, memo=None) -> int:
+    """``int(df.groupby(cols).size().max())``."""
+    sizes = _group_sizes(df, cols, memo)
+    return int(sizes.max()) if sizes.size else int(df.groupby(cols).size().max())
 
 
 def design_of(
@@ -505,19 +576,22 @@ def design_of(
     by = [by] if isinstance(by, str) else list(by or [])
     unit = "seed" if "seed" in df.columns else None
     source = "store" if spec else ("labels" if unit else "none")
-    units = int(df[unit].nunique()) if unit else 0
+    memo = {}  # column -> its codes, for every grouping below
+    units = _group_ids(df, [unit], memo)[1] if unit else 0  # nunique: labels, not missing
     configs, config_in = None, ()
     selected = spec.get("selected") or {}
     if unit and selected:
         configs = "chosen"  # a selection's output: the search's nesting is behind it
         config_in = tuple(dict.fromkeys([*selected.get("unit", [unit]), *by]))
-    elif unit and "config" in df.columns and df["config"].nunique() > 1:
+    elif unit and "config" in df.columns and _group_ids(df, ["config"], memo)[1] > 1:
         if spec:
             nested = bool(spec.get("nested", True))
             owners = tuple(spec.get("level_spaces") or {})
         else:
-            nested = _nested_in(df, "config", unit)
-            owners = tuple(c for c in by if c in df.columns and _nested_in(df, "config", c))
+            nested = _nested_in(df, "config", unit, memo)
+            owners = tuple(
+                c for c in by if c in df.columns and _nested_in(df, "config", c, memo)
+            )
             owners = owners if df[by].drop_duplicates().shape[0] > 1 else ()
         configs = "nested" if nested else "crossed"
         config_in = ((unit,) if nested else ()) + owners
@@ -535,9 +609,9 @@ def design_of(
     elif "rerun" in df.columns:
         reruns = int(df["rerun"].nunique())
     else:
-        reruns = int(df.groupby(keys).size().max()) if keys and len(df) else 1
+        reruns = _most_rows(df, keys, memo) if keys and len(df) else 1
     per_unit = [c for c in (*by, unit) if c and c in df.columns]
-    runs_per_unit = int(df.groupby(per_unit).size().max()) if unit and len(df) else 1
+    runs_per_unit = _most_rows(df, per_unit, memo) if unit and len(df) else 1
     if pair_on is None:
         pair_on = (unit,) if unit else ()
     pair_on = (pair_on,) if isinstance(pair_on, str) else tuple(pair_on)

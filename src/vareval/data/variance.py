@@ -295,8 +295,15 @@ class VarianceAnalysis(FrameResult):
 # building the design
 
 
-def _factor(df: pd.DataFrame, col: str, role: str):
-    """Codes and sorted level names of a factor column; refuse missing values."""
+def _factor(df: pd.DataFrame, col: str, role: str, memo=None):
+    """Codes and sorted level names of a factor column; refuse missing values.
+
+    ``memo`` (a dict) keeps each column's coding for the other terms that use it.
+    """
+    if memo is not None:
+        if col not in memo:
+            memo[col] = _factor(df, col, role)
+        return memo[col]
     s = df[col]
     missing = s.isna().to_numpy()
     if missing.any():
@@ -312,6 +319,20 @@ def _factor(df: pd.DataFrame, col: str, role: str):
         levels = sorted(pd.unique(s), key=lambda v: (str(type(v)), v))
         codes = pd.Categorical(s, categories=levels).codes.astype(np.intp)
     return codes, list(label_text(pd.Series(levels, dtype=s.dtype), col, role))
+
+
+def _sorted_codes(key, size: int):
+    """``pd.factorize(key, sort=True)`` of integer keys in ``[0, size)``: codes, keys present.
+
+    By a table of the ``size`` possible keys (no sort) when that is not much
+    larger than ``key``.
+    """
+    if size > 4 * key.size + 4096:
+        codes, uniq = pd.factorize(key, sort=True)
+        return codes.astype(np.intp), uniq
+    present = np.zeros(size, dtype=bool)
+    present[key] = True
+    return (np.cumsum(present) - 1)[key], np.flatnonzero(present)
 
 
 def _coding(codes, k, contrasts):
@@ -369,16 +390,17 @@ def _estimable(X, tol=1e-7):
     A column is dropped when it is (nearly) a combination of the columns kept
     before it.
     """
-    keep, Q = [], np.zeros((X.shape[0], 0))
+    keep, Q = [], np.empty((X.shape[1], X.shape[0]))  # the kept columns' basis, one per row
     for j in range(X.shape[1]):
         v = X[:, j]
         norm0 = float(np.linalg.norm(v))
-        r = v - Q @ (Q.T @ v)
-        r = r - Q @ (Q.T @ r)
+        B = Q[: len(keep)]
+        r = v - (B @ v) @ B
+        r = r - (B @ r) @ B
         norm = float(np.linalg.norm(r))
         if norm0 > 0 and norm >= tol * norm0:
+            Q[len(keep)] = r / norm
             keep.append(j)
-            Q = np.column_stack([Q, r / norm])
     return keep
 
 
@@ -457,14 +479,14 @@ def _cells(codes, sizes):
     return np.column_stack(np.unravel_index(u, sizes)), first
 
 
-def _fixed_design(df, fixed, interaction, contrasts, covariate=None):
+def _fixed_design(df, fixed, interaction, contrasts, covariate=None, memo=None):
     """X with named columns, terms, hypotheses, cell-mean rows, dropped columns.
 
     ``covariate`` (a numeric column) enters additively after the factors.
     """
     coded = {}
     for col in fixed:
-        codes, levels = _factor(df, col, "fixed")
+        codes, levels = _factor(df, col, "fixed", memo)
         if len(levels) < 2:
             raise DataError(
                 f"fixed factor {col!r} has one level ({levels[0]!r}); a "
@@ -534,7 +556,7 @@ def _parse_nested(nested, random):
     return out
 
 
-def _nested_factor(df, col, nest, resolved, chain=()):
+def _nested_factor(df, col, nest, resolved, chain=(), memo=None):
     """Codes, level names and name of ``col``, distinct within its outer factor.
 
     Nesting chains: with ``config:seed`` and ``rerun:config`` a rerun is
@@ -549,15 +571,14 @@ def _nested_factor(df, col, nest, resolved, chain=()):
             f"`nested` is circular: {' in '.join([*chain, col])}; each factor "
             "can be nested in a factor that is not nested in it."
         )
-    codes, levels = _factor(df, col, "random")
+    codes, levels = _factor(df, col, "random", memo)
     name = col
     if col in nest:
         outer = nest[col]
         require_columns(df, [outer], "nested")
-        oc, olev, oname = _nested_factor(df, outer, nest, resolved, (*chain, col))
+        oc, olev, oname = _nested_factor(df, outer, nest, resolved, (*chain, col), memo)
         key = oc.astype(np.int64) * len(levels) + codes
-        new, uniq = pd.factorize(key, sort=True)
-        codes = new.astype(np.intp)
+        codes, uniq = _sorted_codes(key, len(olev) * len(levels))
         levels = [f"{levels[u % len(levels)]}:{olev[u // len(levels)]}" for u in uniq]
         name = f"{col}:{oname}"
     resolved[col] = (codes, levels, name)
@@ -665,9 +686,10 @@ def design_arrays(
     require_columns(df, random, "random")
     y = metric_values(df, metric)
     nest = _parse_nested(nested, random)
+    memo = {}  # column -> its codes and levels, coded once for every term using it
     if fixed or slope is not None:
         X, names, terms, hyp, cell_means, cell_labels, cell_levels, dropped = (
-            _fixed_design(df, fixed, interaction, contrasts, slope)
+            _fixed_design(df, fixed, interaction, contrasts, slope, memo)
         )
         if dropped:
             warnings.warn(
@@ -688,7 +710,7 @@ def design_arrays(
     groups, group_names, level_names, split_names = [], [], [], {}
     resolved = {}
     for col in random:
-        codes, levels, name = _nested_factor(df, col, nest, resolved)
+        codes, levels, name = _nested_factor(df, col, nest, resolved, memo=memo)
         if len(levels) < 2:
             raise DataError(
                 f"random column {col!r} has one level ({levels[0]!r}); a "
@@ -700,7 +722,7 @@ def design_arrays(
             level_names.append(tuple(levels))
             continue
         by = split[col]
-        gcodes, glevels = _factor(df, by, "by-group")
+        gcodes, glevels = _factor(df, by, "by-group", memo)
         parts = []
         for gi, glev in enumerate(glevels):
             rows = gcodes == gi
@@ -727,7 +749,7 @@ def design_arrays(
                     f"factor (random: {', '.join(random)})."
                 )
         else:
-            extra = _seed_by_experiment(df, col, fixed, groups)
+            extra = _seed_by_experiment(df, col, fixed, groups, memo)
             if extra is not None:
                 codes, levels = extra
                 seed_term = f"{col}:{':'.join(fixed)}"
@@ -752,7 +774,7 @@ def design_arrays(
     )
 
 
-def _seed_by_experiment(df, seed, fixed, groups):
+def _seed_by_experiment(df, seed, fixed, groups, memo=None):
     """Codes and level names of the seed x experiment factor, or None.
 
     Only where it is a variance of its own: some seed is shared by several
@@ -760,28 +782,34 @@ def _seed_by_experiment(df, seed, fixed, groups):
     is the residual), and no grouping factor already splits the runs the same
     way (configurations of their own per seed and experiment).
     """
-    s_codes, s_levels = _factor(df, seed, "random")
-    coded = [_factor(df, c, "fixed") for c in fixed]
+    s_codes, s_levels = _factor(df, seed, "random", memo)
+    coded = [_factor(df, c, "fixed", memo) for c in fixed]
     sizes = [len(levels) for _, levels in coded]
-    cells, cell_keys = pd.factorize(
-        np.ravel_multi_index([c for c, _ in coded], sizes), sort=True
+    cells, cell_keys = _sorted_codes(
+        np.ravel_multi_index([c for c, _ in coded], sizes), int(np.prod(sizes, dtype=float))
     )
     cell_names = [
         "_".join(lv[i] for (_, lv), i in zip(coded, ix, strict=True))
         for ix in zip(*np.unravel_index(cell_keys, sizes), strict=True)
     ]
-    codes, uniq = pd.factorize(s_codes * (cells.max() + 1) + cells, sort=True)
+    k = cell_keys.size
+    codes, uniq = _sorted_codes(s_codes * k + cells, len(s_levels) * k)
     n = uniq.size
-    if n == np.unique(s_codes).size or n == codes.size:
+    if n == len(s_levels) or n == codes.size:  # every seed in one cell; one run a level
         return None
-    for g in groups:
-        pairs = np.unique(g.astype(np.int64) * n + codes).size
-        if np.all(g >= 0) and pairs == n == np.unique(g).size:
-            return None
-    k = cells.max() + 1
-    seed_of, cell_of = np.asarray(s_levels, dtype=object), np.asarray(cell_names, dtype=object)
-    levels = tuple(map("{}:{}".format, seed_of[uniq // k], cell_of[uniq % k]))
+    if any(_same_partition(g, codes, n) for g in groups):
+        return None
+    levels = tuple(f"{s_levels[u // k]}:{cell_names[u % k]}" for u in uniq.tolist())
     return codes.astype(np.intp), levels
+
+
+def _same_partition(g, codes, n: int) -> bool:
+    """Whether factor codes ``g`` (-1: no level) group the rows as ``codes`` (0..n-1) do."""
+    if g.min() < 0:
+        return False
+    level = np.empty(n, dtype=g.dtype)
+    level[codes] = g  # one level of g per code, if g is constant within each code
+    return bool(np.array_equal(level[codes], g)) and np.count_nonzero(np.bincount(g)) == n
 
 
 def variance(
@@ -898,6 +926,10 @@ def variance(
         )
     if "status" in df.columns:  # the finished trials, as a store reads them
         df = df[df["status"].astype(str) == "done"]
+    if metric in df.columns:  # the reruns, read once for the rows and the design's statement
+        reading = reruns_of(df, metric, list(fixed) or None)
+        df = df.copy(deep=False)
+        df.attrs = {**df.attrs, "reruns": reading}
     d = design_arrays(
         df,
         metric=metric,

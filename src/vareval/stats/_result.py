@@ -34,10 +34,10 @@ import warnings
 from typing import ClassVar, NamedTuple
 
 import numpy as np
-from scipy import special
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence
+from vareval.stats._lazy import special
 
 MAX_REPR_LINES = 25
 HTML_HEAD_ROWS = 8  # rows a notebook shows before the details are folded

@@ -37,11 +37,11 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
-from scipy import special  # the distributions' functions, without scipy.stats's import
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._checks import as_confidence
+from vareval.stats._lazy import special  # scipy.special on first use; chi2 tails closed
 from vareval.stats._progress import progress_bar
 from vareval.stats._result import ConfidenceInterval, Result, t_interval_at
 from vareval.stats.variance.fit import (
