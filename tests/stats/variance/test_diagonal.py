@@ -113,13 +113,17 @@ def test_the_lrt_refit_without_config_is_diagonal_and_changes_no_number(monkeypa
     rng = np.random.default_rng(3)
     n, n_seed, n_cfg = 1500, 250, 240
     seed, cfg, exp = rng.integers(0, n_seed, n), rng.integers(0, n_cfg, n), rng.integers(0, 4, n)
-    d = pd.DataFrame({
-        "seed": seed.astype(str),
-        "config": cfg.astype(str),
-        "experiment": np.array(["a", "b", "c", "d"])[exp],
-        "y": 0.1 * exp + rng.normal(size=n_seed)[seed] + 1.5 * rng.normal(size=n_cfg)[cfg]
-        + rng.normal(size=n),
-    })
+    d = pd.DataFrame(
+        {
+            "seed": seed.astype(str),
+            "config": cfg.astype(str),
+            "experiment": np.array(["a", "b", "c", "d"])[exp],
+            "y": 0.1 * exp
+            + rng.normal(size=n_seed)[seed]
+            + 1.5 * rng.normal(size=n_cfg)[cfg]
+            + rng.normal(size=n),
+        }
+    )
     monkeypatch.setattr(mixed, "FORCE_PATH", "sparse")
     made = []
     real = sparse.SparseSchur.__init__
