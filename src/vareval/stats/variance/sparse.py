@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from vareval.errors import FitError
+from vareval.stats.variance.diagonal import DiagonalCholesky
 from vareval.stats.variance.supernodal import SparseCholesky, stable_argsort
 
 MAX_FACTOR_NNZ = 60_000_000  # entries of the sparse factor (~0.5 GB)
@@ -144,7 +145,9 @@ class SparseSchur:
         self.pairs.sum_duplicates()
         self.block = cp.rest_block[self.row]  # the factor of each entry's row
         self.block_col = cp.rest_block[self.col]  # and column
-        self.chol = SparseCholesky(self.row, self.col, r)
+        # a diagonal S (a factor nested in the largest one, alone): nothing to analyse
+        analysis = DiagonalCholesky if self.is_diag.all() else SparseCholesky
+        self.chol = analysis(self.row, self.col, r)
         if self.chol.factor_nnz > MAX_FACTOR_NNZ:
             raise FitError(
                 f"the {r} levels of the grouping factors other than the largest "
