@@ -161,3 +161,45 @@ def test_a_variance_command_loads_only_what_it_uses(tmp_path):
                                            "ranking", "run", "report", "evals", "datasets")]
     unused = ["scipy.special", "scipy.stats", "tqdm", *others]
     assert _loaded([("variance", argv, unused)], cwd=tmp_path) == {"variance": []}
+
+
+def test_collector_paused_for_a_commands_first_seconds_only():
+    """A command's start runs without the cyclic collector, which comes back after the pause.
+
+    A program that calls ``main`` in-process (here ``CliRunner``) keeps its collector.
+    """
+    import gc
+    import time
+
+    from click.testing import CliRunner
+
+    from vareval import cli
+
+    assert gc.isenabled()
+    assert CliRunner().invoke(cli.main, ["--version"]).exit_code == 0
+    assert gc.isenabled()
+    try:
+        cli._pause_collector(0.05)
+        assert not gc.isenabled()
+        deadline = time.monotonic() + 10
+        while not gc.isenabled() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_collector_back_on_in_a_command_that_runs_past_the_pause(tmp_path):
+    """In a real ``vareval`` process the collector is off at the start and on after 2 s."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import gc, sys, time\n"
+        "sys.argv = ['vareval', '--version']\n"
+        "import vareval._interrupts as i; i.COMMAND = True\n"
+        "import vareval.cli as c\n"
+        "c._leave = lambda status: None\n"
+        "c.main()\n"
+        "print(gc.isenabled()); time.sleep(2.5); print(gc.isenabled())\n"
+    )
+    out = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-2:] == ["False", "True"]
