@@ -235,3 +235,44 @@ def test_a_worker_whose_runner_died_mid_start_prints_no_traceback(preloaded):
                          text=True, timeout=60).stderr
     assert ("EOFError" in err) is not preloaded, err
     assert "ValueError: any other error" in err, err
+
+
+_HANDOVER = """
+import atexit, contextlib, multiprocessing as mp, os, sys, time
+from vareval.experiment import engines
+
+starts = [0]
+
+@contextlib.contextmanager
+def held():  # the interrupt held over the k-th worker's hand-over, raised after it
+    yield
+    starts[0] += 1
+    if starts[0] == int(sys.argv[1]):
+        raise KeyboardInterrupt
+
+if __name__ == "__main__":
+    engines.held = held
+    try:
+        engines.LocalEngine(workers=2)
+    except KeyboardInterrupt:  # the command's exit, inside the handler as vareval's CLI does
+        print(len(mp.active_children()), flush=True)
+        atexit._run_exitfuncs()
+        os._exit(1)
+"""
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_interrupt_at_a_workers_hand_over_ends_the_command(tmp_path, k):
+    """A Ctrl-C or SIGTERM held over the k-th worker's start, raised once it is started.
+
+    That worker is not yet the engine's, and the pool is not yet built: both
+    are stopped there, so no worker is left that Python's exit would wait for
+    (it did wait forever: the workers ignore SIGTERM and end when their
+    lifeline closes).
+    """
+    script = tmp_path / "handover.py"
+    script.write_text(_HANDOVER)
+    out = subprocess.run([sys.executable, str(script), str(k)], capture_output=True,
+                         text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.split() == ["0"], out.stderr

@@ -219,15 +219,33 @@ class _Worker:
         self.process = ctx.Process(
             target=_worker_main, args=(child, lifeline_r, devices, threads), daemon=True
         )
-        with held():  # a Ctrl-C halfway through the hand-over: the forkserver's traceback
-            self.process.start()
-        child.close()
-        lifeline_r.close()
+        try:
+            with held():  # a Ctrl-C halfway through the hand-over: the forkserver's traceback
+                self.process.start()
+        except BaseException:  # the interrupt held over the hand-over: this worker goes too
+            self.stop_unregistered(parent)
+            raise
+        finally:
+            child.close()
+            lifeline_r.close()
         self.conn = parent
         self.queue: deque = deque()
         self.known: set = set()  # trial callables already sent to this worker
         self.since = time.monotonic()
         self.running = False  # the current trial's function has started (timeouts only)
+
+    def stop_unregistered(self, conn) -> None:
+        """Kill a worker no engine holds yet and close the runner's ends of its pipes.
+
+        Nothing else would: the worker ignores SIGTERM and waits for its lifeline
+        to close, and Python's exit waits for it, so a command interrupted while
+        this worker was started would never end.
+        """
+        if self.process.pid is not None:
+            self.process.kill()
+            self.process.join(5)
+        conn.close()
+        self.lifeline.close()
 
 
 class LocalEngine:
@@ -269,9 +287,13 @@ class LocalEngine:
         self.threads = threads or max(1, (os.cpu_count() or 1) // self.workers)
         self._slots = list(slots) if slots else [None] * self.workers
         self._ctx = _context(start_method)
-        self._pool = [
-            _Worker(self._ctx, self._slots[i], self.threads) for i in range(self.workers)
-        ]
+        self._pool = []
+        try:
+            for i in range(self.workers):
+                self._pool.append(_Worker(self._ctx, self._slots[i], self.threads))
+        except BaseException:  # interrupted while starting: the workers started go too
+            self.close()
+            raise
         self._backlog: deque = deque()
         self._depth = 1
         self._mean = None
