@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import json
 import math
 import re
-import threading
 from pathlib import Path
 
 import click
 
-from vareval import _interrupts
 from vareval.errors import ArgumentError
 
 # Options that name columns: --dropna looks for empty values in these.
@@ -34,8 +31,6 @@ def table_argument(name: str, predictions: bool = False):
 def _table_argument(f, name, predictions):
     @functools.wraps(f)
     def command(*args, where, dropna, **kwargs):
-        if _interrupts.COMMAND:
-            pause_collector()
         kwargs[name] = load_table(kwargs[name], where, dropna, kwargs, predictions)
         return f(*args, **kwargs)
 
@@ -50,24 +45,6 @@ def _table_argument(f, name, predictions):
         "\"model == 'svc'\").",
     )(command)
     return click.argument(name, type=click.Path(dir_okay=False, allow_dash=True))(command)
-
-
-def pause_collector(seconds: float = 2.0) -> None:
-    """Turn Python's cyclic garbage collector off for an analysis' first ``seconds``.
-
-    Importing numpy, pandas and scipy and a short analysis create some 10^5
-    objects that mostly live to the end, and the collector walks the survivors
-    again and again (~50 ms, 5-10 % of a one-second command; reference
-    counting frees the rest meanwhile). An analysis that runs longer gets it
-    back, so its cycles are freed as usual. Only for the commands that read a
-    table, in a ``vareval`` process: not in a program that calls the CLI
-    in-process, nor in ``vareval run``, whose worker processes end when the
-    runner's pipes to them close.
-    """
-    gc.disable()
-    timer = threading.Timer(seconds, gc.enable)
-    timer.daemon = True
-    timer.start()
 
 
 results_file = table_argument("results")
