@@ -219,22 +219,22 @@ class _Worker:
         self.process = ctx.Process(
             target=_worker_main, args=(child, lifeline_r, devices, threads), daemon=True
         )
+        self.conn = parent
         try:
             with held():  # a Ctrl-C halfway through the hand-over: the forkserver's traceback
                 self.process.start()
         except BaseException:  # the interrupt held over the hand-over: this worker goes too
-            self.stop_unregistered(parent)
+            self.stop_unregistered()
             raise
         finally:
             child.close()
             lifeline_r.close()
-        self.conn = parent
         self.queue: deque = deque()
         self.known: set = set()  # trial callables already sent to this worker
         self.since = time.monotonic()
         self.running = False  # the current trial's function has started (timeouts only)
 
-    def stop_unregistered(self, conn) -> None:
+    def stop_unregistered(self) -> None:
         """Kill a worker no engine holds yet and close the runner's ends of its pipes.
 
         Nothing else would: the worker ignores SIGTERM and waits for its lifeline
@@ -244,7 +244,7 @@ class _Worker:
         if self.process.pid is not None:
             self.process.kill()
             self.process.join(5)
-        conn.close()
+        self.conn.close()
         self.lifeline.close()
 
 
