@@ -284,3 +284,12 @@ def test_main_in_process_defers_nothing():
     for name in ("numpy.testing", "numpy.f2py"):
         module = sys.modules.get(name)
         assert module is None or not isinstance(module.__spec__.loader, importlib.util.LazyLoader)
+
+
+def test_a_report_without_the_design_roles_loads_no_scipy_stats(tmp_path):
+    """The allocation section (scipy.stats, scipy.optimize through the mixed model's
+    intervals) is imported only when the data has experiment, seed and config."""
+    argv = ["report", _bundled("digits_runs.csv"), "--metric", "accuracy", "--by", "method",
+            "-o", str(tmp_path / "r.html")]
+    found = _loaded([("report", argv, ["scipy.stats", "scipy.optimize"])], cwd=tmp_path)
+    assert found == {"report": []}
