@@ -60,6 +60,8 @@ COMMANDS = {
                  "model,optimizer", "--random", "seed,config"],
     "variance banded 2,000": ["variance", "banded2000.csv", "--metric", "y", "--fixed", "",
                               "--random", "seed,config,task"],
+    "report": ["report", "digits_runs.csv", "--metric", "accuracy", "--by", "method",
+               "-o", "report.html"],
 }  # fmt: skip
 
 FLOOR = [sys.executable, "-c", "import numpy, pandas, scipy.linalg"]

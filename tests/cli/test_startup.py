@@ -14,12 +14,14 @@ from vareval import datasets
 def test_help_imports_no_heavy_library():
     """`vareval --help` must stay fast: building the command imports no numpy, scipy or pandas.
 
-    Nor the compiled bootstrap kernel, which is loaded when a bootstrap runs.
+    Nor the compiled bootstrap kernel, which is loaded when a bootstrap runs, nor
+    ``importlib.resources`` (with tempfile, through ``importlib.abc``) or sqlite3.
     """
     code = (
         "import sys; from vareval.cli import main; "
         "heavy = [m for m in ('numpy', 'scipy', 'pandas', 'matplotlib', "
-        "'vareval.stats.testset._bootkernel') if m in sys.modules]; "
+        "'vareval.stats.testset._bootkernel', 'importlib.resources', 'sqlite3') "
+        "if m in sys.modules]; "
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -79,8 +81,9 @@ def _bundled(name):
 
 
 def test_commands_load_no_scipy_stats_unless_they_use_it():
-    # tqdm: a bar is drawn on a terminal only (here stderr is a pipe)
-    unused = ["scipy.stats", "scipy.optimize", "matplotlib", "tqdm"]
+    # tqdm: a bar is drawn on a terminal only (here stderr is a pipe); sqlite3 is for a store
+    # only, html for a notebook
+    unused = ["scipy.stats", "scipy.optimize", "matplotlib", "tqdm", "sqlite3", "html"]
     runs, preds, evals = (_bundled(f) for f in
                           ("digits_runs.csv", "digits_predictions.csv", "digits_eval.csv"))
     commands = [
@@ -103,7 +106,8 @@ def test_commands_load_no_scipy_stats_unless_they_use_it():
         ("variance", ["variance", _bundled("decovac_sim.csv"), "--metric", "accuracy",
                       "--fixed", "model,optimizer", "--random", "seed,config"]),
     ]  # fmt: skip
-    found = _loaded([(n, a, [unused[0], unused[3]] if n == "variance" else unused)
+    found = _loaded([(n, a, [u for u in unused if u != "scipy.optimize"] if n == "variance"
+                      else unused)
                      for n, a in commands],
                     cwd=None)
     assert found == {name: [] for name, _ in commands}
@@ -203,3 +207,89 @@ def test_collector_back_on_in_a_command_that_runs_past_the_pause(tmp_path):
     )
     out = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, check=True)
     assert out.stdout.split()[-2:] == ["False", "True"]
+
+
+def _imported(stderr: str) -> set[str]:
+    """The modules named by ``python -X importtime``'s lines."""
+    return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines()
+            if line.startswith("import time:")}
+
+
+def test_a_command_does_not_run_numpy_testing_or_f2py():
+    """scipy's array-API layer walks dir(numpy), which would import both; a command defers them.
+
+    ``python -m vareval`` is a real command process (``-X importtime`` lists what it runs).
+    """
+    argv = [sys.executable, "-X", "importtime", "-m", "vareval", "summarize",
+            _bundled("digits_runs.csv"), "--metric", "accuracy", "--by", "method"]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported = _imported(out.stderr)
+    assert "scipy" in imported  # the command did import scipy
+    assert not {m for m in imported
+                if m.split(".")[0] in ("unittest", "charset_normalizer")
+                or m.startswith(("numpy.testing.", "numpy.f2py."))}
+
+
+_DEFERRED = """
+import sys
+from vareval import cli
+cli._defer_numpy_extras()
+import numpy, scipy.sparse, scipy.linalg
+print("unittest" in sys.modules, "charset_normalizer" in sys.modules)
+from numpy.testing import assert_array_equal
+assert_array_equal([1, 2], [1, 2])
+try:
+    numpy.testing.assert_allclose(1.0, 1.1)
+except AssertionError:
+    print("raised")
+import numpy.f2py
+print(numpy.f2py.get_include().endswith("src"), "unittest" in sys.modules)
+print(any(isinstance(f, cli._BeforeScipy) for f in sys.meta_path))
+"""
+
+
+def test_deferred_numpy_testing_and_f2py_load_on_use():
+    out = subprocess.run([sys.executable, "-c", _DEFERRED], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "False", "raised", "True", "True", "False"]
+
+
+def test_deferral_leaves_loaded_and_missing_modules_alone():
+    code = (
+        "import sys, numpy.testing, scipy\n"
+        "from vareval import cli\n"
+        "before = sys.modules['numpy.testing']\n"
+        "cli._defer_numpy_extras()\n"
+        "print(any(isinstance(f, cli._BeforeScipy) for f in sys.meta_path))\n"
+        "cli._lazy_submodule(numpy, 'testing'); cli._lazy_submodule(numpy, 'no_such_module')\n"
+        "print(sys.modules['numpy.testing'] is before is numpy.testing)\n"
+        "print('numpy.no_such_module' in sys.modules, 'no_such_module' in vars(numpy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "True", "False", "False"]
+
+
+def test_main_in_process_defers_nothing():
+    """A program (here ``CliRunner``) that calls ``main`` keeps numpy as it is."""
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from vareval import cli
+
+    assert CliRunner().invoke(cli.main, ["--version"]).exit_code == 0
+    assert not any(isinstance(f, cli._BeforeScipy) for f in sys.meta_path)
+    for name in ("numpy.testing", "numpy.f2py"):
+        module = sys.modules.get(name)
+        assert module is None or not isinstance(module.__spec__.loader, importlib.util.LazyLoader)
+
+
+def test_a_report_without_the_design_roles_loads_no_scipy_stats(tmp_path):
+    """The allocation section (scipy.stats, scipy.optimize through the mixed model's
+    intervals) is imported only when the data has experiment, seed and config."""
+    argv = ["report", _bundled("digits_runs.csv"), "--metric", "accuracy", "--by", "method",
+            "-o", str(tmp_path / "r.html")]
+    found = _loaded([("report", argv, ["scipy.stats", "scipy.optimize"])], cwd=tmp_path)
+    assert found == {"report": []}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import importlib.util
 import signal
 import sys
 import threading
@@ -64,6 +65,7 @@ class _Group(click.Group):
         extra.pop("standalone_mode", None)
         if _interrupts.COMMAND:
             _pause_collector()
+            _defer_numpy_extras()
         try:
             # from its first line on, SIGTERM stops a command as Ctrl-C does (vareval._interrupts)
             with warnings.catch_warnings(), as_keyboard_interrupt(signal.SIGINT, signal.SIGTERM):
@@ -167,6 +169,55 @@ def _pause_collector(seconds: float = 2.0) -> None:
     timer = threading.Timer(seconds, gc.enable)
     timer.daemon = True
     timer.start()
+
+
+def _defer_numpy_extras() -> None:
+    """Load ``numpy.f2py`` and ``numpy.testing`` at their first use, not with scipy.
+
+    scipy's array-API layer (``scipy/_lib/array_api_compat/numpy/__init__.py``,
+    through ``_internal.clone_module``, scipy >= 1.15) walks ``dir(numpy)``
+    with ``hasattr``, and numpy's module ``__getattr__`` imports every
+    submodule so named: f2py (with charset_normalizer) and testing (unittest,
+    importlib.metadata, email), ~50 ms of CPU that no command uses. So, as
+    scipy is first imported, each becomes a lazy module (executed at its first
+    attribute access) in ``sys.modules`` and on ``numpy``: without the
+    attribute, numpy's ``__getattr__`` would recurse. Only in a ``vareval``
+    process; nothing if scipy is already imported.
+    """
+    if "scipy" in sys.modules or any(isinstance(f, _BeforeScipy) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _BeforeScipy())
+
+
+class _BeforeScipy:
+    """A finder that finds nothing: as scipy is first imported, it defers numpy's extras."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "scipy" and self in sys.meta_path:
+            sys.meta_path.remove(self)
+            try:
+                import numpy  # scipy's first import, a moment early
+            except ImportError:  # scipy will say so itself
+                return None
+            for name in ("f2py", "testing"):
+                _lazy_submodule(numpy, name)
+        return None
+
+
+def _lazy_submodule(parent, name: str) -> None:
+    """Make ``parent.name`` a lazy module, unless it is loaded or cannot be found."""
+    fullname = f"{parent.__name__}.{name}"
+    if fullname in sys.modules or name in vars(parent):
+        return
+    try:
+        spec = importlib.util.find_spec(fullname)
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+    except (ImportError, ValueError, AttributeError, TypeError):  # no such module, no loader
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[fullname] = module
+    spec.loader.exec_module(module)  # lazily: the code runs at the first attribute access
+    setattr(parent, name, module)
 
 
 def _leave(status: int):

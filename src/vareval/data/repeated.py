@@ -8,7 +8,6 @@ DataFrame with one row per run, validates them (see
 from __future__ import annotations
 
 import dataclasses
-from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -264,6 +263,8 @@ def sizes_of(design) -> tuple[int, int] | None:
             f"test share {test!r} ({design.test_fraction_from}) and training share "
             f"{train!r} ({design.train_fraction_from}) add up to more than 1."
         )
+    from fractions import Fraction  # for re-drawn splits only (~1 ms to import)
+
     ratio = Fraction(test).limit_denominator(10**6) / Fraction(train).limit_denominator(10**6)
     return ratio.denominator, ratio.numerator
 

@@ -13,7 +13,6 @@ import contextlib
 import gc
 import itertools
 import json
-import sqlite3
 import warnings
 from pathlib import Path
 
@@ -21,6 +20,9 @@ import numpy as np
 import pandas as pd
 
 from vareval.errors import DataError, VarevalWarning
+from vareval.stats._lazy import _OnFirstUse
+
+sqlite3 = _OnFirstUse("sqlite3")  # imported when a store is opened: reading a CSV never needs it
 
 APPLICATION_ID = 0x56524556  # "VREV" in the SQLite header's application_id field
 SCHEMA_VERSION = 5  # 2: runs, curves, artifacts, trials.run_id; 3: sequences;

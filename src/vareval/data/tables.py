@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import html
 
 import numpy as np
 import pandas as pd
 
 from vareval._format import formatter, number, pvalue
 from vareval.errors import ResultKeyError
-from vareval.stats._result import HTML_HEAD_ROWS, MAX_REPR_LINES, Result, _short, fold
+from vareval.stats._result import HTML_HEAD_ROWS, MAX_REPR_LINES, Result, _short, fold, html
 
 
 def _missing_key(key, keys: list) -> str:

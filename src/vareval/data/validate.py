@@ -17,7 +17,6 @@ different tuples never share a label.
 
 from __future__ import annotations
 
-import difflib
 import functools
 
 import numpy as np
@@ -80,6 +79,8 @@ def require_columns(df: pd.DataFrame, columns, role: str) -> list[str]:
                 "every column needs its own name."
             )
         if col not in df.columns:
+            import difflib  # for a misspelt name only
+
             close = difflib.get_close_matches(str(col), present, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise DataError(
@@ -274,6 +275,8 @@ def pairs(
     keys = labels(df, pair_on, "pairing")
     for m in (a, b):
         if m not in set(names):
+            import difflib
+
             close = difflib.get_close_matches(m, sorted(set(names)), n=3, cutoff=0.5)
             hint = f"; did you mean {shown(close)}?" if close else ""
             raise DataError(

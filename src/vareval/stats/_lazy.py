@@ -24,7 +24,11 @@ import numbers
 
 
 class _OnFirstUse:
-    """A module imported when one of its attributes is first read."""
+    """A module imported when one of its attributes is first read.
+
+    Also for a module that only some paths need at every start (``sqlite3``
+    for a store, ``html`` for a notebook's display).
+    """
 
     def __init__(self, name: str):
         self._name = name

@@ -28,7 +28,6 @@ it can recompute the interval cheaply at another level, overrides
 from __future__ import annotations
 
 import dataclasses
-import html
 import math
 import warnings
 from typing import ClassVar, NamedTuple
@@ -37,7 +36,9 @@ import numpy as np
 
 from vareval.errors import ArgumentError
 from vareval.stats._checks import as_confidence
-from vareval.stats._lazy import special
+from vareval.stats._lazy import _OnFirstUse, special
+
+html = _OnFirstUse("html")  # for notebooks only: its entity table costs ~2 ms at every start
 
 MAX_REPR_LINES = 25
 HTML_HEAD_ROWS = 8  # rows a notebook shows before the details are folded

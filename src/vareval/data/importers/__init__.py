@@ -17,11 +17,28 @@ source says them:
 - one numeric column per metric, under the metric's own name.
 
 Nothing is dropped: unfinished and failed runs are rows with empty metrics.
+
+Each importer is imported on first use, so reading an eval log
+(``vareval.data.importers.evals``) does not load the others (mlflow's sqlite3).
 """
 
-from vareval.data.importers.mlflow import from_mlflow
-from vareval.data.importers.optuna import from_optuna
-from vareval.data.importers.tensorboard import from_tensorboard
-from vareval.data.importers.wandb import from_wandb
+from __future__ import annotations
 
-__all__ = ["from_mlflow", "from_optuna", "from_tensorboard", "from_wandb"]
+import importlib
+
+_EXPORTS = {"from_mlflow": "mlflow", "from_optuna": "optuna",
+            "from_tensorboard": "tensorboard", "from_wandb": "wandb"}  # fmt: skip
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_EXPORTS})

@@ -21,12 +21,15 @@ N_RESAMPLES = 40  # bootstrap draws of the components (a refit each): a rough up
 def build(data: ReportData) -> Section | None:
     """Build this section from ``data``, or None when the design roles are absent."""
     spec = data.extras.get("variance")
-    allocation = optional("vareval.data.allocation", "allocation")
-    if not spec or allocation is None:
+    if not spec:
         return None
     df = spec.get("df", data.df)
     metric = spec.get("metric", data.metric)
     if any(c not in df.columns for c in DESIGN_ROLES) or df["experiment"].nunique() < 2:
+        return None
+    # imported once the section is shown: it loads scipy.stats and scipy.optimize (~0.4 s)
+    allocation = optional("vareval.data.allocation", "allocation")
+    if allocation is None:
         return None
     means = df.groupby(df["experiment"].astype(str))[metric].mean()
     leaders = list(means.sort_values(ascending=not data.higher_is_better).index[:2])

@@ -36,7 +36,6 @@ from vareval.stats._result import (
     t_interval_at,
 )
 from vareval.stats.repeated.summary import t_interval
-from vareval.stats.testset.crossval import corrected_resampled_ttest
 
 _BOOT_CHUNK = 2_000_000  # resampled values held in memory at once
 # Fewer pairs than this have too few distinct bootstrap resamples (C(2k-1, k):
@@ -233,6 +232,9 @@ def paired_difference(
     if split_sizes is not None:
         n_train, n_test = split_sizes
         if sd > 0:
+            # imported for re-drawn splits only (with the test-set modules it needs, ~5 ms)
+            from vareval.stats.testset.crossval import corrected_resampled_ttest
+
             c = corrected_resampled_ttest(
                 a, b, n_train=n_train, n_test=n_test, confidence=confidence
             )
