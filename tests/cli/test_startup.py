@@ -245,7 +245,7 @@ except AssertionError:
     print("raised")
 import numpy.f2py
 print(numpy.f2py.get_include().endswith("src"), "unittest" in sys.modules)
-print(any(isinstance(f, cli._BeforeScipy) for f in sys.meta_path))
+print(any(isinstance(f, cli._BeforeScipy) and not f.done for f in sys.meta_path))
 """
 
 

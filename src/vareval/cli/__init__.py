@@ -190,11 +190,17 @@ def _defer_numpy_extras() -> None:
 
 
 class _BeforeScipy:
-    """A finder that finds nothing: as scipy is first imported, it defers numpy's extras."""
+    """A finder that finds nothing: as scipy is first imported, it defers numpy's extras.
+
+    It stays on ``sys.meta_path``, idle after that: removing itself there
+    would shift the list the import system is walking and skip the next finder.
+    """
+
+    done = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname == "scipy" and self in sys.meta_path:
-            sys.meta_path.remove(self)
+        if fullname == "scipy" and not self.done:
+            self.done = True
             try:
                 import numpy  # scipy's first import, a moment early
             except ImportError:  # scipy will say so itself
