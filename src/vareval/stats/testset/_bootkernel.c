@@ -135,6 +135,15 @@ static void words_done(words_t *w) {
     memcpy(w->pcg, &state, sizeof(__uint128_t));
 }
 
+/* Numpy's PCG64 taken up again where its memory now holds it (after numpy drew
+ * from it between two words_done and words_resume). */
+static void words_resume(words_t *w) {
+    if (!w->pcg) return;
+    __uint128_t state;
+    memcpy(&state, w->pcg, sizeof(__uint128_t));
+    w->ahead = state * PCG64_MULT + w->inc;
+}
+
 /* One word (PCG64's XSL-RR output of the state it steps to): `inline_pcg` is a
  * constant at each use, so the loops that call this are compiled twice, with the
  * PCG64 state in registers in one. */
@@ -467,6 +476,111 @@ LABEL_LOOP(label_loop_11, 1, 1)
  * needs one. A label item adds to one, two or three counts (see label_slots in
  * resampling.py).
  */
+
+/* label_counts' tables (one, two, three, given_slots), checked against the width
+ * of a row of counts and narrowed once. */
+typedef struct {
+    Py_buffer v[4];
+    int got;
+    Py_ssize_t m[3], n_given, width;
+    int narrow;
+    uint64_t *packed;
+    uint16_t *one16;
+    uint32_t *two16;
+} tables_t;
+
+static const char *table_names[4] = {"one", "two", "three", "given_slots"};
+
+static void tables_free(tables_t *t) {
+    PyMem_Free(t->packed);
+    PyMem_Free(t->one16);
+    PyMem_Free(t->two16);
+    while (t->got-- > 0) PyBuffer_Release(&t->v[t->got]);
+}
+
+/* 0, or -1 with an exception set (`t` is to be freed either way). */
+static int tables_init(tables_t *t, PyObject **objs, Py_ssize_t width, const char *fn) {
+    static const int ndims[4] = {1, 2, 2, 2}, columns[4] = {1, 2, 3, 3};
+    memset(t, 0, sizeof *t);
+    for (; t->got < 4; t->got++)
+        if (get_buffer(objs[t->got], &t->v[t->got], table_names[t->got], 'i', 4, 0) < 0)
+            return -1;
+    for (int i = 0; i < 4; i++)
+        if (t->v[i].ndim != ndims[i] || (columns[i] > 1 && t->v[i].shape[1] != columns[i])) {
+            PyErr_Format(PyExc_ValueError, "%s: inconsistent array sizes (%s)", fn,
+                         table_names[i]);
+            return -1;
+        }
+    for (int k = 0; k < 3; k++) t->m[k] = t->v[k].shape[0];
+    t->n_given = t->v[3].shape[0];
+    t->width = width;
+    if (t->m[0] > (Py_ssize_t)UINT32_MAX || t->m[1] > (Py_ssize_t)UINT32_MAX ||
+        t->m[2] > (Py_ssize_t)UINT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: inconsistent array sizes", fn);
+        return -1;
+    }
+    for (int k = 0; k < 4; k++) { /* every column in [0, width): no early exit, so it vectorises */
+        const int32_t *table = t->v[k].buf;
+        const Py_ssize_t size = k < 3 ? (k + 1) * t->m[k] : 3 * t->n_given;
+        const int32_t last = width - 1 > INT32_MAX ? INT32_MAX : (int32_t)(width - 1);
+        int outside = 0;
+        for (Py_ssize_t i = 0; i < size; i++) outside |= (table[i] < 0) | (table[i] > last);
+        if (outside) {
+            PyErr_Format(PyExc_ValueError, "%s: a slot or count is out of range", fn);
+            return -1;
+        }
+    }
+    const int32_t *one = t->v[0].buf, *two = t->v[1].buf, *three = t->v[2].buf;
+    const Py_ssize_t *m = t->m;
+    t->narrow = width <= (1 << 16);
+    if (width < (1 << 21) && m[2]) t->packed = PyMem_Malloc(m[2] * sizeof(uint64_t));
+    if (t->narrow) {
+        t->one16 = PyMem_Malloc((m[0] ? m[0] : 1) * sizeof(uint16_t));
+        t->two16 = PyMem_Malloc((m[1] ? m[1] : 1) * sizeof(uint32_t));
+    }
+    if ((width < (1 << 21) && m[2] && t->packed == NULL) ||
+        (t->narrow && (!t->one16 || !t->two16))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (t->narrow) { /* loops without a test in their condition, so they vectorise */
+        for (Py_ssize_t i = 0; i < m[0]; i++) t->one16[i] = (uint16_t)one[i];
+        for (Py_ssize_t i = 0; i < m[1]; i++)
+            t->two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
+    }
+    if (t->packed)
+        for (Py_ssize_t i = 0; i < m[2]; i++)
+            t->packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
+                           (uint64_t)three[3 * i + 2] << 42;
+    return 0;
+}
+
+/* Whether `given` (n_res rows of H + 3 counts) is in range: no negative count, no
+ * draw from an empty table, no row's total past int32 (so no count can overflow). */
+static int given_in_range(const int64_t *given, Py_ssize_t n_res, const tables_t *t) {
+    const Py_ssize_t n_given = t->n_given;
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        int64_t total = 0;
+        for (Py_ssize_t i = 0; i < n_given + 3; i++) {
+            const int64_t c = given[r * (n_given + 3) + i];
+            if (c < 0 || (i >= n_given && c > 0 && t->m[i - n_given] == 0)) return 0;
+            total += c;
+            if (total > INT32_MAX) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The counts of n_res resamples into out (n_res rows of t->width), the digit
+ * streams `ds` running on (without the GIL). */
+static void count_rows(words_t *w, digits_t *ds, Py_ssize_t n_res, const int64_t *given,
+                       int32_t *out, const tables_t *t) {
+    (w->pcg ? (t->narrow ? label_loop_11 : label_loop_10)
+            : (t->narrow ? label_loop_01 : label_loop_00))(
+        w, ds, n_res, t->n_given, given, t->v[3].buf, out, t->width, t->v[0].buf, t->v[1].buf,
+        t->packed, t->v[2].buf, t->one16, t->two16);
+}
+
 static PyObject *label_counts(PyObject *self, PyObject *args) {
     PyObject *capsule, *pcg, *objs[6];
     if (!PyArg_ParseTuple(args, "OOOOOOOO", &capsule, &pcg, &objs[0], &objs[1], &objs[2],
@@ -474,89 +588,42 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
         return NULL;
     bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
     if (bg == NULL) return NULL;
-    static const char *names[6] = {"one", "two", "three", "given_slots", "given", "out"};
-    static const Py_ssize_t sizes[6] = {4, 4, 4, 4, 8, 4};
-    static const int ndims[6] = {1, 2, 2, 2, 2, 2}, columns[6] = {1, 2, 3, 3, 0, 0};
-    Py_buffer v[6];
+    tables_t t = {0};
+    Py_buffer v[2];
     int got = 0;
     PyObject *result = NULL;
-    uint64_t *packed = NULL;
-    uint16_t *one16 = NULL;
-    uint32_t *two16 = NULL;
-    for (; got < 6; got++)
-        if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 5) < 0) goto done;
-    for (int i = 0; i < 6; i++)
-        if (v[i].ndim != ndims[i] || (columns[i] > 1 && v[i].shape[1] != columns[i])) {
-            PyErr_Format(PyExc_ValueError, "label_counts: inconsistent array sizes (%s)",
-                         names[i]);
-            goto done;
-        }
-    const int32_t *restrict one = v[0].buf, *restrict two = v[1].buf, *restrict three = v[2].buf;
-    const int32_t *restrict given_slots = v[3].buf;
-    const int64_t *restrict given = v[4].buf;
-    int32_t *restrict out = v[5].buf;
-    const Py_ssize_t m[3] = {v[0].shape[0], v[1].shape[0], v[2].shape[0]};
-    const Py_ssize_t n_given = v[3].shape[0], n_res = v[5].shape[0], width = v[5].shape[1];
-    if (v[4].shape[0] != n_res || v[4].shape[1] != n_given + 3 || m[0] > (Py_ssize_t)UINT32_MAX ||
-        m[1] > (Py_ssize_t)UINT32_MAX || m[2] > (Py_ssize_t)UINT32_MAX) {
+    if (get_buffer(objs[4], &v[0], "given", 'i', 8, 0) < 0) goto done;
+    got = 1;
+    if (get_buffer(objs[5], &v[1], "out", 'i', 4, 1) < 0) goto done;
+    got = 2;
+    if (v[0].ndim != 2 || v[1].ndim != 2) {
+        PyErr_Format(PyExc_ValueError, "label_counts: inconsistent array sizes (%s)",
+                     v[0].ndim != 2 ? "given" : "out");
+        goto done;
+    }
+    if (tables_init(&t, objs, v[1].shape[1], "label_counts") < 0) goto done;
+    const int64_t *restrict given = v[0].buf;
+    const Py_ssize_t n_res = v[1].shape[0];
+    if (v[0].shape[0] != n_res || v[0].shape[1] != t.n_given + 3) {
         PyErr_SetString(PyExc_ValueError, "label_counts: inconsistent array sizes");
         goto done;
     }
-    for (int k = 0; k < 4; k++) { /* every column in [0, width): no early exit, so it vectorises */
-        const int32_t *table = k < 3 ? v[k].buf : given_slots;
-        const Py_ssize_t size = k < 3 ? (k + 1) * m[k] : 3 * n_given;
-        const int32_t last = width - 1 > INT32_MAX ? INT32_MAX : (int32_t)(width - 1);
-        int outside = 0;
-        for (Py_ssize_t i = 0; i < size; i++) outside |= (table[i] < 0) | (table[i] > last);
-        if (outside) goto bad;
-    }
-    for (Py_ssize_t r = 0; r < n_res; r++) {
-        int64_t total = 0;
-        for (Py_ssize_t i = 0; i < n_given + 3; i++) {
-            const int64_t c = given[r * (n_given + 3) + i];
-            if (c < 0 || (i >= n_given && c > 0 && m[i - n_given] == 0)) goto bad;
-            total += c;
-            if (total > INT32_MAX) goto bad; /* so no count can overflow */
-        }
-    }
-    const int narrow = width <= (1 << 16);
-    if (width < (1 << 21) && m[2]) packed = PyMem_Malloc(m[2] * sizeof(uint64_t));
-    if (narrow) {
-        one16 = PyMem_Malloc((m[0] ? m[0] : 1) * sizeof(uint16_t));
-        two16 = PyMem_Malloc((m[1] ? m[1] : 1) * sizeof(uint32_t));
-    }
-    if ((width < (1 << 21) && m[2] && packed == NULL) || (narrow && (!one16 || !two16))) {
-        PyErr_NoMemory();
+    if (!given_in_range(given, n_res, &t)) {
+        PyErr_SetString(PyExc_ValueError, "label_counts: a slot or count is out of range");
         goto done;
     }
-    if (narrow) { /* loops without a test in their condition, so they vectorise */
-        for (Py_ssize_t i = 0; i < m[0]; i++) one16[i] = (uint16_t)one[i];
-        for (Py_ssize_t i = 0; i < m[1]; i++)
-            two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
-    }
-    if (packed)
-        for (Py_ssize_t i = 0; i < m[2]; i++)
-            packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
-                        (uint64_t)three[3 * i + 2] << 42;
     words_t w;
     if (words_init(&w, bg, pcg) < 0) goto done;
     digits_t ds[3];
-    for (int k = 0; k < 3; k++) digits_init(&ds[k], m[k]);
+    for (int k = 0; k < 3; k++) digits_init(&ds[k], t.m[k]);
     Py_BEGIN_ALLOW_THREADS
-    (w.pcg ? (narrow ? label_loop_11 : label_loop_10) : (narrow ? label_loop_01 : label_loop_00))(
-        &w, ds, n_res, n_given, given, given_slots, out, width, one, two, packed, three, one16,
-        two16);
+    count_rows(&w, ds, n_res, given, v[1].buf, &t);
     words_done(&w);
     Py_END_ALLOW_THREADS
     result = Py_None;
     Py_INCREF(result);
-    goto done;
-bad:
-    PyErr_SetString(PyExc_ValueError, "label_counts: a slot or count is out of range");
 done:
-    PyMem_Free(packed);
-    PyMem_Free(one16);
-    PyMem_Free(two16);
+    tables_free(&t);
     while (got-- > 0) PyBuffer_Release(&v[got]);
     return result;
 }
@@ -636,50 +703,10 @@ static __attribute__((noinline)) CLONES void macro_deltas(
     }
 }
 
-/* prf_deltas(counts, n_classes, average, which, b2, out)
- *
- *   counts  int32 (R, W), W >= 6 C: per resample, in blocks of C columns, the items
- *           of each gold class that both systems got right, only A, only B,
- *           neither; then A's and B's false positives of each predicted class (the
- *           columns of label_counts). So A's TP = both + only A, FN = only B +
- *           neither; B's TP = both + only B, FN = only A + neither.
- *   average 0 macro, 1 micro, 2 weighted; which 0 precision, 1 recall, 2 F-beta
- *           with b2 = beta**2 (prf_class).
- *   out     float64 (R,): A's metric minus B's.
- */
-static PyObject *prf_deltas(PyObject *self, PyObject *args) {
-    PyObject *objs[2];
-    Py_ssize_t c;
-    int average, which;
-    double b2;
-    if (!PyArg_ParseTuple(args, "OniidO", &objs[0], &c, &average, &which, &b2, &objs[1]))
-        return NULL;
-    Py_buffer v[2];
-    int got = 0;
-    PyObject *result = NULL;
-    if (get_buffer(objs[0], &v[0], "counts", 'i', 4, 0) < 0) goto done;
-    got = 1;
-    if (get_buffer(objs[1], &v[1], "out", 'f', 8, 1) < 0) goto done;
-    got = 2;
-    const Py_ssize_t n_res = v[0].ndim == 2 ? v[0].shape[0] : -1;
-    const Py_ssize_t width = v[0].ndim == 2 ? v[0].shape[1] : -1;
-    if (n_res < 0 || c < 1 || width < 6 * c || v[1].len / 8 != n_res || average < 0 ||
-        average > 2 || which < 0 || which > 2) {
-        PyErr_SetString(PyExc_ValueError, "prf_deltas: inconsistent arguments");
-        goto done;
-    }
-    const int32_t *counts = v[0].buf;
-    double *out = v[1].buf;
-    double *scratch = average == 0 ? PyMem_Malloc(2 * c * sizeof(double)) : NULL;
-    if (average == 0 && scratch == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    double *present_scratch = scratch + (average == 0 ? c : 0);
-    Py_BEGIN_ALLOW_THREADS
-    if (average == 0)
-        macro_deltas(counts, n_res, width, c, which, b2, scratch, present_scratch, out);
-    for (Py_ssize_t r = 0; average != 0 && r < n_res; r++) {
+/* prf_deltas' micro and weighted averages, resample by resample. */
+static void other_deltas(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width,
+                         Py_ssize_t c, int average, int which, double b2, double *out) {
+    for (Py_ssize_t r = 0; r < n_res; r++) {
         const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
                       *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
         double value[2];
@@ -716,6 +743,57 @@ static PyObject *prf_deltas(PyObject *self, PyObject *args) {
         }
         out[r] = value[0] - value[1];
     }
+}
+
+/* The combine of prf_deltas (see there); `scratch` holds 2 c doubles for a macro
+ * average. */
+static void prf_rows(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width, Py_ssize_t c,
+                     int average, int which, double b2, double *scratch, double *out) {
+    if (average == 0)
+        macro_deltas(counts, n_res, width, c, which, b2, scratch, scratch + c, out);
+    else
+        other_deltas(counts, n_res, width, c, average, which, b2, out);
+}
+
+/* prf_deltas(counts, n_classes, average, which, b2, out)
+ *
+ *   counts  int32 (R, W), W >= 6 C: per resample, in blocks of C columns, the items
+ *           of each gold class that both systems got right, only A, only B,
+ *           neither; then A's and B's false positives of each predicted class (the
+ *           columns of label_counts). So A's TP = both + only A, FN = only B +
+ *           neither; B's TP = both + only B, FN = only A + neither.
+ *   average 0 macro, 1 micro, 2 weighted; which 0 precision, 1 recall, 2 F-beta
+ *           with b2 = beta**2 (prf_class).
+ *   out     float64 (R,): A's metric minus B's.
+ */
+static PyObject *prf_deltas(PyObject *self, PyObject *args) {
+    PyObject *objs[2];
+    Py_ssize_t c;
+    int average, which;
+    double b2;
+    if (!PyArg_ParseTuple(args, "OniidO", &objs[0], &c, &average, &which, &b2, &objs[1]))
+        return NULL;
+    Py_buffer v[2];
+    int got = 0;
+    PyObject *result = NULL;
+    if (get_buffer(objs[0], &v[0], "counts", 'i', 4, 0) < 0) goto done;
+    got = 1;
+    if (get_buffer(objs[1], &v[1], "out", 'f', 8, 1) < 0) goto done;
+    got = 2;
+    const Py_ssize_t n_res = v[0].ndim == 2 ? v[0].shape[0] : -1;
+    const Py_ssize_t width = v[0].ndim == 2 ? v[0].shape[1] : -1;
+    if (n_res < 0 || c < 1 || width < 6 * c || v[1].len / 8 != n_res || average < 0 ||
+        average > 2 || which < 0 || which > 2) {
+        PyErr_SetString(PyExc_ValueError, "prf_deltas: inconsistent arguments");
+        goto done;
+    }
+    double *scratch = average == 0 ? PyMem_Malloc(2 * c * sizeof(double)) : NULL;
+    if (average == 0 && scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    prf_rows(v[0].buf, n_res, width, c, average, which, b2, scratch, v[1].buf);
     Py_END_ALLOW_THREADS
     PyMem_Free(scratch);
     result = Py_None;
@@ -725,11 +803,104 @@ done:
     return result;
 }
 
+/* label_deltas(capsule, pcg, one, two, three, given_slots, draw, n_res, step, n_classes,
+ *              average, which, b2, out)
+ *
+ * label_counts and then prf_deltas of n_res resamples, in one call: the resamples
+ * in blocks of `step`, each block as one label_counts call (the digit streams
+ * start afresh at each block) whose `given` is draw(size), called with the GIL
+ * (the caller's Generator.multinomial: it takes the generator's words between two
+ * blocks, exactly where it would between two label_counts calls). Each resample's
+ * counts are combined as soon as drawn, in one row of 6 n_classes + 16 columns
+ * that stays in the cache: no table of counts, one check of the tables.
+ *
+ *   out     float64 (n_res,): A's metric minus B's.
+ */
+static PyObject *label_deltas(PyObject *self, PyObject *args) {
+    PyObject *capsule, *pcg, *objs[4], *draw, *out_obj;
+    Py_ssize_t n_res, step, c;
+    int average, which;
+    double b2;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnnniidO", &capsule, &pcg, &objs[0], &objs[1],
+                          &objs[2], &objs[3], &draw, &n_res, &step, &c, &average, &which, &b2,
+                          &out_obj))
+        return NULL;
+    bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
+    if (bg == NULL) return NULL;
+    tables_t t = {0};
+    Py_buffer out_view, given_view;
+    int have_out = 0, have_given = 0;
+    PyObject *result = NULL, *given_obj = NULL;
+    int32_t *row = NULL;
+    double *scratch = NULL;
+    if (get_buffer(out_obj, &out_view, "out", 'f', 8, 1) < 0) goto done;
+    have_out = 1;
+    if (n_res < 0 || step < 1 || c < 1 || c > (INT32_MAX - 16) / 6 || out_view.len / 8 != n_res ||
+        average < 0 || average > 2 || which < 0 || which > 2) {
+        PyErr_SetString(PyExc_ValueError, "label_deltas: inconsistent arguments");
+        goto done;
+    }
+    const Py_ssize_t width = 6 * c + 16;
+    if (tables_init(&t, objs, width, "label_deltas") < 0) goto done;
+    row = PyMem_Malloc(width * sizeof(int32_t));
+    scratch = PyMem_Malloc(2 * c * sizeof(double));
+    if (row == NULL || scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *out = out_view.buf;
+    words_t w;
+    if (words_init(&w, bg, pcg) < 0) goto done;
+    for (Py_ssize_t pos = 0; pos < n_res; pos += step) {
+        const Py_ssize_t size = n_res - pos < step ? n_res - pos : step;
+        words_done(&w); /* the generator where the words taken so far leave it */
+        given_obj = PyObject_CallFunction(draw, "n", size);
+        if (given_obj == NULL) goto done;
+        if (get_buffer(given_obj, &given_view, "given", 'i', 8, 0) < 0) goto done;
+        have_given = 1;
+        const int64_t *given = given_view.buf;
+        if (given_view.ndim != 2 || given_view.shape[0] != size ||
+            given_view.shape[1] != t.n_given + 3) {
+            PyErr_SetString(PyExc_ValueError, "label_deltas: inconsistent array sizes (given)");
+            goto done;
+        }
+        if (!given_in_range(given, size, &t)) {
+            PyErr_SetString(PyExc_ValueError, "label_deltas: a slot or count is out of range");
+            goto done;
+        }
+        words_resume(&w); /* the generator after draw's words */
+        digits_t ds[3];
+        for (int k = 0; k < 3; k++) digits_init(&ds[k], t.m[k]);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; r < size; r++) {
+            count_rows(&w, ds, 1, given + r * (t.n_given + 3), row, &t);
+            prf_rows(row, 1, width, c, average, which, b2, scratch, out + pos + r);
+        }
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&given_view);
+        have_given = 0;
+        Py_CLEAR(given_obj);
+    }
+    words_done(&w);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (have_given) PyBuffer_Release(&given_view);
+    Py_XDECREF(given_obj);
+    PyMem_Free(row);
+    PyMem_Free(scratch);
+    tables_free(&t);
+    if (have_out) PyBuffer_Release(&out_view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"resample_sums", resample_sums, METH_VARARGS,
      "Each resample's sums of its types' rows, given and drawn counts (see the source)."},
     {"label_counts", label_counts, METH_VARARGS,
      "Each resample's counts, accumulated at each draw (see the source)."},
+    {"label_deltas", label_deltas, METH_VARARGS,
+     "label_counts and prf_deltas of many blocks of resamples in one call (see the source)."},
     {"prf_deltas", prf_deltas, METH_VARARGS,
      "Precision, recall or F-beta of A minus B from per-class counts (see the source)."},
     {NULL, NULL, 0, NULL}};
