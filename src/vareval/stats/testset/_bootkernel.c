@@ -403,13 +403,13 @@ static inline __attribute__((always_inline)) void label_loop(
     const int64_t *restrict given, const int32_t *restrict given_slots, int32_t *restrict out,
     Py_ssize_t width, const int32_t *restrict one, const int32_t *restrict two,
     const uint64_t *restrict packed, const int32_t *restrict three, const int narrow,
-    const uint16_t *restrict one16, const uint32_t *restrict two16, const int clear) {
+    const uint16_t *restrict one16, const uint32_t *restrict two16) {
     words_t w = *source; /* a local copy: the generator's state stays in registers */
     uint32_t drawn[DRAW_BLOCK];
     for (Py_ssize_t r = 0; r < n_res; r++) {
         const int64_t *restrict g = given + r * (n_given + 3);
         int32_t *restrict row = out + r * width;
-        if (clear) memset(row, 0, width * sizeof(int32_t));
+        memset(row, 0, width * sizeof(int32_t));
         for (Py_ssize_t i = 0; i < n_given; i++) {
             const int32_t c = (int32_t)g[i];
             const int32_t *s = given_slots + 3 * i;
@@ -444,9 +444,9 @@ static inline __attribute__((always_inline)) void label_loop(
         words_t *source, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,              \
         const int64_t *given, const int32_t *given_slots, int32_t *out, Py_ssize_t width, \
         const int32_t *one, const int32_t *two, const uint64_t *packed,                   \
-        const int32_t *three, const uint16_t *one16, const uint32_t *two16, int clear) { \
+        const int32_t *three, const uint16_t *one16, const uint32_t *two16) {            \
         label_loop(source, inline_pcg, ds, n_res, n_given, given, given_slots, out, width,\
-                   one, two, packed, three, narrow, one16, two16, clear);                \
+                   one, two, packed, three, narrow, one16, two16);                       \
     }
 LABEL_LOOP(label_loop_00, 0, 0)
 LABEL_LOOP(label_loop_01, 0, 1)
@@ -572,14 +572,13 @@ static int given_in_range(const int64_t *given, Py_ssize_t n_res, const tables_t
 }
 
 /* The counts of n_res resamples into out (n_res rows of t->width), the digit
- * streams `ds` running on (without the GIL); `clear`: zero each row first (else
- * the rows are zero already). */
+ * streams `ds` running on (without the GIL). */
 static void count_rows(words_t *w, digits_t *ds, Py_ssize_t n_res, const int64_t *given,
-                       int32_t *out, const tables_t *t, int clear) {
+                       int32_t *out, const tables_t *t) {
     (w->pcg ? (t->narrow ? label_loop_11 : label_loop_10)
             : (t->narrow ? label_loop_01 : label_loop_00))(
         w, ds, n_res, t->n_given, given, t->v[3].buf, out, t->width, t->v[0].buf, t->v[1].buf,
-        t->packed, t->v[2].buf, t->one16, t->two16, clear);
+        t->packed, t->v[2].buf, t->one16, t->two16);
 }
 
 static PyObject *label_counts(PyObject *self, PyObject *args) {
@@ -618,7 +617,7 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
     digits_t ds[3];
     for (int k = 0; k < 3; k++) digits_init(&ds[k], t.m[k]);
     Py_BEGIN_ALLOW_THREADS
-    count_rows(&w, ds, n_res, given, v[1].buf, &t, 1);
+    count_rows(&w, ds, n_res, given, v[1].buf, &t);
     words_done(&w);
     Py_END_ALLOW_THREADS
     result = Py_None;
@@ -659,18 +658,15 @@ static inline __attribute__((always_inline)) double macro_average(
     /* the four partial sums as two vectors of two: lane q adds value[i + q] in
      * order, as the loop over q it replaces (which gcc vectorised into lane
      * extractions and scalar adds) */
-    typedef double two_t __attribute__((vector_size(2 * sizeof(double)), aligned(8), may_alias));
-    two_t sum01 = {0, 0}, sum23 = {0, 0}, count01 = {0, 0}, count23 = {0, 0};
+    typedef double four_t __attribute__((vector_size(4 * sizeof(double)), aligned(8), may_alias));
+    four_t sum4 = {0, 0, 0, 0}, count4 = {0, 0, 0, 0};
     Py_ssize_t i = 0;
     for (; i + 4 <= c; i += 4) {
-        const two_t *v = (const two_t *)(value + i), *m = (const two_t *)(present + i);
-        sum01 += v[0];
-        sum23 += v[1];
-        count01 += m[0];
-        count23 += m[1];
+        sum4 += *(const four_t *)(value + i);
+        count4 += *(const four_t *)(present + i);
     }
-    double sum[4] = {sum01[0], sum01[1], sum23[0], sum23[1]};
-    double count[4] = {count01[0], count01[1], count23[0], count23[1]};
+    double sum[4] = {sum4[0], sum4[1], sum4[2], sum4[3]};
+    double count[4] = {count4[0], count4[1], count4[2], count4[3]};
     for (; i < c; i++) {
         sum[0] += value[i];
         count[0] += present[i];
@@ -744,81 +740,6 @@ static void other_deltas(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t wid
         }
         out[r] = value[0] - value[1];
     }
-}
-
-/* One system's value and presence of four classes (macro_average's, in vectors). */
-typedef double d4_t __attribute__((vector_size(4 * sizeof(double))));
-typedef int64_t l4_t __attribute__((vector_size(4 * sizeof(int64_t))));
-typedef int32_t i4_t __attribute__((vector_size(4 * sizeof(int32_t))));
-
-static inline __attribute__((always_inline)) d4_t class_values(i4_t tp, i4_t fp, i4_t fn,
-                                                                const int which, double b2,
-                                                                d4_t *present) {
-    const d4_t t = __builtin_convertvector(tp, d4_t), p = __builtin_convertvector(fp, d4_t),
-               f = __builtin_convertvector(fn, d4_t);
-    const d4_t num = which == 2 ? t * (1 + b2) : t;
-    const d4_t den = which == 0 ? t + p : which == 1 ? t + f : num + p + b2 * f;
-    const l4_t one = (l4_t)(d4_t){1, 1, 1, 1}; /* 1.0 where a comparison holds, else 0.0 */
-    const d4_t defined = (d4_t)((den > 0) & one);
-    *present = which == 2 ? defined : (d4_t)((t + p + f > 0) & one);
-    return num / (den + (1.0 - defined));
-}
-
-/* Four counts, and zeros in their place. */
-static inline __attribute__((always_inline)) i4_t take4(int32_t *p) {
-    i4_t x;
-    memcpy(&x, p, sizeof x);
-    memset(p, 0, sizeof x);
-    return x;
-}
-
-/* A's macro average minus B's from one row of counts, as macro_deltas (each class's
- * value and presence added to partial sum i mod 4, the last c mod 4 classes to the
- * first: the same bits), both systems in one pass that zeroes the row as it reads
- * it, so the next resample counts into a zero row without a memset. */
-static inline __attribute__((always_inline)) double macro_row_which(
-    int32_t *restrict row, Py_ssize_t c, Py_ssize_t width, const int which, double b2) {
-    int32_t *both = row, *only_a = row + c, *only_b = row + 2 * c, *neither = row + 3 * c,
-            *fp_a = row + 4 * c, *fp_b = row + 5 * c;
-    d4_t sum[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}}, count[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-    Py_ssize_t i = 0;
-    for (; i + 4 <= c; i += 4) {
-        const i4_t bo = take4(both + i), oa = take4(only_a + i), ob = take4(only_b + i),
-                   ne = take4(neither + i), fa = take4(fp_a + i), fb = take4(fp_b + i);
-        d4_t present;
-        sum[0] += class_values(bo + oa, fa, ob + ne, which, b2, &present);
-        count[0] += present;
-        sum[1] += class_values(bo + ob, fb, oa + ne, which, b2, &present);
-        count[1] += present;
-    }
-    double value[2];
-    for (int s = 0; s < 2; s++) {
-        double total[4] = {sum[s][0], sum[s][1], sum[s][2], sum[s][3]};
-        double present[4] = {count[s][0], count[s][1], count[s][2], count[s][3]};
-        const int32_t *mine = s ? only_b : only_a, *other = s ? only_a : only_b;
-        const int32_t *fp = s ? fp_b : fp_a;
-        for (Py_ssize_t j = i; j < c; j++) {
-            const double t = both[j] + mine[j], p = fp[j], f = other[j] + neither[j];
-            const double num = which == 2 ? t * (1 + b2) : t;
-            const double den = which == 0 ? t + p : which == 1 ? t + f : num + p + b2 * f;
-            total[0] += den > 0 ? num / den : 0.0;
-            present[0] += which == 2 ? (double)(den > 0) : (double)(t + p + f > 0);
-        }
-        /* 0/0: NaN, as numpy */
-        value[s] = ((total[0] + total[1]) + (total[2] + total[3])) /
-                   ((present[0] + present[1]) + (present[2] + present[3]));
-    }
-    for (int k = 0; k < 6; k++) /* the classes past the last four, the spare columns */
-        memset(row + k * c + i, 0, (c - i) * sizeof(int32_t));
-    memset(row + 6 * c, 0, (width - 6 * c) * sizeof(int32_t));
-    return value[0] - value[1];
-}
-
-static __attribute__((noinline)) CLONES double macro_row(int32_t *row, Py_ssize_t c,
-                                                         Py_ssize_t width, int which, double b2) {
-    return which == 0   ? macro_row_which(row, c, width, 0, b2)
-           : which == 1 ? macro_row_which(row, c, width, 1, b2)
-                        : macro_row_which(row, c, width, 2, b2);
 }
 
 /* The combine of prf_deltas (see there); `scratch` holds 2 c doubles for a macro
@@ -908,6 +829,7 @@ static PyObject *label_deltas(PyObject *self, PyObject *args) {
     int have_out = 0, have_given = 0;
     PyObject *result = NULL, *given_obj = NULL;
     int32_t *row = NULL;
+    double *scratch = NULL;
     if (get_buffer(out_obj, &out_view, "out", 'f', 8, 1) < 0) goto done;
     have_out = 1;
     if (n_res < 0 || step < 1 || c < 1 || c > (INT32_MAX - 16) / 6 || out_view.len / 8 != n_res ||
@@ -917,8 +839,9 @@ static PyObject *label_deltas(PyObject *self, PyObject *args) {
     }
     const Py_ssize_t width = 6 * c + 16;
     if (tables_init(&t, objs, width, "label_deltas") < 0) goto done;
-    row = PyMem_Calloc(width, sizeof(int32_t)); /* zero: each combine leaves it so */
-    if (row == NULL) {
+    row = PyMem_Malloc(width * sizeof(int32_t));
+    scratch = PyMem_Malloc(2 * c * sizeof(double));
+    if (row == NULL || scratch == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -947,13 +870,8 @@ static PyObject *label_deltas(PyObject *self, PyObject *args) {
         for (int k = 0; k < 3; k++) digits_init(&ds[k], t.m[k]);
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t r = 0; r < size; r++) {
-            count_rows(&w, ds, 1, given + r * (t.n_given + 3), row, &t, 0);
-            if (average == 0) { /* the row zeroed as it is read */
-                out[pos + r] = macro_row(row, c, width, which, b2);
-            } else {
-                other_deltas(row, 1, width, c, average, which, b2, out + pos + r);
-                memset(row, 0, width * sizeof(int32_t));
-            }
+            count_rows(&w, ds, 1, given + r * (t.n_given + 3), row, &t);
+            prf_rows(row, 1, width, c, average, which, b2, scratch, out + pos + r);
         }
         Py_END_ALLOW_THREADS
         PyBuffer_Release(&given_view);
@@ -967,6 +885,7 @@ done:
     if (have_given) PyBuffer_Release(&given_view);
     Py_XDECREF(given_obj);
     PyMem_Free(row);
+    PyMem_Free(scratch);
     tables_free(&t);
     if (have_out) PyBuffer_Release(&out_view);
     return result;
