@@ -407,13 +407,13 @@ static inline __attribute__((always_inline)) void label_loop(
     const int64_t *restrict given, const int32_t *restrict given_slots, int32_t *restrict out,
     Py_ssize_t width, const int32_t *restrict one, const int32_t *restrict two,
     const uint64_t *restrict packed, const int32_t *restrict three, const int narrow,
-    const uint16_t *restrict one16, const uint32_t *restrict two16) {
+    const uint16_t *restrict one16, const uint32_t *restrict two16, const int clear) {
     words_t w = *source; /* a local copy: the generator's state stays in registers */
     uint32_t drawn[DRAW_BLOCK];
     for (Py_ssize_t r = 0; r < n_res; r++) {
         const int64_t *restrict g = given + r * (n_given + 3);
         int32_t *restrict row = out + r * width;
-        memset(row, 0, width * sizeof(int32_t));
+        if (clear) memset(row, 0, width * sizeof(int32_t));
         for (Py_ssize_t i = 0; i < n_given; i++) {
             const int32_t c = (int32_t)g[i];
             const int32_t *s = given_slots + 3 * i;
@@ -448,9 +448,9 @@ static inline __attribute__((always_inline)) void label_loop(
         words_t *source, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,              \
         const int64_t *given, const int32_t *given_slots, int32_t *out, Py_ssize_t width, \
         const int32_t *one, const int32_t *two, const uint64_t *packed,                   \
-        const int32_t *three, const uint16_t *one16, const uint32_t *two16) {            \
+        const int32_t *three, const uint16_t *one16, const uint32_t *two16, int clear) { \
         label_loop(source, inline_pcg, ds, n_res, n_given, given, given_slots, out, width,\
-                   one, two, packed, three, narrow, one16, two16);                       \
+                   one, two, packed, three, narrow, one16, two16, clear);                \
     }
 LABEL_LOOP(label_loop_00, 0, 0)
 LABEL_LOOP(label_loop_01, 0, 1)
@@ -576,13 +576,14 @@ static int given_in_range(const int64_t *given, Py_ssize_t n_res, const tables_t
 }
 
 /* The counts of n_res resamples into out (n_res rows of t->width), the digit
- * streams `ds` running on (without the GIL). */
+ * streams `ds` running on (without the GIL); `clear`: zero each row first (else
+ * the rows are zero already). */
 static void count_rows(words_t *w, digits_t *ds, Py_ssize_t n_res, const int64_t *given,
-                       int32_t *out, const tables_t *t) {
+                       int32_t *out, const tables_t *t, int clear) {
     (w->pcg ? (t->narrow ? label_loop_11 : label_loop_10)
             : (t->narrow ? label_loop_01 : label_loop_00))(
         w, ds, n_res, t->n_given, given, t->v[3].buf, out, t->width, t->v[0].buf, t->v[1].buf,
-        t->packed, t->v[2].buf, t->one16, t->two16);
+        t->packed, t->v[2].buf, t->one16, t->two16, clear);
 }
 
 static PyObject *label_counts(PyObject *self, PyObject *args) {
@@ -621,7 +622,7 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
     digits_t ds[3];
     for (int k = 0; k < 3; k++) digits_init(&ds[k], t.m[k]);
     Py_BEGIN_ALLOW_THREADS
-    count_rows(&w, ds, n_res, given, v[1].buf, &t);
+    count_rows(&w, ds, n_res, given, v[1].buf, &t, 1);
     words_done(&w);
     Py_END_ALLOW_THREADS
     result = Py_None;
@@ -714,7 +715,7 @@ static inline __attribute__((always_inline)) AVX512_FN __m256d add_halves(__m256
 }
 
 static inline __attribute__((always_inline)) AVX512_FN double macro_delta8(
-    const int32_t *row, Py_ssize_t c, const int which, double b2) {
+    const int32_t *row, Py_ssize_t c, const int which, double b2, int32_t *zero) {
     const int32_t *both = row, *only_a = row + c, *only_b = row + 2 * c, *neither = row + 3 * c,
                   *fp_a = row + 4 * c, *fp_b = row + 5 * c;
     const __m512d b2v = _mm512_set1_pd(b2), scale = _mm512_set1_pd(1 + b2);
@@ -725,6 +726,9 @@ static inline __attribute__((always_inline)) AVX512_FN double macro_delta8(
     for (; i + 8 <= c; i += 8) {
         const __m256i bo = LOAD8(both), oa = LOAD8(only_a), ob = LOAD8(only_b),
                       ne = LOAD8(neither), fa = LOAD8(fp_a), fb = LOAD8(fp_b);
+        if (zero)
+            for (int k = 0; k < 6; k++)
+                _mm256_storeu_si256((__m256i *)(zero + k * c + i), _mm256_setzero_si256());
         __m512d present, value;
         value = values8(_mm256_add_epi32(bo, oa), fa, _mm256_add_epi32(ob, ne), which, b2v,
                         scale, &present);
@@ -756,16 +760,19 @@ static inline __attribute__((always_inline)) AVX512_FN double macro_delta8(
         value[s] = ((total[0] + total[1]) + (total[2] + total[3])) /
                    ((count[0] + count[1]) + (count[2] + count[3]));
     }
+    if (zero)
+        for (int k = 0; k < 6; k++) memset(zero + k * c + i, 0, (c - i) * sizeof(int32_t));
     return value[0] - value[1];
 }
 
-/* A's macro average minus B's from one row of counts (prf_deltas' columns). */
+/* A's macro average minus B's from one row of counts (prf_deltas' columns); `zero`:
+ * NULL, or the row itself, whose 6 c counts are then zeroed as they are read. */
 static __attribute__((noinline)) AVX512_FN double macro_delta_avx512(const int32_t *row,
                                                                      Py_ssize_t c, int which,
-                                                                     double b2) {
-    return which == 0   ? macro_delta8(row, c, 0, b2)
-           : which == 1 ? macro_delta8(row, c, 1, b2)
-                        : macro_delta8(row, c, 2, b2);
+                                                                     double b2, int32_t *zero) {
+    return which == 0   ? macro_delta8(row, c, 0, b2, zero)
+           : which == 1 ? macro_delta8(row, c, 1, b2, zero)
+                        : macro_delta8(row, c, 2, b2, zero);
 }
 #undef AVX512_FN
 #endif
@@ -777,7 +784,7 @@ static __attribute__((noinline)) CLONES void macro_deltas(
 #ifdef KERNEL_AVX512
     if (has_avx512) {
         for (Py_ssize_t r = 0; r < n_res; r++)
-            out[r] = macro_delta_avx512(counts + r * width, c, which, b2);
+            out[r] = macro_delta_avx512(counts + r * width, c, which, b2, NULL);
         return;
     }
 #endif
@@ -941,13 +948,16 @@ static PyObject *label_deltas(PyObject *self, PyObject *args) {
     }
     const Py_ssize_t width = 6 * c + 16;
     if (tables_init(&t, objs, width, "label_deltas") < 0) goto done;
-    row = PyMem_Malloc(width * sizeof(int32_t));
+    row = PyMem_Calloc(width, sizeof(int32_t));
     scratch = PyMem_Malloc(2 * c * sizeof(double));
     if (row == NULL || scratch == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     double *out = out_view.buf;
+#ifdef KERNEL_AVX512
+    const int zeroing = has_avx512 && average == 0;
+#endif
     words_t w;
     if (words_init(&w, bg, pcg) < 0) goto done;
     for (Py_ssize_t pos = 0; pos < n_res; pos += step) {
@@ -972,7 +982,15 @@ static PyObject *label_deltas(PyObject *self, PyObject *args) {
         for (int k = 0; k < 3; k++) digits_init(&ds[k], t.m[k]);
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t r = 0; r < size; r++) {
-            count_rows(&w, ds, 1, given + r * (t.n_given + 3), row, &t);
+#ifdef KERNEL_AVX512
+            if (zeroing) { /* the combine zeroes the row as it reads it */
+                count_rows(&w, ds, 1, given + r * (t.n_given + 3), row, &t, 0);
+                out[pos + r] = macro_delta_avx512(row, c, which, b2, row);
+                memset(row + 6 * c, 0, 16 * sizeof(int32_t));
+                continue;
+            }
+#endif
+            count_rows(&w, ds, 1, given + r * (t.n_given + 3), row, &t, 1);
             prf_rows(row, 1, width, c, average, which, b2, scratch, out + pos + r);
         }
         Py_END_ALLOW_THREADS
