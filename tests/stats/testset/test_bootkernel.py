@@ -4,6 +4,10 @@ Skipped where the extension was not built (then the numpy paths run, and
 test_resampling.py covers them).
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy import stats as sst
@@ -243,6 +247,31 @@ def test_label_bootstrap_in_many_blocks_equals_the_definition(name, bits, c, n, 
     want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(rng.bit_generator.random_raw(7), ref.random_raw(7))
+
+
+def test_the_avx512_combine_gives_the_generic_combines_bits():
+    # where the CPU has AVX-512 the macro combine runs in intrinsics (and zeroes
+    # the row as it reads it); VAREVAL_NO_AVX512 runs the compiled-for-all code:
+    # the same deltas to the last bit, on class counts not a multiple of 4 or 8
+    code = (
+        "import numpy as np; from vareval.stats import paired_bootstrap\n"
+        "rng = np.random.default_rng(3); out = []\n"
+        "for c in (13, 46, 301):\n"
+        "    g = rng.integers(0, c, 2000)\n"
+        "    a = np.where(rng.random(2000) < .7, g, rng.integers(0, c, 2000))\n"
+        "    b = np.where(rng.random(2000) < .6, g, rng.integers(0, c, 2000))\n"
+        "    for m in ('macro-f1', 'macro-precision', 'macro-recall', 'macro-f0.7'):\n"
+        "        r = paired_bootstrap(g, a, b, metric=m, n_resamples=300, rng=c)\n"
+        "        assert r.path.endswith('-compiled') and r.distribution.size == 300\n"
+        "        out.append(r.distribution)\n"
+        "print(np.concatenate(out).tobytes().hex())\n"
+    )
+    runs = []
+    for env in ({}, {"VAREVAL_NO_AVX512": "1"}):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, **env}, check=True, timeout=120)
+        runs.append(done.stdout)
+    assert runs[0] == runs[1] and len(runs[0]) > 1000
 
 
 def test_label_deltas_refuse_bad_draws():
