@@ -686,12 +686,14 @@ static inline __attribute__((always_inline)) double macro_average(
  * class's value, and sums them in a second pass. Eight classes a step, both systems,
  * the same operations on each value and the same order of the sums (lane q of a
  * system's four partial sums adds classes q, q + 4, q + 8, ... in turn; the last
- * c mod 4 classes go to lane 0): the same bits (contraction off, as CLONES). */
+ * c mod 4 classes go to lane 0): the same bits (contraction off, as CLONES). The
+ * classes present are counted as integers: macro_average's four partial counts of
+ * ones are exact, so their sum is that integer whatever the order. */
 #define AVX512_FN __attribute__((target("avx512f"), optimize("fp-contract=off")))
 
 static inline __attribute__((always_inline)) AVX512_FN __m512d values8(
     __m256i tp, __m256i fp, __m256i fn, const int which, __m512d b2v, __m512d scale,
-    __m512d *present) {
+    int64_t *present) {
     const __m512d t = _mm512_cvtepi32_pd(tp), p = _mm512_cvtepi32_pd(fp),
                   f = _mm512_cvtepi32_pd(fn), one = _mm512_set1_pd(1.0),
                   zero = _mm512_setzero_pd();
@@ -703,7 +705,7 @@ static inline __attribute__((always_inline)) AVX512_FN __m512d values8(
     const __mmask8 seen = which == 2 ? defined
                                      : _mm512_cmp_pd_mask(_mm512_add_pd(_mm512_add_pd(t, p), f),
                                                           zero, _CMP_GT_OQ);
-    *present = _mm512_maskz_mov_pd(seen, one);
+    *present += __builtin_popcount((unsigned)seen);
     /* num / (den + (1 - defined)): den + 0 = den where defined (den > 0), else den + 1 */
     return _mm512_div_pd(num, _mm512_mask_add_pd(den, (__mmask8)~defined, den, one));
 }
@@ -720,7 +722,7 @@ static inline __attribute__((always_inline)) AVX512_FN double macro_delta8(
                   *fp_a = row + 4 * c, *fp_b = row + 5 * c;
     const __m512d b2v = _mm512_set1_pd(b2), scale = _mm512_set1_pd(1 + b2);
     __m256d sum[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
-    __m256d seen[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    int64_t seen[2] = {0, 0}; /* the classes present: every partial count is an exact integer */
     Py_ssize_t i = 0;
 #define LOAD8(p) _mm256_loadu_si256((const __m256i *)((p) + i))
     for (; i + 8 <= c; i += 8) {
@@ -729,22 +731,18 @@ static inline __attribute__((always_inline)) AVX512_FN double macro_delta8(
         if (zero)
             for (int k = 0; k < 6; k++)
                 _mm256_storeu_si256((__m256i *)(zero + k * c + i), _mm256_setzero_si256());
-        __m512d present, value;
-        value = values8(_mm256_add_epi32(bo, oa), fa, _mm256_add_epi32(ob, ne), which, b2v,
-                        scale, &present);
-        sum[0] = add_halves(sum[0], value);
-        seen[0] = add_halves(seen[0], present);
-        value = values8(_mm256_add_epi32(bo, ob), fb, _mm256_add_epi32(oa, ne), which, b2v,
-                        scale, &present);
-        sum[1] = add_halves(sum[1], value);
-        seen[1] = add_halves(seen[1], present);
+        sum[0] = add_halves(sum[0], values8(_mm256_add_epi32(bo, oa), fa,
+                                            _mm256_add_epi32(ob, ne), which, b2v, scale,
+                                            &seen[0]));
+        sum[1] = add_halves(sum[1], values8(_mm256_add_epi32(bo, ob), fb,
+                                            _mm256_add_epi32(oa, ne), which, b2v, scale,
+                                            &seen[1]));
     }
 #undef LOAD8
     double value[2];
     for (int s = 0; s < 2; s++) {
-        double total[4], count[4];
+        double total[4], count = (double)seen[s];
         _mm256_storeu_pd(total, sum[s]);
-        _mm256_storeu_pd(count, seen[s]);
         const int32_t *mine = s ? only_b : only_a, *other = s ? only_a : only_b;
         const int32_t *fp = s ? fp_b : fp_a;
         for (Py_ssize_t j = i; j < c; j++) { /* macro_average's value of class j */
@@ -752,13 +750,11 @@ static inline __attribute__((always_inline)) AVX512_FN double macro_delta8(
             const double num = which == 2 ? t * (1 + b2) : t;
             const double den = which == 0 ? t + p : which == 1 ? t + f : num + p + b2 * f;
             const double defined = (double)(den > 0);
-            const int q = j < c - c % 4 ? (int)(j % 4) : 0;
-            total[q] += num / (den + (1.0 - defined));
-            count[q] += which == 2 ? defined : (double)(t + p + f > 0);
+            total[j < c - c % 4 ? j % 4 : 0] += num / (den + (1.0 - defined));
+            count += which == 2 ? defined : (double)(t + p + f > 0);
         }
         /* 0/0: NaN, as numpy */
-        value[s] = ((total[0] + total[1]) + (total[2] + total[3])) /
-                   ((count[0] + count[1]) + (count[2] + count[3]));
+        value[s] = ((total[0] + total[1]) + (total[2] + total[3])) / count;
     }
     if (zero)
         for (int k = 0; k < 6; k++) memset(zero + k * c + i, 0, (c - i) * sizeof(int32_t));
