@@ -1021,7 +1021,10 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
     (:func:`count_deltas`), so no type rows are summed or built. A
     multinomial gives each resample's counts of the frequent types and how
     many of its items are drawn among the rare items that add to one count
-    (both systems right), two (one right) and three (neither).
+    (both systems right), two (one right) and three (neither). For
+    precision, recall and F the whole bootstrap is one kernel call
+    (``label_deltas``), which calls the multinomial between blocks itself:
+    the same words as a call a block.
     """
     n, c = types.n, types.n_classes
     slots = label_slots(types.labels, c)
