@@ -814,16 +814,20 @@ static void other_deltas(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t wid
                       *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
         double value[2];
         if (average == 1) {
-            double tp[2] = {0, 0}, fp[2] = {0, 0}, fn[2] = {0, 0}, den;
+            /* integer sums (which vectorise): sums of counts in doubles were exact too */
+            int64_t sums[6] = {0, 0, 0, 0, 0, 0};
             for (Py_ssize_t i = 0; i < c; i++) {
-                tp[0] += both[i] + only_a[i];
-                tp[1] += both[i] + only_b[i];
-                fp[0] += fp_a[i];
-                fp[1] += fp_b[i];
-                fn[0] += only_b[i] + neither[i];
-                fn[1] += only_a[i] + neither[i];
+                sums[0] += both[i] + only_a[i];
+                sums[1] += both[i] + only_b[i];
+                sums[2] += fp_a[i];
+                sums[3] += fp_b[i];
+                sums[4] += only_b[i] + neither[i];
+                sums[5] += only_a[i] + neither[i];
             }
-            for (int s = 0; s < 2; s++) value[s] = prf_class(tp[s], fp[s], fn[s], which, b2, &den);
+            double den;
+            for (int s = 0; s < 2; s++)
+                value[s] = prf_class((double)sums[s], (double)sums[2 + s], (double)sums[4 + s],
+                                     which, b2, &den);
         } else {
             double sum[2] = {0, 0}, weight[2] = {0, 0}, present[2] = {0, 0}, den;
             for (Py_ssize_t i = 0; i < c; i++) {
