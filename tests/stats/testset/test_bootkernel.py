@@ -4,6 +4,10 @@ Skipped where the extension was not built (then the numpy paths run, and
 test_resampling.py covers them).
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy import stats as sst
@@ -189,6 +193,123 @@ def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, mo
     counts[:, heavy] += given[:, : np.count_nonzero(heavy)]
     want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def _label_reference(types, n_res, step, bits, path):
+    """The label path's type counts by definition, on ``bits``: per block of ``step``
+    resamples, the multinomial (frequent types, then how many one-, two- and
+    three-count items each resample draws), then each resample's draws from
+    three digit streams that start afresh at each block."""
+    n = types.n
+    gl, al, bl = types.labels.T
+    wrong = (al != gl).astype(int) + (bl != gl)
+    heavy = np.where(wrong == 0, types.counts >= rs.LABEL_HEAVY_ONE,
+                     types.counts >= rs.LABEL_HEAVY_TYPE) & path.startswith("split")
+    rare = types.item_type[~heavy[types.item_type]]
+    lookups = [rare[wrong[rare] == k] for k in range(3)]
+    shares = np.append(types.counts[heavy], [len(x) for x in lookups]) / n
+    ref = np.random.Generator(bits)
+    counts = np.zeros((n_res, types.n_types))
+    for pos in range(0, n_res, step):
+        size = min(step, n_res - pos)
+        given = ref.multinomial(n, shares, size=size)
+        streams = [Digits(bits, len(x)) for x in lookups]
+        for r in range(size):
+            for lookup, stream, k in zip(lookups, streams, given[r, -3:], strict=True):
+                counts[pos + r] += np.bincount(lookup[stream.take(k)], minlength=types.n_types)
+            counts[pos + r, heavy] += given[r, : np.count_nonzero(heavy)]
+    return counts
+
+
+@pytest.mark.parametrize(("name", "bits", "c", "n", "path"),
+                         [("macro-f1", np.random.PCG64, 40, 900, "index"),
+                          ("macro-precision", np.random.PCG64, 300, 900, "index"),
+                          ("macro-recall", np.random.Philox, 40, 900, "index"),
+                          ("weighted-f0.5", np.random.PCG64, 40, 900, "index"),
+                          ("micro-f1", np.random.SFC64, 40, 900, "index"),
+                          ("macro-f2", np.random.PCG64, 12, 3000, "split")])
+def test_label_bootstrap_in_many_blocks_equals_the_definition(name, bits, c, n, path,
+                                                              monkeypatch):
+    # one kernel call draws every block (label_deltas) and calls the multinomial
+    # between blocks: each resample's delta, exactly, from the definition on
+    # the same bit generator's words, and the generator left after the words used
+    n_res, step = 60, 7
+    g, a, p = _pair(n, c, c + len(name))
+    metric = rs.get_metric(name)
+    types = rs.paired_types(metric, g, a, p)
+    assert types.labels is not None
+    monkeypatch.setattr(rs, "KERNEL_ELEMENTS", step * rs.slots_width(c))
+    rng = np.random.Generator(bits(17))
+    got, drawn = rs.bootstrap_deltas(metric, types, n_res, rng)
+    assert drawn == path + "-compiled"  # split: frequent types given by the multinomial too
+    ref = bits(17)
+    counts = _label_reference(types, n_res, step, ref, path)
+    want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(rng.bit_generator.random_raw(7), ref.random_raw(7))
+
+
+def test_the_avx512_combine_gives_the_generic_combines_bits():
+    # where the CPU has AVX-512 the macro combine runs in intrinsics (and zeroes
+    # the row as it reads it); VAREVAL_NO_AVX512 runs the compiled-for-all code:
+    # the same deltas to the last bit, on class counts not a multiple of 4 or 8
+    code = (
+        "import numpy as np; from vareval.stats import paired_bootstrap\n"
+        "rng = np.random.default_rng(3); out = []\n"
+        "for c in (13, 46, 301):\n"
+        "    g = rng.integers(0, c, 2000)\n"
+        "    a = np.where(rng.random(2000) < .7, g, rng.integers(0, c, 2000))\n"
+        "    b = np.where(rng.random(2000) < .6, g, rng.integers(0, c, 2000))\n"
+        "    for m in ('macro-f1', 'macro-precision', 'macro-recall', 'macro-f0.7'):\n"
+        "        r = paired_bootstrap(g, a, b, metric=m, n_resamples=300, rng=c)\n"
+        "        assert r.path.endswith('-compiled') and r.distribution.size == 300\n"
+        "        out.append(r.distribution)\n"
+        "print(np.concatenate(out).tobytes().hex())\n"
+    )
+    runs = []
+    for env in ({}, {"VAREVAL_NO_AVX512": "1"}):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, **env}, check=True, timeout=120)
+        runs.append(done.stdout)
+    assert runs[0] == runs[1] and len(runs[0]) > 1000
+
+
+def test_label_deltas_refuse_bad_draws():
+    # the counts the multinomial callback returns are checked before any draw
+    rng = np.random.default_rng(0)
+    bits = rng.bit_generator
+    one, two, three = np.zeros(3, np.int32), np.zeros((2, 2), np.int32), np.zeros((3, 3), np.int32)
+    no_given, out = np.zeros((0, 3), np.int32), np.empty(5)
+
+    def call(draw, c=2, pcg=None, n_res=out.size):
+        kernel.label_deltas(bits.capsule, pcg, one, two, three, no_given, draw, n_res, 2, c,
+                            0, 2, 1.0, out)
+
+    with pytest.raises(ValueError, match="sizes"):
+        call(lambda size: np.ones((size, 4), np.int64))
+    with pytest.raises(ValueError, match="sizes"):  # a block's rows
+        call(lambda size: np.ones((size + 1, 3), np.int64))
+    with pytest.raises(ValueError, match="out of range"):
+        call(lambda size: np.full((size, 3), -1, np.int64))
+    with pytest.raises(ValueError, match="out of range"):  # a count past int32
+        call(lambda size: np.full((size, 3), 2**30, np.int64))
+    with pytest.raises(TypeError, match="given"):
+        call(lambda size: np.ones((size, 3)))
+    with pytest.raises(ZeroDivisionError):  # the callback's own error
+        call(lambda size: 1 / 0)
+    with pytest.raises(ValueError, match="out of range"):  # a slot past the row of 2 classes
+        kernel.label_deltas(bits.capsule, None, np.full(3, 28, np.int32), two, three, no_given,
+                            lambda size: np.ones((size, 3), np.int64), 5, 2, 2, 0, 2, 1.0, out)
+    with pytest.raises(ValueError, match="inconsistent"):
+        call(lambda size: np.ones((size, 3), np.int64), n_res=6)
+    with pytest.raises(ValueError, match="inconsistent"):
+        call(lambda size: np.ones((size, 3), np.int64), c=0)
+    # a call whose draws fail leaves numpy's PCG64 where its words ended
+    state = bits.state
+    with pytest.raises(ValueError, match="out of range"):
+        with bits.lock:
+            call(lambda size: np.full((size, 3), -1, np.int64), pcg=rs.pcg64_state(bits))
+    assert bits.state == state
 
 
 @pytest.mark.parametrize("c", [3, 5, 20, 100, 1000])

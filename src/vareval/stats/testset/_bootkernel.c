@@ -3,7 +3,8 @@
  * - resample_sums (any metric's rows): draw an item, count its type; then each
  *   resample's sums are its type counts times the types' rows.
  * - label_counts (precision/recall/F-type label metrics): draw an item, add 1 to
- *   its one or three label counts; prf_deltas then combines the counts.
+ *   its one or three label counts; prf_deltas then combines the counts
+ *   (label_deltas: both, for a whole bootstrap in one call).
  *
  * Both draw digit streams (below) of the generator's words.
  *
@@ -38,6 +39,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The hottest loops compiled again for AVX2 and AVX-512, chosen at load (GCC's
@@ -47,6 +49,9 @@
     defined(__GLIBC__)
 #define CLONES                                                                            \
     __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#define KERNEL_AVX512 /* macro_delta_avx512 */
+#include <immintrin.h>
+static int has_avx512; /* set when the module loads */
 #else
 #define CLONES
 #endif
@@ -133,6 +138,15 @@ static void words_done(words_t *w) {
     for (int i = 0; i < 6; i++) inverse *= 2 - PCG64_MULT * inverse;
     const __uint128_t state = (w->ahead - w->inc) * inverse;
     memcpy(w->pcg, &state, sizeof(__uint128_t));
+}
+
+/* Numpy's PCG64 taken up again where its memory now holds it (after numpy drew
+ * from it between two words_done and words_resume). */
+static void words_resume(words_t *w) {
+    if (!w->pcg) return;
+    __uint128_t state;
+    memcpy(&state, w->pcg, sizeof(__uint128_t));
+    w->ahead = state * PCG64_MULT + w->inc;
 }
 
 /* One word (PCG64's XSL-RR output of the state it steps to): `inline_pcg` is a
@@ -394,13 +408,13 @@ static inline __attribute__((always_inline)) void label_loop(
     const int64_t *restrict given, const int32_t *restrict given_slots, int32_t *restrict out,
     Py_ssize_t width, const int32_t *restrict one, const int32_t *restrict two,
     const uint64_t *restrict packed, const int32_t *restrict three, const int narrow,
-    const uint16_t *restrict one16, const uint32_t *restrict two16) {
+    const uint16_t *restrict one16, const uint32_t *restrict two16, const int clear) {
     words_t w = *source; /* a local copy: the generator's state stays in registers */
     uint32_t drawn[DRAW_BLOCK];
     for (Py_ssize_t r = 0; r < n_res; r++) {
         const int64_t *restrict g = given + r * (n_given + 3);
         int32_t *restrict row = out + r * width;
-        memset(row, 0, width * sizeof(int32_t));
+        if (clear) memset(row, 0, width * sizeof(int32_t));
         for (Py_ssize_t i = 0; i < n_given; i++) {
             const int32_t c = (int32_t)g[i];
             const int32_t *s = given_slots + 3 * i;
@@ -435,9 +449,9 @@ static inline __attribute__((always_inline)) void label_loop(
         words_t *source, digits_t *ds, Py_ssize_t n_res, Py_ssize_t n_given,              \
         const int64_t *given, const int32_t *given_slots, int32_t *out, Py_ssize_t width, \
         const int32_t *one, const int32_t *two, const uint64_t *packed,                   \
-        const int32_t *three, const uint16_t *one16, const uint32_t *two16) {             \
+        const int32_t *three, const uint16_t *one16, const uint32_t *two16, int clear) { \
         label_loop(source, inline_pcg, ds, n_res, n_given, given, given_slots, out, width,\
-                   one, two, packed, three, narrow, one16, two16);                        \
+                   one, two, packed, three, narrow, one16, two16, clear);                \
     }
 LABEL_LOOP(label_loop_00, 0, 0)
 LABEL_LOOP(label_loop_01, 0, 1)
@@ -467,6 +481,112 @@ LABEL_LOOP(label_loop_11, 1, 1)
  * needs one. A label item adds to one, two or three counts (see label_slots in
  * resampling.py).
  */
+
+/* label_counts' tables (one, two, three, given_slots), checked against the width
+ * of a row of counts and narrowed once. */
+typedef struct {
+    Py_buffer v[4];
+    int got;
+    Py_ssize_t m[3], n_given, width;
+    int narrow;
+    uint64_t *packed;
+    uint16_t *one16;
+    uint32_t *two16;
+} tables_t;
+
+static const char *table_names[4] = {"one", "two", "three", "given_slots"};
+
+static void tables_free(tables_t *t) {
+    PyMem_Free(t->packed);
+    PyMem_Free(t->one16);
+    PyMem_Free(t->two16);
+    while (t->got-- > 0) PyBuffer_Release(&t->v[t->got]);
+}
+
+/* 0, or -1 with an exception set (`t` is to be freed either way). */
+static int tables_init(tables_t *t, PyObject **objs, Py_ssize_t width, const char *fn) {
+    static const int ndims[4] = {1, 2, 2, 2}, columns[4] = {1, 2, 3, 3};
+    memset(t, 0, sizeof *t);
+    for (; t->got < 4; t->got++)
+        if (get_buffer(objs[t->got], &t->v[t->got], table_names[t->got], 'i', 4, 0) < 0)
+            return -1;
+    for (int i = 0; i < 4; i++)
+        if (t->v[i].ndim != ndims[i] || (columns[i] > 1 && t->v[i].shape[1] != columns[i])) {
+            PyErr_Format(PyExc_ValueError, "%s: inconsistent array sizes (%s)", fn,
+                         table_names[i]);
+            return -1;
+        }
+    for (int k = 0; k < 3; k++) t->m[k] = t->v[k].shape[0];
+    t->n_given = t->v[3].shape[0];
+    t->width = width;
+    if (t->m[0] > (Py_ssize_t)UINT32_MAX || t->m[1] > (Py_ssize_t)UINT32_MAX ||
+        t->m[2] > (Py_ssize_t)UINT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: inconsistent array sizes", fn);
+        return -1;
+    }
+    for (int k = 0; k < 4; k++) { /* every column in [0, width): no early exit, so it vectorises */
+        const int32_t *table = t->v[k].buf;
+        const Py_ssize_t size = k < 3 ? (k + 1) * t->m[k] : 3 * t->n_given;
+        const int32_t last = width - 1 > INT32_MAX ? INT32_MAX : (int32_t)(width - 1);
+        int outside = 0;
+        for (Py_ssize_t i = 0; i < size; i++) outside |= (table[i] < 0) | (table[i] > last);
+        if (outside) {
+            PyErr_Format(PyExc_ValueError, "%s: a slot or count is out of range", fn);
+            return -1;
+        }
+    }
+    const int32_t *one = t->v[0].buf, *two = t->v[1].buf, *three = t->v[2].buf;
+    const Py_ssize_t *m = t->m;
+    t->narrow = width <= (1 << 16);
+    if (width < (1 << 21) && m[2]) t->packed = PyMem_Malloc(m[2] * sizeof(uint64_t));
+    if (t->narrow) {
+        t->one16 = PyMem_Malloc((m[0] ? m[0] : 1) * sizeof(uint16_t));
+        t->two16 = PyMem_Malloc((m[1] ? m[1] : 1) * sizeof(uint32_t));
+    }
+    if ((width < (1 << 21) && m[2] && t->packed == NULL) ||
+        (t->narrow && (!t->one16 || !t->two16))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (t->narrow) { /* loops without a test in their condition, so they vectorise */
+        for (Py_ssize_t i = 0; i < m[0]; i++) t->one16[i] = (uint16_t)one[i];
+        for (Py_ssize_t i = 0; i < m[1]; i++)
+            t->two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
+    }
+    if (t->packed)
+        for (Py_ssize_t i = 0; i < m[2]; i++)
+            t->packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
+                           (uint64_t)three[3 * i + 2] << 42;
+    return 0;
+}
+
+/* Whether `given` (n_res rows of H + 3 counts) is in range: no negative count, no
+ * draw from an empty table, no row's total past int32 (so no count can overflow). */
+static int given_in_range(const int64_t *given, Py_ssize_t n_res, const tables_t *t) {
+    const Py_ssize_t n_given = t->n_given;
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        int64_t total = 0;
+        for (Py_ssize_t i = 0; i < n_given + 3; i++) {
+            const int64_t c = given[r * (n_given + 3) + i];
+            if (c < 0 || (i >= n_given && c > 0 && t->m[i - n_given] == 0)) return 0;
+            total += c;
+            if (total > INT32_MAX) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The counts of n_res resamples into out (n_res rows of t->width), the digit
+ * streams `ds` running on (without the GIL); `clear`: zero each row first (else
+ * the rows are zero already). */
+static void count_rows(words_t *w, digits_t *ds, Py_ssize_t n_res, const int64_t *given,
+                       int32_t *out, const tables_t *t, int clear) {
+    (w->pcg ? (t->narrow ? label_loop_11 : label_loop_10)
+            : (t->narrow ? label_loop_01 : label_loop_00))(
+        w, ds, n_res, t->n_given, given, t->v[3].buf, out, t->width, t->v[0].buf, t->v[1].buf,
+        t->packed, t->v[2].buf, t->one16, t->two16, clear);
+}
+
 static PyObject *label_counts(PyObject *self, PyObject *args) {
     PyObject *capsule, *pcg, *objs[6];
     if (!PyArg_ParseTuple(args, "OOOOOOOO", &capsule, &pcg, &objs[0], &objs[1], &objs[2],
@@ -474,89 +594,42 @@ static PyObject *label_counts(PyObject *self, PyObject *args) {
         return NULL;
     bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
     if (bg == NULL) return NULL;
-    static const char *names[6] = {"one", "two", "three", "given_slots", "given", "out"};
-    static const Py_ssize_t sizes[6] = {4, 4, 4, 4, 8, 4};
-    static const int ndims[6] = {1, 2, 2, 2, 2, 2}, columns[6] = {1, 2, 3, 3, 0, 0};
-    Py_buffer v[6];
+    tables_t t = {0};
+    Py_buffer v[2];
     int got = 0;
     PyObject *result = NULL;
-    uint64_t *packed = NULL;
-    uint16_t *one16 = NULL;
-    uint32_t *two16 = NULL;
-    for (; got < 6; got++)
-        if (get_buffer(objs[got], &v[got], names[got], 'i', sizes[got], got == 5) < 0) goto done;
-    for (int i = 0; i < 6; i++)
-        if (v[i].ndim != ndims[i] || (columns[i] > 1 && v[i].shape[1] != columns[i])) {
-            PyErr_Format(PyExc_ValueError, "label_counts: inconsistent array sizes (%s)",
-                         names[i]);
-            goto done;
-        }
-    const int32_t *restrict one = v[0].buf, *restrict two = v[1].buf, *restrict three = v[2].buf;
-    const int32_t *restrict given_slots = v[3].buf;
-    const int64_t *restrict given = v[4].buf;
-    int32_t *restrict out = v[5].buf;
-    const Py_ssize_t m[3] = {v[0].shape[0], v[1].shape[0], v[2].shape[0]};
-    const Py_ssize_t n_given = v[3].shape[0], n_res = v[5].shape[0], width = v[5].shape[1];
-    if (v[4].shape[0] != n_res || v[4].shape[1] != n_given + 3 || m[0] > (Py_ssize_t)UINT32_MAX ||
-        m[1] > (Py_ssize_t)UINT32_MAX || m[2] > (Py_ssize_t)UINT32_MAX) {
+    if (get_buffer(objs[4], &v[0], "given", 'i', 8, 0) < 0) goto done;
+    got = 1;
+    if (get_buffer(objs[5], &v[1], "out", 'i', 4, 1) < 0) goto done;
+    got = 2;
+    if (v[0].ndim != 2 || v[1].ndim != 2) {
+        PyErr_Format(PyExc_ValueError, "label_counts: inconsistent array sizes (%s)",
+                     v[0].ndim != 2 ? "given" : "out");
+        goto done;
+    }
+    if (tables_init(&t, objs, v[1].shape[1], "label_counts") < 0) goto done;
+    const int64_t *restrict given = v[0].buf;
+    const Py_ssize_t n_res = v[1].shape[0];
+    if (v[0].shape[0] != n_res || v[0].shape[1] != t.n_given + 3) {
         PyErr_SetString(PyExc_ValueError, "label_counts: inconsistent array sizes");
         goto done;
     }
-    for (int k = 0; k < 4; k++) { /* every column in [0, width): no early exit, so it vectorises */
-        const int32_t *table = k < 3 ? v[k].buf : given_slots;
-        const Py_ssize_t size = k < 3 ? (k + 1) * m[k] : 3 * n_given;
-        const int32_t last = width - 1 > INT32_MAX ? INT32_MAX : (int32_t)(width - 1);
-        int outside = 0;
-        for (Py_ssize_t i = 0; i < size; i++) outside |= (table[i] < 0) | (table[i] > last);
-        if (outside) goto bad;
-    }
-    for (Py_ssize_t r = 0; r < n_res; r++) {
-        int64_t total = 0;
-        for (Py_ssize_t i = 0; i < n_given + 3; i++) {
-            const int64_t c = given[r * (n_given + 3) + i];
-            if (c < 0 || (i >= n_given && c > 0 && m[i - n_given] == 0)) goto bad;
-            total += c;
-            if (total > INT32_MAX) goto bad; /* so no count can overflow */
-        }
-    }
-    const int narrow = width <= (1 << 16);
-    if (width < (1 << 21) && m[2]) packed = PyMem_Malloc(m[2] * sizeof(uint64_t));
-    if (narrow) {
-        one16 = PyMem_Malloc((m[0] ? m[0] : 1) * sizeof(uint16_t));
-        two16 = PyMem_Malloc((m[1] ? m[1] : 1) * sizeof(uint32_t));
-    }
-    if ((width < (1 << 21) && m[2] && packed == NULL) || (narrow && (!one16 || !two16))) {
-        PyErr_NoMemory();
+    if (!given_in_range(given, n_res, &t)) {
+        PyErr_SetString(PyExc_ValueError, "label_counts: a slot or count is out of range");
         goto done;
     }
-    if (narrow) { /* loops without a test in their condition, so they vectorise */
-        for (Py_ssize_t i = 0; i < m[0]; i++) one16[i] = (uint16_t)one[i];
-        for (Py_ssize_t i = 0; i < m[1]; i++)
-            two16[i] = (uint32_t)two[2 * i] | (uint32_t)two[2 * i + 1] << 16;
-    }
-    if (packed)
-        for (Py_ssize_t i = 0; i < m[2]; i++)
-            packed[i] = (uint64_t)three[3 * i] | (uint64_t)three[3 * i + 1] << 21 |
-                        (uint64_t)three[3 * i + 2] << 42;
     words_t w;
     if (words_init(&w, bg, pcg) < 0) goto done;
     digits_t ds[3];
-    for (int k = 0; k < 3; k++) digits_init(&ds[k], m[k]);
+    for (int k = 0; k < 3; k++) digits_init(&ds[k], t.m[k]);
     Py_BEGIN_ALLOW_THREADS
-    (w.pcg ? (narrow ? label_loop_11 : label_loop_10) : (narrow ? label_loop_01 : label_loop_00))(
-        &w, ds, n_res, n_given, given, given_slots, out, width, one, two, packed, three, one16,
-        two16);
+    count_rows(&w, ds, n_res, given, v[1].buf, &t, 1);
     words_done(&w);
     Py_END_ALLOW_THREADS
     result = Py_None;
     Py_INCREF(result);
-    goto done;
-bad:
-    PyErr_SetString(PyExc_ValueError, "label_counts: a slot or count is out of range");
 done:
-    PyMem_Free(packed);
-    PyMem_Free(one16);
-    PyMem_Free(two16);
+    tables_free(&t);
     while (got-- > 0) PyBuffer_Release(&v[got]);
     return result;
 }
@@ -591,18 +664,15 @@ static inline __attribute__((always_inline)) double macro_average(
     /* the four partial sums as two vectors of two: lane q adds value[i + q] in
      * order, as the loop over q it replaces (which gcc vectorised into lane
      * extractions and scalar adds) */
-    typedef double two_t __attribute__((vector_size(2 * sizeof(double)), aligned(8), may_alias));
-    two_t sum01 = {0, 0}, sum23 = {0, 0}, count01 = {0, 0}, count23 = {0, 0};
+    typedef double four_t __attribute__((vector_size(4 * sizeof(double)), aligned(8), may_alias));
+    four_t sum4 = {0, 0, 0, 0}, count4 = {0, 0, 0, 0};
     Py_ssize_t i = 0;
     for (; i + 4 <= c; i += 4) {
-        const two_t *v = (const two_t *)(value + i), *m = (const two_t *)(present + i);
-        sum01 += v[0];
-        sum23 += v[1];
-        count01 += m[0];
-        count23 += m[1];
+        sum4 += *(const four_t *)(value + i);
+        count4 += *(const four_t *)(present + i);
     }
-    double sum[4] = {sum01[0], sum01[1], sum23[0], sum23[1]};
-    double count[4] = {count01[0], count01[1], count23[0], count23[1]};
+    double sum[4] = {sum4[0], sum4[1], sum4[2], sum4[3]};
+    double count[4] = {count4[0], count4[1], count4[2], count4[3]};
     for (; i < c; i++) {
         sum[0] += value[i];
         count[0] += present[i];
@@ -611,10 +681,110 @@ static inline __attribute__((always_inline)) double macro_average(
     return ((sum[0] + sum[1]) + (sum[2] + sum[3])) / ((count[0] + count[1]) + (count[2] + count[3]));
 }
 
+#ifdef KERNEL_AVX512
+/* The macro average in AVX-512 intrinsics, chosen at run time where the CPU has it:
+ * gcc's own vectorisation of macro_average (above) converts, stores and reloads each
+ * class's value, and sums them in a second pass. Eight classes a step, both systems,
+ * the same operations on each value and the same order of the sums (lane q of a
+ * system's four partial sums adds classes q, q + 4, q + 8, ... in turn; the last
+ * c mod 4 classes go to lane 0): the same bits (contraction off, as CLONES). The
+ * classes present are counted as integers: macro_average's four partial counts of
+ * ones are exact, so their sum is that integer whatever the order. */
+#define AVX512_FN __attribute__((target("avx512f"), optimize("fp-contract=off")))
+
+static inline __attribute__((always_inline)) AVX512_FN __m512d values8(
+    __m256i tp, __m256i fp, __m256i fn, const int which, __m512d b2v, __m512d scale,
+    int64_t *present) {
+    const __m512d t = _mm512_cvtepi32_pd(tp), p = _mm512_cvtepi32_pd(fp),
+                  f = _mm512_cvtepi32_pd(fn), one = _mm512_set1_pd(1.0),
+                  zero = _mm512_setzero_pd();
+    const __m512d num = which == 2 ? _mm512_mul_pd(t, scale) : t;
+    const __m512d den = which == 0   ? _mm512_add_pd(t, p)
+                        : which == 1 ? _mm512_add_pd(t, f)
+                                     : _mm512_add_pd(_mm512_add_pd(num, p), _mm512_mul_pd(b2v, f));
+    const __mmask8 defined = _mm512_cmp_pd_mask(den, zero, _CMP_GT_OQ);
+    const __mmask8 seen = which == 2 ? defined
+                                     : _mm512_cmp_pd_mask(_mm512_add_pd(_mm512_add_pd(t, p), f),
+                                                          zero, _CMP_GT_OQ);
+    *present += __builtin_popcount((unsigned)seen);
+    /* num / (den + (1 - defined)): den + 0 = den where defined (den > 0), else den + 1 */
+    return _mm512_div_pd(num, _mm512_mask_add_pd(den, (__mmask8)~defined, den, one));
+}
+
+static inline __attribute__((always_inline)) AVX512_FN __m256d add_halves(__m256d sum,
+                                                                           __m512d v) {
+    return _mm256_add_pd(_mm256_add_pd(sum, _mm512_castpd512_pd256(v)),
+                         _mm512_extractf64x4_pd(v, 1));
+}
+
+static inline __attribute__((always_inline)) AVX512_FN double macro_delta8(
+    const int32_t *row, Py_ssize_t c, const int which, double b2, int32_t *zero) {
+    const int32_t *both = row, *only_a = row + c, *only_b = row + 2 * c, *neither = row + 3 * c,
+                  *fp_a = row + 4 * c, *fp_b = row + 5 * c;
+    const __m512d b2v = _mm512_set1_pd(b2), scale = _mm512_set1_pd(1 + b2);
+    __m256d sum[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    int64_t seen[2] = {0, 0}; /* the classes present: every partial count is an exact integer */
+    Py_ssize_t i = 0;
+#define LOAD8(p) _mm256_loadu_si256((const __m256i *)((p) + i))
+    for (; i + 8 <= c; i += 8) {
+        const __m256i bo = LOAD8(both), oa = LOAD8(only_a), ob = LOAD8(only_b),
+                      ne = LOAD8(neither), fa = LOAD8(fp_a), fb = LOAD8(fp_b);
+        if (zero)
+            for (int k = 0; k < 6; k++)
+                _mm256_storeu_si256((__m256i *)(zero + k * c + i), _mm256_setzero_si256());
+        sum[0] = add_halves(sum[0], values8(_mm256_add_epi32(bo, oa), fa,
+                                            _mm256_add_epi32(ob, ne), which, b2v, scale,
+                                            &seen[0]));
+        sum[1] = add_halves(sum[1], values8(_mm256_add_epi32(bo, ob), fb,
+                                            _mm256_add_epi32(oa, ne), which, b2v, scale,
+                                            &seen[1]));
+    }
+#undef LOAD8
+    double value[2];
+    for (int s = 0; s < 2; s++) {
+        double total[4], count = (double)seen[s];
+        _mm256_storeu_pd(total, sum[s]);
+        const int32_t *mine = s ? only_b : only_a, *other = s ? only_a : only_b;
+        const int32_t *fp = s ? fp_b : fp_a;
+        for (Py_ssize_t j = i; j < c; j++) { /* macro_average's value of class j */
+            const double t = both[j] + mine[j], p = fp[j], f = other[j] + neither[j];
+            const double num = which == 2 ? t * (1 + b2) : t;
+            const double den = which == 0 ? t + p : which == 1 ? t + f : num + p + b2 * f;
+            const double defined = (double)(den > 0);
+            total[j < c - c % 4 ? j % 4 : 0] += num / (den + (1.0 - defined));
+            count += which == 2 ? defined : (double)(t + p + f > 0);
+        }
+        /* 0/0: NaN, as numpy */
+        value[s] = ((total[0] + total[1]) + (total[2] + total[3])) / count;
+    }
+    if (zero)
+        for (int k = 0; k < 6; k++) memset(zero + k * c + i, 0, (c - i) * sizeof(int32_t));
+    return value[0] - value[1];
+}
+
+/* A's macro average minus B's from one row of counts (prf_deltas' columns); `zero`:
+ * NULL, or the row itself, whose 6 c counts are then zeroed as they are read. */
+static __attribute__((noinline)) AVX512_FN double macro_delta_avx512(const int32_t *row,
+                                                                     Py_ssize_t c, int which,
+                                                                     double b2, int32_t *zero) {
+    return which == 0   ? macro_delta8(row, c, 0, b2, zero)
+           : which == 1 ? macro_delta8(row, c, 1, b2, zero)
+                        : macro_delta8(row, c, 2, b2, zero);
+}
+#undef AVX512_FN
+#endif
+
 /* prf_deltas' macro averages, resample by resample. */
 static __attribute__((noinline)) CLONES void macro_deltas(
     const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width, Py_ssize_t c, int which,
     double b2, double *scratch, double *present_scratch, double *out) {
+#ifdef KERNEL_AVX512
+    if (has_avx512) {
+        for (Py_ssize_t r = 0; r < n_res; r++)
+            out[r] = macro_delta_avx512(counts + r * width, c, which, b2, NULL);
+        return;
+    }
+#endif
     for (Py_ssize_t r = 0; r < n_res; r++) {
         const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
                       *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
@@ -634,6 +804,62 @@ static __attribute__((noinline)) CLONES void macro_deltas(
 #undef MACRO
         out[r] = value[0] - value[1];
     }
+}
+
+/* prf_deltas' micro and weighted averages, resample by resample. */
+static void other_deltas(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width,
+                         Py_ssize_t c, int average, int which, double b2, double *out) {
+    for (Py_ssize_t r = 0; r < n_res; r++) {
+        const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
+                      *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
+        double value[2];
+        if (average == 1) {
+            /* integer sums (which vectorise): sums of counts in doubles were exact too */
+            int64_t sums[6] = {0, 0, 0, 0, 0, 0};
+            for (Py_ssize_t i = 0; i < c; i++) {
+                sums[0] += both[i] + only_a[i];
+                sums[1] += both[i] + only_b[i];
+                sums[2] += fp_a[i];
+                sums[3] += fp_b[i];
+                sums[4] += only_b[i] + neither[i];
+                sums[5] += only_a[i] + neither[i];
+            }
+            double den;
+            for (int s = 0; s < 2; s++)
+                value[s] = prf_class((double)sums[s], (double)sums[2 + s], (double)sums[4 + s],
+                                     which, b2, &den);
+        } else {
+            double sum[2] = {0, 0}, weight[2] = {0, 0}, present[2] = {0, 0}, den;
+            for (Py_ssize_t i = 0; i < c; i++) {
+                const double t[2] = {both[i] + only_a[i], both[i] + only_b[i]};
+                const double p[2] = {fp_a[i], fp_b[i]};
+                const double f[2] = {only_b[i] + neither[i], only_a[i] + neither[i]};
+                for (int s = 0; s < 2; s++) {
+                    const double x = prf_class(t[s], p[s], f[s], which, b2, &den);
+                    if (average == 2) {
+                        sum[s] += x * (t[s] + f[s]);
+                        weight[s] += t[s] + f[s];
+                    } else {
+                        sum[s] += x;
+                        present[s] += which == 2 ? den > 0 : t[s] + p[s] + f[s] > 0;
+                    }
+                }
+            }
+            for (int s = 0; s < 2; s++) /* 0/0: NaN, as numpy */
+                value[s] = sum[s] / (average == 2 ? weight[s] : present[s]);
+        }
+        out[r] = value[0] - value[1];
+    }
+}
+
+/* The combine of prf_deltas (see there); `scratch` holds 2 c doubles for a macro
+ * average. */
+static void prf_rows(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width, Py_ssize_t c,
+                     int average, int which, double b2, double *scratch, double *out) {
+    if (average == 0)
+        macro_deltas(counts, n_res, width, c, which, b2, scratch, scratch + c, out);
+    else
+        other_deltas(counts, n_res, width, c, average, which, b2, out);
 }
 
 /* prf_deltas(counts, n_classes, average, which, b2, out)
@@ -668,54 +894,13 @@ static PyObject *prf_deltas(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "prf_deltas: inconsistent arguments");
         goto done;
     }
-    const int32_t *counts = v[0].buf;
-    double *out = v[1].buf;
     double *scratch = average == 0 ? PyMem_Malloc(2 * c * sizeof(double)) : NULL;
     if (average == 0 && scratch == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    double *present_scratch = scratch + (average == 0 ? c : 0);
     Py_BEGIN_ALLOW_THREADS
-    if (average == 0)
-        macro_deltas(counts, n_res, width, c, which, b2, scratch, present_scratch, out);
-    for (Py_ssize_t r = 0; average != 0 && r < n_res; r++) {
-        const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
-                      *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
-        double value[2];
-        if (average == 1) {
-            double tp[2] = {0, 0}, fp[2] = {0, 0}, fn[2] = {0, 0}, den;
-            for (Py_ssize_t i = 0; i < c; i++) {
-                tp[0] += both[i] + only_a[i];
-                tp[1] += both[i] + only_b[i];
-                fp[0] += fp_a[i];
-                fp[1] += fp_b[i];
-                fn[0] += only_b[i] + neither[i];
-                fn[1] += only_a[i] + neither[i];
-            }
-            for (int s = 0; s < 2; s++) value[s] = prf_class(tp[s], fp[s], fn[s], which, b2, &den);
-        } else {
-            double sum[2] = {0, 0}, weight[2] = {0, 0}, present[2] = {0, 0}, den;
-            for (Py_ssize_t i = 0; i < c; i++) {
-                const double t[2] = {both[i] + only_a[i], both[i] + only_b[i]};
-                const double p[2] = {fp_a[i], fp_b[i]};
-                const double f[2] = {only_b[i] + neither[i], only_a[i] + neither[i]};
-                for (int s = 0; s < 2; s++) {
-                    const double x = prf_class(t[s], p[s], f[s], which, b2, &den);
-                    if (average == 2) {
-                        sum[s] += x * (t[s] + f[s]);
-                        weight[s] += t[s] + f[s];
-                    } else {
-                        sum[s] += x;
-                        present[s] += which == 2 ? den > 0 : t[s] + p[s] + f[s] > 0;
-                    }
-                }
-            }
-            for (int s = 0; s < 2; s++) /* 0/0: NaN, as numpy */
-                value[s] = sum[s] / (average == 2 ? weight[s] : present[s]);
-        }
-        out[r] = value[0] - value[1];
-    }
+    prf_rows(v[0].buf, n_res, width, c, average, which, b2, scratch, v[1].buf);
     Py_END_ALLOW_THREADS
     PyMem_Free(scratch);
     result = Py_None;
@@ -725,11 +910,115 @@ done:
     return result;
 }
 
+/* label_deltas(capsule, pcg, one, two, three, given_slots, draw, n_res, step, n_classes,
+ *              average, which, b2, out)
+ *
+ * label_counts and then prf_deltas of n_res resamples, in one call: the resamples
+ * in blocks of `step`, each block as one label_counts call (the digit streams
+ * start afresh at each block) whose `given` is draw(size), called with the GIL
+ * (the caller's Generator.multinomial: it takes the generator's words between two
+ * blocks, exactly where it would between two label_counts calls). Each resample's
+ * counts are combined as soon as drawn, in one row of 6 n_classes + 16 columns
+ * that stays in the cache: no table of counts, one check of the tables.
+ *
+ *   out     float64 (n_res,): A's metric minus B's.
+ */
+static PyObject *label_deltas(PyObject *self, PyObject *args) {
+    PyObject *capsule, *pcg, *objs[4], *draw, *out_obj;
+    Py_ssize_t n_res, step, c;
+    int average, which;
+    double b2;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnnniidO", &capsule, &pcg, &objs[0], &objs[1],
+                          &objs[2], &objs[3], &draw, &n_res, &step, &c, &average, &which, &b2,
+                          &out_obj))
+        return NULL;
+    bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
+    if (bg == NULL) return NULL;
+    tables_t t = {0};
+    Py_buffer out_view, given_view;
+    int have_out = 0, have_given = 0;
+    PyObject *result = NULL, *given_obj = NULL;
+    int32_t *row = NULL;
+    double *scratch = NULL;
+    if (get_buffer(out_obj, &out_view, "out", 'f', 8, 1) < 0) goto done;
+    have_out = 1;
+    if (n_res < 0 || step < 1 || c < 1 || c > (INT32_MAX - 16) / 6 || out_view.len / 8 != n_res ||
+        average < 0 || average > 2 || which < 0 || which > 2) {
+        PyErr_SetString(PyExc_ValueError, "label_deltas: inconsistent arguments");
+        goto done;
+    }
+    const Py_ssize_t width = 6 * c + 16;
+    if (tables_init(&t, objs, width, "label_deltas") < 0) goto done;
+    row = PyMem_Calloc(width, sizeof(int32_t));
+    scratch = PyMem_Malloc(2 * c * sizeof(double));
+    if (row == NULL || scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *out = out_view.buf;
+#ifdef KERNEL_AVX512
+    const int zeroing = has_avx512 && average == 0;
+#endif
+    words_t w;
+    if (words_init(&w, bg, pcg) < 0) goto done;
+    for (Py_ssize_t pos = 0; pos < n_res; pos += step) {
+        const Py_ssize_t size = n_res - pos < step ? n_res - pos : step;
+        words_done(&w); /* the generator where the words taken so far leave it */
+        given_obj = PyObject_CallFunction(draw, "n", size);
+        if (given_obj == NULL) goto done;
+        if (get_buffer(given_obj, &given_view, "given", 'i', 8, 0) < 0) goto done;
+        have_given = 1;
+        const int64_t *given = given_view.buf;
+        if (given_view.ndim != 2 || given_view.shape[0] != size ||
+            given_view.shape[1] != t.n_given + 3) {
+            PyErr_SetString(PyExc_ValueError, "label_deltas: inconsistent array sizes (given)");
+            goto done;
+        }
+        if (!given_in_range(given, size, &t)) {
+            PyErr_SetString(PyExc_ValueError, "label_deltas: a slot or count is out of range");
+            goto done;
+        }
+        words_resume(&w); /* the generator after draw's words */
+        digits_t ds[3];
+        for (int k = 0; k < 3; k++) digits_init(&ds[k], t.m[k]);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; r < size; r++) {
+#ifdef KERNEL_AVX512
+            if (zeroing) { /* the combine zeroes the row as it reads it */
+                count_rows(&w, ds, 1, given + r * (t.n_given + 3), row, &t, 0);
+                out[pos + r] = macro_delta_avx512(row, c, which, b2, row);
+                memset(row + 6 * c, 0, 16 * sizeof(int32_t));
+                continue;
+            }
+#endif
+            count_rows(&w, ds, 1, given + r * (t.n_given + 3), row, &t, 1);
+            prf_rows(row, 1, width, c, average, which, b2, scratch, out + pos + r);
+        }
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&given_view);
+        have_given = 0;
+        Py_CLEAR(given_obj);
+    }
+    words_done(&w);
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    if (have_given) PyBuffer_Release(&given_view);
+    Py_XDECREF(given_obj);
+    PyMem_Free(row);
+    PyMem_Free(scratch);
+    tables_free(&t);
+    if (have_out) PyBuffer_Release(&out_view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"resample_sums", resample_sums, METH_VARARGS,
      "Each resample's sums of its types' rows, given and drawn counts (see the source)."},
     {"label_counts", label_counts, METH_VARARGS,
      "Each resample's counts, accumulated at each draw (see the source)."},
+    {"label_deltas", label_deltas, METH_VARARGS,
+     "label_counts and prf_deltas of many blocks of resamples in one call (see the source)."},
     {"prf_deltas", prf_deltas, METH_VARARGS,
      "Precision, recall or F-beta of A minus B from per-class counts (see the source)."},
     {NULL, NULL, 0, NULL}};
@@ -737,4 +1026,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_bootkernel",
                                     "The paired bootstrap's compiled inner loop.", -1, methods};
 
-PyMODINIT_FUNC PyInit__bootkernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__bootkernel(void) {
+#ifdef KERNEL_AVX512
+    __builtin_cpu_init();
+    has_avx512 = __builtin_cpu_supports("avx512f") && getenv("VAREVAL_NO_AVX512") == NULL;
+#endif
+    return PyModule_Create(&module);
+}

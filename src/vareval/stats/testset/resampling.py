@@ -1021,7 +1021,10 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
     (:func:`count_deltas`), so no type rows are summed or built. A
     multinomial gives each resample's counts of the frequent types and how
     many of its items are drawn among the rare items that add to one count
-    (both systems right), two (one right) and three (neither).
+    (both systems right), two (one right) and three (neither). For
+    precision, recall and F the whole bootstrap is one kernel call
+    (``label_deltas``), which calls the multinomial between blocks itself:
+    the same words as a call a block.
     """
     n, c = types.n, types.n_classes
     slots = label_slots(types.labels, c)
@@ -1036,8 +1039,17 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
     shares = np.append(types.counts[heavy], [len(t) for t in tables]) / n
     out = np.empty(n_resamples)
     step = min(n_resamples, max(1, KERNEL_ELEMENTS // slots_width(c)))
-    held = np.empty((step, slots_width(c)), dtype=np.int32)  # one table, reused: no page faults
     bits = rng.bit_generator
+    spec = getattr(metric.combine, "compiled", None)
+    if spec is not None:
+        # precision, recall, F: every block drawn and combined in one call (the
+        # multinomial between blocks called from it, taking the same words)
+        draw = functools.partial(rng.multinomial, n, shares)
+        with bits.lock:
+            kernel.label_deltas(bits.capsule, pcg64_state(bits), *tables, given_slots, draw,
+                                n_resamples, step, c, *spec, out)
+        return out
+    held = np.empty((step, slots_width(c)), dtype=np.int32)  # one table, reused: no page faults
     for pos in range(0, n_resamples, step):
         size = min(step, n_resamples - pos)
         given = rng.multinomial(n, shares, size=size)
