@@ -367,8 +367,13 @@ def test_schur_pattern_and_components_reject_bad_input():
         return np.array(x, dtype=np.int64)
 
     with pytest.raises(ValueError, match="schur_pattern"):  # a row's columns not increasing
-        kernel.schur_pattern(ints(0, 2), ints(1, 0), np.ones(2), ints(), ints(), 2)
+        kernel.schur_pattern(ints(0, 2), ints(1, 0), np.ones(2), ints(), ints(), 2,
+                             ints(), np.empty(3, np.int32), np.empty(3))  # fmt: skip
     with pytest.raises(ValueError, match="schur_pattern"):  # an upper N_rr entry
-        kernel.schur_pattern(ints(0), ints(), np.ones(0), ints(1), ints(0), 2)
+        kernel.schur_pattern(ints(0), ints(), np.ones(0), ints(1), ints(0), 2,
+                             ints(0), np.empty(0, np.int32), np.empty(0))  # fmt: skip
+    with pytest.raises(ValueError, match="schur_pattern"):  # outputs of the wrong size
+        kernel.schur_pattern(ints(0, 1), ints(1), np.ones(1), ints(), ints(), 2,
+                             ints(), np.empty(2, np.int32), np.empty(1))  # fmt: skip
     with pytest.raises(ValueError, match="components"):
         kernel.components(ints(0), ints(3), 3)

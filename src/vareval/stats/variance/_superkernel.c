@@ -39,7 +39,7 @@
  * positions(k, start, rows_ptr, rows, bounds, r, c, kids_ptr, kids) -> (assemble, rel)
  *   or None (see there).
  * amd(lo, hi, n[, dense]) -> perm as bytes of int64, or None (see there).
- * schur_pattern(ptr, ind, val, lo_col, lo_row, r) -> (keys, where, pptr, pind, pval) as
+ * schur_pattern(ptr, ind, val, lo_col, lo_row, r, where, pind, pval) -> (keys, pptr) as
  *   bytes (see there).
  * components(a, b, n) -> labels as bytes of int64 (see there).
  * Every call releases the GIL.
@@ -1128,47 +1128,41 @@ static int load_scipy(void) {
     return ok ? 0 : -1;
 }
 
-/* schur_pattern(ptr, ind, val, lo_col, lo_row, r) -> (keys, where, pptr, pind, pval) as
- * bytes (int64, int64, int32, int32, float64): sparse.SparseSchur's lower pattern and
- * pair table. ptr, ind, val: N_br in CSR (int64; a row's columns increasing, each once);
- * lo_col <= lo_row (int64): N_rr's lower entries. The pattern is the distinct keys
- * col * r + row of those entries, of the pairs (a <= b) of columns sharing a row of N_br
- * and of the diagonal, increasing (keys); where[t] is N_rr entry t's index in keys; and
- * the pair table (pptr, pind, pval) is the CSR matrix (keys x rows of N_br) holding
- * val[a] * val[b] at (key of (a, b), row): each table row's columns increasing, as
- * scipy's canonical format (no pair occurs twice). The keys are grouped by column
- * (a counting sort), each column's distinct rows found with a table over the r levels
- * and sorted, and each key's index then found by bisection in its column: O(n + r)
- * memory where numpy's marking needs r * r. */
-static int cmp_int64(const void *x, const void *y) {
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+/* schur_pattern(ptr, ind, val, lo_col, lo_row, r, where, pind, pval) -> (keys, pptr) as
+ * bytes (int64, int32): sparse.SparseSchur's lower pattern and pair table. ptr, ind, val:
+ * N_br in CSR (int64, int64, float64; a row's columns increasing, each once); lo_col <=
+ * lo_row (int64): N_rr's lower entries. The pattern is the distinct keys col * r + row of
+ * those entries, of the pairs (a <= b) of columns sharing a row of N_br and of the
+ * diagonal, increasing (keys). Written: where (int64, one per N_rr entry), its index in
+ * keys; the pair table (pptr, pind int32, pval float64), the CSR matrix (keys x rows of
+ * N_br) holding val[a] * val[b] at (key of (a, b), row), each table row's columns
+ * increasing, as scipy's canonical format (no pair occurs twice). The keys' rows are
+ * grouped by column (a counting sort), each column's distinct rows sorted and numbered
+ * with a table over the r levels, and the keys then read back in the order they were
+ * grouped: O(keys + r) time and memory where numpy's marking needs r * r. */
+static int cmp_int32(const void *x, const void *y) {
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
     return a < b ? -1 : a > b;
 }
 
-static int64_t find_in(const int64_t *a, int64_t lo, int64_t hi, int64_t v) {
-    while (hi - lo > 1) { /* a[lo] <= v < a[hi] (or hi the end) */
-        int64_t mid = lo + (hi - lo) / 2;
-        if (a[mid] <= v) lo = mid; else hi = mid;
-    }
-    return lo;
-}
-
 static PyObject *schur_pattern(PyObject *self, PyObject *args) {
-    Py_buffer b[5];
+    Py_buffer b[8];
     memset(b, 0, sizeof b);
     long long r_in;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*L", &b[0], &b[1], &b[2], &b[3], &b[4], &r_in))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Lw*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4], &r_in,
+                          &b[5], &b[6], &b[7]))
         return NULL;
     PyObject *result = NULL;
     const int64_t *ptr = b[0].buf, *ind = b[1].buf, *lc = b[3].buf, *lr = b[4].buf;
     const double *val = b[2].buf;
-    int64_t nb = b[0].len / 8 - 1, nnz = b[1].len / 8, n1 = b[3].len / 8, r = r_in;
-    int64_t *cnt = NULL, *bucket = NULL, *keys = NULL, *where = NULL, *mark = NULL;
-    int32_t *pptr = NULL, *pind = NULL;
-    double *pval = NULL;
-    int64_t *uptr = NULL, *urow = NULL, n2 = 0, nu = 0;
+    int64_t *where = b[5].buf;
+    int32_t *pind = b[6].buf;
+    double *pval = b[7].buf;
+    int64_t nb = b[0].len / 8 - 1, nnz = b[1].len / 8, n1 = b[3].len / 8, r = r_in, n2 = 0;
+    int64_t *start = NULL, *cur = NULL, *keys = NULL, nu = 0;
+    int32_t *bucket = NULL, *mark = NULL, *rowpos = NULL, *tmp = NULL, *pptr = NULL;
     int ok = nb >= 0 && r >= 0 && b[2].len / 8 == nnz && b[4].len / 8 == n1 && ptr[0] == 0 &&
-             ptr[nb] == nnz;
+             ptr[nb] == nnz && b[5].len / 8 == n1;
     for (int64_t i = 0; ok && i < nb; i++) {
         int64_t c = ptr[i + 1] - ptr[i];
         ok = c >= 0;
@@ -1177,95 +1171,83 @@ static PyObject *schur_pattern(PyObject *self, PyObject *args) {
         n2 += c * (c + 1) / 2;
     }
     for (int64_t t = 0; ok && t < n1; t++) ok = lc[t] >= 0 && lc[t] <= lr[t] && lr[t] < r;
-    if (!ok || n2 > INT32_MAX || nb > INT32_MAX) {
+    int64_t nk = n1 + n2 + r; /* every key, duplicates included */
+    if (!ok || nk > INT32_MAX || nb > INT32_MAX || b[6].len / 4 != n2 || b[7].len / 8 != n2) {
         PyErr_SetString(PyExc_ValueError, "schur_pattern: inconsistent or too large input");
         goto done;
     }
-    int64_t nk = n1 + n2 + r; /* every key, duplicates included */
-    cnt = calloc(r + 2, sizeof(int64_t));
-    bucket = malloc((nk + 1) * sizeof(int64_t));
-    mark = malloc((r + 1) * sizeof(int64_t));
-    uptr = malloc((r + 1) * sizeof(int64_t));
-    where = malloc((n1 + 1) * sizeof(int64_t));
-    if (!cnt || !bucket || !mark || !uptr || !where) {
+    start = calloc(r + 2, sizeof(int64_t));
+    cur = malloc((r + 1) * sizeof(int64_t));
+    bucket = malloc((nk + 1) * sizeof(int32_t));
+    mark = malloc((r + 1) * sizeof(int32_t));
+    rowpos = malloc((r + 1) * sizeof(int32_t));
+    tmp = malloc((r + 1) * sizeof(int32_t));
+    keys = malloc((nk + 1) * sizeof(int64_t)); /* nu <= nk of them touched */
+    pptr = calloc(nk + 2, sizeof(int32_t));
+    if (!start || !cur || !bucket || !mark || !rowpos || !tmp || !keys || !pptr) {
         PyErr_NoMemory();
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    /* the rows of each column's keys, by a counting sort on the column */
-    for (int64_t t = 0; t < n1; t++) cnt[lc[t] + 2]++;
+    /* the rows of each column's keys, by a counting sort on the column: N_rr's entries,
+     * then the pairs row by row, then the diagonal */
+    for (int64_t t = 0; t < n1; t++) start[lc[t] + 2]++;
     for (int64_t i = 0; i < nb; i++)
-        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++) cnt[ind[t] + 2] += ptr[i + 1] - t;
-    for (int64_t j = 0; j < r; j++) cnt[j + 2]++;
-    for (int64_t j = 0; j < r; j++) cnt[j + 2] += cnt[j + 1];
-    for (int64_t t = 0; t < n1; t++) bucket[cnt[lc[t] + 1]++] = lr[t];
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++) start[ind[t] + 2] += ptr[i + 1] - t;
+    for (int64_t j = 0; j < r; j++) start[j + 2]++;
+    for (int64_t j = 0; j < r; j++) start[j + 2] += start[j + 1];
+    for (int64_t t = 0; t < n1; t++) bucket[start[lc[t] + 1]++] = (int32_t)lr[t];
     for (int64_t i = 0; i < nb; i++)
         for (int64_t t = ptr[i]; t < ptr[i + 1]; t++)
-            for (int64_t u = t; u < ptr[i + 1]; u++) bucket[cnt[ind[t] + 1]++] = ind[u];
-    for (int64_t j = 0; j < r; j++) bucket[cnt[j + 1]++] = j;
-    /* now cnt[j] is column j's first entry: each column's distinct rows, sorted, in place */
+            for (int64_t u = t; u < ptr[i + 1]; u++) bucket[start[ind[t] + 1]++] = (int32_t)ind[u];
+    for (int64_t j = 0; j < r; j++) bucket[start[j + 1]++] = (int32_t)j;
+    /* now column j's keys are bucket[start[j]:start[j + 1]]: number its distinct rows in
+     * increasing order and replace each key's row by its index in keys */
     for (int64_t j = 0; j < r; j++) mark[j] = -1;
-    uptr[0] = 0;
     for (int64_t j = 0; j < r; j++) {
-        int64_t start = nu;
-        for (int64_t t = cnt[j]; t < cnt[j + 1]; t++)
-            if (mark[bucket[t]] != j) {
-                mark[bucket[t]] = j;
-                bucket[nu++] = bucket[t]; /* nu <= t: writes behind the reads */
+        int64_t m = 0;
+        for (int64_t s = start[j]; s < start[j + 1]; s++)
+            if (mark[bucket[s]] != j) {
+                mark[bucket[s]] = (int32_t)j;
+                tmp[m++] = bucket[s];
             }
-        qsort(bucket + start, nu - start, sizeof(int64_t), cmp_int64);
-        uptr[j + 1] = nu;
-    }
-    urow = bucket; /* the first nu entries */
-    Py_END_ALLOW_THREADS
-    keys = malloc((nu + 1) * sizeof(int64_t));
-    pptr = calloc(nu + 2, sizeof(int32_t));
-    pind = malloc((n2 + 1) * sizeof(int32_t));
-    pval = malloc((n2 + 1) * sizeof(double));
-    if (!keys || !pptr || !pind || !pval) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    for (int64_t j = 0; j < r; j++)
-        for (int64_t t = uptr[j]; t < uptr[j + 1]; t++) keys[t] = j * r + urow[t];
-    for (int64_t t = 0; t < n1; t++) where[t] = find_in(urow, uptr[lc[t]], uptr[lc[t] + 1], lr[t]);
-    /* the pair table by a counting sort on the key, rows of N_br in increasing order */
-    for (int64_t i = 0; i < nb; i++)
-        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++) {
-            int64_t lo = uptr[ind[t]], hi = uptr[ind[t] + 1];
-            for (int64_t u = t; u < ptr[i + 1]; u++) {
-                lo = find_in(urow, lo, hi, ind[u]); /* the rows increase along u */
-                pptr[lo + 2]++;
-            }
+        qsort(tmp, m, sizeof(int32_t), cmp_int32);
+        for (int64_t q = 0; q < m; q++) {
+            rowpos[tmp[q]] = (int32_t)(nu + q);
+            keys[nu + q] = j * r + tmp[q];
         }
-    for (int64_t e = 0; e < nu; e++) pptr[e + 2] += pptr[e + 1];
+        for (int64_t s = start[j]; s < start[j + 1]; s++) bucket[s] = rowpos[bucket[s]];
+        nu += m;
+    }
+    /* read back in the order of the grouping: N_rr's entries, then (twice) the pairs */
+    for (int64_t j = 0; j < r; j++) cur[j] = start[j];
+    for (int64_t t = 0; t < n1; t++) where[t] = bucket[cur[lc[t]]++];
+    for (int64_t j = 0; j < r; j++) start[j] = cur[j]; /* each column's first pair */
     for (int64_t i = 0; i < nb; i++)
-        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++) {
-            int64_t lo = uptr[ind[t]], hi = uptr[ind[t] + 1];
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++)
+            for (int64_t u = t; u < ptr[i + 1]; u++) pptr[bucket[cur[ind[t]]++] + 2]++;
+    for (int64_t e = 0; e < nu; e++) pptr[e + 2] += pptr[e + 1];
+    /* the pair table by a counting sort on the key, the rows of N_br in increasing order */
+    for (int64_t i = 0; i < nb; i++)
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++)
             for (int64_t u = t; u < ptr[i + 1]; u++) {
-                lo = find_in(urow, lo, hi, ind[u]);
-                int32_t at = pptr[lo + 1]++;
+                int32_t at = pptr[bucket[start[ind[t]]++] + 1]++;
                 pind[at] = (int32_t)i;
                 pval[at] = val[t] * val[u];
             }
-        }
     Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(y#y#y#y#y#)", (char *)keys, (Py_ssize_t)(nu * 8), (char *)where,
-                           (Py_ssize_t)(n1 * 8), (char *)pptr, (Py_ssize_t)((nu + 1) * 4),
-                           (char *)pind, (Py_ssize_t)(n2 * 4), (char *)pval,
-                           (Py_ssize_t)(n2 * 8));
+    result = Py_BuildValue("(y#y#)", (char *)keys, (Py_ssize_t)(nu * 8), (char *)pptr,
+                           (Py_ssize_t)((nu + 1) * 4));
 done:
-    free(cnt);
+    free(start);
+    free(cur);
     free(bucket);
     free(mark);
-    free(uptr);
-    free(where);
+    free(rowpos);
+    free(tmp);
     free(keys);
     free(pptr);
-    free(pind);
-    free(pval);
-    for (int q = 0; q < 5; q++) PyBuffer_Release(&b[q]);
+    for (int q = 0; q < 8; q++) PyBuffer_Release(&b[q]);
     return result;
 }
 

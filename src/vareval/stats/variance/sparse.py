@@ -122,15 +122,14 @@ def _pattern(Nb, lo_col, lo_row, r):
     """
     kernel = _kernel()
     c = np.diff(Nb.indptr).astype(np.int64)
-    if kernel is not None and int(np.sum(c * (c + 1) // 2)) < 2**31 and Nb.shape[0] < 2**31:
-        out = kernel.schur_pattern(
+    n2 = int(np.sum(c * (c + 1) // 2))
+    if kernel is not None and n2 + lo_col.size + r < 2**31:
+        where, ind, val = np.empty(lo_col.size, np.int64), np.empty(n2, np.int32), np.empty(n2)
+        keys, ptr = kernel.schur_pattern(
             _int64(Nb.indptr), _int64(Nb.indices), np.ascontiguousarray(Nb.data, dtype=float),
-            lo_col, lo_row, r,
+            lo_col, lo_row, r, where, ind, val,
         )  # fmt: skip
-        keys, where, ptr, ind, val = (
-            np.frombuffer(x, dtype=t)
-            for x, t in zip(out, (np.int64, np.int64, np.int32, np.int32, float), strict=True)
-        )
+        keys, ptr = np.frombuffer(keys, dtype=np.int64), np.frombuffer(ptr, dtype=np.int32)
         pairs = sp.csr_matrix((val, ind, ptr), shape=(keys.size, Nb.shape[0]), copy=False)
         pairs.has_sorted_indices = pairs.has_canonical_format = True
         return keys, where, pairs
