@@ -8,6 +8,7 @@ import pytest
 
 from vareval.data import design
 from vareval.data import variance as dv
+from vareval.errors import DataError
 
 
 def _tables(count=60):
@@ -91,3 +92,11 @@ def test_text_factor_is_pd_factorize_sorted(dtype):
         ref_codes, ref_levels = pd.factorize(s, sort=True)
         np.testing.assert_array_equal(codes, ref_codes)
         assert levels == list(ref_levels)
+
+
+@pytest.mark.parametrize("dtype", ["str", "string", object])
+def test_missing_text_factor_names_its_rows(dtype):
+    s = pd.Series(["a", None, "b", np.nan, "a"], dtype=dtype)
+    rows = r"random column 'c' has missing values in data row\(s\) 2, 4;"
+    with pytest.raises(DataError, match=rows):
+        dv._factor(pd.DataFrame({"c": s}), "c", "random")
