@@ -8,6 +8,7 @@ import pytest
 
 from vareval.data import design
 from vareval.data import variance as dv
+from vareval.errors import DataError
 
 
 def _tables(count=60):
@@ -75,3 +76,27 @@ def test_same_partition_is_the_unique_count_rule():
         pairs = np.unique(g.astype(np.int64) * k + codes).size
         expected = bool(np.all(g >= 0) and pairs == k == np.unique(g).size)
         assert dv._same_partition(g, codes, k) == expected
+
+
+@pytest.mark.parametrize("dtype", ["str", "string", "string[pyarrow]", "string[python]"])
+def test_text_factor_is_pd_factorize_sorted(dtype):
+    # a text factor coded in order of appearance and its levels sorted by
+    # Python gives pandas' sorted coding (random labels: case, digits, accents,
+    # non-BMP characters, prefixes of one another)
+    rng = np.random.default_rng(13)
+    alphabet = list("aAbB09_- .éÉzZ") + ["\U0001f600", "\u00df", "\u4e2d"]
+    for _ in range(40):
+        pool = ["".join(rng.choice(alphabet, int(rng.integers(0, 5)))) for _ in range(30)]
+        s = pd.Series(rng.choice(pool, int(rng.integers(1, 200))), dtype=dtype)
+        codes, levels = dv._factor(pd.DataFrame({"c": s}), "c", "random")
+        ref_codes, ref_levels = pd.factorize(s, sort=True)
+        np.testing.assert_array_equal(codes, ref_codes)
+        assert levels == list(ref_levels)
+
+
+@pytest.mark.parametrize("dtype", ["str", "string", object])
+def test_missing_text_factor_names_its_rows(dtype):
+    s = pd.Series(["a", None, "b", np.nan, "a"], dtype=dtype)
+    rows = r"random column 'c' has missing values in data row\(s\) 2, 4;"
+    with pytest.raises(DataError, match=rows):
+        dv._factor(pd.DataFrame({"c": s}), "c", "random")

@@ -592,7 +592,8 @@ def design_of(
             owners = tuple(
                 c for c in by if c in df.columns and _nested_in(df, "config", c, memo)
             )
-            owners = owners if df[by].drop_duplicates().shape[0] > 1 else ()
+            if owners and df[by].drop_duplicates().shape[0] <= 1:
+                owners = ()
         configs = "nested" if nested else "crossed"
         config_in = ((unit,) if nested else ()) + owners
         if not nested and owners:

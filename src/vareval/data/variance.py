@@ -305,14 +305,29 @@ def _factor(df: pd.DataFrame, col: str, role: str, memo=None):
             memo[col] = _factor(df, col, role)
         return memo[col]
     s = df[col]
-    missing = s.isna().to_numpy()
+    text = isinstance(s.dtype, pd.StringDtype)
+    if text:
+        # coded in order of appearance (a missing value: -1), then the few
+        # levels sorted as Python sorts str (by code point, as factorize's
+        # sort): pandas' sort of the levels goes through pyarrow, several
+        # times the cost of the coding
+        codes, levels = pd.factorize(s)
+        missing = codes < 0
+    else:
+        missing = s.isna().to_numpy()
     if missing.any():
         rows = ", ".join(str(i + 1) for i in np.flatnonzero(missing)[:8])
         raise DataError(
             f"{role} column {col!r} has missing values in data row(s) "
             f"{rows}; fill or remove those rows explicitly."
         )
-    if s.dtype.kind in "biuf" or isinstance(s.dtype, pd.StringDtype):
+    if text:
+        levels = np.asarray(levels, dtype=object)
+        order = np.argsort(levels, kind="stable")
+        rank = np.empty(order.size, dtype=np.intp)
+        rank[order] = np.arange(order.size)
+        return rank[codes], list(label_text(pd.Series(levels[order], dtype=object), col, role))
+    if s.dtype.kind in "biuf":
         codes, levels = pd.factorize(s, sort=True)  # one type: sorted as Python sorts
         codes = codes.astype(np.intp)
     else:  # objects of maybe several types, categories: by type, then value

@@ -301,3 +301,82 @@ def test_front_positions_equal_numpys(seed):
             for g, w in zip(got, want, strict=True):
                 np.testing.assert_array_equal(g, w)
             np.testing.assert_array_equal(got[0], chol._assemble_flat)  # the pairs' order
+
+
+def _random_tables(rng):
+    """A random N_br (CSR, counts) and N_rr (symmetric, with its diagonal) on r levels."""
+    qb, r = int(rng.integers(1, 60)), int(rng.integers(1, 40))
+    Nb = sp.random(qb, r, density=rng.uniform(0, 0.5), random_state=rng, format="csr")
+    Nb.data = rng.integers(1, 4, Nb.nnz).astype(float)
+    Nrr = sp.random(r, r, density=rng.uniform(0, 0.3), random_state=rng)
+    Nrr = (Nrr + Nrr.T + sp.eye(r)).tocsr()
+    return Nb, Nrr
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_schur_pattern_equals_numpys(seed, kernel_switch):
+    # the sparse Schur complement's pattern, where N_rr falls in it and the pair
+    # table: the kernel's and numpy's (row_pairs, unique_inverse, scipy) arrays
+    from vareval.stats.variance.sparse import _pattern
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        Nb, Nrr = _random_tables(rng)
+        lo = sp.coo_matrix(Nrr)
+        low = lo.col <= lo.row
+        args = (Nb, lo.col[low].astype(np.int64), lo.row[low].astype(np.int64), Nrr.shape[0])
+        got = []
+        for engine in ("kernel", "numpy"):
+            _use(engine, kernel_switch)
+            # a kernel built before schur_pattern existed would compare numpy with itself
+            assert hasattr(supernodal._kernel(), "schur_pattern") == (engine == "kernel")
+            got.append(_pattern(*args))
+        (kk, kw, kp), (nk, nw, np_) = got
+        assert np.array_equal(kk, nk) and np.array_equal(kw, nw)
+        assert kp.shape == np_.shape and kp.has_canonical_format
+        for part in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(kp, part), getattr(np_, part))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_components_equal_scipys(seed, kernel_switch):
+    # the Schur complement's independent blocks: union-find in the kernel labels
+    # them as scipy's connected_components on N_rr + N_br'N_br does
+    from scipy.sparse.csgraph import connected_components
+
+    from vareval.stats.variance.fit import _components
+
+    rng = np.random.default_rng(seed)
+    for t in range(60):
+        Nb, Nrr = _random_tables(rng)
+        Nb = Nb[:, :] if t % 3 else sp.csr_matrix(Nb.multiply(rng.random(Nb.shape) < 0.2))
+        Nrr = sp.eye(Nrr.shape[0], format="csr") if t % 4 == 0 else Nrr
+        pattern = sp.csr_matrix(Nrr != 0) + Nb.T @ Nb
+        want = connected_components(pattern, directed=False)[1]
+        for rr in (Nrr, Nrr.toarray()):
+            _use("kernel", kernel_switch)
+            assert hasattr(supernodal._kernel(), "components")
+            assert np.array_equal(_components(rr, Nb if t % 2 else Nb.toarray()), want)
+            _use("numpy", kernel_switch)
+            assert np.array_equal(_components(rr, Nb), want)
+
+
+def test_schur_pattern_and_components_reject_bad_input():
+    kernel = supernodal._kernel()
+    if kernel is None:
+        pytest.skip("the compiled supernodal kernel is not built")
+
+    def ints(*x):
+        return np.array(x, dtype=np.int64)
+
+    with pytest.raises(ValueError, match="schur_pattern"):  # a row's columns not increasing
+        kernel.schur_pattern(ints(0, 2), ints(1, 0), np.ones(2), ints(), ints(), 2,
+                             ints(), np.empty(3, np.int32), np.empty(3))  # fmt: skip
+    with pytest.raises(ValueError, match="schur_pattern"):  # an upper N_rr entry
+        kernel.schur_pattern(ints(0), ints(), np.ones(0), ints(1), ints(0), 2,
+                             ints(0), np.empty(0, np.int32), np.empty(0))  # fmt: skip
+    with pytest.raises(ValueError, match="schur_pattern"):  # outputs of the wrong size
+        kernel.schur_pattern(ints(0, 1), ints(1), np.ones(1), ints(), ints(), 2,
+                             ints(), np.empty(2, np.int32), np.empty(1))  # fmt: skip
+    with pytest.raises(ValueError, match="components"):
+        kernel.components(ints(0), ints(3), 3)

@@ -39,6 +39,9 @@
  * positions(k, start, rows_ptr, rows, bounds, r, c, kids_ptr, kids) -> (assemble, rel)
  *   or None (see there).
  * amd(lo, hi, n[, dense]) -> perm as bytes of int64, or None (see there).
+ * schur_pattern(ptr, ind, val, lo_col, lo_row, r, where, pind, pval) -> (keys, pptr) as
+ *   bytes (see there).
+ * components(a, b, n) -> labels as bytes of int64 (see there).
  * Every call releases the GIL.
  */
 #define PY_SSIZE_T_CLEAN
@@ -1125,6 +1128,180 @@ static int load_scipy(void) {
     return ok ? 0 : -1;
 }
 
+/* schur_pattern(ptr, ind, val, lo_col, lo_row, r, where, pind, pval) -> (keys, pptr) as
+ * bytes (int64, int32): sparse.SparseSchur's lower pattern and pair table. ptr, ind, val:
+ * N_br in CSR (int64, int64, float64; a row's columns increasing, each once); lo_col <=
+ * lo_row (int64): N_rr's lower entries. The pattern is the distinct keys col * r + row of
+ * those entries, of the pairs (a <= b) of columns sharing a row of N_br and of the
+ * diagonal, increasing (keys). Written: where (int64, one per N_rr entry), its index in
+ * keys; the pair table (pptr, pind int32, pval float64), the CSR matrix (keys x rows of
+ * N_br) holding val[a] * val[b] at (key of (a, b), row), each table row's columns
+ * increasing, as scipy's canonical format (no pair occurs twice). The keys' rows are
+ * grouped by column (a counting sort), each column's distinct rows sorted and numbered
+ * with a table over the r levels, and the keys then read back in the order they were
+ * grouped: O(keys + r) time and memory where numpy's marking needs r * r. */
+static int cmp_int32(const void *x, const void *y) {
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static PyObject *schur_pattern(PyObject *self, PyObject *args) {
+    Py_buffer b[8];
+    memset(b, 0, sizeof b);
+    long long r_in;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Lw*w*w*", &b[0], &b[1], &b[2], &b[3], &b[4], &r_in,
+                          &b[5], &b[6], &b[7]))
+        return NULL;
+    PyObject *result = NULL;
+    const int64_t *ptr = b[0].buf, *ind = b[1].buf, *lc = b[3].buf, *lr = b[4].buf;
+    const double *val = b[2].buf;
+    int64_t *where = b[5].buf;
+    int32_t *pind = b[6].buf;
+    double *pval = b[7].buf;
+    int64_t nb = b[0].len / 8 - 1, nnz = b[1].len / 8, n1 = b[3].len / 8, r = r_in, n2 = 0;
+    int64_t *start = NULL, *cur = NULL, *keys = NULL, nu = 0;
+    int32_t *bucket = NULL, *mark = NULL, *rowpos = NULL, *tmp = NULL, *pptr = NULL;
+    int ok = nb >= 0 && r >= 0 && b[2].len / 8 == nnz && b[4].len / 8 == n1 && ptr[0] == 0 &&
+             ptr[nb] == nnz && b[5].len / 8 == n1;
+    for (int64_t i = 0; ok && i < nb; i++) {
+        int64_t c = ptr[i + 1] - ptr[i];
+        ok = c >= 0;
+        for (int64_t t = ptr[i]; ok && t < ptr[i + 1]; t++)
+            ok = ind[t] >= 0 && ind[t] < r && (t == ptr[i] || ind[t] > ind[t - 1]);
+        n2 += c * (c + 1) / 2;
+    }
+    for (int64_t t = 0; ok && t < n1; t++) ok = lc[t] >= 0 && lc[t] <= lr[t] && lr[t] < r;
+    int64_t nk = n1 + n2 + r; /* every key, duplicates included */
+    if (!ok || nk > INT32_MAX || nb > INT32_MAX || b[6].len / 4 != n2 || b[7].len / 8 != n2) {
+        PyErr_SetString(PyExc_ValueError, "schur_pattern: inconsistent or too large input");
+        goto done;
+    }
+    start = calloc(r + 2, sizeof(int64_t));
+    cur = malloc((r + 1) * sizeof(int64_t));
+    bucket = malloc((nk + 1) * sizeof(int32_t));
+    mark = malloc((r + 1) * sizeof(int32_t));
+    rowpos = malloc((r + 1) * sizeof(int32_t));
+    tmp = malloc((r + 1) * sizeof(int32_t));
+    keys = malloc((nk + 1) * sizeof(int64_t)); /* nu <= nk of them touched */
+    pptr = calloc(nk + 2, sizeof(int32_t));
+    if (!start || !cur || !bucket || !mark || !rowpos || !tmp || !keys || !pptr) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    /* the rows of each column's keys, by a counting sort on the column: N_rr's entries,
+     * then the pairs row by row, then the diagonal */
+    for (int64_t t = 0; t < n1; t++) start[lc[t] + 2]++;
+    for (int64_t i = 0; i < nb; i++)
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++) start[ind[t] + 2] += ptr[i + 1] - t;
+    for (int64_t j = 0; j < r; j++) start[j + 2]++;
+    for (int64_t j = 0; j < r; j++) start[j + 2] += start[j + 1];
+    for (int64_t t = 0; t < n1; t++) bucket[start[lc[t] + 1]++] = (int32_t)lr[t];
+    for (int64_t i = 0; i < nb; i++)
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++)
+            for (int64_t u = t; u < ptr[i + 1]; u++) bucket[start[ind[t] + 1]++] = (int32_t)ind[u];
+    for (int64_t j = 0; j < r; j++) bucket[start[j + 1]++] = (int32_t)j;
+    /* now column j's keys are bucket[start[j]:start[j + 1]]: number its distinct rows in
+     * increasing order and replace each key's row by its index in keys */
+    for (int64_t j = 0; j < r; j++) mark[j] = -1;
+    for (int64_t j = 0; j < r; j++) {
+        int64_t m = 0;
+        for (int64_t s = start[j]; s < start[j + 1]; s++)
+            if (mark[bucket[s]] != j) {
+                mark[bucket[s]] = (int32_t)j;
+                tmp[m++] = bucket[s];
+            }
+        qsort(tmp, m, sizeof(int32_t), cmp_int32);
+        for (int64_t q = 0; q < m; q++) {
+            rowpos[tmp[q]] = (int32_t)(nu + q);
+            keys[nu + q] = j * r + tmp[q];
+        }
+        for (int64_t s = start[j]; s < start[j + 1]; s++) bucket[s] = rowpos[bucket[s]];
+        nu += m;
+    }
+    /* read back in the order of the grouping: N_rr's entries, then (twice) the pairs */
+    for (int64_t j = 0; j < r; j++) cur[j] = start[j];
+    for (int64_t t = 0; t < n1; t++) where[t] = bucket[cur[lc[t]]++];
+    for (int64_t j = 0; j < r; j++) start[j] = cur[j]; /* each column's first pair */
+    for (int64_t i = 0; i < nb; i++)
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++)
+            for (int64_t u = t; u < ptr[i + 1]; u++) pptr[bucket[cur[ind[t]]++] + 2]++;
+    for (int64_t e = 0; e < nu; e++) pptr[e + 2] += pptr[e + 1];
+    /* the pair table by a counting sort on the key, the rows of N_br in increasing order */
+    for (int64_t i = 0; i < nb; i++)
+        for (int64_t t = ptr[i]; t < ptr[i + 1]; t++)
+            for (int64_t u = t; u < ptr[i + 1]; u++) {
+                int32_t at = pptr[bucket[start[ind[t]]++] + 1]++;
+                pind[at] = (int32_t)i;
+                pval[at] = val[t] * val[u];
+            }
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(y#y#)", (char *)keys, (Py_ssize_t)(nu * 8), (char *)pptr,
+                           (Py_ssize_t)((nu + 1) * 4));
+done:
+    free(start);
+    free(cur);
+    free(bucket);
+    free(mark);
+    free(rowpos);
+    free(tmp);
+    free(keys);
+    free(pptr);
+    for (int q = 0; q < 8; q++) PyBuffer_Release(&b[q]);
+    return result;
+}
+
+/* components(a, b, n) -> labels as bytes of int64: the connected components of the
+ * undirected graph on n nodes with edges (a[t], b[t]) (int64), by union-find (each
+ * set's root its smallest node, paths halved); labelled 0, 1, ... in the order of
+ * their smallest nodes, as scipy.sparse.csgraph.connected_components numbers them. */
+static int64_t root_of(int64_t *up, int64_t v) {
+    while (up[v] != v) {
+        up[v] = up[up[v]];
+        v = up[v];
+    }
+    return v;
+}
+
+static PyObject *components(PyObject *self, PyObject *args) {
+    Py_buffer ab = {0}, bb = {0};
+    long long n_in;
+    if (!PyArg_ParseTuple(args, "y*y*L", &ab, &bb, &n_in)) return NULL;
+    PyObject *result = NULL;
+    const int64_t *a = ab.buf, *b = bb.buf;
+    int64_t m = ab.len / 8, n = n_in, *up = NULL, *label = NULL;
+    int ok = n >= 0 && ab.len % 8 == 0 && bb.len == ab.len;
+    for (int64_t t = 0; ok && t < m; t++) ok = a[t] >= 0 && a[t] < n && b[t] >= 0 && b[t] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "components: nodes outside [0, n)");
+        goto done;
+    }
+    up = malloc((n + 1) * sizeof(int64_t));
+    label = malloc((n + 1) * sizeof(int64_t));
+    if (!up || !label) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t v = 0; v < n; v++) up[v] = v;
+    for (int64_t t = 0; t < m; t++) {
+        int64_t x = root_of(up, a[t]), y = root_of(up, b[t]);
+        if (x < y) up[y] = x;
+        else if (y < x) up[x] = y;
+    }
+    /* a parent is always a smaller node (so is a grandparent): labelled before its child */
+    int64_t next = 0;
+    for (int64_t v = 0; v < n; v++) label[v] = up[v] == v ? next++ : label[up[v]];
+    Py_END_ALLOW_THREADS
+    result = PyBytes_FromStringAndSize((char *)label, n * sizeof(int64_t));
+done:
+    free(up);
+    free(label);
+    PyBuffer_Release(&ab);
+    PyBuffer_Release(&bb);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"partition", partition, METH_VARARGS, "The supernode partition's dynamic program."},
     {"argsort", argsort, METH_VARARGS, "numpy's stable argsort of keys below 2**32, by radix."},
@@ -1132,6 +1309,8 @@ static PyMethodDef methods[] = {
     {"postorder", postorder, METH_VARARGS, "The elimination forest's postorder and subtree sizes."},
     {"symbolic", symbolic, METH_VARARGS, "The structure of L from A's lower pattern (CSC)."},
     {"amd", amd, METH_VARARGS, "The approximate minimum degree ordering (see the source)."},
+    {"schur_pattern", schur_pattern, METH_VARARGS, "The Schur complement's pattern and pairs."},
+    {"components", components, METH_VARARGS, "Connected components by union-find."},
     {"plan", plan, METH_VARARGS, "The symbolic analysis as a capsule (see the source)."},
     {"factor", factor, METH_VARARGS, "The multifrontal factorisation (see the source)."},
     {"solve", solve, METH_VARARGS, "S^-1 x in place, in the elimination order (see the source)."},

@@ -42,6 +42,7 @@ from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._result import Result
 from vareval.stats.variance.sparse import AT_ZERO, SparseSchur, row_pairs, unique_inverse
+from vareval.stats.variance.supernodal import _int64, _kernel
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 ZERO_TOL = 1e-6  # a theta below this is 0 within the optimiser's resolution
@@ -83,12 +84,8 @@ def _independent_blocks(N_rr, N_br):
     configuration), it is block-diagonal: returns a list of ``(m, s)`` index
     arrays, one per block size ``s``; None when there is a single block.
     """
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
-
-    Nb = sp.csr_matrix(N_br)
-    pattern = sp.csr_matrix(N_rr != 0) + (Nb.T @ Nb)
-    n_comp, label = connected_components(pattern, directed=False)
+    label = _components(N_rr, N_br)
+    n_comp = int(label.max()) + 1 if label.size else 0
     if n_comp == 1:
         return None
     order = np.argsort(label, kind="stable")
@@ -100,6 +97,40 @@ def _independent_blocks(N_rr, N_br):
         idx = order[starts[comps][:, None] + np.arange(size)[None, :]]
         blocks.append(idx)
     return blocks
+
+
+def _components(N_rr, N_br):
+    """Connected components of the levels joined by ``N_rr`` or a shared row of ``N_br``.
+
+    ``N_rr`` and ``N_br`` hold counts (non-negative), dense or sparse.
+    Labelled in the order of their lowest level (as scipy's
+    ``connected_components`` numbers them). By union-find in the compiled
+    kernel over ``N_rr``'s entries and, for each row of ``N_br``, its levels
+    joined to its first one; else by scipy on ``N_rr + N_br'N_br``'s pattern.
+    """
+    import scipy.sparse as sp
+
+    kernel = getattr(_kernel(), "components", None)  # None: not built, or built before it
+    Nb = sp.csr_matrix(N_br)
+    if not np.all(Nb.data):  # stored zeros join nothing
+        Nb = Nb.copy()
+        Nb.eliminate_zeros()
+    if kernel is None:
+        from scipy.sparse.csgraph import connected_components
+
+        pattern = sp.csr_matrix(N_rr != 0) + (Nb.T @ Nb)
+        return connected_components(pattern, directed=False)[1]
+    if sp.issparse(N_rr):
+        rr = sp.coo_matrix(N_rr)
+        a, b = rr.row[rr.data != 0], rr.col[rr.data != 0]
+    else:
+        a, b = np.nonzero(N_rr)
+    per_row = np.diff(Nb.indptr)
+    has = per_row > 0
+    first = np.repeat(Nb.indices[Nb.indptr[:-1][has]], per_row[has])
+    a, b = np.concatenate([a, first]), np.concatenate([b, Nb.indices])
+    label = kernel(_int64(a), _int64(b), N_rr.shape[0])
+    return np.frombuffer(label, dtype=np.int64)
 
 
 def _level_sums(g, inside, Xy, levels):

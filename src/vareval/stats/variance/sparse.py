@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from vareval.errors import FitError
 from vareval.stats.variance.diagonal import DiagonalCholesky
-from vareval.stats.variance.supernodal import SparseCholesky, stable_argsort
+from vareval.stats.variance.supernodal import SparseCholesky, _int64, _kernel, stable_argsort
 
 MAX_FACTOR_NNZ = 60_000_000  # entries of the sparse factor (~0.5 GB)
 _KEPT = 8  # gradients kept by theta
@@ -108,6 +108,40 @@ def unique_inverse(key, size):
     return uniq.astype(key.dtype), pos[key].astype(np.intp)
 
 
+def _pattern(Nb, lo_col, lo_row, r):
+    """``S``'s lower pattern, where ``N_rr``'s entries fall in it, and the pair table.
+
+    The pattern is the union of ``N_rr``'s lower entries ``(lo_col <= lo_row)``,
+    the pairs of non-zeros of ``Nb`` (``N_br``, CSR with sorted indices) sharing
+    a row, and the diagonal, as keys ``col * r + row`` in increasing order. The
+    pair table is CSR (pattern x rows of ``Nb``): ``N_br' diag(w) N_br`` on the
+    pattern is ``pairs @ w``. Returns ``(keys, where, pairs)``, ``where`` the
+    index in ``keys`` of each ``N_rr`` entry. By the compiled kernel (O(pairs +
+    r) memory) where built, else by :func:`row_pairs` and :func:`unique_inverse`;
+    the same arrays either way.
+    """
+    kernel = getattr(_kernel(), "schur_pattern", None)  # None: not built, or built before it
+    c = np.diff(Nb.indptr).astype(np.int64)
+    n2 = int(np.sum(c * (c + 1) // 2))
+    if kernel is not None and n2 + lo_col.size + r < 2**31:
+        where, ind, val = np.empty(lo_col.size, np.int64), np.empty(n2, np.int32), np.empty(n2)
+        keys, ptr = kernel(
+            _int64(Nb.indptr), _int64(Nb.indices), np.ascontiguousarray(Nb.data, dtype=float),
+            lo_col, lo_row, r, where, ind, val,
+        )  # fmt: skip
+        keys, ptr = np.frombuffer(keys, dtype=np.int64), np.frombuffer(ptr, dtype=np.int32)
+        pairs = sp.csr_matrix((val, ind, ptr), shape=(keys.size, Nb.shape[0]), copy=False)
+        pairs.has_sorted_indices = pairs.has_canonical_format = True
+        return keys, where, pairs
+    pkey, pval, prow = row_pairs(Nb, upper=True)  # (col, row) pairs, col <= row
+    keys = np.concatenate([lo_col * r + lo_row, pkey, np.arange(r, dtype=np.int64) * (r + 1)])
+    uniq, inv = unique_inverse(keys, r * r)
+    n1, n2 = lo_col.size, pkey.size
+    pairs = sp.csr_matrix((pval, (inv[n1 : n1 + n2], prow)), shape=(uniq.size, Nb.shape[0]))
+    pairs.sum_duplicates()
+    return uniq, inv[:n1], pairs
+
+
 class SparseSchur:
     """``S = Lambda_r (N_rr - theta_b^2 N_br' D^-1 N_br) Lambda_r + I`` on a fixed pattern.
 
@@ -123,26 +157,15 @@ class SparseSchur:
         self.cp = cp
         Nrr = sp.coo_matrix(cp.N_rr)
         Nb = sp.csr_matrix(cp.N_br)
-        # pairs of non-zeros of N_br sharing a row: N_br' diag(w) N_br = M_pair @ w;
+        Nb.sort_indices()
         # S is symmetric, so only its lower triangle (row >= col) is kept
-        pkey, pval, prow = row_pairs(Nb, upper=True)  # (col, row) pairs, col <= row
         rlow = Nrr.col <= Nrr.row
-        keys = np.concatenate(
-            [
-                Nrr.col[rlow].astype(np.int64) * r + Nrr.row[rlow],
-                pkey,
-                np.arange(r, dtype=np.int64) * (r + 1),
-            ]
-        )
-        uniq, inv = unique_inverse(keys, r * r)
-        n_u = uniq.size
+        lo_col, lo_row = Nrr.col[rlow].astype(np.int64), Nrr.row[rlow].astype(np.int64)
+        uniq, where, self.pairs = _pattern(Nb, lo_col, lo_row, r)
         self.col, self.row = np.divmod(uniq, r)
         self.is_diag = self.row == self.col
         self.weight = np.where(self.is_diag, 1.0, 2.0)  # tr(Z M) = sum weight * Z * M
-        n1, n2 = int(rlow.sum()), pkey.size
-        self.nrr = np.bincount(inv[:n1], weights=Nrr.data[rlow], minlength=n_u)
-        self.pairs = sp.csr_matrix((pval, (inv[n1 : n1 + n2], prow)), shape=(n_u, Nb.shape[0]))
-        self.pairs.sum_duplicates()
+        self.nrr = np.bincount(where, weights=Nrr.data[rlow], minlength=uniq.size)
         self.block = cp.rest_block[self.row]  # the factor of each entry's row
         self.block_col = cp.rest_block[self.col]  # and column
         # a diagonal S (a factor nested in the largest one, alone): nothing to analyse
