@@ -76,7 +76,6 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas, lapack
-from scipy.sparse.linalg import spilu, splu
 
 from vareval.stats._compiled import compiled
 
@@ -211,6 +210,8 @@ def _minimum_degree(lo, hi, n, structure=True):
         ),
         shape=(n, n),
     ).tocsc()
+    from scipy.sparse.linalg import spilu, splu  # the fallback's only: ~8 ms to import
+
     if not structure:
         try:
             lu = spilu(probe, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, relax=1,
