@@ -351,3 +351,36 @@ def test_text_that_is_not_utf8_is_refused_in_any_column(tmp_path):
         path.write_bytes(b"a,b\n" + body)
         with pytest.raises(DataError, match="could not be read as csv: 'utf-8' codec"):
             read_table(path)
+
+
+@pytest.mark.parametrize("blocks", [True, False])
+def test_frame_is_the_public_constructors_frame(monkeypatch, blocks):
+    """The reader hands its columns to pandas as blocks (pandas >= 3:
+    ``pandas.api.internals.create_dataframe_from_blocks``); the frame is the one
+    ``pd.DataFrame(..., copy=False)`` builds: values, dtypes, column names and their
+    index type, the row index, one block a column holding the reader's own arrays."""
+    pa = pytest.importorskip("pyarrow")
+    import numpy as np
+
+    from vareval.data import io
+
+    if not blocks:
+        monkeypatch.setattr(io, "_from_blocks", None)
+    rng = np.random.default_rng(12)
+    words = ["1.10", "01", "NA", "", "é", "a b", "0"]
+    for _ in range(40):
+        k, n = int(rng.integers(1, 12)), int(rng.integers(1, 40))
+        names = [f"{rng.choice(words)}{j}" for j in range(k)]
+        kinds = rng.choice(["int", "float", "text"], k)
+        columns = [rng.integers(-5, 5, n) if kind == "int" else rng.random(n) if kind == "float"
+                   else io._as_text(pa.array(rng.choice(words, n).tolist(), pa.large_string()))
+                   for kind in kinds]
+        got = io._frame(names, columns)
+        expected = pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
+        pd.testing.assert_frame_equal(got, expected, check_exact=True)
+        pd.testing.assert_index_equal(got.columns, expected.columns, exact=True)
+        assert isinstance(got.index, pd.RangeIndex) and got.index.equals(pd.RangeIndex(n))
+        assert len(got._mgr.blocks) == k
+        for name, column in zip(names, columns, strict=True):
+            if isinstance(column, np.ndarray):  # the reader's array, not a copy
+                assert np.shares_memory(got[name].to_numpy(), column)

@@ -431,13 +431,35 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
                 columns = list(pool.map(convert, range(len(names))))
     except pa.ArrowInvalid:  # text that is not UTF-8: the pandas reader says where
         return None
-    # copy=False: one block per column, not a consolidating copy of every number
+    return _frame(names, columns)
+
+
+def _frame(names: list[str], columns: list) -> pd.DataFrame:
+    """The table of ``columns`` (numpy arrays, pandas text arrays), one block a column.
+
+    One block per column, not a consolidating copy of every number. From
+    pandas 3 the blocks are handed over as they are
+    (``pandas.api.internals.create_dataframe_from_blocks``, what arrow's own
+    ``to_pandas`` uses there): the same frame as ``pd.DataFrame(..., copy=False)``
+    builds (tested), at a third of its cost, which counts in a small file's read.
+    """
     index = _names_index(names)
     if index is None:
         return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
-    frame = pd.DataFrame(dict(enumerate(columns)), copy=False)  # keys 0..: no text index yet
-    frame.columns = index
-    return frame
+    if _from_blocks is None:  # pandas 3.0 has it; kept for a build without it
+        frame = pd.DataFrame(dict(enumerate(columns)), copy=False)  # keys 0..: no text index yet
+        frame.columns = index
+        return frame
+    places = np.arange(len(columns))
+    blocks = [(c.reshape(1, -1) if isinstance(c, np.ndarray) else c, places[i:i + 1])
+              for i, c in enumerate(columns)]
+    return _from_blocks(blocks, pd.RangeIndex(len(columns[0]) if columns else 0), index)
+
+
+try:
+    from pandas.api.internals import create_dataframe_from_blocks as _from_blocks
+except ImportError:  # pandas < 3
+    _from_blocks = None
 
 
 def _names_index(names: list[str]):
