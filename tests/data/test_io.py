@@ -384,3 +384,37 @@ def test_frame_is_the_public_constructors_frame(monkeypatch, blocks):
         for name, column in zip(names, columns, strict=True):
             if isinstance(column, np.ndarray):  # the reader's array, not a copy
                 assert np.shares_memory(got[name].to_numpy(), column)
+
+
+def test_a_small_files_bytes_are_scanned_as_the_blocks_are(tmp_path):
+    """A small file is read once and scanned whole for the marks of concatenation: the
+    same verdict and line as the scan a block at a time, on random files with a header
+    repeated anywhere (with or without its newline, CRLF, trailing CRs) and BOMs."""
+    import numpy as np
+
+    from vareval.data import io
+
+    rng = np.random.default_rng(13)
+    pieces = [b"1,2", b"a,b", b"a,bc", b"\xef\xbb\xbfx,3", b"\xef\xbb\xbfa,b", b"", b"\xc3\xa9,1"]
+    outcomes = set()
+    edges = [b"a,b\n1,2\na,b\r\r", b"a,b\n1,2\na,b\r\r\r", b"a,b\r\n1,2\r\na,b\r\r\r\r"]
+    for trial in range(400):
+        ends = [b"\n", b"\r\n", b"\r", b"\r\r\r"]
+        lines = [b"a,b", *rng.choice(pieces, int(rng.integers(0, 8)))]
+        data = b"".join(line + ends[int(rng.integers(0, 4)) if rng.random() < 0.3 else 0]
+                        for line in lines)
+        data = data[:-int(rng.integers(0, 3))] if rng.random() < 0.3 else data
+        data = edges[trial] if trial < len(edges) else data  # the last line's window
+        path = tmp_path / f"c{trial}.csv"
+        path.write_bytes(data)
+        verdicts = []
+        for whole in (None, data):
+            try:
+                io._refuse_concatenated(path, whole)
+                verdicts.append("ok")
+            except DataError as exc:
+                verdicts.append(str(exc))
+        assert verdicts[0] == verdicts[1], data
+        outcomes.add("BOM" if "byte-order" in verdicts[0] else "repeats" if "repeats" in verdicts[0]
+                     else verdicts[0])
+    assert len(outcomes) == 3  # none, a repeated header and a BOM, each found

@@ -281,16 +281,19 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
 
 def _read_csv(path, columns=None, sep=","):
     with open(path, "rb") as fh:  # binary: no codec to look up for a small file
-        line = fh.readline().removeprefix(_BOM)
+        # a small file is read once: its header, the scan and arrow's parse share the bytes
+        data = fh.read() if os.fstat(fh.fileno()).st_size < min(_ONE_THREAD, _SCAN + 1) else None
+        line = fh.readline() if data is None else data[:data.find(b"\n") + 1 or len(data)]
+    line = line.removeprefix(_BOM)
     if line.count(b'"') % 2:  # a quoted name runs over lines
         with open(path, newline="", encoding="utf-8-sig") as fh:
             header = next(csv.reader(fh, delimiter=sep), [])
     else:
         header = next(csv.reader([line.decode("utf-8").rstrip("\r\n")], delimiter=sep), [])
     _refuse_duplicates(f"file '{path}'", header)
-    _refuse_concatenated(path)
+    _refuse_concatenated(path, data)
     wanted = _wanted(header, columns)
-    fast = _read_csv_arrow(path, sep, header, wanted)
+    fast = _read_csv_arrow(path, sep, header, wanted, data)
     if fast is not None:
         return fast
     try:
@@ -307,7 +310,7 @@ _BOM = "\ufeff".encode()
 _SCAN = 1 << 20
 
 
-def _refuse_concatenated(path) -> None:
+def _refuse_concatenated(path, data: bytes | None = None) -> None:
     """Refuse the marks of files joined with ``cat``: a header line repeated, a BOM mid-file.
 
     Either would be read as data (a run whose method is the header's word, a
@@ -316,7 +319,10 @@ def _refuse_concatenated(path) -> None:
     with the end of the one before (a header's length), so a mark across two
     blocks is seen; the BOM is looked for only in a block holding its first
     byte (``memchr``'s speed), and lines are counted only for the message.
+    ``data``: the whole file, already read (a small file), scanned as one block.
     """
+    if data is not None:
+        return _refuse_marks(path, data)
     with open(path, "rb") as fh:
         header = fh.readline().removeprefix(_BOM).rstrip(b"\r\n")
         if not header:
@@ -358,6 +364,36 @@ def _refuse_concatenated(path) -> None:
             base, have = base + cut, have - cut
 
 
+def _refuse_marks(path, data: bytes) -> None:
+    """:func:`_refuse_concatenated` on a whole file's bytes: the same marks, the same lines.
+
+    As there, the last line (no newline after it) is looked for in the file's
+    last bytes, a header's length and three.
+    """
+    base = data.find(b"\n")  # the header line's newline: marks are looked for after it
+    header = data[:base].removeprefix(_BOM).rstrip(b"\r\n")
+    if base < 0 or not header:
+        return
+    if data.find(b"\xef", base) >= 0 and (bom := data.find(b"\n" + _BOM, base)) >= 0:
+        raise DataError(
+            f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
+            f"{_line_after(path, bom)}, as when files are joined with "
+            "cat; remove it (a label would start with an invisible character)."
+        )
+    found = [data.find(b"\n" + header + end, base) for end in (b"\n", b"\r\n")]
+    tail = max(base, len(data) - len(header) - 3)
+    last = data[tail:].rstrip(b"\r\n")
+    if last.endswith(b"\n" + header):
+        found.append(tail + len(last) - len(header) - 1)
+    found = [x for x in found if x >= 0]
+    if found:
+        raise DataError(
+            f"file '{path}' repeats its header line at line "
+            f"{_line_after(path, min(found))}, as when files are joined with "
+            "cat; remove the repeated header (it would be read as a run)."
+        )
+
+
 def _line_after(path, offset: int) -> int:
     """The number of the line that starts after the newline at byte ``offset`` of a file."""
     count = 0
@@ -378,13 +414,15 @@ def _wanted(names: list[str], columns) -> list[str] | None:
     return [c for c in names if c in keep]
 
 
-def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
+def _read_csv_arrow(path, sep, header, wanted=None, data=None) -> pd.DataFrame | None:
     """The same table as the pandas reader, read by pyarrow's (multi-threaded) CSV parser.
 
     Every cell is read as text (only an empty cell is missing) and columns
     become numbers by the same lossless rule, tested on arrow arrays. None
     when pyarrow is not installed or the file is not a regular table (rows
-    of unequal length: the pandas reader then decides, as before).
+    of unequal length: the pandas reader then decides, as before). ``data``:
+    the file's bytes, when a small file was read whole (arrow opening the
+    file again costs more than parsing 10^3 rows from memory).
     """
     try:
         import pyarrow as pa
@@ -392,7 +430,7 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     except ImportError:
         return None
     names = header if wanted is None else wanted
-    size = os.path.getsize(path)
+    size = os.path.getsize(path) if data is None else len(data)
     # a small file's text as pandas holds it (large_string): no cast when a column stays
     # text (a first cast costs 0.7 ms); a large file's with half the offsets' memory
     text = pa.large_string() if size < _ONE_THREAD else pa.string()
@@ -405,8 +443,9 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
         check_utf8=_kernel() is None,  # else checked only where the text stays (_as_text)
     )
     try:
+        source = path if data is None else pa.BufferReader(data)
         table = pa_csv.read_csv(
-            path, read_options=_read_options(pa_csv, size),
+            source, read_options=_read_options(pa_csv, size),
             parse_options=pa_csv.ParseOptions(delimiter=sep), convert_options=options
         )
     except pa.ArrowInvalid:
