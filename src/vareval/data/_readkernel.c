@@ -333,8 +333,8 @@ static int valid_utf8(const unsigned char *s, const unsigned char *end) {
 
 /* Each cell proved to be its float's repr into out[i] (unknown[i] = 1 where it is
  * neither proved nor refuted, *unknowns counting those; unknown may be NULL):
- * the first refuted cell (the scan stops there), or -1. *fraction is set to 1
- * when a proved value is not a whole number. */
+ * the first refuted cell (the scan stops there), or -1. *fraction (where fraction
+ * is not NULL) is set to 1 when a proved value is not a whole number. */
 static Py_ssize_t floats_of(const char *offsets, int wide, const unsigned char *data,
                             Py_ssize_t data_len, Py_ssize_t first, Py_ssize_t n, double *out,
                             unsigned char *unknown, Py_ssize_t *unknowns, int *fraction,
@@ -347,7 +347,8 @@ static Py_ssize_t floats_of(const char *offsets, int wide, const unsigned char *
         if (unknown) unknown[i] = state == UNKNOWN;
         *unknowns += state == UNKNOWN;
         if (state == REFUTED) return i;
-        if (state == PROVED && out[i] != __builtin_floor(out[i])) *fraction = 1;
+        if (fraction && !*fraction && state == PROVED && out[i] != __builtin_floor(out[i]))
+            *fraction = 1;
     }
     return -1;
 }
@@ -406,7 +407,7 @@ static PyObject *repr_floats(PyObject *self, PyObject *args) {
         return NULL;
     Py_buffer v[4];
     if (cell_buffers("repr_floats", offsets_obj, data_obj, first, n, wide, v) < 0) return NULL;
-    int got = 2, fraction = 0;
+    int got = 2;
     PyObject *result = NULL;
     if (get_buffer(out_obj, &v[got], "out", n * 8, 1) < 0) goto done;
     got++;
@@ -416,7 +417,7 @@ static PyObject *repr_floats(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     rejected = floats_of((const char *)v[0].buf, wide, (const unsigned char *)v[1].buf, v[1].len,
                          first, n, (double *)v[2].buf, (unsigned char *)v[3].buf, &unknowns,
-                         &fraction, exact);
+                         NULL, exact);
     Py_END_ALLOW_THREADS
     if (rejected == OUT_OF_RANGE)
         PyErr_SetString(PyExc_ValueError, "repr_floats: an offset is out of range");
