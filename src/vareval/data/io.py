@@ -31,6 +31,7 @@ import functools
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 from array import array
@@ -113,9 +114,10 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(
             f"file '{path}': unknown file type '{path.suffix or '(none)'}'; accepted: {ACCEPTED}."
         )
-    if not path.is_file():
+    size = _file_size(path)
+    if size is None:
         raise DataError(f"file '{path}' does not exist or is not a regular file.")
-    if path.stat().st_size == 0:
+    if size == 0:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.")
     try:
         design = _design(path, fmt)
@@ -132,11 +134,27 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
     if fmt == "store":  # a file's reader refuses a name repeated in its header
         _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
-    if not df.index.equals(pd.RangeIndex(len(df))):
+    if not _default_index(df.index):
         df = df.reset_index(drop=True)
     if fmt != "store":
         carried.restore(df, design, path)
     return df
+
+
+def _file_size(path) -> int | None:
+    """The size of the regular file at ``path``; None where there is none (``os.path.isfile``)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def _default_index(index) -> bool:
+    """Whether ``index`` is 0, 1, ..., n - 1 (what the readers give; a store's may not be)."""
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return True  # most tables: no index built to compare
+    return index.equals(pd.RangeIndex(len(index)))
 
 
 def _design(path, fmt) -> dict | None:
