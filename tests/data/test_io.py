@@ -125,8 +125,8 @@ def test_arrow_reader_gives_the_pandas_readers_table(tmp_path, sep, suffix, monk
 
 
 def test_small_and_large_files_are_read_alike(tmp_path, monkeypatch):
-    """A small file is read as one block in this thread with its text as large_string; a
-    large one in blocks, threads and string. The tables are the same, index and dtypes."""
+    """A small file is read whole, as one block with its text as large_string; a large one
+    in blocks, its columns checked in threads, as string. The same tables, index and dtypes."""
     pytest.importorskip("pyarrow")
     import numpy as np
 
@@ -138,7 +138,7 @@ def test_small_and_large_files_are_read_alike(tmp_path, monkeypatch):
         path.write_text(_tricky_table(rng, ","))
         small = read_table(path)
         with monkeypatch.context() as m:  # every file "large": the big files' path
-            m.setattr(io, "_ONE_THREAD", 0)
+            m.setattr(io, "_SMALL", 0)
             m.setattr(io, "_THREADED", 0)
             large = read_table(path)
         pd.testing.assert_frame_equal(small, large)

@@ -300,7 +300,7 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
 def _read_csv(path, columns=None, sep=","):
     with open(path, "rb") as fh:  # binary: no codec to look up for a small file
         # a small file is read once: its header, the scan and arrow's parse share the bytes
-        data = fh.read() if os.fstat(fh.fileno()).st_size < min(_ONE_THREAD, _SCAN + 1) else None
+        data = fh.read() if os.fstat(fh.fileno()).st_size < min(_SMALL, _SCAN + 1) else None
         line = fh.readline() if data is None else data[:data.find(b"\n") + 1 or len(data)]
     line = line.removeprefix(_BOM)
     if line.count(b'"') % 2:  # a quoted name runs over lines
@@ -451,7 +451,7 @@ def _read_csv_arrow(path, sep, header, wanted=None, data=None) -> pd.DataFrame |
     size = os.path.getsize(path) if data is None else len(data)
     # a small file's text as pandas holds it (large_string): no cast when a column stays
     # text (a first cast costs 0.7 ms); a large file's with half the offsets' memory
-    text = pa.large_string() if size < _ONE_THREAD else pa.string()
+    text = pa.large_string() if size < _SMALL else pa.string()
     options = pa_csv.ConvertOptions(
         column_types=dict.fromkeys(names, text),
         include_columns=names,
@@ -570,18 +570,19 @@ def _names_index(names: list[str]):
 _THREADED = 1 << 22  # bytes of text from which the columns are checked in threads
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
 _BLOCK = 1 << 23  # bytes parsed per block: fewer, longer chunks than arrow's 1 MB
-_ONE_THREAD = 1 << 20  # bytes below which arrow parses in this thread (one block: no gain)
+_SMALL = 1 << 20  # bytes below which a file is read whole and its text is large_string
 
 
 def _read_options(pa_csv, size: int):
     """Arrow's read options for a file of ``size`` bytes.
 
-    A small file is one block of its own size, parsed in this thread: an
-    8 MB block's buffer and arrow's thread pool cost more (0.3-0.5 ms on
-    a first read) than parsing a file of 10^4 rows does.
+    A small file is one block of its own size: an 8 MB block's buffer cost
+    more on a first read than parsing a file of 10^4 rows does. It is parsed
+    in arrow's thread pool all the same: with ``use_threads=False`` arrow
+    starts and joins a thread of its own at every read (about 0.1 ms of a
+    warm read of 10^3 rows; on a first read the two cost the same).
     """
-    block = max(1 << 16, min(_BLOCK, size + 1))
-    return pa_csv.ReadOptions(block_size=block, use_threads=size >= _ONE_THREAD)
+    return pa_csv.ReadOptions(block_size=max(1 << 16, min(_BLOCK, size + 1)), use_threads=True)
 
 
 def _arrow_lossless(column):
