@@ -418,3 +418,24 @@ def test_a_small_files_bytes_are_scanned_as_the_blocks_are(tmp_path):
         outcomes.add("BOM" if "byte-order" in verdicts[0] else "repeats" if "repeats" in verdicts[0]
                      else verdicts[0])
     assert len(outcomes) == 3  # none, a repeated header and a BOM, each found
+
+
+def test_a_header_read_again_gives_a_column_index_of_its_own(tmp_path):
+    """The column index of a header read before is a copy of the one made then: naming
+    one table's columns leaves the next table's alone, and the text storage follows
+    pandas' option at each read."""
+    import numpy as np
+
+    if int(pd.__version__.split(".")[0]) < 3:
+        pytest.skip("before pandas 3 the column names are objects, made at each read")
+    path = tmp_path / "t.csv"
+    path.write_text("item,gold,1.10\nq1,a,b\n")
+    first = read_table(path)
+    first.columns.name = "named"
+    second = read_table(path)
+    assert second.columns.name is None and second.columns is not first.columns
+    pd.testing.assert_index_equal(second.columns, pd.Index(["item", "gold", "1.10"]),
+                                  exact=True)
+    for storage in ("python", "pyarrow"):
+        with pd.option_context("mode.string_storage", storage):
+            assert read_table(path).columns.dtype == pd.StringDtype(storage, na_value=np.nan)
