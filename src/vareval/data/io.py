@@ -555,17 +555,17 @@ def _names_index(names: list[str]):
     From pandas 3 that index holds arrow text. It is built from buffers here:
     pandas would call ``pa.array``, whose first call imports pyarrow's pandas
     layer (3 ms, more than reading a small file). A header read again (a
-    loop over files of one kind) gets a copy of the index made for it the
-    first time (3 us, against 14 us to make it).
+    loop over files of one kind) gets a view of the index made for it the
+    first time (its own object and name; 1 us, against 14 us to make it).
     """
     if (dtype := _pandas_str()) is None:
         return None
-    return _text_index(tuple(names), dtype.storage).copy()
+    return _text_index(tuple(names), dtype.storage).view()
 
 
 @functools.lru_cache(maxsize=16)
 def _text_index(names: tuple[str, ...], storage: str):
-    """:func:`_names_index`, made (an index is immutable: its copies share its text)."""
+    """:func:`_names_index`, made (an index is immutable: its views share its text)."""
     import pyarrow as pa
 
     dtype = pd.StringDtype(storage, na_value=np.nan)
