@@ -503,22 +503,18 @@ def _columns_at_once(kernel, strings: list) -> list:
     ``repr_floats`` do) and checks the text of those that stay text; a column
     with a float cell it could neither prove nor refute is decided here.
     """
-    chunks = [column.chunks[0] for column in strings]
+    chunks = [column.chunk(0) for column in strings]
     outs = [np.empty(len(chunk), np.int64) for chunk in chunks]
     verdicts = kernel.columns([(*_text_buffers(c), c.null_count > 0) for c in chunks], outs)
     if b"x" in verdicts:
-        raise _arrow_invalid("a cell is not UTF-8")
+        import pyarrow as pa
+
+        raise pa.ArrowInvalid("a cell is not UTF-8")
     dtype, columns = _pandas_str(), []
     for verdict, column, out in zip(verdicts.decode(), strings, outs, strict=True):
         columns.append(out if verdict == "i" else out.view(np.float64) if verdict == "f"
                        else _text(column, dtype) if verdict == "t" else _arrow_lossless(column))
     return columns
-
-
-def _arrow_invalid(message: str):
-    import pyarrow as pa
-
-    return pa.ArrowInvalid(message)
 
 
 def _frame(names: list[str], columns: list) -> pd.DataFrame:
