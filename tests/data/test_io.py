@@ -125,8 +125,8 @@ def test_arrow_reader_gives_the_pandas_readers_table(tmp_path, sep, suffix, monk
 
 
 def test_small_and_large_files_are_read_alike(tmp_path, monkeypatch):
-    """A small file is read as one block in this thread with its text as large_string; a
-    large one in blocks, threads and string. The tables are the same, index and dtypes."""
+    """A small file is read whole, as one block with its text as large_string; a large one
+    in blocks, its columns checked in threads, as string. The same tables, index and dtypes."""
     pytest.importorskip("pyarrow")
     import numpy as np
 
@@ -138,7 +138,7 @@ def test_small_and_large_files_are_read_alike(tmp_path, monkeypatch):
         path.write_text(_tricky_table(rng, ","))
         small = read_table(path)
         with monkeypatch.context() as m:  # every file "large": the big files' path
-            m.setattr(io, "_ONE_THREAD", 0)
+            m.setattr(io, "_SMALL", 0)
             m.setattr(io, "_THREADED", 0)
             large = read_table(path)
         pd.testing.assert_frame_equal(small, large)
@@ -351,3 +351,91 @@ def test_text_that_is_not_utf8_is_refused_in_any_column(tmp_path):
         path.write_bytes(b"a,b\n" + body)
         with pytest.raises(DataError, match="could not be read as csv: 'utf-8' codec"):
             read_table(path)
+
+
+@pytest.mark.parametrize("blocks", [True, False])
+def test_frame_is_the_public_constructors_frame(monkeypatch, blocks):
+    """The reader hands its columns to pandas as blocks (pandas >= 3:
+    ``pandas.api.internals.create_dataframe_from_blocks``); the frame is the one
+    ``pd.DataFrame(..., copy=False)`` builds: values, dtypes, column names and their
+    index type, the row index, one block a column holding the reader's own arrays."""
+    pa = pytest.importorskip("pyarrow")
+    import numpy as np
+
+    from vareval.data import io
+
+    if not blocks:
+        monkeypatch.setattr(io, "_from_blocks", None)
+    rng = np.random.default_rng(12)
+    words = ["1.10", "01", "NA", "", "é", "a b", "0"]
+    for _ in range(40):
+        k, n = int(rng.integers(1, 12)), int(rng.integers(1, 40))
+        names = [f"{rng.choice(words)}{j}" for j in range(k)]
+        kinds = rng.choice(["int", "float", "text"], k)
+        columns = [rng.integers(-5, 5, n) if kind == "int" else rng.random(n) if kind == "float"
+                   else io._as_text(pa.array(rng.choice(words, n).tolist(), pa.large_string()))
+                   for kind in kinds]
+        got = io._frame(names, columns)
+        expected = pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
+        pd.testing.assert_frame_equal(got, expected, check_exact=True)
+        pd.testing.assert_index_equal(got.columns, expected.columns, exact=True)
+        assert isinstance(got.index, pd.RangeIndex) and got.index.equals(pd.RangeIndex(n))
+        assert len(got._mgr.blocks) == k
+        for name, column in zip(names, columns, strict=True):
+            if isinstance(column, np.ndarray):  # the reader's array, not a copy
+                assert np.shares_memory(got[name].to_numpy(), column)
+
+
+def test_a_small_files_bytes_are_scanned_as_the_blocks_are(tmp_path):
+    """A small file is read once and scanned whole for the marks of concatenation: the
+    same verdict and line as the scan a block at a time, on random files with a header
+    repeated anywhere (with or without its newline, CRLF, trailing CRs) and BOMs."""
+    import numpy as np
+
+    from vareval.data import io
+
+    rng = np.random.default_rng(13)
+    pieces = [b"1,2", b"a,b", b"a,bc", b"\xef\xbb\xbfx,3", b"\xef\xbb\xbfa,b", b"", b"\xc3\xa9,1"]
+    outcomes = set()
+    edges = [b"a,b\n1,2\na,b\r\r", b"a,b\n1,2\na,b\r\r\r", b"a,b\r\n1,2\r\na,b\r\r\r\r"]
+    for trial in range(400):
+        ends = [b"\n", b"\r\n", b"\r", b"\r\r\r"]
+        lines = [b"a,b", *rng.choice(pieces, int(rng.integers(0, 8)))]
+        data = b"".join(line + ends[int(rng.integers(0, 4)) if rng.random() < 0.3 else 0]
+                        for line in lines)
+        data = data[:-int(rng.integers(0, 3))] if rng.random() < 0.3 else data
+        data = edges[trial] if trial < len(edges) else data  # the last line's window
+        path = tmp_path / f"c{trial}.csv"
+        path.write_bytes(data)
+        verdicts = []
+        for whole in (None, data):
+            try:
+                io._refuse_concatenated(path, whole)
+                verdicts.append("ok")
+            except DataError as exc:
+                verdicts.append(str(exc))
+        assert verdicts[0] == verdicts[1], data
+        outcomes.add("BOM" if "byte-order" in verdicts[0] else "repeats" if "repeats" in verdicts[0]
+                     else verdicts[0])
+    assert len(outcomes) == 3  # none, a repeated header and a BOM, each found
+
+
+def test_a_header_read_again_gives_a_column_index_of_its_own(tmp_path):
+    """The column index of a header read before is a copy of the one made then: naming
+    one table's columns leaves the next table's alone, and the text storage follows
+    pandas' option at each read."""
+    import numpy as np
+
+    if int(pd.__version__.split(".")[0]) < 3:
+        pytest.skip("before pandas 3 the column names are objects, made at each read")
+    path = tmp_path / "t.csv"
+    path.write_text("item,gold,1.10\nq1,a,b\n")
+    first = read_table(path)
+    first.columns.name = "named"
+    second = read_table(path)
+    assert second.columns.name is None and second.columns is not first.columns
+    pd.testing.assert_index_equal(second.columns, pd.Index(["item", "gold", "1.10"]),
+                                  exact=True)
+    for storage in ("python", "pyarrow"):
+        with pd.option_context("mode.string_storage", storage):
+            assert read_table(path).columns.dtype == pd.StringDtype(storage, na_value=np.nan)

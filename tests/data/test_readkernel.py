@@ -269,3 +269,56 @@ def test_kernel_64_bit_test_decides_as_the_128_bit_one_at_scale(scaled):
     """As above on 10**6 random doubles (scaled) and their near misses."""
     n = scaled(200_000, 20_000)
     check_fast_path_is_the_exact_path(random_doubles(np.random.default_rng(12), n))
+
+
+def test_kernel_reads_a_tables_columns_in_one_call_as_one_at_a_time():
+    """A small table's columns checked in one call (``columns``) come out as the reader
+    makes each alone (``_arrow_lossless``): the same kind, dtype and values bit for bit;
+    missing cells, whole floats, 6-decimal metrics, labels like 1.10, 01 and NA, cells
+    the proof leaves to Python (1.5e-300, subnormals), and a cell that is not UTF-8."""
+    rng = np.random.default_rng(9)
+    pools = {
+        "ints": ["0", "-7", "123", "9223372036854775807", "-9223372036854775808"],
+        "floats": [repr(v) for v in rng.normal(0, 1e3, 50).tolist()] + ["1e-05", "2.5e+20"],
+        "whole": ["1.0", "-2.0", "0.0", "3.0"],
+        "decimals": ["0.970370", "0.123456", "0.5", "12.000001"],
+        "labels": ["1.10", "01", "NA", "None", "nan", "cat", "é", "-0", "+4", "1e5"],
+        "left": ["1.5e-300", "5e-324", "2.5e-310"] + [repr(v) for v in rng.random(5).tolist()],
+        "missing": [None, "1", "2"],
+        "bytes": [b"caf\xe9", b"x"],
+    }
+    kinds = list(pools)
+    seen = set()
+    for trial in range(300):
+        n = int(rng.integers(1, 40))
+        columns = []
+        for kind in rng.choice(kinds, int(rng.integers(1, 8))):
+            pool = pools[str(kind)]
+            cells = [pool[i] for i in rng.integers(0, len(pool), n)]
+            if rng.random() < 0.2:  # one odd cell anywhere
+                other = pools[str(rng.choice(kinds[:-1]))]
+                cells[int(rng.integers(n))] = other[int(rng.integers(len(other)))]
+            if any(isinstance(c, bytes) for c in cells):
+                cells = [c if isinstance(c, bytes) else (c or "").encode() for c in cells]
+                array = pa.array(cells, pa.large_binary()).view(pa.large_string())
+            else:
+                array = pa.array(cells, pa.large_string() if trial % 2 else pa.string())
+            columns.append(pa.chunked_array([array]))
+        outs = [np.empty(n, np.int64) for _ in columns]
+        cells = [(*io._text_buffers(c.chunks[0]), c.null_count > 0) for c in columns]
+        seen.update(kernel.columns(cells, outs).decode())  # the kernel's verdicts
+        try:
+            one = [io._arrow_lossless(column) for column in columns]
+        except pa.ArrowInvalid:
+            with pytest.raises(pa.ArrowInvalid):
+                io._columns_at_once(kernel, columns)
+            continue
+        got = io._columns_at_once(kernel, columns)
+        for a, b in zip(got, one, strict=True):
+            assert isinstance(a, np.ndarray) == isinstance(b, np.ndarray)
+            if isinstance(a, np.ndarray):
+                assert a.dtype == b.dtype and a.flags.writeable
+                np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64))
+            else:
+                pd.testing.assert_series_equal(pd.Series(a), pd.Series(b))
+    assert seen == set("iftux")  # ints, floats, text, left to Python, not UTF-8

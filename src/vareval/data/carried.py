@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import warnings
 from pathlib import Path
 
@@ -66,9 +67,9 @@ def write_sidecar(design: dict | None, path, data: bytes) -> None:
 
 def read_sidecar(path) -> dict | None:
     """The design in the sidecar of the text table ``path``; None without (or with a stale) one."""
-    side = sidecar(path)
-    if not side.is_file():
+    if not os.path.isfile(f"{path}{SIDECAR}"):  # most tables have none: no Path made
         return None
+    side = sidecar(path)
     try:
         entry = json.loads(side.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

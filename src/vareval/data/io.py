@@ -31,6 +31,7 @@ import functools
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 from array import array
@@ -113,9 +114,10 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(
             f"file '{path}': unknown file type '{path.suffix or '(none)'}'; accepted: {ACCEPTED}."
         )
-    if not path.is_file():
+    size = _file_size(path)
+    if size is None:
         raise DataError(f"file '{path}' does not exist or is not a regular file.")
-    if path.stat().st_size == 0:
+    if size == 0:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.")
     try:
         design = _design(path, fmt)
@@ -132,11 +134,27 @@ def _read(path, columns=None) -> pd.DataFrame:
         raise DataError(f"file '{path}' has no data rows; expected one row per run.")
     if fmt == "store":  # a file's reader refuses a name repeated in its header
         _refuse_duplicates(f"file '{path}'", [str(c) for c in df.columns])
-    if not df.index.equals(pd.RangeIndex(len(df))):
+    if not _default_index(df.index):
         df = df.reset_index(drop=True)
     if fmt != "store":
         carried.restore(df, design, path)
     return df
+
+
+def _file_size(path) -> int | None:
+    """The size of the regular file at ``path``; None where there is none (``os.path.isfile``)."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def _default_index(index) -> bool:
+    """Whether ``index`` is 0, 1, ..., n - 1 (what the readers give; a store's may not be)."""
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return True  # most tables: no index built to compare
+    return index.equals(pd.RangeIndex(len(index)))
 
 
 def _design(path, fmt) -> dict | None:
@@ -281,16 +299,19 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
 
 def _read_csv(path, columns=None, sep=","):
     with open(path, "rb") as fh:  # binary: no codec to look up for a small file
-        line = fh.readline().removeprefix(_BOM)
+        # a small file is read once: its header, the scan and arrow's parse share the bytes
+        data = fh.read() if os.fstat(fh.fileno()).st_size < min(_SMALL, _SCAN + 1) else None
+        line = fh.readline() if data is None else data[:data.find(b"\n") + 1 or len(data)]
+    line = line.removeprefix(_BOM)
     if line.count(b'"') % 2:  # a quoted name runs over lines
         with open(path, newline="", encoding="utf-8-sig") as fh:
             header = next(csv.reader(fh, delimiter=sep), [])
     else:
         header = next(csv.reader([line.decode("utf-8").rstrip("\r\n")], delimiter=sep), [])
     _refuse_duplicates(f"file '{path}'", header)
-    _refuse_concatenated(path)
+    _refuse_concatenated(path, data)
     wanted = _wanted(header, columns)
-    fast = _read_csv_arrow(path, sep, header, wanted)
+    fast = _read_csv_arrow(path, sep, header, wanted, data)
     if fast is not None:
         return fast
     try:
@@ -307,7 +328,7 @@ _BOM = "\ufeff".encode()
 _SCAN = 1 << 20
 
 
-def _refuse_concatenated(path) -> None:
+def _refuse_concatenated(path, data: bytes | None = None) -> None:
     """Refuse the marks of files joined with ``cat``: a header line repeated, a BOM mid-file.
 
     Either would be read as data (a run whose method is the header's word, a
@@ -316,7 +337,10 @@ def _refuse_concatenated(path) -> None:
     with the end of the one before (a header's length), so a mark across two
     blocks is seen; the BOM is looked for only in a block holding its first
     byte (``memchr``'s speed), and lines are counted only for the message.
+    ``data``: the whole file, already read (a small file), scanned as one block.
     """
+    if data is not None:
+        return _refuse_marks(path, data)
     with open(path, "rb") as fh:
         header = fh.readline().removeprefix(_BOM).rstrip(b"\r\n")
         if not header:
@@ -358,6 +382,36 @@ def _refuse_concatenated(path) -> None:
             base, have = base + cut, have - cut
 
 
+def _refuse_marks(path, data: bytes) -> None:
+    """:func:`_refuse_concatenated` on a whole file's bytes: the same marks, the same lines.
+
+    As there, the last line (no newline after it) is looked for in the file's
+    last bytes, a header's length and three.
+    """
+    base = data.find(b"\n")  # the header line's newline: marks are looked for after it
+    header = data[:base].removeprefix(_BOM).rstrip(b"\r\n")
+    if base < 0 or not header:
+        return
+    if data.find(b"\xef", base) >= 0 and (bom := data.find(b"\n" + _BOM, base)) >= 0:
+        raise DataError(
+            f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
+            f"{_line_after(path, bom)}, as when files are joined with "
+            "cat; remove it (a label would start with an invisible character)."
+        )
+    found = [data.find(b"\n" + header + end, base) for end in (b"\n", b"\r\n")]
+    tail = max(base, len(data) - len(header) - 3)
+    last = data[tail:].rstrip(b"\r\n")
+    if last.endswith(b"\n" + header):
+        found.append(tail + len(last) - len(header) - 1)
+    found = [x for x in found if x >= 0]
+    if found:
+        raise DataError(
+            f"file '{path}' repeats its header line at line "
+            f"{_line_after(path, min(found))}, as when files are joined with "
+            "cat; remove the repeated header (it would be read as a run)."
+        )
+
+
 def _line_after(path, offset: int) -> int:
     """The number of the line that starts after the newline at byte ``offset`` of a file."""
     count = 0
@@ -378,13 +432,15 @@ def _wanted(names: list[str], columns) -> list[str] | None:
     return [c for c in names if c in keep]
 
 
-def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
+def _read_csv_arrow(path, sep, header, wanted=None, data=None) -> pd.DataFrame | None:
     """The same table as the pandas reader, read by pyarrow's (multi-threaded) CSV parser.
 
     Every cell is read as text (only an empty cell is missing) and columns
     become numbers by the same lossless rule, tested on arrow arrays. None
     when pyarrow is not installed or the file is not a regular table (rows
-    of unequal length: the pandas reader then decides, as before).
+    of unequal length: the pandas reader then decides, as before). ``data``:
+    the file's bytes, when a small file was read whole (arrow opening the
+    file again costs more than parsing 10^3 rows from memory).
     """
     try:
         import pyarrow as pa
@@ -392,10 +448,10 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
     except ImportError:
         return None
     names = header if wanted is None else wanted
-    size = os.path.getsize(path)
+    size = os.path.getsize(path) if data is None else len(data)
     # a small file's text as pandas holds it (large_string): no cast when a column stays
     # text (a first cast costs 0.7 ms); a large file's with half the offsets' memory
-    text = pa.large_string() if size < _ONE_THREAD else pa.string()
+    text = pa.large_string() if size < _SMALL else pa.string()
     options = pa_csv.ConvertOptions(
         column_types=dict.fromkeys(names, text),
         include_columns=names,
@@ -405,8 +461,9 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
         check_utf8=_kernel() is None,  # else checked only where the text stays (_as_text)
     )
     try:
+        source = path if data is None else pa.BufferReader(data)
         table = pa_csv.read_csv(
-            path, read_options=_read_options(pa_csv, size),
+            source, read_options=_read_options(pa_csv, size),
             parse_options=pa_csv.ParseOptions(delimiter=sep), convert_options=options
         )
     except pa.ArrowInvalid:
@@ -422,22 +479,70 @@ def _read_csv_arrow(path, sep, header, wanted=None) -> pd.DataFrame | None:
 
     # arrow's kernels (and the float check's) release the GIL: the columns' checks run
     # side by side, unless starting the threads would cost more than they save
-    workers = min(len(names), os.cpu_count() or 1)
+    threads = size >= _THREADED and len(names) > 1 and sum(c.nbytes for c in strings) >= _THREADED
+    kernel = _kernel()
     try:
-        if workers < 2 or size < _THREADED or sum(c.nbytes for c in strings) < _THREADED:
+        if not threads and kernel is not None and all(c.num_chunks == 1 for c in strings):
+            columns = _columns_at_once(kernel, strings)
+        elif not threads or (workers := min(len(names), os.cpu_count() or 1)) < 2:
             columns = list(map(convert, range(len(names))))
         else:
             with ThreadPoolExecutor(workers) as pool:
                 columns = list(pool.map(convert, range(len(names))))
     except pa.ArrowInvalid:  # text that is not UTF-8: the pandas reader says where
         return None
-    # copy=False: one block per column, not a consolidating copy of every number
+    return _frame(names, columns)
+
+
+def _columns_at_once(kernel, strings: list) -> list:
+    """Each column as :func:`_arrow_lossless` makes it, every column checked in one kernel call.
+
+    A small table's columns are a few thousand cells each: the checks are cheap
+    and their Python calls were not (15-50 us a column). The kernel's
+    ``columns`` tries each column as ints, then floats (as ``int_cells`` and
+    ``repr_floats`` do) and checks the text of those that stay text; a column
+    with a float cell it could neither prove nor refute is decided here.
+    """
+    chunks = [column.chunk(0) for column in strings]
+    outs = [np.empty(len(chunk), np.int64) for chunk in chunks]
+    verdicts = kernel.columns([(*_text_buffers(c), c.null_count > 0) for c in chunks], outs)
+    if b"x" in verdicts:
+        import pyarrow as pa
+
+        raise pa.ArrowInvalid("a cell is not UTF-8")
+    dtype, columns = _pandas_str(), []
+    for verdict, column, out in zip(verdicts.decode(), strings, outs, strict=True):
+        columns.append(out if verdict == "i" else out.view(np.float64) if verdict == "f"
+                       else _text(column, dtype) if verdict == "t" else _arrow_lossless(column))
+    return columns
+
+
+def _frame(names: list[str], columns: list) -> pd.DataFrame:
+    """The table of ``columns`` (numpy arrays, pandas text arrays), one block a column.
+
+    One block per column, not a consolidating copy of every number. From
+    pandas 3 the blocks are handed over as they are
+    (``pandas.api.internals.create_dataframe_from_blocks``, what arrow's own
+    ``to_pandas`` uses there): the same frame as ``pd.DataFrame(..., copy=False)``
+    builds (tested), at a third of its cost, which counts in a small file's read.
+    """
     index = _names_index(names)
     if index is None:
         return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
-    frame = pd.DataFrame(dict(enumerate(columns)), copy=False)  # keys 0..: no text index yet
-    frame.columns = index
-    return frame
+    if _from_blocks is None:  # pandas 3.0 has it; kept for a build without it
+        frame = pd.DataFrame(dict(enumerate(columns)), copy=False)  # keys 0..: no text index yet
+        frame.columns = index
+        return frame
+    places = np.arange(len(columns))
+    blocks = [(c.reshape(1, -1) if isinstance(c, np.ndarray) else c, places[i:i + 1])
+              for i, c in enumerate(columns)]
+    return _from_blocks(blocks, pd.RangeIndex(len(columns[0]) if columns else 0), index)
+
+
+try:
+    from pandas.api.internals import create_dataframe_from_blocks as _from_blocks
+except ImportError:  # pandas < 3
+    _from_blocks = None
 
 
 def _names_index(names: list[str]):
@@ -445,12 +550,21 @@ def _names_index(names: list[str]):
 
     From pandas 3 that index holds arrow text. It is built from buffers here:
     pandas would call ``pa.array``, whose first call imports pyarrow's pandas
-    layer (3 ms, more than reading a small file).
+    layer (3 ms, more than reading a small file). A header read again (a
+    loop over files of one kind) gets a view of the index made for it the
+    first time (its own object and name; 1 us, against 14 us to make it).
     """
-    import pyarrow as pa
-
     if (dtype := _pandas_str()) is None:
         return None
+    return _text_index(tuple(names), dtype.storage).view()
+
+
+@functools.lru_cache(maxsize=16)
+def _text_index(names: tuple[str, ...], storage: str):
+    """:func:`_names_index`, made (an index is immutable: its views share its text)."""
+    import pyarrow as pa
+
+    dtype = pd.StringDtype(storage, na_value=np.nan)
     data = [name.encode() for name in names]
     ends = array("q", accumulate(map(len, data), initial=0))  # arrow's int64 offsets
     text = pa.LargeStringArray.from_buffers(len(data), pa.py_buffer(ends),
@@ -461,18 +575,19 @@ def _names_index(names: list[str]):
 _THREADED = 1 << 22  # bytes of text from which the columns are checked in threads
 _POWERS_OF_TEN = 10 ** np.arange(1, 20, dtype=np.uint64)
 _BLOCK = 1 << 23  # bytes parsed per block: fewer, longer chunks than arrow's 1 MB
-_ONE_THREAD = 1 << 20  # bytes below which arrow parses in this thread (one block: no gain)
+_SMALL = 1 << 20  # bytes below which a file is read whole and its text is large_string
 
 
 def _read_options(pa_csv, size: int):
     """Arrow's read options for a file of ``size`` bytes.
 
-    A small file is one block of its own size, parsed in this thread: an
-    8 MB block's buffer and arrow's thread pool cost more (0.3-0.5 ms on
-    a first read) than parsing a file of 10^4 rows does.
+    A small file is one block of its own size: an 8 MB block's buffer cost
+    more on a first read than parsing a file of 10^4 rows does. It is parsed
+    in arrow's thread pool all the same: with ``use_threads=False`` arrow
+    starts and joins a thread of its own at every read (about 0.1 ms of a
+    warm read of 10^3 rows; on a first read the two cost the same).
     """
-    block = max(1 << 16, min(_BLOCK, size + 1))
-    return pa_csv.ReadOptions(block_size=block, use_threads=size >= _ONE_THREAD)
+    return pa_csv.ReadOptions(block_size=max(1 << 16, min(_BLOCK, size + 1)), use_threads=True)
 
 
 def _arrow_lossless(column):
@@ -516,9 +631,17 @@ def _as_text(column):
     for chunk in _chunks(column) if kernel is not None else ():
         if len(chunk) > chunk.null_count and kernel.utf8_cells(*_text_buffers(chunk)) >= 0:
             raise pa.ArrowInvalid("a cell is not UTF-8")
-    if (dtype := _pandas_str()) is not None:  # to_pandas' array, without its first imports
-        return dtype.__from_arrow__(column)
-    return column.to_pandas()
+    return _text(column, _pandas_str())
+
+
+def _text(column, dtype):
+    """A checked arrow text column as pandas holds it.
+
+    ``dtype``'s array (pandas 3's text dtype, :func:`_pandas_str`: what
+    ``to_pandas`` makes, without its first imports), or ``to_pandas``' (before
+    pandas 3, ``dtype`` None).
+    """
+    return column.to_pandas() if dtype is None else dtype.__from_arrow__(column)
 
 
 _PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
