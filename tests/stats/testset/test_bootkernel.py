@@ -607,13 +607,14 @@ def test_prf_deltas_equal_sklearn_on_any_multiset(name):
     counts = np.array([np.bincount(slots[p].reshape(-1), minlength=rs.slots_width(c))
                        for p in picks], dtype=np.int32)
     metric = rs.get_metric(name)
-    got = rs.count_deltas(kernel, metric, counts, c)
+    got = rs.count_deltas(kernel, metric, counts, c, 800)
     want = [_sklearn_score(name, labels[p, 0], labels[p, 1])
             - _sklearn_score(name, labels[p, 0], labels[p, 2]) for p in picks]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     assert got[-1] == 0.0
     # and the numpy combine of the same counts (no kernel) agrees
-    np.testing.assert_allclose(rs.count_deltas(None, metric, counts, c), got, rtol=0, atol=1e-12)
+    numpy_path = rs.count_deltas(None, metric, counts, c, 800)
+    np.testing.assert_allclose(numpy_path, got, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["macro-f1", "weighted-precision", "micro-recall", "mcc",

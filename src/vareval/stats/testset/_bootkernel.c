@@ -40,6 +40,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* The hottest loops compiled again for AVX2 and AVX-512, chosen at load (GCC's
@@ -806,13 +807,101 @@ static __attribute__((noinline)) CLONES void macro_deltas(
     }
 }
 
+/* numpy's pairwise sum, as its add.reduce sums a contiguous row (checked bit for bit
+ * against np.sum(axis=-1) in the tests): in order below 8 values; to 128, eight
+ * partial sums a lane each, then the rest in order; past 128, the two halves (the
+ * first a multiple of 8) each so. */
+static double pairwise_sum(const double *a, Py_ssize_t n) {
+    if (n < 8) {
+        double res = -0.0;
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        Py_ssize_t i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    const Py_ssize_t half = n / 2 - (n / 2) % 8;
+    return pairwise_sum(a, half) + pairwise_sum(a + half, n - half);
+}
+
+/* MCC (Gorodkin's multi-class form, classification.mcc_from_counts) of A minus B
+ * from one row of counts. Its sums are of integers, exact in int64; numpy's, in
+ * doubles, are exact too while s * s < 2**53 (the caller's limit, MCC_EXACT_ITEMS),
+ * so after them the same three roundings (the product, the square root, the
+ * quotient) give numpy's bits. */
+static double mcc_delta(const int32_t *both, const int32_t *only_a, const int32_t *only_b,
+                        const int32_t *neither, const int32_t *fp_a, const int32_t *fp_b,
+                        Py_ssize_t c) {
+    int64_t s = 0, tt = 0, hits[2] = {0, 0}, tp_dot[2] = {0, 0}, pp[2] = {0, 0};
+    for (Py_ssize_t i = 0; i < c; i++) {
+        const int64_t t = (int64_t)both[i] + only_a[i] + only_b[i] + neither[i]; /* gold */
+        const int64_t tp[2] = {(int64_t)both[i] + only_a[i], (int64_t)both[i] + only_b[i]};
+        const int64_t p[2] = {tp[0] + fp_a[i], tp[1] + fp_b[i]};
+        s += t;
+        tt += t * t;
+        for (int k = 0; k < 2; k++) {
+            hits[k] += tp[k];
+            tp_dot[k] += t * p[k];
+            pp[k] += p[k] * p[k];
+        }
+    }
+    double value[2];
+    for (int k = 0; k < 2; k++) {
+        const double cov_tp = (double)(hits[k] * s - tp_dot[k]);
+        const double den = (double)(s * s - pp[k]) * (double)(s * s - tt);
+        value[k] = den > 0 ? cov_tp / sqrt(den) : 0.0;
+    }
+    return value[0] - value[1];
+}
+
+/* Balanced accuracy (adjusted: rescaled so that chance is 0) of A minus B from one
+ * row of counts, as classification.balanced_accuracy_from_counts: each class's
+ * recall (0 for a class without gold items; as tp / 1 there, the same +0), summed
+ * pairwise as numpy sums them, over the number of gold classes. `scratch`: 2 c. */
+static double balanced_delta(const int32_t *both, const int32_t *only_a,
+                             const int32_t *only_b, const int32_t *neither, Py_ssize_t c,
+                             int adjusted, double *restrict scratch) {
+    double *restrict recall_a = scratch, *restrict recall_b = scratch + c;
+    int64_t k = 0;
+    for (Py_ssize_t i = 0; i < c; i++) {
+        const int32_t t = both[i] + only_a[i] + only_b[i] + neither[i];
+        const double support = t > 0 ? (double)t : 1.0;
+        recall_a[i] = (double)(both[i] + only_a[i]) / support;
+        recall_b[i] = (double)(both[i] + only_b[i]) / support;
+        k += t > 0;
+    }
+    double value[2] = {(0.0 + pairwise_sum(recall_a, c)) / (double)k,
+                       (0.0 + pairwise_sum(recall_b, c)) / (double)k};
+    for (int s = 0; s < 2 && adjusted; s++) {
+        const double chance = 1.0 / (double)k;
+        value[s] = k > 1 ? (value[s] - chance) / (1.0 - chance) : NAN;
+    }
+    return value[0] - value[1];
+}
+
 /* prf_deltas' micro and weighted averages, resample by resample. */
 static void other_deltas(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width,
-                         Py_ssize_t c, int average, int which, double b2, double *out) {
+                         Py_ssize_t c, int average, int which, double b2, double *scratch,
+                         double *out) {
     for (Py_ssize_t r = 0; r < n_res; r++) {
         const int32_t *both = counts + r * width, *only_a = both + c, *only_b = both + 2 * c,
                       *neither = both + 3 * c, *fp_a = both + 4 * c, *fp_b = both + 5 * c;
         double value[2];
+        if (average == 3) {
+            out[r] = mcc_delta(both, only_a, only_b, neither, fp_a, fp_b, c);
+            continue;
+        }
+        if (average == 4) {
+            out[r] = balanced_delta(both, only_a, only_b, neither, c, which, scratch);
+            continue;
+        }
         if (average == 1) {
             /* integer sums (which vectorise): sums of counts in doubles were exact too */
             int64_t sums[6] = {0, 0, 0, 0, 0, 0};
@@ -853,13 +942,13 @@ static void other_deltas(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t wid
 }
 
 /* The combine of prf_deltas (see there); `scratch` holds 2 c doubles for a macro
- * average. */
+ * average or balanced accuracy. */
 static void prf_rows(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width, Py_ssize_t c,
                      int average, int which, double b2, double *scratch, double *out) {
     if (average == 0)
         macro_deltas(counts, n_res, width, c, which, b2, scratch, scratch + c, out);
     else
-        other_deltas(counts, n_res, width, c, average, which, b2, out);
+        other_deltas(counts, n_res, width, c, average, which, b2, scratch, out);
 }
 
 /* prf_deltas(counts, n_classes, average, which, b2, out)
@@ -870,7 +959,8 @@ static void prf_rows(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width, 
  *           columns of label_counts). So A's TP = both + only A, FN = only B +
  *           neither; B's TP = both + only B, FN = only A + neither.
  *   average 0 macro, 1 micro, 2 weighted; which 0 precision, 1 recall, 2 F-beta
- *           with b2 = beta**2 (prf_class).
+ *           with b2 = beta**2 (prf_class). Or average 3: MCC (which, b2 unused);
+ *           4: balanced accuracy, which 1 adjusted (b2 unused).
  *   out     float64 (R,): A's metric minus B's.
  */
 static PyObject *prf_deltas(PyObject *self, PyObject *args) {
@@ -890,12 +980,13 @@ static PyObject *prf_deltas(PyObject *self, PyObject *args) {
     const Py_ssize_t n_res = v[0].ndim == 2 ? v[0].shape[0] : -1;
     const Py_ssize_t width = v[0].ndim == 2 ? v[0].shape[1] : -1;
     if (n_res < 0 || c < 1 || width < 6 * c || v[1].len / 8 != n_res || average < 0 ||
-        average > 2 || which < 0 || which > 2) {
+        average > 4 || which < 0 || which > 2) {
         PyErr_SetString(PyExc_ValueError, "prf_deltas: inconsistent arguments");
         goto done;
     }
-    double *scratch = average == 0 ? PyMem_Malloc(2 * c * sizeof(double)) : NULL;
-    if (average == 0 && scratch == NULL) {
+    const int scratched = average == 0 || average == 4;
+    double *scratch = scratched ? PyMem_Malloc(2 * c * sizeof(double)) : NULL;
+    if (scratched && scratch == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -943,7 +1034,7 @@ static PyObject *label_deltas(PyObject *self, PyObject *args) {
     if (get_buffer(out_obj, &out_view, "out", 'f', 8, 1) < 0) goto done;
     have_out = 1;
     if (n_res < 0 || step < 1 || c < 1 || c > (INT32_MAX - 16) / 6 || out_view.len / 8 != n_res ||
-        average < 0 || average > 2 || which < 0 || which > 2) {
+        average < 0 || average > 4 || which < 0 || which > 2) {
         PyErr_SetString(PyExc_ValueError, "label_deltas: inconsistent arguments");
         goto done;
     }

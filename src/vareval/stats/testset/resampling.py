@@ -233,6 +233,13 @@ def _mcc_combine(s):
     return mcc_from_counts(s[..., :c], s[..., c : 2 * c], s[..., 2 * c :])
 
 
+_mcc_combine.compiled = (3, 0, 0.0)  # the kernel's code (``prf_deltas``): the same bits
+
+# Below this many items MCC's sums (at most n**2) are exact in doubles, so the
+# kernel's integer sums give numpy's bits; past it numpy's rounding is kept.
+MCC_EXACT_ITEMS = math.isqrt(2**53 - 1)
+
+
 def _balanced_accuracy_combine(adjusted: bool):
     def combine(s):
         s = np.asarray(s, dtype=float)
@@ -241,7 +248,16 @@ def _balanced_accuracy_combine(adjusted: bool):
             s[..., :c], s[..., 2 * c :], adjusted=adjusted
         )
 
+    combine.compiled = (4, int(adjusted), 0.0)  # the kernel's code: numpy's pairwise sum
     return combine
+
+
+def _compiled_combine(metric, n_items: int):
+    """The kernel's code for ``metric``'s combine of label counts, or None (numpy's)."""
+    spec = getattr(metric.combine, "compiled", None)
+    if spec is not None and spec[0] == 3 and n_items > MCC_EXACT_ITEMS:
+        return None
+    return spec
 
 
 def _class_recall_combine(code: int):
@@ -1040,10 +1056,10 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
     out = np.empty(n_resamples)
     step = min(n_resamples, max(1, KERNEL_ELEMENTS // slots_width(c)))
     bits = rng.bit_generator
-    spec = getattr(metric.combine, "compiled", None)
+    spec = _compiled_combine(metric, n)
     if spec is not None:
-        # precision, recall, F: every block drawn and combined in one call (the
-        # multinomial between blocks called from it, taking the same words)
+        # every block drawn and combined in one call (the multinomial between
+        # blocks called from it, taking the same words)
         draw = functools.partial(rng.multinomial, n, shares)
         with bits.lock:
             kernel.label_deltas(bits.capsule, pcg64_state(bits), *tables, given_slots, draw,
@@ -1056,17 +1072,18 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
         with bits.lock:
             kernel.label_counts(bits.capsule, pcg64_state(bits), *tables, given_slots, given,
                                 held[:size])
-        out[pos : pos + size] = count_deltas(kernel, metric, held[:size], c)
+        out[pos : pos + size] = count_deltas(kernel, metric, held[:size], c, n)
     return out
 
 
-def count_deltas(kernel, metric, counts, n_classes):
+def count_deltas(kernel, metric, counts, n_classes, n_items):
     """``delta`` of each row of label counts (the columns of :func:`label_slots`).
 
-    In the kernel (``prf_deltas``) for precision, recall and F-beta; other
-    metrics of these counts (MCC, balanced accuracy) combine in numpy.
+    In the kernel (``prf_deltas``) for precision, recall, F-beta, MCC and
+    balanced accuracy (MCC up to ``MCC_EXACT_ITEMS`` items a row, ``n_items``
+    at most), with numpy's bits; other metrics of these counts in numpy.
     """
-    spec = getattr(metric.combine, "compiled", None)
+    spec = _compiled_combine(metric, n_items)
     if kernel is not None and spec is not None:
         out = np.empty(counts.shape[0])
         kernel.prf_deltas(counts, n_classes, *spec, out)
@@ -1087,7 +1104,7 @@ def _label_jackknife(metric, types):
         j = min(t_count, i + step)
         counts = np.repeat(total[None, :], j - i, axis=0)
         counts[np.arange(j - i)[:, None], slots[i:j]] -= 1  # a spare slot twice: no matter
-        out[i:j] = count_deltas(kernel, metric, counts, c)
+        out[i:j] = count_deltas(kernel, metric, counts, c, types.n - 1)
     return out
 
 
