@@ -227,7 +227,10 @@ def _label_reference(types, n_res, step, bits, path):
                           ("macro-recall", np.random.Philox, 40, 900, "index"),
                           ("weighted-f0.5", np.random.PCG64, 40, 900, "index"),
                           ("micro-f1", np.random.SFC64, 40, 900, "index"),
-                          ("macro-f2", np.random.PCG64, 12, 3000, "split")])
+                          ("macro-f2", np.random.PCG64, 12, 3000, "split"),
+                          ("mcc", np.random.PCG64, 40, 900, "index"),
+                          ("balanced_accuracy", np.random.SFC64, 12, 3000, "split"),
+                          ("adjusted_balanced_accuracy", np.random.PCG64, 300, 900, "index")])
 def test_label_bootstrap_in_many_blocks_equals_the_definition(name, bits, c, n, path,
                                                               monkeypatch):
     # one kernel call draws every block (label_deltas) and calls the multinomial
@@ -540,7 +543,7 @@ def test_label_counts_and_prf_deltas_refuse_bad_arrays():
     with pytest.raises(ValueError, match="inconsistent"):  # 6 C columns needed
         kernel.prf_deltas(np.zeros((2, 11), np.int32), 2, 0, 2, 1.0, np.empty(2))
     with pytest.raises(ValueError, match="inconsistent"):
-        kernel.prf_deltas(np.zeros((2, 12), np.int32), 2, 3, 2, 1.0, np.empty(2))
+        kernel.prf_deltas(np.zeros((2, 12), np.int32), 2, 5, 2, 1.0, np.empty(2))
 
 
 def _per_class(gold, pred, classes):
@@ -578,9 +581,16 @@ PRF = [f"{avg}-{which}" for avg in ("macro", "micro", "weighted")
        for which in ("precision", "recall", "f1", "f0.5", "f2")]
 
 
+COUNT_METRICS = ["mcc", "balanced_accuracy", "adjusted_balanced_accuracy"]
+
+
 def _sklearn_score(name, gold, pred):
     from sklearn import metrics as skm
 
+    if name == "mcc":
+        return skm.matthews_corrcoef(gold, pred)
+    if name.endswith("balanced_accuracy"):
+        return skm.balanced_accuracy_score(gold, pred, adjusted=name.startswith("adjusted"))
     average, which = name.split("-")
     if which.startswith("f"):
         return skm.fbeta_score(gold, pred, beta=float(which[1:]), average=average,
@@ -589,7 +599,8 @@ def _sklearn_score(name, gold, pred):
     return fn(gold, pred, average=average, zero_division=0)
 
 
-@pytest.mark.parametrize("name", PRF)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::UserWarning")
+@pytest.mark.parametrize("name", PRF + COUNT_METRICS)
 def test_prf_deltas_equal_sklearn_on_any_multiset(name):
     # the compiled combine on label counts equals scikit-learn's score of the
     # resampled items (classes inferred from the gold and predicted labels,
@@ -610,11 +621,72 @@ def test_prf_deltas_equal_sklearn_on_any_multiset(name):
     got = rs.count_deltas(kernel, metric, counts, c, 800)
     want = [_sklearn_score(name, labels[p, 0], labels[p, 1])
             - _sklearn_score(name, labels[p, 0], labels[p, 2]) for p in picks]
+    if name.startswith("adjusted"):  # one gold class: no chance level to rescale by (NaN)
+        one = np.array([np.unique(labels[p, 0]).size == 1 for p in picks])
+        assert one[:2].all() and not one[-2:].any() and np.isnan(got[one]).all()
+        got, want, counts = got[~one], np.array(want)[~one], counts[~one]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     assert got[-1] == 0.0
     # and the numpy combine of the same counts (no kernel) agrees
     numpy_path = rs.count_deltas(None, metric, counts, c, 800)
     np.testing.assert_allclose(numpy_path, got, rtol=0, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's, on tables of no gold items
+@pytest.mark.parametrize("c", [3, 8, 20, 129, 1000, 3000])
+def test_mcc_and_balanced_accuracy_combines_give_numpys_bits(c):
+    # MCC's integer sums and balanced accuracy's pairwise sum of recalls in the
+    # kernel: each delta the numpy combine's to the last bit, on any table of
+    # counts (absent classes, one gold class, systems that agree, large counts)
+    rng = np.random.default_rng(c)
+    rows = max(8, 24_000 // c)
+    counts = rng.integers(0, rng.integers(1, 3000, (rows, 1)), (rows, 6 * c)).astype(np.int32)
+    counts[:, rng.random(6 * c) < 0.2] = 0  # absent classes
+    counts[rows // 3 : rows // 2, : 4 * c] *= rng.random(4 * c) < 0.5
+    gold_one = np.zeros((2, 6, c), np.int32)
+    gold_one[:, :4, c // 2] = rng.integers(1, 40, (2, 4))  # one gold class, FP elsewhere
+    gold_one[:, 4:, :] = rng.integers(0, 3, (2, 2, c))
+    counts[:2] = gold_one.reshape(2, 6 * c)
+    counts[2, c : 3 * c] = 0  # A and B agree: delta 0
+    counts[2, 4 * c : 5 * c] = counts[2, 5 * c : 6 * c]
+    n_items = int(counts[:, : 4 * c].sum(1).max())
+    for name in COUNT_METRICS:
+        metric = rs.get_metric(name)
+        got = rs.count_deltas(kernel, metric, counts, c, n_items)
+        want = rs.count_deltas(None, metric, counts, c, n_items)
+        np.testing.assert_array_equal(got, want)
+        assert got[2] == 0.0
+    # the same code reached from the rows' own combine
+    np.testing.assert_array_equal(rs._delta(rs.get_metric("mcc"), *rs.prf_counts(counts, c)),
+                                  rs.count_deltas(kernel, rs.get_metric("mcc"), counts, c, 10))
+
+
+@pytest.mark.parametrize(("c", "method"), [(4, "auto"), (20, "auto"), (20, "index"),
+                                           (100, "auto"), (1000, "auto"), (3000, "index")])
+def test_mcc_and_balanced_accuracy_bootstraps_equal_the_numpy_combine(c, method, monkeypatch):
+    # the whole bootstrap (one label_deltas call) and its BCa jackknife, against
+    # the blocks of label_counts combined in numpy (the path before, kept past
+    # MCC_EXACT_ITEMS): the same draws, so the same bits, p-value and interval
+    g, a, b = _pair(2500, c, c)
+    b[:500] = a[:500]
+    for name in COUNT_METRICS:
+        kw = dict(metric=name, n_resamples=400, ci="bca", method=method, rng=c)
+        fast = paired_bootstrap(g, a, b, **kw)
+        with monkeypatch.context() as m:
+            m.setattr(rs, "_compiled_combine", lambda metric, n_items: None)
+            slow = paired_bootstrap(g, a, b, **kw)
+        assert fast.path == slow.path and fast.path.endswith("-compiled")
+        np.testing.assert_array_equal(fast.distribution, slow.distribution)
+        assert (fast.pvalue, fast.low, fast.high) == (slow.pvalue, slow.low, slow.high)
+
+
+def test_mcc_keeps_numpys_sums_past_exact_integers():
+    # past MCC_EXACT_ITEMS items numpy's float sums may round: its combine is kept
+    mcc, f1 = rs.get_metric("mcc"), rs.get_metric("macro-f1")
+    assert rs._compiled_combine(mcc, rs.MCC_EXACT_ITEMS) == (3, 0, 0.0)
+    assert rs.MCC_EXACT_ITEMS**2 < 2**53 <= (rs.MCC_EXACT_ITEMS + 1) ** 2
+    assert rs._compiled_combine(mcc, rs.MCC_EXACT_ITEMS + 1) is None
+    assert rs._compiled_combine(f1, 2**40) is not None
 
 
 @pytest.mark.parametrize("name", ["macro-f1", "weighted-precision", "micro-recall", "mcc",
