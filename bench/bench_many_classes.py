@@ -17,7 +17,12 @@ compiled kernel (``_bootkernel``, built at install; without it the numpy
 paths run). ``--numpy`` also times the numpy paths (``VAREVAL_NO_KERNEL``)
 in the same run, best of 3, and their ratio to scipy.
 
-Run: PYTHONPATH=src python bench/bench_many_classes.py [--numpy] [classes ...]
+``--metrics mcc,balanced_accuracy`` (any metric names) prints instead the
+CPU and wall seconds of vareval alone for those metrics, best of 3, with the
+bench's percentile interval and with the default BCa one (its jackknife
+included); with ``--numpy`` the numpy paths' too.
+
+Run: PYTHONPATH=src python bench/bench_many_classes.py [--numpy] [--metrics a,b] [classes ...]
 (with PYTHONPATH=src, build the kernel in place first:
 ``python setup.py build_ext --inplace``, or ``pip install -e .``)
 """
@@ -27,6 +32,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import functools  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -128,6 +134,37 @@ def main(classes=CLASSES, numpy_too=False):
           "vareval < 0.5 s CPU at every class count.")
 
 
+def metric_times(metrics, classes=CLASSES, numpy_too=False):
+    """vareval alone on other metrics: CPU / wall seconds, best CPU of 3 (no anchor)."""
+    print(f"n = {N:,} items, b = {B:,} resamples, paired bootstrap; "
+          f"load {os.getloadavg()[0]:.1f}; CPU / wall s, best of 3")
+    print(f"{'classes':>7s} {'metric':>26s} {'path':>14s} {'percentile':>15s} {'bca':>15s}"
+          + (f" {'numpy pct':>9s} {'numpy bca':>9s}" if numpy_too else ""))
+    for c in classes:
+        g, a, b = make(N, c)
+        for m in metrics:
+            row, paths = [], []
+            for kernel_off in (False, True) if numpy_too else (False,):
+                numpy_paths(kernel_off)
+                for ci in ("percentile", "bca"):
+                    run = functools.partial(paired_bootstrap, g, a, b, metric=m,
+                                            n_resamples=B, ci=ci, rng=0)
+                    cpu, wall, r = min((timed(run) for _ in range(3)), key=lambda x: x[0])
+                    row.append(f"{cpu:9.3f}" if kernel_off else f"{cpu:6.3f} /{wall:6.3f}")
+                    paths.append(r.path)
+            numpy_paths(False)
+            print(f"{c:7d} {m:>26s} {paths[0]:>14s} " + " ".join(row))
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main(tuple(int(x) for x in args if x != "--numpy") or CLASSES, "--numpy" in args)
+    metrics = None
+    if "--metrics" in args:
+        at = args.index("--metrics")
+        metrics = args[at + 1].split(",")
+        del args[at : at + 2]
+    classes = tuple(int(x) for x in args if x != "--numpy") or CLASSES
+    if metrics:
+        metric_times(metrics, classes, "--numpy" in args)
+    else:
+        main(classes, "--numpy" in args)
