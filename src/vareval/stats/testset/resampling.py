@@ -37,8 +37,9 @@ from its type counts, with the random words taken from the same numpy
 Generator (:func:`compiled_sums`). For precision/recall/F-type label
 metrics with many classes the types are label triples and no rows are
 summed: each drawn item adds 1 to its one to three label counts
-(:func:`label_slots`), and precision, recall and F-beta are combined from
-the counts in C too (:func:`count_deltas`). The paths' names then end in
+(:func:`label_slots`), and precision, recall, F-beta, MCC and balanced
+accuracy are combined from the counts in C too, with the numpy combine's
+bits (:func:`count_deltas`). The paths' names then end in
 ``-compiled``. Without it (no compiler at install, or ``VAREVAL_NO_KERNEL``
 set) the numpy paths run; both draw from the same distribution, so their
 results agree within Monte Carlo error, not draw for draw.
@@ -1037,10 +1038,10 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
     (:func:`count_deltas`), so no type rows are summed or built. A
     multinomial gives each resample's counts of the frequent types and how
     many of its items are drawn among the rare items that add to one count
-    (both systems right), two (one right) and three (neither). For
-    precision, recall and F the whole bootstrap is one kernel call
-    (``label_deltas``), which calls the multinomial between blocks itself:
-    the same words as a call a block.
+    (both systems right), two (one right) and three (neither). For the
+    metrics the kernel combines (:func:`count_deltas`) the whole bootstrap
+    is one kernel call (``label_deltas``), which calls the multinomial
+    between blocks itself: the same words as a call a block.
     """
     n, c = types.n, types.n_classes
     slots = label_slots(types.labels, c)
