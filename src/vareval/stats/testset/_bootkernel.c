@@ -2,7 +2,7 @@
  *
  * - resample_sums (any metric's rows): draw an item, count its type; then each
  *   resample's sums are its type counts times the types' rows.
- * - label_counts (precision/recall/F-type label metrics): draw an item, add 1 to
+ * - label_counts (precision/recall/F, MCC, balanced accuracy): draw an item, add 1 to
  *   its one or three label counts; prf_deltas then combines the counts
  *   (label_deltas: both, for a whole bootstrap in one call).
  *
