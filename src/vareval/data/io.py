@@ -362,19 +362,7 @@ def _refuse_concatenated(path, data: bytes | None = None) -> None:
                 if last.endswith(b"\n" + header):
                     found.append(tail + len(last) - len(header) - 1)
             bom = buf.find(b"\n" + _BOM, 0, have) if buf.find(b"\xef", 0, have) >= 0 else -1
-            if bom >= 0:
-                raise DataError(
-                    f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
-                    f"{_line_after(path, base + bom)}, as when files are joined with "
-                    "cat; remove it (a label would start with an invisible character)."
-                )
-            found = [x for x in found if x >= 0]
-            if found:
-                raise DataError(
-                    f"file '{path}' repeats its header line at line "
-                    f"{_line_after(path, base + min(found))}, as when files are joined with "
-                    "cat; remove the repeated header (it would be read as a run)."
-                )
+            _refuse_found(path, base, bom, found)
             if not got:
                 return
             cut = max(0, have - keep)
@@ -392,22 +380,32 @@ def _refuse_marks(path, data: bytes) -> None:
     header = data[:base].removeprefix(_BOM).rstrip(b"\r\n")
     if base < 0 or not header:
         return
-    if data.find(b"\xef", base) >= 0 and (bom := data.find(b"\n" + _BOM, base)) >= 0:
-        raise DataError(
-            f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
-            f"{_line_after(path, bom)}, as when files are joined with "
-            "cat; remove it (a label would start with an invisible character)."
-        )
+    bom = data.find(b"\n" + _BOM, base) if data.find(b"\xef", base) >= 0 else -1
     found = [data.find(b"\n" + header + end, base) for end in (b"\n", b"\r\n")]
     tail = max(base, len(data) - len(header) - 3)
     last = data[tail:].rstrip(b"\r\n")
     if last.endswith(b"\n" + header):
         found.append(tail + len(last) - len(header) - 1)
+    _refuse_found(path, 0, bom, found)
+
+
+def _refuse_found(path, base: int, bom: int, found: list[int]) -> None:
+    """Refuse a BOM mid-file (at ``bom``) or a repeated header (the first of ``found``).
+
+    Positions are of the newline before the mark, ``base`` bytes into the
+    file; -1 where there is none.
+    """
+    if bom >= 0:
+        raise DataError(
+            f"file '{path}' has a byte-order mark (U+FEFF) at the start of line "
+            f"{_line_after(path, base + bom)}, as when files are joined with "
+            "cat; remove it (a label would start with an invisible character)."
+        )
     found = [x for x in found if x >= 0]
     if found:
         raise DataError(
             f"file '{path}' repeats its header line at line "
-            f"{_line_after(path, min(found))}, as when files are joined with "
+            f"{_line_after(path, base + min(found))}, as when files are joined with "
             "cat; remove the repeated header (it would be read as a run)."
         )
 
