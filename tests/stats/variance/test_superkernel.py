@@ -399,8 +399,10 @@ def _raw_csr(rng, index_dtype):
 
 
 def _same_bits(a, b):
-    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
-        a.view(np.int64), b.view(np.int64)
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and np.array_equal(a.view(np.int64), b.view(np.int64))
     )
 
 

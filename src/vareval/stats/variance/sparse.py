@@ -40,11 +40,11 @@ AT_ZERO = 1e-8
 def product(A, x):
     """``A @ x`` for a sparse ``A`` and a dense ``x``, every bit as scipy computes it.
 
-    A float64 CSR matrix times a float64 array (1-D, or 2-D with up to a few
-    columns) goes to the compiled kernel: scipy's ``csr_matvec(s)`` loop (each
-    entry 0 plus its row's products in storage order) without scipy's dispatch,
-    which costs more than the products themselves on the small ones an
-    evaluation makes. Anything else, or no kernel, is ``A @ x``.
+    A float64 CSR matrix times a float64 array (1-D or 2-D) goes to the
+    compiled kernel: scipy's ``csr_matvec(s)`` loop (each entry 0 plus its
+    row's products in storage order) without scipy's dispatch, which costs
+    more than the products themselves on the small ones an evaluation makes.
+    Anything else, or no kernel, is ``A @ x``.
     """
     kernel = _kernel()
     if (
