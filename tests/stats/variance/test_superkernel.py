@@ -380,3 +380,113 @@ def test_schur_pattern_and_components_reject_bad_input():
                              ints(), np.empty(2, np.int32), np.empty(1))  # fmt: skip
     with pytest.raises(ValueError, match="components"):
         kernel.components(ints(0), ints(3), 3)
+
+
+def _raw_csr(rng, index_dtype):
+    """A random CSR matrix as scipy keeps it uncanonical: empty rows, duplicates, unsorted.
+
+    Values spread over sixteen orders of magnitude with both signs, so a sum
+    taken in another order than storage's would round differently.
+    """
+    m, n = int(rng.integers(0, 40)), int(rng.integers(1, 30))
+    per_row = rng.integers(0, 9, m) * (rng.random(m) < 0.8)  # ~20 % empty rows
+    ptr = np.concatenate([[0], np.cumsum(per_row)]).astype(index_dtype)
+    ind = rng.integers(0, n, ptr[-1]).astype(index_dtype)  # repeats: duplicates
+    val = rng.normal(size=ptr[-1]) * 10.0 ** rng.uniform(-8, 8, ptr[-1])
+    A = sp.csr_matrix((val, ind, ptr), shape=(m, n))
+    A.indptr, A.indices = ptr, ind  # scipy casts small int64 indices down: as given
+    return A
+
+
+def _same_bits(a, b):
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and np.array_equal(a.view(np.int64), b.view(np.int64))
+    )
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("seed", range(3))
+def test_csr_product_equals_scipys_bit_for_bit(seed, index_dtype, kernel_switch):
+    # the evaluation's products A @ x without scipy's dispatch: every bit of
+    # scipy's csr_matvec (one column) and csr_matvecs (several; each width the
+    # kernel unrolls, and wider), on uncanonical matrices
+    from vareval.stats.variance.sparse import product
+
+    _use("kernel", kernel_switch)
+    assert hasattr(supernodal._kernel(), "csr_product")
+    rng = np.random.default_rng(seed)
+    reordered = 0
+    for _ in range(60):
+        A = _raw_csr(rng, index_dtype)
+        for width in (None, 1, 2, 3, 4, 5, 8, 9, 13):
+            shape = (A.shape[1],) if width is None else (A.shape[1], width)
+            x = rng.normal(size=shape) * 10.0 ** rng.uniform(-8, 8, shape)
+            for xx in (x, np.asfortranarray(x)):
+                assert _same_bits(product(A, xx), A @ xx)
+            if width is None:  # the test can fail: the reverse order rounds otherwise
+                rev = A.copy()
+                for i in range(A.shape[0]):
+                    sl = slice(A.indptr[i], A.indptr[i + 1])
+                    rev.indices[sl], rev.data[sl] = A.indices[sl][::-1], A.data[sl][::-1]
+                reordered += not _same_bits(rev @ x, A @ x)
+    assert reordered > 10
+
+
+def test_csr_product_falls_back_to_scipy(kernel_switch):
+    # what the kernel does not take goes to A @ x, the same result either way
+    from vareval.stats.variance.sparse import product
+
+    rng = np.random.default_rng(5)
+    A = _raw_csr(np.random.default_rng(7), np.int32)
+    x = rng.normal(size=(A.shape[1], 2))
+    for engine in ("kernel", "numpy"):
+        _use(engine, kernel_switch)
+        for a, xx in [
+            (A, x), (A.tocsc(), x), (A.toarray(), x), (A, x.astype(np.float32)),
+            (A.astype(np.float32), x), (A, np.ones((A.shape[1], 0))), (A, x.astype(int)),
+        ]:  # fmt: skip
+            assert _same_bits(np.asarray(product(a, xx)), np.asarray(a @ xx))
+        with pytest.raises(ValueError):  # a mismatch raises as scipy does
+            product(A, np.ones(A.shape[1] + 1))
+
+
+def test_csr_product_rejects_bad_input():
+    kernel = supernodal._kernel()
+    if kernel is None or not hasattr(kernel, "csr_product"):
+        pytest.skip("the compiled supernodal kernel is not built")
+
+    def ints(*v):
+        return np.array(v, dtype=np.int32)
+
+    x, y = np.ones(3), np.empty(2)
+    with pytest.raises(ValueError, match="outside x"):
+        kernel.csr_product(ints(0, 1, 2), ints(0, 3), np.ones(2), x, y, 1)
+    with pytest.raises(ValueError, match="outside x"):
+        kernel.csr_product(ints(0, 1, 2), ints(0, -1), np.ones(2), x, y, 1)
+    with pytest.raises(ValueError, match="inconsistent"):  # rows' bounds decreasing
+        kernel.csr_product(ints(0, 2, 1), ints(0, 1), np.ones(2), x, y, 1)
+    with pytest.raises(ValueError, match="inconsistent"):  # y of the wrong size
+        kernel.csr_product(ints(0, 1, 2), ints(0, 1), np.ones(2), x, np.empty(3), 1)
+    with pytest.raises(ValueError, match="inconsistent"):  # mixed index widths
+        kernel.csr_product(ints(0, 1, 2), np.array([0, 1]), np.ones(2), x, y, 1)
+
+
+def test_sparse_schur_entries_in_one_pass_equal_two_products(kernel_switch):
+    # the Schur complement's entries and dE/dtheta_b from one pass over the pair
+    # table (kernel, or two columns through scipy) equal two separate products
+    from vareval.stats.variance.fit import _Crossprods
+
+    g = np.random.default_rng(3)
+    n = 1500
+    groups = [g.integers(0, 200, n), g.integers(0, 80, n), g.integers(0, 30, n)]
+    y = g.normal(size=200)[groups[0]] + g.normal(size=n)
+    for engine in ("kernel", "numpy"):
+        _use(engine, kernel_switch)
+        schur = _Crossprods(y, np.ones((n, 1)), groups, [200, 80, 30], path="sparse").schur
+        theta = np.array([1.3, 0.4, 2.2])
+        E, lam, d, dE_b = schur._entries(theta)
+        tb = theta[schur.cp.big]
+        assert _same_bits(E, schur.nrr - tb * tb * (schur.pairs @ (1.0 / d)))
+        assert _same_bits(np.ascontiguousarray(dE_b), schur.pairs @ (-2.0 * tb / d**2))

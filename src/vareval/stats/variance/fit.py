@@ -41,7 +41,13 @@ import scipy.linalg as sla
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._result import Result
-from vareval.stats.variance.sparse import AT_ZERO, SparseSchur, row_pairs, unique_inverse
+from vareval.stats.variance.sparse import (
+    AT_ZERO,
+    SparseSchur,
+    product,
+    row_pairs,
+    unique_inverse,
+)
 from vareval.stats.variance.supernodal import _int64, _kernel
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
@@ -597,7 +603,8 @@ class _Crossprods:
         zr_b = _terms(b, H_b, tb)
         if self.r:
             # Z_r'V^-1 = Z_r' - Z_r'Z Lambda A^-1 Lambda Z'
-            H_r = self.ZtXy_r - (self.N_brT @ (tb * W_b) + self.N_rr @ (lam[:, None] * W_r))
+            NW_r = product(self.N_brT, tb * W_b) + product(self.N_rr, lam[:, None] * W_r)
+            H_r = self.ZtXy_r - NW_r
             zr_r = np.empty(self.r)
             rest = [
                 (j, slice(self.rest_offsets[i], self.rest_offsets[i + 1]))
@@ -631,8 +638,8 @@ class _Crossprods:
         With ``parts``, also ``N_br Lambda_r W_r`` (the gradient's ``Z_b'V^-1``).
         """
         t = V_b / d[:, None]
-        W_r = cS.solve(V_r - lam[:, None] * (tb * (self.N_brT @ t)))
-        NW = self.N_br @ (lam[:, None] * W_r)
+        W_r = cS.solve(V_r - lam[:, None] * (tb * product(self.N_brT, t)))
+        NW = product(self.N_br, lam[:, None] * W_r)
         W_b = (V_b - tb * NW) / d[:, None]
         return (W_b, W_r, NW) if parts else (W_b, W_r)
 
@@ -662,8 +669,8 @@ class _Crossprods:
             for i, j in enumerate(self.rest):
                 sl = slice(self.rest_offsets[i], self.rest_offsets[i + 1])
                 G_r[sl, j] = zr_r[sl]
-            ZW_b = self.n_b[:, None] * G_b + self.N_br @ G_r  # Z_b' w_j
-            ZW_r = self.N_brT @ G_b + self.N_rr @ G_r
+            ZW_b = self.n_b[:, None] * G_b + product(self.N_br, G_r)  # Z_b' w_j
+            ZW_r = product(self.N_brT, G_b) + product(self.N_rr, G_r)
             V_b, V_r = tb * ZW_b, lam[:, None] * ZW_r
             M_b, M_r = self._solve_a(cS, V_b, V_r, tb, d, lam)
             WW = G_b.T @ ZW_b + G_r.T @ ZW_r - V_b.T @ M_b - V_r.T @ M_r  # w' V^-1 w

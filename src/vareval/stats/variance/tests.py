@@ -55,6 +55,7 @@ from vareval.stats.variance.fit import (
     fit_mixed,
 )
 from vareval.stats.variance.slopes import _SlopeModel, _SlopeState
+from vareval.stats.variance.sparse import product
 
 METHODS = ("satterthwaite", "kenward-roger")
 MAX_DENSE_KR_ROWS = 5000  # Kenward-Roger for random slopes uses n x n matrices
@@ -609,8 +610,8 @@ class _Schur:
             return t
         lr = self.lam_r[:, None]
         out = np.empty_like(rhs)  # filled in place: no stacked copies of (q, m) arrays
-        out[qb:] = self.cS.solve(rhs[qb:] - self.tb * lr * (cp.N_brT @ t))
-        np.subtract(rhs[:qb], self.tb * (cp.N_br @ (lr * out[qb:])), out=out[:qb])
+        out[qb:] = self.cS.solve(rhs[qb:] - self.tb * lr * product(cp.N_brT, t))
+        np.subtract(rhs[:qb], self.tb * product(cp.N_br, lr * out[qb:]), out=out[:qb])
         out[:qb] /= self.d[:, None]
         return out
 
@@ -620,7 +621,7 @@ class _Schur:
         t = v[:qb] / self.d[:, None]
         out = v[:qb].T @ t
         if self.r:
-            y = v[qb:] - self.tb * self.lam_r[:, None] * (cp.N_brT @ t)
+            y = v[qb:] - self.tb * self.lam_r[:, None] * product(cp.N_brT, t)
             out += y.T @ self.cS.solve(y)
         return out
 
@@ -631,9 +632,9 @@ class _Schur:
             return cp.n_b[:, None] * a
         out = np.empty_like(a)
         np.multiply(cp.n_b[:, None], a[:qb], out=out[:qb])
-        out[:qb] += cp.N_br @ a[qb:]
-        out[qb:] = cp.N_brT @ a[:qb]
-        out[qb:] += cp.N_rr @ a[qb:]
+        out[:qb] += product(cp.N_br, a[qb:])
+        out[qb:] = product(cp.N_brT, a[:qb])
+        out[qb:] += product(cp.N_rr, a[qb:])
         return out
 
     def traces(self, n, s2, jacobians=None):
