@@ -53,6 +53,21 @@ def test_missing_file(tmp_path):
         read_table(tmp_path / "nope.csv")
 
 
+def test_a_path_that_may_not_be_searched_says_permission_denied(tmp_path, monkeypatch):
+    """Not "does not exist": stat's PermissionError (as root, faked) is named as such."""
+    import os
+
+    path = tmp_path / "runs.csv"
+    path.write_text("method,accuracy\na,0.9\n")
+
+    def denied(p, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(p))
+
+    monkeypatch.setattr(os, "stat", denied)
+    with pytest.raises(DataError, match="could not be read: permission denied"):
+        read_table(path)
+
+
 def test_numbers_reads_metric_columns_as_floats(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text("method,accuracy,loss\n1.10,0.970370,nan\n01,0.95,inf\n")

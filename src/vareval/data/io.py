@@ -145,6 +145,8 @@ def _file_size(path) -> int | None:
     """The size of the regular file at ``path``; None where there is none (``os.path.isfile``)."""
     try:
         status = os.stat(path)
+    except PermissionError:  # a folder on the way that may not be searched: not "missing"
+        raise DataError(f"file '{path}' could not be read: permission denied.") from None
     except (OSError, ValueError):
         return None
     return status.st_size if stat.S_ISREG(status.st_mode) else None
