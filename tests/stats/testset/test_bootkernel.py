@@ -176,21 +176,10 @@ def test_bootstrap_equals_brute_force_on_the_kernels_draws(method, c, expect, mo
         digits, _ = digit_stream(ref.bit_generator, lookup.size, int(given[:, -1].sum()))
         for r, drawn in enumerate(np.split(digits, np.cumsum(given[:, -1])[:-1])):
             counts[r] = np.bincount(lookup[drawn], minlength=types.n_types)
-    else:  # the label counts' path: items both systems got right, one got right, neither
+        counts[:, heavy] += given[:, : np.count_nonzero(heavy)]
+    else:  # the label counts' path, in one block
         assert c > 10
-        gl, al, bl = types.labels.T
-        wrong = (al != gl).astype(int) + (bl != gl)
-        heavy = np.where(wrong == 0, types.counts >= rs.LABEL_HEAVY_ONE,
-                         types.counts >= rs.LABEL_HEAVY_TYPE) & path.startswith("split")
-        rare = types.item_type[~heavy[types.item_type]]
-        lookups = [rare[wrong[rare] == k] for k in range(3)]
-        given = ref.multinomial(n, np.append(types.counts[heavy], [len(x) for x in lookups]) / n,
-                                size=b)
-        streams = [Digits(ref.bit_generator, len(x)) for x in lookups]
-        for r in range(b):
-            for lookup, stream, k in zip(lookups, streams, given[r, -3:], strict=True):
-                counts[r] += np.bincount(lookup[stream.take(k)], minlength=types.n_types)
-    counts[:, heavy] += given[:, : np.count_nonzero(heavy)]
+        counts = _label_reference(types, b, b, ref.bit_generator, path)
     want = metric.combine(counts @ types.stats_a) - metric.combine(counts @ types.stats_b)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
