@@ -43,6 +43,7 @@
  *   bytes (see there).
  * components(a, b, n) -> labels as bytes of int64 (see there).
  * csr_product(ptr, ind, val, x, y, w): y = A x for a CSR matrix A (see there).
+ * potrf, potrs, potri, trtrs, geqp3: single LAPACK calls for dense.py (see there).
  * Every call releases the GIL.
  */
 #define PY_SSIZE_T_CLEAN
@@ -57,10 +58,17 @@ typedef void trsm_t(char *, char *, char *, char *, int *, int *, double *, doub
                     double *, int *);
 typedef void syrk_t(char *, char *, int *, int *, double *, double *, int *, double *, double *,
                     int *);
+typedef void potrs_t(char *, int *, int *, double *, int *, double *, int *, int *);
+typedef void trtrs_t(char *, char *, char *, int *, int *, double *, int *, double *, int *,
+                     int *);
+typedef void geqp3_t(int *, int *, double *, int *, int *, double *, double *, int *, int *);
 typedef void gemm_t(char *, char *, int *, int *, int *, double *, double *, int *, double *,
                     int *, double *, double *, int *);
 
-static potrf_t *dpotrf;
+static potrf_t *dpotrf, *dpotri;
+static potrs_t *dpotrs;
+static trtrs_t *dtrtrs;
+static geqp3_t *dgeqp3;
 static trtri_t *dtrtri;
 static trsm_t *dtrmm;
 static syrk_t *dsyrk;
@@ -1114,19 +1122,136 @@ static void *scipy_function(PyObject *capi, const char *name) {
     return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));
 }
 
+/* The addresses come from vareval.stats._lapack_api.capi(), which loads scipy's two Cython
+ * API modules without running scipy/linalg/__init__.py (~35 ms of CPU a process); the
+ * import stays here, at the module's start, so that no function can run before they are
+ * set. */
 static int load_scipy(void) {
-    PyObject *blas = PyImport_ImportModule("scipy.linalg.cython_blas");
-    PyObject *lapack = blas ? PyImport_ImportModule("scipy.linalg.cython_lapack") : NULL;
-    PyObject *cb = lapack ? PyObject_GetAttrString(blas, "__pyx_capi__") : NULL;
-    PyObject *cl = cb ? PyObject_GetAttrString(lapack, "__pyx_capi__") : NULL;
-    int ok = cl && (dpotrf = scipy_function(cl, "dpotrf")) && (dtrtri = scipy_function(cl, "dtrtri")) &&
+    PyObject *api = PyImport_ImportModule("vareval.stats._lapack_api");
+    PyObject *pair = api ? PyObject_CallMethod(api, "capi", NULL) : NULL;
+    PyObject *cb = NULL, *cl = NULL;
+    int ok = pair && PyArg_ParseTuple(pair, "O!O!", &PyDict_Type, &cb, &PyDict_Type, &cl) &&
+             (dpotrf = scipy_function(cl, "dpotrf")) && (dtrtri = scipy_function(cl, "dtrtri")) &&
+             (dpotrs = scipy_function(cl, "dpotrs")) && (dpotri = scipy_function(cl, "dpotri")) &&
+             (dtrtrs = scipy_function(cl, "dtrtrs")) && (dgeqp3 = scipy_function(cl, "dgeqp3")) &&
              (dtrmm = scipy_function(cb, "dtrmm")) &&
              (dsyrk = scipy_function(cb, "dsyrk")) && (dgemm = scipy_function(cb, "dgemm"));
-    Py_XDECREF(blas);
-    Py_XDECREF(lapack);
-    Py_XDECREF(cb);
-    Py_XDECREF(cl);
+    Py_XDECREF(api);
+    Py_XDECREF(pair);
     return ok ? 0 : -1;
+}
+
+/* Dense LAPACK calls for dense.py, on float64 arrays in Fortran order (passed as their C-ordered
+ * transposes' buffers), as scipy.linalg's f2py wrappers make them; each returns LAPACK's info.
+ * potrf(a, n, lower, clean): a (n x n) overwritten by its factor; clean zeroes the other
+ *   triangle as scipy's wrapper does (after the call, whatever info).
+ * potrs(c, n, b, nrhs, lower): b (n x nrhs) overwritten by A^-1 b from A's factor c.
+ * potri(c, n, lower): c overwritten by A^-1 in c's triangle.
+ * trtrs(a, n, b, nrhs, lower, trans): b overwritten by op(a)^-1 b, op(a) = a or a' (trans).
+ * geqp3(a, m, n, jpvt, tau): a (m x n) overwritten by its pivoted QR (R in its upper
+ *   triangle); jpvt (int32, n, zero on entry: every column free) the 1-based pivots; the
+ *   workspace LAPACK asks for in a query (lwork = -1) first, as scipy's qr does. */
+static int dense_size(Py_buffer *b, long long rows, long long cols, Py_ssize_t item) {
+    if (rows < 0 || cols < 0 || rows > INT32_MAX || cols > INT32_MAX || b->len != rows * cols * item) {
+        PyErr_SetString(PyExc_ValueError, "dense LAPACK call: an array of the wrong size");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *lapack_potrf(PyObject *self, PyObject *args) {
+    Py_buffer a;
+    int n, lower, clean, info = 0;
+    if (!PyArg_ParseTuple(args, "w*ipp", &a, &n, &lower, &clean)) return NULL;
+    PyObject *result = NULL;
+    if (dense_size(&a, n, n, 8)) {
+        double *c = a.buf;
+        Py_BEGIN_ALLOW_THREADS
+        dpotrf(lower ? &cL : &cU, &n, c, &n, &info);
+        if (clean)
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = i + 1; j < n; j++) c[lower ? j * n + i : i * n + j] = 0.0;
+        Py_END_ALLOW_THREADS
+        result = PyLong_FromLong(info);
+    }
+    PyBuffer_Release(&a);
+    return result;
+}
+
+static PyObject *lapack_potrs(PyObject *self, PyObject *args) {
+    Py_buffer c, b;
+    int n, nrhs, lower, info = 0;
+    if (!PyArg_ParseTuple(args, "y*iw*ip", &c, &n, &b, &nrhs, &lower)) return NULL;
+    PyObject *result = NULL;
+    if (dense_size(&c, n, n, 8) && dense_size(&b, n, nrhs, 8)) {
+        Py_BEGIN_ALLOW_THREADS
+        dpotrs(lower ? &cL : &cU, &n, &nrhs, c.buf, &n, b.buf, &n, &info);
+        Py_END_ALLOW_THREADS
+        result = PyLong_FromLong(info);
+    }
+    PyBuffer_Release(&c);
+    PyBuffer_Release(&b);
+    return result;
+}
+
+static PyObject *lapack_potri(PyObject *self, PyObject *args) {
+    Py_buffer c;
+    int n, lower, info = 0;
+    if (!PyArg_ParseTuple(args, "w*ip", &c, &n, &lower)) return NULL;
+    PyObject *result = NULL;
+    if (dense_size(&c, n, n, 8)) {
+        Py_BEGIN_ALLOW_THREADS
+        dpotri(lower ? &cL : &cU, &n, c.buf, &n, &info);
+        Py_END_ALLOW_THREADS
+        result = PyLong_FromLong(info);
+    }
+    PyBuffer_Release(&c);
+    return result;
+}
+
+static PyObject *lapack_trtrs(PyObject *self, PyObject *args) {
+    Py_buffer a, b;
+    int n, nrhs, lower, trans, info = 0;
+    if (!PyArg_ParseTuple(args, "y*iw*ipp", &a, &n, &b, &nrhs, &lower, &trans)) return NULL;
+    PyObject *result = NULL;
+    if (dense_size(&a, n, n, 8) && dense_size(&b, n, nrhs, 8)) {
+        Py_BEGIN_ALLOW_THREADS
+        dtrtrs(lower ? &cL : &cU, trans ? &cT : &cN, &cN, &n, &nrhs, a.buf, &n, b.buf, &n, &info);
+        Py_END_ALLOW_THREADS
+        result = PyLong_FromLong(info);
+    }
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&b);
+    return result;
+}
+
+static PyObject *lapack_geqp3(PyObject *self, PyObject *args) {
+    Py_buffer a, jpvt, tau;
+    int m, n, info = 0, lwork = -1;
+    if (!PyArg_ParseTuple(args, "w*iiw*w*", &a, &m, &n, &jpvt, &tau)) return NULL;
+    PyObject *result = NULL;
+    double query = 0.0, *work = NULL;
+    int mn = m < n ? m : n;
+    if (dense_size(&a, m, n, 8) && dense_size(&jpvt, n, 1, 4) && dense_size(&tau, mn, 1, 8)) {
+        int lda = m > 1 ? m : 1;
+        dgeqp3(&m, &n, a.buf, &lda, jpvt.buf, tau.buf, &query, &lwork, &info);
+        lwork = (int)query;
+        if (info == 0 && !(work = malloc((lwork > 1 ? lwork : 1) * sizeof(double))))
+            PyErr_NoMemory();
+        else {
+            if (info == 0) {
+                Py_BEGIN_ALLOW_THREADS
+                dgeqp3(&m, &n, a.buf, &lda, jpvt.buf, tau.buf, work, &lwork, &info);
+                Py_END_ALLOW_THREADS
+            }
+            result = PyLong_FromLong(info);
+        }
+    }
+    free(work);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&jpvt);
+    PyBuffer_Release(&tau);
+    return result;
 }
 
 /* schur_pattern(ptr, ind, val, lo_col, lo_row, r, where, pind, pval) -> (keys, pptr) as
@@ -1413,6 +1538,11 @@ static PyMethodDef methods[] = {
     {"factor", factor, METH_VARARGS, "The multifrontal factorisation (see the source)."},
     {"solve", solve, METH_VARARGS, "S^-1 x in place, in the elimination order (see the source)."},
     {"inverse", inverse, METH_VARARGS, "S^-1 on the pattern (see the source)."},
+    {"potrf", lapack_potrf, METH_VARARGS, "LAPACK dpotrf as scipy.linalg calls it (see the source)."},
+    {"potrs", lapack_potrs, METH_VARARGS, "LAPACK dpotrs (see the source)."},
+    {"potri", lapack_potri, METH_VARARGS, "LAPACK dpotri (see the source)."},
+    {"trtrs", lapack_trtrs, METH_VARARGS, "LAPACK dtrtrs (see the source)."},
+    {"geqp3", lapack_geqp3, METH_VARARGS, "LAPACK dgeqp3 with its workspace query (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -36,11 +36,11 @@ import itertools
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
 from vareval.stats._result import Result
+from vareval.stats.variance import dense
 from vareval.stats.variance.sparse import (
     AT_ZERO,
     SparseSchur,
@@ -156,17 +156,17 @@ class _DenseFactor:
     """Cholesky factor of a dense symmetric positive definite S."""
 
     def __init__(self, S):
-        self.cS = sla.cho_factor(S, lower=True, check_finite=False)
+        self.cS = dense.cho_factor(S, lower=True, check_finite=False)
         self.logdet = 2.0 * float(np.sum(np.log(np.diag(self.cS[0]))))
         self._inv = self._low = None
 
     def solve(self, rhs):
-        return sla.cho_solve(self.cS, rhs, check_finite=False)
+        return dense.cho_solve(self.cS, rhs, check_finite=False)
 
     def lower_inverse(self):
         """``S^-1`` in the lower triangle (LAPACK potri); the upper one is not it."""
         if self._low is None:  # from the factor: a third of a solve's flops
-            low, info = sla.lapack.dpotri(self.cS[0], lower=1)
+            low, info = dense.potri(self.cS[0], lower=1)
             if info:
                 raise np.linalg.LinAlgError("potri failed")
             self._low = low
@@ -539,7 +539,7 @@ class _Crossprods:
         M = self.XyXy - Q
         M = 0.5 * (M + M.T)
         try:
-            R = sla.cholesky(M, lower=False, check_finite=False)
+            R = dense.cholesky(M, lower=False, check_finite=False)
         except np.linalg.LinAlgError:
             R = None
         if R is None or not np.all(np.diag(R)[:p] > 0):
@@ -1054,7 +1054,7 @@ def _check_rank(X, names):
     """Raise FitError naming the columns of X that are linear combinations of others."""
     scale = np.sqrt(np.sum(X * X, axis=0))
     scale[scale == 0] = 1.0
-    _, R, piv = sla.qr(X / scale, mode="economic", pivoting=True)
+    R, piv = dense.qr_pivoted(X / scale)
     diag = np.abs(np.diag(R))
     tol = max(X.shape) * np.finfo(float).eps * 100 * (diag[0] if diag.size else 1.0)
     rank = int(np.sum(diag > tol))
@@ -1689,7 +1689,7 @@ def _fit_from_crossprods(
     n, p, k = cp.n, cp.p, cp.k
     nn = n - p if reml else n
     sigma2 = ev["r2"] / nn
-    RXinv = sla.solve_triangular(ev["RX"], np.eye(p), lower=False)
+    RXinv = dense.solve_triangular(ev["RX"], np.eye(p), lower=False)
     vcov = sigma2 * (RXinv @ RXinv.T)
     beta = ev["beta"]
     b = cp.blups(theta, ev)

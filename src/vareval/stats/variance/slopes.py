@@ -27,10 +27,10 @@ import dataclasses
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
+from vareval.stats.variance import dense
 from vareval.stats.variance.fit import (
     SINGULAR_TOL,
     ZERO_TOL,
@@ -80,15 +80,15 @@ class _SlopeModel:
         A = _kron_both(self.ZtZ, T, m)
         A[np.diag_indices_from(A)] += 1.0
         try:
-            L = sla.cholesky(A, lower=True, check_finite=False)
+            L = dense.cholesky(A, lower=True, check_finite=False)
         except np.linalg.LinAlgError:
             raise FitError("the random-effects system is not positive definite.") from None
         LZ = _kron_left(self.ZtXy, T, m)  # Lambda' Z'[X y]
-        C = sla.solve_triangular(L, LZ, lower=True, check_finite=False)
+        C = dense.solve_triangular(L, LZ, lower=True, check_finite=False)
         M = self.XyXy - C.T @ C
         M = 0.5 * (M + M.T)
         try:
-            R = sla.cholesky(M, lower=False, check_finite=False)
+            R = dense.cholesky(M, lower=False, check_finite=False)
         except np.linalg.LinAlgError:
             raise FitError(
                 "the fixed-effects cross-product is not positive definite; "
@@ -96,7 +96,7 @@ class _SlopeModel:
             ) from None
         RX = R[:p, :p]
         r2 = max(float(R[p, p] ** 2), 1e-300)
-        beta = sla.solve_triangular(RX, R[:p, p], check_finite=False)
+        beta = dense.solve_triangular(RX, R[:p, p], check_finite=False)
         logdetA = 2.0 * float(np.sum(np.log(np.diag(L))))
         logdetRX2 = 2.0 * float(np.sum(np.log(np.abs(np.diag(RX)))))
         nn = n - p if reml else n
@@ -125,7 +125,7 @@ class _SlopeModel:
     def blups(self, theta, ev):
         """Conditional modes: an (m, 2) array of intercepts and slopes."""
         coef = np.append(-ev["beta"], 1.0)
-        u = sla.solve_triangular(ev["L"].T, ev["C"] @ coef, lower=False)
+        u = dense.solve_triangular(ev["L"].T, ev["C"] @ coef, lower=False)
         return u.reshape(self.m, 2) @ ev["T"].T
 
 
@@ -319,7 +319,7 @@ def _fit(model, y, X, codes, x, fixed_names, group_name, slope_name, level_names
     n, p = model.n, model.p
     nn = n - p if reml else n
     sigma2 = ev["r2"] / nn
-    RXi = sla.solve_triangular(ev["RX"], np.eye(p), lower=False)
+    RXi = dense.solve_triangular(ev["RX"], np.eye(p), lower=False)
     vcov = sigma2 * (RXi @ RXi.T)
     beta = ev["beta"]
     cov = sigma2 * ev["T"] @ ev["T"].T

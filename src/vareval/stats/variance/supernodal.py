@@ -75,9 +75,9 @@ import functools
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import blas, lapack
 
 from vareval.stats._compiled import compiled
+from vareval.stats._lazy import linalg  # scipy.linalg: the numpy path's BLAS and LAPACK
 
 # The partition's time model, in seconds: a fixed cost per supernode (its
 # Python loop bodies in the factorisation, the selected inverse and a solve;
@@ -759,7 +759,7 @@ class SparseCholesky:
         views = []
         update = [None] * self.n_supernodes
         bounds, offset, scatter = self._bounds, self._offset, self._scatter
-        potrf, trsm, syrk = lapack.dpotrf, blas.dtrsm, blas.dsyrk
+        potrf, trsm, syrk = linalg.lapack.dpotrf, linalg.blas.dtrsm, linalg.blas.dsyrk
         for j, (k, m) in enumerate(zip(self._k, self._m, strict=True)):
             ks = k * (k + m)
             buf = np.zeros(ks + m * m + 1)  # [F11 | F12], F22, the discarded slot
@@ -857,7 +857,7 @@ class CholeskyFactor:
         factor, so the products lose no more than ``dtrsm`` would.
         """
         if self._rinv is None:  # the kernel's factor comes with them
-            trtri = lapack.dtrtri
+            trtri = linalg.lapack.dtrtri
             self._rinv = [trtri(R, lower=0)[0] for R, _ in self._views]
         return self._rinv
 
@@ -874,7 +874,7 @@ class CholeskyFactor:
             sym._kernel.inverse(sym._plan, self._storage, self._block_inverses(), out)
             return out[sym._result]
         fronts = [None] * sym.n_supernodes
-        trmm, rinv = blas.dtrmm, self._block_inverses()
+        trmm, rinv = linalg.blas.dtrmm, self._block_inverses()
         for j in range(sym.n_supernodes - 1, -1, -1):
             W = self._views[j][1]
             k, m = W.shape

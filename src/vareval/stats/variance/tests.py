@@ -36,7 +36,6 @@ import itertools
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 
 from vareval.errors import ArgumentError, FitError, VarevalWarning
 from vareval.stats._blas import single_blas_thread
@@ -44,6 +43,7 @@ from vareval.stats._checks import as_confidence
 from vareval.stats._lazy import special  # scipy.special on first use; chi2 tails closed
 from vareval.stats._progress import progress_bar
 from vareval.stats._result import ConfidenceInterval, Result, t_interval_at
+from vareval.stats.variance import dense
 from vareval.stats.variance.fit import (
     MixedModelFit,
     _Crossprods,
@@ -448,7 +448,7 @@ class _Satterthwaite:
             self._hessian_vp(cp, fit.theta, fit.sigma / np.sqrt(self.unit2), ev, st.jacobians)
         )
         # Jacobian of vcov(beta) = sigma^2 C(theta), C = (X'V^-1 X)^-1 (relative units)
-        RXi = sla.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
+        RXi = dense.solve_triangular(ev["RX"], np.eye(self.p), lower=False)
         C = RXi @ RXi.T
         s2 = fit.sigma**2 / self.unit2
         jac = []
@@ -549,7 +549,7 @@ class _NumericSatterthwaite(_Satterthwaite):
 
         def vcov_beta(v):
             RX = model.evaluate(v[:-1], fit.reml)["RX"]
-            RXi = sla.solve_triangular(RX, np.eye(self.p), lower=False)
+            RXi = dense.solve_triangular(RX, np.eye(self.p), lower=False)
             return (v[-1] ** 2 * (RXi @ RXi.T)).ravel()
 
         J = _richardson_jacobian(vcov_beta, varpar)
