@@ -167,6 +167,31 @@ def test_a_variance_command_loads_only_what_it_uses(tmp_path):
     assert _loaded([("variance", argv, unused)], cwd=tmp_path) == {"variance": []}
 
 
+def test_a_variance_command_with_the_kernel_loads_no_scipy_linalg(tmp_path):
+    """The fit's dense LAPACK calls and the supernodal kernel's BLAS go through scipy's Cython
+    API without scipy.linalg's import (~35 ms): on a design fitted densely and on a banded one
+    whose full model takes the sparse path."""
+    from vareval.stats._compiled import compiled
+
+    if compiled("vareval.stats.variance._superkernel") is None:
+        pytest.skip("the compiled kernel is not built (or VAREVAL_NO_KERNEL is set)")
+    rng = np.random.default_rng(5)
+    seed = np.repeat(np.arange(600), 9)
+    config = seed + np.tile(np.arange(-4, 5), 600)
+    keep = (config >= 0) & (config < 600) & (rng.random(seed.size) < 0.83)
+    seed, config = seed[keep], config[keep]
+    task = rng.integers(0, 12, seed.size)
+    y = (rng.normal(0, 1, 600)[seed] + rng.normal(0, 2, 600)[config]
+         + rng.normal(0, 1, 12)[task] + rng.normal(0, 1, seed.size))
+    pd.DataFrame({"seed": seed, "config": config, "task": task, "y": y}).to_csv(
+        tmp_path / "band.csv", index=False)
+    runs = ("banded", ["variance", "band.csv", "--metric", "y", "--fixed=", "--random",
+                       "seed,config,task"], ["scipy.linalg"])
+    dense = ("dense", ["variance", _bundled("decovac_sim.csv"), "--metric", "accuracy",
+                       "--fixed", "model,optimizer", "--random", "seed,config"], ["scipy.linalg"])
+    assert _loaded([runs, dense], cwd=tmp_path) == {"banded": [], "dense": []}
+
+
 def test_collector_paused_for_a_commands_first_seconds_only():
     """A command's start runs without the cyclic collector, which comes back after the pause.
 
