@@ -39,8 +39,7 @@ def _spd(n, rng, order):
 def _same(mine, scipys):
     assert type(mine) is type(scipys)
     if isinstance(mine, tuple):
-        assert len(mine) == len(scipys)
-        for a, b in zip(mine, scipys):
+        for a, b in zip(mine, scipys, strict=True):
             _same(a, b)
     elif isinstance(mine, np.ndarray):
         assert mine.dtype == scipys.dtype and mine.shape == scipys.shape
