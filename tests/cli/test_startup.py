@@ -126,7 +126,8 @@ def test_a_mixed_model_at_an_interior_optimum_loads_no_scipy_optimize(tmp_path):
     }
 
 
-@pytest.mark.parametrize(("name", "attr"), [("stats", "t"), ("special", "stdtrit")])
+@pytest.mark.parametrize(("name", "attr"),
+                         [("stats", "t"), ("special", "stdtrit"), ("linalg", "cholesky")])
 def test_the_lazy_stand_in_gives_the_module_s_own_objects(name, attr):
     import importlib
 
