@@ -145,3 +145,14 @@ def test_a_later_import_of_scipy_linalg_is_as_usual():
     out = subprocess.run([sys.executable, "-c", _LATER_IMPORT], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["False", "True", "True", "True"]
+
+
+def test_where_the_files_are_not_found_the_api_is_imported_as_usual():
+    code = ("import importlib.machinery, sys; importlib.machinery.EXTENSION_SUFFIXES[:] = []\n"
+            "from vareval.stats._lapack_api import capi\n"
+            "blas, lapack = capi()\n"
+            "import scipy.linalg.cython_blas as b\n"
+            "print('scipy.linalg' in sys.modules, b.__pyx_capi__ is blas, 'dgeqp3' in lapack)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "True", "True"]

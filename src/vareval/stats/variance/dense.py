@@ -19,7 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from vareval.stats._lazy import linalg
-from vareval.stats.variance.supernodal import _kernel
+from vareval.stats.variance import supernodal
+
+
+def _kernel():
+    """The compiled kernel, or None: not built, built before these calls, or turned off."""
+    kernel = supernodal._kernel()
+    return kernel if hasattr(kernel, "geqp3") else None
 
 
 def _square(a, check_finite):
@@ -35,6 +41,7 @@ def _fortran_copy(a):
 
 
 def _potrf(kernel, a, lower, clean):
+    """The factor as scipy's ``_cholesky`` makes it: potrf on a Fortran copy; its errors."""
     c = _fortran_copy(a)
     info = kernel.potrf(c.T, c.shape[0], lower, clean)
     if info > 0:
