@@ -341,6 +341,35 @@ def test_same_rng_same_answer_on_the_compiled_paths(c):
     assert not np.array_equal(first.distribution, other.distribution)
 
 
+def test_a_generator_with_a_plain_lock_is_not_deadlocked():
+    """The kernel calls the multinomial between blocks while the caller holds the bit
+    generator's lock, which the multinomial takes too: an RLock from numpy 2.4, a plain
+    lock before. A PCG64 whose lock is a plain one finishes (in a thread, so that a
+    deadlock fails the test instead of hanging it) with the plain PCG64's answer."""
+    import threading
+
+    class PlainLocked(np.random.PCG64):
+        def __init__(self, seed):
+            super().__init__(seed)
+            self._plain = threading.Lock()
+
+        lock = property(lambda self: self._plain)
+
+    g, a, b = _pair(1500, 400, 400)
+    kw = dict(metric="macro-f1", n_resamples=500, ci="percentile")
+    bits = PlainLocked(5)
+    assert isinstance(bits.lock, type(threading.Lock()))
+    got = []
+    worker = threading.Thread(target=lambda: got.append(
+        paired_bootstrap(g, a, b, rng=np.random.Generator(bits), **kw)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert got, "the bootstrap did not finish: the generator's lock was taken twice"
+    expected = paired_bootstrap(g, a, b, rng=np.random.Generator(np.random.PCG64(5)), **kw)
+    assert got[0].path == expected.path and got[0].path.endswith("-compiled")
+    np.testing.assert_array_equal(got[0].distribution, expected.distribution)
+
+
 # --- the label counts' path: counts at each draw, precision/recall/F in C ---------
 
 

@@ -886,7 +886,7 @@ static double balanced_delta(const int32_t *both, const int32_t *only_a,
     return value[0] - value[1];
 }
 
-/* prf_deltas' micro and weighted averages, resample by resample. */
+/* prf_deltas' micro and weighted averages, MCC and balanced accuracy, resample by resample. */
 static void other_deltas(const int32_t *counts, Py_ssize_t n_res, Py_ssize_t width,
                          Py_ssize_t c, int average, int which, double b2, double *scratch,
                          double *out) {
@@ -1008,7 +1008,8 @@ done:
  * in blocks of `step`, each block as one label_counts call (the digit streams
  * start afresh at each block) whose `given` is draw(size), called with the GIL
  * (the caller's Generator.multinomial: it takes the generator's words between two
- * blocks, exactly where it would between two label_counts calls). Each resample's
+ * blocks, exactly where it would between two label_counts calls; a pending signal,
+ * Ctrl-C, stops the call there). Each resample's
  * counts are combined as soon as drawn, in one row of 6 n_classes + 16 columns
  * that stays in the cache: no table of counts, one check of the tables.
  *
@@ -1055,6 +1056,7 @@ static PyObject *label_deltas(PyObject *self, PyObject *args) {
     for (Py_ssize_t pos = 0; pos < n_res; pos += step) {
         const Py_ssize_t size = n_res - pos < step ? n_res - pos : step;
         words_done(&w); /* the generator where the words taken so far leave it */
+        if (PyErr_CheckSignals() < 0) goto done;
         given_obj = PyObject_CallFunction(draw, "n", size);
         if (given_obj == NULL) goto done;
         if (get_buffer(given_obj, &given_view, "given", 'i', 8, 0) < 0) goto done;
@@ -1111,7 +1113,8 @@ static PyMethodDef methods[] = {
     {"label_deltas", label_deltas, METH_VARARGS,
      "label_counts and prf_deltas of many blocks of resamples in one call (see the source)."},
     {"prf_deltas", prf_deltas, METH_VARARGS,
-     "Precision, recall or F-beta of A minus B from per-class counts (see the source)."},
+     "Precision, recall, F-beta, MCC or balanced accuracy of A minus B from per-class counts "
+     "(see the source)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_bootkernel",

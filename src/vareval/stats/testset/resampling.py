@@ -256,7 +256,7 @@ def _balanced_accuracy_combine(adjusted: bool):
 def _compiled_combine(metric, n_items: int):
     """The kernel's code for ``metric``'s combine of label counts, or None (numpy's)."""
     spec = getattr(metric.combine, "compiled", None)
-    if spec is not None and spec[0] == 3 and n_items > MCC_EXACT_ITEMS:
+    if spec is _mcc_combine.compiled and n_items > MCC_EXACT_ITEMS:  # past exact int sums
         return None
     return spec
 
@@ -1059,10 +1059,16 @@ def _label_deltas(kernel, metric, types, n_resamples, rng, path):
     bits = rng.bit_generator
     spec = _compiled_combine(metric, n)
     if spec is not None:
-        # every block drawn and combined in one call (the multinomial between
-        # blocks called from it, taking the same words)
-        draw = functools.partial(rng.multinomial, n, shares)
-        with bits.lock:
+        def draw(size):
+            # the multinomial between blocks, called from the kernel (the same words as a
+            # call a block), takes the generator's lock itself: not reentrant before numpy 2.4
+            bits.lock.release()
+            try:
+                return rng.multinomial(n, shares, size=size)
+            finally:
+                bits.lock.acquire()
+
+        with bits.lock:  # every block drawn and combined in one call
             kernel.label_deltas(bits.capsule, pcg64_state(bits), *tables, given_slots, draw,
                                 n_resamples, step, c, *spec, out)
         return out
