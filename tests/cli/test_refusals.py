@@ -219,6 +219,16 @@ def test_concatenated_files_are_refused_with_the_line(tmp_path, name, data, word
     assert _files(tmp_path) == before
 
 
+def test_lines_ending_in_cr_alone_are_refused_in_one_line(tmp_path):
+    """An old Mac export (CR line ends) was a traceback from csv's reader; now one line."""
+    path = tmp_path / "mac.csv"
+    path.write_bytes((_HEADER + b"\n" + _ROWS).replace(b"\n", b"\r"))
+    words = "carriage return inside its header line"
+    _refused(_run("summarize", path, "--metric", "accuracy", "--by", "method"), words)
+    with pytest.raises(DataError, match=words):
+        vareval.read_table(path)
+
+
 def test_a_leading_bom_and_a_header_word_in_a_cell_are_fine(tmp_path):
     path = tmp_path / "fine.csv"
     path.write_bytes(b"\xef\xbb\xbf" + _HEADER + b"\n" + _ROWS + b"method,1,0.5\n")

@@ -368,8 +368,7 @@ def test_text_that_is_not_utf8_is_refused_in_any_column(tmp_path):
             read_table(path)
 
 
-@pytest.mark.parametrize("blocks", [True, False])
-def test_frame_is_the_public_constructors_frame(monkeypatch, blocks):
+def test_frame_is_the_public_constructors_frame():
     """The reader hands its columns to pandas as blocks (pandas >= 3:
     ``pandas.api.internals.create_dataframe_from_blocks``); the frame is the one
     ``pd.DataFrame(..., copy=False)`` builds: values, dtypes, column names and their
@@ -379,8 +378,6 @@ def test_frame_is_the_public_constructors_frame(monkeypatch, blocks):
 
     from vareval.data import io
 
-    if not blocks:
-        monkeypatch.setattr(io, "_from_blocks", None)
     rng = np.random.default_rng(12)
     words = ["1.10", "01", "NA", "", "é", "a b", "0"]
     for _ in range(40):

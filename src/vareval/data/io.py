@@ -37,6 +37,7 @@ import tempfile
 from array import array
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from io import BytesIO
 from itertools import accumulate
 from pathlib import Path
 
@@ -302,12 +303,17 @@ def write_table(df: pd.DataFrame, path=None, fmt: str | None = None) -> str | No
 def _read_csv(path, columns=None, sep=","):
     with open(path, "rb") as fh:  # binary: no codec to look up for a small file
         # a small file is read once: its header, the scan and arrow's parse share the bytes
-        data = fh.read() if os.fstat(fh.fileno()).st_size < min(_SMALL, _SCAN + 1) else None
+        data = fh.read() if os.fstat(fh.fileno()).st_size < _SMALL else None
         line = fh.readline() if data is None else data[:data.find(b"\n") + 1 or len(data)]
     line = line.removeprefix(_BOM)
     if line.count(b'"') % 2:  # a quoted name runs over lines
         with open(path, newline="", encoding="utf-8-sig") as fh:
             header = next(csv.reader(fh, delimiter=sep), [])
+    elif b"\r" in line.rstrip(b"\r\n"):  # csv's reader would fail on it with a traceback
+        raise DataError(
+            f"file '{path}' has a carriage return inside its header line, as when lines end "
+            "in CR alone (old Mac exports); save it with LF or CRLF line ends."
+        )
     else:
         header = next(csv.reader([line.decode("utf-8").rstrip("\r\n")], delimiter=sep), [])
     _refuse_duplicates(f"file '{path}'", header)
@@ -317,8 +323,8 @@ def _read_csv(path, columns=None, sep=","):
     if fast is not None:
         return fast
     try:
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""],
-                         usecols=wanted)
+        df = pd.read_csv(path if data is None else BytesIO(data), sep=sep, dtype=str,
+                         keep_default_na=False, na_values=[""], usecols=wanted)  # the bytes scanned
     except pd.errors.EmptyDataError:
         raise DataError(f"file '{path}' is empty; expected a header and one row per run.") from None
     return _numbers_where_lossless(df)
@@ -339,17 +345,16 @@ def _refuse_concatenated(path, data: bytes | None = None) -> None:
     with the end of the one before (a header's length), so a mark across two
     blocks is seen; the BOM is looked for only in a block holding its first
     byte (``memchr``'s speed), and lines are counted only for the message.
-    ``data``: the whole file, already read (a small file), scanned as one block.
+    ``data``: the whole file, already read (a small file), scanned from memory.
     """
-    if data is not None:
-        return _refuse_marks(path, data)
-    with open(path, "rb") as fh:
+    with open(path, "rb") if data is None else BytesIO(data) as fh:
         header = fh.readline().removeprefix(_BOM).rstrip(b"\r\n")
         if not header:
             return
         keep = len(header) + 3
         lines = (b"\n" + header + b"\n", b"\n" + header + b"\r\n")
-        block = min(_SCAN, max(1, os.fstat(fh.fileno()).st_size))  # a small file: its size
+        size = os.fstat(fh.fileno()).st_size if data is None else len(data)
+        block = min(_SCAN, max(1, size))  # a small file: its size
         buf = bytearray(1 + keep + block)  # room for a block after what is kept
         buf[0] = ord("\n")  # the header line's newline
         base = fh.tell() - 1  # the file's offset of buf[0]
@@ -370,25 +375,6 @@ def _refuse_concatenated(path, data: bytes | None = None) -> None:
             cut = max(0, have - keep)
             buf[:have - cut] = buf[cut:have]
             base, have = base + cut, have - cut
-
-
-def _refuse_marks(path, data: bytes) -> None:
-    """:func:`_refuse_concatenated` on a whole file's bytes: the same marks, the same lines.
-
-    As there, the last line (no newline after it) is looked for in the file's
-    last bytes, a header's length and three.
-    """
-    base = data.find(b"\n")  # the header line's newline: marks are looked for after it
-    header = data[:base].removeprefix(_BOM).rstrip(b"\r\n")
-    if base < 0 or not header:
-        return
-    bom = data.find(b"\n" + _BOM, base) if data.find(b"\xef", base) >= 0 else -1
-    found = [data.find(b"\n" + header + end, base) for end in (b"\n", b"\r\n")]
-    tail = max(base, len(data) - len(header) - 3)
-    last = data[tail:].rstrip(b"\r\n")
-    if last.endswith(b"\n" + header):
-        found.append(tail + len(last) - len(header) - 1)
-    _refuse_found(path, 0, bom, found)
 
 
 def _refuse_found(path, base: int, bom: int, found: list[int]) -> None:
@@ -458,7 +444,7 @@ def _read_csv_arrow(path, sep, header, wanted=None, data=None) -> pd.DataFrame |
         strings_can_be_null=True,
         null_values=[""],
         quoted_strings_can_be_null=True,
-        check_utf8=_kernel() is None,  # else checked only where the text stays (_as_text)
+        check_utf8=_kernel() is None,  # else by the kernel where text stays (_as_text, columns)
     )
     try:
         source = path if data is None else pa.BufferReader(data)
@@ -529,10 +515,6 @@ def _frame(names: list[str], columns: list) -> pd.DataFrame:
     index = _names_index(names)
     if index is None:
         return pd.DataFrame(dict(zip(names, columns, strict=True)), copy=False)
-    if _from_blocks is None:  # pandas 3.0 has it; kept for a build without it
-        frame = pd.DataFrame(dict(enumerate(columns)), copy=False)  # keys 0..: no text index yet
-        frame.columns = index
-        return frame
     places = np.arange(len(columns))
     blocks = [(c.reshape(1, -1) if isinstance(c, np.ndarray) else c, places[i:i + 1])
               for i, c in enumerate(columns)]
@@ -541,7 +523,7 @@ def _frame(names: list[str], columns: list) -> pd.DataFrame:
 
 try:
     from pandas.api.internals import create_dataframe_from_blocks as _from_blocks
-except ImportError:  # pandas < 3
+except ImportError:  # pandas < 3 (no text index either: _frame builds the frame itself)
     _from_blocks = None
 
 
