@@ -56,9 +56,9 @@ def capi() -> tuple[dict, dict]:
     calling convention). Imported the usual way where the files are not found
     or do not load.
     """
-    modules = [None]  # scipy.linalg already imported: its modules, as usual
-    if "scipy.linalg" not in sys.modules:
-        modules = [_from_file(name) for name in _MODULES]
-    if any(m is None or not hasattr(m, "__pyx_capi__") for m in modules):
-        modules = [importlib.import_module(f"scipy.linalg.{name}") for name in _MODULES]
-    return modules[0].__pyx_capi__, modules[1].__pyx_capi__
+    if "scipy.linalg" not in sys.modules:  # else its own modules, imported as usual
+        blas, lapack = (_from_file(name) for name in _MODULES)
+        if hasattr(blas, "__pyx_capi__") and hasattr(lapack, "__pyx_capi__"):
+            return blas.__pyx_capi__, lapack.__pyx_capi__
+    blas, lapack = (importlib.import_module(f"scipy.linalg.{name}") for name in _MODULES)
+    return blas.__pyx_capi__, lapack.__pyx_capi__

@@ -490,3 +490,16 @@ def test_sparse_schur_entries_in_one_pass_equal_two_products(kernel_switch):
         tb = theta[schur.cp.big]
         assert _same_bits(E, schur.nrr - tb * tb * (schur.pairs @ (1.0 / d)))
         assert _same_bits(np.ascontiguousarray(dE_b), schur.pairs @ (-2.0 * tb / d**2))
+
+
+def test_a_kernel_built_before_its_newest_function_is_not_used(monkeypatch):
+    """A build older than the source (no ``geqp3``, its newest function) would lack calls
+    the fit makes: it is not used, the numpy and scipy paths are."""
+    import types
+
+    monkeypatch.setattr(supernodal, "compiled", lambda name: types.SimpleNamespace(factor=None))
+    supernodal._kernel.cache_clear()
+    try:
+        assert supernodal._kernel() is None
+    finally:
+        supernodal._kernel.cache_clear()

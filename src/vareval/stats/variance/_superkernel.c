@@ -44,7 +44,7 @@
  * components(a, b, n) -> labels as bytes of int64 (see there).
  * csr_product(ptr, ind, val, x, y, w): y = A x for a CSR matrix A (see there).
  * potrf, potrs, potri, trtrs, geqp3: single LAPACK calls for dense.py (see there).
- * Every call releases the GIL.
+ * Every call releases the GIL for its work (not for geqp3's workspace query).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1152,7 +1152,9 @@ static int load_scipy(void) {
  *   triangle); jpvt (int32, n, zero on entry: every column free) the 1-based pivots; the
  *   workspace LAPACK asks for in a query (lwork = -1) first, as scipy's qr does. */
 static int dense_size(Py_buffer *b, long long rows, long long cols, Py_ssize_t item) {
-    if (rows < 0 || cols < 0 || rows > INT32_MAX || cols > INT32_MAX || b->len != rows * cols * item) {
+    if (rows < 0 || cols < 0 || rows > INT32_MAX || cols > INT32_MAX ||
+        (cols && rows > PY_SSIZE_T_MAX / item / cols) || /* the byte count overflows */
+        b->len != rows * cols * item) {
         PyErr_SetString(PyExc_ValueError, "dense LAPACK call: an array of the wrong size");
         return 0;
     }
@@ -1265,7 +1267,8 @@ static PyObject *lapack_geqp3(PyObject *self, PyObject *args) {
  * increasing, as scipy's canonical format (no pair occurs twice). The keys' rows are
  * grouped by column (a counting sort), each column's distinct rows sorted and numbered
  * with a table over the r levels, and the keys then read back in the order they were
- * grouped: O(keys + r) time and memory where numpy's marking needs r * r. */
+ * grouped: O(keys + r) memory where numpy's marking needs r * r, and time O(keys + r)
+ * plus the sorts of each column's distinct rows. */
 static int cmp_int32(const void *x, const void *y) {
     int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
     return a < b ? -1 : a > b;
@@ -1291,7 +1294,7 @@ static PyObject *schur_pattern(PyObject *self, PyObject *args) {
              ptr[nb] == nnz && b[5].len / 8 == n1;
     for (int64_t i = 0; ok && i < nb; i++) {
         int64_t c = ptr[i + 1] - ptr[i];
-        ok = c >= 0;
+        ok = c >= 0 && ptr[i + 1] <= nnz; /* no row reads past ind's end */
         for (int64_t t = ptr[i]; ok && t < ptr[i + 1]; t++)
             ok = ind[t] >= 0 && ind[t] < r && (t == ptr[i] || ind[t] > ind[t - 1]);
         n2 += c * (c + 1) / 2;
@@ -1433,8 +1436,8 @@ done:
  * scipy's csr_matvec(s) without its Python dispatch: each of y's entries is 0.0 plus
  * the row's products added in storage order (duplicates and unsorted indices so too),
  * each product rounded before it is added (no fused multiply-add), so every bit is
- * scipy's. Width 1 and 2 (the Schur complement's entries and their derivative at one
- * theta, one pass) keep their sums in registers. */
+ * scipy's. Widths up to 8 (the Schur complement's entries and their derivative at one
+ * theta, one pass, are 2) keep their sums in registers. */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)

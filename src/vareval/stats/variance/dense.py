@@ -19,13 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from vareval.stats._lazy import linalg
-from vareval.stats.variance import supernodal
-
-
-def _kernel():
-    """The compiled kernel, or None: not built, built before these calls, or turned off."""
-    kernel = supernodal._kernel()
-    return kernel if hasattr(kernel, "geqp3") else None
+from vareval.stats.variance.supernodal import _kernel
 
 
 def _square(a, check_finite):
@@ -76,9 +70,10 @@ def cho_solve(c_and_lower, b, check_finite=True):
     c, lower = c_and_lower
     kernel, c1 = _kernel(), _square(c, check_finite)
     b1 = np.asarray_chkfinite(b) if check_finite else np.asarray(b)
-    if kernel is None or c1 is None or b1.dtype != np.float64 or not b1.size:
+    usable = c1 is not None and b1.dtype == np.float64 and b1.size and b1.ndim in (1, 2)
+    if kernel is None or not usable:
         return linalg.cho_solve(c_and_lower, b, check_finite=check_finite)
-    if b1.ndim not in (1, 2) or b1.shape[0] != c1.shape[0]:
+    if b1.shape[0] != c1.shape[0]:
         raise ValueError(f"incompatible dimensions ({c1.shape} and {b1.shape})")
     x, c1 = _fortran_copy(b1), np.asfortranarray(c1)
     info = kernel.potrs(c1.T, c1.shape[0], x.T, x.size // c1.shape[0], lower)

@@ -116,7 +116,7 @@ def _components(N_rr, N_br):
     """
     import scipy.sparse as sp
 
-    kernel = getattr(_kernel(), "components", None)  # None: not built, or built before it
+    kernel = _kernel()
     Nb = sp.csr_matrix(N_br)
     if not np.all(Nb.data):  # stored zeros join nothing
         Nb = Nb.copy()
@@ -135,7 +135,7 @@ def _components(N_rr, N_br):
     has = per_row > 0
     first = np.repeat(Nb.indices[Nb.indptr[:-1][has]], per_row[has])
     a, b = np.concatenate([a, first]), np.concatenate([b, Nb.indices])
-    label = kernel(_int64(a), _int64(b), N_rr.shape[0])
+    label = kernel.components(_int64(a), _int64(b), N_rr.shape[0])
     return np.frombuffer(label, dtype=np.int64)
 
 

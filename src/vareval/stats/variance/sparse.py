@@ -149,12 +149,12 @@ def _pattern(Nb, lo_col, lo_row, r):
     r) memory) where built, else by :func:`row_pairs` and :func:`unique_inverse`;
     the same arrays either way.
     """
-    kernel = getattr(_kernel(), "schur_pattern", None)  # None: not built, or built before it
+    kernel = _kernel()
     c = np.diff(Nb.indptr).astype(np.int64)
     n2 = int(np.sum(c * (c + 1) // 2))
     if kernel is not None and n2 + lo_col.size + r < 2**31:
         where, ind, val = np.empty(lo_col.size, np.int64), np.empty(n2, np.int32), np.empty(n2)
-        keys, ptr = kernel(
+        keys, ptr = kernel.schur_pattern(
             _int64(Nb.indptr), _int64(Nb.indices), np.ascontiguousarray(Nb.data, dtype=float),
             lo_col, lo_row, r, where, ind, val,
         )  # fmt: skip

@@ -113,8 +113,13 @@ _PROBE_SMALLEST = 1e-100
 
 @functools.cache
 def _kernel():
-    """The compiled numeric phase, or None (not built, or ``VAREVAL_NO_KERNEL`` is set)."""
-    return compiled("vareval.stats.variance._superkernel")
+    """The compiled kernel, or None: not built, ``VAREVAL_NO_KERNEL`` set, or out of date.
+
+    A build older than the source's newest function (``geqp3``) would lack
+    calls that the fit makes.
+    """
+    kernel = compiled("vareval.stats.variance._superkernel")
+    return kernel if hasattr(kernel, "geqp3") else None
 
 
 def stable_argsort(key, size):
