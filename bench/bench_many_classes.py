@@ -18,9 +18,12 @@ paths run). ``--numpy`` also times the numpy paths (``VAREVAL_NO_KERNEL``)
 in the same run, best of 3, and their ratio to scipy.
 
 ``--metrics mcc,balanced_accuracy`` (any metric names) prints instead the
-CPU and wall seconds of vareval alone for those metrics, best of 3, with the
+CPU and wall seconds of vareval for those metrics, best of 3, with the
 bench's percentile interval and with the default BCa one (its jackknife
-included); with ``--numpy`` the numpy paths' too.
+included); with ``--numpy`` the numpy paths' too. Beside the percentile time,
+for macro-F1, MCC and balanced accuracy, scipy's (one run) with the same three
+bincounts a batch (MCC in Gorodkin's multiclass form, balanced accuracy the
+mean recall over the gold classes) and the ratio.
 
 Run: PYTHONPATH=src python bench/bench_many_classes.py [--numpy] [--metrics a,b] [classes ...]
 (with PYTHONPATH=src, build the kernel in place first:
@@ -61,6 +64,14 @@ def macro_f1_bincount(g, p, c, gold=None):
     ``g`` and ``p`` have shape (rows, n) or (n,). F1 of a class is
     2 TP / (gold count + predicted count).
     """
+    gold, pred, tp = _counts(g, p, c, gold)
+    den = gold + pred
+    f1 = np.divide(2.0 * tp, den, out=np.zeros(den.shape), where=den > 0)
+    return f1.sum(1) / np.count_nonzero(den, axis=1)
+
+
+def _counts(g, p, c, gold=None):
+    """Each row's gold, predicted and true-positive counts by class, (rows, c) each."""
     g, p = np.atleast_2d(g), np.atleast_2d(p)
     rows = g.shape[0]
     off = (np.arange(rows) * c)[:, None]
@@ -69,17 +80,35 @@ def macro_f1_bincount(g, p, c, gold=None):
         gold = np.bincount((g + off).ravel(), minlength=size)
     pred = np.bincount((p + off).ravel(), minlength=size)
     tp = np.bincount((g + off)[g == p], minlength=size)
-    den = (gold + pred).reshape(rows, c)
-    f1 = np.divide(2.0 * tp.reshape(rows, c), den, out=np.zeros(den.shape), where=den > 0)
-    return f1.sum(1) / np.count_nonzero(den, axis=1)
+    return gold.reshape(rows, c), pred.reshape(rows, c), tp.reshape(rows, c)
 
 
-def scipy_bootstrap(g, a, b, c):
+def mcc_bincount(g, p, c, gold=None):
+    """Multiclass MCC of each row (Gorodkin's form, scikit-learn's), by bincount."""
+    t, q, tp = (x.astype(float) for x in _counts(g, p, c, gold))
+    s, right = t.sum(1), tp.sum(1)
+    cov = right * s - (q * t).sum(1)
+    den = np.sqrt((s**2 - (q * q).sum(1)) * (s**2 - (t * t).sum(1)))
+    return np.divide(cov, den, out=np.zeros_like(cov), where=den > 0)
+
+
+def balanced_accuracy_bincount(g, p, c, gold=None):
+    """Balanced accuracy of each row: the mean recall over the classes in gold, by bincount."""
+    t, _, tp = _counts(g, p, c, gold)
+    recall = np.divide(tp, t, out=np.zeros(t.shape), where=t > 0)
+    return recall.sum(1) / np.count_nonzero(t, axis=1)
+
+
+ANCHORS = {"macro-f1": macro_f1_bincount, "mcc": mcc_bincount,
+           "balanced_accuracy": balanced_accuracy_bincount}  # fmt: skip
+
+
+def scipy_bootstrap(g, a, b, c, metric=macro_f1_bincount):
     def statistic(g, a, b, axis=-1):
         g2 = np.atleast_2d(g)
         off = (np.arange(g2.shape[0]) * c)[:, None]
         gold = np.bincount((g2 + off).ravel(), minlength=g2.shape[0] * c)
-        return macro_f1_bincount(g, a, c, gold) - macro_f1_bincount(g, b, c, gold)
+        return metric(g, a, c, gold) - metric(g, b, c, gold)
 
     return stats.bootstrap(
         (g, a, b), statistic, paired=True, vectorized=True, n_resamples=B,
@@ -135,11 +164,12 @@ def main(classes=CLASSES, numpy_too=False):
 
 
 def metric_times(metrics, classes=CLASSES, numpy_too=False):
-    """vareval alone on other metrics: CPU / wall seconds, best CPU of 3 (no anchor)."""
+    """vareval on other metrics: CPU / wall seconds, best CPU of 3; scipy's where it has one."""
     print(f"n = {N:,} items, b = {B:,} resamples, paired bootstrap; "
           f"load {os.getloadavg()[0]:.1f}; CPU / wall s, best of 3")
     print(f"{'classes':>7s} {'metric':>26s} {'path':>14s} {'percentile':>15s} {'bca':>15s}"
-          + (f" {'numpy pct':>9s} {'numpy bca':>9s}" if numpy_too else ""))
+          + (f" {'numpy pct':>9s} {'numpy bca':>9s}" if numpy_too else "")
+          + f" {'scipy pct':>9s} {'ratio':>6s}")
     for c in classes:
         g, a, b = make(N, c)
         for m in metrics:
@@ -153,6 +183,10 @@ def metric_times(metrics, classes=CLASSES, numpy_too=False):
                     row.append(f"{cpu:9.3f}" if kernel_off else f"{cpu:6.3f} /{wall:6.3f}")
                     paths.append(r.path)
             numpy_paths(False)
+            if m in ANCHORS:  # the percentile intervals' times side by side
+                cpu_s = timed(scipy_bootstrap, g, a, b, c, ANCHORS[m])[0]
+                best = float(row[0].split("/")[0])
+                row.append(f"{cpu_s:9.2f} {cpu_s / best:5.0f}x")
             print(f"{c:7d} {m:>26s} {paths[0]:>14s} " + " ".join(row))
 
 
